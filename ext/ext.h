@@ -1,0 +1,46 @@
+/*
+** ext/ext.h - shared by the files of the SQLite binding (ext/, ext/vtab/).
+**
+** Every file here talks to SQLite only through the sqlite3_api routines
+** handed to sqlite3_h5mem_init, so the extension works inside any host
+** (the sqlite3 shell, Python, Node) whatever SQLite it links.
+*/
+#ifndef H5MEM_EXT_H
+#define H5MEM_EXT_H
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+/* Flags missing from older sqlite3.h; older SQLite ignores unknown bits. */
+#ifndef SQLITE_SUBTYPE
+#define SQLITE_SUBTYPE 0x000100000
+#endif
+#ifndef SQLITE_INNOCUOUS
+#define SQLITE_INNOCUOUS 0x000200000
+#endif
+#ifndef SQLITE_RESULT_SUBTYPE
+#define SQLITE_RESULT_SUBTYPE 0x001000000
+#endif
+
+/* Value subtypes.  The float32 and JSON ones are sqlite-vec's and SQLite's,
+** so vectors pass between the two extensions' functions. */
+#define EXT_SUBTYPE_JSON 74  /* SQLite's JSON subtype ('J') */
+#define EXT_SUBTYPE_F32 223  /* sqlite-vec: float32 vector */
+#define EXT_SUBTYPE_BIT 224  /* sqlite-vec: bit vector (not supported) */
+#define EXT_SUBTYPE_INT8 225 /* sqlite-vec: int8 vector (not supported) */
+#define EXT_SUBTYPE_F16 230  /* h5mem: float16 vector */
+
+/* The entry point.  SQLite derives the name it looks for from the file
+** name keeping letters only, so `.load ./h5mem` calls sqlite3_hmem_init,
+** an alias; sqlite3_h5mem_init is the name to pass explicitly. */
+__attribute__((visibility("default"))) int
+sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
+                   const sqlite3_api_routines *pApi);
+__attribute__((visibility("default"))) int
+sqlite3_hmem_init(sqlite3 *db, char **pzErrMsg,
+                  const sqlite3_api_routines *pApi);
+
+/* Register the vector functions of ext/func_vec.c. */
+int ext_vec_register(sqlite3 *db);
+
+#endif /* H5MEM_EXT_H */

@@ -1,0 +1,107 @@
+/*
+** ext/h5mem.c - the extension's entry point and its identity functions.
+**
+**   .load ./h5mem          (sqlite3 shell)
+**   conn.load_extension("./h5mem")   (Python)
+**
+** sqlite3_h5mem_init registers every function and module of the extension
+** on one connection.  It and its alias sqlite3_hmem_init (the name SQLite
+** derives from "h5mem", which keeps letters only) are the only symbols
+** h5mem.so exports.
+*/
+#include "config.h"
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+
+#include <stdio.h>
+#include <xxhash.h>
+#include <zlib.h>
+
+#include "ext.h"
+#include "h5mem_commit.h"
+#include "k.h"
+
+/* h5mem_version(): the release, e.g. '0.1.0'. */
+static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  (void)argv;
+  sqlite3_result_text(ctx, PACKAGE_VERSION, -1, SQLITE_STATIC);
+}
+
+/* ,"key":["scalar",...] for the levels that pass the test. */
+static void append_levels(sqlite3_str *s, const char *key, int usable) {
+  int first = 1;
+  sqlite3_str_appendf(s, ",\"%s\":[", key);
+  for (int i = 0; i < K_NLEVEL; i++) {
+    int ok = usable ? k_ops_for((k_level)i) != NULL : k_compiled_in((k_level)i);
+    if (!ok) continue;
+    sqlite3_str_appendf(s, "%s\"%s\"", first ? "" : ",",
+                        k_level_name((k_level)i));
+    first = 0;
+  }
+  sqlite3_str_appendchar(s, 1, ']');
+}
+
+/* h5mem_info(): JSON describing this build and what it runs on. */
+static void fn_info(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  (void)argv;
+  unsigned xxh = XXH_versionNumber();
+  sqlite3_str *s = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  sqlite3_str_appendf(s, "{\"version\":\"%s\",\"commit\":\"%s\"",
+                      PACKAGE_VERSION, H5MEM_COMMIT);
+  sqlite3_str_appendf(s, ",\"simd\":\"%s\"", k_get()->name);
+  append_levels(s, "simd_usable", 1);
+  append_levels(s, "simd_compiled", 0);
+  sqlite3_str_appendf(s,
+                      ",\"sqlite\":\"%s\",\"zlib\":\"%s\","
+                      "\"xxhash\":\"%u.%u.%u\"",
+                      sqlite3_libversion(), zlibVersion(), xxh / 10000,
+                      xxh / 100 % 100, xxh % 100);
+#if defined(__clang__)
+  sqlite3_str_appendf(s, ",\"compiler\":\"clang %s\"", __clang_version__);
+#elif defined(__GNUC__)
+  sqlite3_str_appendf(s, ",\"compiler\":\"gcc %s\"", __VERSION__);
+#endif
+  sqlite3_str_appendchar(s, 1, '}');
+  int len = sqlite3_str_length(s);
+  char *z = sqlite3_str_finish(s);
+  if (!z) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, z, len, sqlite3_free);
+  sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+}
+
+int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
+                   const sqlite3_api_routines *pApi) {
+  char err[256];
+  int rc;
+  SQLITE_EXTENSION_INIT2(pApi);
+
+  if (k_check_env(err, sizeof err)) {
+    *pzErrMsg = sqlite3_mprintf("h5mem: %s", err);
+    return SQLITE_ERROR;
+  }
+  rc = sqlite3_create_function_v2(db, "h5mem_version", 0,
+                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+                                      SQLITE_INNOCUOUS,
+                                  NULL, fn_version, NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(
+        db, "h5mem_info", 0,
+        SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_RESULT_SUBTYPE, NULL, fn_info,
+        NULL, NULL, NULL);
+  if (rc == SQLITE_OK) rc = ext_vec_register(db);
+  if (rc != SQLITE_OK)
+    *pzErrMsg = sqlite3_mprintf("h5mem: cannot register functions: %s",
+                                sqlite3_errmsg(db));
+  return rc;
+}
+
+int sqlite3_hmem_init(sqlite3 *db, char **pzErrMsg,
+                      const sqlite3_api_routines *pApi) {
+  return sqlite3_h5mem_init(db, pzErrMsg, pApi);
+}

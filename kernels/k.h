@@ -1,0 +1,119 @@
+/*
+** kernels/k.h - distance and conversion kernels, one table per SIMD level.
+**
+** Every kernel is a pure function: no allocation, no state, no error path.
+** Element types:
+**   f32  IEEE binary32
+**   f16  IEEE binary16, stored as uint16_t bit patterns (little-endian in
+**        memory on every platform we build for)
+**   i8   int8 with a per-vector float scale: element i stands for
+**        scale * q[i].  Cosine ignores the scales (they cancel).
+**
+** Pointers need the natural alignment of their element type only (4 bytes
+** for f32, 2 for f16, none for i8); no SIMD alignment is assumed.  n may be
+** 0.  Inputs are expected to be finite; the SQL layer rejects NaN and Inf
+** before they reach a kernel.
+**
+** Distances:
+**   dot    sum a[i]*b[i]
+**   l2sq   sum (a[i]-b[i])^2            (squared Euclidean distance)
+**   cos    1 - dot/(|a||b|), clamped to [0, 2]; 1 when either norm is 0
+**
+** Mixed f16 kernels take an f32 query and f16 rows ("_f16" below means
+** "f32 query x f16 row").  Batched forms score one query against nrows rows
+** stored one after another, dim elements each, writing out[0..nrows-1].
+**
+** Accuracy: the scalar level accumulates in double and is the reference.
+** SIMD levels accumulate in float lanes; test/test_kernels.c holds them to
+** |simd - scalar| <= 1e-5 * sum|a[i]*b[i]| + 1e-6 (dot, l2sq: the terms
+** being the products or squared differences) and 1e-5 absolute for cos.
+** int8 sums are exact integers at every level, so i8 results are identical
+** across levels.  f16 <-> f32 conversion rounds to nearest-even and is
+** bit-identical across levels, NaN included (NaNs are quieted).
+*/
+#ifndef H5MEM_K_H
+#define H5MEM_K_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum k_level {
+  K_SCALAR = 0,
+  K_SSE2,
+  K_AVX2,
+  K_AVX512,
+  K_NEON,
+  K_NLEVEL
+} k_level;
+
+/* One SIMD level's kernels.  Tables are static constants: never freed. */
+typedef struct k_ops {
+  k_level level;
+  const char *name; /* "scalar", "sse2", "avx2", "avx512", "neon" */
+
+  /* one pair */
+  float (*dot_f32)(const float *a, const float *b, size_t n);
+  float (*l2sq_f32)(const float *a, const float *b, size_t n);
+  float (*cos_f32)(const float *a, const float *b, size_t n);
+  float (*dot_f16)(const float *q, const uint16_t *r, size_t n);
+  float (*l2sq_f16)(const float *q, const uint16_t *r, size_t n);
+  float (*cos_f16)(const float *q, const uint16_t *r, size_t n);
+  float (*dot_i8)(const int8_t *a, float sa, const int8_t *b, float sb,
+                  size_t n);
+  float (*l2sq_i8)(const int8_t *a, float sa, const int8_t *b, float sb,
+                   size_t n);
+  float (*cos_i8)(const int8_t *a, const int8_t *b, size_t n);
+
+  /* one query against nrows consecutive rows of dim elements */
+  void (*dot_f32_batch)(const float *q, const float *rows, size_t nrows,
+                        size_t dim, float *out);
+  void (*l2sq_f32_batch)(const float *q, const float *rows, size_t nrows,
+                         size_t dim, float *out);
+  void (*cos_f32_batch)(const float *q, const float *rows, size_t nrows,
+                        size_t dim, float *out);
+  void (*dot_f16_batch)(const float *q, const uint16_t *rows, size_t nrows,
+                        size_t dim, float *out);
+  void (*l2sq_f16_batch)(const float *q, const uint16_t *rows, size_t nrows,
+                         size_t dim, float *out);
+  void (*cos_f16_batch)(const float *q, const uint16_t *rows, size_t nrows,
+                        size_t dim, float *out);
+  /* row scales: scales[r] belongs to row r */
+  void (*dot_i8_batch)(const int8_t *q, float sq, const int8_t *rows,
+                       const float *scales, size_t nrows, size_t dim,
+                       float *out);
+  void (*l2sq_i8_batch)(const int8_t *q, float sq, const int8_t *rows,
+                        const float *scales, size_t nrows, size_t dim,
+                        float *out);
+  void (*cos_i8_batch)(const int8_t *q, const int8_t *rows, size_t nrows,
+                       size_t dim, float *out);
+
+  /* bulk conversion, round to nearest-even; src and dst must not overlap */
+  void (*f16_to_f32)(const uint16_t *src, float *dst, size_t n);
+  void (*f32_to_f16)(const float *src, uint16_t *dst, size_t n);
+} k_ops;
+
+/* The kernels in use: the level forced by H5MEM_SIMD if it is set and
+** usable, else the best level this CPU runs.  Chosen once, thread-safe,
+** never NULL. */
+const k_ops *k_get(void);
+
+/* The table of one level, or NULL when it was not compiled in or this CPU
+** cannot run it.  For tests and benchmarks. */
+const k_ops *k_ops_for(k_level level);
+
+/* Whether this build holds the level's code (whatever the CPU). */
+int k_compiled_in(k_level level);
+
+/* Level name <-> enum; k_level_from_name returns K_NLEVEL if unknown. */
+const char *k_level_name(k_level level);
+k_level k_level_from_name(const char *name);
+
+/* Check H5MEM_SIMD once.  Returns 0 when it is unset or names a level this
+** CPU can run; otherwise writes a message naming the problem and the usable
+** levels into err and returns -1 (k_get() then uses the best level). */
+int k_check_env(char *err, size_t errlen);
+
+/* Space-separated names of the levels usable here, best last. */
+void k_levels_usable(char *buf, size_t buflen);
+
+#endif /* H5MEM_K_H */

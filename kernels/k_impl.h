@@ -1,0 +1,184 @@
+/*
+** kernels/k_impl.h - builds one level's k_ops table from its primitives.
+**
+** A variant file (k_scalar.c, k_sse2.c, ...) defines these static
+** primitives, then defines K_TABLE, K_LEVEL and K_LEVEL_NAME and includes
+** this file:
+**
+**   float   kp_dot_f32(const float *a, const float *b, size_t n);
+**   float   kp_l2sq_f32(const float *a, const float *b, size_t n);
+**   float   kp_dotnorm_f32(const float *q, const float *r, size_t n,
+**                          float *rr);              returns q.r, *rr = r.r
+**   float   kp_dot_f16(const float *q, const uint16_t *r, size_t n);
+**   float   kp_l2sq_f16(const float *q, const uint16_t *r, size_t n);
+**   float   kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
+**                          float *rr);
+**   int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n);
+**   int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
+**                         int64_t *rr);
+**   void    kp_f16_to_f32(const uint16_t *src, float *dst, size_t n);
+**   void    kp_f32_to_f16(const float *src, uint16_t *dst, size_t n);
+**
+** Everything derived from them (cosine, the int8 scale arithmetic, the
+** batched loops) is written once, here, so every level computes it the
+** same way.
+*/
+#if !defined(K_TABLE) || !defined(K_LEVEL) || !defined(K_LEVEL_NAME)
+#error "define K_TABLE, K_LEVEL and K_LEVEL_NAME before including k_impl.h"
+#endif
+
+/* ---- f32 ---------------------------------------------------------------- */
+
+static float k_dot_f32(const float *a, const float *b, size_t n) {
+  return kp_dot_f32(a, b, n);
+}
+
+static float k_l2sq_f32(const float *a, const float *b, size_t n) {
+  return kp_l2sq_f32(a, b, n);
+}
+
+static float k_cos_f32(const float *a, const float *b, size_t n) {
+  float bb;
+  float ab = kp_dotnorm_f32(a, b, n, &bb);
+  return k_cos_finish(ab, kp_dot_f32(a, a, n), bb);
+}
+
+static void k_dot_f32_batch(const float *q, const float *rows, size_t nrows,
+                            size_t dim, float *out) {
+  for (size_t r = 0; r < nrows; r++) out[r] = kp_dot_f32(q, rows + r * dim, dim);
+}
+
+static void k_l2sq_f32_batch(const float *q, const float *rows, size_t nrows,
+                             size_t dim, float *out) {
+  for (size_t r = 0; r < nrows; r++)
+    out[r] = kp_l2sq_f32(q, rows + r * dim, dim);
+}
+
+static void k_cos_f32_batch(const float *q, const float *rows, size_t nrows,
+                            size_t dim, float *out) {
+  double qq = kp_dot_f32(q, q, dim);
+  for (size_t r = 0; r < nrows; r++) {
+    float rr;
+    float qr = kp_dotnorm_f32(q, rows + r * dim, dim, &rr);
+    out[r] = k_cos_finish(qr, qq, rr);
+  }
+}
+
+/* ---- f32 query x f16 rows ---------------------------------------------- */
+
+static float k_dot_f16(const float *q, const uint16_t *r, size_t n) {
+  return kp_dot_f16(q, r, n);
+}
+
+static float k_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
+  return kp_l2sq_f16(q, r, n);
+}
+
+static float k_cos_f16(const float *q, const uint16_t *r, size_t n) {
+  float rr;
+  float qr = kp_dotnorm_f16(q, r, n, &rr);
+  return k_cos_finish(qr, kp_dot_f32(q, q, n), rr);
+}
+
+static void k_dot_f16_batch(const float *q, const uint16_t *rows,
+                            size_t nrows, size_t dim, float *out) {
+  for (size_t r = 0; r < nrows; r++) out[r] = kp_dot_f16(q, rows + r * dim, dim);
+}
+
+static void k_l2sq_f16_batch(const float *q, const uint16_t *rows,
+                             size_t nrows, size_t dim, float *out) {
+  for (size_t r = 0; r < nrows; r++)
+    out[r] = kp_l2sq_f16(q, rows + r * dim, dim);
+}
+
+static void k_cos_f16_batch(const float *q, const uint16_t *rows,
+                            size_t nrows, size_t dim, float *out) {
+  double qq = kp_dot_f32(q, q, dim);
+  for (size_t r = 0; r < nrows; r++) {
+    float rr;
+    float qr = kp_dotnorm_f16(q, rows + r * dim, dim, &rr);
+    out[r] = k_cos_finish(qr, qq, rr);
+  }
+}
+
+/* ---- int8 with per-vector scales --------------------------------------- */
+/* The integer sums are exact; the scale arithmetic runs in double. */
+
+static float k_i8_l2sq_finish(int64_t ab, int64_t aa, int64_t bb, double sa,
+                              double sb) {
+  double d = sa * sa * (double)aa + sb * sb * (double)bb -
+             2.0 * sa * sb * (double)ab;
+  return d > 0.0 ? (float)d : 0.0f;
+}
+
+static float k_dot_i8(const int8_t *a, float sa, const int8_t *b, float sb,
+                      size_t n) {
+  return (float)((double)sa * (double)sb * (double)kp_dot_i8(a, b, n));
+}
+
+static float k_l2sq_i8(const int8_t *a, float sa, const int8_t *b, float sb,
+                       size_t n) {
+  int64_t bb;
+  int64_t ab = kp_dotnorm_i8(a, b, n, &bb);
+  return k_i8_l2sq_finish(ab, kp_dot_i8(a, a, n), bb, sa, sb);
+}
+
+static float k_cos_i8(const int8_t *a, const int8_t *b, size_t n) {
+  int64_t bb;
+  int64_t ab = kp_dotnorm_i8(a, b, n, &bb);
+  return k_cos_finish((double)ab, (double)kp_dot_i8(a, a, n), (double)bb);
+}
+
+static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *rows,
+                           const float *scales, size_t nrows, size_t dim,
+                           float *out) {
+  for (size_t r = 0; r < nrows; r++)
+    out[r] = (float)((double)sq * (double)scales[r] *
+                     (double)kp_dot_i8(q, rows + r * dim, dim));
+}
+
+static void k_l2sq_i8_batch(const int8_t *q, float sq, const int8_t *rows,
+                            const float *scales, size_t nrows, size_t dim,
+                            float *out) {
+  int64_t qq = kp_dot_i8(q, q, dim);
+  for (size_t r = 0; r < nrows; r++) {
+    int64_t rr;
+    int64_t qr = kp_dotnorm_i8(q, rows + r * dim, dim, &rr);
+    out[r] = k_i8_l2sq_finish(qr, qq, rr, sq, scales[r]);
+  }
+}
+
+static void k_cos_i8_batch(const int8_t *q, const int8_t *rows, size_t nrows,
+                           size_t dim, float *out) {
+  double qq = (double)kp_dot_i8(q, q, dim);
+  for (size_t r = 0; r < nrows; r++) {
+    int64_t rr;
+    int64_t qr = kp_dotnorm_i8(q, rows + r * dim, dim, &rr);
+    out[r] = k_cos_finish((double)qr, qq, (double)rr);
+  }
+}
+
+const k_ops K_TABLE = {
+    .level = K_LEVEL,
+    .name = K_LEVEL_NAME,
+    .dot_f32 = k_dot_f32,
+    .l2sq_f32 = k_l2sq_f32,
+    .cos_f32 = k_cos_f32,
+    .dot_f16 = k_dot_f16,
+    .l2sq_f16 = k_l2sq_f16,
+    .cos_f16 = k_cos_f16,
+    .dot_i8 = k_dot_i8,
+    .l2sq_i8 = k_l2sq_i8,
+    .cos_i8 = k_cos_i8,
+    .dot_f32_batch = k_dot_f32_batch,
+    .l2sq_f32_batch = k_l2sq_f32_batch,
+    .cos_f32_batch = k_cos_f32_batch,
+    .dot_f16_batch = k_dot_f16_batch,
+    .l2sq_f16_batch = k_l2sq_f16_batch,
+    .cos_f16_batch = k_cos_f16_batch,
+    .dot_i8_batch = k_dot_i8_batch,
+    .l2sq_i8_batch = k_l2sq_i8_batch,
+    .cos_i8_batch = k_cos_i8_batch,
+    .f16_to_f32 = kp_f16_to_f32,
+    .f32_to_f16 = kp_f32_to_f16,
+};

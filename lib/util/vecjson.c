@@ -1,0 +1,198 @@
+/*
+** lib/util/vecjson.c - JSON arrays of numbers <-> float32 vectors.
+*/
+#include "config.h"
+
+#include <float.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vecjson.h"
+
+/* A "C" locale object, made once, used through uselocale() so that strtod
+** and snprintf read and write '.' even when the host set LC_NUMERIC. */
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale = (locale_t)0;
+
+static void c_locale_init(void) {
+  c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+static locale_t use_c_locale(void) {
+  pthread_once(&c_locale_once, c_locale_init);
+  return c_locale ? uselocale(c_locale) : (locale_t)0;
+}
+
+static void restore_locale(locale_t old) {
+  if (old) uselocale(old);
+}
+
+double util_strtod_c(const char *s, char **end) {
+  locale_t old = use_c_locale();
+  double d = strtod(s, end);
+  restore_locale(old);
+  return d;
+}
+
+static int is_ws(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Length of the JSON number at s[0..len), or 0 if there is none. */
+static size_t json_number_len(const char *s, size_t len) {
+  size_t i = 0;
+  if (i < len && s[i] == '-') i++;
+  if (i >= len || !is_digit(s[i])) return 0;
+  if (s[i] == '0') {
+    i++;
+  } else {
+    while (i < len && is_digit(s[i])) i++;
+  }
+  if (i < len && s[i] == '.') {
+    i++;
+    if (i >= len || !is_digit(s[i])) return 0;
+    while (i < len && is_digit(s[i])) i++;
+  }
+  if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+    if (i >= len || !is_digit(s[i])) return 0;
+    while (i < len && is_digit(s[i])) i++;
+  }
+  return i;
+}
+
+/* What a byte looks like in an error message. */
+static const char *describe(const char *s, size_t len, size_t i, char *tmp) {
+  if (i >= len) return "end of input";
+  unsigned char c = (unsigned char)s[i];
+  if (c >= 0x21 && c < 0x7f) {
+    snprintf(tmp, 8, "'%c'", c);
+  } else {
+    snprintf(tmp, 8, "0x%02x", c);
+  }
+  return tmp;
+}
+
+int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
+                     char *err, size_t errlen) {
+  float *v = NULL;
+  size_t count = 0, cap = 0, i = 0;
+  char tmp[8];
+  locale_t old = (locale_t)0;
+  *out = NULL;
+  *n = 0;
+
+  while (i < len && is_ws(s[i])) i++;
+  if (i >= len || s[i] != '[') {
+    snprintf(err, errlen,
+             "malformed JSON vector: expected '[' at byte %zu, found %s", i,
+             describe(s, len, i, tmp));
+    return -1;
+  }
+  i++;
+  while (i < len && is_ws(s[i])) i++;
+  if (i < len && s[i] == ']') {
+    i++;
+    goto trailing;
+  }
+  old = use_c_locale();
+  for (;;) {
+    size_t nl = json_number_len(s + i, len - i);
+    if (nl == 0) {
+      snprintf(err, errlen,
+               "malformed JSON vector: expected a number at byte %zu, found %s",
+               i, describe(s, len, i, tmp));
+      goto fail;
+    }
+    /* strtod on a copy of exactly the validated span, so that it cannot
+       read on past what JSON allows ("01", "0x1") */
+    char small[64], *num = nl < sizeof small ? small : malloc(nl + 1);
+    if (!num) {
+      snprintf(err, errlen, "out of memory parsing a JSON vector");
+      goto fail;
+    }
+    memcpy(num, s + i, nl);
+    num[nl] = '\0';
+    double d = strtod(num, NULL);
+    if (num != small) free(num);
+    float f = (float)d;
+    if (!isfinite(f)) {
+      snprintf(err, errlen,
+               "element %zu (%.*s) is outside the float32 range (largest "
+               "finite magnitude 3.4028235e+38)",
+               count, (int)(nl > 40 ? 40 : nl), s + i);
+      goto fail;
+    }
+    if (count == cap) {
+      size_t ncap = cap ? cap * 2 : 16;
+      float *nv = realloc(v, ncap * sizeof *v);
+      if (!nv) {
+        snprintf(err, errlen, "out of memory parsing a JSON vector");
+        goto fail;
+      }
+      v = nv;
+      cap = ncap;
+    }
+    v[count++] = f;
+    i += nl;
+    while (i < len && is_ws(s[i])) i++;
+    if (i < len && s[i] == ',') {
+      i++;
+      while (i < len && is_ws(s[i])) i++;
+      continue;
+    }
+    if (i < len && s[i] == ']') {
+      i++;
+      break;
+    }
+    snprintf(err, errlen,
+             "malformed JSON vector: expected ',' or ']' at byte %zu, found %s",
+             i, describe(s, len, i, tmp));
+    goto fail;
+  }
+  restore_locale(old);
+
+trailing:
+  while (i < len && is_ws(s[i])) i++;
+  if (i < len) {
+    snprintf(err, errlen,
+             "malformed JSON vector: unexpected %s at byte %zu after the array",
+             describe(s, len, i, tmp), i);
+    free(v);
+    return -1;
+  }
+  *out = v;
+  *n = count;
+  return 0;
+
+fail:
+  restore_locale(old);
+  free(v);
+  return -1;
+}
+
+size_t util_f32_shortest(float v, char *buf) {
+  /* More digits never stop a decimal from reading back, so binary-search
+     the precision in [1, 9]; 9 significant digits always suffice. */
+  locale_t old = use_c_locale();
+  int lo = 1, hi = 9;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    snprintf(buf, 32, "%.*g", mid, (double)v);
+    if (strtof(buf, NULL) == v)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  int w = snprintf(buf, 32, "%.*g", lo, (double)v);
+  restore_locale(old);
+  return (size_t)w;
+}

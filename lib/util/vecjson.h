@@ -1,0 +1,28 @@
+/*
+** lib/util/vecjson.h - JSON arrays of numbers <-> float32 vectors.
+**
+** Strict JSON (RFC 8259) numbers only: no NaN, Infinity, hex, leading '+'
+** or trailing commas.  Decimal conversion is correctly rounded and does not
+** depend on the process locale.
+*/
+#ifndef H5MEM_UTIL_VECJSON_H
+#define H5MEM_UTIL_VECJSON_H
+
+#include <stddef.h>
+
+/* Parse the JSON array in s[0..len) into a new float32 array.  On
+** success returns 0, *out is malloc'd (the caller frees it; NULL when
+** *n == 0).  On failure returns -1 and writes a message naming the problem
+** and its byte offset into err. */
+int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
+                     char *err, size_t errlen);
+
+/* Write the shortest decimal that reads back as exactly v (via strtof), in
+** JSON syntax ("0.1", "-3", "1e-07").  buf needs at least 32 bytes.
+** v must be finite.  Returns the length written. */
+size_t util_f32_shortest(float v, char *buf);
+
+/* strtod that always uses '.' as the decimal point, whatever the locale. */
+double util_strtod_c(const char *s, char **end);
+
+#endif /* H5MEM_UTIL_VECJSON_H */

@@ -1,0 +1,78 @@
+-- The vector functions in the sqlite3 shell.  Distances are rounded so the
+-- expected output is the same at every SIMD level.
+.load ./h5mem
+.headers on
+.mode list
+.nullvalue NULL
+
+SELECT h5mem_version() GLOB '[0-9]*.[0-9]*.[0-9]*' AS version_ok,
+       json_valid(h5mem_info()) AS info_is_json,
+       json_extract(h5mem_info(), '$.simd') IN ('scalar','sse2','avx2','avx512','neon') AS simd_ok;
+
+-- construction and printing
+SELECT vec_to_json(vec_f32('[1, 2.5, -3]')) AS json,
+       hex(vec_f32('[1, 2.5, -3]')) AS f32_hex,
+       vec_length('[1,2,3,4]') AS len,
+       vec_type(vec_f32('[1]')) AS t32, vec_type(vec_f16('[1]')) AS t16;
+SELECT vec_to_json(vec_f32('[0.1, 1e-7, 3.4028235e38]'), 1) AS exact,
+       vec_to_json('[0.1, 1e-7]') AS compat;
+SELECT hex(vec_f16('[1, -2, 0.5, 65504, 0.000000059604645]')) AS f16_hex,
+       vec_to_json(vec_f16('[0.1, 1000.3]'), 1) AS f16_rounded,
+       vec_length(vec_f16('[1,2,3]')) AS f16_len,
+       vec_to_json(vec_f32(vec_f16('[1.5, -2]'))) AS back_to_f32;
+-- an untagged BLOB is float32; vec_as_f16 declares one to hold float16
+SELECT vec_to_json(vec_as_f16(x'003c00c0')) AS f16_from_blob,
+       vec_to_json(vec_f32(x'0000803f000000c0')) AS f32_from_blob,
+       hex(vec_f16(x'0000803f000000c0')) AS f32_blob_to_f16;
+
+-- distances
+SELECT round(vec_distance_l2('[1,2]', '[4,6]'), 6) AS l2,
+       round(vec_distance_cosine('[1,0]', '[0,1]'), 6) AS cos_orth,
+       round(vec_distance_cosine('[1,2,3]', '[1,2,3]'), 6) AS cos_same,
+       round(vec_distance_cosine('[1,2]', '[-1,-2]'), 6) AS cos_opposite,
+       vec_dot('[1,2,3]', '[4,5,6]') AS dot;
+SELECT round(vec_distance_l2(vec_f16('[1,2]'), '[4,6]'), 6) AS l2_f16_f32,
+       round(vec_distance_l2('[1,2]', vec_f16('[4,6]')), 6) AS l2_f32_f16,
+       round(vec_distance_cosine(vec_f16('[1,0]'), vec_f16('[1,1]')), 6) AS cos_f16_f16,
+       vec_dot(vec_f16('[0.5,0.25]'), '[2,4]') AS dot_f16;
+SELECT vec_to_json(vec_normalize('[3,4]')) AS unit,
+       vec_type(vec_normalize(vec_f16('[3,4]'))) AS unit16_type,
+       vec_to_json(vec_normalize(vec_f16('[3,4]'))) AS unit16;
+
+-- a table of embeddings, ranked by distance
+CREATE TABLE docs(id INTEGER PRIMARY KEY, emb BLOB);
+INSERT INTO docs VALUES (1, vec_f32('[1,0,0]')), (2, vec_f32('[0,1,0]')),
+                        (3, vec_f32('[0.9,0.1,0]')), (4, vec_f32('[-1,0,0]'));
+SELECT id, round(vec_distance_cosine(emb, '[1,0,0]'), 6) AS d
+  FROM docs ORDER BY d, id;
+-- float16 rows: the subtype is gone once stored, vec_as_f16 restores it
+CREATE TABLE docs16(id INTEGER PRIMARY KEY, emb BLOB);
+INSERT INTO docs16 SELECT id, vec_f16(emb) FROM docs;
+SELECT id, length(emb) AS bytes, round(vec_distance_cosine(vec_as_f16(emb), '[1,0,0]'), 4) AS d
+  FROM docs16 ORDER BY d, id;
+
+-- bad input: every one is an error that names the problem
+SELECT vec_f32('[1,2');
+SELECT vec_f32('[1,,2]');
+SELECT vec_f32('[NaN, 1]');
+SELECT vec_f32('[1e39]');
+SELECT vec_f32('[]');
+SELECT vec_f32('');
+SELECT vec_f32(NULL);
+SELECT vec_f32(42);
+SELECT vec_f32(x'000000');
+SELECT vec_f32(x'0000c07f');
+SELECT vec_f32(x'0000807f');
+SELECT vec_f16('[70000]');
+SELECT vec_f16(x'007e');
+SELECT vec_as_f16(x'007e');
+SELECT vec_as_f16('[1,2]');
+SELECT vec_as_f16(vec_f32('[1]'));
+SELECT vec_distance_l2('[1,2]', '[1,2,3]');
+SELECT vec_distance_cosine('[0,0]', '[1,2]');
+SELECT vec_distance_cosine('[1,2]', '[0,0]');
+SELECT vec_distance_l2('[1,2]', 'x');
+SELECT vec_dot('[3e38, 3e38]', '[3e38, 3e38]');
+SELECT vec_normalize('[0,0,0]');
+SELECT vec_length(NULL);
+SELECT 'still running' AS after_errors;

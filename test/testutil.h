@@ -1,0 +1,41 @@
+/*
+** test/testutil.h - small helpers shared by the Check test programs.
+*/
+#ifndef H5MEM_TESTUTIL_H
+#define H5MEM_TESTUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Deterministic PRNG (splitmix64).  The seed comes from H5MEM_TEST_SEED
+** when set, so a failure can be replayed; tests print the seed they use. */
+typedef struct { uint64_t s; } t_rng;
+
+static inline uint64_t t_next(t_rng *r) {
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* uniform in [-1, 1) */
+static inline float t_unit(t_rng *r) {
+  return (float)((double)(t_next(r) >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+}
+
+static inline uint64_t t_seed(void) {
+  const char *e = getenv("H5MEM_TEST_SEED");
+  uint64_t seed = e && *e ? strtoull(e, NULL, 0) : 20261129u;
+  return seed;
+}
+
+/* ck_assert_msg() reports to the Check runner through a pipe write on every
+** call, passing or not; in loops of millions that is most of a test's time.
+** T_CHECK writes only when the condition fails. */
+#define T_CHECK(cond, ...)                 \
+  do {                                     \
+    if (!(cond)) ck_abort_msg(__VA_ARGS__); \
+  } while (0)
+
+#endif
