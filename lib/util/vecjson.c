@@ -121,8 +121,14 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
     }
     memcpy(num, s + i, nl);
     num[nl] = '\0';
-    double d = strtod(num, NULL);
+    char *end;
+    double d = strtod(num, &end);
+    int whole = *end == '\0';
     if (num != small) free(num);
+    if (!whole) { /* cannot happen in the "C" locale; never guess */
+      snprintf(err, errlen, "malformed JSON vector: bad number at byte %zu", i);
+      goto fail;
+    }
     float f = (float)d;
     if (!isfinite(f)) {
       snprintf(err, errlen,
