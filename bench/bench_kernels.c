@@ -5,6 +5,7 @@
 **   --rows N   rows per scan (default 100000)
 **   --dim D    elements per row (default 384)
 **   --reps R   timed repetitions per kernel (default 7; the median is kept)
+**   --level L  only this SIMD level (scalar, sse2, avx2, avx512, neon)
 **
 ** Each batched kernel scores one query against every row, single thread,
 ** at every SIMD level this CPU runs.  GB/s counts the bytes of the rows
@@ -176,14 +177,21 @@ static void report(const char *level, const char *kernel, const char *type,
 
 int main(int argc, char **argv) {
   bench_data d = {.rows = 100000, .dim = 384};
+  int only = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--rows")) d.rows = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "--dim")) d.dim = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--level")) only = k_level_from_name(argv[i + 1]);
     else {
-      fprintf(stderr, "usage: %s [--rows N] [--dim D] [--reps R]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--rows N] [--dim D] [--reps R] [--level L]\n",
+              argv[0]);
       return 2;
     }
+  }
+  if (only == K_NLEVEL || (only >= 0 && !k_ops_for((k_level)only))) {
+    fprintf(stderr, "bench_kernels: that SIMD level is unknown or not usable here\n");
+    return 2;
   }
   if (reps < 1 || reps > 64 || d.rows == 0 || d.dim == 0) {
     fprintf(stderr, "bench_kernels: rows, dim > 0 and 1 <= reps <= 64\n");
@@ -226,7 +234,7 @@ int main(int argc, char **argv) {
 
   for (int l = 0; l < K_NLEVEL; l++) {
     const k_ops *k = k_ops_for((k_level)l);
-    if (!k) continue;
+    if (!k || (only >= 0 && l != only)) continue;
     timing s;
 #define RUN(kern_, type_, bytes_, call_)        \
   TIME_KERNEL(s, rd, d.other, bytes_, call_);   \

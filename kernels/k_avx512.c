@@ -52,7 +52,7 @@ static inline float hsum_ps(__m512 a, __m512 b) {
   return _mm512_reduce_add_ps(_mm512_add_ps(a, b));
 }
 
-static float kp_dot_f32(const float *a, const float *b, size_t n) {
+K_PRIM float kp_dot_f32(const float *a, const float *b, size_t n) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
@@ -67,7 +67,7 @@ static float kp_dot_f32(const float *a, const float *b, size_t n) {
   return hsum_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
 }
 
-static float kp_l2sq_f32(const float *a, const float *b, size_t n) {
+K_PRIM float kp_l2sq_f32(const float *a, const float *b, size_t n) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, d;
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
@@ -91,7 +91,7 @@ static float kp_l2sq_f32(const float *a, const float *b, size_t n) {
   return hsum_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
 }
 
-static float kp_dotnorm_f32(const float *q, const float *r, size_t n,
+K_PRIM float kp_dotnorm_f32(const float *q, const float *r, size_t n,
                             float *rr) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, x, y;
   size_t i = 0;
@@ -117,7 +117,7 @@ static float kp_dotnorm_f32(const float *q, const float *r, size_t n,
   return hsum_ps(s0, s1);
 }
 
-static float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
+K_PRIM float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
@@ -132,7 +132,7 @@ static float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
   return hsum_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
 }
 
-static float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
+K_PRIM float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, d;
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
@@ -156,7 +156,7 @@ static float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
   return hsum_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3));
 }
 
-static float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
+K_PRIM float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
                             float *rr) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, x, y;
   size_t i = 0;
@@ -182,7 +182,7 @@ static float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
   return hsum_ps(s0, s1);
 }
 
-static int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
+K_PRIM int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
   int64_t total = 0;
   size_t i = 0;
   while (i < n) {
@@ -199,7 +199,7 @@ static int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
   return total;
 }
 
-static int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
+K_PRIM int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
                              int64_t *rr) {
   int64_t total = 0, norm = 0;
   size_t i = 0;
@@ -226,13 +226,13 @@ static int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
   return total;
 }
 
-static void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
+K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, load_ph(src + i));
   for (; i < n; i++) dst[i] = k_h2f(src[i]);
 }
 
-static void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
+K_PRIM void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
   size_t i = 0;
   for (; i + 16 <= n; i += 16)
     _mm256_storeu_si256((__m256i *)(dst + i),

@@ -13,6 +13,11 @@
 
 #include "k.h"
 
+/* The primitives of each level (kp_*, see k_impl.h) are inlined into the
+** batched loops: a call per row costs a measurable share of a scan that
+** runs at memory bandwidth. */
+#define K_PRIM static inline __attribute__((always_inline))
+
 /* binary16 -> binary32, exact.  NaNs keep their payload and are quieted,
 ** as F16C's vcvtph2ps does. */
 static inline float k_h2f(uint16_t h) {

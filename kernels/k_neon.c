@@ -55,7 +55,7 @@ static inline int8x16_t tail_i8(const int8_t *p, size_t n) {
   return vld1q_s8(t);
 }
 
-static float kp_dot_f32(const float *a, const float *b, size_t n) {
+K_PRIM float kp_dot_f32(const float *a, const float *b, size_t n) {
   float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -69,7 +69,7 @@ static float kp_dot_f32(const float *a, const float *b, size_t n) {
   return vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
 }
 
-static float kp_l2sq_f32(const float *a, const float *b, size_t n) {
+K_PRIM float kp_l2sq_f32(const float *a, const float *b, size_t n) {
   float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0, d;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -93,7 +93,7 @@ static float kp_l2sq_f32(const float *a, const float *b, size_t n) {
   return vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
 }
 
-static float kp_dotnorm_f32(const float *q, const float *r, size_t n,
+K_PRIM float kp_dotnorm_f32(const float *q, const float *r, size_t n,
                             float *rr) {
   float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, t0 = s0, t1 = s0, x, y;
   size_t i = 0;
@@ -119,7 +119,7 @@ static float kp_dotnorm_f32(const float *q, const float *r, size_t n,
   return vaddvq_f32(vaddq_f32(s0, s1));
 }
 
-static float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
+K_PRIM float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
   float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -133,7 +133,7 @@ static float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
   return vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
 }
 
-static float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
+K_PRIM float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
   float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0, d;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -157,7 +157,7 @@ static float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
   return vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
 }
 
-static float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
+K_PRIM float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
                             float *rr) {
   float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, t0 = s0, t1 = s0, x, y;
   size_t i = 0;
@@ -183,7 +183,7 @@ static float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
   return vaddvq_f32(vaddq_f32(s0, s1));
 }
 
-static int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
+K_PRIM int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
   int64_t total = 0;
   size_t i = 0;
   while (i < n) {
@@ -199,7 +199,7 @@ static int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
   return total;
 }
 
-static int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
+K_PRIM int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
                              int64_t *rr) {
   int64_t total = 0, norm = 0;
   size_t i = 0;
@@ -227,13 +227,13 @@ static int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
   return total;
 }
 
-static void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
+K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) vst1q_f32(dst + i, load_ph(src + i));
   for (; i < n; i++) dst[i] = k_h2f(src[i]);
 }
 
-static void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
+K_PRIM void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4)
     vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));

@@ -8,13 +8,13 @@
 
 #include "k_internal.h"
 
-static float kp_dot_f32(const float *a, const float *b, size_t n) {
+K_PRIM float kp_dot_f32(const float *a, const float *b, size_t n) {
   double s = 0.0;
   for (size_t i = 0; i < n; i++) s += (double)a[i] * (double)b[i];
   return (float)s;
 }
 
-static float kp_l2sq_f32(const float *a, const float *b, size_t n) {
+K_PRIM float kp_l2sq_f32(const float *a, const float *b, size_t n) {
   double s = 0.0;
   for (size_t i = 0; i < n; i++) {
     double d = (double)a[i] - (double)b[i];
@@ -23,7 +23,7 @@ static float kp_l2sq_f32(const float *a, const float *b, size_t n) {
   return (float)s;
 }
 
-static float kp_dotnorm_f32(const float *q, const float *r, size_t n,
+K_PRIM float kp_dotnorm_f32(const float *q, const float *r, size_t n,
                             float *rr) {
   double s = 0.0, t = 0.0;
   for (size_t i = 0; i < n; i++) {
@@ -34,13 +34,13 @@ static float kp_dotnorm_f32(const float *q, const float *r, size_t n,
   return (float)s;
 }
 
-static float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
+K_PRIM float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
   double s = 0.0;
   for (size_t i = 0; i < n; i++) s += (double)q[i] * (double)k_h2f(r[i]);
   return (float)s;
 }
 
-static float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
+K_PRIM float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
   double s = 0.0;
   for (size_t i = 0; i < n; i++) {
     double d = (double)q[i] - (double)k_h2f(r[i]);
@@ -49,7 +49,7 @@ static float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
   return (float)s;
 }
 
-static float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
+K_PRIM float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
                             float *rr) {
   double s = 0.0, t = 0.0;
   for (size_t i = 0; i < n; i++) {
@@ -61,13 +61,13 @@ static float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
   return (float)s;
 }
 
-static int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
+K_PRIM int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
   int64_t s = 0;
   for (size_t i = 0; i < n; i++) s += (int32_t)a[i] * (int32_t)b[i];
   return s;
 }
 
-static int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
+K_PRIM int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
                              int64_t *rr) {
   int64_t s = 0, t = 0;
   for (size_t i = 0; i < n; i++) {
@@ -78,11 +78,11 @@ static int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
   return s;
 }
 
-static void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
+K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
   for (size_t i = 0; i < n; i++) dst[i] = k_h2f(src[i]);
 }
 
-static void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
+K_PRIM void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
   for (size_t i = 0; i < n; i++) dst[i] = k_f2h(src[i]);
 }
 

@@ -112,7 +112,7 @@ static inline void tail_i8(const int8_t *p, size_t n, __m128i *lo, __m128i *hi) 
 
 #define MADD(acc, x, y) acc = _mm_add_ps(acc, _mm_mul_ps(x, y))
 
-static float kp_dot_f32(const float *a, const float *b, size_t n) {
+K_PRIM float kp_dot_f32(const float *a, const float *b, size_t n) {
   __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -126,7 +126,7 @@ static float kp_dot_f32(const float *a, const float *b, size_t n) {
   return hsum_ps(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
 }
 
-static float kp_l2sq_f32(const float *a, const float *b, size_t n) {
+K_PRIM float kp_l2sq_f32(const float *a, const float *b, size_t n) {
   __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, d;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -150,7 +150,7 @@ static float kp_l2sq_f32(const float *a, const float *b, size_t n) {
   return hsum_ps(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
 }
 
-static float kp_dotnorm_f32(const float *q, const float *r, size_t n,
+K_PRIM float kp_dotnorm_f32(const float *q, const float *r, size_t n,
                             float *rr) {
   __m128 s0 = _mm_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, x, y;
   size_t i = 0;
@@ -176,7 +176,7 @@ static float kp_dotnorm_f32(const float *q, const float *r, size_t n,
   return hsum_ps(_mm_add_ps(s0, s1));
 }
 
-static float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
+K_PRIM float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
   __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -190,7 +190,7 @@ static float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
   return hsum_ps(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
 }
 
-static float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
+K_PRIM float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
   __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, d;
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -214,7 +214,7 @@ static float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
   return hsum_ps(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
 }
 
-static float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
+K_PRIM float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
                             float *rr) {
   __m128 s0 = _mm_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, x, y;
   size_t i = 0;
@@ -240,7 +240,7 @@ static float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
   return hsum_ps(_mm_add_ps(s0, s1));
 }
 
-static int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
+K_PRIM int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
   int64_t total = 0;
   size_t i = 0;
   while (i < n) {
@@ -264,7 +264,7 @@ static int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
   return total;
 }
 
-static int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
+K_PRIM int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
                              int64_t *rr) {
   int64_t total = 0, norm = 0;
   size_t i = 0;
@@ -291,13 +291,13 @@ static int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
   return total;
 }
 
-static void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
+K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, load_ph(src + i));
   for (; i < n; i++) dst[i] = k_h2f(src[i]);
 }
 
-static void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
+K_PRIM void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128((__m128i *)(dst + i),
