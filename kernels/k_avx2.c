@@ -100,15 +100,22 @@ K_PRIM float kp_l2sq_f32(const float *a, const float *b, size_t n) {
 
 K_PRIM float kp_dotnorm_f32(const float *q, const float *r, size_t n,
                             float *rr) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, x, y;
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  __m256 t0 = s0, t1 = s0, t2 = s0, t3 = s0, x;
   size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
+  for (; i + 32 <= n; i += 32) {
     x = _mm256_loadu_ps(r + i);
-    y = _mm256_loadu_ps(r + i + 8);
     s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), x, s0);
     t0 = _mm256_fmadd_ps(x, x, t0);
-    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), y, s1);
-    t1 = _mm256_fmadd_ps(y, y, t1);
+    x = _mm256_loadu_ps(r + i + 8);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), x, s1);
+    t1 = _mm256_fmadd_ps(x, x, t1);
+    x = _mm256_loadu_ps(r + i + 16);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), x, s2);
+    t2 = _mm256_fmadd_ps(x, x, t2);
+    x = _mm256_loadu_ps(r + i + 24);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), x, s3);
+    t3 = _mm256_fmadd_ps(x, x, t3);
   }
   for (; i + 8 <= n; i += 8) {
     x = _mm256_loadu_ps(r + i);
@@ -120,8 +127,8 @@ K_PRIM float kp_dotnorm_f32(const float *q, const float *r, size_t n,
     s1 = _mm256_fmadd_ps(tail_ps(q + i, n - i), x, s1);
     t1 = _mm256_fmadd_ps(x, x, t1);
   }
-  *rr = hsum_ps(_mm256_add_ps(t0, t1));
-  return hsum_ps(_mm256_add_ps(s0, s1));
+  *rr = hsum_ps(_mm256_add_ps(_mm256_add_ps(t0, t1), _mm256_add_ps(t2, t3)));
+  return hsum_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
 }
 
 K_PRIM float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
