@@ -1,11 +1,9 @@
 /*
 ** kernels/k_avx2.c - AVX2 + FMA + F16C level (compiled with AVX2_CFLAGS).
 **
-** f32: four 8-lane FMA accumulators, 32 elements per step.  f16 rows are
-** widened with vcvtph2ps.  int8 is sign-extended to int16 and multiplied
-** with vpmaddwd into int32 lanes, flushed every K_I8_BLOCK elements so no
-** lane can overflow.  Tails are copied into a zeroed vector-sized buffer
-** and finished with one more vector step.
+** The loops are k_float.h's and k_int8.h's; this file gives them 8-lane
+** vectors: f16 rows are widened with vcvtph2ps, int8 is sign-extended to
+** int16 and multiplied with vpmaddwd into int32 lanes.
 */
 #include "config.h"
 
@@ -14,7 +12,7 @@
 #include "k_internal.h"
 
 /* int32 lane bound: each lane takes K_I8_BLOCK/16 vpmaddwd results of at
-** most 2*128*128, i.e. 2^27 per lane and 2^30 over the 8 lanes. */
+** most 2*128*128 = 2^15, i.e. 2^27 per lane and 2^30 over the 8 lanes. */
 #define K_I8_BLOCK 65536u
 
 static inline float hsum_ps(__m256 v) {
@@ -53,196 +51,39 @@ static inline __m256i load_i8(const int8_t *p) {
   return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p));
 }
 
-static inline __m256i tail_i8(const int8_t *p, size_t n) {
-  int8_t t[16] = {0};
-  memcpy(t, p, n);
-  return load_i8(t);
+#define KV __m256
+#define KW 8
+#define KZERO() _mm256_setzero_ps()
+#define KADD(a, b) _mm256_add_ps(a, b)
+#define KSUB(a, b) _mm256_sub_ps(a, b)
+#define KFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define KHSUM(v) hsum_ps(v)
+#define KLOADQ(p) _mm256_loadu_ps(p)
+#define KTAILQ(p, n) tail_ps(p, n)
+
+#define KROW float
+#define KLOADR(p) _mm256_loadu_ps(p)
+#define KTAILR(p, n) tail_ps(p, n)
+#define KSUFFIX f32
+#include "k_float.h"
+
+#define KROW uint16_t
+#define KLOADR(p) load_ph(p)
+#define KTAILR(p, n) tail_ph(p, n)
+#define KSUFFIX f16
+#include "k_float.h"
+
+/* 16 int8 sign-extended to int16, multiplied pairwise into 8 int32 lanes */
+static inline __m256i dot16_i8(__m256i acc, const int8_t *a, const int8_t *b) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(load_i8(a), load_i8(b)));
 }
 
-K_PRIM float kp_dot_f32(const float *a, const float *b, size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
-    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
-    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
-  }
-  for (; i + 8 <= n; i += 8)
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
-  if (i < n) s1 = _mm256_fmadd_ps(tail_ps(a + i, n - i), tail_ps(b + i, n - i), s1);
-  return hsum_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_l2sq_f32(const float *a, const float *b, size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, d;
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    d = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
-    s0 = _mm256_fmadd_ps(d, d, s0);
-    d = _mm256_sub_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8));
-    s1 = _mm256_fmadd_ps(d, d, s1);
-    d = _mm256_sub_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16));
-    s2 = _mm256_fmadd_ps(d, d, s2);
-    d = _mm256_sub_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24));
-    s3 = _mm256_fmadd_ps(d, d, s3);
-  }
-  for (; i + 8 <= n; i += 8) {
-    d = _mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i));
-    s0 = _mm256_fmadd_ps(d, d, s0);
-  }
-  if (i < n) {
-    d = _mm256_sub_ps(tail_ps(a + i, n - i), tail_ps(b + i, n - i));
-    s1 = _mm256_fmadd_ps(d, d, s1);
-  }
-  return hsum_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_dotnorm_f32(const float *q, const float *r, size_t n,
-                            float *rr) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  __m256 t0 = s0, t1 = s0, t2 = s0, t3 = s0, x;
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    x = _mm256_loadu_ps(r + i);
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), x, s0);
-    t0 = _mm256_fmadd_ps(x, x, t0);
-    x = _mm256_loadu_ps(r + i + 8);
-    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), x, s1);
-    t1 = _mm256_fmadd_ps(x, x, t1);
-    x = _mm256_loadu_ps(r + i + 16);
-    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), x, s2);
-    t2 = _mm256_fmadd_ps(x, x, t2);
-    x = _mm256_loadu_ps(r + i + 24);
-    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), x, s3);
-    t3 = _mm256_fmadd_ps(x, x, t3);
-  }
-  for (; i + 8 <= n; i += 8) {
-    x = _mm256_loadu_ps(r + i);
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), x, s0);
-    t0 = _mm256_fmadd_ps(x, x, t0);
-  }
-  if (i < n) {
-    x = tail_ps(r + i, n - i);
-    s1 = _mm256_fmadd_ps(tail_ps(q + i, n - i), x, s1);
-    t1 = _mm256_fmadd_ps(x, x, t1);
-  }
-  *rr = hsum_ps(_mm256_add_ps(_mm256_add_ps(t0, t1), _mm256_add_ps(t2, t3)));
-  return hsum_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load_ph(r + i), s0);
-    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), load_ph(r + i + 8), s1);
-    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), load_ph(r + i + 16), s2);
-    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), load_ph(r + i + 24), s3);
-  }
-  for (; i + 8 <= n; i += 8)
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), load_ph(r + i), s0);
-  if (i < n) s1 = _mm256_fmadd_ps(tail_ps(q + i, n - i), tail_ph(r + i, n - i), s1);
-  return hsum_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, d;
-  size_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    d = _mm256_sub_ps(_mm256_loadu_ps(q + i), load_ph(r + i));
-    s0 = _mm256_fmadd_ps(d, d, s0);
-    d = _mm256_sub_ps(_mm256_loadu_ps(q + i + 8), load_ph(r + i + 8));
-    s1 = _mm256_fmadd_ps(d, d, s1);
-    d = _mm256_sub_ps(_mm256_loadu_ps(q + i + 16), load_ph(r + i + 16));
-    s2 = _mm256_fmadd_ps(d, d, s2);
-    d = _mm256_sub_ps(_mm256_loadu_ps(q + i + 24), load_ph(r + i + 24));
-    s3 = _mm256_fmadd_ps(d, d, s3);
-  }
-  for (; i + 8 <= n; i += 8) {
-    d = _mm256_sub_ps(_mm256_loadu_ps(q + i), load_ph(r + i));
-    s0 = _mm256_fmadd_ps(d, d, s0);
-  }
-  if (i < n) {
-    d = _mm256_sub_ps(tail_ps(q + i, n - i), tail_ph(r + i, n - i));
-    s1 = _mm256_fmadd_ps(d, d, s1);
-  }
-  return hsum_ps(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
-                            float *rr) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, x, y;
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    x = load_ph(r + i);
-    y = load_ph(r + i + 8);
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), x, s0);
-    t0 = _mm256_fmadd_ps(x, x, t0);
-    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), y, s1);
-    t1 = _mm256_fmadd_ps(y, y, t1);
-  }
-  for (; i + 8 <= n; i += 8) {
-    x = load_ph(r + i);
-    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), x, s0);
-    t0 = _mm256_fmadd_ps(x, x, t0);
-  }
-  if (i < n) {
-    x = tail_ph(r + i, n - i);
-    s1 = _mm256_fmadd_ps(tail_ps(q + i, n - i), x, s1);
-    t1 = _mm256_fmadd_ps(x, x, t1);
-  }
-  *rr = hsum_ps(_mm256_add_ps(t0, t1));
-  return hsum_ps(_mm256_add_ps(s0, s1));
-}
-
-K_PRIM int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
-  int64_t total = 0;
-  size_t i = 0;
-  while (i < n) {
-    size_t end = n - i > K_I8_BLOCK ? i + K_I8_BLOCK : n;
-    __m256i s0 = _mm256_setzero_si256(), s1 = s0;
-    for (; i + 32 <= end; i += 32) {
-      s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(load_i8(a + i), load_i8(b + i)));
-      s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(load_i8(a + i + 16), load_i8(b + i + 16)));
-    }
-    for (; i + 16 <= end; i += 16)
-      s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(load_i8(a + i), load_i8(b + i)));
-    if (i < end) {
-      s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(tail_i8(a + i, end - i), tail_i8(b + i, end - i)));
-      i = end;
-    }
-    total += hsum_epi32(_mm256_add_epi32(s0, s1));
-  }
-  return total;
-}
-
-K_PRIM int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
-                             int64_t *rr) {
-  int64_t total = 0, norm = 0;
-  size_t i = 0;
-  while (i < n) {
-    size_t end = n - i > K_I8_BLOCK ? i + K_I8_BLOCK : n;
-    __m256i s = _mm256_setzero_si256(), t = s, x, y;
-    for (; i + 16 <= end; i += 16) {
-      x = load_i8(q + i);
-      y = load_i8(r + i);
-      s = _mm256_add_epi32(s, _mm256_madd_epi16(x, y));
-      t = _mm256_add_epi32(t, _mm256_madd_epi16(y, y));
-    }
-    if (i < end) {
-      x = tail_i8(q + i, end - i);
-      y = tail_i8(r + i, end - i);
-      s = _mm256_add_epi32(s, _mm256_madd_epi16(x, y));
-      t = _mm256_add_epi32(t, _mm256_madd_epi16(y, y));
-      i = end;
-    }
-    total += hsum_epi32(s);
-    norm += hsum_epi32(t);
-  }
-  *rr = norm;
-  return total;
-}
+#define KI_ACC __m256i
+#define KI_STEP 16
+#define KI_ZERO() _mm256_setzero_si256()
+#define KI_DOT(acc, a, b) dot16_i8(acc, a, b)
+#define KI_HSUM(acc) hsum_epi32(acc)
+#include "k_int8.h"
 
 K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
   size_t i = 0;

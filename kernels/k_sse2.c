@@ -1,9 +1,9 @@
 /*
 ** kernels/k_sse2.c - SSE2 level, the x86-64 baseline.
 **
-** Same shape as k_avx2.c with 4-lane vectors and separate multiply and add.
-** SSE2 has no half-precision instructions, so f16 <-> f32 is done with
-** integer bit manipulation (after Fabian Giesen's branch-free conversions),
+** The loops are k_float.h's and k_int8.h's, on 4-lane vectors with a
+** separate multiply and add.  SSE2 has no half-precision instructions, so
+** f16 <-> f32 is done with integer bit manipulation (after Fabian Giesen's branch-free conversions),
 ** producing exactly the bits of the scalar k_h2f / k_f2h.  The f16 -> f32
 ** direction never computes on a denormal, so it stays exact when the host
 ** runs with denormals-are-zero.
@@ -14,7 +14,7 @@
 
 #include "k_internal.h"
 
-/* Each int32 lane takes 2 * K_I8_BLOCK/16 vpmaddwd results of at most
+/* Each int32 lane takes 2 * K_I8_BLOCK/16 pmaddwd results of at most
 ** 2^15: 2^28 per lane, 2^30 over the 4 lanes. */
 #define K_I8_BLOCK 65536u
 
@@ -97,199 +97,47 @@ static inline __m128 tail_ph(const uint16_t *p, size_t n) {
   return load_ph(t);
 }
 
-/* 16 int8 -> two vectors of 8 sign-extended int16 */
-static inline void load_i8(const int8_t *p, __m128i *lo, __m128i *hi) {
-  __m128i x = _mm_loadu_si128((const __m128i *)p);
-  *lo = _mm_srai_epi16(_mm_unpacklo_epi8(x, x), 8);
-  *hi = _mm_srai_epi16(_mm_unpackhi_epi8(x, x), 8);
+#define KV __m128
+#define KW 4
+#define KZERO() _mm_setzero_ps()
+#define KADD(a, b) _mm_add_ps(a, b)
+#define KSUB(a, b) _mm_sub_ps(a, b)
+#define KFMA(a, b, c) _mm_add_ps(c, _mm_mul_ps(a, b)) /* no FMA in SSE2 */
+#define KHSUM(v) hsum_ps(v)
+#define KLOADQ(p) _mm_loadu_ps(p)
+#define KTAILQ(p, n) tail_ps(p, n)
+
+#define KROW float
+#define KLOADR(p) _mm_loadu_ps(p)
+#define KTAILR(p, n) tail_ps(p, n)
+#define KSUFFIX f32
+#include "k_float.h"
+
+#define KROW uint16_t
+#define KLOADR(p) load_ph(p)
+#define KTAILR(p, n) tail_ph(p, n)
+#define KSUFFIX f16
+#include "k_float.h"
+
+/* 16 int8, sign-extended to int16, multiplied pairwise into 4 int32 lanes */
+static inline __m128i dot16_i8(__m128i acc, const int8_t *a, const int8_t *b) {
+  __m128i x = _mm_loadu_si128((const __m128i *)a);
+  __m128i y = _mm_loadu_si128((const __m128i *)b);
+  /* unpacking a byte with itself then shifting right 8 sign-extends it */
+  __m128i xlo = _mm_srai_epi16(_mm_unpacklo_epi8(x, x), 8);
+  __m128i xhi = _mm_srai_epi16(_mm_unpackhi_epi8(x, x), 8);
+  __m128i ylo = _mm_srai_epi16(_mm_unpacklo_epi8(y, y), 8);
+  __m128i yhi = _mm_srai_epi16(_mm_unpackhi_epi8(y, y), 8);
+  return _mm_add_epi32(acc, _mm_add_epi32(_mm_madd_epi16(xlo, ylo),
+                                          _mm_madd_epi16(xhi, yhi)));
 }
 
-static inline void tail_i8(const int8_t *p, size_t n, __m128i *lo, __m128i *hi) {
-  int8_t t[16] = {0};
-  memcpy(t, p, n);
-  load_i8(t, lo, hi);
-}
-
-#define MADD(acc, x, y) acc = _mm_add_ps(acc, _mm_mul_ps(x, y))
-
-K_PRIM float kp_dot_f32(const float *a, const float *b, size_t n) {
-  __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    MADD(s0, _mm_loadu_ps(a + i), _mm_loadu_ps(b + i));
-    MADD(s1, _mm_loadu_ps(a + i + 4), _mm_loadu_ps(b + i + 4));
-    MADD(s2, _mm_loadu_ps(a + i + 8), _mm_loadu_ps(b + i + 8));
-    MADD(s3, _mm_loadu_ps(a + i + 12), _mm_loadu_ps(b + i + 12));
-  }
-  for (; i + 4 <= n; i += 4) MADD(s0, _mm_loadu_ps(a + i), _mm_loadu_ps(b + i));
-  if (i < n) MADD(s1, tail_ps(a + i, n - i), tail_ps(b + i, n - i));
-  return hsum_ps(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_l2sq_f32(const float *a, const float *b, size_t n) {
-  __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, d;
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    d = _mm_sub_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i));
-    MADD(s0, d, d);
-    d = _mm_sub_ps(_mm_loadu_ps(a + i + 4), _mm_loadu_ps(b + i + 4));
-    MADD(s1, d, d);
-    d = _mm_sub_ps(_mm_loadu_ps(a + i + 8), _mm_loadu_ps(b + i + 8));
-    MADD(s2, d, d);
-    d = _mm_sub_ps(_mm_loadu_ps(a + i + 12), _mm_loadu_ps(b + i + 12));
-    MADD(s3, d, d);
-  }
-  for (; i + 4 <= n; i += 4) {
-    d = _mm_sub_ps(_mm_loadu_ps(a + i), _mm_loadu_ps(b + i));
-    MADD(s0, d, d);
-  }
-  if (i < n) {
-    d = _mm_sub_ps(tail_ps(a + i, n - i), tail_ps(b + i, n - i));
-    MADD(s1, d, d);
-  }
-  return hsum_ps(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_dotnorm_f32(const float *q, const float *r, size_t n,
-                            float *rr) {
-  __m128 s0 = _mm_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, x, y;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    x = _mm_loadu_ps(r + i);
-    y = _mm_loadu_ps(r + i + 4);
-    MADD(s0, _mm_loadu_ps(q + i), x);
-    MADD(t0, x, x);
-    MADD(s1, _mm_loadu_ps(q + i + 4), y);
-    MADD(t1, y, y);
-  }
-  for (; i + 4 <= n; i += 4) {
-    x = _mm_loadu_ps(r + i);
-    MADD(s0, _mm_loadu_ps(q + i), x);
-    MADD(t0, x, x);
-  }
-  if (i < n) {
-    x = tail_ps(r + i, n - i);
-    MADD(s1, tail_ps(q + i, n - i), x);
-    MADD(t1, x, x);
-  }
-  *rr = hsum_ps(_mm_add_ps(t0, t1));
-  return hsum_ps(_mm_add_ps(s0, s1));
-}
-
-K_PRIM float kp_dot_f16(const float *q, const uint16_t *r, size_t n) {
-  __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    MADD(s0, _mm_loadu_ps(q + i), load_ph(r + i));
-    MADD(s1, _mm_loadu_ps(q + i + 4), load_ph(r + i + 4));
-    MADD(s2, _mm_loadu_ps(q + i + 8), load_ph(r + i + 8));
-    MADD(s3, _mm_loadu_ps(q + i + 12), load_ph(r + i + 12));
-  }
-  for (; i + 4 <= n; i += 4) MADD(s0, _mm_loadu_ps(q + i), load_ph(r + i));
-  if (i < n) MADD(s1, tail_ps(q + i, n - i), tail_ph(r + i, n - i));
-  return hsum_ps(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_l2sq_f16(const float *q, const uint16_t *r, size_t n) {
-  __m128 s0 = _mm_setzero_ps(), s1 = s0, s2 = s0, s3 = s0, d;
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    d = _mm_sub_ps(_mm_loadu_ps(q + i), load_ph(r + i));
-    MADD(s0, d, d);
-    d = _mm_sub_ps(_mm_loadu_ps(q + i + 4), load_ph(r + i + 4));
-    MADD(s1, d, d);
-    d = _mm_sub_ps(_mm_loadu_ps(q + i + 8), load_ph(r + i + 8));
-    MADD(s2, d, d);
-    d = _mm_sub_ps(_mm_loadu_ps(q + i + 12), load_ph(r + i + 12));
-    MADD(s3, d, d);
-  }
-  for (; i + 4 <= n; i += 4) {
-    d = _mm_sub_ps(_mm_loadu_ps(q + i), load_ph(r + i));
-    MADD(s0, d, d);
-  }
-  if (i < n) {
-    d = _mm_sub_ps(tail_ps(q + i, n - i), tail_ph(r + i, n - i));
-    MADD(s1, d, d);
-  }
-  return hsum_ps(_mm_add_ps(_mm_add_ps(s0, s1), _mm_add_ps(s2, s3)));
-}
-
-K_PRIM float kp_dotnorm_f16(const float *q, const uint16_t *r, size_t n,
-                            float *rr) {
-  __m128 s0 = _mm_setzero_ps(), s1 = s0, t0 = s0, t1 = s0, x, y;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    x = load_ph(r + i);
-    y = load_ph(r + i + 4);
-    MADD(s0, _mm_loadu_ps(q + i), x);
-    MADD(t0, x, x);
-    MADD(s1, _mm_loadu_ps(q + i + 4), y);
-    MADD(t1, y, y);
-  }
-  for (; i + 4 <= n; i += 4) {
-    x = load_ph(r + i);
-    MADD(s0, _mm_loadu_ps(q + i), x);
-    MADD(t0, x, x);
-  }
-  if (i < n) {
-    x = tail_ph(r + i, n - i);
-    MADD(s1, tail_ps(q + i, n - i), x);
-    MADD(t1, x, x);
-  }
-  *rr = hsum_ps(_mm_add_ps(t0, t1));
-  return hsum_ps(_mm_add_ps(s0, s1));
-}
-
-K_PRIM int64_t kp_dot_i8(const int8_t *a, const int8_t *b, size_t n) {
-  int64_t total = 0;
-  size_t i = 0;
-  while (i < n) {
-    size_t end = n - i > K_I8_BLOCK ? i + K_I8_BLOCK : n;
-    __m128i s = _mm_setzero_si128(), alo, ahi, blo, bhi;
-    for (; i + 16 <= end; i += 16) {
-      load_i8(a + i, &alo, &ahi);
-      load_i8(b + i, &blo, &bhi);
-      s = _mm_add_epi32(s, _mm_madd_epi16(alo, blo));
-      s = _mm_add_epi32(s, _mm_madd_epi16(ahi, bhi));
-    }
-    if (i < end) {
-      tail_i8(a + i, end - i, &alo, &ahi);
-      tail_i8(b + i, end - i, &blo, &bhi);
-      s = _mm_add_epi32(s, _mm_madd_epi16(alo, blo));
-      s = _mm_add_epi32(s, _mm_madd_epi16(ahi, bhi));
-      i = end;
-    }
-    total += hsum_epi32(s);
-  }
-  return total;
-}
-
-K_PRIM int64_t kp_dotnorm_i8(const int8_t *q, const int8_t *r, size_t n,
-                             int64_t *rr) {
-  int64_t total = 0, norm = 0;
-  size_t i = 0;
-  while (i < n) {
-    size_t end = n - i > K_I8_BLOCK ? i + K_I8_BLOCK : n;
-    __m128i s = _mm_setzero_si128(), t = s, qlo, qhi, rlo, rhi;
-    for (; i + 16 <= end; i += 16) {
-      load_i8(q + i, &qlo, &qhi);
-      load_i8(r + i, &rlo, &rhi);
-      s = _mm_add_epi32(s, _mm_add_epi32(_mm_madd_epi16(qlo, rlo), _mm_madd_epi16(qhi, rhi)));
-      t = _mm_add_epi32(t, _mm_add_epi32(_mm_madd_epi16(rlo, rlo), _mm_madd_epi16(rhi, rhi)));
-    }
-    if (i < end) {
-      tail_i8(q + i, end - i, &qlo, &qhi);
-      tail_i8(r + i, end - i, &rlo, &rhi);
-      s = _mm_add_epi32(s, _mm_add_epi32(_mm_madd_epi16(qlo, rlo), _mm_madd_epi16(qhi, rhi)));
-      t = _mm_add_epi32(t, _mm_add_epi32(_mm_madd_epi16(rlo, rlo), _mm_madd_epi16(rhi, rhi)));
-      i = end;
-    }
-    total += hsum_epi32(s);
-    norm += hsum_epi32(t);
-  }
-  *rr = norm;
-  return total;
-}
+#define KI_ACC __m128i
+#define KI_STEP 16
+#define KI_ZERO() _mm_setzero_si128()
+#define KI_DOT(acc, a, b) dot16_i8(acc, a, b)
+#define KI_HSUM(acc) hsum_epi32(acc)
+#include "k_int8.h"
 
 K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
   size_t i = 0;
