@@ -60,17 +60,8 @@ static inline __m256i load_i8(const int8_t *p) {
 #define KHSUM(v) hsum_ps(v)
 #define KLOADQ(p) _mm256_loadu_ps(p)
 #define KTAILQ(p, n) tail_ps(p, n)
-
-#define KROW float
-#define KLOADR(p) _mm256_loadu_ps(p)
-#define KTAILR(p, n) tail_ps(p, n)
-#define KSUFFIX f32
-#include "k_float.h"
-
-#define KROW uint16_t
-#define KLOADR(p) load_ph(p)
-#define KTAILR(p, n) tail_ph(p, n)
-#define KSUFFIX f16
+#define KLOADH(p) load_ph(p)
+#define KTAILH(p, n) tail_ph(p, n)
 #include "k_float.h"
 
 /* 16 int8 sign-extended to int16, multiplied pairwise into 8 int32 lanes */

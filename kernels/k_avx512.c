@@ -51,17 +51,8 @@ static inline __m512i load_i8(const int8_t *p) {
 #define KHSUM(v) _mm512_reduce_add_ps(v)
 #define KLOADQ(p) _mm512_loadu_ps(p)
 #define KTAILQ(p, n) tail_ps(p, n)
-
-#define KROW float
-#define KLOADR(p) _mm512_loadu_ps(p)
-#define KTAILR(p, n) tail_ps(p, n)
-#define KSUFFIX f32
-#include "k_float.h"
-
-#define KROW uint16_t
-#define KLOADR(p) load_ph(p)
-#define KTAILR(p, n) tail_ph(p, n)
-#define KSUFFIX f16
+#define KLOADH(p) load_ph(p)
+#define KTAILH(p, n) tail_ph(p, n)
 #include "k_float.h"
 
 /* 32 int8 sign-extended to int16, multiplied pairwise into 16 int32 lanes */

@@ -60,17 +60,8 @@ static inline int32x4_t dot16_i8(int32x4_t acc, const int8_t *pa,
 #define KHSUM(v) vaddvq_f32(v)
 #define KLOADQ(p) vld1q_f32(p)
 #define KTAILQ(p, n) tail_ps(p, n)
-
-#define KROW float
-#define KLOADR(p) vld1q_f32(p)
-#define KTAILR(p, n) tail_ps(p, n)
-#define KSUFFIX f32
-#include "k_float.h"
-
-#define KROW uint16_t
-#define KLOADR(p) load_ph(p)
-#define KTAILR(p, n) tail_ph(p, n)
-#define KSUFFIX f16
+#define KLOADH(p) load_ph(p)
+#define KTAILH(p, n) tail_ph(p, n)
 #include "k_float.h"
 
 #define KI_ACC int32x4_t

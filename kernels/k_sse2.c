@@ -106,17 +106,8 @@ static inline __m128 tail_ph(const uint16_t *p, size_t n) {
 #define KHSUM(v) hsum_ps(v)
 #define KLOADQ(p) _mm_loadu_ps(p)
 #define KTAILQ(p, n) tail_ps(p, n)
-
-#define KROW float
-#define KLOADR(p) _mm_loadu_ps(p)
-#define KTAILR(p, n) tail_ps(p, n)
-#define KSUFFIX f32
-#include "k_float.h"
-
-#define KROW uint16_t
-#define KLOADR(p) load_ph(p)
-#define KTAILR(p, n) tail_ph(p, n)
-#define KSUFFIX f16
+#define KLOADH(p) load_ph(p)
+#define KTAILH(p, n) tail_ph(p, n)
 #include "k_float.h"
 
 /* 16 int8, sign-extended to int16, multiplied pairwise into 4 int32 lanes */
