@@ -40,6 +40,10 @@ __attribute__((visibility("default"))) int
 sqlite3_hmem_init(sqlite3 *db, char **pzErrMsg,
                   const sqlite3_api_routines *pApi);
 
+/* Finish s and make it the function's result: text tagged as JSON.  Takes
+** s; reports out-of-memory itself. */
+void ext_result_json(sqlite3_context *ctx, sqlite3_str *s);
+
 /* Register the vector functions of ext/func_vec.c. */
 int ext_vec_register(sqlite3 *db);
 

@@ -300,14 +300,7 @@ static void fn_vec_to_json(sqlite3_context *ctx, int argc,
   }
   sqlite3_str_appendchar(s, 1, ']');
   vec_arg_free(&a);
-  int len = sqlite3_str_length(s);
-  char *z = sqlite3_str_finish(s);
-  if (!z) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_text(ctx, z, len, sqlite3_free);
-  sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+  ext_result_json(ctx, s);
 }
 
 /* vec_length(v): number of elements. */

@@ -22,6 +22,17 @@ SQLITE_EXTENSION_INIT1
 #include "h5mem_commit.h"
 #include "k.h"
 
+void ext_result_json(sqlite3_context *ctx, sqlite3_str *s) {
+  int len = sqlite3_str_length(s);
+  char *z = sqlite3_str_finish(s);
+  if (!z) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, z, len, sqlite3_free);
+  sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+}
+
 /* h5mem_version(): the release, e.g. '0.1.0'. */
 static void fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
@@ -65,14 +76,7 @@ static void fn_info(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_str_appendf(s, ",\"compiler\":\"gcc %s\"", __VERSION__);
 #endif
   sqlite3_str_appendchar(s, 1, '}');
-  int len = sqlite3_str_length(s);
-  char *z = sqlite3_str_finish(s);
-  if (!z) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_text(ctx, z, len, sqlite3_free);
-  sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+  ext_result_json(ctx, s);
 }
 
 int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
