@@ -338,6 +338,35 @@ static int all_zero(const vec_arg *a) {
 
 typedef enum { DIST_L2, DIST_COS, DIST_DOT } dist_kind;
 
+/* Whether the float kernels can score this vector without overflow or
+** underflow: every |element| at most 2^50 and the largest at least 2^-50
+** (or all zero), and at most 2^20 elements, so that squares stay normal
+** and their sums finite.  float16 vectors always qualify. */
+static int float_safe(const vec_arg *a) {
+  if (a->type == VT_F16) return 1;
+  if (a->n > ((size_t)1 << 20)) return 0;
+  const float *v = a->data;
+  float m = 0.0f;
+  for (size_t i = 0; i < a->n; i++) m = fmaxf(m, fabsf(v[i]));
+  return m == 0.0f || (m >= 0x1p-50f && m <= 0x1p50f);
+}
+
+/* The distance in double precision, for vectors the float kernels cannot
+** take (both float32 here). */
+static double distance_double(dist_kind kind, const float *a, const float *b,
+                              size_t n) {
+  double ab = 0.0, aa = 0.0, bb = 0.0, dd = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double x = a[i], y = b[i];
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+    dd += (x - y) * (x - y);
+  }
+  if (kind == DIST_L2) return sqrt(dd);
+  return kind == DIST_DOT ? ab : k_cos_finish(ab, aa, bb);
+}
+
 /* The distance functions share one body; which one is in the name. */
 static void vec_distance(sqlite3_context *ctx, sqlite3_value **argv,
                          dist_kind kind) {
@@ -370,24 +399,26 @@ static void vec_distance(sqlite3_context *ctx, sqlite3_value **argv,
   }
   if (q->type == VT_F16 && vec_arg_to_f32(ctx, q)) goto done;
 
-  const k_ops *k = k_get();
-  float d;
-  if (r->type == VT_F32) {
-    d = kind == DIST_L2    ? k->l2sq_f32(q->data, r->data, q->n)
-        : kind == DIST_COS ? k->cos_f32(q->data, r->data, q->n)
-                           : k->dot_f32(q->data, r->data, q->n);
-  } else {
-    d = kind == DIST_L2    ? k->l2sq_f16(q->data, r->data, q->n)
-        : kind == DIST_COS ? k->cos_f16(q->data, r->data, q->n)
-                           : k->dot_f16(q->data, r->data, q->n);
+  double d = NAN;
+  if (float_safe(q) && float_safe(r)) {
+    const k_ops *k = k_get();
+    float f;
+    if (r->type == VT_F32) {
+      f = kind == DIST_L2    ? k->l2sq_f32(q->data, r->data, q->n)
+          : kind == DIST_COS ? k->cos_f32(q->data, r->data, q->n)
+                             : k->dot_f32(q->data, r->data, q->n);
+    } else {
+      f = kind == DIST_L2    ? k->l2sq_f16(q->data, r->data, q->n)
+          : kind == DIST_COS ? k->cos_f16(q->data, r->data, q->n)
+                             : k->dot_f16(q->data, r->data, q->n);
+    }
+    d = kind == DIST_L2 ? sqrt((double)f) : (double)f;
   }
-  if (!isfinite(d)) {
-    vec_error(ctx, "",
-              "the result overflows float32: the vectors' values are too "
-              "large for float32 arithmetic");
-    goto done;
+  if (!isfinite(d)) { /* out of float's range: redo it in double */
+    if (vec_arg_to_f32(ctx, r)) goto done;
+    d = distance_double(kind, q->data, r->data, q->n);
   }
-  sqlite3_result_double(ctx, kind == DIST_L2 ? sqrt((double)d) : (double)d);
+  sqlite3_result_double(ctx, d);
 done:
   vec_arg_free(&a);
   vec_arg_free(&b);

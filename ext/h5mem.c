@@ -22,9 +22,19 @@ SQLITE_EXTENSION_INIT1
 #include "h5mem_commit.h"
 #include "k.h"
 
+/* The oldest SQLite whose routine table has everything used here (the
+** sqlite3_str API came in 3.25). */
+#define H5MEM_MIN_SQLITE 3025000
+
 void ext_result_json(sqlite3_context *ctx, sqlite3_str *s) {
+  int err = sqlite3_str_errcode(s);
   int len = sqlite3_str_length(s);
   char *z = sqlite3_str_finish(s);
+  if (err == SQLITE_TOOBIG) {
+    sqlite3_free(z);
+    sqlite3_result_error_toobig(ctx);
+    return;
+  }
   if (!z) {
     sqlite3_result_error_nomem(ctx);
     return;
@@ -85,6 +95,14 @@ int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
 
+  /* the sqlite3_str API (3.25) is the newest routine used; an older host's
+     routine table would not have it */
+  if (sqlite3_libversion_number() < H5MEM_MIN_SQLITE) {
+    *pzErrMsg = sqlite3_mprintf("h5mem needs SQLite 3.25.0 or later; this "
+                                "process runs SQLite %s",
+                                sqlite3_libversion());
+    return SQLITE_ERROR;
+  }
   if (k_check_env(err, sizeof err)) {
     *pzErrMsg = sqlite3_mprintf("h5mem: %s", err);
     return SQLITE_ERROR;

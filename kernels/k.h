@@ -18,6 +18,7 @@
 **   dot    sum a[i]*b[i]
 **   l2sq   sum (a[i]-b[i])^2            (squared Euclidean distance)
 **   cos    1 - dot/(|a||b|), clamped to [0, 2]; 1 when either norm is 0
+**          or the float sums overflow (magnitudes beyond about 1e19)
 **
 ** Mixed f16 kernels take an f32 query and f16 rows ("_f16" below means
 ** "f32 query x f16 row").  Batched forms score one query against nrows rows
@@ -29,11 +30,14 @@
 ** being the products or squared differences) and 1e-5 absolute for cos.
 ** int8 sums are exact integers at every level, so i8 results are identical
 ** across levels.  f16 <-> f32 conversion rounds to nearest-even and is
-** bit-identical across levels, NaN included (NaNs are quieted).
+** bit-identical across levels, NaN included (NaNs are quieted); the x86
+** levels do not depend on the MXCSR mode, NEON follows FPCR (Linux's
+** default: nearest-even, no flush-to-zero).
 */
 #ifndef H5MEM_K_H
 #define H5MEM_K_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -91,6 +95,18 @@ typedef struct k_ops {
   void (*f16_to_f32)(const uint16_t *src, float *dst, size_t n);
   void (*f32_to_f16)(const float *src, uint16_t *dst, size_t n);
 } k_ops;
+
+/* Cosine distance from a dot product and the two squared norms:
+** 1 - dot/sqrt(na*nb) clamped to [0, 2]; 1 when a norm is zero or the
+** inputs are not finite, so that no NaN ever leaves a kernel. */
+static inline float k_cos_finish(double dot, double na, double nb) {
+  if (!(na > 0.0) || !(nb > 0.0)) return 1.0f;
+  double c = 1.0 - dot / sqrt(na * nb);
+  if (isnan(c)) return 1.0f;
+  if (c < 0.0) c = 0.0;
+  if (c > 2.0) c = 2.0;
+  return (float)c;
+}
 
 /* The kernels in use: the level forced by H5MEM_SIMD if it is set and
 ** usable, else the best level this CPU runs.  Chosen once, thread-safe,

@@ -77,16 +77,6 @@ static inline uint16_t k_f2h(float f) {
   return (uint16_t)(sign | q);
 }
 
-/* 1 - dot/(|a||b|) from the two squared norms, clamped to [0, 2]; 1 when a
-** norm is zero so that no NaN ever leaves a kernel. */
-static inline float k_cos_finish(double dot, double na, double nb) {
-  if (!(na > 0.0) || !(nb > 0.0)) return 1.0f;
-  double c = 1.0 - dot / sqrt(na * nb);
-  if (c < 0.0) c = 0.0;
-  if (c > 2.0) c = 2.0;
-  return (float)c;
-}
-
 /* The tables, one per compiled variant (k_dispatch.c picks among them). */
 extern const k_ops k_scalar_ops;
 #ifdef HAVE_K_SSE2

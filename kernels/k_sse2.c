@@ -6,7 +6,7 @@
 ** f16 <-> f32 is done with integer bit manipulation (after Fabian Giesen's branch-free conversions),
 ** producing exactly the bits of the scalar k_h2f / k_f2h.  The f16 -> f32
 ** direction never computes on a denormal, so it stays exact when the host
-** runs with denormals-are-zero.
+** runs with denormals-are-zero; f32 -> f16 is integer-only.
 */
 #include "config.h"
 
@@ -56,21 +56,23 @@ static inline __m128 h2f4(__m128i h) {
 }
 
 /* Four f32 to binary16, round to nearest-even; each result in the low half
-** of its 32-bit lane, sign-extended so that _mm_packs_epi32 keeps the bits. */
-static inline __m128i f2h4(__m128 f) {
+** of its 32-bit lane, sign-extended so that _mm_packs_epi32 keeps the bits.
+** Lanes whose result is a binary16 subnormal (nonzero, below 2^-14) are
+** left to the scalar k_f2h: *subnormal gets their bit mask.  Everything
+** here is integer arithmetic, so the result does not depend on the MXCSR
+** rounding mode the host may have set. */
+static inline __m128i f2h4(__m128 f, int *subnormal) {
   __m128i x = _mm_castps_si128(f);
   __m128i sign = _mm_and_si128(_mm_srli_epi32(x, 16), _mm_set1_epi32(0x8000));
   __m128i ax = _mm_and_si128(x, _mm_set1_epi32(0x7fffffff));
   /* normal: rebias, round half to even through the carry of 0xfff + odd */
   __m128i odd = _mm_and_si128(_mm_srli_epi32(ax, 13), _mm_set1_epi32(1));
-  __m128i nrm = _mm_srli_epi32(
+  __m128i r = _mm_srli_epi32(
       _mm_add_epi32(_mm_add_epi32(ax, _mm_set1_epi32((int)0xc8000fffu)), odd), 13);
-  /* subnormal: adding 0.5 leaves the result's ulp at 2^-24, so the FPU
-     rounds to the binary16 subnormal grid */
-  __m128i sub = _mm_sub_epi32(
-      _mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(ax), _mm_set1_ps(0.5f))),
-      _mm_set1_epi32(0x3f000000));
-  __m128i r = sel(_mm_cmplt_epi32(ax, _mm_set1_epi32(0x38800000)), sub, nrm);
+  __m128i tiny = _mm_cmplt_epi32(ax, _mm_set1_epi32(0x38800000));
+  __m128i zero = _mm_cmpeq_epi32(ax, _mm_setzero_si128());
+  r = _mm_andnot_si128(tiny, r); /* zero (and the subnormal lanes) -> 0 */
+  *subnormal = _mm_movemask_ps(_mm_castsi128_ps(_mm_andnot_si128(zero, tiny)));
   __m128i nanv = _mm_or_si128(_mm_set1_epi32(0x7e00),
                               _mm_and_si128(_mm_srli_epi32(ax, 13), _mm_set1_epi32(0x3ff)));
   __m128i big = sel(_mm_cmpgt_epi32(ax, _mm_set1_epi32(0x7f800000)), nanv,
@@ -138,10 +140,14 @@ K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
 
 K_PRIM void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
   size_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128((__m128i *)(dst + i),
-                     _mm_packs_epi32(f2h4(_mm_loadu_ps(src + i)),
-                                     f2h4(_mm_loadu_ps(src + i + 4))));
+  for (; i + 8 <= n; i += 8) {
+    int lo, hi;
+    __m128i h = _mm_packs_epi32(f2h4(_mm_loadu_ps(src + i), &lo),
+                                f2h4(_mm_loadu_ps(src + i + 4), &hi));
+    _mm_storeu_si128((__m128i *)(dst + i), h);
+    for (int sub = lo | hi << 4, j = 0; sub; sub >>= 1, j++)
+      if (sub & 1) dst[i + j] = k_f2h(src[i + j]);
+  }
   for (; i < n; i++) dst[i] = k_f2h(src[i]);
 }
 

@@ -161,8 +161,15 @@ START_TEST(test_i8_pairs) {
   for (size_t n = 1; n <= MAXDIM; n++) {
     int8_t *a = A + n % 13, *b = B + n % 7; /* any byte offset */
     fill_i8(&rng, a, n);
-    fill_i8(&rng, b, n);
-    float sa = (t_unit(&rng) + 1.5f) * 0.01f, sb = (t_unit(&rng) + 1.5f) * 0.01f;
+    float sa = (t_unit(&rng) + 1.5f) * 0.01f, sb;
+    if (n % 2) {
+      fill_i8(&rng, b, n);
+      sb = (t_unit(&rng) + 1.5f) * 0.01f;
+    } else { /* near-equal: l2 cancels, where rounding differences show */
+      memcpy(b, a, n);
+      b[t_next(&rng) % n] ^= 1;
+      sb = sa * (1.0f + 1e-6f);
+    }
     T_CHECK(k->dot_i8(a, sa, b, sb, n) == ref->dot_i8(a, sa, b, sb, n),
                   "%s dot_i8 n=%zu", lvl, n);
     T_CHECK(k->l2sq_i8(a, sa, b, sb, n) == ref->l2sq_i8(a, sa, b, sb, n),
@@ -175,10 +182,12 @@ START_TEST(test_i8_pairs) {
 }
 END_TEST
 
-/* Sums beyond 2^31 must not wrap: 300000 * (-128 * -128) = 4.9e9. */
+/* Sums must not wrap, neither in total (2^21 * 2^14 = 2^35) nor in any
+** one int32 lane, which without the K_I8_BLOCK flushes would take more than
+** 2^31 here at every level. */
 START_TEST(test_i8_no_overflow) {
   const k_ops *k = levels[_i];
-  size_t n = 300001;
+  size_t n = ((size_t)1 << 21) + 1;
   int8_t *a = abuf(n), *b = abuf(n);
   memset(a, 0x80, n); /* -128 */
   memset(b, 0x80, n);
@@ -328,18 +337,87 @@ END_TEST
 
 START_TEST(test_zero_length) {
   const k_ops *k = levels[_i];
-  float a[1] = {1}, out[1] = {-1};
+  float a[1] = {1}, out[2] = {-1, -1}, sc[2] = {1, 1};
   uint16_t h[1] = {0x3c00};
   int8_t c[1] = {1};
   ck_assert(k->dot_f32(a, a, 0) == 0.0f);
   ck_assert(k->l2sq_f32(a, a, 0) == 0.0f);
   ck_assert(k->cos_f32(a, a, 0) == 1.0f);
   ck_assert(k->dot_f16(a, h, 0) == 0.0f);
+  ck_assert(k->l2sq_f16(a, h, 0) == 0.0f);
   ck_assert(k->cos_f16(a, h, 0) == 1.0f);
   ck_assert(k->dot_i8(c, 1, c, 1, 0) == 0.0f);
+  ck_assert(k->l2sq_i8(c, 1, c, 1, 0) == 0.0f);
   ck_assert(k->cos_i8(c, c, 0) == 1.0f);
+  k->f16_to_f32(h, a, 0);
+  k->f32_to_f16(a, h, 0);
+  ck_assert(a[0] == 1.0f && h[0] == 0x3c00); /* nothing written */
   k->dot_f32_batch(a, a, 0, 1, out);
   ck_assert(out[0] == -1.0f); /* nothing written for zero rows */
+  /* rows of dimension 0: every score is that of empty vectors */
+  k->dot_f32_batch(a, a, 2, 0, out);
+  ck_assert(out[0] == 0.0f && out[1] == 0.0f);
+  k->cos_f16_batch(a, h, 2, 0, out);
+  ck_assert(out[0] == 1.0f && out[1] == 1.0f);
+  k->l2sq_i8_batch(c, 1, c, sc, 2, 0, out);
+  ck_assert(out[0] == 0.0f && out[1] == 0.0f);
+}
+END_TEST
+
+/* Exact-size heap buffers, no slack: under AddressSanitizer any read past
+** the end of a vector (a tail handled wrongly) stops the test. */
+START_TEST(test_exact_bounds) {
+  const k_ops *k = levels[_i];
+  t_rng rng = {t_seed() + 6};
+  for (size_t n = 1; n <= 300; n++) {
+    float *a = malloc(n * 4), *b = malloc(n * 4), *rows = malloc(2 * n * 4);
+    uint16_t *h = malloc(n * 2), *hrows = malloc(2 * n * 2);
+    int8_t *i8 = malloc(n), *irows = malloc(2 * n);
+    float out[2], sc[2] = {0.5f, 0.25f};
+    fill_f32(&rng, a, n, 1.0f);
+    fill_f32(&rng, b, n, 1.0f);
+    fill_f32(&rng, rows, 2 * n, 1.0f);
+    fill_f16(&rng, hrows, 2 * n, 1.0f);
+    fill_i8(&rng, i8, n);
+    fill_i8(&rng, irows, 2 * n);
+    double sum = k->dot_f32(a, b, n) + k->l2sq_f32(a, b, n) + k->cos_f32(a, b, n);
+    k->f32_to_f16(b, h, n);
+    k->f16_to_f32(h, b, n);
+    sum += k->dot_f16(a, h, n) + k->l2sq_f16(a, h, n) + k->cos_f16(a, h, n);
+    sum += k->dot_i8(i8, 1, irows, 1, n) + k->l2sq_i8(i8, 1, irows, 1, n) +
+           k->cos_i8(i8, irows, n);
+    k->dot_f32_batch(a, rows, 2, n, out);
+    k->l2sq_f32_batch(a, rows, 2, n, out);
+    k->cos_f32_batch(a, rows, 2, n, out);
+    k->dot_f16_batch(a, hrows, 2, n, out);
+    k->l2sq_f16_batch(a, hrows, 2, n, out);
+    k->cos_f16_batch(a, hrows, 2, n, out);
+    k->dot_i8_batch(i8, 1, irows, sc, 2, n, out);
+    k->l2sq_i8_batch(i8, 1, irows, sc, 2, n, out);
+    k->cos_i8_batch(i8, irows, 2, n, out);
+    T_CHECK(isfinite(sum) && isfinite(out[0]) && isfinite(out[1]),
+            "%s n=%zu: non-finite result", level_label[_i], n);
+    free(a);
+    free(b);
+    free(rows);
+    free(h);
+    free(hrows);
+    free(i8);
+    free(irows);
+  }
+}
+END_TEST
+
+/* Magnitudes beyond what float sums hold give the documented cosine of 1,
+** never NaN; the SQL layer routes such vectors to double precision. */
+START_TEST(test_cos_out_of_range) {
+  const k_ops *k = levels[_i];
+  float big[3] = {1e20f, 1.0f, -3e20f}, tiny[3] = {1e-25f, 2e-25f, 0.0f};
+  float out[1];
+  ck_assert(k->cos_f32(big, big, 3) == 1.0f);
+  ck_assert(k->cos_f32(tiny, tiny, 3) == 1.0f);
+  k->cos_f32_batch(big, big, 1, 3, out);
+  ck_assert(out[0] == 1.0f);
 }
 END_TEST
 
@@ -420,6 +498,8 @@ int main(void) {
   tcase_add_loop_test(tc, test_i8_no_overflow, 0, nlevels);
   tcase_add_loop_test(tc, test_batches, 0, nlevels);
   tcase_add_loop_test(tc, test_zero_length, 0, nlevels);
+  tcase_add_loop_test(tc, test_exact_bounds, 0, nlevels);
+  tcase_add_loop_test(tc, test_cos_out_of_range, 0, nlevels);
   if (nlevels > 1) {
     tcase_add_loop_test(tc, test_f32_pairs, 1, nlevels);
     tcase_add_loop_test(tc, test_f16_pairs, 1, nlevels);

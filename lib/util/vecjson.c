@@ -14,7 +14,7 @@
 
 #include "vecjson.h"
 
-/* A "C" locale object, made once, used through uselocale() so that strtod
+/* A "C" locale object, made once, used through uselocale() so that strtof
 ** and snprintf read and write '.' even when the host set LC_NUMERIC. */
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 static locale_t c_locale = (locale_t)0;
@@ -30,13 +30,6 @@ static locale_t use_c_locale(void) {
 
 static void restore_locale(locale_t old) {
   if (old) uselocale(old);
-}
-
-double util_strtod_c(const char *s, char **end) {
-  locale_t old = use_c_locale();
-  double d = strtod(s, end);
-  restore_locale(old);
-  return d;
 }
 
 static int is_ws(char c) {
@@ -112,8 +105,10 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
                i, describe(s, len, i, tmp));
       goto fail;
     }
-    /* strtod on a copy of exactly the validated span, so that it cannot
-       read on past what JSON allows ("01", "0x1") */
+    /* strtof on a copy of exactly the validated span, so that it cannot
+       read on past what JSON allows ("01", "0x1").  strtof rounds the
+       decimal once, to the nearest float; going through a double would
+       round twice and can land on the wrong float. */
     char small[64], *num = nl < sizeof small ? small : malloc(nl + 1);
     if (!num) {
       snprintf(err, errlen, "out of memory parsing a JSON vector");
@@ -122,14 +117,13 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
     memcpy(num, s + i, nl);
     num[nl] = '\0';
     char *end;
-    double d = strtod(num, &end);
+    float f = strtof(num, &end);
     int whole = *end == '\0';
     if (num != small) free(num);
     if (!whole) { /* cannot happen in the "C" locale; never guess */
       snprintf(err, errlen, "malformed JSON vector: bad number at byte %zu", i);
       goto fail;
     }
-    float f = (float)d;
     if (!isfinite(f)) {
       snprintf(err, errlen,
                "element %zu (%.*s) is outside the float32 range (largest "
@@ -189,16 +183,16 @@ size_t util_f32_shortest(float v, char *buf) {
   /* More digits never stop a decimal from reading back, so binary-search
      the precision in [1, 9]; 9 significant digits always suffice. */
   locale_t old = use_c_locale();
-  int lo = 1, hi = 9;
+  int lo = 1, hi = 9; /* %.9g of a float needs at most 16 bytes */
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    snprintf(buf, 32, "%.*g", mid, (double)v);
+    snprintf(buf, 32, "%.*g", mid & 15, (double)v);
     if (strtof(buf, NULL) == v)
       hi = mid;
     else
       lo = mid + 1;
   }
-  int w = snprintf(buf, 32, "%.*g", lo, (double)v);
+  int w = snprintf(buf, 32, "%.*g", lo & 15, (double)v);
   restore_locale(old);
   return (size_t)w;
 }

@@ -22,7 +22,4 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
 ** v must be finite.  Returns the length written. */
 size_t util_f32_shortest(float v, char *buf);
 
-/* strtod that always uses '.' as the decimal point, whatever the locale. */
-double util_strtod_c(const char *s, char **end);
-
 #endif /* H5MEM_UTIL_VECJSON_H */

@@ -35,6 +35,12 @@ SELECT round(vec_distance_l2(vec_f16('[1,2]'), '[4,6]'), 6) AS l2_f16_f32,
        round(vec_distance_l2('[1,2]', vec_f16('[4,6]')), 6) AS l2_f32_f16,
        round(vec_distance_cosine(vec_f16('[1,0]'), vec_f16('[1,1]')), 6) AS cos_f16_f16,
        vec_dot(vec_f16('[0.5,0.25]'), '[2,4]') AS dot_f16;
+-- magnitudes float sums cannot hold are computed in double
+SELECT vec_distance_cosine('[1e-25,2e-25]', '[1e-25,2e-25]') AS cos_tiny,
+       vec_distance_cosine('[1e20,1]', '[1e20,1]') AS cos_huge,
+       vec_distance_l2('[1e-30]', '[0]') AS l2_tiny,
+       vec_dot('[3e38, 3e38]', '[3e38, 3e38]') AS dot_huge,
+       round(vec_distance_l2('[3e38, -3e38]', vec_f16('[1, 2]')) / 1e38, 6) AS l2_mixed;
 SELECT vec_to_json(vec_normalize('[3,4]')) AS unit,
        vec_type(vec_normalize(vec_f16('[3,4]'))) AS unit16_type,
        vec_to_json(vec_normalize(vec_f16('[3,4]'))) AS unit16;
@@ -72,7 +78,9 @@ SELECT vec_distance_l2('[1,2]', '[1,2,3]');
 SELECT vec_distance_cosine('[0,0]', '[1,2]');
 SELECT vec_distance_cosine('[1,2]', '[0,0]');
 SELECT vec_distance_l2('[1,2]', 'x');
-SELECT vec_dot('[3e38, 3e38]', '[3e38, 3e38]');
 SELECT vec_normalize('[0,0,0]');
 SELECT vec_length(NULL);
 SELECT 'still running' AS after_errors;
+-- a result longer than SQLite's length limit is "too big", not "out of memory"
+.limit length 2000
+SELECT vec_to_json(vec_f32(zeroblob(1600)));
