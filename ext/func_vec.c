@@ -8,10 +8,9 @@
 ** ('[1, 2.5, -3]').  A BLOB is float32 unless it carries the float16
 ** subtype that vec_f16() and vec_as_f16() set.  Subtypes do not survive
 ** storage in a table: vec_as_f16(col) declares a stored BLOB to be float16
-** again.  Where sqlite-vec
-** would accept NaN, Infinity, half-formed JSON or a zero vector for cosine,
-** these functions stop with an error that names the problem; docs/SQL.md
-** lists each difference.
+** again.  Where sqlite-vec would accept NaN, Infinity, half-formed JSON or
+** a zero vector for cosine, these functions stop with an error that names
+** the problem; docs/SQL.md lists each difference.
 */
 #include "config.h"
 
@@ -191,6 +190,37 @@ static int vec_arg_to_f32(sqlite3_context *ctx, vec_arg *a) {
   return 0;
 }
 
+/* Round an f32 argument to float16 in place (no-op for f16).  0, or -1
+** with the function's error set (out of memory; an element beyond the
+** float16 range). */
+static int vec_arg_to_f16(sqlite3_context *ctx, vec_arg *a) {
+  if (a->type == VT_F16) return 0;
+  const float *f = a->data;
+  uint16_t *h = malloc(a->n * sizeof *h);
+  if (!h) {
+    sqlite3_result_error_nomem(ctx);
+    return -1;
+  }
+  k_get()->f32_to_f16(f, h, a->n);
+  for (size_t i = 0; i < a->n; i++) {
+    if ((h[i] & 0x7c00u) == 0x7c00u) {
+      char msg[160];
+      snprintf(msg, sizeof msg,
+               "element %zu (%g) is outside the float16 range (largest "
+               "finite magnitude 65504)",
+               i, (double)f[i]);
+      vec_error(ctx, "", msg);
+      free(h);
+      return -1;
+    }
+  }
+  free(a->owned);
+  a->owned = h;
+  a->data = h;
+  a->type = VT_F16;
+  return 0;
+}
+
 /* Set a vector result, tagged with its subtype.  Takes a->owned if set. */
 static void vec_result(sqlite3_context *ctx, vec_arg *a) {
   size_t bytes = a->n * (a->type == VT_F16 ? 2 : 4);
@@ -218,34 +248,7 @@ static void fn_vec_f16(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   vec_arg a;
   (void)argc;
   if (vec_arg_read(ctx, argv[0], "", VT_F32, &a)) return;
-  if (a.type == VT_F32) {
-    const float *f = a.data;
-    uint16_t *h = malloc(a.n * sizeof *h);
-    if (!h) {
-      sqlite3_result_error_nomem(ctx);
-      vec_arg_free(&a);
-      return;
-    }
-    k_get()->f32_to_f16(f, h, a.n);
-    for (size_t i = 0; i < a.n; i++) {
-      if ((h[i] & 0x7c00u) == 0x7c00u) {
-        char msg[160];
-        snprintf(msg, sizeof msg,
-                 "element %zu (%g) is outside the float16 range (largest "
-                 "finite magnitude 65504)",
-                 i, (double)f[i]);
-        vec_error(ctx, "", msg);
-        free(h);
-        vec_arg_free(&a);
-        return;
-      }
-    }
-    free(a.owned);
-    a.owned = h;
-    a.data = h;
-    a.type = VT_F16;
-  }
-  vec_result(ctx, &a);
+  if (vec_arg_to_f16(ctx, &a) == 0) vec_result(ctx, &a);
   vec_arg_free(&a);
 }
 
@@ -468,18 +471,7 @@ static void fn_vec_normalize(sqlite3_context *ctx, int argc,
   }
   double norm = sqrt(ss);
   for (size_t i = 0; i < a.n; i++) f[i] = (float)((double)f[i] / norm);
-  if (type == VT_F16) {
-    uint16_t *h = malloc(a.n * sizeof *h);
-    if (!h) {
-      sqlite3_result_error_nomem(ctx);
-      goto done;
-    }
-    k_get()->f32_to_f16(f, h, a.n);
-    free(a.owned);
-    a.owned = h;
-    a.data = h;
-    a.type = VT_F16;
-  }
+  if (type == VT_F16 && vec_arg_to_f16(ctx, &a)) goto done;
   vec_result(ctx, &a);
 done:
   vec_arg_free(&a);
