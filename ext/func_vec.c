@@ -29,8 +29,9 @@ enum { VT_F32 = 1, VT_F16 = 2 };
 /* A decoded vector argument.  data points into the sqlite3_value or into
 ** owned, a malloc'd copy that vec_arg_free releases. */
 typedef struct vec_arg {
-  int type; /* VT_F32 or VT_F16 */
-  size_t n; /* number of elements, > 0 */
+  int type;   /* VT_F32 or VT_F16 */
+  size_t n;   /* number of elements, > 0 */
+  float amax; /* largest |element| as read (0 for a zero vector) */
   const void *data;
   void *owned;
 } vec_arg;
@@ -62,23 +63,33 @@ static void vec_error(sqlite3_context *ctx, const char *what, const char *msg) {
   }
 }
 
-/* Index of the first NaN or infinite element, or n if all are finite;
-** *nan tells which it was. */
-static size_t first_nonfinite(const vec_arg *a, int *nan) {
+/* One pass over a decoded argument: its largest magnitude into a->amax,
+** or the index of its first NaN or infinite element (*nan tells which),
+** or a->n when there is none. */
+static size_t scan_elements(vec_arg *a, int *nan) {
   if (a->type == VT_F32) {
     const float *v = a->data;
-    for (size_t i = 0; i < a->n; i++)
+    float m = 0.0f;
+    for (size_t i = 0; i < a->n; i++) {
       if (!isfinite(v[i])) {
         *nan = isnan(v[i]);
         return i;
       }
+      m = fmaxf(m, fabsf(v[i]));
+    }
+    a->amax = m;
   } else {
     const uint16_t *v = a->data;
-    for (size_t i = 0; i < a->n; i++)
-      if ((v[i] & 0x7c00u) == 0x7c00u) {
-        *nan = (v[i] & 0x3ffu) != 0;
+    uint16_t m = 0; /* binary16 magnitudes order like their bit patterns */
+    for (size_t i = 0; i < a->n; i++) {
+      uint16_t x = v[i] & 0x7fffu;
+      if (x >= 0x7c00u) {
+        *nan = x != 0x7c00u;
         return i;
       }
+      if (x > m) m = x;
+    }
+    k_get()->f16_to_f32(&m, &a->amax, 1);
   }
   return a->n;
 }
@@ -153,7 +164,6 @@ static int vec_arg_read(sqlite3_context *ctx, sqlite3_value *v,
     out->type = VT_F32;
     out->n = n;
     out->data = out->owned = f;
-    return 0; /* the parser has already refused non-finite values */
   } else {
     snprintf(msg, sizeof msg,
              "expected a vector as a BLOB or JSON TEXT, got %s",
@@ -163,7 +173,7 @@ static int vec_arg_read(sqlite3_context *ctx, sqlite3_value *v,
   }
 
   int nan = 0;
-  size_t bad = first_nonfinite(out, &nan);
+  size_t bad = scan_elements(out, &nan);
   if (bad < out->n) {
     snprintf(msg, sizeof msg, "element %zu is %s", bad,
              nan ? "NaN" : "infinite");
@@ -326,19 +336,6 @@ static void fn_vec_type(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   vec_arg_free(&a);
 }
 
-static int all_zero(const vec_arg *a) {
-  if (a->type == VT_F32) {
-    const float *v = a->data;
-    for (size_t i = 0; i < a->n; i++)
-      if (v[i] != 0.0f) return 0;
-  } else {
-    const uint16_t *v = a->data;
-    for (size_t i = 0; i < a->n; i++)
-      if (v[i] & 0x7fffu) return 0;
-  }
-  return 1;
-}
-
 typedef enum { DIST_L2, DIST_COS, DIST_DOT } dist_kind;
 
 /* Whether the float kernels can score this vector without overflow or
@@ -348,10 +345,7 @@ typedef enum { DIST_L2, DIST_COS, DIST_DOT } dist_kind;
 static int float_safe(const vec_arg *a) {
   if (a->type == VT_F16) return 1;
   if (a->n > ((size_t)1 << 20)) return 0;
-  const float *v = a->data;
-  float m = 0.0f;
-  for (size_t i = 0; i < a->n; i++) m = fmaxf(m, fabsf(v[i]));
-  return m == 0.0f || (m >= 0x1p-50f && m <= 0x1p50f);
+  return a->amax == 0.0f || (a->amax >= 0x1p-50f && a->amax <= 0x1p50f);
 }
 
 /* The distance in double precision, for vectors the float kernels cannot
@@ -388,8 +382,8 @@ static void vec_distance(sqlite3_context *ctx, sqlite3_value **argv,
     vec_error(ctx, "", msg);
     goto done;
   }
-  if (kind == DIST_COS && (all_zero(&a) || all_zero(&b))) {
-    vec_error(ctx, all_zero(&a) ? "first argument: " : "second argument: ",
+  if (kind == DIST_COS && (a.amax == 0.0f || b.amax == 0.0f)) {
+    vec_error(ctx, a.amax == 0.0f ? "first argument: " : "second argument: ",
               "cosine distance is undefined for a zero vector");
     goto done;
   }
