@@ -179,20 +179,30 @@ fail:
   return -1;
 }
 
-size_t util_f32_shortest(float v, char *buf) {
-  /* More digits never stop a decimal from reading back, so binary-search
-     the precision in [1, 9]; 9 significant digits always suffice. */
+/* The fewest significant digits (at most maxp) with which printf's %g
+** reads back as v: more digits never stop a decimal from reading back, so
+** binary-search the precision.  back() converts the text to v's type. */
+static size_t shortest(double v, char *buf, size_t size, int maxp, int is_float) {
   locale_t old = use_c_locale();
-  int lo = 1, hi = 9; /* %.9g of a float needs at most 16 bytes */
+  int lo = 1, hi = maxp;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    snprintf(buf, 32, "%.*g", mid & 15, (double)v);
-    if (strtof(buf, NULL) == v)
+    snprintf(buf, size, "%.*g", mid & 31, v);
+    int same = is_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
+    if (same)
       hi = mid;
     else
       lo = mid + 1;
   }
-  int w = snprintf(buf, 32, "%.*g", lo & 15, (double)v);
+  int w = snprintf(buf, size, "%.*g", lo & 31, v);
   restore_locale(old);
   return (size_t)w;
+}
+
+size_t util_f32_shortest(float v, char *buf) {
+  return shortest((double)v, buf, 32, 9, 1); /* 9 digits always suffice */
+}
+
+size_t util_f64_shortest(double v, char *buf) {
+  return shortest(v, buf, 40, 17, 0); /* 17 digits always suffice */
 }

@@ -22,4 +22,8 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
 ** v must be finite.  Returns the length written. */
 size_t util_f32_shortest(float v, char *buf);
 
+/* The same for a double: at most 17 significant digits; buf needs at least
+** 40 bytes. */
+size_t util_f64_shortest(double v, char *buf);
+
 #endif /* H5MEM_UTIL_VECJSON_H */

@@ -1,0 +1,234 @@
+/*
+** lib/h5/h5.h - h5mem's own HDF5 format engine: the public API.
+**
+** Reads what libhdf5 and h5py write (superblocks 0-3, object headers v1 and
+** v2, old and new style groups, every layout and chunk index, the common
+** filters) without libhdf5.  It knows nothing of SQLite.
+**
+** Handles are opaque.  An h5_file owns everything opened from it: objects
+** (h5_obj) and types (h5_type) stay valid until h5_close() of their file.
+** One thread at a time per h5_file.
+**
+** Every function that can fail returns an int status: H5_OK (0) or a
+** negative H5_E* code, with a message in h5_errmsg(file) naming the
+** problem (and, for corrupt files, where).  No input makes these functions
+** crash, hang or allocate without bound: every offset, length and count read
+** from a file is checked against the file's size before it is used.
+*/
+#ifndef H5MEM_H5_H
+#define H5MEM_H5_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/strbuf.h"
+
+enum {
+  H5_OK = 0,
+  H5_EIO = -1,          /* the operating system refused (open, mmap, ...) */
+  H5_ENOMEM = -2,       /* out of memory */
+  H5_ECORRUPT = -3,     /* the file breaks the format */
+  H5_EUNSUPPORTED = -4, /* valid HDF5 this engine does not handle (yet) */
+  H5_ENOTFOUND = -5,    /* no such link, attribute, ... */
+  H5_EINVAL = -6,       /* a bad argument from the caller */
+  H5_ESTOP = -7         /* an iteration callback asked to stop */
+};
+
+#define H5_UNDEF_ADDR UINT64_MAX /* "no address" in any offset size */
+#define H5_MAX_RANK 32           /* HDF5's own limit on dimensions */
+
+typedef struct h5_file h5_file;
+typedef struct h5_obj h5_obj;
+typedef struct h5_type h5_type;
+
+/* ---- files --------------------------------------------------------- */
+
+/* Open an existing HDF5 file read-only.  On failure returns an H5_E* code,
+** *out is NULL, and a message is in err (errlen bytes). */
+int h5_open(const char *path, h5_file **out, char *err, size_t errlen);
+
+/* Close the file and everything opened from it.  NULL is a no-op. */
+void h5_close(h5_file *f);
+
+/* The message of the last failure on f (never NULL). */
+const char *h5_errmsg(const h5_file *f);
+
+/* Facts from the superblock. */
+typedef struct h5_file_info {
+  int superblock_version;
+  int sizeof_offsets, sizeof_lengths;
+  uint64_t base_addr;   /* absolute offset addresses are relative to */
+  uint64_t file_size;
+  uint64_t root_addr;   /* root group object header */
+} h5_file_info;
+void h5_file_info_get(const h5_file *f, h5_file_info *info);
+
+/* ---- objects ------------------------------------------------------- */
+
+typedef enum h5_kind {
+  H5_KIND_GROUP,
+  H5_KIND_DATASET,
+  H5_KIND_DATATYPE, /* a committed (named) datatype */
+  H5_KIND_OTHER
+} h5_kind;
+
+/* The object whose header is at addr (file-relative).  The handle belongs to
+** the file (no close needed); opening the same address twice returns the
+** same handle. */
+int h5_obj_open(h5_file *f, uint64_t addr, h5_obj **out);
+int h5_root(h5_file *f, h5_obj **out);
+h5_kind h5_obj_kind(const h5_obj *o);
+uint64_t h5_obj_addr(const h5_obj *o);
+
+/* ---- links (group members) ---------------------------------------- */
+
+typedef enum h5_link_type {
+  H5_LINK_HARD = 0,
+  H5_LINK_SOFT = 1,
+  H5_LINK_EXTERNAL = 64,
+  H5_LINK_UD = 65 /* user-defined, any other type >= 65 */
+} h5_link_type;
+
+/* One link, valid during the callback only. */
+typedef struct h5_link {
+  const char *name; /* NUL-terminated UTF-8 */
+  int type;         /* h5_link_type, or the raw type for H5_LINK_UD */
+  uint64_t addr;    /* hard links: the target's object header */
+  const char *target;   /* soft: the path; external: the object path */
+  const char *filename; /* external: the file name */
+  int64_t corder;       /* creation order, or -1 when not tracked */
+} h5_link;
+
+/* Call cb for every link of group g, in name order.  cb returns 0 to go on,
+** anything else to stop (h5_group_iter then returns H5_ESTOP). */
+typedef int (*h5_link_cb)(void *ctx, const h5_link *link);
+int h5_group_iter(h5_obj *g, h5_link_cb cb, void *ctx);
+
+/* ---- datatypes ------------------------------------------------------ */
+
+typedef enum h5_class {
+  H5_CLASS_INTEGER = 0,
+  H5_CLASS_FLOAT = 1,
+  H5_CLASS_TIME = 2,
+  H5_CLASS_STRING = 3,
+  H5_CLASS_BITFIELD = 4,
+  H5_CLASS_OPAQUE = 5,
+  H5_CLASS_COMPOUND = 6,
+  H5_CLASS_REFERENCE = 7,
+  H5_CLASS_ENUM = 8,
+  H5_CLASS_VLEN = 9,
+  H5_CLASS_ARRAY = 10
+} h5_class;
+
+/* A decoded datatype.  All fields are read-only for callers. */
+struct h5_type {
+  h5_class cls;
+  uint32_t size;     /* bytes of one element as stored */
+  int big_endian;    /* integer, float, bitfield, enum base */
+  int is_signed;     /* integer */
+  uint16_t offset;   /* bit offset of the value (integer, float, bitfield) */
+  uint16_t precision;/* bits of precision */
+  /* float: bit positions and sizes */
+  uint8_t sign_pos, exp_pos, exp_size, mant_pos, mant_size;
+  uint32_t exp_bias;
+  int mant_norm;     /* 0 none, 1 msb set, 2 msb implied */
+  int vax_order;     /* float byte order is VAX */
+  /* string / vlen string */
+  int cset;          /* 0 ASCII, 1 UTF-8 */
+  int strpad;        /* 0 null-terminated, 1 null-padded, 2 space-padded */
+  /* vlen: 0 sequence, 1 string */
+  int vlen_kind;
+  /* reference: 0 object, 1 dataset region, 2+ newer kinds */
+  int ref_kind;
+  /* opaque: tag (NUL-terminated) */
+  char *tag;
+  /* compound members; enum names/values; vlen/array base */
+  uint32_t nmembers;
+  struct h5_member {
+    char *name;
+    uint32_t offset;      /* compound: byte offset in the element */
+    h5_type *type;        /* compound member type */
+    const uint8_t *value; /* enum: the member's value, base->size bytes */
+  } *members;
+  h5_type *base;     /* enum, vlen, array */
+  int rank;          /* array */
+  uint32_t dims[H5_MAX_RANK];
+};
+
+/* ---- attributes ------------------------------------------------------ */
+
+/* One attribute, valid during the callback only.  data holds its elements
+** in the stored type (file byte order); variable-length elements hold
+** global heap references, which h5_vlen_get() resolves. */
+typedef struct h5_attr {
+  const char *name;
+  const h5_type *type;
+  int rank;            /* -1: null dataspace */
+  uint64_t dims[H5_MAX_RANK];
+  uint64_t nelems;
+  const uint8_t *data; /* nelems * type->size bytes */
+  size_t data_len;
+} h5_attr;
+
+typedef int (*h5_attr_cb)(void *ctx, const h5_attr *attr);
+int h5_attr_iter(h5_obj *o, h5_attr_cb cb, void *ctx);
+
+/* ---- datasets -------------------------------------------------------- */
+
+typedef enum h5_layout {
+  H5_LAYOUT_COMPACT = 0,
+  H5_LAYOUT_CONTIGUOUS = 1,
+  H5_LAYOUT_CHUNKED = 2,
+  H5_LAYOUT_VIRTUAL = 3
+} h5_layout;
+
+typedef struct h5_filter {
+  uint16_t id;
+  uint16_t flags;      /* bit 0: optional */
+  const char *name;    /* may be NULL */
+  uint32_t ncd;
+  const uint32_t *cd;  /* client data values */
+} h5_filter;
+
+typedef struct h5_dset_info {
+  const h5_type *type;
+  int rank;                     /* -1: null dataspace, 0: scalar */
+  uint64_t dims[H5_MAX_RANK];
+  uint64_t maxdims[H5_MAX_RANK];/* UINT64_MAX: unlimited */
+  uint64_t nelems;
+  h5_layout layout;
+  int chunk_rank;
+  uint64_t chunk[H5_MAX_RANK];  /* chunk dims (without the element size) */
+  int nfilters;
+  const h5_filter *filters;
+  int external;                 /* raw data in external files */
+  const uint8_t *fill;          /* fill value (type->size bytes) or NULL */
+} h5_dset_info;
+
+int h5_dset_info_get(h5_obj *d, h5_dset_info *info);
+
+/* Read the whole dataset into buf (nelems * type->size bytes, C order), in
+** the stored type.  Chunks that were never written read as the fill value. */
+int h5_dset_read(h5_obj *d, void *buf, size_t buflen);
+
+/* ---- variable-length data ------------------------------------------- */
+
+/* Resolve the variable-length element stored at elem (the 4-byte length,
+** then a global heap collection address and object index, as stored in a
+** dataset or attribute of a vlen type).  *data points into the file; for a
+** NULL element *data is NULL and *len 0.  *count is the stored length
+** field (elements of a sequence, bytes of a string). */
+int h5_vlen_get(h5_file *f, const uint8_t *elem, const uint8_t **data,
+                size_t *len, uint32_t *count);
+
+/* ---- values as JSON (h5_json.c) --------------------------------------- */
+
+/* Append the values of type t at data (shaped by dims[0..rank); rank 0 or
+** -1: one element) to out as JSON: nested arrays, integers exact, floats
+** shortest round-trip ("NaN"/"Infinity" as strings), strings as UTF-8 text
+** or {"hex": ...}, compounds as objects, complex pairs as [re, im], opaque
+** as {"hex": ...}, references as null. */
+int h5_json_values(h5_file *f, const h5_type *t, const uint8_t *data, int rank,
+                   const uint64_t *dims, strbuf *out);
+
+#endif /* H5MEM_H5_H */

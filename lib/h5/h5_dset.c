@@ -1,0 +1,328 @@
+/*
+** lib/h5/h5_dset.c - datasets: the layout, filter pipeline, fill value and
+** external storage messages, and reading a whole dataset.
+*/
+#include "config.h"
+
+#include "h5_int.h"
+
+void h5_dset_free(struct h5_dset *d) {
+  if (!d) return;
+  h5_type_free(d->type);
+  if (d->filter_names)
+    for (int i = 0; i < d->info.nfilters; i++) free(d->filter_names[i]);
+  free(d->filter_names);
+  free(d->filters);
+  free(d->cd);
+  free(d->fill);
+  free(d);
+}
+
+static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
+  h5_cur c = h5c_make(m->data, m->size);
+  int version = h5c_u8(&c);
+  d->layout_version = version;
+  d->addr = H5_UNDEF_ADDR;
+  int cls, ndims = 0;
+  uint64_t dims[H5_MAX_RANK + 1];
+  if (version == 1 || version == 2) {
+    ndims = h5c_u8(&c);
+    cls = h5c_u8(&c);
+    h5c_skip(&c, 5);
+    if (ndims < 1 || ndims > H5_MAX_RANK + 1)
+      return h5_err(f, H5_ECORRUPT, "layout message: dimensionality %d", ndims);
+    if (cls != 0) d->addr = h5c_addr(&c, f);
+    for (int i = 0; i < ndims; i++) dims[i] = h5c_u32(&c);
+    if (cls == 2) {
+      (void)h5c_u32(&c); /* element size (also the last dimension) */
+    } else if (cls == 0) {
+      uint32_t n = h5c_u32(&c);
+      d->compact = h5c_bytes(&c, n);
+      d->compact_len = n;
+    }
+    if (cls == 1) { /* contiguous: the size is the whole dataset */
+      d->size = d->type->size;
+      for (int i = 0; i < ndims; i++) d->size *= dims[i];
+    }
+  } else if (version == 3 || version == 4) {
+    cls = h5c_u8(&c);
+    if (cls == 0) {
+      uint16_t n = h5c_u16(&c);
+      d->compact = h5c_bytes(&c, n);
+      d->compact_len = n;
+    } else if (cls == 1) {
+      d->addr = h5c_addr(&c, f);
+      d->size = h5c_len(&c, f);
+    } else if (cls == 2 && version == 3) {
+      ndims = h5c_u8(&c);
+      if (ndims < 1 || ndims > H5_MAX_RANK + 1)
+        return h5_err(f, H5_ECORRUPT, "layout message: dimensionality %d", ndims);
+      d->addr = h5c_addr(&c, f);
+      for (int i = 0; i < ndims; i++) dims[i] = h5c_u32(&c);
+      d->cidx = H5_CIDX_BTREE1;
+    } else if (cls == 2) {
+      d->chunk_flags = h5c_u8(&c);
+      ndims = h5c_u8(&c);
+      int w = h5c_u8(&c);
+      if (ndims < 1 || ndims > H5_MAX_RANK + 1 || w < 1 || w > 8)
+        return h5_err(f, H5_ECORRUPT, "layout message: dimensionality %d width %d",
+                      ndims, w);
+      for (int i = 0; i < ndims; i++) dims[i] = h5c_uint(&c, w);
+      d->cidx = h5c_u8(&c);
+      size_t np = d->cidx == H5_CIDX_FARRAY ? 1
+                  : d->cidx == H5_CIDX_EARRAY ? 5
+                  : d->cidx == H5_CIDX_BTREE2 ? 6 : 0;
+      const uint8_t *params = h5c_bytes(&c, np);
+      if (params) memcpy(d->idx_params, params, np);
+      if (d->cidx == H5_CIDX_SINGLE && (d->chunk_flags & 2)) {
+        d->single_size = h5c_len(&c, f);
+        d->single_mask = h5c_u32(&c);
+      }
+      if (d->cidx < H5_CIDX_SINGLE || d->cidx > H5_CIDX_BTREE2)
+        return h5_err(f, H5_ECORRUPT, "layout message: chunk index type %d", d->cidx);
+      d->addr = h5c_addr(&c, f);
+    } else if (cls == 3 && version == 4) {
+      d->info.layout = H5_LAYOUT_VIRTUAL;
+      d->addr = h5c_addr(&c, f);
+      (void)h5c_u32(&c);
+    } else {
+      return h5_err(f, H5_ECORRUPT, "layout message: class %d", cls);
+    }
+  } else {
+    return h5_err(f, H5_EUNSUPPORTED, "layout message version %d", version);
+  }
+  if (c.bad) return h5_err(f, H5_ECORRUPT, "layout message truncated");
+  d->info.layout = (h5_layout)cls;
+  if (cls == 2) {
+    /* the last dimension is the element size, not a data dimension */
+    d->info.chunk_rank = ndims - 1;
+    d->chunk_bytes = dims[ndims - 1];
+    if (dims[ndims - 1] != d->type->size)
+      return h5_err(f, H5_ECORRUPT,
+                    "layout message: chunk element size %llu, datatype size %u",
+                    (unsigned long long)dims[ndims - 1], d->type->size);
+    for (int i = 0; i < ndims - 1; i++) {
+      d->info.chunk[i] = dims[i];
+      if (dims[i] == 0 || d->chunk_bytes > UINT64_MAX / dims[i] ||
+          d->chunk_bytes * dims[i] > ((uint64_t)1 << 32))
+        return h5_err(f, H5_ECORRUPT, "layout message: bad chunk dimensions");
+      d->chunk_bytes *= dims[i];
+    }
+    if (d->space.rank >= 0 && d->info.chunk_rank != d->space.rank)
+      return h5_err(f, H5_ECORRUPT, "layout message: chunks of rank %d for rank %d",
+                    d->info.chunk_rank, d->space.rank);
+  }
+  return H5_OK;
+}
+
+static int filters_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
+  const uint8_t *body;
+  size_t size;
+  int rc = h5_msg_body(f, m, &body, &size);
+  if (rc) return rc;
+  h5_cur c = h5c_make(body, size);
+  int version = h5c_u8(&c);
+  int n = h5c_u8(&c);
+  if (version == 1) h5c_skip(&c, 6);
+  if (c.bad || (version != 1 && version != 2) || n > 32)
+    return h5_err(f, H5_ECORRUPT, "filter pipeline message malformed");
+  d->filters = calloc((size_t)n + 1, sizeof *d->filters);
+  d->filter_names = calloc((size_t)n + 1, sizeof *d->filter_names);
+  if (!d->filters || !d->filter_names) return h5_err(f, H5_ENOMEM, "out of memory");
+  /* client data: first pass counts, second fills */
+  h5_cur save = c;
+  size_t total = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    c = save;
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+      h5_filter *flt = &d->filters[i];
+      uint16_t id = h5c_u16(&c);
+      uint16_t nlen = (version == 1 || id >= 256) ? h5c_u16(&c) : 0;
+      uint16_t flags = h5c_u16(&c);
+      uint16_t ncd = h5c_u16(&c);
+      size_t field = version == 1 ? ((size_t)nlen + 7) & ~(size_t)7 : nlen;
+      const uint8_t *name = h5c_bytes(&c, field);
+      if (c.bad) return h5_err(f, H5_ECORRUPT, "filter pipeline message truncated");
+      for (uint16_t k = 0; k < ncd; k++) {
+        uint32_t v = h5c_u32(&c);
+        if (pass == 1) d->cd[at + k] = v;
+      }
+      if (version == 1 && (ncd & 1)) h5c_skip(&c, 4);
+      if (c.bad) return h5_err(f, H5_ECORRUPT, "filter pipeline message truncated");
+      if (pass == 1) {
+        flt->id = id;
+        flt->flags = flags;
+        flt->ncd = ncd;
+        flt->cd = d->cd + at;
+        if (nlen) {
+          size_t len = strnlen((const char *)name, nlen);
+          d->filter_names[i] = malloc(len + 1);
+          if (!d->filter_names[i]) return h5_err(f, H5_ENOMEM, "out of memory");
+          memcpy(d->filter_names[i], name, len);
+          d->filter_names[i][len] = '\0';
+          flt->name = d->filter_names[i];
+        }
+      }
+      at += ncd;
+    }
+    if (pass == 0) {
+      total = at;
+      d->cd = calloc(total + 1, sizeof *d->cd);
+      if (!d->cd) return h5_err(f, H5_ENOMEM, "out of memory");
+    }
+  }
+  d->info.nfilters = n;
+  d->info.filters = d->filters;
+  return H5_OK;
+}
+
+/* The fill value, when one is stored with the datatype's size. */
+static int fill_from(h5_file *f, struct h5_dset *d, const h5_ohdr *h) {
+  const uint8_t *val = NULL;
+  uint32_t len = 0;
+  const h5_msg *m = h5_ohdr_find(h, H5_MSG_FILL);
+  if (m) {
+    const uint8_t *body;
+    size_t size;
+    int rc = h5_msg_body(f, m, &body, &size);
+    if (rc) return rc;
+    h5_cur c = h5c_make(body, size);
+    int version = h5c_u8(&c);
+    if (version == 1 || version == 2) {
+      h5c_skip(&c, 2); /* allocation and fill write times */
+      int defined = h5c_u8(&c);
+      if (version == 1 || defined) {
+        len = h5c_u32(&c);
+        val = h5c_bytes(&c, len);
+      }
+    } else if (version == 3) {
+      uint8_t flags = h5c_u8(&c);
+      if (flags & 0x20) {
+        len = h5c_u32(&c);
+        val = h5c_bytes(&c, len);
+      }
+    } else {
+      return h5_err(f, H5_ECORRUPT, "fill value message version %d", version);
+    }
+    if (c.bad) return h5_err(f, H5_ECORRUPT, "fill value message truncated");
+  } else if ((m = h5_ohdr_find(h, H5_MSG_FILL_OLD))) {
+    h5_cur c = h5c_make(m->data, m->size);
+    len = h5c_u32(&c);
+    val = h5c_bytes(&c, len);
+    if (c.bad) return h5_err(f, H5_ECORRUPT, "fill value message truncated");
+  }
+  if (val && len == d->type->size && len > 0) {
+    d->fill = malloc(len);
+    if (!d->fill) return h5_err(f, H5_ENOMEM, "out of memory");
+    memcpy(d->fill, val, len);
+    d->info.fill = d->fill;
+  }
+  return H5_OK;
+}
+
+int h5_dset_get(h5_obj *o, struct h5_dset **out) {
+  h5_file *f = o->f;
+  *out = NULL;
+  if (o->dset) {
+    *out = o->dset;
+    return H5_OK;
+  }
+  if (o->kind != H5_KIND_DATASET)
+    return h5_err(f, H5_EINVAL, "object at %llu is not a dataset",
+                  (unsigned long long)o->addr);
+  struct h5_dset *d = calloc(1, sizeof *d);
+  if (!d) return h5_err(f, H5_ENOMEM, "out of memory");
+  const h5_msg *tm = h5_ohdr_find(&o->hdr, H5_MSG_DATATYPE);
+  const h5_msg *sm = h5_ohdr_find(&o->hdr, H5_MSG_DATASPACE);
+  const h5_msg *lm = h5_ohdr_find(&o->hdr, H5_MSG_LAYOUT);
+  const h5_msg *pm = h5_ohdr_find(&o->hdr, H5_MSG_FILTERS);
+  int rc = H5_OK;
+  const uint8_t *body;
+  size_t size;
+  if (!tm || !sm) {
+    rc = h5_err(f, H5_ECORRUPT, "dataset at %llu lacks a %s message",
+                (unsigned long long)o->addr, tm ? "dataspace" : "datatype");
+  }
+  if (rc == H5_OK) rc = h5_msg_body(f, tm, &body, &size);
+  if (rc == H5_OK) rc = h5_type_decode(f, body, size, &d->type);
+  if (rc == H5_OK) rc = h5_msg_body(f, sm, &body, &size);
+  if (rc == H5_OK) rc = h5_space_decode(f, body, size, &d->space);
+  if (rc == H5_OK) rc = layout_decode(f, d, lm);
+  if (rc == H5_OK && pm) rc = filters_decode(f, d, pm);
+  if (rc == H5_OK) rc = fill_from(f, d, &o->hdr);
+  if (rc != H5_OK) {
+    h5_dset_free(d);
+    return rc;
+  }
+  d->efl = h5_ohdr_find(&o->hdr, H5_MSG_EXTERNAL);
+  d->info.type = d->type;
+  d->info.rank = d->space.rank;
+  memcpy(d->info.dims, d->space.dims, sizeof d->info.dims);
+  memcpy(d->info.maxdims, d->space.maxdims, sizeof d->info.maxdims);
+  d->info.nelems = d->space.rank < 0 ? 0 : d->space.nelems;
+  d->info.external = d->efl != NULL;
+  o->dset = d;
+  *out = d;
+  return H5_OK;
+}
+
+int h5_dset_info_get(h5_obj *o, h5_dset_info *info) {
+  struct h5_dset *d;
+  int rc = h5_dset_get(o, &d);
+  if (rc == H5_OK) *info = d->info;
+  return rc;
+}
+
+void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n) {
+  size_t esz = d->type->size;
+  if (!d->fill) {
+    memset(buf, 0, (size_t)(n * esz));
+    return;
+  }
+  for (uint64_t i = 0; i < n; i++) memcpy(buf + i * esz, d->fill, esz);
+}
+
+int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
+  struct h5_dset *d;
+  h5_file *f = o->f;
+  int rc = h5_dset_get(o, &d);
+  if (rc) return rc;
+  uint64_t n = d->info.nelems, esz = d->type->size;
+  if (n && esz > UINT64_MAX / n)
+    return h5_err(f, H5_ECORRUPT, "dataset larger than 2^64 bytes");
+  uint64_t need = n * esz;
+  if (buflen < need)
+    return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data",
+                  buflen, (unsigned long long)need);
+  uint8_t *buf = out;
+  if (need == 0) return H5_OK;
+  if (d->efl)
+    return h5_err(f, H5_EUNSUPPORTED, "datasets in external files are not supported yet");
+  switch (d->info.layout) {
+  case H5_LAYOUT_COMPACT:
+    if (!d->compact || d->compact_len < need)
+      return h5_err(f, H5_ECORRUPT, "compact dataset holds %zu of %llu bytes",
+                    d->compact_len, (unsigned long long)need);
+    memcpy(buf, d->compact, (size_t)need);
+    return H5_OK;
+  case H5_LAYOUT_CONTIGUOUS: {
+    if (d->addr == H5_UNDEF_ADDR) {
+      h5_fill(d, buf, n);
+      return H5_OK;
+    }
+    const uint8_t *p = h5_span(f, d->addr, need);
+    if (!p)
+      return h5_err(f, H5_ECORRUPT, "contiguous data at %llu (%llu bytes) outside the file",
+                    (unsigned long long)d->addr, (unsigned long long)need);
+    memcpy(buf, p, (size_t)need);
+    return H5_OK;
+  }
+  case H5_LAYOUT_CHUNKED:
+    h5_fill(d, buf, n);
+    if (d->addr == H5_UNDEF_ADDR) return H5_OK;
+    return h5_chunked_read(f, d, buf, (size_t)need);
+  default:
+    return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
+  }
+}

@@ -1,0 +1,293 @@
+/*
+** lib/h5/h5_int.h - shared by the files of lib/h5, not installed.
+**
+** The whole file is memory-mapped read-only.  Every structure is parsed
+** through an h5_cur, a cursor over a checked span of the map whose reads
+** never leave the span: a read past the end sets cur.bad and yields zeros,
+** so a parser reads its fields, then checks bad once before using any of
+** them.  Addresses read from the file are checked with h5_span() before
+** anything is read at them.
+*/
+#ifndef H5MEM_H5_INT_H
+#define H5MEM_H5_INT_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "h5.h"
+
+/* Bounds on what a file may make us do; beyond them it is corrupt. */
+#define H5_MAX_CONTINUATIONS 65536 /* object header chunks per object */
+#define H5_MAX_BTREE_DEPTH 64
+#define H5_MAX_TYPE_DEPTH 32       /* nested compound / array / vlen */
+#define H5_MAX_MEMBERS 65536       /* compound or enum members */
+
+/* ---- cursor ------------------------------------------------------------ */
+
+typedef struct h5_cur {
+  const uint8_t *p, *end;
+  int bad; /* a read went past end */
+} h5_cur;
+
+static inline h5_cur h5c_make(const uint8_t *p, size_t len) {
+  h5_cur c = {p, p + len, 0};
+  return c;
+}
+
+static inline size_t h5c_left(const h5_cur *c) {
+  return c->bad ? 0 : (size_t)(c->end - c->p);
+}
+
+/* n bytes (or NULL, setting bad) */
+static inline const uint8_t *h5c_bytes(h5_cur *c, size_t n) {
+  if (c->bad || (size_t)(c->end - c->p) < n) {
+    c->bad = 1;
+    return NULL;
+  }
+  const uint8_t *q = c->p;
+  c->p += n;
+  return q;
+}
+
+static inline void h5c_skip(h5_cur *c, size_t n) { (void)h5c_bytes(c, n); }
+
+/* little-endian unsigned integer of n <= 8 bytes */
+static inline uint64_t h5_le(const uint8_t *q, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; i--) v = (v << 8) | q[i];
+  return v;
+}
+
+static inline uint64_t h5c_uint(h5_cur *c, int n) {
+  const uint8_t *q = h5c_bytes(c, (size_t)n);
+  return q ? h5_le(q, n) : 0;
+}
+
+static inline uint8_t h5c_u8(h5_cur *c) { return (uint8_t)h5c_uint(c, 1); }
+static inline uint16_t h5c_u16(h5_cur *c) { return (uint16_t)h5c_uint(c, 2); }
+static inline uint32_t h5c_u32(h5_cur *c) { return (uint32_t)h5c_uint(c, 4); }
+
+/* ---- files ---------------------------------------------------------------- */
+
+/* Things parsed from a file, by their address (open addressing). */
+typedef struct h5_amap {
+  uint64_t *key;
+  void **val; /* NULL: empty slot */
+  size_t cap, n;
+} h5_amap;
+
+void *h5_amap_get(const h5_amap *m, uint64_t key);
+int h5_amap_put(h5_amap *m, uint64_t key, void *val); /* 0, or -1 (OOM) */
+void h5_amap_free(h5_amap *m);
+
+struct h5_file {
+  int fd;
+  const uint8_t *map; /* the whole file, read-only; NULL when size is 0 */
+  uint64_t size;
+  uint64_t base;      /* absolute offset of relative address 0 */
+  int so, sl;         /* sizes of offsets and lengths, bytes */
+  int sb_version;
+  uint64_t root_addr;
+  uint64_t ext_addr;  /* superblock extension object header */
+  h5_amap objs;       /* h5_obj *, by object header address */
+  h5_amap gcols;      /* struct h5_gcol *, by collection address */
+  char err[512];
+};
+
+/* Record a failure: the message goes into f->err; returns code. */
+int h5_err(h5_file *f, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The bytes [addr, addr+len) of the file (addr relative to the base), or
+** NULL when any of them lies outside the file or addr is undefined. */
+const uint8_t *h5_span(const h5_file *f, uint64_t addr, uint64_t len);
+
+/* A cursor over [addr, end of file). */
+h5_cur h5_cur_at(const h5_file *f, uint64_t addr);
+
+/* Read an address / a length field of the file's sizes; an all-ones
+** address reads as H5_UNDEF_ADDR. */
+uint64_t h5c_addr(h5_cur *c, const h5_file *f);
+uint64_t h5c_len(h5_cur *c, const h5_file *f);
+
+/* ---- checksums (h5_checksum.c) ------------------------------------------- */
+
+/* Jenkins lookup3 hashlittle with initial value 0: HDF5's metadata checksum */
+uint32_t h5_lookup3(const void *data, size_t len, uint32_t initval);
+/* HDF5's Fletcher-32 over big-endian 16-bit words (the fletcher32 filter) */
+uint32_t h5_fletcher32(const void *data, size_t len);
+
+/* Whether the 4 bytes after data[0..len) hold lookup3(data). */
+int h5_checksum_ok(const uint8_t *data, size_t len);
+
+/* ---- object headers (h5_ohdr.c) ----------------------------------------- */
+
+enum {
+  H5_MSG_NIL = 0x00,
+  H5_MSG_DATASPACE = 0x01,
+  H5_MSG_LINK_INFO = 0x02,
+  H5_MSG_DATATYPE = 0x03,
+  H5_MSG_FILL_OLD = 0x04,
+  H5_MSG_FILL = 0x05,
+  H5_MSG_LINK = 0x06,
+  H5_MSG_EXTERNAL = 0x07,
+  H5_MSG_LAYOUT = 0x08,
+  H5_MSG_BOGUS = 0x09,
+  H5_MSG_GROUP_INFO = 0x0a,
+  H5_MSG_FILTERS = 0x0b,
+  H5_MSG_ATTRIBUTE = 0x0c,
+  H5_MSG_COMMENT = 0x0d,
+  H5_MSG_MTIME_OLD = 0x0e,
+  H5_MSG_SOHM_TABLE = 0x0f,
+  H5_MSG_CONTINUATION = 0x10,
+  H5_MSG_SYMBOL_TABLE = 0x11,
+  H5_MSG_MTIME = 0x12,
+  H5_MSG_BTREE_K = 0x13,
+  H5_MSG_DRIVER_INFO = 0x14,
+  H5_MSG_ATTR_INFO = 0x15,
+  H5_MSG_REFCOUNT = 0x16,
+  H5_MSG_FSINFO = 0x17
+};
+
+#define H5_MSGFLAG_SHARED 0x02
+
+/* One header message; data points into the file map. */
+typedef struct h5_msg {
+  uint16_t type;
+  uint8_t flags;
+  int32_t corder; /* creation order, -1 if not stored */
+  const uint8_t *data;
+  size_t size;
+} h5_msg;
+
+typedef struct h5_ohdr {
+  int version;
+  uint8_t flags;  /* v2 header flags */
+  uint32_t nmsg;
+  h5_msg *msgs;   /* malloc'd */
+} h5_ohdr;
+
+/* Parse the object header at addr, following continuation blocks. */
+int h5_ohdr_read(h5_file *f, uint64_t addr, h5_ohdr *out);
+void h5_ohdr_free(h5_ohdr *h);
+
+/* The first message of the given type, or NULL. */
+const h5_msg *h5_ohdr_find(const h5_ohdr *h, uint16_t type);
+
+/* The body of a message that may be shared (flags bit 1): for a shared one,
+** the message it refers to (in another object header, or in the shared
+** message heap).  *data and *size point into the map. */
+int h5_msg_body(h5_file *f, const h5_msg *m, const uint8_t **data,
+                size_t *size);
+
+struct h5_obj {
+  h5_file *f;
+  uint64_t addr;
+  h5_kind kind;
+  h5_ohdr hdr;
+  struct h5_dset *dset; /* dataset facts, decoded on first use */
+};
+
+/* ---- datatypes and dataspaces (h5_type.c) -------------------------------- */
+
+/* Decode a datatype message body.  *out is malloc'd (h5_type_free). */
+int h5_type_decode(h5_file *f, const uint8_t *data, size_t size,
+                   h5_type **out);
+void h5_type_free(h5_type *t);
+
+typedef struct h5_space {
+  int rank; /* -1 null, 0 scalar */
+  uint64_t dims[H5_MAX_RANK];
+  uint64_t maxdims[H5_MAX_RANK];
+  uint64_t nelems;
+} h5_space;
+
+int h5_space_decode(h5_file *f, const uint8_t *data, size_t size,
+                    h5_space *out);
+
+/* ---- datasets (h5_dset.c, h5_chunk.c, h5_filter.c) ---- */
+
+/* Chunk index types (layout v4); layout v1-v3 chunks use a v1 B-tree. */
+enum {
+  H5_CIDX_BTREE1 = 0,
+  H5_CIDX_SINGLE = 1,
+  H5_CIDX_IMPLICIT = 2,
+  H5_CIDX_FARRAY = 3,
+  H5_CIDX_EARRAY = 4,
+  H5_CIDX_BTREE2 = 5
+};
+
+/* Everything a read needs to know about a dataset; owned by its h5_obj. */
+struct h5_dset {
+  h5_dset_info info; /* the public part; info.type is type below */
+  h5_type *type;
+  h5_space space;
+  int layout_version;
+  /* compact */
+  const uint8_t *compact;
+  size_t compact_len;
+  /* contiguous: addr (H5_UNDEF_ADDR when never written) and size;
+     chunked: the index address */
+  uint64_t addr, size;
+  /* chunked */
+  int cidx;                 /* H5_CIDX_* */
+  uint8_t chunk_flags;      /* layout v4 flags */
+  uint64_t chunk_bytes;     /* bytes of one chunk, unfiltered */
+  uint8_t idx_params[8];    /* the index type's parameters, as stored */
+  uint64_t single_size;     /* single chunk, filtered: its size and mask */
+  uint32_t single_mask;
+  /* filters */
+  h5_filter *filters;
+  char **filter_names;
+  uint32_t *cd;             /* all client data values */
+  /* fill value (type->size bytes, malloc'd) or NULL for zeros */
+  uint8_t *fill;
+  /* external storage: the external file list message, if any */
+  const h5_msg *efl;
+};
+
+/* The decoded dataset behind o (decoded on first use); freed with o. */
+void h5_dset_free(struct h5_dset *d);
+int h5_dset_get(h5_obj *o, struct h5_dset **out);
+
+/* Fill buf (n elements of esz bytes) with the dataset's fill value. */
+void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n);
+
+/* h5_chunk.c: read every chunk of a chunked dataset into buf (the whole
+** dataset, C order); unwritten chunks are left as they are (the caller
+** fills buf first). */
+int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen);
+
+/* h5_filter.c: undo a chunk's filters (those not skipped by mask) in
+** reverse order.  in/inlen: the stored chunk; on success *out is a malloc'd
+** buffer of *outlen bytes (the caller frees it). */
+int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask,
+                const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen);
+
+/* ---- v2 B-trees (h5_btree2.c) and fractal heaps (h5_fheap.c) ---- */
+
+/* Call cb with every record of the v2 B-tree at addr, in order. */
+typedef int (*h5_bt2_cb)(void *ctx, const uint8_t *rec, size_t len);
+int h5_bt2_iter(h5_file *f, uint64_t addr, h5_bt2_cb cb, void *ctx);
+
+typedef struct h5_fheap h5_fheap;
+int h5_fheap_open(h5_file *f, uint64_t addr, h5_fheap **out);
+/* The object with heap ID id (idlen bytes).  *data stays valid until the
+** next h5_fheap_get on h or h5_fheap_close(h). */
+int h5_fheap_get(h5_fheap *h, const uint8_t *id, size_t idlen,
+                 const uint8_t **data, size_t *len);
+void h5_fheap_close(h5_fheap *h); /* NULL is a no-op */
+
+/* ---- heaps (h5_heap.c) --------------------------------------------------- */
+
+/* The NUL-terminated string at offset off in the local heap at heap_addr. */
+int h5_lheap_string(h5_file *f, uint64_t heap_addr, uint64_t off,
+                    const char **s);
+
+/* The object with index idx in the global heap collection at addr. */
+int h5_gheap_get(h5_file *f, uint64_t addr, uint32_t idx,
+                 const uint8_t **data, size_t *len);
+
+#endif /* H5MEM_H5_INT_H */

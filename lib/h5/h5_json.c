@@ -1,0 +1,298 @@
+/*
+** lib/h5/h5_json.c - dataset and attribute values as JSON, in the encoding
+** of the conformance fixtures (shared/fixtures/hdf5/README.md): nested
+** arrays in C order, integers exact, floats as the shortest decimal that
+** reads back as the same double ("NaN", "Infinity", "-Infinity" as strings),
+** strings decoded as UTF-8 (else {"hex": ...}), compounds as objects
+** (complex numbers as [re, im]), opaque data as {"hex": ...}, references as
+** null.  Values are decoded from the stored bytes in any byte order, bit
+** offset, precision and floating-point layout the datatype describes.
+*/
+#include "config.h"
+
+#include <math.h>
+
+#include "h5_int.h"
+#include "util/strbuf.h"
+#include "util/vecjson.h"
+
+/* Bits [off, off+prec) of the element at p (size bytes), prec <= 64. */
+static uint64_t get_bits(const uint8_t *p, uint32_t size, int be, unsigned off,
+                         unsigned prec) {
+  uint64_t v = 0;
+  for (unsigned k = 0; k < prec && k < 64; k++) {
+    unsigned bit = off + k, byte = bit / 8;
+    if (byte >= size) break;
+    uint8_t b = p[be ? size - 1 - byte : byte];
+    v |= (uint64_t)((b >> (bit % 8)) & 1u) << k;
+  }
+  return v;
+}
+
+/* A whole little- or big-endian unsigned integer of size <= 8. */
+static uint64_t get_uint(const uint8_t *p, uint32_t size, int be) {
+  uint64_t v = 0;
+  for (uint32_t i = 0; i < size; i++) v = (v << 8) | p[be ? i : size - 1 - i];
+  return v;
+}
+
+static void put_integer(const h5_type *t, const uint8_t *p, strbuf *o) {
+  uint64_t v;
+  unsigned prec = t->precision ? t->precision : 8 * t->size;
+  if (t->offset == 0 && prec == 8 * t->size && t->size <= 8)
+    v = get_uint(p, t->size, t->big_endian);
+  else
+    v = get_bits(p, t->size, t->big_endian, t->offset, prec);
+  int is_signed = t->cls == H5_CLASS_INTEGER && t->is_signed;
+  if (is_signed && prec < 64 && (v >> (prec - 1)) & 1) v |= ~(uint64_t)0 << prec;
+  if (is_signed)
+    strbuf_printf(o, "%lld", (long long)(int64_t)v);
+  else
+    strbuf_printf(o, "%llu", (unsigned long long)v);
+}
+
+static void put_double(double d, strbuf *o) {
+  if (isnan(d)) {
+    strbuf_puts(o, "\"NaN\"");
+  } else if (isinf(d)) {
+    strbuf_puts(o, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  } else {
+    char buf[40];
+    strbuf_append(o, buf, util_f64_shortest(d, buf));
+  }
+}
+
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f,
+           m = h & 0x3ff;
+  float v;
+  if (e == 0)
+    v = ldexpf((float)m, -24);
+  else if (e == 31)
+    v = m ? NAN : INFINITY;
+  else
+    v = ldexpf((float)(m | 0x400), (int)e - 25);
+  return sign ? -v : v;
+}
+
+/* Any floating-point layout the datatype message can describe. */
+static double decode_float(const h5_type *t, const uint8_t *p) {
+  uint8_t tmp[16];
+  int be = t->big_endian;
+  if (t->vax_order && (t->size == 4 || t->size == 8)) {
+    /* VAX: 16-bit little-endian words, most significant word first */
+    for (uint32_t w = 0; w < t->size / 2; w++) {
+      tmp[2 * w] = p[t->size - 2 - 2 * w];
+      tmp[2 * w + 1] = p[t->size - 1 - 2 * w];
+    }
+    p = tmp;
+    be = 0;
+  }
+  if (!t->vax_order && t->offset == 0 && t->mant_norm == 2 && t->mant_pos == 0) {
+    if (t->size == 4 && t->exp_size == 8 && t->mant_size == 23 && t->exp_bias == 127) {
+      uint32_t b = (uint32_t)get_uint(p, 4, be);
+      float f;
+      memcpy(&f, &b, 4);
+      return f;
+    }
+    if (t->size == 8 && t->exp_size == 11 && t->mant_size == 52 && t->exp_bias == 1023) {
+      uint64_t b = get_uint(p, 8, be);
+      double d;
+      memcpy(&d, &b, 8);
+      return d;
+    }
+    if (t->size == 2 && t->exp_size == 5 && t->mant_size == 10 && t->exp_bias == 15)
+      return half_to_float((uint16_t)get_uint(p, 2, be));
+  }
+  unsigned ms = t->mant_size, drop = ms > 64 ? ms - 64 : 0;
+  uint64_t sign = get_bits(p, t->size, be, t->sign_pos, 1);
+  uint64_t e = get_bits(p, t->size, be, t->exp_pos, t->exp_size);
+  uint64_t m = get_bits(p, t->size, be, t->mant_pos + drop, ms - drop);
+  uint64_t emax = t->exp_size >= 64 ? UINT64_MAX : (UINT64_C(1) << t->exp_size) - 1;
+  int64_t bias = t->exp_bias;
+  double v;
+  if (!t->vax_order && t->mant_norm == 2 && e == emax) {
+    v = m ? NAN : INFINITY;
+  } else if (t->mant_norm == 2) {
+    int64_t x = e == 0 ? 1 - bias : (int64_t)e - bias;
+    double frac = ldexp((double)m, -(int)(ms - drop));
+    v = ldexp(e == 0 ? frac : 1.0 + frac, (int)(x < -20000 ? -20000 : x > 20000 ? 20000 : x));
+    if (t->vax_order && e == 0) v = 0.0;
+  } else {
+    /* the leading bit is stored (mant_norm 1) or there is none (0) */
+    int64_t x = (int64_t)e - bias - (int64_t)(t->mant_norm == 1 ? ms - 1 : ms) + drop;
+    if (t->mant_norm == 1 && e == emax)
+      v = (m << 1) ? NAN : INFINITY;
+    else
+      v = ldexp((double)m, (int)(x < -20000 ? -20000 : x > 20000 ? 20000 : x));
+  }
+  return sign ? -v : v;
+}
+
+/* Whether s[0..n) is well-formed UTF-8 (no overlongs, surrogates, > U+10FFFF). */
+static int utf8_ok(const uint8_t *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    uint8_t c = s[i];
+    size_t k;
+    uint32_t cp, min;
+    if (c < 0x80) {
+      i++;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      k = 1, cp = c & 0x1f, min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+      k = 2, cp = c & 0x0f, min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+      k = 3, cp = c & 0x07, min = 0x10000;
+    } else {
+      return 0;
+    }
+    for (size_t j = 1; j <= k; j++) {
+      if (i + j >= n || (s[i + j] & 0xc0) != 0x80) return 0;
+      cp = (cp << 6) | (s[i + j] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    i += k + 1;
+  }
+  return 1;
+}
+
+static void put_hex(const uint8_t *p, size_t n, strbuf *o) {
+  static const char hex[] = "0123456789abcdef";
+  strbuf_puts(o, "{\"hex\": \"");
+  for (size_t i = 0; i < n; i++) {
+    char b[2] = {hex[p[i] >> 4], hex[p[i] & 15]};
+    strbuf_append(o, b, 2);
+  }
+  strbuf_puts(o, "\"}");
+}
+
+static void put_text(const uint8_t *p, size_t n, strbuf *o) {
+  if (utf8_ok(p, n))
+    strbuf_json_string(o, (const char *)p, n);
+  else
+    put_hex(p, n, o);
+}
+
+/* A fixed-length string as libhdf5 hands it over: cut at the first NUL
+** (null-terminated, null-padded) or without trailing spaces (space-padded). */
+static void put_fixed_string(const h5_type *t, const uint8_t *p, strbuf *o) {
+  size_t n = t->size;
+  const uint8_t *z = memchr(p, 0, n);
+  if (z) n = (size_t)(z - p);
+  if (t->strpad == 2)
+    while (n > 0 && p[n - 1] == ' ') n--;
+  put_text(p, n, o);
+}
+
+static int is_complex(const h5_type *t) {
+  return t->cls == H5_CLASS_COMPOUND && t->nmembers == 2 &&
+         strcmp(t->members[0].name, "r") == 0 && strcmp(t->members[1].name, "i") == 0 &&
+         t->members[0].type->cls == H5_CLASS_FLOAT &&
+         t->members[1].type->cls == H5_CLASS_FLOAT &&
+         t->members[0].type->size == t->members[1].type->size;
+}
+
+static int put_elem(h5_file *f, const h5_type *t, const uint8_t *p, strbuf *o,
+                    int depth);
+
+/* n elements of type t at p, shaped by dims[0..rank) */
+static int put_array(h5_file *f, const h5_type *t, const uint8_t *p, int rank,
+                     const uint32_t *dims32, const uint64_t *dims64, strbuf *o,
+                     int depth) {
+  if (rank == 0) return put_elem(f, t, p, o, depth);
+  uint64_t n = dims32 ? dims32[0] : dims64[0], inner = t->size;
+  for (int d = 1; d < rank; d++) inner *= dims32 ? dims32[d] : dims64[d];
+  strbuf_putc(o, '[');
+  for (uint64_t i = 0; i < n; i++) {
+    if (i) strbuf_puts(o, ", ");
+    int rc = put_array(f, t, p + i * inner, rank - 1, dims32 ? dims32 + 1 : NULL,
+                       dims64 ? dims64 + 1 : NULL, o, depth);
+    if (rc) return rc;
+  }
+  strbuf_putc(o, ']');
+  return H5_OK;
+}
+
+static int put_elem(h5_file *f, const h5_type *t, const uint8_t *p, strbuf *o,
+                    int depth) {
+  if (depth > H5_MAX_TYPE_DEPTH) return h5_err(f, H5_ECORRUPT, "values nested too deeply");
+  switch (t->cls) {
+  case H5_CLASS_INTEGER:
+  case H5_CLASS_BITFIELD:
+    put_integer(t, p, o);
+    return H5_OK;
+  case H5_CLASS_ENUM:
+    put_integer(t->base, p, o);
+    return H5_OK;
+  case H5_CLASS_FLOAT:
+    put_double(decode_float(t, p), o);
+    return H5_OK;
+  case H5_CLASS_STRING:
+    put_fixed_string(t, p, o);
+    return H5_OK;
+  case H5_CLASS_OPAQUE:
+  case H5_CLASS_TIME:
+    put_hex(p, t->size, o);
+    return H5_OK;
+  case H5_CLASS_REFERENCE:
+    strbuf_puts(o, "null");
+    return H5_OK;
+  case H5_CLASS_ARRAY:
+    return put_array(f, t->base, p, t->rank, t->dims, NULL, o, depth + 1);
+  case H5_CLASS_COMPOUND:
+    if (is_complex(t)) {
+      strbuf_putc(o, '[');
+      put_double(decode_float(t->members[0].type, p + t->members[0].offset), o);
+      strbuf_puts(o, ", ");
+      put_double(decode_float(t->members[1].type, p + t->members[1].offset), o);
+      strbuf_putc(o, ']');
+      return H5_OK;
+    }
+    strbuf_putc(o, '{');
+    for (uint32_t i = 0; i < t->nmembers; i++) {
+      if (i) strbuf_puts(o, ", ");
+      strbuf_json_string(o, t->members[i].name, strlen(t->members[i].name));
+      strbuf_puts(o, ": ");
+      int rc = put_elem(f, t->members[i].type, p + t->members[i].offset, o, depth + 1);
+      if (rc) return rc;
+    }
+    strbuf_putc(o, '}');
+    return H5_OK;
+  case H5_CLASS_VLEN: {
+    const uint8_t *data;
+    size_t len;
+    uint32_t count;
+    if ((size_t)t->size < 8 + (size_t)f->so)
+      return h5_err(f, H5_ECORRUPT, "variable-length element of %u bytes", t->size);
+    int rc = h5_vlen_get(f, p, &data, &len, &count);
+    if (rc) return rc;
+    if (t->vlen_kind == 1) { /* string */
+      put_text(data ? data : (const uint8_t *)"", data ? (count < len ? count : len) : 0, o);
+      return H5_OK;
+    }
+    const h5_type *b = t->base;
+    if (data && (uint64_t)count * b->size > len)
+      return h5_err(f, H5_ECORRUPT, "variable-length sequence of %u elements in %zu bytes",
+                    count, len);
+    strbuf_putc(o, '[');
+    for (uint32_t i = 0; data && i < count; i++) {
+      if (i) strbuf_puts(o, ", ");
+      rc = put_elem(f, b, data + (size_t)i * b->size, o, depth + 1);
+      if (rc) return rc;
+    }
+    strbuf_putc(o, ']');
+    return H5_OK;
+  }
+  default:
+    return h5_err(f, H5_EUNSUPPORTED, "values of datatype class %d", (int)t->cls);
+  }
+}
+
+int h5_json_values(h5_file *f, const h5_type *t, const uint8_t *data,
+                   int rank, const uint64_t *dims, strbuf *out) {
+  int rc = put_array(f, t, data, rank < 0 ? 0 : rank, NULL, dims, out, 0);
+  if (rc == H5_OK && out->oom) rc = h5_err(f, H5_ENOMEM, "out of memory");
+  return rc;
+}

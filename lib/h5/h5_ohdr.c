@@ -1,0 +1,271 @@
+/*
+** lib/h5/h5_ohdr.c - object headers (v1 and v2) and their messages.
+**
+** An object header is a prefix and one or more chunks of messages; a
+** continuation message names the next chunk.  h5_ohdr_read collects every
+** message of every chunk into one array.  Chunks already visited are
+** refused (a cycle), as are more than H5_MAX_CONTINUATIONS chunks.
+*/
+#include "config.h"
+
+#include "h5_int.h"
+
+/* Message array growth. */
+static int push_msg(h5_file *f, h5_ohdr *h, size_t *cap, const h5_msg *m) {
+  if (h->nmsg == *cap) {
+    size_t ncap = *cap ? *cap * 2 : 16;
+    h5_msg *nm = realloc(h->msgs, ncap * sizeof *nm);
+    if (!nm) return h5_err(f, H5_ENOMEM, "out of memory");
+    h->msgs = nm;
+    *cap = ncap;
+  }
+  h->msgs[h->nmsg++] = *m;
+  return H5_OK;
+}
+
+/* A pending continuation block. */
+typedef struct chunk_ref {
+  uint64_t addr, len;
+} chunk_ref;
+
+typedef struct chunk_list {
+  chunk_ref *v;
+  size_t n, cap, next;
+} chunk_list;
+
+static int add_chunk(h5_file *f, chunk_list *l, uint64_t addr, uint64_t len,
+                     uint64_t hdr_addr) {
+  for (size_t i = 0; i < l->n; i++)
+    if (l->v[i].addr == addr)
+      return h5_err(f, H5_ECORRUPT,
+                    "object header at %llu: continuation blocks form a cycle",
+                    (unsigned long long)hdr_addr);
+  if (l->n >= H5_MAX_CONTINUATIONS)
+    return h5_err(f, H5_ECORRUPT,
+                  "object header at %llu: more than %d continuation blocks",
+                  (unsigned long long)hdr_addr, H5_MAX_CONTINUATIONS);
+  if (l->n == l->cap) {
+    size_t ncap = l->cap ? l->cap * 2 : 8;
+    chunk_ref *nv = realloc(l->v, ncap * sizeof *nv);
+    if (!nv) return h5_err(f, H5_ENOMEM, "out of memory");
+    l->v = nv;
+    l->cap = ncap;
+  }
+  l->v[l->n].addr = addr;
+  l->v[l->n].len = len;
+  l->n++;
+  return H5_OK;
+}
+
+/* Record a continuation message's target for later. */
+static int note_continuation(h5_file *f, const h5_msg *m, chunk_list *l,
+                             uint64_t hdr_addr) {
+  h5_cur c = h5c_make(m->data, m->size);
+  uint64_t addr = h5c_addr(&c, f), len = h5c_len(&c, f);
+  if (c.bad || !h5_span(f, addr, len) || len == 0)
+    return h5_err(f, H5_ECORRUPT,
+                  "object header at %llu: continuation block outside the file",
+                  (unsigned long long)hdr_addr);
+  return add_chunk(f, l, addr, len, hdr_addr);
+}
+
+/* Messages of one v1 chunk: 8-byte aligned, 8-byte prefixes. */
+static int v1_chunk(h5_file *f, h5_ohdr *h, size_t *cap, const uint8_t *p,
+                    size_t len, chunk_list *l, uint64_t hdr_addr) {
+  size_t off = 0;
+  while (off + 8 <= len) {
+    h5_cur c = h5c_make(p + off, len - off);
+    h5_msg m;
+    m.type = h5c_u16(&c);
+    uint16_t size = h5c_u16(&c);
+    m.flags = h5c_u8(&c);
+    h5c_skip(&c, 3);
+    m.corder = -1;
+    m.size = size;
+    m.data = h5c_bytes(&c, size);
+    if (!m.data)
+      return h5_err(f, H5_ECORRUPT,
+                    "object header at %llu: message of %u bytes overruns its block",
+                    (unsigned long long)hdr_addr, size);
+    off += 8 + (((size_t)size + 7) & ~(size_t)7);
+    if (m.type == H5_MSG_CONTINUATION) {
+      int rc = note_continuation(f, &m, l, hdr_addr);
+      if (rc) return rc;
+    }
+    if (m.type != H5_MSG_NIL) {
+      int rc = push_msg(f, h, cap, &m);
+      if (rc) return rc;
+    }
+  }
+  return H5_OK;
+}
+
+/* Messages of one v2 chunk (between prefix/signature and checksum). */
+static int v2_chunk(h5_file *f, h5_ohdr *h, size_t *cap, const uint8_t *p,
+                    size_t len, chunk_list *l, uint64_t hdr_addr) {
+  size_t prefix = (h->flags & 0x04) ? 6 : 4;
+  size_t off = 0;
+  while (len - off >= prefix) { /* less than a prefix left: a gap */
+    h5_cur c = h5c_make(p + off, len - off);
+    h5_msg m;
+    m.type = h5c_u8(&c);
+    uint16_t size = h5c_u16(&c);
+    m.flags = h5c_u8(&c);
+    m.corder = (h->flags & 0x04) ? (int32_t)h5c_u16(&c) : -1;
+    m.size = size;
+    m.data = h5c_bytes(&c, size);
+    if (!m.data)
+      return h5_err(f, H5_ECORRUPT,
+                    "object header at %llu: message of %u bytes overruns its block",
+                    (unsigned long long)hdr_addr, size);
+    off += prefix + size;
+    if (m.type == H5_MSG_CONTINUATION) {
+      int rc = note_continuation(f, &m, l, hdr_addr);
+      if (rc) return rc;
+    }
+    if (m.type != H5_MSG_NIL) {
+      int rc = push_msg(f, h, cap, &m);
+      if (rc) return rc;
+    }
+  }
+  return H5_OK;
+}
+
+int h5_ohdr_read(h5_file *f, uint64_t addr, h5_ohdr *out) {
+  memset(out, 0, sizeof *out);
+  size_t cap = 0;
+  chunk_list l = {0};
+  int rc = H5_OK;
+  const uint8_t *p = h5_span(f, addr, 16);
+  if (!p) {
+    return h5_err(f, H5_ECORRUPT, "object header address %llu outside the file",
+                  (unsigned long long)addr);
+  }
+  /* The object header itself is a chunk too, for the cycle check. */
+  if ((rc = add_chunk(f, &l, addr, 0, addr))) goto done;
+  l.next = 1;
+
+  if (memcmp(p, "OHDR", 4) == 0) {
+    h5_cur c = h5_cur_at(f, addr);
+    h5c_skip(&c, 4);
+    out->version = h5c_u8(&c);
+    out->flags = h5c_u8(&c);
+    if (out->version != 2) {
+      rc = h5_err(f, H5_EUNSUPPORTED, "object header at %llu: version %d",
+                  (unsigned long long)addr, out->version);
+      goto done;
+    }
+    if (out->flags & 0x20) h5c_skip(&c, 16);
+    if (out->flags & 0x10) h5c_skip(&c, 4);
+    uint64_t size0 = h5c_uint(&c, 1 << (out->flags & 3));
+    const uint8_t *body = h5c_bytes(&c, (size_t)size0);
+    if (c.bad || size0 > f->size || h5c_left(&c) < 4) {
+      rc = h5_err(f, H5_ECORRUPT, "object header at %llu overruns the file",
+                  (unsigned long long)addr);
+      goto done;
+    }
+    if (!h5_checksum_ok(p, (size_t)(body + size0 - p))) {
+      rc = h5_err(f, H5_ECORRUPT, "object header at %llu: checksum mismatch",
+                  (unsigned long long)addr);
+      goto done;
+    }
+    rc = v2_chunk(f, out, &cap, body, (size_t)size0, &l, addr);
+    while (rc == H5_OK && l.next < l.n) {
+      chunk_ref r = l.v[l.next++];
+      const uint8_t *q = h5_span(f, r.addr, r.len);
+      if (!q || r.len < 8 || memcmp(q, "OCHK", 4) != 0) {
+        rc = h5_err(f, H5_ECORRUPT,
+                    "object header at %llu: bad continuation block at %llu",
+                    (unsigned long long)addr, (unsigned long long)r.addr);
+        break;
+      }
+      if (!h5_checksum_ok(q, (size_t)r.len - 4)) {
+        rc = h5_err(f, H5_ECORRUPT,
+                    "object header at %llu: continuation block checksum mismatch",
+                    (unsigned long long)addr);
+        break;
+      }
+      rc = v2_chunk(f, out, &cap, q + 4, (size_t)r.len - 8, &l, addr);
+    }
+  } else {
+    h5_cur c = h5_cur_at(f, addr);
+    out->version = h5c_u8(&c);
+    if (out->version != 1) {
+      rc = h5_err(f, H5_ECORRUPT,
+                  "object header at %llu: unknown version %d (no OHDR signature)",
+                  (unsigned long long)addr, out->version);
+      goto done;
+    }
+    h5c_skip(&c, 1);
+    (void)h5c_u16(&c); /* number of messages: counted as found */
+    h5c_skip(&c, 4);   /* reference count */
+    uint32_t size0 = h5c_u32(&c);
+    h5c_skip(&c, 4);   /* pad to 8 */
+    const uint8_t *body = h5c_bytes(&c, size0);
+    if (!body) {
+      rc = h5_err(f, H5_ECORRUPT, "object header at %llu overruns the file",
+                  (unsigned long long)addr);
+      goto done;
+    }
+    rc = v1_chunk(f, out, &cap, body, size0, &l, addr);
+    while (rc == H5_OK && l.next < l.n) {
+      chunk_ref r = l.v[l.next++];
+      rc = v1_chunk(f, out, &cap, h5_span(f, r.addr, r.len), (size_t)r.len, &l,
+                    addr);
+    }
+  }
+done:
+  free(l.v);
+  if (rc != H5_OK) h5_ohdr_free(out);
+  return rc;
+}
+
+void h5_ohdr_free(h5_ohdr *h) {
+  free(h->msgs);
+  h->msgs = NULL;
+  h->nmsg = 0;
+}
+
+const h5_msg *h5_ohdr_find(const h5_ohdr *h, uint16_t type) {
+  for (uint32_t i = 0; i < h->nmsg; i++)
+    if (h->msgs[i].type == type) return &h->msgs[i];
+  return NULL;
+}
+
+int h5_msg_body(h5_file *f, const h5_msg *m, const uint8_t **data,
+                size_t *size) {
+  if (!(m->flags & H5_MSGFLAG_SHARED)) {
+    *data = m->data;
+    *size = m->size;
+    return H5_OK;
+  }
+  h5_cur c = h5c_make(m->data, m->size);
+  int version = h5c_u8(&c);
+  int type = h5c_u8(&c);
+  uint64_t addr;
+  if (version == 1) {
+    h5c_skip(&c, 6);
+    addr = h5c_addr(&c, f);
+  } else if (version == 2 || (version == 3 && type == 2)) {
+    addr = h5c_addr(&c, f);
+  } else if (version == 3 && type == 1) {
+    return h5_err(f, H5_EUNSUPPORTED,
+                  "message 0x%x is in the shared message heap, not supported yet",
+                  m->type);
+  } else {
+    return h5_err(f, H5_ECORRUPT, "shared message: version %d type %d", version,
+                  type);
+  }
+  if (c.bad) return h5_err(f, H5_ECORRUPT, "shared message truncated");
+  h5_obj *o;
+  int rc = h5_obj_open(f, addr, &o);
+  if (rc) return rc;
+  const h5_msg *t = h5_ohdr_find(&o->hdr, m->type);
+  if (!t || (t->flags & H5_MSGFLAG_SHARED))
+    return h5_err(f, H5_ECORRUPT,
+                  "shared message 0x%x: the object at %llu does not hold it",
+                  m->type, (unsigned long long)addr);
+  *data = t->data;
+  *size = t->size;
+  return H5_OK;
+}

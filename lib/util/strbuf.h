@@ -1,0 +1,28 @@
+/*
+** lib/util/strbuf.h - a growable byte string.
+**
+** Errors are sticky: after a failed allocation every append is a no-op and
+** sb.oom stays set; check it once at the end.  The text is always
+** NUL-terminated (when sb.buf is not NULL).
+*/
+#ifndef H5MEM_UTIL_STRBUF_H
+#define H5MEM_UTIL_STRBUF_H
+
+#include <stddef.h>
+
+typedef struct strbuf {
+  char *buf; /* malloc'd; the caller frees it (or strbuf_free) */
+  size_t len, cap;
+  int oom;
+} strbuf;
+
+void strbuf_append(strbuf *sb, const char *s, size_t n);
+void strbuf_puts(strbuf *sb, const char *s);
+void strbuf_putc(strbuf *sb, char c);
+void strbuf_printf(strbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* s (n bytes) as a JSON string literal, quotes included; s must be UTF-8 */
+void strbuf_json_string(strbuf *sb, const char *s, size_t n);
+void strbuf_free(strbuf *sb);
+
+#endif
