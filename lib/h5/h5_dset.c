@@ -32,18 +32,15 @@ static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
     if (ndims < 1 || ndims > H5_MAX_RANK + 1)
       return h5_err(f, H5_ECORRUPT, "layout message: dimensionality %d", ndims);
     if (cls != 0) d->addr = h5c_addr(&c, f);
+    /* for chunked storage the last dimension is the element size */
     for (int i = 0; i < ndims; i++) dims[i] = h5c_u32(&c);
-    if (cls == 2) {
-      (void)h5c_u32(&c); /* element size (also the last dimension) */
-    } else if (cls == 0) {
+    if (cls == 0) {
       uint32_t n = h5c_u32(&c);
       d->compact = h5c_bytes(&c, n);
       d->compact_len = n;
     }
-    if (cls == 1) { /* contiguous: the size is the whole dataset */
-      d->size = d->type->size;
-      for (int i = 0; i < ndims; i++) d->size *= dims[i];
-    }
+    if (cls == 1) /* contiguous: the whole dataset (these dims may be truncated) */
+      d->size = d->space.nelems * d->type->size;
   } else if (version == 3 || version == 4) {
     cls = h5c_u8(&c);
     if (cls == 0) {

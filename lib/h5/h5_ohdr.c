@@ -244,7 +244,8 @@ int h5_msg_body(h5_file *f, const h5_msg *m, const uint8_t **data,
   int type = h5c_u8(&c);
   uint64_t addr;
   if (version == 1) {
-    h5c_skip(&c, 6);
+    /* reserved bytes, then an old symbol table entry: heap offset, address */
+    h5c_skip(&c, 6 + (size_t)f->sl);
     addr = h5c_addr(&c, f);
   } else if (version == 2 || (version == 3 && type == 2)) {
     addr = h5c_addr(&c, f);
