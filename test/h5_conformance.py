@@ -23,17 +23,39 @@ import os
 import subprocess
 import sys
 
-MIN_PASS = 0
+MIN_PASS = 307
+
+# Negative files that libhdf5 nevertheless opens: the fixtures README asks
+# only for a clean outcome with them, whatever is read.
+CLEAN_ONLY = {
+    "hdf5/test/testfiles/memleak_H5O_dtype_decode_helper_H5Odtype.h5",
+    "hdf5/test/testfiles/tbad_msg_count.h5",
+    "hdf5/test/testfiles/err_attr_dspace.h5",
+    "hdf5/tools/test/h5dump/testfiles/tCVE-2021-37501_attr_decode.h5",
+}
+
+# Values the expectation has wrong, and why; those comparisons are skipped
+# and listed.  (file, path or path@attribute) -> reason
+EXPECTED_WRONG = {
+    ("NCAS-CMS+pyfive/tests/data/attr_datatypes.hdf5", "/@vlen_uint64"):
+        "h5py 3.7 returns the big-endian uint64 sequence elements unswapped "
+        "(1 reads as 72057594037927936); we return 1, 2, ...",
+}
 
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.environ.get("H5MEM_FIXTURES", os.path.join(SRCDIR, "..", "shared", "fixtures", "hdf5"))
 WALK = os.environ.get("H5MEM_H5WALK", os.path.join(os.getcwd(), "test", "h5walk"))
-PRELOAD = os.environ.get("H5MEM_PRELOAD", "")
 TIMEOUT = 60
 
 
 def walk(path):
     env = dict(os.environ)
+    # In sanitizer builds h5walk carries its own runtime: no preload (that
+    # is for python), leaks reported, and a finding must not pass for a
+    # clean "exit 1".
+    env.pop("LD_PRELOAD", None)
+    env["ASAN_OPTIONS"] = "exitcode=99:detect_leaks=1"
+    env["UBSAN_OPTIONS"] = "halt_on_error=1:exitcode=99:print_stacktrace=1"
     try:
         r = subprocess.run([WALK, path], capture_output=True, timeout=TIMEOUT,
                            cwd=os.path.dirname(path), env=env)
@@ -75,7 +97,7 @@ def sha_of(values, dtype):
     return hashlib.sha256(arr.tobytes()).hexdigest()
 
 
-def compare(exp, got):
+def compare(exp, got, rel=""):
     """A list of (category, detail) mismatches; empty when they agree."""
     bad = []
     eo = {o["path"]: o for o in exp["objects"]}
@@ -103,7 +125,7 @@ def compare(exp, got):
             else:
                 for name, ea in e["attrs"].items():
                     gv = ga[name]
-                    if "read_error" in ea or "not_read" in ea:
+                    if "read_error" in ea or "not_read" in ea or (rel, f"{p}@{name}") in EXPECTED_WRONG:
                         continue
                     if ea.get("empty"):
                         if not gv.get("empty"):
@@ -118,7 +140,7 @@ def compare(exp, got):
         for key in ("shape", "maxshape", "layout", "chunks", "filters"):
             if not same(e.get(key), g.get(key)):
                 bad.append((key, f"{p}: {e.get(key)} != {g.get(key)}"))
-        if "read_error" in e or "not_read" in e:
+        if "read_error" in e or "not_read" in e or (rel, p) in EXPECTED_WRONG:
             continue
         if e.get("empty"):
             if not g.get("empty"):
@@ -142,7 +164,7 @@ def check_file(row):
     rel = row["file"]
     path = os.path.join(FIXTURES, "files", rel)
     status, got, err = walk(path)
-    if row["libhdf5_opens"] != "yes":
+    if row["libhdf5_opens"] != "yes" or rel in CLEAN_ONLY:
         return rel, "negative", status in ("ok", "partial", "error"), [(status, err.strip()[:200])]
     if status in ("crash", "timeout"):
         return rel, "positive", False, [(status, err.strip()[:200])]
@@ -150,13 +172,16 @@ def check_file(row):
         return rel, "positive", False, [("open", err.strip()[:200])]
     with open(os.path.join(FIXTURES, "expected", rel + ".json")) as fh:
         exp = json.load(fh)
-    bad = compare(exp, got)
+    bad = compare(exp, got, rel)
     if status == "partial" and not bad:
         bad = [("walk", err.strip()[:200])]
     return rel, "positive", not bad, bad
 
 
 def main():
+    if not os.path.exists(os.path.join(FIXTURES, "MANIFEST.tsv")):
+        print(f"FAIL: the HDF5 fixtures are not at {FIXTURES} (set H5MEM_FIXTURES)")
+        return 1
     with open(os.path.join(FIXTURES, "MANIFEST.tsv")) as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
     only = sys.argv[1:]
@@ -180,6 +205,8 @@ def main():
         print(f"NEGATIVE FILE NOT HANDLED CLEANLY: {rel}: {bad}")
     print(f"conformance: {passed} of {len(pos)} files libhdf5 opens read identically; "
           f"{len(neg) - len(crashed)} of {len(neg)} other files end cleanly")
+    for (rel, what), why in sorted(EXPECTED_WRONG.items()):
+        print(f"  not compared, the expectation is wrong: {rel} {what}: {why}")
     if reasons:
         print("why the others differ (files per reason):",
               ", ".join(f"{k} {v}" for k, v in reasons.most_common()))

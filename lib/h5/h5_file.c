@@ -109,11 +109,13 @@ static int read_superblock(h5_file *f, uint64_t at) {
   /* Addresses are relative to the superblock itself (libhdf5 moves the base
      address there when the two differ). */
   f->base = at;
-  if (eof == H5_UNDEF_ADDR || eof > f->size - at)
+  /* libhdf5 compares the stored end of file with the file's size as it
+     is, user block included */
+  if (eof == H5_UNDEF_ADDR || eof > f->size)
     return h5_err(f, H5_ECORRUPT,
                   "truncated file: the superblock says it ends at %llu, it has "
                   "%llu bytes",
-                  (unsigned long long)(eof == H5_UNDEF_ADDR ? 0 : at + eof),
+                  (unsigned long long)(eof == H5_UNDEF_ADDR ? 0 : eof),
                   (unsigned long long)f->size);
   if (f->root_addr == H5_UNDEF_ADDR || !h5_span(f, f->root_addr, 1))
     return h5_err(f, H5_ECORRUPT, "root group address outside the file");

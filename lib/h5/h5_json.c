@@ -119,9 +119,10 @@ static double decode_float(const h5_type *t, const uint8_t *p) {
     v = ldexp(e == 0 ? frac : 1.0 + frac, (int)(x < -20000 ? -20000 : x > 20000 ? 20000 : x));
     if (t->vax_order && e == 0) v = 0.0;
   } else {
-    /* the leading bit is stored (mant_norm 1) or there is none (0) */
-    int64_t x = (int64_t)e - bias - (int64_t)(t->mant_norm == 1 ? ms - 1 : ms) + drop;
-    if (t->mant_norm == 1 && e == emax)
+    /* the leading bit is stored in the mantissa (x87 extended precision;
+       libhdf5 describes it as normalization "msb set" or "none") */
+    int64_t x = (int64_t)e - bias - (int64_t)(ms - 1) + drop;
+    if (e == emax)
       v = (m << 1) ? NAN : INFINITY;
     else
       v = ldexp((double)m, (int)(x < -20000 ? -20000 : x > 20000 ? 20000 : x));
@@ -233,6 +234,15 @@ static int put_elem(h5_file *f, const h5_type *t, const uint8_t *p, strbuf *o,
     put_fixed_string(t, p, o);
     return H5_OK;
   case H5_CLASS_OPAQUE:
+    /* numpy's byte strings stored as opaque by h5py are strings again */
+    if (t->tag && strncmp(t->tag, "NUMPY:|S", 8) == 0) {
+      size_t n = t->size;
+      const uint8_t *z = memchr(p, 0, n);
+      put_text(p, z ? (size_t)(z - p) : n, o);
+      return H5_OK;
+    }
+    put_hex(p, t->size, o);
+    return H5_OK;
   case H5_CLASS_TIME:
     put_hex(p, t->size, o);
     return H5_OK;
