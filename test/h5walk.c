@@ -352,7 +352,7 @@ int main(int argc, char **argv) {
     strbuf_putc(&o, '}');
   }
   strbuf_puts(&o, "\n]}\n");
-  if (o.oom) {
+  if (strbuf_failed(&o)) {
     fprintf(stderr, "h5walk: out of memory\n");
     return 3;
   }

@@ -47,6 +47,11 @@ typedef struct h5_type h5_type;
 ** *out is NULL, and a message is in err (errlen bytes). */
 int h5_open(const char *path, h5_file **out, char *err, size_t errlen);
 
+/* The same for a file image in memory (len bytes at data), which must stay
+** unchanged until h5_close. */
+int h5_open_mem(const void *data, size_t len, h5_file **out, char *err,
+                size_t errlen);
+
 /* Close the file and everything opened from it.  NULL is a no-op. */
 void h5_close(h5_file *f);
 
@@ -223,11 +228,12 @@ int h5_vlen_get(h5_file *f, const uint8_t *elem, const uint8_t **data,
 
 /* ---- values as JSON (h5_json.c) --------------------------------------- */
 
-/* Append the values of type t at data (shaped by dims[0..rank); rank 0 or
-** -1: one element) to out as JSON: nested arrays, integers exact, floats
+/* Append the values of type t at data (shaped by dims[0..rank); rank 0: one
+** element; rank -1, a null dataspace: null) to out as JSON: nested arrays, integers exact, floats
 ** shortest round-trip ("NaN"/"Infinity" as strings), strings as UTF-8 text
 ** or {"hex": ...}, compounds as objects, complex pairs as [re, im], opaque
-** as {"hex": ...}, references as null. */
+** as {"hex": ...}, references as null.  Set out->limit to bound the text:
+** beyond it the call fails with H5_EINVAL. */
 int h5_json_values(h5_file *f, const h5_type *t, const uint8_t *data, int rank,
                    const uint64_t *dims, strbuf *out);
 

@@ -158,10 +158,33 @@ int h5_open(const char *path, h5_file **out, char *err, size_t errlen) {
         rc = h5_err(f, H5_EIO, "cannot map %s: %s", path, strerror(errno));
       } else {
         f->map = m;
+        f->mapped = 1;
         rc = find_superblock(f);
       }
     }
   }
+  if (rc != H5_OK) {
+    snprintf(err, errlen, "%s", f->err);
+    h5_close(f);
+    return rc;
+  }
+  *out = f;
+  return H5_OK;
+}
+
+int h5_open_mem(const void *data, size_t len, h5_file **out, char *err,
+                size_t errlen) {
+  *out = NULL;
+  h5_file *f = calloc(1, sizeof *f);
+  if (!f) {
+    snprintf(err, errlen, "out of memory");
+    return H5_ENOMEM;
+  }
+  f->fd = -1;
+  f->map = data;
+  f->size = len;
+  int rc = len < 8 ? h5_err(f, H5_ECORRUPT, "not an HDF5 file (%zu bytes)", len)
+                   : find_superblock(f);
   if (rc != H5_OK) {
     snprintf(err, errlen, "%s", f->err);
     h5_close(f);
@@ -246,7 +269,7 @@ void h5_close(h5_file *f) {
   h5_amap_free(&f->objs);
   for (size_t i = 0; i < f->gcols.cap; i++) free(f->gcols.val[i]);
   h5_amap_free(&f->gcols);
-  if (f->map) munmap((void *)f->map, (size_t)f->size);
+  if (f->mapped) munmap((void *)f->map, (size_t)f->size);
   if (f->fd >= 0) close(f->fd);
   free(f);
 }

@@ -85,6 +85,7 @@ void h5_amap_free(h5_amap *m);
 struct h5_file {
   int fd;
   const uint8_t *map; /* the whole file, read-only; NULL when size is 0 */
+  int mapped;         /* map came from mmap (else from h5_open_mem) */
   uint64_t size;
   uint64_t base;      /* absolute offset of relative address 0 */
   int so, sl;         /* sizes of offsets and lengths, bytes */

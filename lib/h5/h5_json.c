@@ -16,6 +16,9 @@
 #include "util/strbuf.h"
 #include "util/vecjson.h"
 
+/* Beyond this many values and lists, h5_json_values refuses. */
+#define H5_JSON_MAX_ITEMS ((uint64_t)1 << 32)
+
 /* Bits [off, off+prec) of the element at p (size bytes), prec <= 64. */
 static uint64_t get_bits(const uint8_t *p, uint32_t size, int be, unsigned off,
                          unsigned prec) {
@@ -206,7 +209,7 @@ static int put_array(h5_file *f, const h5_type *t, const uint8_t *p, int rank,
   uint64_t n = dims32 ? dims32[0] : dims64[0], inner = t->size;
   for (int d = 1; d < rank; d++) inner *= dims32 ? dims32[d] : dims64[d];
   strbuf_putc(o, '[');
-  for (uint64_t i = 0; i < n; i++) {
+  for (uint64_t i = 0; i < n && !strbuf_failed(o); i++) {
     if (i) strbuf_puts(o, ", ");
     int rc = put_array(f, t, p + i * inner, rank - 1, dims32 ? dims32 + 1 : NULL,
                        dims64 ? dims64 + 1 : NULL, o, depth);
@@ -302,7 +305,26 @@ static int put_elem(h5_file *f, const h5_type *t, const uint8_t *p, strbuf *o,
 
 int h5_json_values(h5_file *f, const h5_type *t, const uint8_t *data,
                    int rank, const uint64_t *dims, strbuf *out) {
-  int rc = put_array(f, t, data, rank < 0 ? 0 : rank, NULL, dims, out, 0);
-  if (rc == H5_OK && out->oom) rc = h5_err(f, H5_ENOMEM, "out of memory");
+  if (rank < 0) { /* a null dataspace holds no values */
+    strbuf_puts(out, "null");
+    return strbuf_failed(out) ? h5_err(f, H5_ENOMEM, "out of memory") : H5_OK;
+  }
+  /* Bound the output: the lists printed, even when all are empty (a
+     dataspace of (2^50, 0) has no elements but 2^50 "[]"). */
+  uint64_t lists = 0, row = 1;
+  for (int d = 0; d < rank; d++) {
+    lists += row;
+    if (dims[d] && row > H5_JSON_MAX_ITEMS / dims[d]) row = H5_JSON_MAX_ITEMS + 1;
+    else row *= dims[d];
+    if (lists > H5_JSON_MAX_ITEMS) break;
+  }
+  if (lists + row > H5_JSON_MAX_ITEMS)
+    return h5_err(f, H5_EINVAL, "more than %llu values or lists to print as JSON",
+                  (unsigned long long)H5_JSON_MAX_ITEMS);
+  int rc = put_array(f, t, data, rank, NULL, dims, out, 0);
+  if (rc == H5_OK && out->over)
+    rc = h5_err(f, H5_EINVAL, "the JSON text would exceed %zu bytes", out->limit);
+  else if (rc == H5_OK && out->oom)
+    rc = h5_err(f, H5_ENOMEM, "out of memory");
   return rc;
 }

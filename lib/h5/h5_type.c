@@ -161,6 +161,7 @@ static int decode(h5_file *f, h5_cur *c, int depth, h5_type **out) {
   uint32_t bits = (uint32_t)h5c_uint(c, 3);
   uint32_t size = h5c_u32(c);
   if (c->bad) return corrupt(f, "truncated");
+  if (size == 0) return corrupt(f, "an element size of 0");
   int version = cv >> 4;
   if (version < 1 || version > 4)
     return h5_err(f, H5_EUNSUPPORTED, "datatype message version %d", version);
@@ -177,7 +178,7 @@ static int decode(h5_file *f, h5_cur *c, int depth, h5_type **out) {
     t->is_signed = t->cls == H5_CLASS_INTEGER && (bits & 8);
     t->offset = h5c_u16(c);
     t->precision = h5c_u16(c);
-    if (size == 0 || (uint32_t)t->offset + t->precision > 8 * size)
+    if ((uint64_t)t->offset + t->precision > 8 * (uint64_t)size)
       rc = corrupt(f, "integer bits outside the element");
     break;
   case H5_CLASS_FLOAT:
@@ -192,7 +193,7 @@ static int decode(h5_file *f, h5_cur *c, int depth, h5_type **out) {
     t->mant_pos = h5c_u8(c);
     t->mant_size = h5c_u8(c);
     t->exp_bias = h5c_u32(c);
-    if (size == 0 || (uint32_t)t->offset + t->precision > 8 * size ||
+    if ((uint64_t)t->offset + t->precision > 8 * (uint64_t)size ||
         t->exp_size == 0 || t->exp_size > 64 || t->mant_size > 128)
       rc = corrupt(f, "floating-point fields outside the element");
     break;
@@ -203,7 +204,6 @@ static int decode(h5_file *f, h5_cur *c, int depth, h5_type **out) {
   case H5_CLASS_STRING:
     t->strpad = bits & 0x0f;
     t->cset = (bits >> 4) & 0x0f;
-    if (size == 0) rc = corrupt(f, "string of size 0");
     break;
   case H5_CLASS_OPAQUE: {
     size_t taglen = bits & 0xff;

@@ -11,7 +11,11 @@
 #include "strbuf.h"
 
 static int grow(strbuf *sb, size_t extra) {
-  if (sb->oom) return -1;
+  if (sb->oom || sb->over) return -1;
+  if (sb->limit && (extra > sb->limit || sb->len > sb->limit - extra)) {
+    sb->over = 1;
+    return -1;
+  }
   if (sb->len + extra + 1 <= sb->cap) return 0;
   size_t ncap = sb->cap ? sb->cap : 64;
   while (ncap < sb->len + extra + 1) {

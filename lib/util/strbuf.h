@@ -1,8 +1,9 @@
 /*
 ** lib/util/strbuf.h - a growable byte string.
 **
-** Errors are sticky: after a failed allocation every append is a no-op and
-** sb.oom stays set; check it once at the end.  The text is always
+** Errors are sticky: after a failed allocation (oom) or an append past the
+** limit (over) every append is a no-op; check strbuf_failed() once at the
+** end.  The text is always
 ** NUL-terminated (when sb.buf is not NULL).
 */
 #ifndef H5MEM_UTIL_STRBUF_H
@@ -13,8 +14,12 @@
 typedef struct strbuf {
   char *buf; /* malloc'd; the caller frees it (or strbuf_free) */
   size_t len, cap;
-  int oom;
+  size_t limit; /* when not 0, the text may not grow beyond limit bytes */
+  int oom;      /* an allocation failed */
+  int over;     /* an append would have passed the limit */
 } strbuf;
+
+static inline int strbuf_failed(const strbuf *sb) { return sb->oom || sb->over; }
 
 void strbuf_append(strbuf *sb, const char *s, size_t n);
 void strbuf_puts(strbuf *sb, const char *s);
