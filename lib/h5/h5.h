@@ -160,6 +160,23 @@ struct h5_type {
   uint32_t dims[H5_MAX_RANK];
 };
 
+/* Types for writing.  Each returns a new type (NULL on a bad argument or
+** out of memory), freed with h5_type_free; the functions that take another
+** type take ownership of it, even when they fail.  Everything is
+** little-endian. */
+h5_type *h5_type_new_int(int bytes, int is_signed);  /* 1, 2, 4, 8 bytes */
+h5_type *h5_type_new_float(int bytes);               /* 2, 4, 8 bytes */
+/* size 0: variable-length; utf8: the character set flag */
+h5_type *h5_type_new_string(uint32_t size, int utf8);
+h5_type *h5_type_new_compound(uint32_t size);
+int h5_type_add_member(h5_type *compound, const char *name, uint32_t offset,
+                       h5_type *member);
+h5_type *h5_type_new_enum(h5_type *integer_base);
+int h5_type_add_enum_value(h5_type *e, const char *name, const void *value);
+h5_type *h5_type_new_bool(void); /* h5py's bool: int8 enum FALSE/TRUE */
+h5_type *h5_type_new_array(h5_type *base, int rank, const uint32_t *dims);
+void h5_type_free(h5_type *t);
+
 /* ---- attributes ------------------------------------------------------ */
 
 /* One attribute, valid during the callback only.  data holds its elements
@@ -225,6 +242,52 @@ int h5_dset_read(h5_obj *d, void *buf, size_t buflen);
 ** field (elements of a sequence, bytes of a string). */
 int h5_vlen_get(h5_file *f, const uint8_t *elem, const uint8_t **data,
                 size_t *len, uint32_t *count);
+
+/* ---- writing new files (h5_write.c) ---------------------------------- */
+
+typedef struct h5w h5w;         /* a file being written */
+typedef struct h5w_obj h5w_obj; /* a group or dataset in it; owned by h5w */
+
+/* Dataset creation properties.  Zero-initialise, then set what you need:
+** layout (H5_LAYOUT_CONTIGUOUS = default when dcpl is NULL, COMPACT,
+** CHUNKED), chunk dims, deflate level 0-9 (-1: none), shuffle, fletcher32,
+** and fill (one element, or NULL for zeros).  Filters need chunks. */
+typedef struct h5w_dcpl {
+  int layout;
+  uint64_t chunk[H5_MAX_RANK];
+  int deflate;
+  int shuffle;
+  int fletcher32;
+  const void *fill;
+} h5w_dcpl;
+
+/* Create (or truncate) path for writing; threads compress chunks (0: one
+** per CPU).  On failure a message is in err. */
+int h5w_create(const char *path, int threads, h5w **out, char *err,
+               size_t errlen);
+h5w_obj *h5w_root(h5w *w);
+int h5w_group(h5w *w, h5w_obj *parent, const char *name, h5w_obj **out);
+/* A dataset of the given type (taken over), shape and maximum shape (NULL:
+** the shape; UINT64_MAX: unlimited, chunked only). */
+int h5w_dataset(h5w *w, h5w_obj *parent, const char *name, h5_type *type,
+                int rank, const uint64_t *dims, const uint64_t *maxdims,
+                const h5w_dcpl *dcpl, h5w_obj **out);
+/* Write the whole dataset once: C order, elements as stored, except that a
+** variable-length string element is a const char * (NULL: no string) in
+** the first 8 bytes of its 16-byte slot. */
+int h5w_write(h5w *w, h5w_obj *d, const void *data);
+/* Append rows along dimension 0 of a chunked dataset created with shape[0]
+** 0 and maxshape[0] unlimited; whole chunks are written as they fill. */
+int h5w_append(h5w *w, h5w_obj *d, const void *rows, uint64_t nrows);
+/* An attribute of a group or dataset (type taken over; data as h5w_write). */
+int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
+             const uint64_t *dims, const void *data);
+/* Write the metadata and the superblock (after fsync when sync) and close
+** the file; then free it with h5w_free.  Nothing of the file is readable
+** before h5w_close returns H5_OK. */
+int h5w_close(h5w *w, int sync);
+void h5w_free(h5w *w);
+const char *h5w_errmsg(const h5w *w);
 
 /* ---- values as JSON (h5_json.c) --------------------------------------- */
 

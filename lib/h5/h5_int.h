@@ -196,7 +196,9 @@ struct h5_obj {
 /* Decode a datatype message body.  *out is malloc'd (h5_type_free). */
 int h5_type_decode(h5_file *f, const uint8_t *data, size_t size,
                    h5_type **out);
-void h5_type_free(h5_type *t);
+
+/* Append the datatype message body for t (h5_write.c). */
+int h5_type_encode(const h5_type *t, strbuf *out);
 
 typedef struct h5_space {
   int rank; /* -1 null, 0 scalar */

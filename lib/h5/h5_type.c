@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "h5_int.h"
+#include "util/strbuf.h"
 
 void h5_type_free(h5_type *t) {
   if (!t) return;
@@ -291,4 +292,267 @@ int h5_space_decode(h5_file *f, const uint8_t *data, size_t size,
   }
   if (c.bad) return h5_err(f, H5_ECORRUPT, "dataspace message truncated");
   return H5_OK;
+}
+
+/* ---- building and encoding types for writing ---------------------------- */
+
+static h5_type *new_type(h5_class cls, uint32_t size) {
+  h5_type *t = calloc(1, sizeof *t);
+  if (t) {
+    t->cls = cls;
+    t->size = size;
+  }
+  return t;
+}
+
+h5_type *h5_type_new_int(int bytes, int is_signed) {
+  if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8) return NULL;
+  h5_type *t = new_type(H5_CLASS_INTEGER, (uint32_t)bytes);
+  if (t) {
+    t->is_signed = is_signed != 0;
+    t->precision = (uint16_t)(8 * bytes);
+  }
+  return t;
+}
+
+h5_type *h5_type_new_float(int bytes) {
+  h5_type *t;
+  switch (bytes) {
+  case 2:
+    if ((t = new_type(H5_CLASS_FLOAT, 2))) {
+      t->precision = 16, t->sign_pos = 15, t->exp_pos = 10, t->exp_size = 5;
+      t->mant_size = 10, t->exp_bias = 15;
+    }
+    break;
+  case 4:
+    if ((t = new_type(H5_CLASS_FLOAT, 4))) {
+      t->precision = 32, t->sign_pos = 31, t->exp_pos = 23, t->exp_size = 8;
+      t->mant_size = 23, t->exp_bias = 127;
+    }
+    break;
+  case 8:
+    if ((t = new_type(H5_CLASS_FLOAT, 8))) {
+      t->precision = 64, t->sign_pos = 63, t->exp_pos = 52, t->exp_size = 11;
+      t->mant_size = 52, t->exp_bias = 1023;
+    }
+    break;
+  default:
+    return NULL;
+  }
+  if (t) t->mant_norm = 2;
+  return t;
+}
+
+h5_type *h5_type_new_string(uint32_t size, int utf8) {
+  if (size == 0) { /* variable length: a vlen of bytes */
+    h5_type *t = new_type(H5_CLASS_VLEN, 16);
+    if (!t) return NULL;
+    t->vlen_kind = 1;
+    t->cset = utf8 ? 1 : 0;
+    t->base = h5_type_new_int(1, 0);
+    if (!t->base) {
+      free(t);
+      return NULL;
+    }
+    return t;
+  }
+  h5_type *t = new_type(H5_CLASS_STRING, size);
+  if (t) {
+    t->cset = utf8 ? 1 : 0;
+    t->strpad = 1; /* null-padded, as h5py writes fixed strings */
+  }
+  return t;
+}
+
+h5_type *h5_type_new_compound(uint32_t size) {
+  return size ? new_type(H5_CLASS_COMPOUND, size) : NULL;
+}
+
+/* Grow t->members by one; 0 or -1. */
+static int add_member(h5_type *t, const char *name) {
+  struct h5_member *m = realloc(t->members, (t->nmembers + 1) * sizeof *m);
+  if (!m) return -1;
+  t->members = m;
+  memset(&m[t->nmembers], 0, sizeof *m);
+  m[t->nmembers].name = strdup(name);
+  if (!m[t->nmembers].name) return -1;
+  t->nmembers++;
+  return 0;
+}
+
+int h5_type_add_member(h5_type *c, const char *name, uint32_t offset,
+                       h5_type *member) {
+  if (!c || c->cls != H5_CLASS_COMPOUND || !member || !name || !*name ||
+      (uint64_t)offset + member->size > c->size || c->nmembers >= H5_MAX_MEMBERS) {
+    h5_type_free(member);
+    return H5_EINVAL;
+  }
+  for (uint32_t i = 0; i < c->nmembers; i++)
+    if (strcmp(c->members[i].name, name) == 0) {
+      h5_type_free(member);
+      return H5_EINVAL;
+    }
+  if (add_member(c, name)) {
+    h5_type_free(member);
+    return H5_ENOMEM;
+  }
+  c->members[c->nmembers - 1].offset = offset;
+  c->members[c->nmembers - 1].type = member;
+  return H5_OK;
+}
+
+h5_type *h5_type_new_enum(h5_type *base) {
+  if (!base || base->cls != H5_CLASS_INTEGER) {
+    h5_type_free(base);
+    return NULL;
+  }
+  h5_type *t = new_type(H5_CLASS_ENUM, base->size);
+  if (!t) {
+    h5_type_free(base);
+    return NULL;
+  }
+  t->base = base;
+  return t;
+}
+
+int h5_type_add_enum_value(h5_type *e, const char *name, const void *value) {
+  if (!e || e->cls != H5_CLASS_ENUM || !name || !*name) return H5_EINVAL;
+  /* the value bytes live in one allocation with the name: name\0value */
+  size_t n = strlen(name);
+  if (add_member(e, name)) return H5_ENOMEM;
+  struct h5_member *m = &e->members[e->nmembers - 1];
+  char *both = realloc(m->name, n + 1 + e->size);
+  if (!both) return H5_ENOMEM;
+  memcpy(both + n + 1, value, e->size);
+  m->name = both;
+  m->value = (const uint8_t *)both + n + 1;
+  return H5_OK;
+}
+
+h5_type *h5_type_new_bool(void) {
+  /* as h5py writes numpy bool: an int8 enum FALSE = 0, TRUE = 1 */
+  h5_type *t = h5_type_new_enum(h5_type_new_int(1, 1));
+  int8_t f = 0, v = 1;
+  if (t && (h5_type_add_enum_value(t, "FALSE", &f) || h5_type_add_enum_value(t, "TRUE", &v))) {
+    h5_type_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+h5_type *h5_type_new_array(h5_type *base, int rank, const uint32_t *dims) {
+  if (!base || rank < 1 || rank > H5_MAX_RANK) {
+    h5_type_free(base);
+    return NULL;
+  }
+  uint64_t size = base->size;
+  for (int i = 0; i < rank; i++) size *= dims[i];
+  if (size == 0 || size > UINT32_MAX) {
+    h5_type_free(base);
+    return NULL;
+  }
+  h5_type *t = new_type(H5_CLASS_ARRAY, (uint32_t)size);
+  if (!t) {
+    h5_type_free(base);
+    return NULL;
+  }
+  t->base = base;
+  t->rank = rank;
+  for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+  return t;
+}
+
+static void put_u8(strbuf *o, unsigned v) {
+  char c = (char)(v & 0xff);
+  strbuf_append(o, &c, 1);
+}
+
+static void put_le(strbuf *o, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) put_u8(o, (unsigned)(v >> (8 * i)));
+}
+
+static int encode(const h5_type *t, strbuf *o, int depth) {
+  if (depth > H5_MAX_TYPE_DEPTH) return H5_EINVAL;
+  /* version 3 for compounds, enums and arrays (unpadded names, no array
+     permutation), version 1 otherwise: all readable by libhdf5 1.8 */
+  int version = (t->cls == H5_CLASS_COMPOUND || t->cls == H5_CLASS_ENUM ||
+                 t->cls == H5_CLASS_ARRAY) ? 3 : 1;
+  uint32_t bits = 0;
+  switch (t->cls) {
+  case H5_CLASS_INTEGER:
+  case H5_CLASS_BITFIELD:
+    bits = (t->big_endian ? 1u : 0u) | (t->is_signed ? 8u : 0u);
+    break;
+  case H5_CLASS_FLOAT:
+    bits = (t->big_endian ? 1u : 0u) | (uint32_t)(t->mant_norm & 3) << 4 |
+           (uint32_t)t->sign_pos << 8;
+    break;
+  case H5_CLASS_STRING:
+    bits = (uint32_t)(t->strpad & 15) | (uint32_t)(t->cset & 15) << 4;
+    break;
+  case H5_CLASS_COMPOUND:
+  case H5_CLASS_ENUM:
+    bits = t->nmembers;
+    break;
+  case H5_CLASS_VLEN:
+    bits = (uint32_t)(t->vlen_kind & 15) | (uint32_t)(t->strpad & 15) << 4 |
+           (uint32_t)(t->cset & 15) << 8;
+    break;
+  case H5_CLASS_ARRAY:
+    break;
+  default:
+    return H5_EUNSUPPORTED;
+  }
+  put_u8(o, (unsigned)t->cls | (unsigned)version << 4);
+  put_le(o, bits, 3);
+  put_le(o, t->size, 4);
+  switch (t->cls) {
+  case H5_CLASS_INTEGER:
+  case H5_CLASS_BITFIELD:
+    put_le(o, t->offset, 2);
+    put_le(o, t->precision ? t->precision : 8 * t->size, 2);
+    break;
+  case H5_CLASS_FLOAT:
+    put_le(o, t->offset, 2);
+    put_le(o, t->precision, 2);
+    put_u8(o, t->exp_pos);
+    put_u8(o, t->exp_size);
+    put_u8(o, t->mant_pos);
+    put_u8(o, t->mant_size);
+    put_le(o, t->exp_bias, 4);
+    break;
+  case H5_CLASS_COMPOUND: {
+    int w = width_of(t->size);
+    for (uint32_t i = 0; i < t->nmembers; i++) {
+      strbuf_append(o, t->members[i].name, strlen(t->members[i].name) + 1);
+      put_le(o, t->members[i].offset, w);
+      int rc = encode(t->members[i].type, o, depth + 1);
+      if (rc) return rc;
+    }
+    break;
+  }
+  case H5_CLASS_ENUM: {
+    int rc = encode(t->base, o, depth + 1);
+    if (rc) return rc;
+    for (uint32_t i = 0; i < t->nmembers; i++)
+      strbuf_append(o, t->members[i].name, strlen(t->members[i].name) + 1);
+    for (uint32_t i = 0; i < t->nmembers; i++)
+      strbuf_append(o, (const char *)t->members[i].value, t->size);
+    break;
+  }
+  case H5_CLASS_VLEN:
+    return encode(t->base, o, depth + 1);
+  case H5_CLASS_ARRAY:
+    put_u8(o, (unsigned)t->rank);
+    for (int d = 0; d < t->rank; d++) put_le(o, t->dims[d], 4);
+    return encode(t->base, o, depth + 1);
+  default:
+    break;
+  }
+  return H5_OK;
+}
+
+int h5_type_encode(const h5_type *t, strbuf *out) {
+  int rc = encode(t, out, 0);
+  return rc ? rc : strbuf_failed(out) ? H5_ENOMEM : H5_OK;
 }

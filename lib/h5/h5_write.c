@@ -1,0 +1,938 @@
+/*
+** lib/h5/h5_write.c - writing new HDF5 files.
+**
+** The format written is the one libhdf5 1.8 and later (and HDF5 2.0) read
+** by default: superblock version 2, object headers version 2, new-style
+** compact groups (link info, group info and link messages), layout message
+** version 3 with a v1 B-tree chunk index, fill value message version 3,
+** filter pipeline version 2, attribute messages version 3, datatype
+** messages version 1 (version 3 for compound, enum and array types).
+** Chunk dimension fields hold the element size last, as HDF5 2.0 checks.
+**
+** Raw data goes to the file as soon as it is given (chunks filtered in
+** parallel); metadata is written at h5w_close, children before parents, the
+** superblock last, so a file cut short never has a superblock pointing at
+** metadata that is not there.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "h5_int.h"
+#include "util/pool.h"
+#include "util/strbuf.h"
+
+#define W_SO 8         /* sizes of offsets and lengths written */
+#define W_TWO_K 64     /* entries per chunk B-tree node (2 x default K 32) */
+#define W_GCOL_MIN 4096
+#define W_MAX_MSG 65535 /* a header message's size field is 16 bits */
+
+/* One entry of a chunked dataset's index. */
+typedef struct w_chunk {
+  uint64_t off[H5_MAX_RANK]; /* element offsets of the chunk */
+  uint64_t addr, size;
+  uint32_t mask;
+} w_chunk;
+
+struct h5w_obj {
+  int is_group;
+  char *name;
+  h5w_obj *parent;
+  uint64_t addr; /* object header, once written */
+  /* group */
+  h5w_obj **kids;
+  size_t nkids, capkids;
+  /* attribute messages, encoded */
+  strbuf attrs;
+  size_t nattrs;
+  /* dataset */
+  h5_type *type;
+  int rank;
+  uint64_t dims[H5_MAX_RANK], maxdims[H5_MAX_RANK];
+  h5w_dcpl dcpl;
+  uint8_t *fill;
+  int written;
+  uint64_t data_addr, data_size;   /* contiguous */
+  uint8_t *compact;                /* compact */
+  size_t compact_len;
+  w_chunk *chunks;                 /* chunked */
+  size_t nchunks, capchunks;
+  uint8_t *pending;                /* appended rows not yet in a chunk */
+  uint64_t npending;
+  int appended;
+};
+
+struct h5w {
+  int fd;
+  uint64_t eoa;
+  h5w_obj *root;
+  int threads;
+  int failed;
+  char err[512];
+  /* the global heap collection being filled (variable-length data) */
+  uint8_t *gcol;
+  uint64_t gcol_addr, gcol_cap, gcol_used;
+  uint16_t gcol_next;
+};
+
+static int werr(h5w *w, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int werr(h5w *w, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->err, sizeof w->err, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+const char *h5w_errmsg(const h5w *w) { return w ? w->err : "no writer"; }
+
+/* ---- low-level output ----------------------------------------------------- */
+
+static int pwrite_all(h5w *w, const void *buf, size_t len, uint64_t at) {
+  const uint8_t *p = buf;
+  while (len) {
+    ssize_t n = pwrite(w->fd, p, len, (off_t)at);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      w->failed = 1;
+      return werr(w, H5_EIO, "write failed: %s", strerror(errno));
+    }
+    p += n;
+    len -= (size_t)n;
+    at += (uint64_t)n;
+  }
+  return H5_OK;
+}
+
+/* Write len bytes at the end of the file; *at gets their address. */
+static int append(h5w *w, const void *buf, size_t len, uint64_t *at) {
+  *at = w->eoa;
+  int rc = pwrite_all(w, buf, len, w->eoa);
+  if (rc == H5_OK) w->eoa += len;
+  return rc;
+}
+
+static void put_u8(strbuf *o, unsigned v) {
+  char c = (char)(v & 0xff);
+  strbuf_append(o, &c, 1);
+}
+
+static void put_le(strbuf *o, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) put_u8(o, (unsigned)(v >> (8 * i)));
+}
+
+static void le_store(uint8_t *p, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---- the global heap -------------------------------------------------- */
+
+static int gcol_flush(h5w *w) {
+  if (!w->gcol) return H5_OK;
+  /* object 0, the free space, fills the rest when its header fits */
+  uint64_t left = w->gcol_cap - w->gcol_used;
+  if (left >= 16) le_store(w->gcol + w->gcol_used + 8, left, 8);
+  int rc = pwrite_all(w, w->gcol, (size_t)w->gcol_cap, w->gcol_addr);
+  free(w->gcol);
+  w->gcol = NULL;
+  return rc;
+}
+
+/* Store len bytes as a global heap object; the heap ID goes to id
+** (8-byte collection address, 4-byte index). */
+static int gheap_put(h5w *w, const void *data, size_t len, uint8_t id[12]) {
+  uint64_t need = 16 + ((len + 7) & ~(uint64_t)7);
+  if (w->gcol && (w->gcol_used + need > w->gcol_cap || w->gcol_next == 0xffff)) {
+    int rc = gcol_flush(w);
+    if (rc) return rc;
+  }
+  if (!w->gcol) {
+    uint64_t cap = W_GCOL_MIN;
+    while (cap < 16 + need + 16) cap *= 2;
+    w->gcol = calloc(1, (size_t)cap);
+    if (!w->gcol) return werr(w, H5_ENOMEM, "out of memory");
+    memcpy(w->gcol, "GCOL", 4);
+    w->gcol[4] = 1;
+    le_store(w->gcol + 8, cap, 8);
+    w->gcol_cap = cap;
+    w->gcol_used = 16;
+    w->gcol_next = 1;
+    w->gcol_addr = w->eoa;
+    w->eoa += cap; /* reserved now, written when full or at close */
+  }
+  uint8_t *p = w->gcol + w->gcol_used;
+  le_store(p, w->gcol_next, 2);
+  le_store(p + 2, 1, 2); /* reference count */
+  le_store(p + 8, len, 8);
+  if (len) memcpy(p + 16, data, len);
+  le_store(id, w->gcol_addr, 8);
+  le_store(id + 8, w->gcol_next, 4);
+  w->gcol_used += need;
+  w->gcol_next++;
+  return H5_OK;
+}
+
+/* Replace the variable-length strings in n elements of type t at p (each a
+** const char * in the first 8 bytes of its 16-byte slot, NULL for none)
+** by their stored form: length, heap ID.  Works inside compounds and
+** arrays. */
+static int convert_vlen(h5w *w, const h5_type *t, uint8_t *p, uint64_t n,
+                        int depth) {
+  if (depth > H5_MAX_TYPE_DEPTH) return werr(w, H5_EINVAL, "type nested too deeply");
+  for (uint64_t e = 0; e < n; e++, p += t->size) {
+    if (t->cls == H5_CLASS_VLEN) {
+      if (t->vlen_kind != 1)
+        return werr(w, H5_EUNSUPPORTED, "writing variable-length sequences");
+      const char *s;
+      memcpy(&s, p, sizeof s);
+      size_t len = s ? strlen(s) : 0;
+      if (len > UINT32_MAX) return werr(w, H5_EINVAL, "string longer than 4 GiB");
+      uint8_t id[12] = {0};
+      if (s) {
+        int rc = gheap_put(w, s, len, id);
+        if (rc) return rc;
+      }
+      le_store(p, len, 4);
+      memcpy(p + 4, id, 12);
+    } else if (t->cls == H5_CLASS_COMPOUND) {
+      for (uint32_t i = 0; i < t->nmembers; i++) {
+        int rc = convert_vlen(w, t->members[i].type, p + t->members[i].offset, 1,
+                              depth + 1);
+        if (rc) return rc;
+      }
+    } else if (t->cls == H5_CLASS_ARRAY) {
+      uint64_t k = 1;
+      for (int d = 0; d < t->rank; d++) k *= t->dims[d];
+      int rc = convert_vlen(w, t->base, p, k, depth + 1);
+      if (rc) return rc;
+    }
+  }
+  return H5_OK;
+}
+
+static int has_vlen(const h5_type *t) {
+  if (t->cls == H5_CLASS_VLEN) return 1;
+  if (t->cls == H5_CLASS_ARRAY) return has_vlen(t->base);
+  if (t->cls == H5_CLASS_COMPOUND)
+    for (uint32_t i = 0; i < t->nmembers; i++)
+      if (has_vlen(t->members[i].type)) return 1;
+  return 0;
+}
+
+/* A copy of n elements with variable-length data stored, or NULL with the
+** error set.  The caller frees it. */
+static uint8_t *stored_copy(h5w *w, const h5_type *t, const void *data,
+                            uint64_t n) {
+  uint64_t bytes = n * t->size;
+  uint8_t *c = malloc(bytes ? (size_t)bytes : 1);
+  if (!c) {
+    werr(w, H5_ENOMEM, "out of memory");
+    return NULL;
+  }
+  if (bytes) memcpy(c, data, (size_t)bytes);
+  if (has_vlen(t) && convert_vlen(w, t, c, n, 0)) {
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* ---- objects ------------------------------------------------------------- */
+
+static void obj_free(h5w_obj *o) {
+  if (!o) return;
+  for (size_t i = 0; i < o->nkids; i++) obj_free(o->kids[i]);
+  free(o->kids);
+  strbuf_free(&o->attrs);
+  h5_type_free(o->type);
+  free(o->name);
+  free(o->fill);
+  free(o->compact);
+  free(o->chunks);
+  free(o->pending);
+  free(o);
+}
+
+int h5w_create(const char *path, int threads, h5w **out, char *err,
+               size_t errlen) {
+  *out = NULL;
+  h5w *w = calloc(1, sizeof *w);
+  h5w_obj *root = calloc(1, sizeof *root);
+  if (!w || !root) {
+    free(w);
+    free(root);
+    snprintf(err, errlen, "out of memory");
+    return H5_ENOMEM;
+  }
+  w->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w->fd < 0) {
+    snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    free(w);
+    free(root);
+    return H5_EIO;
+  }
+  root->is_group = 1;
+  w->root = root;
+  w->threads = threads > 0 ? threads : util_ncpu();
+  w->eoa = 48; /* the superblock (version 2, 8-byte offsets) */
+  *out = w;
+  return H5_OK;
+}
+
+h5w_obj *h5w_root(h5w *w) { return w->root; }
+
+static int valid_name(const char *name) {
+  return name && *name && !strchr(name, '/') && strcmp(name, ".") != 0 &&
+         strlen(name) < 65536;
+}
+
+static int add_kid(h5w *w, h5w_obj *parent, const char *name, h5w_obj *o) {
+  if (!parent->is_group) return werr(w, H5_EINVAL, "'%s' is not a group", parent->name);
+  if (!valid_name(name)) return werr(w, H5_EINVAL, "bad link name '%s'", name ? name : "(null)");
+  for (size_t i = 0; i < parent->nkids; i++)
+    if (strcmp(parent->kids[i]->name, name) == 0)
+      return werr(w, H5_EINVAL, "'%s' exists already", name);
+  if (parent->nkids == parent->capkids) {
+    size_t ncap = parent->capkids ? parent->capkids * 2 : 8;
+    h5w_obj **nk = realloc(parent->kids, ncap * sizeof *nk);
+    if (!nk) return werr(w, H5_ENOMEM, "out of memory");
+    parent->kids = nk;
+    parent->capkids = ncap;
+  }
+  o->name = strdup(name);
+  if (!o->name) return werr(w, H5_ENOMEM, "out of memory");
+  o->parent = parent;
+  parent->kids[parent->nkids++] = o;
+  return H5_OK;
+}
+
+int h5w_group(h5w *w, h5w_obj *parent, const char *name, h5w_obj **out) {
+  *out = NULL;
+  h5w_obj *g = calloc(1, sizeof *g);
+  if (!g) return werr(w, H5_ENOMEM, "out of memory");
+  g->is_group = 1;
+  int rc = add_kid(w, parent, name, g);
+  if (rc) {
+    obj_free(g);
+    return rc;
+  }
+  *out = g;
+  return H5_OK;
+}
+
+int h5w_dataset(h5w *w, h5w_obj *parent, const char *name, h5_type *type,
+                int rank, const uint64_t *dims, const uint64_t *maxdims,
+                const h5w_dcpl *dcpl, h5w_obj **out) {
+  *out = NULL;
+  if (!type) return werr(w, H5_EINVAL, "dataset '%s': no datatype", name);
+  h5w_obj *d = calloc(1, sizeof *d);
+  if (!d) {
+    h5_type_free(type);
+    return werr(w, H5_ENOMEM, "out of memory");
+  }
+  d->type = type;
+  int rc = H5_OK;
+  if (rank < 0 || rank > H5_MAX_RANK) rc = werr(w, H5_EINVAL, "rank %d", rank);
+  d->rank = rank;
+  h5w_dcpl def = {0};
+  def.layout = H5_LAYOUT_CONTIGUOUS;
+  def.deflate = -1;
+  d->dcpl = dcpl ? *dcpl : def;
+  int chunked = d->dcpl.layout == H5_LAYOUT_CHUNKED;
+  for (int i = 0; rc == H5_OK && i < rank; i++) {
+    d->dims[i] = dims[i];
+    d->maxdims[i] = maxdims ? maxdims[i] : dims[i];
+    if (d->maxdims[i] != UINT64_MAX && d->maxdims[i] < dims[i])
+      rc = werr(w, H5_EINVAL, "dataset '%s': maxshape below shape", name);
+    if (d->maxdims[i] != dims[i] && !chunked)
+      rc = werr(w, H5_EINVAL, "dataset '%s': resizable datasets must be chunked", name);
+    if (chunked && (d->dcpl.chunk[i] == 0 || d->dcpl.chunk[i] > UINT32_MAX))
+      rc = werr(w, H5_EINVAL, "dataset '%s': bad chunk dimension", name);
+  }
+  if (rc == H5_OK && chunked) {
+    uint64_t cb = type->size;
+    for (int i = 0; i < rank; i++) cb *= d->dcpl.chunk[i];
+    if (rank == 0 || cb > ((uint64_t)1 << 32) - 1)
+      rc = werr(w, H5_EINVAL, "dataset '%s': chunks must have rank >= 1 and < 4 GiB", name);
+  }
+  if (rc == H5_OK && !chunked && (d->dcpl.deflate >= 0 || d->dcpl.shuffle || d->dcpl.fletcher32))
+    rc = werr(w, H5_EINVAL, "dataset '%s': filters need chunked layout", name);
+  if (rc == H5_OK && d->dcpl.fill) {
+    d->fill = stored_copy(w, type, d->dcpl.fill, 1);
+    if (!d->fill) rc = H5_ENOMEM;
+  }
+  d->dcpl.fill = NULL;
+  d->data_addr = H5_UNDEF_ADDR;
+  if (rc == H5_OK) rc = add_kid(w, parent, name, d);
+  if (rc) {
+    obj_free(d);
+    return rc;
+  }
+  *out = d;
+  return H5_OK;
+}
+
+static uint64_t nelems_of(const h5w_obj *d) {
+  uint64_t n = 1;
+  for (int i = 0; i < d->rank; i++) n *= d->dims[i];
+  return n;
+}
+
+/* ---- chunks ----------------------------------------------------------------- */
+
+typedef struct chunk_job {
+  h5w *w;
+  h5w_obj *d;
+  const uint8_t *data;   /* the rows the chunks come from */
+  uint64_t rows;         /* rows of data (dimension 0) */
+  uint64_t row0;         /* dataset row of data[0] */
+  uint64_t nchunks;
+  uint64_t per[H5_MAX_RANK]; /* chunks along each dimension */
+  uint8_t **out;
+  size_t *outlen;
+} chunk_job;
+
+/* Deflate, shuffle, fletcher32 on one chunk buffer; *buf is replaced. */
+static int filter_chunk(const h5w_obj *d, uint8_t **buf, size_t *len) {
+  size_t esz = d->type->size;
+  if (d->dcpl.shuffle && esz > 1) {
+    uint8_t *s = malloc(*len);
+    if (!s) return H5_ENOMEM;
+    size_t n = *len / esz;
+    for (size_t b = 0; b < esz; b++)
+      for (size_t i = 0; i < n; i++) s[b * n + i] = (*buf)[i * esz + b];
+    memcpy(s + n * esz, *buf + n * esz, *len - n * esz);
+    free(*buf);
+    *buf = s;
+  }
+  if (d->dcpl.deflate >= 0) {
+    uLongf cap = compressBound((uLong)*len);
+    uint8_t *z = malloc(cap);
+    if (!z) return H5_ENOMEM;
+    if (compress2(z, &cap, *buf, (uLong)*len, d->dcpl.deflate) != Z_OK) {
+      free(z);
+      return H5_EIO;
+    }
+    free(*buf);
+    *buf = z;
+    *len = cap;
+  }
+  if (d->dcpl.fletcher32) {
+    uint8_t *f = realloc(*buf, *len + 4);
+    if (!f) return H5_ENOMEM;
+    le_store(f + *len, h5_fletcher32(f, *len), 4);
+    *buf = f;
+    *len += 4;
+  }
+  return H5_OK;
+}
+
+/* Build chunk ci of the job (edges padded with the fill value), filtered. */
+static int make_chunk(void *ctx, size_t ci) {
+  chunk_job *j = ctx;
+  h5w_obj *d = j->d;
+  size_t esz = d->type->size;
+  uint64_t cidx[H5_MAX_RANK], rem = ci;
+  for (int k = d->rank - 1; k >= 0; k--) {
+    cidx[k] = rem % j->per[k];
+    rem /= j->per[k];
+  }
+  uint64_t celems = 1;
+  for (int k = 0; k < d->rank; k++) celems *= d->dcpl.chunk[k];
+  size_t len = (size_t)(celems * esz);
+  uint8_t *buf = malloc(len ? len : 1);
+  if (!buf) return H5_ENOMEM;
+  if (d->fill)
+    for (uint64_t e = 0; e < celems; e++) memcpy(buf + e * esz, d->fill, esz);
+  else
+    memset(buf, 0, len);
+  /* copy the rows of the chunk that exist: iterate over all but the last
+     dimension, copying runs along the last one */
+  uint64_t start[H5_MAX_RANK], cnt[H5_MAX_RANK];
+  for (int k = 0; k < d->rank; k++) {
+    uint64_t lo = cidx[k] * d->dcpl.chunk[k];
+    uint64_t hi = lo + d->dcpl.chunk[k];
+    uint64_t ext = k == 0 ? j->rows : d->dims[k];
+    if (hi > ext) hi = ext;
+    start[k] = lo;
+    cnt[k] = hi > lo ? hi - lo : 0;
+  }
+  uint64_t runs = 1;
+  for (int k = 0; k < d->rank - 1; k++) runs *= cnt[k];
+  int last = d->rank - 1;
+  for (uint64_t r = 0; cnt[last] && r < runs; r++) {
+    uint64_t idx[H5_MAX_RANK], t = r;
+    for (int k = last - 1; k >= 0; k--) {
+      idx[k] = t % cnt[k];
+      t /= cnt[k];
+    }
+    uint64_t src = 0, dst = 0;
+    for (int k = 0; k < last; k++) {
+      src = src * (k == 0 ? j->rows : d->dims[k]) + start[k] + idx[k];
+      dst = dst * d->dcpl.chunk[k] + idx[k];
+    }
+    src = src * d->dims[last] + start[last];
+    dst = dst * d->dcpl.chunk[last];
+    memcpy(buf + dst * esz, j->data + src * esz, (size_t)(cnt[last] * esz));
+  }
+  int rc = filter_chunk(d, &buf, &len);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  j->out[ci] = buf;
+  j->outlen[ci] = len;
+  return H5_OK;
+}
+
+/* Chunk `rows` rows starting at dataset row row0 (row0 a multiple of the
+** chunk's first dimension), write the chunks, index them. */
+static int write_chunks(h5w *w, h5w_obj *d, const uint8_t *data, uint64_t row0,
+                        uint64_t rows) {
+  chunk_job j;
+  memset(&j, 0, sizeof j);
+  j.w = w;
+  j.d = d;
+  j.data = data;
+  j.rows = rows;
+  j.row0 = row0;
+  j.nchunks = 1;
+  for (int k = 0; k < d->rank; k++) {
+    uint64_t ext = k == 0 ? rows : d->dims[k];
+    j.per[k] = (ext + d->dcpl.chunk[k] - 1) / d->dcpl.chunk[k];
+    j.nchunks *= j.per[k];
+  }
+  if (j.nchunks == 0) return H5_OK;
+  j.out = calloc((size_t)j.nchunks, sizeof *j.out);
+  j.outlen = calloc((size_t)j.nchunks, sizeof *j.outlen);
+  int rc = j.out && j.outlen ? H5_OK : werr(w, H5_ENOMEM, "out of memory");
+  if (rc == H5_OK) {
+    rc = util_parallel_for(w->threads, (size_t)j.nchunks, make_chunk, &j);
+    if (rc) rc = werr(w, rc, "compressing chunks failed (%d)", rc);
+  }
+  if (rc == H5_OK && d->nchunks + j.nchunks > d->capchunks) {
+    size_t ncap = d->capchunks ? d->capchunks : 16;
+    while (ncap < d->nchunks + j.nchunks) ncap *= 2;
+    w_chunk *nc = realloc(d->chunks, ncap * sizeof *nc);
+    if (!nc)
+      rc = werr(w, H5_ENOMEM, "out of memory");
+    else {
+      d->chunks = nc;
+      d->capchunks = ncap;
+    }
+  }
+  for (uint64_t ci = 0; rc == H5_OK && ci < j.nchunks; ci++) {
+    w_chunk *c = &d->chunks[d->nchunks];
+    memset(c, 0, sizeof *c);
+    uint64_t rem = ci;
+    for (int k = d->rank - 1; k >= 0; k--) {
+      c->off[k] = (rem % j.per[k]) * d->dcpl.chunk[k];
+      rem /= j.per[k];
+    }
+    c->off[0] += row0;
+    c->size = j.outlen[ci];
+    rc = append(w, j.out[ci], j.outlen[ci], &c->addr);
+    if (rc == H5_OK) d->nchunks++;
+  }
+  for (uint64_t ci = 0; j.out && ci < j.nchunks; ci++) free(j.out[ci]);
+  free(j.out);
+  free(j.outlen);
+  return rc;
+}
+
+/* ---- writing data -------------------------------------------------------- */
+
+int h5w_write(h5w *w, h5w_obj *d, const void *data) {
+  if (d->is_group) return werr(w, H5_EINVAL, "'%s' is a group", d->name);
+  if (d->written) return werr(w, H5_EINVAL, "dataset '%s' was written already", d->name);
+  uint64_t n = nelems_of(d), esz = d->type->size;
+  if (esz && n > UINT64_MAX / esz) return werr(w, H5_EINVAL, "dataset too large");
+  uint8_t *stored = stored_copy(w, d->type, data, n);
+  if (!stored) return H5_ENOMEM;
+  int rc = H5_OK;
+  uint64_t bytes = n * esz;
+  switch (d->dcpl.layout) {
+  case H5_LAYOUT_COMPACT:
+    if (bytes > 64000) {
+      rc = werr(w, H5_EINVAL, "compact dataset '%s' over 64000 bytes", d->name);
+      break;
+    }
+    d->compact = stored;
+    d->compact_len = (size_t)bytes;
+    stored = NULL;
+    break;
+  case H5_LAYOUT_CONTIGUOUS:
+    d->data_size = bytes;
+    rc = append(w, stored, (size_t)bytes, &d->data_addr);
+    break;
+  case H5_LAYOUT_CHUNKED:
+    rc = d->rank ? write_chunks(w, d, stored, 0, d->dims[0]) : H5_EINVAL;
+    break;
+  default:
+    rc = werr(w, H5_EUNSUPPORTED, "layout %d", d->dcpl.layout);
+  }
+  free(stored);
+  if (rc == H5_OK) d->written = 1;
+  return rc;
+}
+
+int h5w_append(h5w *w, h5w_obj *d, const void *rows, uint64_t nrows) {
+  if (d->is_group || d->dcpl.layout != H5_LAYOUT_CHUNKED || d->rank < 1 ||
+      d->maxdims[0] != UINT64_MAX)
+    return werr(w, H5_EINVAL,
+                "'%s': appending needs a chunked dataset unlimited in dimension 0",
+                d->name);
+  uint64_t rowbytes = d->type->size;
+  for (int k = 1; k < d->rank; k++) rowbytes *= d->dims[k];
+  if (d->written || (!d->appended && d->dims[0] != 0))
+    return werr(w, H5_EINVAL,
+                "'%s': appending starts from an empty dataset (shape[0] 0) "
+                "that h5w_write has not written", d->name);
+  d->appended = 1;
+  uint8_t *stored = stored_copy(w, d->type, rows, nrows * (rowbytes / d->type->size));
+  if (!stored) return H5_ENOMEM;
+  uint64_t pbytes = (d->npending + nrows) * rowbytes;
+  uint8_t *np = realloc(d->pending, pbytes ? (size_t)pbytes : 1);
+  if (!np) {
+    free(stored);
+    return werr(w, H5_ENOMEM, "out of memory");
+  }
+  d->pending = np;
+  memcpy(d->pending + d->npending * rowbytes, stored, (size_t)(nrows * rowbytes));
+  free(stored);
+  d->npending += nrows;
+  d->dims[0] += nrows;
+  /* whole rows of chunks go to the file now */
+  uint64_t c0 = d->dcpl.chunk[0], full = d->npending / c0 * c0;
+  if (full) {
+    uint64_t row0 = d->dims[0] - d->npending;
+    int rc = write_chunks(w, d, d->pending, row0, full);
+    if (rc) return rc;
+    memmove(d->pending, d->pending + full * rowbytes,
+            (size_t)((d->npending - full) * rowbytes));
+    d->npending -= full;
+  }
+  return H5_OK;
+}
+
+int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
+             const uint64_t *dims, const void *data) {
+  strbuf m = {0};
+  int rc = H5_OK;
+  uint64_t n = 1;
+  if (!type) return werr(w, H5_EINVAL, "attribute '%s': no datatype", name);
+  if (!name || !*name || rank < 0 || rank > H5_MAX_RANK)
+    rc = werr(w, H5_EINVAL, "bad attribute name or rank");
+  for (int i = 0; rc == H5_OK && i < rank; i++) n *= dims[i];
+  uint8_t *stored = rc == H5_OK ? stored_copy(w, type, data, n) : NULL;
+  if (rc == H5_OK && !stored) rc = H5_ENOMEM;
+  if (rc == H5_OK) {
+    strbuf t = {0}, s = {0};
+    rc = h5_type_encode(type, &t);
+    put_u8(&s, 2);                   /* dataspace version */
+    put_u8(&s, (unsigned)rank);
+    put_u8(&s, 0);                   /* no max dims */
+    put_u8(&s, rank ? 1 : 0);        /* simple / scalar */
+    for (int i = 0; i < rank; i++) put_le(&s, dims[i], 8);
+    size_t nlen = strlen(name) + 1;
+    put_u8(&m, 3);                   /* attribute message version */
+    put_u8(&m, 0);
+    put_le(&m, nlen, 2);
+    put_le(&m, t.len, 2);
+    put_le(&m, s.len, 2);
+    put_u8(&m, 1);                   /* name is UTF-8 */
+    strbuf_append(&m, name, nlen);
+    strbuf_append(&m, t.buf ? t.buf : "", t.len);
+    strbuf_append(&m, s.buf ? s.buf : "", s.len);
+    strbuf_append(&m, (const char *)stored, (size_t)(n * type->size));
+    if (rc == H5_OK && (strbuf_failed(&m) || strbuf_failed(&t) || strbuf_failed(&s)))
+      rc = werr(w, H5_ENOMEM, "out of memory");
+    if (rc == H5_OK && m.len > W_MAX_MSG)
+      rc = werr(w, H5_EUNSUPPORTED, "attribute '%s' over 64 KiB (dense attributes not written yet)",
+                name);
+    strbuf_free(&t);
+    strbuf_free(&s);
+  }
+  if (rc == H5_OK) {
+    put_u8(&o->attrs, H5_MSG_ATTRIBUTE);
+    put_le(&o->attrs, m.len, 2);
+    put_u8(&o->attrs, 0);
+    strbuf_append(&o->attrs, m.buf, m.len);
+    o->nattrs++;
+    if (strbuf_failed(&o->attrs)) rc = werr(w, H5_ENOMEM, "out of memory");
+  }
+  strbuf_free(&m);
+  free(stored);
+  h5_type_free(type);
+  return rc;
+}
+
+/* ---- metadata ----------------------------------------------------------- */
+
+/* Append a header message (v2 prefix: type, size, flags). */
+static void put_msg(strbuf *o, int type, const strbuf *body, int flags) {
+  put_u8(o, (unsigned)type);
+  put_le(o, body->len, 2);
+  put_u8(o, (unsigned)flags);
+  strbuf_append(o, body->buf ? body->buf : "", body->len);
+}
+
+/* The attribute info message (compact storage: libhdf5 counts a version 2
+** header's attributes through it) and the attribute messages. */
+static void put_attrs(strbuf *msgs, const h5w_obj *o) {
+  strbuf b = {0};
+  put_u8(&b, 0); /* version */
+  put_u8(&b, 0); /* no creation order */
+  put_le(&b, H5_UNDEF_ADDR, 8);
+  put_le(&b, H5_UNDEF_ADDR, 8);
+  put_msg(msgs, H5_MSG_ATTR_INFO, &b, 0);
+  strbuf_free(&b);
+  strbuf_append(msgs, o->attrs.buf ? o->attrs.buf : "", o->attrs.len);
+}
+
+/* Write an object header holding msgs (already v2-prefixed messages). */
+static int write_ohdr(h5w *w, const strbuf *msgs, uint64_t *addr) {
+  strbuf o = {0};
+  int wbits = msgs->len < 256 ? 0 : msgs->len < 65536 ? 1 : msgs->len < (1ull << 32) ? 2 : 3;
+  strbuf_append(&o, "OHDR", 4);
+  put_u8(&o, 2);
+  put_u8(&o, (unsigned)wbits); /* no times, no attribute phase change */
+  put_le(&o, msgs->len, 1 << wbits);
+  strbuf_append(&o, msgs->buf ? msgs->buf : "", msgs->len);
+  if (strbuf_failed(&o)) {
+    strbuf_free(&o);
+    return werr(w, H5_ENOMEM, "out of memory");
+  }
+  put_le(&o, h5_lookup3(o.buf, o.len, 0), 4);
+  int rc = strbuf_failed(&o) ? werr(w, H5_ENOMEM, "out of memory")
+                             : append(w, o.buf, o.len, addr);
+  strbuf_free(&o);
+  return rc;
+}
+
+/* Write a v1 B-tree over chunks[lo..hi) at the given level; its address
+** goes to *addr.  keylen = 8 + 8 * (rank + 1). */
+static int write_btree(h5w *w, h5w_obj *d, size_t lo, size_t hi, int level,
+                       uint64_t *addr, uint64_t *first_key_off, int depth);
+
+static void put_chunk_key(strbuf *o, const h5w_obj *d, const w_chunk *c,
+                          int end) {
+  put_le(o, end ? 0 : c->size, 4);
+  put_le(o, end ? 0 : c->mask, 4);
+  for (int k = 0; k < d->rank; k++)
+    put_le(o, c->off[k] + (end && k == 0 ? d->dcpl.chunk[0] : 0), 8);
+  put_le(o, 0, 8); /* the element-size dimension */
+}
+
+static int write_btree(h5w *w, h5w_obj *d, size_t lo, size_t hi, int level,
+                       uint64_t *addr, uint64_t *unused, int depth) {
+  (void)unused;
+  (void)depth;
+  size_t keylen = 8 + 8 * ((size_t)d->rank + 1);
+  size_t nodesize = 24 + W_TWO_K * 8 + (W_TWO_K + 1) * keylen;
+  /* how many chunks one child of this node covers */
+  size_t span = 1;
+  for (int l = 0; l < level; l++) span *= W_TWO_K;
+  size_t nchild = (hi - lo + span - 1) / span;
+  uint64_t child_addr[W_TWO_K];
+  for (size_t i = 0; i < nchild; i++) {
+    size_t a = lo + i * span, b = a + span < hi ? a + span : hi;
+    if (level > 0) {
+      int rc = write_btree(w, d, a, b, level - 1, &child_addr[i], NULL, depth + 1);
+      if (rc) return rc;
+    } else {
+      child_addr[i] = d->chunks[a].addr;
+    }
+  }
+  strbuf o = {0};
+  strbuf_append(&o, "TREE", 4);
+  put_u8(&o, 1);                 /* chunk node */
+  put_u8(&o, (unsigned)level);
+  put_le(&o, nchild, 2);
+  put_le(&o, H5_UNDEF_ADDR, 8);  /* siblings: not needed to read */
+  put_le(&o, H5_UNDEF_ADDR, 8);
+  for (size_t i = 0; i < nchild; i++) {
+    put_chunk_key(&o, d, &d->chunks[lo + i * span], 0);
+    put_le(&o, child_addr[i], 8);
+  }
+  put_chunk_key(&o, d, &d->chunks[hi - 1], 1);
+  while (o.len < nodesize) put_u8(&o, 0); /* readers read the full node */
+  int rc = strbuf_failed(&o) ? werr(w, H5_ENOMEM, "out of memory")
+                             : append(w, o.buf, o.len, addr);
+  strbuf_free(&o);
+  return rc;
+}
+
+static int write_dataset(h5w *w, h5w_obj *d) {
+  /* rows appended but not yet a whole row of chunks */
+  if (d->npending) {
+    int rc = write_chunks(w, d, d->pending, d->dims[0] - d->npending, d->npending);
+    if (rc) return rc;
+    d->npending = 0;
+  }
+  strbuf msgs = {0}, b = {0};
+  int rc = H5_OK;
+  /* dataspace */
+  put_u8(&b, 2);
+  put_u8(&b, (unsigned)d->rank);
+  int hasmax = 0;
+  for (int i = 0; i < d->rank; i++) hasmax |= d->maxdims[i] != d->dims[i];
+  put_u8(&b, hasmax ? 1 : 0);
+  put_u8(&b, d->rank ? 1 : 0);
+  for (int i = 0; i < d->rank; i++) put_le(&b, d->dims[i], 8);
+  for (int i = 0; hasmax && i < d->rank; i++) put_le(&b, d->maxdims[i], 8);
+  put_msg(&msgs, H5_MSG_DATASPACE, &b, 0);
+  b.len = 0;
+  /* datatype */
+  rc = h5_type_encode(d->type, &b);
+  put_msg(&msgs, H5_MSG_DATATYPE, &b, 1 /* constant */);
+  b.len = 0;
+  /* fill value: allocated early (contiguous) or incrementally (chunked) */
+  put_u8(&b, 3);
+  unsigned alloc = d->dcpl.layout == H5_LAYOUT_CHUNKED ? 3 : d->dcpl.layout == H5_LAYOUT_COMPACT ? 1 : 2;
+  put_u8(&b, alloc | (2u << 2) | (d->fill ? 0x20u : 0u));
+  if (d->fill) {
+    put_le(&b, d->type->size, 4);
+    strbuf_append(&b, (const char *)d->fill, d->type->size);
+  }
+  put_msg(&msgs, H5_MSG_FILL, &b, 1);
+  b.len = 0;
+  /* filters */
+  if (d->dcpl.layout == H5_LAYOUT_CHUNKED &&
+      (d->dcpl.shuffle || d->dcpl.deflate >= 0 || d->dcpl.fletcher32)) {
+    int n = (d->dcpl.shuffle != 0) + (d->dcpl.deflate >= 0) + (d->dcpl.fletcher32 != 0);
+    put_u8(&b, 2);
+    put_u8(&b, (unsigned)n);
+    if (d->dcpl.shuffle) { /* id, flags (optional), 1 value: element size */
+      put_le(&b, 2, 2), put_le(&b, 1, 2), put_le(&b, 1, 2), put_le(&b, d->type->size, 4);
+    }
+    if (d->dcpl.deflate >= 0) {
+      put_le(&b, 1, 2), put_le(&b, 1, 2), put_le(&b, 1, 2);
+      put_le(&b, (uint64_t)d->dcpl.deflate, 4);
+    }
+    if (d->dcpl.fletcher32) {
+      put_le(&b, 3, 2), put_le(&b, 0, 2), put_le(&b, 0, 2);
+    }
+    put_msg(&msgs, H5_MSG_FILTERS, &b, 1);
+    b.len = 0;
+  }
+  /* layout, version 3 */
+  put_u8(&b, 3);
+  if (d->dcpl.layout == H5_LAYOUT_COMPACT) {
+    put_u8(&b, 0);
+    put_le(&b, d->compact_len, 2);
+    strbuf_append(&b, (const char *)(d->compact ? d->compact : (uint8_t *)""), d->compact_len);
+  } else if (d->dcpl.layout == H5_LAYOUT_CONTIGUOUS) {
+    put_u8(&b, 1);
+    put_le(&b, d->data_addr, 8);
+    put_le(&b, d->data_addr == H5_UNDEF_ADDR ? 0 : d->data_size, 8);
+  } else {
+    uint64_t root = H5_UNDEF_ADDR;
+    if (d->nchunks) {
+      int level = 0;
+      size_t cap = W_TWO_K;
+      while (cap < d->nchunks) {
+        cap *= W_TWO_K;
+        level++;
+      }
+      if (rc == H5_OK) rc = write_btree(w, d, 0, d->nchunks, level, &root, NULL, 0);
+    }
+    put_u8(&b, 2);
+    put_u8(&b, (unsigned)d->rank + 1);
+    put_le(&b, root, 8);
+    for (int i = 0; i < d->rank; i++) put_le(&b, d->dcpl.chunk[i], 4);
+    put_le(&b, d->type->size, 4); /* the element size, last */
+  }
+  put_msg(&msgs, H5_MSG_LAYOUT, &b, 0);
+  strbuf_free(&b);
+  put_attrs(&msgs, d);
+  if (rc == H5_OK && strbuf_failed(&msgs)) rc = werr(w, H5_ENOMEM, "out of memory");
+  if (rc == H5_OK) rc = write_ohdr(w, &msgs, &d->addr);
+  strbuf_free(&msgs);
+  return rc;
+}
+
+static int write_group(h5w *w, h5w_obj *g, int depth) {
+  if (depth > 1000) return werr(w, H5_EINVAL, "groups nested too deeply");
+  for (size_t i = 0; i < g->nkids; i++) {
+    int rc = g->kids[i]->is_group ? write_group(w, g->kids[i], depth + 1)
+                                  : write_dataset(w, g->kids[i]);
+    if (rc) return rc;
+  }
+  strbuf msgs = {0}, b = {0};
+  /* link info: no creation order, no dense storage */
+  put_u8(&b, 0);
+  put_u8(&b, 0);
+  put_le(&b, H5_UNDEF_ADDR, 8);
+  put_le(&b, H5_UNDEF_ADDR, 8);
+  put_msg(&msgs, H5_MSG_LINK_INFO, &b, 0);
+  b.len = 0;
+  put_u8(&b, 0); /* group info: version 0, no flags */
+  put_u8(&b, 0);
+  put_msg(&msgs, H5_MSG_GROUP_INFO, &b, 0);
+  for (size_t i = 0; i < g->nkids; i++) {
+    b.len = 0;
+    size_t nlen = strlen(g->kids[i]->name);
+    int wbits = nlen < 256 ? 0 : 1;
+    put_u8(&b, 1);                           /* version */
+    put_u8(&b, (unsigned)wbits | 0x10);      /* name length width, charset */
+    put_u8(&b, 1);                           /* UTF-8 */
+    put_le(&b, nlen, 1 << wbits);
+    strbuf_append(&b, g->kids[i]->name, nlen);
+    put_le(&b, g->kids[i]->addr, 8);
+    put_msg(&msgs, H5_MSG_LINK, &b, 0);
+  }
+  strbuf_free(&b);
+  put_attrs(&msgs, g);
+  int rc = strbuf_failed(&msgs) ? werr(w, H5_ENOMEM, "out of memory")
+                                : write_ohdr(w, &msgs, &g->addr);
+  strbuf_free(&msgs);
+  return rc;
+}
+
+int h5w_close(h5w *w, int sync) {
+  if (!w) return H5_OK;
+  int rc = w->failed ? H5_EIO : H5_OK;
+  if (rc == H5_OK) rc = write_group(w, w->root, 0);
+  if (rc == H5_OK) rc = gcol_flush(w);
+  if (rc == H5_OK && sync && fsync(w->fd) != 0)
+    rc = werr(w, H5_EIO, "fsync failed: %s", strerror(errno));
+  if (rc == H5_OK) { /* the superblock, last */
+    strbuf s = {0};
+    static const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    strbuf_append(&s, (const char *)sig, 8);
+    put_u8(&s, 2);
+    put_u8(&s, W_SO);
+    put_u8(&s, W_SO);
+    put_u8(&s, 0);
+    put_le(&s, 0, 8);               /* base address */
+    put_le(&s, H5_UNDEF_ADDR, 8);   /* no superblock extension */
+    put_le(&s, w->eoa, 8);          /* end of file */
+    put_le(&s, w->root->addr, 8);
+    if (!strbuf_failed(&s)) put_le(&s, h5_lookup3(s.buf, s.len, 0), 4);
+    rc = strbuf_failed(&s) ? werr(w, H5_ENOMEM, "out of memory")
+                           : pwrite_all(w, s.buf, s.len, 0);
+    strbuf_free(&s);
+  }
+  if (rc == H5_OK && sync && fsync(w->fd) != 0)
+    rc = werr(w, H5_EIO, "fsync failed: %s", strerror(errno));
+  if (close(w->fd) != 0 && rc == H5_OK)
+    rc = werr(w, H5_EIO, "close failed: %s", strerror(errno));
+  w->fd = -1;
+  return rc;
+}
+
+void h5w_free(h5w *w) {
+  if (!w) return;
+  if (w->fd >= 0) close(w->fd);
+  free(w->gcol);
+  obj_free(w->root);
+  free(w);
+}
