@@ -125,6 +125,8 @@ def compare(exp, got, rel=""):
             else:
                 for name, ea in e["attrs"].items():
                     gv = ga[name]
+                    if ea.get("dtype") is not None and not same(ea["dtype"], gv.get("dtype")):
+                        bad.append(("dtype", f"{p}@{name}: {ea['dtype']} != {gv.get('dtype')}"))
                     if "read_error" in ea or "not_read" in ea or (rel, f"{p}@{name}") in EXPECTED_WRONG:
                         continue
                     if ea.get("empty"):
@@ -137,6 +139,8 @@ def compare(exp, got, rel=""):
                         bad.append(("attr-value", f"{p}@{name}"))
         if e["kind"] != "dataset":
             continue
+        if e.get("dtype") is not None and not same(e["dtype"], g.get("dtype")):
+            bad.append(("dtype", f"{p}: {e['dtype']} != {g.get('dtype')}"))
         for key in ("shape", "maxshape", "layout", "chunks", "filters"):
             if not same(e.get(key), g.get(key)):
                 bad.append((key, f"{p}: {e.get(key)} != {g.get(key)}"))

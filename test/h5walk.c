@@ -190,7 +190,9 @@ static int put_attr(void *ctx, const h5_attr *a) {
   strbuf *o = c->o;
   if (c->n++) strbuf_puts(o, ", ");
   strbuf_json_string(o, a->name, strlen(a->name));
-  strbuf_puts(o, ": {\"shape\": ");
+  strbuf_puts(o, ": {\"dtype\": ");
+  if (h5_json_dtype(a->type, o) != H5_OK) strbuf_puts(o, "null");
+  strbuf_puts(o, ", \"shape\": ");
   put_dims(o, a->rank, a->dims, 0);
   strbuf_printf(o, ", \"elements\": %llu, \"value\": ", (unsigned long long)a->nelems);
   if (a->rank < 0) {
@@ -227,6 +229,8 @@ static void put_dataset(walker *w, h5_obj *d, strbuf *o) {
     return;
   }
   static const char *layouts[] = {"compact", "contiguous", "chunked", "virtual"};
+  strbuf_puts(o, ", \"dtype\": ");
+  if (h5_json_dtype(info.type, o) != H5_OK) strbuf_puts(o, "null");
   strbuf_puts(o, ", \"shape\": ");
   put_dims(o, info.rank, info.dims, 0);
   strbuf_puts(o, ", \"maxshape\": ");

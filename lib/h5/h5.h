@@ -300,4 +300,11 @@ const char *h5w_errmsg(const h5w *w);
 int h5_json_values(h5_file *f, const h5_type *t, const uint8_t *data, int rank,
                    const uint64_t *dims, strbuf *out);
 
+/* Append t as numpy describes it, in JSON, as h5py maps HDF5 types:
+** dtype.str ("<f4", "|S10", "|O" for variable-length and references,
+** "|b1" for h5py's bool enum, "<c8" for r/i compounds), compound descr
+** lists (gaps as ["", "|Vn"]), {"subarray": ..., "shape": [...]} for array
+** types; null where h5py has no mapping. */
+int h5_json_dtype(const h5_type *t, strbuf *out);
+
 #endif /* H5MEM_H5_H */

@@ -328,3 +328,196 @@ int h5_json_values(h5_file *f, const h5_type *t, const uint8_t *data,
     rc = h5_err(f, H5_ENOMEM, "out of memory");
   return rc;
 }
+
+/* ---- numpy dtypes ----------------------------------------------------- */
+
+static void put_str(strbuf *o, const char *s) { strbuf_json_string(o, s, strlen(s)); }
+
+static int put_dtype(const h5_type *t, strbuf *o, int depth);
+
+/* The size libhdf5 gives t in memory, as h5py sees it (H5T_set_loc):
+** variable-length strings are pointers (8 bytes), sequences hvl_t (16),
+** and compounds grow or shrink with their members. */
+static uint64_t mem_size(const h5_type *t, int depth) {
+  if (depth > H5_MAX_TYPE_DEPTH) return t->size;
+  switch (t->cls) {
+  case H5_CLASS_VLEN:
+    return t->vlen_kind == 1 ? 8 : 16;
+  case H5_CLASS_ARRAY: {
+    uint64_t n = 1;
+    for (int d = 0; d < t->rank; d++) n *= t->dims[d];
+    return n * mem_size(t->base, depth + 1);
+  }
+  case H5_CLASS_COMPOUND: {
+    int64_t change = 0;
+    for (uint32_t i = 0; i < t->nmembers; i++)
+      change += (int64_t)mem_size(t->members[i].type, depth + 1) -
+                (int64_t)t->members[i].type->size;
+    return (uint64_t)((int64_t)t->size + change);
+  }
+  default:
+    return t->size;
+  }
+}
+
+/* Where member i of compound t lies in memory: its file offset shifted by
+** the size changes of the members stored before it. */
+static uint64_t mem_offset(const h5_type *t, uint32_t i, int depth) {
+  int64_t change = 0;
+  for (uint32_t k = 0; k < t->nmembers; k++)
+    if (t->members[k].offset < t->members[i].offset)
+      change += (int64_t)mem_size(t->members[k].type, depth + 1) -
+                (int64_t)t->members[k].type->size;
+  return (uint64_t)((int64_t)t->members[i].offset + change);
+}
+
+/* numpy's bytes for a field of type t: 8 for object fields (pointers). */
+static uint64_t numpy_size(const h5_type *t, int depth) {
+  if (t->cls == H5_CLASS_VLEN || (t->cls == H5_CLASS_REFERENCE && t->ref_kind <= 1)) return 8;
+  if (t->cls == H5_CLASS_ARRAY) {
+    uint64_t n = 1;
+    for (int d = 0; d < t->rank; d++) n *= t->dims[d];
+    return n * numpy_size(t->base, depth + 1);
+  }
+  return mem_size(t, depth);
+}
+
+/* A compound's numpy descr: members in their stored order with gaps as
+** ["", "|Vn"]; numpy's dict form when their offsets do not increase. */
+static int put_compound_dtype(const h5_type *t, strbuf *o, int depth) {
+  uint32_t n = t->nmembers;
+  int ordered = 1;
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t off = mem_offset(t, i, depth);
+    if (i && off < end) ordered = 0;
+    end = off + numpy_size(t->members[i].type, depth + 1);
+  }
+  uint64_t itemsize = mem_size(t, depth);
+  int rc = H5_OK;
+  if (!ordered) {
+    strbuf_puts(o, "{\"names\": [");
+    for (uint32_t i = 0; i < n; i++) {
+      if (i) strbuf_puts(o, ", ");
+      put_str(o, t->members[i].name);
+    }
+    strbuf_puts(o, "], \"formats\": [");
+    for (uint32_t i = 0; rc == H5_OK && i < n; i++) {
+      if (i) strbuf_puts(o, ", ");
+      rc = put_dtype(t->members[i].type, o, depth + 1);
+    }
+    strbuf_puts(o, "], \"offsets\": [");
+    for (uint32_t i = 0; i < n; i++)
+      strbuf_printf(o, "%s%llu", i ? ", " : "", (unsigned long long)mem_offset(t, i, depth));
+    strbuf_printf(o, "], \"itemsize\": %llu}", (unsigned long long)itemsize);
+    return rc;
+  }
+  strbuf_putc(o, '[');
+  uint64_t at = 0;
+  int first = 1;
+  for (uint32_t k = 0; rc == H5_OK && k < n; k++) {
+    const struct h5_member *m = &t->members[k];
+    uint64_t off = mem_offset(t, k, depth);
+    if (off > at) {
+      strbuf_printf(o, "%s[\"\", \"|V%llu\"]", first ? "" : ", ",
+                    (unsigned long long)(off - at));
+      first = 0;
+    }
+    strbuf_puts(o, first ? "[" : ", [");
+    first = 0;
+    put_str(o, m->name);
+    strbuf_puts(o, ", ");
+    const h5_type *mt = m->type;
+    if (mt->cls == H5_CLASS_ARRAY) { /* a member array is [name, base, shape] */
+      rc = put_dtype(mt->base, o, depth + 1);
+      strbuf_puts(o, ", [");
+      for (int d = 0; d < mt->rank; d++) strbuf_printf(o, "%s%u", d ? ", " : "", mt->dims[d]);
+      strbuf_putc(o, ']');
+    } else {
+      rc = put_dtype(mt, o, depth + 1);
+    }
+    strbuf_putc(o, ']');
+    at = off + numpy_size(mt, depth + 1);
+  }
+  if (rc == H5_OK && at < itemsize)
+    strbuf_printf(o, "%s[\"\", \"|V%llu\"]", first ? "" : ", ",
+                  (unsigned long long)(itemsize - at));
+  strbuf_putc(o, ']');
+  return rc;
+}
+
+static int is_bool_enum(const h5_type *t) {
+  return t->nmembers == 2 && t->size == 1 && t->base->is_signed &&
+         strcmp(t->members[0].name, "FALSE") == 0 && t->members[0].value[0] == 0 &&
+         strcmp(t->members[1].name, "TRUE") == 0 && t->members[1].value[0] == 1;
+}
+
+static int put_dtype(const h5_type *t, strbuf *o, int depth) {
+  if (depth > H5_MAX_TYPE_DEPTH) return H5_ECORRUPT;
+  char order = t->big_endian ? '>' : '<';
+  switch (t->cls) {
+  case H5_CLASS_INTEGER:
+  case H5_CLASS_BITFIELD: {
+    char kind = t->cls == H5_CLASS_INTEGER && t->is_signed ? 'i' : 'u';
+    if (t->size == 1)
+      strbuf_printf(o, "\"|%c1\"", kind);
+    else if (t->size == 2 || t->size == 4 || t->size == 8)
+      strbuf_printf(o, "\"%c%c%u\"", order, kind, t->size);
+    else
+      strbuf_puts(o, "null");
+    return H5_OK;
+  }
+  case H5_CLASS_FLOAT:
+    if (t->size == 2 || t->size == 4 || t->size == 8)
+      strbuf_printf(o, "\"%c%s%u\"", t->vax_order ? '<' : order, "f", t->size);
+    else if (t->size == 12 || t->size == 16)
+      strbuf_puts(o, "\"<f16\""); /* numpy's long double */
+    else
+      strbuf_puts(o, "null");
+    return H5_OK;
+  case H5_CLASS_STRING:
+    strbuf_printf(o, "\"|S%u\"", t->size);
+    return H5_OK;
+  case H5_CLASS_VLEN:
+    strbuf_puts(o, "\"|O\"");
+    return H5_OK;
+  case H5_CLASS_REFERENCE:
+    strbuf_puts(o, t->ref_kind <= 1 ? "\"|O\"" : "null");
+    return H5_OK;
+  case H5_CLASS_OPAQUE:
+    if (t->tag && strncmp(t->tag, "NUMPY:", 6) == 0)
+      put_str(o, t->tag + 6);
+    else
+      strbuf_printf(o, "\"|V%u\"", t->size);
+    return H5_OK;
+  case H5_CLASS_ENUM:
+    if (is_bool_enum(t)) {
+      strbuf_puts(o, "\"|b1\"");
+      return H5_OK;
+    }
+    return put_dtype(t->base, o, depth + 1);
+  case H5_CLASS_ARRAY: {
+    strbuf_puts(o, "{\"subarray\": ");
+    int rc = put_dtype(t->base, o, depth + 1);
+    strbuf_puts(o, ", \"shape\": [");
+    for (int d = 0; d < t->rank; d++) strbuf_printf(o, "%s%u", d ? ", " : "", t->dims[d]);
+    strbuf_puts(o, "]}");
+    return rc;
+  }
+  case H5_CLASS_COMPOUND:
+    if (is_complex(t)) {
+      const h5_type *m = t->members[0].type;
+      strbuf_printf(o, "\"%cc%u\"", m->big_endian ? '>' : '<', 2 * m->size);
+      return H5_OK;
+    }
+    return put_compound_dtype(t, o, depth);
+  default:
+    strbuf_puts(o, "null");
+    return H5_OK;
+  }
+}
+
+int h5_json_dtype(const h5_type *t, strbuf *out) {
+  int rc = put_dtype(t, out, 0);
+  return rc ? rc : strbuf_failed(out) ? H5_ENOMEM : H5_OK;
+}
