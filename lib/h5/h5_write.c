@@ -22,6 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#ifdef HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #include "h5_int.h"
 #include "util/pool.h"
@@ -413,16 +416,31 @@ static int filter_chunk(const h5w_obj *d, uint8_t **buf, size_t *len) {
     *buf = s;
   }
   if (d->dcpl.deflate >= 0) {
+#ifdef HAVE_LIBDEFLATE
+    /* the same zlib stream format, several times faster */
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(d->dcpl.deflate);
+    if (!c) return H5_ENOMEM;
+    size_t cap = libdeflate_zlib_compress_bound(c, *len);
+    uint8_t *z = malloc(cap);
+    size_t zlen = z ? libdeflate_zlib_compress(c, *buf, *len, z, cap) : 0;
+    libdeflate_free_compressor(c);
+    if (!zlen) {
+      free(z);
+      return z ? H5_EIO : H5_ENOMEM;
+    }
+#else
     uLongf cap = compressBound((uLong)*len);
     uint8_t *z = malloc(cap);
     if (!z) return H5_ENOMEM;
-    if (compress2(z, &cap, *buf, (uLong)*len, d->dcpl.deflate) != Z_OK) {
+    uLongf zlen = cap;
+    if (compress2(z, &zlen, *buf, (uLong)*len, d->dcpl.deflate) != Z_OK) {
       free(z);
       return H5_EIO;
     }
+#endif
     free(*buf);
     *buf = z;
-    *len = cap;
+    *len = zlen;
   }
   if (d->dcpl.fletcher32) {
     uint8_t *f = realloc(*buf, *len + 4);
