@@ -220,7 +220,7 @@ int h5_group_iter(h5_obj *g, h5_link_cb cb, void *ctx) {
     if (g->hdr.msgs[i].type == H5_MSG_LINK)
       rc = parse_link(&s, g->hdr.msgs[i].data, g->hdr.msgs[i].size);
   if (rc == H5_OK) {
-    qsort(s.v, s.n, sizeof *s.v, by_name);
+    if (s.n) qsort(s.v, s.n, sizeof *s.v, by_name); /* s.v may be NULL */
     for (size_t i = 0; i < s.n; i++) {
       link_rec *r = &s.v[i];
       r->l.name = r->name;
