@@ -79,13 +79,22 @@ typedef struct dense_attr_walk {
 } dense_attr_walk;
 
 /* An attribute name index record (v2 B-tree type 8): heap ID (8), message
-** flags (1), creation order (4), name hash (4). */
+** flags (1), creation order (4), name hash (4).  A shared attribute (flags
+** bit 1) is in the file's shared message heap: the ID is its ID there. */
 static int dense_attr(void *ctx, const uint8_t *rec, size_t len) {
   dense_attr_walk *w = ctx;
-  if (len < 8) return h5_err(w->f, H5_ECORRUPT, "attribute record too short");
+  if (len < 9) return h5_err(w->f, H5_ECORRUPT, "attribute record too short");
   const uint8_t *obj;
   size_t olen;
-  int rc = h5_fheap_get(w->heap, rec, 8, &obj, &olen);
+  int rc;
+  if (rec[8] & H5_MSGFLAG_SHARED) {
+    uint8_t sh[10] = {3, 1}; /* a shared message, version 3, in the heap */
+    memcpy(sh + 2, rec, 8);
+    h5_msg m = {H5_MSG_ATTRIBUTE, H5_MSGFLAG_SHARED, -1, sh, sizeof sh};
+    rc = h5_msg_body(w->f, &m, &obj, &olen);
+  } else {
+    rc = h5_fheap_get(w->heap, rec, 8, &obj, &olen);
+  }
   return rc ? rc : attr_message(w->f, obj, olen, w->cb, w->ctx);
 }
 

@@ -269,6 +269,9 @@ void h5_close(h5_file *f) {
   h5_amap_free(&f->objs);
   for (size_t i = 0; i < f->gcols.cap; i++) free(f->gcols.val[i]);
   h5_amap_free(&f->gcols);
+  for (size_t i = 0; i < f->sohm_heaps.cap; i++)
+    h5_fheap_close(f->sohm_heaps.val[i]);
+  h5_amap_free(&f->sohm_heaps);
   if (f->mapped) munmap((void *)f->map, (size_t)f->size);
   if (f->fd >= 0) close(f->fd);
   free(f);

@@ -94,6 +94,8 @@ struct h5_file {
   uint64_t ext_addr;  /* superblock extension object header */
   h5_amap objs;       /* h5_obj *, by object header address */
   h5_amap gcols;      /* struct h5_gcol *, by collection address */
+  h5_amap sohm_heaps; /* h5_fheap * of shared message indexes, by heap
+                         address, open until h5_close (h5_ohdr.c) */
   char err[512];
 };
 

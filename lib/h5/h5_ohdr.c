@@ -232,6 +232,88 @@ const h5_msg *h5_ohdr_find(const h5_ohdr *h, uint16_t type) {
   return NULL;
 }
 
+/* ---- the shared message heap (SOHM) ---------------------------------------
+** The superblock extension holds a shared message table message naming the
+** table ("SMTB") of indexes; each index tracks some message types (bit 1 << type
+** of its flags, as libhdf5 writes them) and keeps their bodies in a fractal
+** heap.  A shared message of version 3, type 1 holds the 8-byte heap ID of
+** its body in the heap of the index for its type.  The heaps stay open in
+** f->sohm_heaps until the file is closed, so the bodies they return stay
+** valid. */
+
+#define SOHM_ID_LEN 8
+
+/* The fractal heap of the shared message index that tracks message type. */
+static int sohm_heap(h5_file *f, uint16_t type, h5_fheap **out) {
+  *out = NULL;
+  if (f->ext_addr == H5_UNDEF_ADDR)
+    return h5_err(f, H5_ECORRUPT,
+                  "message 0x%x is in the shared message heap, but the file "
+                  "has no superblock extension",
+                  type);
+  h5_obj *ext;
+  int rc = h5_obj_open(f, f->ext_addr, &ext);
+  if (rc) return rc;
+  const h5_msg *tm = h5_ohdr_find(&ext->hdr, H5_MSG_SOHM_TABLE);
+  if (!tm)
+    return h5_err(f, H5_ECORRUPT,
+                  "message 0x%x is in the shared message heap, but the file "
+                  "has no shared message table",
+                  type);
+  h5_cur c = h5c_make(tm->data, tm->size);
+  int version = h5c_u8(&c);
+  uint64_t table = h5c_addr(&c, f);
+  unsigned nidx = h5c_u8(&c);
+  if (c.bad || version != 0)
+    return h5_err(f, H5_ECORRUPT, "shared message table message malformed");
+  /* the table: signature, nidx index headers, checksum */
+  size_t entry = 14 + 2 * (size_t)f->so;
+  size_t len = 4 + nidx * entry;
+  const uint8_t *p = h5_span(f, table, len + 4);
+  if (!p || memcmp(p, "SMTB", 4) != 0)
+    return h5_err(f, H5_ECORRUPT, "no shared message table at %llu",
+                  (unsigned long long)table);
+  if (!h5_checksum_ok(p, len))
+    return h5_err(f, H5_ECORRUPT,
+                  "shared message table at %llu: checksum mismatch",
+                  (unsigned long long)table);
+  /* the old fill value message is indexed as the new one */
+  unsigned bit = type == H5_MSG_FILL_OLD ? H5_MSG_FILL : type;
+  uint32_t flag = bit < 16 ? UINT32_C(1) << bit : 0;
+  c = h5c_make(p + 4, nidx * entry);
+  for (unsigned i = 0; i < nidx; i++) {
+    int iversion = h5c_u8(&c);
+    (void)h5c_u8(&c); /* index type: list or v2 B-tree, not needed */
+    uint16_t types = h5c_u16(&c);
+    h5c_skip(&c, 10); /* minimum size, cutoffs, number of messages */
+    (void)h5c_addr(&c, f); /* the index */
+    uint64_t heap = h5c_addr(&c, f);
+    if (c.bad || iversion != 0)
+      return h5_err(f, H5_ECORRUPT,
+                    "shared message table at %llu: index %u malformed",
+                    (unsigned long long)table, i);
+    if (!(types & flag)) continue;
+    if (heap == H5_UNDEF_ADDR)
+      return h5_err(f, H5_ECORRUPT,
+                    "shared message table at %llu: index %u has no heap",
+                    (unsigned long long)table, i);
+    *out = h5_amap_get(&f->sohm_heaps, heap);
+    if (*out) return H5_OK;
+    rc = h5_fheap_open(f, heap, out);
+    if (rc) return rc;
+    if (h5_amap_put(&f->sohm_heaps, heap, *out)) {
+      h5_fheap_close(*out);
+      *out = NULL;
+      return h5_err(f, H5_ENOMEM, "out of memory");
+    }
+    return H5_OK;
+  }
+  return h5_err(f, H5_ECORRUPT,
+                "message 0x%x is in the shared message heap, but no index of "
+                "the shared message table tracks its type",
+                type);
+}
+
 int h5_msg_body(h5_file *f, const h5_msg *m, const uint8_t **data,
                 size_t *size) {
   if (!(m->flags & H5_MSGFLAG_SHARED)) {
@@ -250,9 +332,12 @@ int h5_msg_body(h5_file *f, const h5_msg *m, const uint8_t **data,
   } else if (version == 2 || (version == 3 && type == 2)) {
     addr = h5c_addr(&c, f);
   } else if (version == 3 && type == 1) {
-    return h5_err(f, H5_EUNSUPPORTED,
-                  "message 0x%x is in the shared message heap, not supported yet",
-                  m->type);
+    const uint8_t *id = h5c_bytes(&c, SOHM_ID_LEN);
+    if (!id) return h5_err(f, H5_ECORRUPT, "shared message truncated");
+    h5_fheap *heap;
+    int rc = sohm_heap(f, m->type, &heap);
+    if (rc == H5_OK) rc = h5_fheap_get(heap, id, SOHM_ID_LEN, data, size);
+    return rc;
   } else {
     return h5_err(f, H5_ECORRUPT, "shared message: version %d type %d", version,
                   type);
