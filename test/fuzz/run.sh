@@ -16,10 +16,12 @@ work=${TMPDIR:-/tmp}/h5mem-fuzz
 mkdir -p "$work/corpus"
 test -f "$build/config.h" || { echo "run ./configure first (config.h missing)"; exit 1; }
 
-srcs="$here/fuzz_h5.c $(ls "$top"/lib/h5/*.c) $top/lib/util/strbuf.c $top/lib/util/vecjson.c"
+srcs="$here/fuzz_h5.c $(ls "$top"/lib/h5/*.c "$top"/lib/util/*.c)"
+libs="-lz -lpthread -lm"
+grep -q "define HAVE_LIBDEFLATE 1" "$build/config.h" && libs="-ldeflate $libs"
 clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=all -I"$build" -I"$top/lib" -I"$top/lib/h5" -I"$top/kernels" \
-  $srcs -o "$work/fuzz_h5" -lz -lpthread -lm
+  $srcs -o "$work/fuzz_h5" $libs
 
 # seeds: the corpus files under 1 MiB
 if [ -d "$fixtures/files" ]; then
