@@ -1,0 +1,540 @@
+/*
+** bench/bench_h5.c - lib/h5 against libhdf5's C API, in one run, on the same
+** machine, files and data (the h5bench-like workloads of the seeds).
+**
+**   make bench/bench_h5 && ./bench/bench_h5 [--reps N] [--dir DIR]
+**
+** libhdf5 (Debian libhdf5-dev) is linked into this benchmark only.  Each
+** workload runs reps times per side, alternating sides; the median is
+** reported, and "ratio" is libhdf5's median / ours (above 1: we are
+** faster).  Both sides use the same layout and filters in every comparison
+** (said beside each row); libhdf5 runs with its default file format, ours
+** writes superblock 2 / object header 2 (its default): the bytes differ,
+** the data does not.  Files are in DIR (default /tmp), in the page cache:
+** this measures the libraries, not the disk.
+*/
+#include "config.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "h5/h5.h"
+#include "h5mem_commit.h"
+
+static int reps = 15;
+static char dir[512] = "/tmp";
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, cmp_d);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "bench_h5: %s failed\n", what);
+  exit(1);
+}
+
+static char *path(const char *name) {
+  static char buf[2][1024];
+  static int k;
+  k ^= 1;
+  snprintf(buf[k], sizeof buf[k], "%s/bench_h5_%s", dir, name);
+  return buf[k];
+}
+
+typedef void (*work_fn)(void *ctx);
+
+/* Median seconds of fn over reps runs, ours and theirs alternating. */
+static void race(const char *what, const char *note, work_fn ours, work_fn theirs,
+                 void *ctx) {
+  double *a = malloc((size_t)reps * sizeof *a), *b = malloc((size_t)reps * sizeof *b);
+  if (!a || !b) die("malloc");
+  ours(ctx); /* warm-up: page cache, lazy initialisation */
+  theirs(ctx);
+  for (int r = 0; r < reps; r++) {
+    double t0 = now();
+    ours(ctx);
+    double t1 = now();
+    theirs(ctx);
+    double t2 = now();
+    a[r] = t1 - t0;
+    b[r] = t2 - t1;
+  }
+  double ma = median(a, reps), mb = median(b, reps);
+  printf("| %-44s | %10.1f | %10.1f | %6.2f | %s |\n", what, ma * 1e6, mb * 1e6, mb / ma, note);
+  fflush(stdout);
+  free(a);
+  free(b);
+}
+
+/* ---- contiguous f32: write a file, read it back --------------------------- */
+
+typedef struct vec_ctx {
+  size_t n;
+  float *data, *back;
+} vec_ctx;
+
+static void ours_write_vec(void *p) {
+  vec_ctx *c = p;
+  char err[256];
+  h5w *w;
+  h5w_obj *d;
+  uint64_t dims[1] = {c->n};
+  if (h5w_create(path("ours.h5"), 1, &w, err, sizeof err)) die("h5w_create");
+  if (h5w_dataset(w, h5w_root(w), "x", h5_type_new_float(4), 1, dims, NULL, NULL, &d) ||
+      h5w_write(w, d, c->data) || h5w_close(w, 0))
+    die("h5w write");
+  h5w_free(w);
+}
+
+static void hdf_write_vec(void *p) {
+  vec_ctx *c = p;
+  hsize_t dims[1] = {c->n};
+  hid_t f = H5Fcreate(path("hdf5.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t s = H5Screate_simple(1, dims, NULL);
+  hid_t d = H5Dcreate2(f, "x", H5T_IEEE_F32LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (f < 0 || d < 0 || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->data) < 0)
+    die("libhdf5 write");
+  H5Dclose(d);
+  H5Sclose(s);
+  H5Fclose(f);
+}
+
+static h5_obj *ours_child(h5_file *f, const char *name);
+
+static void ours_read_vec(void *p) {
+  vec_ctx *c = p;
+  char err[256];
+  h5_file *f;
+  if (h5_open(path("ours.h5"), &f, err, sizeof err)) die("h5_open");
+  h5_obj *d = ours_child(f, "x");
+  if (!d || h5_dset_read(d, c->back, c->n * 4)) die("h5_dset_read");
+  h5_close(f);
+}
+
+static void hdf_read_vec(void *p) {
+  vec_ctx *c = p;
+  hid_t f = H5Fopen(path("hdf5.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "x", H5P_DEFAULT);
+  if (d < 0 || H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->back) < 0)
+    die("libhdf5 read");
+  H5Dclose(d);
+  H5Fclose(f);
+}
+
+/* the child `name` of the root group, by header address */
+typedef struct find_ctx {
+  const char *name;
+  uint64_t addr;
+} find_ctx;
+
+static int find_cb(void *p, const h5_link *l) {
+  find_ctx *c = p;
+  if (strcmp(l->name, c->name) == 0) {
+    c->addr = l->addr;
+    return 1;
+  }
+  return 0;
+}
+
+static h5_obj *ours_child(h5_file *f, const char *name) {
+  h5_obj *root, *o;
+  find_ctx c = {name, H5_UNDEF_ADDR};
+  if (h5_root(f, &root)) return NULL;
+  h5_group_iter(root, find_cb, &c);
+  if (c.addr == H5_UNDEF_ADDR || h5_obj_open(f, c.addr, &o)) return NULL;
+  return o;
+}
+
+/* ---- chunked 512 x 512 f32, deflate 6 ---------------------------------- */
+
+typedef struct chunk_ctx {
+  float *data, *back;
+  int threads;
+} chunk_ctx;
+
+#define CD 512
+#define CC 128
+
+static void ours_write_chunked(void *p) {
+  chunk_ctx *c = p;
+  char err[256];
+  h5w *w;
+  h5w_obj *d;
+  uint64_t dims[2] = {CD, CD};
+  h5w_dcpl dc = {.layout = H5_LAYOUT_CHUNKED, .chunk = {CC, CC}, .deflate = 6};
+  if (h5w_create(path("ours_z.h5"), c->threads, &w, err, sizeof err)) die("h5w_create");
+  if (h5w_dataset(w, h5w_root(w), "z", h5_type_new_float(4), 2, dims, NULL, &dc, &d) ||
+      h5w_write(w, d, c->data) || h5w_close(w, 0))
+    die("h5w chunked write");
+  h5w_free(w);
+}
+
+static void hdf_write_chunked(void *p) {
+  chunk_ctx *c = p;
+  hsize_t dims[2] = {CD, CD}, ch[2] = {CC, CC};
+  hid_t f = H5Fcreate(path("hdf5_z.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t s = H5Screate_simple(2, dims, NULL);
+  hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(pl, 2, ch);
+  H5Pset_deflate(pl, 6);
+  hid_t d = H5Dcreate2(f, "z", H5T_IEEE_F32LE, s, H5P_DEFAULT, pl, H5P_DEFAULT);
+  if (d < 0 || H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->data) < 0)
+    die("libhdf5 chunked write");
+  H5Dclose(d);
+  H5Pclose(pl);
+  H5Sclose(s);
+  H5Fclose(f);
+}
+
+static void ours_read_chunked(void *p) {
+  chunk_ctx *c = p;
+  char err[256];
+  h5_file *f;
+  if (h5_open(path("ours_z.h5"), &f, err, sizeof err)) die("h5_open");
+  h5_obj *d = ours_child(f, "z");
+  if (!d || h5_dset_read(d, c->back, (size_t)CD * CD * 4)) die("h5 chunked read");
+  h5_close(f);
+}
+
+static void hdf_read_chunked(void *p) {
+  chunk_ctx *c = p;
+  hid_t f = H5Fopen(path("hdf5_z.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "z", H5P_DEFAULT);
+  if (d < 0 || H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->back) < 0)
+    die("libhdf5 chunked read");
+  H5Dclose(d);
+  H5Fclose(f);
+}
+
+/* ---- attributes and groups ------------------------------------------------ */
+
+#define NATTR 128
+#define NGROUP 64
+
+static void ours_write_attrs(void *p) {
+  (void)p;
+  char err[256], name[32];
+  h5w *w;
+  if (h5w_create(path("ours_a.h5"), 1, &w, err, sizeof err)) die("h5w_create");
+  for (int i = 0; i < NATTR; i++) {
+    double v = i * 0.5;
+    snprintf(name, sizeof name, "attr%03d", i);
+    if (h5w_attr(w, h5w_root(w), name, h5_type_new_float(8), 0, NULL, &v)) die("h5w_attr");
+  }
+  if (h5w_close(w, 0)) die("h5w_close");
+  h5w_free(w);
+}
+
+static void hdf_write_attrs(void *p) {
+  (void)p;
+  char name[32];
+  hid_t f = H5Fcreate(path("hdf5_a.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t s = H5Screate(H5S_SCALAR);
+  for (int i = 0; i < NATTR; i++) {
+    double v = i * 0.5;
+    snprintf(name, sizeof name, "attr%03d", i);
+    hid_t a = H5Acreate2(f, name, H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0 || H5Awrite(a, H5T_NATIVE_DOUBLE, &v) < 0) die("libhdf5 attr");
+    H5Aclose(a);
+  }
+  H5Sclose(s);
+  H5Fclose(f);
+}
+
+static int sum_attr(void *p, const h5_attr *a) {
+  double v;
+  memcpy(&v, a->data, 8);
+  *(double *)p += v;
+  return 0;
+}
+
+static void ours_read_attrs(void *p) {
+  char err[256];
+  h5_file *f;
+  h5_obj *root;
+  double sum = 0;
+  if (h5_open(path("ours_a.h5"), &f, err, sizeof err) || h5_root(f, &root) ||
+      h5_attr_iter(root, sum_attr, &sum))
+    die("h5 attrs");
+  h5_close(f);
+  *(double *)p = sum;
+}
+
+static herr_t hdf_attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *p) {
+  (void)info;
+  double v;
+  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+  H5Aread(a, H5T_NATIVE_DOUBLE, &v);
+  H5Aclose(a);
+  *(double *)p += v;
+  return 0;
+}
+
+static void hdf_read_attrs(void *p) {
+  double sum = 0;
+  hid_t f = H5Fopen(path("hdf5_a.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t g = H5Gopen2(f, "/", H5P_DEFAULT);
+  if (H5Aiterate2(g, H5_INDEX_NAME, H5_ITER_INC, NULL, hdf_attr_cb, &sum) < 0) die("libhdf5 attrs");
+  H5Gclose(g);
+  H5Fclose(f);
+  *(double *)p = sum;
+}
+
+typedef struct one_attr {
+  const char *name;
+  double v;
+} one_attr;
+
+static int one_attr_cb(void *p, const h5_attr *a) {
+  one_attr *o = p;
+  if (strcmp(a->name, o->name)) return 0;
+  memcpy(&o->v, a->data, 8);
+  return 1;
+}
+
+static void ours_one_attr(void *p) {
+  char err[256];
+  h5_file *f;
+  h5_obj *root;
+  one_attr o = {"attr077", 0};
+  if (h5_open(path("ours_a.h5"), &f, err, sizeof err) || h5_root(f, &root)) die("h5 open");
+  h5_attr_iter(root, one_attr_cb, &o);
+  h5_close(f);
+  *(double *)p = o.v;
+}
+
+static void hdf_one_attr(void *p) {
+  hid_t f = H5Fopen(path("hdf5_a.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t a = H5Aopen_by_name(f, "/", "attr077", H5P_DEFAULT, H5P_DEFAULT);
+  if (a < 0 || H5Aread(a, H5T_NATIVE_DOUBLE, p) < 0) die("libhdf5 one attr");
+  H5Aclose(a);
+  H5Fclose(f);
+}
+
+static void ours_write_groups(void *p) {
+  (void)p;
+  char err[256], name[32];
+  h5w *w;
+  h5w_obj *g;
+  if (h5w_create(path("ours_g.h5"), 1, &w, err, sizeof err)) die("h5w_create");
+  for (int i = 0; i < NGROUP; i++) {
+    snprintf(name, sizeof name, "group%02d", i);
+    if (h5w_group(w, h5w_root(w), name, &g)) die("h5w_group");
+  }
+  if (h5w_close(w, 0)) die("h5w_close");
+  h5w_free(w);
+}
+
+static void hdf_write_groups(void *p) {
+  (void)p;
+  char name[32];
+  hid_t f = H5Fcreate(path("hdf5_g.h5"), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  for (int i = 0; i < NGROUP; i++) {
+    snprintf(name, sizeof name, "group%02d", i);
+    hid_t g = H5Gcreate2(f, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) die("libhdf5 group");
+    H5Gclose(g);
+  }
+  H5Fclose(f);
+}
+
+static int count_cb(void *p, const h5_link *l) {
+  (void)l;
+  ++*(int *)p;
+  return 0;
+}
+
+static void ours_traverse(void *p) {
+  char err[256];
+  h5_file *f;
+  h5_obj *root;
+  int n = 0;
+  if (h5_open(path("ours_g.h5"), &f, err, sizeof err) || h5_root(f, &root) ||
+      h5_group_iter(root, count_cb, &n))
+    die("h5 traverse");
+  h5_close(f);
+  *(int *)p = n;
+}
+
+static herr_t hdf_count_cb(hid_t g, const char *name, const H5L_info2_t *info, void *p) {
+  (void)g, (void)name, (void)info;
+  ++*(int *)p;
+  return 0;
+}
+
+static void hdf_traverse(void *p) {
+  int n = 0;
+  hid_t f = H5Fopen(path("hdf5_g.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (H5Literate2(f, H5_INDEX_NAME, H5_ITER_INC, NULL, hdf_count_cb, &n) < 0) die("libhdf5 iterate");
+  H5Fclose(f);
+  *(int *)p = n;
+}
+
+/* ---- selections of a 4096 x 2048 f64 dataset ------------------------------- */
+
+#define SR 4096
+#define SC 2048
+
+typedef struct slab_ctx {
+  const char *ours, *theirs; /* file names */
+  uint64_t start[2], count[2];
+  double *buf;
+} slab_ctx;
+
+static void ours_slab(void *p) {
+  slab_ctx *c = p;
+  char err[256];
+  h5_file *f;
+  if (h5_open(path(c->ours), &f, err, sizeof err)) die("h5_open");
+  h5_obj *d = ours_child(f, "m");
+  if (!d || h5_dset_read_slab(d, c->start, c->count, NULL, c->buf,
+                              (size_t)(c->count[0] * c->count[1] * 8)))
+    die(h5_errmsg(f));
+  h5_close(f);
+}
+
+static void hdf_slab(void *p) {
+  slab_ctx *c = p;
+  hsize_t start[2] = {c->start[0], c->start[1]}, count[2] = {c->count[0], c->count[1]};
+  hid_t f = H5Fopen(path(c->theirs), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = H5Dopen2(f, "m", H5P_DEFAULT);
+  hid_t fs = H5Dget_space(d);
+  H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+  hid_t ms = H5Screate_simple(2, count, NULL);
+  if (H5Dread(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, c->buf) < 0) die("libhdf5 slab");
+  H5Sclose(ms);
+  H5Sclose(fs);
+  H5Dclose(d);
+  H5Fclose(f);
+}
+
+/* Write the 4096 x 2048 matrix with both libraries, in one layout. */
+static void make_matrix(const double *m, const char *ours, const char *theirs,
+                        int chunked, int deflate) {
+  char err[256];
+  h5w *w;
+  h5w_obj *d;
+  uint64_t dims[2] = {SR, SC};
+  h5w_dcpl dc = {.layout = chunked ? H5_LAYOUT_CHUNKED : H5_LAYOUT_CONTIGUOUS,
+                 .chunk = {256, 256}, .deflate = deflate ? 6 : -1};
+  if (h5w_create(path(ours), 0, &w, err, sizeof err) ||
+      h5w_dataset(w, h5w_root(w), "m", h5_type_new_float(8), 2, dims, NULL, &dc, &d) ||
+      h5w_write(w, d, m) || h5w_close(w, 0))
+    die("h5w matrix");
+  h5w_free(w);
+  hsize_t hd[2] = {SR, SC}, ch[2] = {256, 256};
+  hid_t f = H5Fcreate(path(theirs), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t s = H5Screate_simple(2, hd, NULL);
+  hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
+  if (chunked) H5Pset_chunk(pl, 2, ch);
+  if (deflate) H5Pset_deflate(pl, 6);
+  hid_t ds = H5Dcreate2(f, "m", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT);
+  if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, m) < 0)
+    die("libhdf5 matrix");
+  H5Dclose(ds);
+  H5Pclose(pl);
+  H5Sclose(s);
+  H5Fclose(f);
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--dir")) snprintf(dir, sizeof dir, "%s", argv[i + 1]);
+    else {
+      fprintf(stderr, "usage: bench_h5 [--reps N] [--dir DIR]\n");
+      return 2;
+    }
+  }
+  if (reps < 1) reps = 1;
+  unsigned maj, min, rel;
+  H5get_libversion(&maj, &min, &rel);
+  time_t t = time(NULL);
+  char date[32];
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
+  printf("bench_h5: lib/h5 (commit %s) vs libhdf5 %u.%u.%u, date %s, median of %d runs, files in %s\n\n",
+         H5MEM_COMMIT, maj, min, rel, date, reps, dir);
+  printf("| %-44s | %10s | %10s | %6s | %s |\n", "workload", "ours us", "libhdf5 us", "ratio", "same on both sides");
+  printf("|%s|------------|------------|--------|------|\n", "----------------------------------------------");
+
+  size_t sizes[3] = {1000, 10000, 100000};
+  for (int k = 0; k < 3; k++) {
+    vec_ctx c = {sizes[k], malloc(sizes[k] * 4), malloc(sizes[k] * 4)};
+    for (size_t i = 0; i < c.n; i++) c.data[i] = (float)i * 0.5f;
+    char what[64];
+    snprintf(what, sizeof what, "open+write+close %zuK f32", c.n / 1000);
+    race(what, "contiguous", ours_write_vec, hdf_write_vec, &c);
+    snprintf(what, sizeof what, "open+read+close %zuK f32", c.n / 1000);
+    race(what, "contiguous", ours_read_vec, hdf_read_vec, &c);
+    free(c.data);
+    free(c.back);
+  }
+
+  chunk_ctx cc = {malloc((size_t)CD * CD * 4), malloc((size_t)CD * CD * 4), 0};
+  uint64_t seed = 7;
+  for (size_t i = 0; i < (size_t)CD * CD; i++) { /* smooth field + noise */
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    cc.data[i] = (float)(sin((double)(i % CD) * 0.05) * cos((double)(i / CD) * 0.03) +
+                         (double)(seed >> 40) * 1e-8);
+  }
+  cc.threads = 1;
+  race("chunked 512x512 f32 deflate-6 write, 1 thread", "16 chunks 128x128, deflate 6", ours_write_chunked,
+       hdf_write_chunked, &cc);
+  cc.threads = 0;
+  race("chunked 512x512 f32 deflate-6 write, all CPUs", "16 chunks 128x128, deflate 6", ours_write_chunked,
+       hdf_write_chunked, &cc);
+  race("chunked 512x512 f32 deflate-6 read", "16 chunks 128x128, deflate 6", ours_read_chunked,
+       hdf_read_chunked, &cc);
+  free(cc.data);
+  free(cc.back);
+
+  double sum;
+  race("128 attribute writes (new file)", "scalar f64, compact", ours_write_attrs, hdf_write_attrs, &sum);
+  race("128 attribute reads (open, iterate, close)", "scalar f64, compact", ours_read_attrs, hdf_read_attrs, &sum);
+  race("open a file, read one attribute", "scalar f64 of 128", ours_one_attr, hdf_one_attr, &sum);
+  int n;
+  race("64 group creates (new file)", "compact groups", ours_write_groups, hdf_write_groups, &n);
+  race("open + list 64 groups + close", "compact groups", ours_traverse, hdf_traverse, &n);
+
+  double *m = malloc((size_t)SR * SC * 8);
+  for (size_t i = 0; i < (size_t)SR * SC; i++) m[i] = (double)(i % 1000) * 0.001 + (double)(i / SC);
+  double *buf = malloc((size_t)512 * 512 * 8 > (size_t)SR * 8 ? (size_t)512 * 512 * 8 : (size_t)SR * 8);
+  const char *kinds[3][3] = {{"m_contig", "contiguous", "contiguous"},
+                             {"m_chunked", "chunked", "chunks 256x256"},
+                             {"m_deflate", "chunked+deflate", "chunks 256x256, deflate 6"}};
+  for (int k = 0; k < 3; k++) {
+    char o[64], h[64], what[96];
+    snprintf(o, sizeof o, "%s_ours.h5", kinds[k][0]);
+    snprintf(h, sizeof h, "%s_hdf5.h5", kinds[k][0]);
+    make_matrix(m, o, h, k > 0, k == 2);
+    slab_ctx rows = {o, h, {1000, 0}, {1, SC}, buf};
+    slab_ctx cols = {o, h, {0, 700}, {SR, 1}, buf};
+    slab_ctx win = {o, h, {1000, 500}, {512, 512}, buf};
+    snprintf(what, sizeof what, "4096x2048 f64 %s: one row", kinds[k][1]);
+    race(what, kinds[k][2], ours_slab, hdf_slab, &rows);
+    snprintf(what, sizeof what, "4096x2048 f64 %s: one column", kinds[k][1]);
+    race(what, kinds[k][2], ours_slab, hdf_slab, &cols);
+    snprintf(what, sizeof what, "4096x2048 f64 %s: 512x512 window", kinds[k][1]);
+    race(what, kinds[k][2], ours_slab, hdf_slab, &win);
+  }
+  free(m);
+  free(buf);
+  return 0;
+}
