@@ -2,11 +2,16 @@
 ** test/h5mkfile.c - write sample files with lib/h5's writer, for
 ** test/test_h5_interop.py to read back with h5py, h5dump and our reader.
 **
-**   h5mkfile DIR     writes DIR/basic.h5, DIR/many.h5, DIR/bigchunks.h5
+**   h5mkfile DIR     writes DIR/basic.h5, DIR/many.h5, DIR/bigchunks.h5,
+**                    DIR/links.h5, DIR/attrs.h5
 **
 ** Every value follows a formula the Python test computes too:
 **   integer datasets: element i = i * 3 - 7 (clipped to the type by C rules)
 **   float datasets:   element i = i * 0.25 - 1.5
+** (attrs.h5 shifts them by the attribute's number; see attrs()).
+** many.h5, links.h5 and attrs.h5 hold more than 8 links or attributes per
+** object: dense storage (fractal heap + v2 B-tree), next to objects of
+** exactly 8 (still compact) and 9.
 ** Exit status 0, or 1 with a message.
 */
 #include "config.h"
@@ -245,6 +250,159 @@ static void bigchunks(const char *dir) {
   h5w_free(W);
 }
 
+static h5w *open_out(const char *dir, const char *name) {
+  char err[256];
+  if (h5w_create(path_in(dir, name), 0, &W, err, sizeof err)) {
+    fprintf(stderr, "h5mkfile: %s\n", err);
+    exit(1);
+  }
+  return W;
+}
+
+/* Link i of links.h5: names of 8 to 35 bytes, every 1000th one of 310
+** (two-byte name lengths), and one of 5010 (a link message over the heap's
+** 4 KiB managed object limit: a huge object). */
+static const char *link_name(int i) {
+  static char buf[6000];
+  if (i == 12345) {
+    snprintf(buf, sizeof buf, "huge%05d_", i);
+    memset(buf + 10, 'y', 5000);
+    buf[5010] = '\0';
+  } else if (i % 1000 == 999) {
+    snprintf(buf, sizeof buf, "long%05d_", i);
+    memset(buf + 10, 'x', 300);
+    buf[310] = '\0';
+  } else {
+    snprintf(buf, sizeof buf, "link%05d%.*s", i, i % 28, "_abcdefghijklmnopqrstuvwxyz");
+  }
+  return buf;
+}
+
+#define NLINKS 20000
+
+/* 20000 links in the root (a fractal heap past its root indirect block's
+** direct rows, a three-level name index); groups of 8 and 9 links. */
+static void links(const char *dir) {
+  open_out(dir, "links.h5");
+  h5w_obj *root = h5w_root(W), *g, *e;
+  for (int i = 0; i < NLINKS; i++) {
+    check(h5w_group(W, root, link_name(i), &g), "link");
+    if (i % 1000 == 0) {
+      int32_t v = i;
+      check(h5w_attr(W, g, "index", h5_type_new_int(4, 1), 0, NULL, &v), "index");
+    }
+  }
+  for (int n = 8; n <= 9; n++) {
+    char name[32];
+    snprintf(name, sizeof name, "edge%d", n);
+    check(h5w_group(W, root, name, &e), name);
+    for (int i = 0; i < n; i++) {
+      snprintf(name, sizeof name, "s%d", i);
+      check(h5w_group(W, e, name, &g), name);
+    }
+  }
+  check(h5w_close(W, 0), "close");
+  h5w_free(W);
+}
+
+static void int_attr(h5w_obj *o, const char *name, int bytes, uint64_t n, int64_t shift) {
+  uint8_t *buf = malloc(n * (uint64_t)bytes);
+  for (uint64_t j = 0; j < n; j++) {
+    int64_t v = ((int64_t)j + shift) * 3 - 7;
+    if (bytes == 2) { int16_t x = (int16_t)v; memcpy(buf + 2 * j, &x, 2); }
+    else if (bytes == 4) { int32_t x = (int32_t)v; memcpy(buf + 4 * j, &x, 4); }
+    else memcpy(buf + 8 * j, &v, 8);
+  }
+  uint64_t dims[1] = {n};
+  check(h5w_attr(W, o, name, h5_type_new_int(bytes, 1), n == 1 ? 0 : 1, dims, buf), name);
+  free(buf);
+}
+
+static void float_attr(h5w_obj *o, const char *name, uint64_t n, int64_t shift) {
+  double *buf = malloc(n * sizeof *buf);
+  for (uint64_t j = 0; j < n; j++) buf[j] = ((int64_t)j + shift) * 0.25 - 1.5;
+  uint64_t dims[1] = {n};
+  check(h5w_attr(W, o, name, h5_type_new_float(8), 1, dims, buf), name);
+  free(buf);
+}
+
+/* 2000 attributes of five kinds on the root, three over 64 KiB; a dataset
+** with 50; a dataset with 2, one over 64 KiB; a group of 12 of about 4 KiB;
+** groups of 8 and 9. */
+static void attrs(const char *dir) {
+  open_out(dir, "attrs.h5");
+  h5w_obj *root = h5w_root(W), *d, *g;
+  char name[32];
+  for (int i = 0; i < 2000; i++) {
+    snprintf(name, sizeof name, "attr%04d", i);
+    switch (i % 5) {
+    case 0: /* int64 scalar */
+      int_attr(root, name, 8, 1, i);
+      break;
+    case 1: /* float64, 1 to 7 elements */
+      float_attr(root, name, (uint64_t)(i % 7) + 1, i);
+      break;
+    case 2: { /* fixed-length string */
+      char s[12] = {0};
+      snprintf(s, sizeof s, "s%04d", i);
+      check(h5w_attr(W, root, name, h5_type_new_string(12, 1), 0, NULL, s), name);
+      break;
+    }
+    case 3: { /* variable-length string */
+      char s[32];
+      snprintf(s, sizeof s, "vlen %d \xe2\x9c\x93", i);
+      const char *slot[2] = {s, NULL};
+      check(h5w_attr(W, root, name, h5_type_new_string(0, 1), 0, NULL, slot), name);
+      break;
+    }
+    default: /* int32 arrays whose messages straddle the 4 KiB managed limit */
+      int_attr(root, name, 4, 1010 + (uint64_t)(i % 10) * 2, i);
+    }
+  }
+  int_attr(root, "big_int", 4, 20000, 0);      /* 80 KB */
+  float_attr(root, "big_float", 50000, 0);     /* 400 KB */
+  char *z = malloc(70000);
+  memset(z, 'z', 70000);
+  check(h5w_attr(W, root, "big_str", h5_type_new_string(70000, 0), 0, NULL, z), "big_str");
+  free(z);
+
+  uint64_t dims[1] = {10};
+  int32_t data[10];
+  for (int i = 0; i < 10; i++) data[i] = i * 3 - 7;
+  check(h5w_dataset(W, root, "d50", h5_type_new_int(4, 1), 1, dims, NULL, NULL, &d), "d50");
+  check(h5w_write(W, d, data), "d50");
+  for (int i = 0; i < 50; i++) {
+    snprintf(name, sizeof name, "a%02d", i);
+    int_attr(d, name, 2, 1, i);
+  }
+  check(h5w_dataset(W, root, "d_big", h5_type_new_int(4, 1), 1, dims, NULL, NULL, &d), "d_big");
+  check(h5w_write(W, d, data), "d_big");
+  int_attr(d, "small", 2, 1, 4);
+  int_attr(d, "huge", 4, 30000, 0); /* 120 KB: dense storage with 2 */
+  /* only messages of about 4 KiB: 8 KiB direct blocks from the start */
+  check(h5w_group(W, root, "wide", &g), "wide");
+  for (int i = 0; i < 12; i++) {
+    snprintf(name, sizeof name, "w%02d", i);
+    int_attr(g, name, 4, 1010 + (uint64_t)i * 2, i);
+  }
+  for (int n = 8; n <= 9; n++) {
+    snprintf(name, sizeof name, "edge%d", n);
+    check(h5w_group(W, root, name, &g), name);
+    for (int i = 0; i < n; i++) {
+      snprintf(name, sizeof name, "e%d", i);
+      int_attr(g, name, 8, 1, i);
+    }
+  }
+  /* refused: a second attribute of the same name */
+  int64_t one = 1;
+  if (h5w_attr(W, g, "e0", h5_type_new_int(8, 1), 0, NULL, &one) != H5_EINVAL) {
+    fprintf(stderr, "h5mkfile: a duplicate attribute name was accepted\n");
+    exit(1);
+  }
+  check(h5w_close(W, 0), "close");
+  h5w_free(W);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: h5mkfile DIR\n");
@@ -253,5 +411,7 @@ int main(int argc, char **argv) {
   basic(argv[1]);
   many(argv[1]);
   bigchunks(argv[1]);
+  links(argv[1]);
+  attrs(argv[1]);
   return 0;
 }

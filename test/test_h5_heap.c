@@ -935,6 +935,301 @@ START_TEST(test_sohm) {
 }
 END_TEST
 
+/* ---- the writer's dense storage ---------------------------------------------- */
+
+/* The heap address named by o's link info or attribute info message:
+** H5_UNDEF_ADDR for compact storage. */
+static uint64_t dense_heap(h5_obj *o, uint16_t type) {
+  const h5_msg *m = h5_ohdr_find(&o->hdr, type);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_uint_ge(m->size, 18);
+  ck_assert_uint_eq(m->data[1], 0); /* no creation order */
+  return h5_le(m->data + 2, 8);
+}
+
+typedef struct hash_walk {
+  size_t hash_at; /* where a record holds the name hash */
+  uint32_t last;
+  size_t n, bad;
+} hash_walk;
+
+static int hash_walk_cb(void *ctx, const uint8_t *rec, size_t len) {
+  hash_walk *c = ctx;
+  T_CHECK(len >= c->hash_at + 4, "record of %zu bytes", len);
+  uint32_t h = (uint32_t)h5_le(rec + c->hash_at, 4);
+  if (c->n++ && h < c->last) c->bad++;
+  c->last = h;
+  return 0;
+}
+
+/* The records of o's dense name index (link info or attribute info message
+** of type `type`): how many, checked to be in name hash order as libhdf5
+** searches them. */
+static size_t name_index_records(h5_obj *o, uint16_t type) {
+  const h5_msg *m = h5_ohdr_find(&o->hdr, type);
+  ck_assert_ptr_nonnull(m);
+  hash_walk c = {type == H5_MSG_LINK_INFO ? 0 : 13, 0, 0, 0};
+  int rc = h5_bt2_iter(o->f, h5_le(m->data + 10, 8), hash_walk_cb, &c);
+  ck_assert_msg(rc == H5_OK, "%s", h5_errmsg(o->f));
+  ck_assert_uint_eq(c.bad, 0);
+  return c.n;
+}
+
+/* Name i of a group of n links: 1 to 37 bytes, every 97th 300 and more
+** (a 2-byte length field), and in groups of more than 5 name 5 has 5000
+** bytes (a link message over 4 KiB: a huge heap object). */
+static const char *wname(size_t i, size_t n, char *out) {
+  if (i == 5 && n > 5) {
+    memset(out, 'h', 5000);
+    snprintf(out + 5000, 24, "%zu", i);
+  } else if (i % 97 == 96) {
+    memset(out, 'L', 300);
+    snprintf(out + 300, 24, "%zu", i);
+  } else {
+    snprintf(out, 64, "%zu%.*s", i, (int)(i % 37), "-abcdefghijklmnopqrstuvwxyz0123456789");
+  }
+  return out;
+}
+
+/* The links of a group, as h5_group_iter lists them (in name order). */
+typedef struct link_list {
+  char **name;
+  uint64_t *addr;
+  size_t n, cap;
+} link_list;
+
+static int link_list_cb(void *ctx, const h5_link *l) {
+  link_list *c = ctx;
+  T_CHECK(l->type == H5_LINK_HARD && l->addr != H5_UNDEF_ADDR, "link %s", l->name);
+  T_CHECK(c->n == 0 || strcmp(c->name[c->n - 1], l->name) < 0, "links out of order at %s",
+          l->name);
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 16;
+    c->name = realloc(c->name, c->cap * sizeof *c->name);
+    c->addr = realloc(c->addr, c->cap * sizeof *c->addr);
+    ck_assert(c->name && c->addr);
+  }
+  c->name[c->n] = strdup(l->name);
+  c->addr[c->n++] = l->addr;
+  return 0;
+}
+
+static link_list list_links(h5_obj *g) {
+  link_list c = {NULL, NULL, 0, 0};
+  ck_assert_msg(h5_group_iter(g, link_list_cb, &c) == H5_OK, "%s", h5_errmsg(g->f));
+  return c;
+}
+
+static void link_list_free(link_list *c) {
+  for (size_t i = 0; i < c->n; i++) free(c->name[i]);
+  free(c->name);
+  free(c->addr);
+}
+
+static size_t count_links(h5_obj *g) {
+  link_list c = list_links(g);
+  size_t n = c.n;
+  link_list_free(&c);
+  return n;
+}
+
+/* The object that link `name` of the list leads to. */
+static h5_obj *find(h5_file *f, const link_list *c, const char *name) {
+  size_t lo = 0, hi = c->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(c->name[mid], name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  ck_assert_msg(lo < c->n && strcmp(c->name[lo], name) == 0, "no link %.40s", name);
+  h5_obj *o;
+  ck_assert_int_eq(h5_obj_open(f, c->addr[lo], &o), H5_OK);
+  return o;
+}
+
+static h5_obj *child(h5_obj *g, const char *name) {
+  link_list c = list_links(g);
+  h5_obj *o = find(g->f, &c, name);
+  link_list_free(&c);
+  return o;
+}
+
+static h5w *new_file(char *path) {
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  h5w *w;
+  char err[256];
+  ck_assert_msg(h5w_create(path, 1, &w, err, sizeof err) == H5_OK, "h5w_create: %s", err);
+  return w;
+}
+
+static h5_file *close_and_open(h5w *w, const char *path) {
+  ck_assert_msg(h5w_close(w, 0) == H5_OK, "h5w_close: %s", h5w_errmsg(w));
+  h5w_free(w);
+  h5_file *f;
+  char err[256];
+  int rc = h5_open(path, &f, err, sizeof err);
+  unlink(path);
+  ck_assert_msg(rc == H5_OK, "h5_open: %s", err);
+  return f;
+}
+
+static const size_t nlinks[] = {0, 1, 8, 9, 100, 3000, 30000};
+#define NLINK_SIZES (sizeof nlinks / sizeof nlinks[0])
+
+START_TEST(test_write_dense_links) {
+  char path[] = "/tmp/test_h5_wlinks_XXXXXX";
+  h5w *w = new_file(path);
+  char *name = malloc(65536 + 16);
+  ck_assert_ptr_nonnull(name);
+  h5w_obj *g, *kid;
+  for (size_t k = 0; k < NLINK_SIZES; k++) {
+    snprintf(name, 32, "g%zu", nlinks[k]);
+    ck_assert_int_eq(h5w_group(w, h5w_root(w), name, &g), H5_OK);
+    for (size_t i = 0; i < nlinks[k]; i++)
+      T_CHECK(h5w_group(w, g, wname(i, nlinks[k], name), &kid) == H5_OK, "%s", h5w_errmsg(w));
+    if (nlinks[k]) /* a name taken */
+      ck_assert_int_eq(h5w_group(w, g, wname(0, nlinks[k], name), &kid), H5_EINVAL);
+  }
+  /* two links, one with a name too long for a header message: dense */
+  ck_assert_int_eq(h5w_group(w, h5w_root(w), "longname", &g), H5_OK);
+  memset(name, 'n', 65535);
+  name[65535] = '\0';
+  ck_assert_int_eq(h5w_group(w, g, name, &kid), H5_OK);
+  ck_assert_int_eq(h5w_group(w, g, "short", &kid), H5_OK);
+  h5_file *f = close_and_open(w, path);
+  h5_obj *root;
+  ck_assert_int_eq(h5_root(f, &root), H5_OK);
+  ck_assert_uint_eq(count_links(root), NLINK_SIZES + 1);
+  for (size_t k = 0; k < NLINK_SIZES; k++) {
+    snprintf(name, 32, "g%zu", nlinks[k]);
+    h5_obj *o = child(root, name);
+    link_list c = list_links(o);
+    ck_assert_uint_eq(c.n, nlinks[k]);
+    int dense = dense_heap(o, H5_MSG_LINK_INFO) != H5_UNDEF_ADDR;
+    ck_assert_int_eq(dense, nlinks[k] > 8);
+    if (dense) ck_assert_uint_eq(name_index_records(o, H5_MSG_LINK_INFO), nlinks[k]);
+    /* every name leads to an empty group */
+    for (size_t i = 0; i < nlinks[k]; i++) {
+      h5_obj *e = find(f, &c, wname(i, nlinks[k], name));
+      T_CHECK(h5_obj_kind(e) == H5_KIND_GROUP, "link %zu", i);
+      if (i % 100 == 0) ck_assert_uint_eq(count_links(e), 0);
+    }
+    link_list_free(&c);
+  }
+  h5_obj *o = child(root, "longname");
+  ck_assert_uint_eq(count_links(o), 2);
+  child(o, "short");
+  ck_assert_uint_ne(dense_heap(o, H5_MSG_LINK_INFO), H5_UNDEF_ADDR);
+  memset(name, 'n', 65535);
+  name[65535] = '\0';
+  child(o, name);
+  h5_close(f);
+  free(name);
+}
+END_TEST
+
+typedef struct attr_walk {
+  size_t n;
+  int bad;
+  char first_bad[64];
+} attr_walk;
+
+/* Attribute "a<i>": an int32 array of i % 13 + 1 elements, of 20000 + i
+** for every 100th (over 64 KiB), and from 10000 on of 1000 + i % 17 (around
+** the heap's 4 KiB managed object limit: 8 KiB direct blocks, the smaller
+** ones skipped, or huge objects); element j = (i + j) * 3 - 7. */
+static uint64_t attr_len(size_t i) {
+  return i >= 10000 ? 1000 + i % 17 : i % 100 == 99 ? 20000 + i : i % 13 + 1;
+}
+
+static int attr_walk_cb(void *ctx, const h5_attr *a) {
+  attr_walk *c = ctx;
+  size_t i = (size_t)strtoul(a->name + 1, NULL, 10);
+  int ok = a->name[0] == 'a' && a->type->cls == H5_CLASS_INTEGER && a->type->size == 4 &&
+           a->rank == 1 && a->nelems == attr_len(i);
+  for (uint64_t j = 0; ok && j < a->nelems; j++)
+    ok = (int32_t)h5_le(a->data + 4 * j, 4) == (int32_t)((int64_t)(i + j) * 3 - 7);
+  if (!ok && !c->bad++) snprintf(c->first_bad, sizeof c->first_bad, "%s", a->name);
+  c->n++;
+  return 0;
+}
+
+static void add_attrs(h5w *w, h5w_obj *o, size_t from, size_t n) {
+  int32_t *v = malloc(sizeof *v * (20000 + 2 * (from + n)));
+  ck_assert_ptr_nonnull(v);
+  for (size_t i = from; i < from + n; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "a%zu", i);
+    uint64_t dims[1] = {attr_len(i)};
+    for (uint64_t j = 0; j < dims[0]; j++) v[j] = (int32_t)((int64_t)(i + j) * 3 - 7);
+    T_CHECK(h5w_attr(w, o, name, h5_type_new_int(4, 1), 1, dims, v) == H5_OK, "%s",
+            h5w_errmsg(w));
+  }
+  free(v);
+}
+
+START_TEST(test_write_dense_attrs) {
+  static const size_t counts[] = {0, 8, 9, 99, 2000};
+  enum { NC = sizeof counts / sizeof counts[0] };
+  char path[] = "/tmp/test_h5_wattrs_XXXXXX";
+  h5w *w = new_file(path);
+  h5w_obj *o;
+  char name[32];
+  for (size_t k = 0; k < NC; k++) {
+    snprintf(name, sizeof name, "g%zu", counts[k]);
+    ck_assert_int_eq(h5w_group(w, h5w_root(w), name, &o), H5_OK);
+    add_attrs(w, o, 0, counts[k]);
+    snprintf(name, sizeof name, "d%zu", counts[k]);
+    uint64_t dims[1] = {3};
+    int8_t data[3] = {1, 2, 3};
+    ck_assert_int_eq(h5w_dataset(w, h5w_root(w), name, h5_type_new_int(1, 1), 1, dims,
+                                 NULL, NULL, &o), H5_OK);
+    ck_assert_int_eq(h5w_write(w, o, data), H5_OK);
+    add_attrs(w, o, 0, counts[k]);
+    if (counts[k]) { /* a name taken */
+      int32_t one = 1;
+      ck_assert_int_eq(h5w_attr(w, o, "a0", h5_type_new_int(4, 1), 0, NULL, &one), H5_EINVAL);
+    }
+  }
+  /* two attributes, one over 64 KiB: dense */
+  ck_assert_int_eq(h5w_group(w, h5w_root(w), "big", &o), H5_OK);
+  add_attrs(w, o, 98, 2);
+  /* attribute messages of about 4 KiB */
+  ck_assert_int_eq(h5w_group(w, h5w_root(w), "wide", &o), H5_OK);
+  add_attrs(w, o, 10000, 40);
+  h5_file *f = close_and_open(w, path);
+  h5_obj *root;
+  ck_assert_int_eq(h5_root(f, &root), H5_OK);
+  for (size_t k = 0; k < NC; k++)
+    for (int ds = 0; ds < 2; ds++) {
+      snprintf(name, sizeof name, "%c%zu", ds ? 'd' : 'g', counts[k]);
+      h5_obj *c = child(root, name);
+      attr_walk aw = {0, 0, ""};
+      ck_assert_int_eq(h5_attr_iter(c, attr_walk_cb, &aw), H5_OK);
+      ck_assert_msg(!aw.bad, "%s: %d attributes wrong, first %s", name, aw.bad, aw.first_bad);
+      ck_assert_uint_eq(aw.n, counts[k]);
+      int dense = dense_heap(c, H5_MSG_ATTR_INFO) != H5_UNDEF_ADDR;
+      ck_assert_int_eq(dense, counts[k] > 8);
+      if (dense) ck_assert_uint_eq(name_index_records(c, H5_MSG_ATTR_INFO), counts[k]);
+    }
+  h5_obj *c = child(root, "big");
+  attr_walk aw = {0, 0, ""};
+  ck_assert_int_eq(h5_attr_iter(c, attr_walk_cb, &aw), H5_OK);
+  ck_assert_msg(!aw.bad && aw.n == 2, "big: %zu attributes, %d wrong", aw.n, aw.bad);
+  ck_assert_uint_ne(dense_heap(c, H5_MSG_ATTR_INFO), H5_UNDEF_ADDR);
+  c = child(root, "wide");
+  memset(&aw, 0, sizeof aw);
+  ck_assert_int_eq(h5_attr_iter(c, attr_walk_cb, &aw), H5_OK);
+  ck_assert_msg(!aw.bad && aw.n == 40, "wide: %zu attributes, %d wrong", aw.n, aw.bad);
+  ck_assert_uint_eq(name_index_records(c, H5_MSG_ATTR_INFO), 40);
+  h5_close(f);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("h5_heap");
   TCase *tc = tcase_create("btree2");
@@ -955,6 +1250,11 @@ int main(void) {
   suite_add_tcase(s, tc);
   tc = tcase_create("sohm");
   tcase_add_test(tc, test_sohm);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("writer");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_write_dense_links);
+  tcase_add_test(tc, test_write_dense_attrs);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -3,7 +3,8 @@
 1. Our writer -> libhdf5: test/h5mkfile writes sample files; h5py reads back
    exactly the values the writer was given (the formulas are in h5mkfile.c),
    h5dump exits 0 on each, and our own reader agrees with h5py on every
-   object and value.
+   object and value.  Groups and objects with more than 8 links or
+   attributes must be in dense storage as h5debug and h5stat show it.
 2. h5py's writer -> our reader: files made here with h5py (libver earliest,
    v108 and latest; every chunk index; deflate, shuffle, fletcher32; vlen
    strings; compound; float16; big-endian; 100+ groups and 100+ attributes)
@@ -87,7 +88,7 @@ def part1(tmp):
     check(r.returncode == 0, f"h5mkfile: {r.stderr}")
     if r.returncode != 0:
         return
-    for name in ("basic.h5", "many.h5", "bigchunks.h5"):
+    for name in ("basic.h5", "many.h5", "bigchunks.h5", "links.h5", "attrs.h5"):
         p = os.path.join(tmp, name)
         d = subprocess.run(["h5dump", p], capture_output=True, text=True)
         check(d.returncode == 0, f"h5dump {name} exited {d.returncode}: {d.stderr[-300:]}")
@@ -142,10 +143,117 @@ def part1(tmp):
         check(len(f) == 150 and len(f.attrs) == 150, f"many: {len(f)} groups, {len(f.attrs)} attrs")
         check(all(f[f"group{i:03d}"].attrs["index"] == i for i in range(150)), "many: group attrs")
         check(all(f.attrs[f"attr{i:03d}"] == i * 3 - 7 for i in range(150)), "many: root attrs")
+    dense_links(tmp)
+    dense_attrs(tmp)
     with h5py.File(os.path.join(tmp, "bigchunks.h5"), "r") as f:
         check(np.array_equal(f["ints"][()], formula_int(50000, "i4")), "bigchunks values")
         check(np.array_equal(f["ints"][12345:12400], formula_int(50000, "i4")[12345:12400]),
               "bigchunks slice")
+
+
+def link_name(i):
+    """Link i of links.h5, as test/h5mkfile.c names it."""
+    if i == 12345:
+        return "huge12345_" + "y" * 5000
+    if i % 1000 == 999:
+        return f"long{i:05d}_" + "x" * 300
+    return f"link{i:05d}" + "_abcdefghijklmnopqrstuvwxyz"[:i % 28]
+
+
+def h5debug_storage(path, obj_path):
+    """libhdf5's view of an object header: h5debug's dense storage heap
+    addresses for its links and its attributes (None: compact)."""
+    with h5py.File(path, "r") as f:
+        addr = h5py.h5o.get_info(f[obj_path].id).addr
+    r = subprocess.run(["h5debug", path, str(addr)], capture_output=True, text=True)
+    found = {}
+    for line in r.stdout.splitlines():
+        for kind in ("link", "attribute"):
+            if f"'Dense' {kind} storage fractal heap address:" in line:
+                v = int(line.split(":")[-1])
+                found[kind] = None if v == 2**64 - 1 else v
+    return found
+
+
+def h5stat_heaps(path):
+    """h5stat's bytes of group and attribute B-trees and heaps."""
+    r = subprocess.run(["h5stat", path], capture_output=True, text=True)
+    out, section = {}, None
+    for line in r.stdout.splitlines():
+        t = line.strip()
+        if t in ("Groups:", "Attributes:"):
+            section = t[:-1]
+        elif section and (t.startswith("B-tree/List:") or t.startswith("Heap:")):
+            out[(section, t.split(":")[0])] = int(t.split(":")[1])
+        elif section and not t.startswith(("B-tree", "Heap")):
+            section = None
+    return out, r.returncode
+
+
+def dense_links(tmp):
+    p = os.path.join(tmp, "links.h5")
+    with h5py.File(p, "r") as f:
+        names = set(f.keys())
+        want = {link_name(i) for i in range(20000)} | {"edge8", "edge9"}
+        check(names == want, f"links: {len(names)} names, {len(names ^ want)} differ")
+        check(all(f[link_name(i)].attrs["index"] == i for i in range(0, 20000, 1000)), "links: index attrs")
+        check(isinstance(f[link_name(12345)], h5py.Group), "links: the 5010-byte name")
+        check(sorted(f["edge8"]) == [f"s{i}" for i in range(8)], "links: edge8")
+        check(sorted(f["edge9"]) == [f"s{i}" for i in range(9)], "links: edge9")
+    root, e8, e9 = (h5debug_storage(p, x) for x in ("/", "edge8", "edge9"))
+    check(root.get("link") is not None, f"links: root not dense for libhdf5 {root}")
+    check("link" in e8 and e8["link"] is None, f"links: edge8 not compact {e8}")
+    check(e9.get("link") is not None, f"links: edge9 not dense {e9}")
+    stat, rc = h5stat_heaps(p)
+    check(rc == 0 and stat.get(("Groups", "Heap"), 0) > 500000, f"links: h5stat {stat}")
+
+
+def dense_attrs(tmp):
+    p = os.path.join(tmp, "attrs.h5")
+    with h5py.File(p, "r") as f:
+        a = f.attrs
+        check(len(a) == 2003, f"attrs: {len(a)} on the root")
+        bad = []
+        for i in range(2000):
+            name, k = f"attr{i:04d}", i % 5
+            v = a[name]
+            if k == 0:
+                ok = v.dtype == np.dtype("<i8") and v == i * 3 - 7
+            elif k == 1:
+                ok = np.array_equal(v, formula_float(i % 7 + 1 + i)[i:])
+            elif k == 2:
+                ok = v == f"s{i:04d}".encode()
+            elif k == 3:
+                ok = (v.decode() if isinstance(v, bytes) else v) == f"vlen {i} ✓"
+            else:
+                ok = v.dtype == np.dtype("<i4") and np.array_equal(v, formula_int(1010 + i % 10 * 2 + i, "i4")[i:])
+            if not ok:
+                bad.append(name)
+        check(not bad, f"attrs: wrong values {bad[:5]}")
+        check(np.array_equal(a["big_int"], formula_int(20000, "i4")), "attrs: big_int")
+        check(np.array_equal(a["big_float"], formula_float(50000)), "attrs: big_float")
+        check(a["big_str"] == b"z" * 70000, "attrs: big_str")
+        d = f["d50"]
+        check(np.array_equal(d[()], formula_int(10, "i4")), "attrs: d50 values")
+        check(len(d.attrs) == 50 and all(d.attrs[f"a{i:02d}"] == i * 3 - 7 and d.attrs[f"a{i:02d}"].dtype == np.dtype("<i2")
+                                         for i in range(50)), "attrs: d50 attributes")
+        b = f["d_big"]
+        check(b.attrs["small"] == 5 and np.array_equal(b.attrs["huge"], formula_int(30000, "i4")), "attrs: d_big")
+        w = f["wide"].attrs
+        check(sorted(w) == [f"w{i:02d}" for i in range(12)] and
+              all(np.array_equal(w[f"w{i:02d}"], formula_int(1010 + i * 2 + i, "i4")[i:]) for i in range(12)),
+              "attrs: wide")
+        for n in (8, 9):
+            g = f[f"edge{n}"]
+            check(sorted(g.attrs) == [f"e{i}" for i in range(n)] and all(g.attrs[f"e{i}"] == i * 3 - 7 for i in range(n)),
+                  f"attrs: edge{n}")
+    expect = {"/": True, "d50": True, "d_big": True, "wide": True, "edge8": False, "edge9": True}
+    for obj, dense in expect.items():
+        st = h5debug_storage(p, obj)
+        check("attribute" in st and (st["attribute"] is not None) == dense,
+              f"attrs: {obj} {'not ' if dense else ''}dense for libhdf5: {st}")
+    stat, rc = h5stat_heaps(p)
+    check(rc == 0 and stat.get(("Attributes", "Heap"), 0) > 1000000, f"attrs: h5stat {stat}")
 
 
 def part2(tmp):

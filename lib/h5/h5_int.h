@@ -295,4 +295,34 @@ int h5_lheap_string(h5_file *f, uint64_t heap_addr, uint64_t off,
 int h5_gheap_get(h5_file *f, uint64_t addr, uint32_t idx,
                  const uint8_t **data, size_t *len);
 
+/* ---- the writer's internals (h5_write.c, h5_wdense.c) -------------------- */
+
+/* Record a failure of w (its message in h5w_errmsg); returns code. */
+int h5w_err(h5w *w, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Write len bytes at the end of the file; *at gets their address. */
+int h5w_file_append(h5w *w, const void *buf, size_t len, uint64_t *at);
+/* Set len bytes aside at the end of the file, to be written later with
+** h5w_file_write; *at gets their address. */
+int h5w_file_reserve(h5w *w, uint64_t len, uint64_t *at);
+int h5w_file_write(h5w *w, const void *buf, size_t len, uint64_t at);
+
+/* One link or attribute for dense storage: its name and its encoded
+** message (link message or attribute message body). */
+typedef struct h5w_dense_item {
+  const char *name;
+  const uint8_t *msg;
+  size_t len;
+} h5w_dense_item;
+
+enum { H5W_DENSE_LINKS, H5W_DENSE_ATTRS };
+
+/* h5_wdense.c: write the n items (names distinct) as libhdf5's dense
+** storage of a group's links or an object's attributes: a fractal heap of
+** the messages and a v2 B-tree indexing them by name hash.  Their addresses
+** go to *heap_addr and *bt2_addr, for the link info or attribute info
+** message. */
+int h5w_dense_write(h5w *w, int kind, const h5w_dense_item *items, size_t n,
+                    uint64_t *heap_addr, uint64_t *bt2_addr);
+
 #endif /* H5MEM_H5_INT_H */

@@ -7,6 +7,9 @@
 ** version 3 with a v1 B-tree chunk index, fill value message version 3,
 ** filter pipeline version 2, attribute messages version 3, datatype
 ** messages version 1 (version 3 for compound, enum and array types).
+** Attributes are attribute messages in the object header up to 8 of them,
+** dense storage beyond that or when one does not fit a header message (64
+** KiB): libhdf5's defaults for both (max compact 8, min dense 6).
 ** Chunk dimension fields hold the element size last, as HDF5 2.0 checks.
 **
 ** Raw data goes to the file as soon as it is given (chunks filtered in
@@ -34,6 +37,8 @@
 #define W_TWO_K 64     /* entries per chunk B-tree node (2 x default K 32) */
 #define W_GCOL_MIN 4096
 #define W_MAX_MSG 65535 /* a header message's size field is 16 bits */
+#define W_MAX_COMPACT 8 /* links or attributes kept in the header (libhdf5's
+                           default); more go to dense storage */
 
 /* One entry of a chunked dataset's index. */
 typedef struct w_chunk {
@@ -41,6 +46,19 @@ typedef struct w_chunk {
   uint64_t addr, size;
   uint32_t mask;
 } w_chunk;
+
+/* One attribute: its message body is attrs.buf[off, off + len). */
+typedef struct w_attr {
+  char *name;
+  size_t off, len;
+} w_attr;
+
+/* A set of names (pointers to strings owned elsewhere), to refuse
+** duplicates without comparing every pair. */
+typedef struct w_names {
+  const char **slot; /* NULL: empty */
+  size_t cap, n;
+} w_names;
 
 struct h5w_obj {
   int is_group;
@@ -50,9 +68,12 @@ struct h5w_obj {
   /* group */
   h5w_obj **kids;
   size_t nkids, capkids;
-  /* attribute messages, encoded */
+  w_names kid_names;
+  /* attribute message bodies, encoded, one after the other */
   strbuf attrs;
-  size_t nattrs;
+  w_attr *attrv;
+  size_t nattrs, capattrs;
+  w_names attr_names;
   /* dataset */
   h5_type *type;
   int rank;
@@ -83,10 +104,9 @@ struct h5w {
   uint16_t gcol_next;
 };
 
-static int werr(h5w *w, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#define werr h5w_err /* (h5_int.h) the error message of w; returns code */
 
-static int werr(h5w *w, int code, const char *fmt, ...) {
+int h5w_err(h5w *w, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(w->err, sizeof w->err, fmt, ap);
@@ -120,6 +140,20 @@ static int append(h5w *w, const void *buf, size_t len, uint64_t *at) {
   int rc = pwrite_all(w, buf, len, w->eoa);
   if (rc == H5_OK) w->eoa += len;
   return rc;
+}
+
+int h5w_file_append(h5w *w, const void *buf, size_t len, uint64_t *at) {
+  return append(w, buf, len, at);
+}
+
+int h5w_file_reserve(h5w *w, uint64_t len, uint64_t *at) {
+  *at = w->eoa;
+  w->eoa += len;
+  return H5_OK;
+}
+
+int h5w_file_write(h5w *w, const void *buf, size_t len, uint64_t at) {
+  return pwrite_all(w, buf, len, at);
 }
 
 static void put_u8(strbuf *o, unsigned v) {
@@ -253,6 +287,10 @@ static void obj_free(h5w_obj *o) {
   if (!o) return;
   for (size_t i = 0; i < o->nkids; i++) obj_free(o->kids[i]);
   free(o->kids);
+  free(o->kid_names.slot);
+  for (size_t i = 0; i < o->nattrs; i++) free(o->attrv[i].name);
+  free(o->attrv);
+  free(o->attr_names.slot);
   strbuf_free(&o->attrs);
   h5_type_free(o->type);
   free(o->name);
@@ -296,12 +334,39 @@ static int valid_name(const char *name) {
          strlen(name) < 65536;
 }
 
+static size_t names_slot(const w_names *s, const char *name) {
+  size_t mask = s->cap - 1;
+  size_t i = h5_lookup3(name, strlen(name), 0) & mask;
+  while (s->slot[i] && strcmp(s->slot[i], name) != 0) i = (i + 1) & mask;
+  return i;
+}
+
+static int names_has(const w_names *s, const char *name) {
+  return s->cap && s->slot[names_slot(s, name)] != NULL;
+}
+
+/* Add name (not in s yet; the string must outlive s): H5_OK or H5_ENOMEM. */
+static int names_add(w_names *s, const char *name) {
+  if (2 * (s->n + 1) > s->cap) { /* at most half full */
+    w_names g = {NULL, s->cap ? 2 * s->cap : 16, 0};
+    g.slot = calloc(g.cap, sizeof *g.slot);
+    if (!g.slot) return H5_ENOMEM;
+    for (size_t i = 0; i < s->cap; i++)
+      if (s->slot[i]) g.slot[names_slot(&g, s->slot[i])] = s->slot[i];
+    g.n = s->n;
+    free(s->slot);
+    *s = g;
+  }
+  s->slot[names_slot(s, name)] = name;
+  s->n++;
+  return H5_OK;
+}
+
 static int add_kid(h5w *w, h5w_obj *parent, const char *name, h5w_obj *o) {
   if (!parent->is_group) return werr(w, H5_EINVAL, "'%s' is not a group", parent->name);
   if (!valid_name(name)) return werr(w, H5_EINVAL, "bad link name '%s'", name ? name : "(null)");
-  for (size_t i = 0; i < parent->nkids; i++)
-    if (strcmp(parent->kids[i]->name, name) == 0)
-      return werr(w, H5_EINVAL, "'%s' exists already", name);
+  if (names_has(&parent->kid_names, name))
+    return werr(w, H5_EINVAL, "'%s' exists already", name);
   if (parent->nkids == parent->capkids) {
     size_t ncap = parent->capkids ? parent->capkids * 2 : 8;
     h5w_obj **nk = realloc(parent->kids, ncap * sizeof *nk);
@@ -310,7 +375,8 @@ static int add_kid(h5w *w, h5w_obj *parent, const char *name, h5w_obj *o) {
     parent->capkids = ncap;
   }
   o->name = strdup(name);
-  if (!o->name) return werr(w, H5_ENOMEM, "out of memory");
+  if (!o->name || names_add(&parent->kid_names, o->name))
+    return werr(w, H5_ENOMEM, "out of memory");
   o->parent = parent;
   parent->kids[parent->nkids++] = o;
   return H5_OK;
@@ -642,17 +708,33 @@ int h5w_append(h5w *w, h5w_obj *d, const void *rows, uint64_t nrows) {
 
 int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
              const uint64_t *dims, const void *data) {
-  strbuf m = {0};
   int rc = H5_OK;
   uint64_t n = 1;
-  if (!type) return werr(w, H5_EINVAL, "attribute '%s': no datatype", name);
-  if (!name || !*name || rank < 0 || rank > H5_MAX_RANK)
+  if (!type) return werr(w, H5_EINVAL, "attribute '%s': no datatype", name ? name : "(null)");
+  if (!name || !*name || strlen(name) >= 65535 || rank < 0 || rank > H5_MAX_RANK)
     rc = werr(w, H5_EINVAL, "bad attribute name or rank");
+  else if (names_has(&o->attr_names, name))
+    rc = werr(w, H5_EINVAL, "attribute '%s' exists already", name);
   for (int i = 0; rc == H5_OK && i < rank; i++) n *= dims[i];
   uint8_t *stored = rc == H5_OK ? stored_copy(w, type, data, n) : NULL;
   if (rc == H5_OK && !stored) rc = H5_ENOMEM;
+  if (rc == H5_OK && o->nattrs == o->capattrs) {
+    size_t ncap = o->capattrs ? 2 * o->capattrs : 8;
+    w_attr *na = realloc(o->attrv, ncap * sizeof *na);
+    if (!na)
+      rc = werr(w, H5_ENOMEM, "out of memory");
+    else {
+      o->attrv = na;
+      o->capattrs = ncap;
+    }
+  }
+  char *aname = rc == H5_OK ? strdup(name) : NULL;
+  if (rc == H5_OK && !aname) rc = werr(w, H5_ENOMEM, "out of memory");
   if (rc == H5_OK) {
+    /* the message body goes straight to o->attrs */
     strbuf t = {0}, s = {0};
+    strbuf *m = &o->attrs;
+    size_t off = m->len;
     rc = h5_type_encode(type, &t);
     put_u8(&s, 2);                   /* dataspace version */
     put_u8(&s, (unsigned)rank);
@@ -660,33 +742,37 @@ int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
     put_u8(&s, rank ? 1 : 0);        /* simple / scalar */
     for (int i = 0; i < rank; i++) put_le(&s, dims[i], 8);
     size_t nlen = strlen(name) + 1;
-    put_u8(&m, 3);                   /* attribute message version */
-    put_u8(&m, 0);
-    put_le(&m, nlen, 2);
-    put_le(&m, t.len, 2);
-    put_le(&m, s.len, 2);
-    put_u8(&m, 1);                   /* name is UTF-8 */
-    strbuf_append(&m, name, nlen);
-    strbuf_append(&m, t.buf ? t.buf : "", t.len);
-    strbuf_append(&m, s.buf ? s.buf : "", s.len);
-    strbuf_append(&m, (const char *)stored, (size_t)(n * type->size));
-    if (rc == H5_OK && (strbuf_failed(&m) || strbuf_failed(&t) || strbuf_failed(&s)))
+    if (rc == H5_OK && t.len > 65535)
+      rc = werr(w, H5_EUNSUPPORTED, "attribute '%s': datatype description over 64 KiB", name);
+    if (rc == H5_OK) {
+      put_u8(m, 3);                  /* attribute message version */
+      put_u8(m, 0);
+      put_le(m, nlen, 2);
+      put_le(m, t.len, 2);
+      put_le(m, s.len, 2);
+      put_u8(m, 1);                  /* name is UTF-8 */
+      strbuf_append(m, name, nlen);
+      strbuf_append(m, t.buf ? t.buf : "", t.len);
+      strbuf_append(m, s.buf ? s.buf : "", s.len);
+      strbuf_append(m, (const char *)stored, (size_t)(n * type->size));
+    }
+    if (rc == H5_OK && (strbuf_failed(m) || strbuf_failed(&t) || strbuf_failed(&s)))
       rc = werr(w, H5_ENOMEM, "out of memory");
-    if (rc == H5_OK && m.len > W_MAX_MSG)
-      rc = werr(w, H5_EUNSUPPORTED, "attribute '%s' over 64 KiB (dense attributes not written yet)",
-                name);
+    if (rc == H5_OK && names_add(&o->attr_names, aname))
+      rc = werr(w, H5_ENOMEM, "out of memory");
+    if (rc == H5_OK) {
+      w_attr *a = &o->attrv[o->nattrs++];
+      a->name = aname;
+      a->off = off;
+      a->len = m->len - off;
+      aname = NULL;
+    } else if (!strbuf_failed(m)) {
+      m->len = off; /* drop what this call appended */
+    }
     strbuf_free(&t);
     strbuf_free(&s);
   }
-  if (rc == H5_OK) {
-    put_u8(&o->attrs, H5_MSG_ATTRIBUTE);
-    put_le(&o->attrs, m.len, 2);
-    put_u8(&o->attrs, 0);
-    strbuf_append(&o->attrs, m.buf, m.len);
-    o->nattrs++;
-    if (strbuf_failed(&o->attrs)) rc = werr(w, H5_ENOMEM, "out of memory");
-  }
-  strbuf_free(&m);
+  free(aname);
   free(stored);
   h5_type_free(type);
   return rc;
@@ -702,17 +788,41 @@ static void put_msg(strbuf *o, int type, const strbuf *body, int flags) {
   strbuf_append(o, body->buf ? body->buf : "", body->len);
 }
 
-/* The attribute info message (compact storage: libhdf5 counts a version 2
-** header's attributes through it) and the attribute messages. */
-static void put_attrs(strbuf *msgs, const h5w_obj *o) {
+/* The attribute info message (libhdf5 counts a version 2 header's
+** attributes through it) and the attributes: attribute messages in the
+** header, or dense storage whose heap and name index the message names. */
+static int put_attrs(h5w *w, strbuf *msgs, const h5w_obj *o) {
+  if (strbuf_failed(&o->attrs)) return werr(w, H5_ENOMEM, "out of memory");
+  int dense = o->nattrs > W_MAX_COMPACT;
+  for (size_t i = 0; i < o->nattrs; i++)
+    if (o->attrv[i].len > W_MAX_MSG) dense = 1;
+  uint64_t heap = H5_UNDEF_ADDR, bt2 = H5_UNDEF_ADDR;
+  if (dense) {
+    h5w_dense_item *items = malloc(o->nattrs * sizeof *items);
+    if (!items) return werr(w, H5_ENOMEM, "out of memory");
+    for (size_t i = 0; i < o->nattrs; i++) {
+      items[i].name = o->attrv[i].name;
+      items[i].msg = (const uint8_t *)o->attrs.buf + o->attrv[i].off;
+      items[i].len = o->attrv[i].len;
+    }
+    int rc = h5w_dense_write(w, H5W_DENSE_ATTRS, items, o->nattrs, &heap, &bt2);
+    free(items);
+    if (rc) return rc;
+  }
   strbuf b = {0};
   put_u8(&b, 0); /* version */
   put_u8(&b, 0); /* no creation order */
-  put_le(&b, H5_UNDEF_ADDR, 8);
-  put_le(&b, H5_UNDEF_ADDR, 8);
+  put_le(&b, heap, 8);
+  put_le(&b, bt2, 8);
   put_msg(msgs, H5_MSG_ATTR_INFO, &b, 0);
   strbuf_free(&b);
-  strbuf_append(msgs, o->attrs.buf ? o->attrs.buf : "", o->attrs.len);
+  for (size_t i = 0; !dense && i < o->nattrs; i++) {
+    put_u8(msgs, H5_MSG_ATTRIBUTE);
+    put_le(msgs, o->attrv[i].len, 2);
+    put_u8(msgs, 0);
+    strbuf_append(msgs, o->attrs.buf + o->attrv[i].off, o->attrv[i].len);
+  }
+  return H5_OK;
 }
 
 /* Write an object header holding msgs (already v2-prefixed messages). */
@@ -870,7 +980,7 @@ static int write_dataset(h5w *w, h5w_obj *d) {
   }
   put_msg(&msgs, H5_MSG_LAYOUT, &b, 0);
   strbuf_free(&b);
-  put_attrs(&msgs, d);
+  if (rc == H5_OK) rc = put_attrs(w, &msgs, d);
   if (rc == H5_OK && strbuf_failed(&msgs)) rc = werr(w, H5_ENOMEM, "out of memory");
   if (rc == H5_OK) rc = write_ohdr(w, &msgs, &d->addr);
   strbuf_free(&msgs);
@@ -884,33 +994,61 @@ static int write_group(h5w *w, h5w_obj *g, int depth) {
                                   : write_dataset(w, g->kids[i]);
     if (rc) return rc;
   }
-  strbuf msgs = {0}, b = {0};
-  /* link info: no creation order, no dense storage */
-  put_u8(&b, 0);
-  put_u8(&b, 0);
-  put_le(&b, H5_UNDEF_ADDR, 8);
-  put_le(&b, H5_UNDEF_ADDR, 8);
-  put_msg(&msgs, H5_MSG_LINK_INFO, &b, 0);
-  b.len = 0;
-  put_u8(&b, 0); /* group info: version 0, no flags */
-  put_u8(&b, 0);
-  put_msg(&msgs, H5_MSG_GROUP_INFO, &b, 0);
-  for (size_t i = 0; i < g->nkids; i++) {
-    b.len = 0;
+  /* the link messages, one after the other */
+  strbuf links = {0};
+  size_t *end = malloc((g->nkids ? g->nkids : 1) * sizeof *end);
+  int dense = g->nkids > W_MAX_COMPACT;
+  for (size_t i = 0; end && i < g->nkids; i++) {
     size_t nlen = strlen(g->kids[i]->name);
     int wbits = nlen < 256 ? 0 : 1;
-    put_u8(&b, 1);                           /* version */
-    put_u8(&b, (unsigned)wbits | 0x10);      /* name length width, charset */
-    put_u8(&b, 1);                           /* UTF-8 */
-    put_le(&b, nlen, 1 << wbits);
-    strbuf_append(&b, g->kids[i]->name, nlen);
-    put_le(&b, g->kids[i]->addr, 8);
-    put_msg(&msgs, H5_MSG_LINK, &b, 0);
+    put_u8(&links, 1);                       /* version */
+    put_u8(&links, (unsigned)wbits | 0x10);  /* name length width, charset */
+    put_u8(&links, 1);                       /* UTF-8 */
+    put_le(&links, nlen, 1 << wbits);
+    strbuf_append(&links, g->kids[i]->name, nlen);
+    put_le(&links, g->kids[i]->addr, 8);
+    end[i] = links.len;
+    if (end[i] - (i ? end[i - 1] : 0) > W_MAX_MSG) dense = 1;
   }
+  int rc = !end || strbuf_failed(&links) ? werr(w, H5_ENOMEM, "out of memory") : H5_OK;
+  uint64_t heap = H5_UNDEF_ADDR, bt2 = H5_UNDEF_ADDR;
+  if (rc == H5_OK && dense) {
+    h5w_dense_item *items = malloc(g->nkids * sizeof *items);
+    if (!items) rc = werr(w, H5_ENOMEM, "out of memory");
+    for (size_t i = 0; items && i < g->nkids; i++) {
+      size_t start = i ? end[i - 1] : 0;
+      items[i].name = g->kids[i]->name;
+      items[i].msg = (const uint8_t *)links.buf + start;
+      items[i].len = end[i] - start;
+    }
+    if (rc == H5_OK) rc = h5w_dense_write(w, H5W_DENSE_LINKS, items, g->nkids, &heap, &bt2);
+    free(items);
+  }
+  strbuf msgs = {0}, b = {0};
+  /* link info: no creation order; the dense storage, if any */
+  put_u8(&b, 0);
+  put_u8(&b, 0);
+  put_le(&b, heap, 8);
+  put_le(&b, bt2, 8);
+  put_msg(&msgs, H5_MSG_LINK_INFO, &b, 0);
+  b.len = 0;
+  put_u8(&b, 0); /* group info: version 0, no flags (libhdf5's defaults) */
+  put_u8(&b, 0);
+  put_msg(&msgs, H5_MSG_GROUP_INFO, &b, 0);
   strbuf_free(&b);
-  put_attrs(&msgs, g);
-  int rc = strbuf_failed(&msgs) ? werr(w, H5_ENOMEM, "out of memory")
-                                : write_ohdr(w, &msgs, &g->addr);
+  for (size_t i = 0; rc == H5_OK && !dense && i < g->nkids; i++) {
+    size_t start = i ? end[i - 1] : 0;
+    put_u8(&msgs, H5_MSG_LINK);
+    put_le(&msgs, end[i] - start, 2);
+    put_u8(&msgs, 0);
+    strbuf_append(&msgs, links.buf + start, end[i] - start);
+  }
+  free(end);
+  strbuf_free(&links);
+  if (rc == H5_OK) rc = put_attrs(w, &msgs, g);
+  if (rc == H5_OK)
+    rc = strbuf_failed(&msgs) ? werr(w, H5_ENOMEM, "out of memory")
+                              : write_ohdr(w, &msgs, &g->addr);
   strbuf_free(&msgs);
   return rc;
 }
