@@ -233,6 +233,16 @@ int h5_dset_info_get(h5_obj *d, h5_dset_info *info);
 ** the stored type.  Chunks that were never written read as the fill value. */
 int h5_dset_read(h5_obj *d, void *buf, size_t buflen);
 
+/* Read a hyperslab into buf (C order, count[0] x count[1] x ... elements
+** of type->size bytes, which buflen must hold): in dimension k the
+** elements start[k] + i * stride[k] for i in [0, count[k]).  stride may be
+** NULL (all 1); for a scalar dataset the arrays are not used (one element).
+** Of a chunked dataset only the chunks the selection touches are read.
+** H5_EINVAL when the selection leaves the dataset, a stride is 0 or buflen
+** is too small. */
+int h5_dset_read_slab(h5_obj *d, const uint64_t *start, const uint64_t *count,
+                      const uint64_t *stride, void *buf, size_t buflen);
+
 /* ---- variable-length data ------------------------------------------- */
 
 /* Resolve the variable-length element stored at elem (the 4-byte length,

@@ -4,6 +4,11 @@
 */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include "h5_int.h"
 
 void h5_dset_free(struct h5_dset *d) {
@@ -271,6 +276,179 @@ int h5_dset_info_get(h5_obj *o, h5_dset_info *info) {
   return rc;
 }
 
+/* ---- external storage ---------------------------------------------------- */
+
+/* The raw data of a dataset with an External Data Files message is the
+** concatenation of segments of other files (offset and size in each), named
+** in a local heap relative to the HDF5 file's directory.  Bytes a segment
+** reserves past the end of its file read as zeros, as in libhdf5.  Names
+** that are absolute or climb out with ".." are refused, and so are external
+** files of a file image opened from memory: a file from an untrusted source
+** must not make us read other files of this machine. */
+typedef struct efl {
+  h5_file *f;
+  uint64_t heap;
+  uint32_t nslots;
+  const uint8_t *slots; /* nslots x (name offset, file offset, size) */
+  char dir[4096];       /* the HDF5 file's directory, "" when unknown */
+  int fd;               /* the segment file open last, or -1 */
+  uint32_t fd_slot;
+} efl;
+
+static int efl_open(h5_file *f, const struct h5_dset *d, efl *e) {
+  memset(e, 0, sizeof *e);
+  e->f = f;
+  e->fd = -1;
+  const uint8_t *body;
+  size_t size;
+  int rc = h5_msg_body(f, d->efl, &body, &size);
+  if (rc) return rc;
+  h5_cur c = h5c_make(body, size);
+  int version = h5c_u8(&c);
+  h5c_skip(&c, 3);
+  (void)h5c_u16(&c); /* allocated slots */
+  e->nslots = h5c_u16(&c);
+  e->heap = h5c_addr(&c, f);
+  e->slots = h5c_bytes(&c, (size_t)e->nslots * 3 * (size_t)f->sl);
+  if (c.bad || version != 1)
+    return h5_err(f, H5_ECORRUPT, "external data files message malformed");
+  if (!f->mapped || f->fd < 0) /* a file image in memory has no directory */
+    return h5_err(f, H5_EUNSUPPORTED,
+                  "external data files of a file image in memory are not supported");
+  char link[64];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", f->fd);
+  ssize_t n = readlink(link, e->dir, sizeof e->dir - 1);
+  if (n > 0 && n < (ssize_t)sizeof e->dir - 1 && e->dir[0] == '/') {
+    e->dir[n] = '\0';
+    char *slash = strrchr(e->dir, '/');
+    slash[1] = '\0';
+  } else {
+    e->dir[0] = '\0'; /* names relative to the working directory */
+  }
+  return H5_OK;
+}
+
+static void efl_close(efl *e) {
+  if (e->fd >= 0) close(e->fd);
+  e->fd = -1;
+}
+
+static int efl_name_ok(const char *name) {
+  if (!*name || name[0] == '/') return 0;
+  for (const char *p = name; *p;) {
+    const char *q = strchr(p, '/');
+    size_t len = q ? (size_t)(q - p) : strlen(p);
+    if (len == 2 && p[0] == '.' && p[1] == '.') return 0;
+    if (!q) break;
+    p = q + 1;
+  }
+  return 1;
+}
+
+/* Bytes [off, off + len) of the external data into dst. */
+static int efl_range(efl *e, uint64_t off, uint64_t len, uint8_t *dst) {
+  h5_file *f = e->f;
+  uint64_t at = 0; /* where slot i starts in the dataset's bytes */
+  for (uint32_t i = 0; i < e->nslots && len; i++) {
+    const uint8_t *s = e->slots + (size_t)i * 3 * (size_t)f->sl;
+    uint64_t name_off = h5_le(s, f->sl), foff = h5_le(s + f->sl, f->sl);
+    uint64_t size = h5_le(s + 2 * f->sl, f->sl);
+    if (f->sl < 8 && size == (UINT64_C(1) << (8 * f->sl)) - 1) size = UINT64_MAX;
+    if (size > UINT64_MAX - at) size = UINT64_MAX - at; /* to the end of everything */
+    if (off >= at + size) {
+      at += size;
+      continue;
+    }
+    uint64_t in = off - at, take = size - in;
+    if (take > len) take = len;
+    if (e->fd < 0 || e->fd_slot != i) {
+      const char *name;
+      int rc = h5_lheap_string(f, e->heap, name_off, &name);
+      if (rc) return rc;
+      if (!efl_name_ok(name))
+        return h5_err(f, H5_EUNSUPPORTED,
+                      "external data file \"%s\" is outside the HDF5 file's directory",
+                      name);
+      char path[8192];
+      snprintf(path, sizeof path, "%s%s", e->dir, name);
+      efl_close(e);
+      e->fd = open(path, O_RDONLY | O_CLOEXEC);
+      if (e->fd < 0)
+        return h5_err(f, H5_EIO, "cannot open external data file %s: %s", path,
+                      strerror(errno));
+      e->fd_slot = i;
+    }
+    if (foff > (uint64_t)INT64_MAX - in || take > (uint64_t)INT64_MAX - foff - in)
+      return h5_err(f, H5_ECORRUPT, "external data file offset out of range");
+    uint64_t got = 0;
+    while (got < take) {
+      uint64_t want = take - got > ((uint64_t)1 << 30) ? (uint64_t)1 << 30 : take - got;
+      ssize_t r = pread(e->fd, dst + got, (size_t)want, (off_t)(foff + in + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0)
+        return h5_err(f, H5_EIO, "reading an external data file: %s", strerror(errno));
+      if (r == 0) break;
+      got += (uint64_t)r;
+    }
+    memset(dst + got, 0, (size_t)(take - got)); /* reserved past the end of the file */
+    dst += take;
+    off += take;
+    len -= take;
+    at += size;
+  }
+  if (len)
+    return h5_err(f, H5_ECORRUPT,
+                  "external data files end %llu bytes before the dataset does",
+                  (unsigned long long)len);
+  return H5_OK;
+}
+
+/* The elements sel selects, read run by run (whole rows when the innermost
+** stride is 1). */
+static int efl_slab(efl *e, const struct h5_dset *d, const h5_sel *sel, uint8_t *out) {
+  int rank = d->space.rank;
+  uint64_t esz = d->type->size;
+  if (rank == 0) return efl_range(e, 0, esz, out);
+  uint64_t dstr[H5_MAX_RANK], idx[H5_MAX_RANK] = {0};
+  dstr[rank - 1] = 1;
+  for (int k = rank - 1; k > 0; k--) dstr[k - 1] = dstr[k] * d->space.dims[k];
+  int in = rank - 1;
+  for (;;) {
+    uint64_t base = 0;
+    for (int k = 0; k < in; k++)
+      base += (sel->start[k] + idx[k] * sel->stride[k]) * dstr[k];
+    if (sel->stride[in] == 1) {
+      int rc = efl_range(e, (base + sel->start[in]) * esz, sel->count[in] * esz, out);
+      if (rc) return rc;
+      out += sel->count[in] * esz;
+    } else {
+      for (uint64_t j = 0; j < sel->count[in]; j++, out += esz) {
+        uint64_t at = (base + sel->start[in] + j * sel->stride[in]) * esz;
+        int rc = efl_range(e, at, esz, out);
+        if (rc) return rc;
+      }
+    }
+    int k = in - 1;
+    for (; k >= 0; k--) {
+      if (++idx[k] < sel->count[k]) break;
+      idx[k] = 0;
+    }
+    if (k < 0) return H5_OK;
+  }
+}
+
+static int efl_read(h5_file *f, const struct h5_dset *d, const h5_sel *sel, uint64_t whole,
+                    uint8_t *out) {
+  if (d->info.layout != H5_LAYOUT_CONTIGUOUS)
+    return h5_err(f, H5_ECORRUPT,
+                  "external data files for a dataset not stored contiguously");
+  efl e;
+  int rc = efl_open(f, d, &e);
+  if (!rc) rc = sel ? efl_slab(&e, d, sel, out) : efl_range(&e, 0, whole, out);
+  efl_close(&e);
+  return rc;
+}
+
 void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n) {
   size_t esz = d->type->size;
   if (!d->fill) {
@@ -294,8 +472,7 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
                   buflen, (unsigned long long)need);
   uint8_t *buf = out;
   if (need == 0) return H5_OK;
-  if (d->efl)
-    return h5_err(f, H5_EUNSUPPORTED, "datasets in external files are not supported yet");
+  if (d->efl) return efl_read(f, d, NULL, need, buf);
   switch (d->info.layout) {
   case H5_LAYOUT_COMPACT:
     if (!d->compact || d->compact_len < need)
@@ -319,6 +496,74 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
     h5_fill(d, buf, n);
     if (d->addr == H5_UNDEF_ADDR) return H5_OK;
     return h5_chunked_read(f, d, buf, (size_t)need);
+  default:
+    return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
+  }
+}
+
+int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
+                      const uint64_t *stride, void *out, size_t buflen) {
+  struct h5_dset *d;
+  h5_file *f = o->f;
+  int rc = h5_dset_get(o, &d);
+  if (rc) return rc;
+  int rank = d->space.rank;
+  if (rank < 0) return H5_OK; /* a null dataspace selects nothing */
+  if (rank > 0 && (!start || !count))
+    return h5_err(f, H5_EINVAL, "hyperslab without start or count");
+  h5_sel sel;
+  uint64_t n = 1, esz = d->type->size;
+  for (int k = 0; k < rank; k++) {
+    uint64_t s = start[k], c = count[k], t = stride ? stride[k] : 1, dim = d->space.dims[k];
+    if (t == 0) return h5_err(f, H5_EINVAL, "hyperslab stride 0 in dimension %d", k);
+    if (c && (s >= dim || (c - 1) > (dim - 1 - s) / t))
+      return h5_err(f, H5_EINVAL,
+                    "hyperslab leaves dimension %d (start %llu, count %llu, stride %llu, "
+                    "size %llu)",
+                    k, (unsigned long long)s, (unsigned long long)c, (unsigned long long)t,
+                    (unsigned long long)dim);
+    sel.start[k] = s;
+    sel.count[k] = c;
+    sel.stride[k] = t;
+    if (c && n > UINT64_MAX / c)
+      return h5_err(f, H5_EINVAL, "hyperslab of more than 2^64 elements");
+    n *= c;
+  }
+  if (n && esz > UINT64_MAX / n)
+    return h5_err(f, H5_EINVAL, "hyperslab larger than 2^64 bytes");
+  if (buflen < n * esz)
+    return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data", buflen,
+                  (unsigned long long)(n * esz));
+  if (n == 0) return H5_OK;
+  uint8_t *buf = out;
+  uint64_t whole = d->info.nelems * esz; /* fits: nelems * esz <= 2^64 as n does */
+  uint64_t origin[H5_MAX_RANK] = {0};
+  if (d->info.nelems && esz > UINT64_MAX / d->info.nelems)
+    return h5_err(f, H5_ECORRUPT, "dataset larger than 2^64 bytes");
+  if (d->efl) return efl_read(f, d, &sel, whole, buf);
+  switch (d->info.layout) {
+  case H5_LAYOUT_COMPACT:
+    if (!d->compact || d->compact_len < whole)
+      return h5_err(f, H5_ECORRUPT, "compact dataset holds %zu of %llu bytes",
+                    d->compact_len, (unsigned long long)whole);
+    h5_sel_copy_block(d, &sel, origin, d->space.dims, d->compact, buf);
+    return H5_OK;
+  case H5_LAYOUT_CONTIGUOUS: {
+    if (d->addr == H5_UNDEF_ADDR) {
+      h5_fill(d, buf, n);
+      return H5_OK;
+    }
+    const uint8_t *p = h5_span(f, d->addr, whole);
+    if (!p)
+      return h5_err(f, H5_ECORRUPT, "contiguous data at %llu (%llu bytes) outside the file",
+                    (unsigned long long)d->addr, (unsigned long long)whole);
+    h5_sel_copy_block(d, &sel, origin, d->space.dims, p, buf);
+    return H5_OK;
+  }
+  case H5_LAYOUT_CHUNKED:
+    h5_fill(d, buf, n);
+    if (d->addr == H5_UNDEF_ADDR) return H5_OK;
+    return h5_chunked_read_sel(f, d, &sel, buf, (size_t)(n * esz));
   default:
     return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
   }

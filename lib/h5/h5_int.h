@@ -265,6 +265,25 @@ void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n);
 ** fills buf first). */
 int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen);
 
+/* A hyperslab of a dataset of rank r: in dimension k the elements
+** start[k] + i * stride[k] for i in [0, count[k]).  Checked by the caller
+** to lie inside the dataset, with no count 0 and no stride 0. */
+typedef struct h5_sel {
+  uint64_t start[H5_MAX_RANK], count[H5_MAX_RANK], stride[H5_MAX_RANK];
+} h5_sel;
+
+/* h5_chunk.c: read the elements sel selects from a chunked dataset into
+** out (count[0] x ... elements, C order), decoding only the chunks the
+** selection touches, one at a time; unwritten chunks leave out as it is. */
+int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
+                        size_t outlen);
+
+/* Copy the elements sel selects from the block of data at origin (bdims
+** elements per dimension, C order, clipped to the dataset's extent) to
+** their places in out. */
+void h5_sel_copy_block(const struct h5_dset *d, const h5_sel *sel, const uint64_t *origin,
+                       const uint64_t *bdims, const uint8_t *blk, uint8_t *out);
+
 /* h5_filter.c: undo a chunk's filters (those not skipped by mask) in
 ** reverse order.  in/inlen: the stored chunk; on success *out is a malloc'd
 ** buffer of *outlen bytes (the caller frees it). */
