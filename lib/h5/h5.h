@@ -94,7 +94,7 @@ typedef enum h5_link_type {
   H5_LINK_UD = 65 /* user-defined, any other type >= 65 */
 } h5_link_type;
 
-/* One link, valid during the callback only. */
+/* One link (see h5_group_iter for how long it stays valid). */
 typedef struct h5_link {
   const char *name; /* NUL-terminated UTF-8 */
   int type;         /* h5_link_type, or the raw type for H5_LINK_UD */
@@ -105,9 +105,14 @@ typedef struct h5_link {
 } h5_link;
 
 /* Call cb for every link of group g, in name order.  cb returns 0 to go on,
-** anything else to stop (h5_group_iter then returns H5_ESTOP). */
+** anything else to stop (h5_group_iter then returns H5_ESTOP).  A group's
+** links are collected on first use and kept until h5_close, so the h5_link
+** handed out stays valid that long. */
 typedef int (*h5_link_cb)(void *ctx, const h5_link *link);
 int h5_group_iter(h5_obj *g, h5_link_cb cb, void *ctx);
+
+/* The link called name in g (H5_ENOTFOUND if there is none). */
+int h5_group_find(h5_obj *g, const char *name, const h5_link **out);
 
 /* ---- datatypes ------------------------------------------------------ */
 
@@ -179,7 +184,7 @@ void h5_type_free(h5_type *t);
 
 /* ---- attributes ------------------------------------------------------ */
 
-/* One attribute, valid during the callback only.  data holds its elements
+/* One attribute (see h5_attr_iter for how long it stays valid).  data holds its elements
 ** in the stored type (file byte order); variable-length elements hold
 ** global heap references, which h5_vlen_get() resolves. */
 typedef struct h5_attr {
@@ -192,8 +197,14 @@ typedef struct h5_attr {
   size_t data_len;
 } h5_attr;
 
+/* Call cb for every attribute of o, in storage order.  An object's
+** attributes are decoded on first use and kept until h5_close, so the
+** h5_attr handed out stays valid that long. */
 typedef int (*h5_attr_cb)(void *ctx, const h5_attr *attr);
 int h5_attr_iter(h5_obj *o, h5_attr_cb cb, void *ctx);
+
+/* The attribute called name (H5_ENOTFOUND if there is none). */
+int h5_attr_get(h5_obj *o, const char *name, const h5_attr **out);
 
 /* ---- datasets -------------------------------------------------------- */
 

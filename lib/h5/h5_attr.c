@@ -7,12 +7,14 @@
 
 #include "h5_int.h"
 
-/* Decode one attribute message and call cb with it. */
-static int attr_message(h5_file *f, const uint8_t *data, size_t size,
-                        h5_attr_cb cb, void *ctx) {
+/* Decode one attribute message into *a, its type into *type (the caller
+** owns it).  a's pointers point into data. */
+static int attr_decode(h5_file *f, const uint8_t *data, size_t size, h5_attr *a,
+                       h5_type **type) {
   h5_cur c = h5c_make(data, size);
   int version = h5c_u8(&c);
   uint8_t flags = 0;
+  *type = NULL;
   if (version == 1) {
     h5c_skip(&c, 1);
   } else if (version == 2 || version == 3) {
@@ -43,39 +45,71 @@ static int attr_message(h5_file *f, const uint8_t *data, size_t size,
     rc = h5_msg_body(f, &sh, &sbody, &ssize);
   }
   if (rc) return rc;
-  h5_attr a;
-  memset(&a, 0, sizeof a);
-  h5_type *type = NULL;
   h5_space space;
-  rc = h5_type_decode(f, tbody, tsize, &type);
+  memset(a, 0, sizeof *a);
+  rc = h5_type_decode(f, tbody, tsize, type);
   if (rc == H5_OK) rc = h5_space_decode(f, sbody, ssize, &space);
   if (rc == H5_OK) {
-    a.name = (const char *)name;
-    a.type = type;
-    a.rank = space.rank;
-    memcpy(a.dims, space.dims, sizeof a.dims);
-    a.nelems = space.rank < 0 ? 0 : space.nelems;
-    uint64_t need = a.nelems * (uint64_t)type->size;
-    if (type->size && a.nelems > UINT64_MAX / type->size)
-      need = UINT64_MAX;
-    a.data = c.p;
-    a.data_len = h5c_left(&c);
-    if (need > a.data_len)
-      rc = h5_err(f, H5_ECORRUPT,
-                  "attribute '%s': %llu bytes of data, %zu stored", a.name,
-                  (unsigned long long)need, a.data_len);
-    else if (cb(ctx, &a))
-      rc = H5_ESTOP;
+    a->name = (const char *)name;
+    a->type = *type;
+    a->rank = space.rank;
+    memcpy(a->dims, space.dims, sizeof a->dims);
+    a->nelems = space.rank < 0 ? 0 : space.nelems;
+    uint64_t need = a->nelems * (uint64_t)(*type)->size;
+    if ((*type)->size && a->nelems > UINT64_MAX / (*type)->size) need = UINT64_MAX;
+    a->data = c.p;
+    a->data_len = h5c_left(&c);
+    if (need > a->data_len)
+      rc = h5_err(f, H5_ECORRUPT, "attribute '%s': %llu bytes of data, %zu stored",
+                  a->name, (unsigned long long)need, a->data_len);
   }
-  h5_type_free(type);
+  if (rc) {
+    h5_type_free(*type);
+    *type = NULL;
+  }
+  return rc;
+}
+
+/* The attributes of one object, decoded once and kept with it: names and
+** data point into the file map or into heap, which stays open. */
+struct h5_attrtab {
+  size_t n, cap;
+  h5_attr *v;
+  h5_type **types;
+  size_t *by_name; /* indices of v sorted by name */
+  h5_fheap *heap;
+};
+
+void h5_attrtab_free(struct h5_attrtab *t) {
+  if (!t) return;
+  for (size_t i = 0; i < t->n; i++) h5_type_free(t->types[i]);
+  free(t->v);
+  free(t->types);
+  free(t->by_name);
+  h5_fheap_close(t->heap);
+  free(t);
+}
+
+static int tab_add(h5_file *f, struct h5_attrtab *t, const uint8_t *data,
+                   size_t size) {
+  if (t->n == t->cap) {
+    size_t ncap = t->cap ? t->cap * 2 : 8;
+    h5_attr *nv = realloc(t->v, ncap * sizeof *nv);
+    if (!nv) return h5_err(f, H5_ENOMEM, "out of memory");
+    t->v = nv;
+    h5_type **nt = realloc(t->types, ncap * sizeof *nt);
+    if (!nt) return h5_err(f, H5_ENOMEM, "out of memory");
+    t->types = nt;
+    t->cap = ncap;
+  }
+  int rc = attr_decode(f, data, size, &t->v[t->n], &t->types[t->n]);
+  if (rc == H5_OK) t->n++;
   return rc;
 }
 
 typedef struct dense_attr_walk {
   h5_file *f;
-  h5_fheap *heap;
-  h5_attr_cb cb;
-  void *ctx;
+  struct h5_attrtab *t;
 } dense_attr_walk;
 
 /* An attribute name index record (v2 B-tree type 8): heap ID (8), message
@@ -93,13 +127,27 @@ static int dense_attr(void *ctx, const uint8_t *rec, size_t len) {
     h5_msg m = {H5_MSG_ATTRIBUTE, H5_MSGFLAG_SHARED, -1, sh, sizeof sh};
     rc = h5_msg_body(w->f, &m, &obj, &olen);
   } else {
-    rc = h5_fheap_get(w->heap, rec, 8, &obj, &olen);
+    rc = h5_fheap_get(w->t->heap, rec, 8, &obj, &olen);
   }
-  return rc ? rc : attr_message(w->f, obj, olen, w->cb, w->ctx);
+  return rc ? rc : tab_add(w->f, w->t, obj, olen);
 }
 
-int h5_attr_iter(h5_obj *o, h5_attr_cb cb, void *ctx) {
+static _Thread_local struct h5_attrtab *by_name_tab; /* for qsort only */
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(by_name_tab->v[*(const size_t *)a].name,
+                by_name_tab->v[*(const size_t *)b].name);
+}
+
+/* Decode o's attributes into its table, on first use. */
+static int attrtab_get(h5_obj *o, struct h5_attrtab **out) {
   h5_file *f = o->f;
+  if (o->attrs) {
+    *out = o->attrs;
+    return H5_OK;
+  }
+  struct h5_attrtab *t = calloc(1, sizeof *t);
+  if (!t) return h5_err(f, H5_ENOMEM, "out of memory");
   int rc = H5_OK;
   for (uint32_t i = 0; rc == H5_OK && i < o->hdr.nmsg; i++) {
     const h5_msg *m = &o->hdr.msgs[i];
@@ -107,7 +155,7 @@ int h5_attr_iter(h5_obj *o, h5_attr_cb cb, void *ctx) {
     const uint8_t *body;
     size_t size;
     rc = h5_msg_body(f, m, &body, &size);
-    if (rc == H5_OK) rc = attr_message(f, body, size, cb, ctx);
+    if (rc == H5_OK) rc = tab_add(f, t, body, size);
   }
   const h5_msg *ai = h5_ohdr_find(&o->hdr, H5_MSG_ATTR_INFO);
   if (rc == H5_OK && ai) {
@@ -116,14 +164,55 @@ int h5_attr_iter(h5_obj *o, h5_attr_cb cb, void *ctx) {
     uint8_t flags = h5c_u8(&c);
     if (flags & 1) h5c_skip(&c, 2); /* max creation index */
     uint64_t heap = h5c_addr(&c, f), name_bt2 = h5c_addr(&c, f);
-    if (c.bad || version != 0)
-      return h5_err(f, H5_ECORRUPT, "attribute info message malformed");
-    if (heap != H5_UNDEF_ADDR) {
-      dense_attr_walk w = {f, NULL, cb, ctx};
-      rc = h5_fheap_open(f, heap, &w.heap);
+    if (c.bad || version != 0) {
+      rc = h5_err(f, H5_ECORRUPT, "attribute info message malformed");
+    } else if (heap != H5_UNDEF_ADDR) {
+      dense_attr_walk w = {f, t};
+      rc = h5_fheap_open(f, heap, &t->heap);
       if (rc == H5_OK) rc = h5_bt2_iter(f, name_bt2, dense_attr, &w);
-      h5_fheap_close(w.heap);
     }
   }
+  if (rc == H5_OK) {
+    t->by_name = malloc((t->n ? t->n : 1) * sizeof *t->by_name);
+    if (!t->by_name) rc = h5_err(f, H5_ENOMEM, "out of memory");
+  }
+  if (rc != H5_OK) {
+    h5_attrtab_free(t);
+    return rc;
+  }
+  for (size_t i = 0; i < t->n; i++) t->by_name[i] = i;
+  by_name_tab = t;
+  if (t->n) qsort(t->by_name, t->n, sizeof *t->by_name, by_name);
+  o->attrs = t;
+  *out = t;
+  return H5_OK;
+}
+
+int h5_attr_iter(h5_obj *o, h5_attr_cb cb, void *ctx) {
+  struct h5_attrtab *t;
+  int rc = attrtab_get(o, &t);
+  for (size_t i = 0; rc == H5_OK && i < t->n; i++)
+    if (cb(ctx, &t->v[i])) rc = H5_ESTOP;
   return rc;
+}
+
+int h5_attr_get(h5_obj *o, const char *name, const h5_attr **out) {
+  struct h5_attrtab *t;
+  *out = NULL;
+  int rc = attrtab_get(o, &t);
+  if (rc) return rc;
+  size_t lo = 0, hi = t->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(t->v[t->by_name[mid]].name, name);
+    if (c == 0) {
+      *out = &t->v[t->by_name[mid]];
+      return H5_OK;
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return h5_err(o->f, H5_ENOTFOUND, "no attribute '%s'", name);
 }

@@ -208,6 +208,8 @@ void h5_file_info_get(const h5_file *f, h5_file_info *info) {
 static void obj_free(h5_obj *o) {
   h5_ohdr_free(&o->hdr);
   h5_dset_free(o->dset);
+  h5_attrtab_free(o->attrs);
+  h5_linktab_free(o->links);
   free(o);
 }
 

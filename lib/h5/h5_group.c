@@ -205,33 +205,79 @@ static int by_name(const void *a, const void *b) {
   return strcmp(((const link_rec *)a)->name, ((const link_rec *)b)->name);
 }
 
-int h5_group_iter(h5_obj *g, h5_link_cb cb, void *ctx) {
+/* The group's links, collected and sorted on first use, kept with g. */
+struct h5_linktab {
+  link_set s;
+};
+
+void h5_linktab_free(struct h5_linktab *t) {
+  if (!t) return;
+  link_set_free(&t->s);
+  free(t);
+}
+
+static int linktab_get(h5_obj *g, link_set **out) {
   h5_file *f = g->f;
   if (g->kind != H5_KIND_GROUP)
     return h5_err(f, H5_EINVAL, "object at %llu is not a group",
                   (unsigned long long)g->addr);
-  link_set s = {f, NULL, 0, 0};
+  if (g->links) {
+    *out = &g->links->s;
+    return H5_OK;
+  }
+  struct h5_linktab *t = calloc(1, sizeof *t);
+  if (!t) return h5_err(f, H5_ENOMEM, "out of memory");
+  link_set *s = &t->s;
+  s->f = f;
   int rc = H5_OK;
   const h5_msg *stab = h5_ohdr_find(&g->hdr, H5_MSG_SYMBOL_TABLE);
   const h5_msg *linfo = h5_ohdr_find(&g->hdr, H5_MSG_LINK_INFO);
-  if (stab) rc = stab_links(f, stab, &s);
-  if (rc == H5_OK && linfo) rc = dense_links(f, linfo, &s);
+  if (stab) rc = stab_links(f, stab, s);
+  if (rc == H5_OK && linfo) rc = dense_links(f, linfo, s);
   for (uint32_t i = 0; rc == H5_OK && i < g->hdr.nmsg; i++)
     if (g->hdr.msgs[i].type == H5_MSG_LINK)
-      rc = parse_link(&s, g->hdr.msgs[i].data, g->hdr.msgs[i].size);
-  if (rc == H5_OK) {
-    if (s.n) qsort(s.v, s.n, sizeof *s.v, by_name);
-    for (size_t i = 0; i < s.n; i++) {
-      link_rec *r = &s.v[i];
-      r->l.name = r->name;
-      r->l.target = r->target;
-      r->l.filename = r->filename;
-      if (cb(ctx, &r->l)) {
-        rc = H5_ESTOP;
-        break;
-      }
-    }
+      rc = parse_link(s, g->hdr.msgs[i].data, g->hdr.msgs[i].size);
+  if (rc != H5_OK) {
+    h5_linktab_free(t);
+    return rc;
   }
-  link_set_free(&s);
+  if (s->n) qsort(s->v, s->n, sizeof *s->v, by_name); /* s->v may be NULL */
+  for (size_t i = 0; i < s->n; i++) {
+    link_rec *r = &s->v[i];
+    r->l.name = r->name;
+    r->l.target = r->target;
+    r->l.filename = r->filename;
+  }
+  g->links = t;
+  *out = s;
+  return H5_OK;
+}
+
+int h5_group_iter(h5_obj *g, h5_link_cb cb, void *ctx) {
+  link_set *s;
+  int rc = linktab_get(g, &s);
+  for (size_t i = 0; rc == H5_OK && i < s->n; i++)
+    if (cb(ctx, &s->v[i].l)) rc = H5_ESTOP;
   return rc;
+}
+
+int h5_group_find(h5_obj *g, const char *name, const h5_link **out) {
+  link_set *s;
+  *out = NULL;
+  int rc = linktab_get(g, &s);
+  if (rc) return rc;
+  size_t lo = 0, hi = s->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(s->v[mid].name, name);
+    if (c == 0) {
+      *out = &s->v[mid].l;
+      return H5_OK;
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return h5_err(g->f, H5_ENOTFOUND, "no link '%s'", name);
 }

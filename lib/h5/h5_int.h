@@ -190,8 +190,13 @@ struct h5_obj {
   uint64_t addr;
   h5_kind kind;
   h5_ohdr hdr;
-  struct h5_dset *dset; /* dataset facts, decoded on first use */
+  struct h5_dset *dset;       /* dataset facts, decoded on first use */
+  struct h5_attrtab *attrs;   /* attributes, decoded on first use */
+  struct h5_linktab *links;   /* group members, collected on first use */
 };
+
+void h5_attrtab_free(struct h5_attrtab *t); /* h5_attr.c */
+void h5_linktab_free(struct h5_linktab *t); /* h5_group.c */
 
 /* ---- datatypes and dataspaces (h5_type.c) -------------------------------- */
 
