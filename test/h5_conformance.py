@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-MIN_PASS = 448
+MIN_PASS = 452
 
 # Negative files that libhdf5 nevertheless opens: the fixtures README asks
 # only for a clean outcome with them, whatever is read.
@@ -155,6 +155,15 @@ def compare(exp, got, rel=""):
             continue
         if "not_read" in g:
             bad.append(("read", f"{p}: too large for h5walk"))
+            continue
+        if e.get("values") is None and "head" in e:
+            # a compound of over 100000 elements: the expectation keeps the
+            # first values only
+            flat = g.get("values")
+            while isinstance(flat, list) and flat and isinstance(flat[0], list):
+                flat = [x for row in flat for x in row]
+            if not isinstance(flat, list) or not same(e["head"], flat[:len(e["head"])]):
+                bad.append(("values", f"{p}: first values differ"))
             continue
         if "sha256_le" in e:
             if sha_of(g.get("values"), e["dtype"]) != e["sha256_le"]:

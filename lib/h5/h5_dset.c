@@ -98,11 +98,10 @@ static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
   if (cls == 2) {
     /* the last dimension is the element size, not a data dimension */
     d->info.chunk_rank = ndims - 1;
-    d->chunk_bytes = dims[ndims - 1];
-    if (dims[ndims - 1] != d->type->size)
-      return h5_err(f, H5_ECORRUPT,
-                    "layout message: chunk element size %llu, datatype size %u",
-                    (unsigned long long)dims[ndims - 1], d->type->size);
+    /* a chunk element size other than the datatype's makes the chunks
+       unreadable, but the dataset's shape and layout are still reported */
+    d->chunk_esize = dims[ndims - 1];
+    d->chunk_bytes = d->type->size;
     for (int i = 0; i < ndims - 1; i++) {
       d->info.chunk[i] = dims[i];
       if (dims[i] == 0 || d->chunk_bytes > UINT64_MAX / dims[i] ||
@@ -493,6 +492,10 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
     return H5_OK;
   }
   case H5_LAYOUT_CHUNKED:
+    if (d->chunk_esize != d->type->size)
+      return h5_err(f, H5_ECORRUPT,
+                    "layout message: chunk element size %llu, datatype size %u",
+                    (unsigned long long)d->chunk_esize, d->type->size);
     h5_fill(d, buf, n);
     if (d->addr == H5_UNDEF_ADDR) return H5_OK;
     return h5_chunked_read(f, d, buf, (size_t)need);
@@ -561,6 +564,10 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
     return H5_OK;
   }
   case H5_LAYOUT_CHUNKED:
+    if (d->chunk_esize != d->type->size)
+      return h5_err(f, H5_ECORRUPT,
+                    "layout message: chunk element size %llu, datatype size %u",
+                    (unsigned long long)d->chunk_esize, d->type->size);
     h5_fill(d, buf, n);
     if (d->addr == H5_UNDEF_ADDR) return H5_OK;
     return h5_chunked_read_sel(f, d, &sel, buf, (size_t)(n * esz));

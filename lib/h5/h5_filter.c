@@ -29,7 +29,8 @@ enum {
   F_FLETCHER32 = 3,
   F_SZIP = 4,
   F_NBIT = 5,
-  F_SCALEOFFSET = 6
+  F_SCALEOFFSET = 6,
+  F_LZF = 32000
 };
 
 /* Names of the registered filters (https://github.com/HDFGroup/hdf5_plugins
@@ -202,6 +203,49 @@ static int unfilter_deflate(h5_file *f, const struct h5_dset *d, const uint8_t *
   *out = buf;
   *outlen = produced;
   return H5_OK;
+}
+
+/* ---- lzf (h5py's filter 32000) -------------------------------------------- */
+
+/* LZF, as liblzf writes it: a control byte below 32 starts a run of
+** ctrl + 1 literal bytes; above, its top 3 bits (7: plus a length byte) and
+** 2 give the length of a copy from (low 5 bits << 8 | next byte) + 1 bytes
+** back.  The output size is h5py's third client value (the chunk size). */
+static int unfilter_lzf(h5_file *f, const struct h5_dset *d, const h5_filter *flt,
+                        const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen) {
+  uint64_t cap = flt->ncd >= 3 && flt->cd[2] ? flt->cd[2] : d->chunk_bytes;
+  if (cap == 0 || cap > stage_cap(d) || cap > SIZE_MAX)
+    return h5_err(f, H5_ECORRUPT, "lzf: bad chunk size %llu", (unsigned long long)cap);
+  uint8_t *o = malloc((size_t)cap);
+  if (!o) return h5_err(f, H5_ENOMEM, "out of memory");
+  size_t ip = 0, op = 0;
+  while (ip < inlen) {
+    unsigned ctrl = in[ip++];
+    if (ctrl < 32) {
+      size_t n = (size_t)ctrl + 1;
+      if (n > inlen - ip || n > cap - op) goto corrupt;
+      memcpy(o + op, in + ip, n);
+      ip += n;
+      op += n;
+      continue;
+    }
+    size_t n = ctrl >> 5;
+    if (n == 7) {
+      if (ip >= inlen) goto corrupt;
+      n += in[ip++];
+    }
+    if (ip >= inlen) goto corrupt;
+    size_t back = ((size_t)(ctrl & 0x1f) << 8) + in[ip++] + 1;
+    n += 2;
+    if (back > op || n > cap - op) goto corrupt;
+    for (size_t k = 0; k < n; k++, op++) o[op] = o[op - back]; /* may overlap */
+  }
+  *out = o;
+  *outlen = op;
+  return H5_OK;
+corrupt:
+  free(o);
+  return h5_err(f, H5_ECORRUPT, "lzf: corrupt data at byte %zu", ip);
 }
 
 /* ---- shuffle ---------------------------------------------------------- */
@@ -608,6 +652,7 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_
     case F_FLETCHER32: rc = unfilter_fletcher32(f, cur, len, &nlen); break;
     case F_NBIT: rc = unfilter_nbit(f, d, flt, cur, len, &next, &nlen); break;
     case F_SCALEOFFSET: rc = unfilter_scaleoffset(f, d, flt, cur, len, &next, &nlen); break;
+    case F_LZF: rc = unfilter_lzf(f, d, flt, cur, len, &next, &nlen); break;
     default:
       rc = h5_err(f, H5_EUNSUPPORTED, "filter %u (%s) is not available", flt->id,
                   filter_name(flt));

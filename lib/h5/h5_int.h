@@ -245,6 +245,7 @@ struct h5_dset {
   int cidx;                 /* H5_CIDX_* */
   uint8_t chunk_flags;      /* layout v4 flags */
   uint64_t chunk_bytes;     /* bytes of one chunk, unfiltered */
+  uint64_t chunk_esize;     /* element size the layout message gives */
   uint8_t idx_params[8];    /* the index type's parameters, as stored */
   uint64_t single_size;     /* single chunk, filtered: its size and mask */
   uint32_t single_mask;
