@@ -154,7 +154,7 @@ START_TEST(test_unavailable) {
     const char *msg;
   } cases[] = {
       {4, "filter 4 (szip) is not available"},
-      {32000, "filter 32000 (lzf) is not available"},
+      {32004, "filter 32004 (lz4) is not available"},
       {32001, "filter 32001 (blosc) is not available"},
       {32015, "filter 32015 (zstd) is not available"},
       {40000, "filter 40000 (unregistered) is not available"},
@@ -172,6 +172,36 @@ START_TEST(test_unavailable) {
     free(out);
     free(x);
   }
+}
+END_TEST
+
+/* lzf: literal runs and overlapping back references, and corrupt streams. */
+START_TEST(test_lzf) {
+  uint32_t cd[3] = {4, 0, 12};
+  /* "abcd" as a literal run, then 8 bytes copied from 4 back: abcd x 3 */
+  const uint8_t good[] = {3, 'a', 'b', 'c', 'd', (8 - 2) << 5, 3};
+  fake *x = fake_new(1, 12);
+  fake_add(x, 32000, cd, 3);
+  uint8_t *out;
+  size_t outlen;
+  ck_assert_int_eq(unfilter(x, 0, good, sizeof good, &out, &outlen), H5_OK);
+  ck_assert_uint_eq(outlen, 12);
+  ck_assert(memcmp(out, "abcdabcdabcd", 12) == 0);
+  free(out);
+  static const struct {
+    uint8_t b[8];
+    size_t n;
+  } bad[] = {
+      {{5, 'a', 'b'}, 3},                       /* literal run past the input */
+      {{0, 'a', 1 << 5, 5}, 4},                 /* reference before the start */
+      {{0, 'a', 7 << 5}, 3},                    /* length byte missing */
+      {{3, 'a', 'b', 'c', 'd', 7 << 5, 200, 3}, 8}, /* output past the chunk */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(unfilter(x, 0, bad[i].b, bad[i].n, &out, &outlen), H5_ECORRUPT);
+    ck_assert_msg(strstr(x->f.err, "lzf"), "%s", x->f.err);
+  }
+  free(x);
 }
 END_TEST
 
@@ -494,6 +524,7 @@ int main(void) {
   tcase_add_test(tc, test_deflate_shuffle_fletcher);
   tcase_add_test(tc, test_deflate_bomb);
   tcase_add_test(tc, test_unavailable);
+  tcase_add_test(tc, test_lzf);
   tcase_add_test(tc, test_nbit);
   tcase_add_test(tc, test_scaleoffset);
   suite_add_tcase(s, tc);
