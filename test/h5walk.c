@@ -212,6 +212,19 @@ static int put_attr(void *ctx, const h5_attr *a) {
   return 0;
 }
 
+/* A comment as JSON text (comments are ASCII, but only UTF-8 goes as is) */
+static void put_text_json(strbuf *o, const char *s) {
+  strbuf tmp = {0};
+  size_t n = strlen(s);
+  int ascii = 1;
+  for (size_t i = 0; i < n; i++) ascii &= (unsigned char)s[i] < 0x80;
+  if (ascii)
+    strbuf_json_string(o, s, n);
+  else
+    strbuf_puts(o, "null");
+  strbuf_free(&tmp);
+}
+
 static const char *kind_name(h5_kind k) {
   switch (k) {
   case H5_KIND_GROUP: return "group";
@@ -320,7 +333,15 @@ int main(int argc, char **argv) {
       continue;
     }
     h5_kind kind = h5_obj_kind(e->obj);
-    strbuf_printf(&o, ", \"kind\": \"%s\", \"attrs\": {", kind_name(kind));
+    strbuf_printf(&o, ", \"kind\": \"%s\", \"addr\": %llu", kind_name(kind),
+                  (unsigned long long)h5_obj_addr(e->obj));
+    if (h5_obj_mtime(e->obj) >= 0)
+      strbuf_printf(&o, ", \"mtime\": %lld", (long long)h5_obj_mtime(e->obj));
+    if (h5_obj_comment(e->obj)) {
+      strbuf_puts(&o, ", \"comment\": ");
+      put_text_json(&o, h5_obj_comment(e->obj));
+    }
+    strbuf_puts(&o, ", \"attrs\": {");
     strbuf attrs = {0};
     attr_ctx ac = {w.f, &attrs, 0};
     if (h5_attr_iter(e->obj, put_attr, &ac) == H5_OK) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "h5/h5_int.h"
@@ -202,6 +203,57 @@ START_TEST(test_lzf) {
     ck_assert_msg(strstr(x->f.err, "lzf"), "%s", x->f.err);
   }
   free(x);
+}
+END_TEST
+
+/* Zero-copy views of contiguous and compact data; none of chunked data. */
+START_TEST(test_view) {
+  char path[] = "/tmp/h5mem_view_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char err[256];
+  h5w *w;
+  h5w_obj *d;
+  float v[100];
+  for (int i = 0; i < 100; i++) v[i] = (float)i * 0.5f;
+  uint64_t dims[1] = {100};
+  ck_assert_int_eq(h5w_create(path, 1, &w, err, sizeof err), H5_OK);
+  h5w_dcpl compact = {.layout = H5_LAYOUT_COMPACT, .deflate = -1};
+  h5w_dcpl chunked = {.layout = H5_LAYOUT_CHUNKED, .chunk = {10}, .deflate = -1};
+  ck_assert_int_eq(h5w_dataset(w, h5w_root(w), "contig", h5_type_new_float(4), 1, dims, NULL, NULL, &d), H5_OK);
+  ck_assert_int_eq(h5w_write(w, d, v), H5_OK);
+  ck_assert_int_eq(h5w_dataset(w, h5w_root(w), "compact", h5_type_new_float(4), 1, dims, NULL, &compact, &d), H5_OK);
+  ck_assert_int_eq(h5w_write(w, d, v), H5_OK);
+  ck_assert_int_eq(h5w_dataset(w, h5w_root(w), "chunked", h5_type_new_float(4), 1, dims, NULL, &chunked, &d), H5_OK);
+  ck_assert_int_eq(h5w_write(w, d, v), H5_OK);
+  ck_assert_int_eq(h5w_dataset(w, h5w_root(w), "unwritten", h5_type_new_float(4), 1, dims, NULL, NULL, &d), H5_OK);
+  ck_assert_int_eq(h5w_close(w, 0), H5_OK);
+  h5w_free(w);
+  h5_file *f;
+  h5_obj *root, *o;
+  const h5_link *l;
+  ck_assert_int_eq(h5_open(path, &f, err, sizeof err), H5_OK);
+  ck_assert_int_eq(h5_root(f, &root), H5_OK);
+  const char *names[4] = {"contig", "compact", "chunked", "unwritten"};
+  for (int i = 0; i < 4; i++) {
+    ck_assert_int_eq(h5_group_find(root, names[i], &l), H5_OK);
+    ck_assert_int_eq(h5_obj_open(f, l->addr, &o), H5_OK);
+    const void *p;
+    size_t n;
+    int rc = h5_dset_view(o, &p, &n);
+    if (i < 2) {
+      ck_assert_int_eq(rc, H5_OK);
+      ck_assert_uint_eq(n, sizeof v);
+      ck_assert(memcmp(p, v, sizeof v) == 0);
+    } else {
+      ck_assert_int_eq(rc, H5_EUNSUPPORTED);
+      ck_assert_ptr_null(p);
+    }
+  }
+  ck_assert_int_eq(h5_group_find(root, "missing", &l), H5_ENOTFOUND);
+  h5_close(f);
+  unlink(path);
 }
 END_TEST
 
@@ -525,6 +577,7 @@ int main(void) {
   tcase_add_test(tc, test_deflate_bomb);
   tcase_add_test(tc, test_unavailable);
   tcase_add_test(tc, test_lzf);
+  tcase_add_test(tc, test_view);
   tcase_add_test(tc, test_nbit);
   tcase_add_test(tc, test_scaleoffset);
   suite_add_tcase(s, tc);

@@ -290,10 +290,58 @@ def part2(tmp):
         agree(p, tmp, f"h5py libver={libver}")
 
 
+def part3():
+    """Modification times and comments against libhdf5's own tools: h5debug
+    (TZ=UTC) prints an object header's time, h5ls -v its comment."""
+    import csv
+    import re
+    with open(os.path.join(FIXTURES, "MANIFEST.tsv")) as fh:
+        rows = [r for r in csv.DictReader(fh, delimiter="\t")
+                if r["libhdf5_opens"] == "yes" and ("mtime" in r["features"] or "comment" in r["features"])]
+    env = dict(os.environ, TZ="UTC")
+    times = comments = 0
+    with_comments = [r for r in rows if "comment" in r["features"]]
+    with_times = [r for r in rows if "comment" not in r["features"]][:20]
+    for r in with_comments + with_times:
+        path = os.path.join(FIXTURES, "files", r["file"])
+        got, err = our_view(path)
+        if got is None:
+            continue
+        ls = subprocess.run(["h5ls", "-rv", path], capture_output=True, text=True, env=env).stdout
+        ls_comments = {}
+        cur = None
+        for line in ls.splitlines():
+            m = re.match(r"^(/\S*)\s", line)
+            if m:
+                cur = m.group(1)
+            m = re.match(r'^\s+Comment:\s+"(.*)"$', line)
+            if m and cur:
+                ls_comments[cur] = m.group(1)
+        for o in got["objects"]:
+            if o["kind"] not in ("group", "dataset", "datatype"):
+                continue
+            if "comment" in r["features"]:
+                check(o.get("comment") == ls_comments.get(o["path"]),
+                      f"{r['file']} {o['path']}: comment {o.get('comment')!r} != {ls_comments.get(o['path'])!r}")
+                comments += 1
+            if "mtime" in o and times < 60:
+                dbg = subprocess.run(["h5debug", path, str(o["addr"])], capture_output=True, text=True,
+                                     env=env).stdout
+                m = re.search(r"(?:Modification Time|Time):\s+(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC", dbg)
+                want = m.group(1) if m else None
+                import datetime
+                mine = datetime.datetime.fromtimestamp(o["mtime"], datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+                check(mine == want, f"{r['file']} {o['path']}: mtime {mine} != h5debug {want}")
+                times += 1
+    check(times >= 20 and comments >= 3, f"only {times} times and {comments} comments compared")
+    print(f"modification times ({times}) and comments ({comments}) agree with h5debug and h5ls")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         part1(tmp)
         part2(tmp)
+    part3()
     if failures:
         print(f"{len(failures)} failures")
         return 1

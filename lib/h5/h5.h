@@ -85,6 +85,13 @@ int h5_root(h5_file *f, h5_obj **out);
 h5_kind h5_obj_kind(const h5_obj *o);
 uint64_t h5_obj_addr(const h5_obj *o);
 
+/* The object's modification time in seconds since 1970 (from a v2 header,
+** the modification time message, or the old ASCII one), or -1 if none. */
+int64_t h5_obj_mtime(const h5_obj *o);
+
+/* The object's comment (NUL-terminated, in the file), or NULL. */
+const char *h5_obj_comment(const h5_obj *o);
+
 /* ---- links (group members) ---------------------------------------- */
 
 typedef enum h5_link_type {
@@ -239,6 +246,12 @@ typedef struct h5_dset_info {
 } h5_dset_info;
 
 int h5_dset_info_get(h5_obj *d, h5_dset_info *info);
+
+/* Zero copy: the bytes of a contiguous (or compact) dataset stored in this
+** file without filters, in the mapped file (valid until h5_close), in the
+** stored type and byte order.  H5_EUNSUPPORTED for other layouts, and when
+** the data was never written. */
+int h5_dset_view(h5_obj *d, const void **data, size_t *len);
 
 /* Read the whole dataset into buf (nelems * type->size bytes, C order), in
 ** the stored type.  Chunks that were never written read as the fill value. */

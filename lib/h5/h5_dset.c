@@ -268,6 +268,39 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out) {
   return H5_OK;
 }
 
+int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
+  struct h5_dset *d;
+  h5_file *f = o->f;
+  *data = NULL;
+  *len = 0;
+  int rc = h5_dset_get(o, &d);
+  if (rc) return rc;
+  uint64_t n = d->info.nelems, esz = d->type->size;
+  if (esz && n > UINT64_MAX / esz) return h5_err(f, H5_ECORRUPT, "dataset too large");
+  uint64_t bytes = n * esz;
+  if (d->efl || d->info.nfilters)
+    return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data is filtered or external");
+  if (d->info.layout == H5_LAYOUT_COMPACT) {
+    if (!d->compact || d->compact_len < bytes)
+      return h5_err(f, H5_ECORRUPT, "compact dataset holds %zu of %llu bytes",
+                    d->compact_len, (unsigned long long)bytes);
+    *data = d->compact;
+  } else if (d->info.layout == H5_LAYOUT_CONTIGUOUS) {
+    if (d->addr == H5_UNDEF_ADDR)
+      return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data was never written");
+    *data = h5_span(f, d->addr, bytes);
+    if (!*data)
+      return h5_err(f, H5_ECORRUPT, "contiguous data at %llu (%llu bytes) outside the file",
+                    (unsigned long long)d->addr, (unsigned long long)bytes);
+  } else {
+    return h5_err(f, H5_EUNSUPPORTED, "no direct view of a %s dataset",
+                  d->info.layout == H5_LAYOUT_CHUNKED ? "chunked" : "virtual");
+  }
+  if (bytes > SIZE_MAX) return h5_err(f, H5_EUNSUPPORTED, "dataset larger than memory");
+  *len = (size_t)bytes;
+  return H5_OK;
+}
+
 int h5_dset_info_get(h5_obj *o, h5_dset_info *info) {
   struct h5_dset *d;
   int rc = h5_dset_get(o, &d);

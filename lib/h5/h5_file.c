@@ -314,4 +314,45 @@ int h5_root(h5_file *f, h5_obj **out) { return h5_obj_open(f, f->root_addr, out)
 
 h5_kind h5_obj_kind(const h5_obj *o) { return o->kind; }
 
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+static int digits(const uint8_t *p, int n) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (p[i] < '0' || p[i] > '9') return -1;
+    v = v * 10 + (p[i] - '0');
+  }
+  return v;
+}
+
+int64_t h5_obj_mtime(const h5_obj *o) {
+  if (o->hdr.mtime >= 0) return o->hdr.mtime;
+  const h5_msg *m = h5_ohdr_find(&o->hdr, H5_MSG_MTIME);
+  if (m && m->size >= 8 && m->data[0] == 1) return (int64_t)h5_le(m->data + 4, 4);
+  m = h5_ohdr_find(&o->hdr, H5_MSG_MTIME_OLD);
+  if (m && m->size >= 14) { /* "YYYYMMDDhhmmss", UTC */
+    int y = digits(m->data, 4), mo = digits(m->data + 4, 2), d = digits(m->data + 6, 2);
+    int h = digits(m->data + 8, 2), mi = digits(m->data + 10, 2), s = digits(m->data + 12, 2);
+    if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+        mi > 59 || s < 0 || s > 60)
+      return -1;
+    return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+  }
+  return -1;
+}
+
+const char *h5_obj_comment(const h5_obj *o) {
+  const h5_msg *m = h5_ohdr_find(&o->hdr, H5_MSG_COMMENT);
+  if (!m || !m->size || !memchr(m->data, 0, m->size)) return NULL;
+  return (const char *)m->data;
+}
+
 uint64_t h5_obj_addr(const h5_obj *o) { return o->addr; }

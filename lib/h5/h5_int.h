@@ -168,6 +168,7 @@ typedef struct h5_msg {
 typedef struct h5_ohdr {
   int version;
   uint8_t flags;  /* v2 header flags */
+  int64_t mtime;  /* v2 header modification time, or -1 */
   uint32_t nmsg;
   h5_msg *msgs;   /* malloc'd */
 } h5_ohdr;

@@ -155,7 +155,12 @@ int h5_ohdr_read(h5_file *f, uint64_t addr, h5_ohdr *out) {
                   (unsigned long long)addr, out->version);
       goto done;
     }
-    if (out->flags & 0x20) h5c_skip(&c, 16);
+    out->mtime = -1;
+    if (out->flags & 0x20) { /* access, modification, change, birth times */
+      h5c_skip(&c, 4);
+      out->mtime = h5c_u32(&c);
+      h5c_skip(&c, 8);
+    }
     if (out->flags & 0x10) h5c_skip(&c, 4);
     uint64_t size0 = h5c_uint(&c, 1 << (out->flags & 3));
     const uint8_t *body = h5c_bytes(&c, (size_t)size0);
@@ -189,6 +194,7 @@ int h5_ohdr_read(h5_file *f, uint64_t addr, h5_ohdr *out) {
     }
   } else {
     h5_cur c = h5_cur_at(f, addr);
+    out->mtime = -1;
     out->version = h5c_u8(&c);
     if (out->version != 1) {
       rc = h5_err(f, H5_ECORRUPT,
