@@ -196,23 +196,20 @@ int h5_attr_iter(h5_obj *o, h5_attr_cb cb, void *ctx) {
   return rc;
 }
 
+static const char *attr_name_at(const void *ctx, size_t i) {
+  const struct h5_attrtab *t = ctx;
+  return t->v[t->by_name[i]].name;
+}
+
 int h5_attr_get(h5_obj *o, const char *name, const h5_attr **out) {
   struct h5_attrtab *t;
   *out = NULL;
   int rc = attrtab_get(o, &t);
   if (rc) return rc;
-  size_t lo = 0, hi = t->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(t->v[t->by_name[mid]].name, name);
-    if (c == 0) {
-      *out = &t->v[t->by_name[mid]];
-      return H5_OK;
-    }
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
+  size_t i = h5_bsearch_name(t->n, attr_name_at, t, name);
+  if (i < t->n) {
+    *out = &t->v[t->by_name[i]];
+    return H5_OK;
   }
   return h5_err(o->f, H5_ENOTFOUND, "no attribute '%s'", name);
 }

@@ -30,7 +30,6 @@
 
 #include "h5_int.h"
 
-#define BT2_PREFIX 10 /* signature 4, version 1, type 1, checksum 4 */
 
 typedef struct bt2_walk {
   h5_file *f;
@@ -38,46 +37,31 @@ typedef struct bt2_walk {
   int type;
   uint32_t node_size;
   uint16_t rec_size;
-  int nw;                               /* bytes of a child's record count */
-  uint64_t max[H5_MAX_BTREE_DEPTH + 1]; /* records a node holds, by depth */
-  int tw[H5_MAX_BTREE_DEPTH + 1];       /* bytes of a child's total count */
+  h5_bt2_geom g;
   h5_bt2_cb cb;
   void *ctx;
   h5_amap seen;
 } bt2_walk;
 
-/* floor(log2(n)) / 8 + 1: the bytes libhdf5 uses to encode values <= n */
-static int enc_bytes(uint64_t n) {
-  int bits = 0;
-  while (n > 1) {
-    n >>= 1;
-    bits++;
-  }
-  return bits / 8 + 1;
-}
-
-/* The capacities and count widths of every level of a tree of this depth.
-** Returns 0, or -1 when a level cannot hold a single record. */
-static int level_info(bt2_walk *w, const h5_file *f, int depth) {
-  uint64_t leaf = (w->node_size - BT2_PREFIX) / w->rec_size;
+int h5_bt2_geometry(uint64_t node_size, uint64_t rec_size, int so, int depth,
+                    h5_bt2_geom *g) {
+  if (rec_size == 0 || node_size <= H5_BT2_PREFIX || depth > H5_MAX_BTREE_DEPTH) return -1;
+  uint64_t leaf = (node_size - H5_BT2_PREFIX) / rec_size;
   if (leaf == 0) return -1;
-  w->max[0] = leaf;
-  w->tw[0] = 0;
-  w->nw = enc_bytes(leaf);
-  uint64_t cum = leaf;
+  g->max[0] = g->cum[0] = leaf;
+  g->tw[0] = 0;
+  g->nw = h5_enc_bytes(leaf);
   for (int d = 1; d <= depth; d++) {
-    uint64_t ptr = (uint64_t)f->so + (uint64_t)w->nw + (uint64_t)w->tw[d - 1];
-    if (w->node_size < BT2_PREFIX + ptr) return -1;
-    uint64_t max = (w->node_size - BT2_PREFIX - ptr) / (w->rec_size + ptr);
+    uint64_t ptr = (uint64_t)so + (uint64_t)g->nw + (uint64_t)g->tw[d - 1];
+    if (node_size < H5_BT2_PREFIX + ptr) return -1;
+    uint64_t max = (node_size - H5_BT2_PREFIX - ptr) / (rec_size + ptr);
     if (max == 0) return -1;
-    w->max[d] = max;
+    g->max[d] = max;
     /* cum = (max + 1) * cum + max, saturating */
-    if (cum > (UINT64_MAX - max) / (max + 1))
-      cum = UINT64_MAX;
-    else
-      cum = (max + 1) * cum + max;
-    int tw = enc_bytes(cum);
-    w->tw[d] = tw > 8 ? 8 : tw;
+    uint64_t cum = g->cum[d - 1];
+    g->cum[d] = cum > (UINT64_MAX - max) / (max + 1) ? UINT64_MAX : (max + 1) * cum + max;
+    int tw = h5_enc_bytes(g->cum[d]);
+    g->tw[d] = tw > 8 ? 8 : tw;
   }
   return 0;
 }
@@ -89,17 +73,17 @@ static int visit(bt2_walk *w, uint64_t addr, int depth, uint64_t nrec) {
                   (unsigned long long)w->hdr_addr, (unsigned long long)addr);
   if (h5_amap_put(&w->seen, addr, (void *)1))
     return h5_err(f, H5_ENOMEM, "out of memory");
-  if (nrec > w->max[depth])
+  if (nrec > w->g.max[depth])
     return h5_err(f, H5_ECORRUPT,
                   "v2 B-tree at %llu: node at %llu has %llu records, at most "
                   "%llu fit",
                   (unsigned long long)w->hdr_addr, (unsigned long long)addr,
-                  (unsigned long long)nrec, (unsigned long long)w->max[depth]);
+                  (unsigned long long)nrec, (unsigned long long)w->g.max[depth]);
   /* the node's bytes up to and including its checksum */
-  uint64_t ptr = depth > 0 ? (uint64_t)f->so + (uint64_t)w->nw +
-                                 (uint64_t)(depth > 1 ? w->tw[depth - 1] : 0)
+  uint64_t ptr = depth > 0 ? (uint64_t)f->so + (uint64_t)w->g.nw +
+                                 (uint64_t)(depth > 1 ? w->g.tw[depth - 1] : 0)
                            : 0;
-  uint64_t used = BT2_PREFIX + nrec * w->rec_size + (depth > 0 ? (nrec + 1) * ptr : 0);
+  uint64_t used = H5_BT2_PREFIX + nrec * w->rec_size + (depth > 0 ? (nrec + 1) * ptr : 0);
   const uint8_t *p = used <= w->node_size ? h5_span(f, addr, used) : NULL;
   if (!p)
     return h5_err(f, H5_ECORRUPT,
@@ -124,10 +108,10 @@ static int visit(bt2_walk *w, uint64_t addr, int depth, uint64_t nrec) {
     return H5_OK;
   }
   h5_cur c = h5c_make(recs + nrec * w->rec_size, (size_t)((nrec + 1) * ptr));
-  int tw = depth > 1 ? w->tw[depth - 1] : 0;
+  int tw = depth > 1 ? w->g.tw[depth - 1] : 0;
   for (uint64_t i = 0; i <= nrec; i++) {
     uint64_t child = h5c_addr(&c, f);
-    uint64_t child_nrec = h5c_uint(&c, w->nw);
+    uint64_t child_nrec = h5c_uint(&c, w->g.nw);
     if (tw) (void)h5c_uint(&c, tw); /* records below the child: not needed */
     if (c.bad) /* cannot happen: the span was sized for these */
       return h5_err(f, H5_ECORRUPT, "v2 B-tree node at %llu truncated",
@@ -165,7 +149,7 @@ int h5_bt2_iter(h5_file *f, uint64_t addr, h5_bt2_cb cb, void *ctx) {
     return h5_err(f, H5_ECORRUPT, "v2 B-tree at %llu: header checksum mismatch",
                   (unsigned long long)addr);
   if (root == H5_UNDEF_ADDR) return H5_OK; /* an empty tree */
-  if (rec_size == 0 || node_size <= BT2_PREFIX)
+  if (rec_size == 0 || node_size <= H5_BT2_PREFIX)
     return h5_err(f, H5_ECORRUPT,
                   "v2 B-tree at %llu: records of %u bytes in nodes of %u",
                   (unsigned long long)addr, rec_size, node_size);
@@ -182,7 +166,7 @@ int h5_bt2_iter(h5_file *f, uint64_t addr, h5_bt2_cb cb, void *ctx) {
   w->cb = cb;
   w->ctx = ctx;
   int rc;
-  if (level_info(w, f, depth))
+  if (h5_bt2_geometry(node_size, rec_size, f->so, (int)depth, &w->g))
     rc = h5_err(f, H5_ECORRUPT,
                 "v2 B-tree at %llu: nodes of %u bytes cannot hold records of "
                 "%u bytes at depth %u",

@@ -29,13 +29,6 @@ static int mul_ok(uint64_t a, uint64_t b, uint64_t *r) {
   return 1;
 }
 
-/* floor(log2(v)) for v > 0 */
-static unsigned log2_floor(uint64_t v) {
-  unsigned n = 0;
-  while (v >>= 1) n++;
-  return n;
-}
-
 /* An address of the file's size at p; all ones is "undefined". */
 static uint64_t addr_at(const h5_file *f, const uint8_t *p) {
   uint64_t v = h5_le(p, f->so);
@@ -498,7 +491,7 @@ static int earray_elem(rd *r, earr *a, uint64_t idx, const uint8_t **p) {
     return H5_OK;
   }
   uint64_t j = idx - a->ibe;
-  unsigned s = log2_floor(j / a->min_elmts + 1);
+  unsigned s = h5_log2_floor(j / a->min_elmts + 1);
   if (s >= a->nsblks || j < a->sb[s].start_idx)
     return h5_err(f, H5_ECORRUPT, "extensible array has no element %llu",
                   (unsigned long long)idx);
@@ -626,15 +619,15 @@ static int read_earray(rd *r) {
       rc = elem_fmt_init(f, r->d, a->client, esize, &a->e, "extensible array");
     if (!rc && (max_bits < 1 || max_bits > 64 || a->min_elmts == 0 ||
                 (a->min_elmts & (a->min_elmts - 1)) ||
-                log2_floor(a->min_elmts) > (unsigned)max_bits || min_ptrs == 0 ||
+                h5_log2_floor(a->min_elmts) > (unsigned)max_bits || min_ptrs == 0 ||
                 (min_ptrs & (min_ptrs - 1)) || page_bits > max_bits || page_bits > 32))
       rc = h5_err(f, H5_ECORRUPT, "extensible array header at %llu: bad parameters",
                   (unsigned long long)a->hdr);
     if (!rc) {
       a->arr_off = (unsigned)(max_bits + 7) / 8;
       a->page_nelmts = UINT64_C(1) << page_bits;
-      a->nsblks = 1 + (unsigned)max_bits - log2_floor(a->min_elmts);
-      a->iblk_nsblks = 2 * log2_floor(min_ptrs);
+      a->nsblks = 1 + (unsigned)max_bits - h5_log2_floor(a->min_elmts);
+      a->iblk_nsblks = 2 * h5_log2_floor(min_ptrs);
       a->ndblk_addrs = 2 * (min_ptrs - 1);
       if (a->iblk_nsblks > a->nsblks)
         rc = h5_err(f, H5_ECORRUPT, "extensible array header at %llu: bad parameters",

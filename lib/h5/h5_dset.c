@@ -268,6 +268,27 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out) {
   return H5_OK;
 }
 
+/* The stored bytes (whole of them) of a compact or contiguous dataset, in
+** the file; *p is NULL when contiguous storage was never allocated (the
+** data then reads as the fill value). */
+static int inline_bytes(h5_file *f, const struct h5_dset *d, uint64_t whole,
+                        const uint8_t **p) {
+  *p = NULL;
+  if (d->info.layout == H5_LAYOUT_COMPACT) {
+    if (!d->compact || d->compact_len < whole)
+      return h5_err(f, H5_ECORRUPT, "compact dataset holds %zu of %llu bytes",
+                    d->compact_len, (unsigned long long)whole);
+    *p = d->compact;
+    return H5_OK;
+  }
+  if (d->addr == H5_UNDEF_ADDR) return H5_OK;
+  *p = h5_span(f, d->addr, whole);
+  if (!*p)
+    return h5_err(f, H5_ECORRUPT, "contiguous data at %llu (%llu bytes) outside the file",
+                  (unsigned long long)d->addr, (unsigned long long)whole);
+  return H5_OK;
+}
+
 int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   struct h5_dset *d;
   h5_file *f = o->f;
@@ -280,22 +301,14 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   uint64_t bytes = n * esz;
   if (d->efl || d->info.nfilters)
     return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data is filtered or external");
-  if (d->info.layout == H5_LAYOUT_COMPACT) {
-    if (!d->compact || d->compact_len < bytes)
-      return h5_err(f, H5_ECORRUPT, "compact dataset holds %zu of %llu bytes",
-                    d->compact_len, (unsigned long long)bytes);
-    *data = d->compact;
-  } else if (d->info.layout == H5_LAYOUT_CONTIGUOUS) {
-    if (d->addr == H5_UNDEF_ADDR)
-      return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data was never written");
-    *data = h5_span(f, d->addr, bytes);
-    if (!*data)
-      return h5_err(f, H5_ECORRUPT, "contiguous data at %llu (%llu bytes) outside the file",
-                    (unsigned long long)d->addr, (unsigned long long)bytes);
-  } else {
+  if (d->info.layout != H5_LAYOUT_COMPACT && d->info.layout != H5_LAYOUT_CONTIGUOUS)
     return h5_err(f, H5_EUNSUPPORTED, "no direct view of a %s dataset",
                   d->info.layout == H5_LAYOUT_CHUNKED ? "chunked" : "virtual");
-  }
+  const uint8_t *p;
+  rc = inline_bytes(f, d, bytes, &p);
+  if (rc) return rc;
+  if (!p) return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data was never written");
+  *data = p;
   if (bytes > SIZE_MAX) return h5_err(f, H5_EUNSUPPORTED, "dataset larger than memory");
   *len = (size_t)bytes;
   return H5_OK;
@@ -507,22 +520,12 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
   if (d->efl) return efl_read(f, d, NULL, need, buf);
   switch (d->info.layout) {
   case H5_LAYOUT_COMPACT:
-    if (!d->compact || d->compact_len < need)
-      return h5_err(f, H5_ECORRUPT, "compact dataset holds %zu of %llu bytes",
-                    d->compact_len, (unsigned long long)need);
-    memcpy(buf, d->compact, (size_t)need);
-    return H5_OK;
   case H5_LAYOUT_CONTIGUOUS: {
-    if (d->addr == H5_UNDEF_ADDR) {
-      h5_fill(d, buf, n);
-      return H5_OK;
-    }
-    const uint8_t *p = h5_span(f, d->addr, need);
-    if (!p)
-      return h5_err(f, H5_ECORRUPT, "contiguous data at %llu (%llu bytes) outside the file",
-                    (unsigned long long)d->addr, (unsigned long long)need);
-    memcpy(buf, p, (size_t)need);
-    return H5_OK;
+    const uint8_t *p;
+    rc = inline_bytes(f, d, need, &p);
+    if (rc == H5_OK && p) memcpy(buf, p, (size_t)need);
+    if (rc == H5_OK && !p) h5_fill(d, buf, n);
+    return rc;
   }
   case H5_LAYOUT_CHUNKED:
     if (d->chunk_esize != d->type->size)
@@ -579,22 +582,12 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
   if (d->efl) return efl_read(f, d, &sel, whole, buf);
   switch (d->info.layout) {
   case H5_LAYOUT_COMPACT:
-    if (!d->compact || d->compact_len < whole)
-      return h5_err(f, H5_ECORRUPT, "compact dataset holds %zu of %llu bytes",
-                    d->compact_len, (unsigned long long)whole);
-    h5_sel_copy_block(d, &sel, origin, d->space.dims, d->compact, buf);
-    return H5_OK;
   case H5_LAYOUT_CONTIGUOUS: {
-    if (d->addr == H5_UNDEF_ADDR) {
-      h5_fill(d, buf, n);
-      return H5_OK;
-    }
-    const uint8_t *p = h5_span(f, d->addr, whole);
-    if (!p)
-      return h5_err(f, H5_ECORRUPT, "contiguous data at %llu (%llu bytes) outside the file",
-                    (unsigned long long)d->addr, (unsigned long long)whole);
-    h5_sel_copy_block(d, &sel, origin, d->space.dims, p, buf);
-    return H5_OK;
+    const uint8_t *p;
+    rc = inline_bytes(f, d, whole, &p);
+    if (rc == H5_OK && p) h5_sel_copy_block(d, &sel, origin, d->space.dims, p, buf);
+    if (rc == H5_OK && !p) h5_fill(d, buf, n);
+    return rc;
   }
   case H5_LAYOUT_CHUNKED:
     if (d->chunk_esize != d->type->size)

@@ -89,15 +89,6 @@ struct h5_fheap {
   int huge_loaded;
 };
 
-static unsigned log2_floor(uint64_t n) {
-  unsigned b = 0;
-  while (n > 1) {
-    n >>= 1;
-    b++;
-  }
-  return b;
-}
-
 static int is_pow2(uint64_t n) { return n && !(n & (n - 1)); }
 
 /* ---- I/O filters -------------------------------------------------------- */
@@ -347,9 +338,9 @@ int h5_fheap_open(h5_file *f, uint64_t addr, h5_fheap **out) {
                 (unsigned long long)addr, (unsigned long long)h->max_direct);
     goto fail;
   }
-  h->start_bits = log2_floor(h->start_block);
-  h->first_row_bits = h->start_bits + log2_floor(h->width);
-  unsigned max_direct_bits = log2_floor(h->max_direct);
+  h->start_bits = h5_log2_floor(h->start_block);
+  h->first_row_bits = h->start_bits + h5_log2_floor(h->width);
+  unsigned max_direct_bits = h5_log2_floor(h->max_direct);
   h->max_direct_rows = max_direct_bits - h->start_bits + 2;
   if (h->first_row_bits > h->max_bits || max_direct_bits > h->max_bits) {
     rc = h5_err(f, H5_ECORRUPT,
@@ -375,7 +366,7 @@ int h5_fheap_open(h5_file *f, uint64_t addr, h5_fheap **out) {
   }
   h->off_size = (h->max_bits + 7) / 8;
   int dir_off = ((int)max_direct_bits + 7) / 8;
-  int man_len = (int)log2_floor(h->max_man) / 8 + 1;
+  int man_len = (int)h5_log2_floor(h->max_man) / 8 + 1;
   h->len_size = dir_off < man_len ? dir_off : man_len;
   h->dblock_prefix = 5 + (size_t)f->so + (size_t)h->off_size +
                      (h->checksum_dblocks ? 4 : 0);
@@ -524,7 +515,7 @@ static int locate(h5_fheap *h, uint64_t off, uint64_t *addr, uint64_t *size,
       row = 0;
       col = rel / h->start_block;
     } else {
-      unsigned high = log2_floor(rel);
+      unsigned high = h5_log2_floor(rel);
       row = high - h->first_row_bits + 1;
       col = row < nrows ? (rel - (UINT64_C(1) << high)) / h->row_size[row] : 0;
     }
@@ -585,7 +576,7 @@ static int locate(h5_fheap *h, uint64_t off, uint64_t *addr, uint64_t *size,
     }
     h5c_skip(&c, (size_t)(ndir * dir_entry + (entry - ndir) * (uint64_t)f->so));
     uint64_t child = h5c_addr(&c, f);
-    int child_rows = (int)log2_floor(h->row_size[row]) - (int)h->first_row_bits + 1;
+    int child_rows = (int)h5_log2_floor(h->row_size[row]) - (int)h->first_row_bits + 1;
     if (child == H5_UNDEF_ADDR)
       return h5_err(f, H5_ECORRUPT,
                     "fractal heap at %llu: offset %llu is in an indirect block "

@@ -261,23 +261,19 @@ int h5_group_iter(h5_obj *g, h5_link_cb cb, void *ctx) {
   return rc;
 }
 
+static const char *link_name_at(const void *ctx, size_t i) {
+  return ((const link_set *)ctx)->v[i].name;
+}
+
 int h5_group_find(h5_obj *g, const char *name, const h5_link **out) {
   link_set *s;
   *out = NULL;
   int rc = linktab_get(g, &s);
   if (rc) return rc;
-  size_t lo = 0, hi = s->n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(s->v[mid].name, name);
-    if (c == 0) {
-      *out = &s->v[mid].l;
-      return H5_OK;
-    }
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
+  size_t i = h5_bsearch_name(s->n, link_name_at, s, name);
+  if (i < s->n) {
+    *out = &s->v[i].l;
+    return H5_OK;
   }
   return h5_err(g->f, H5_ENOTFOUND, "no link '%s'", name);
 }

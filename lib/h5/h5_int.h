@@ -60,6 +60,38 @@ static inline uint64_t h5_le(const uint8_t *q, int n) {
   return v;
 }
 
+/* Store v as an n-byte little-endian integer at p. */
+static inline void h5_le_put(uint8_t *p, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* floor(log2(v)), 0 for v <= 1 */
+static inline unsigned h5_log2_floor(uint64_t v) {
+  unsigned b = 0;
+  while (v > 1) {
+    v >>= 1;
+    b++;
+  }
+  return b;
+}
+
+/* Index of name in a sorted array of n entries whose names name_at(ctx, i)
+** gives, or n when it is not there. */
+static inline size_t h5_bsearch_name(size_t n, const char *(*name_at)(const void *, size_t),
+                                     const void *ctx, const char *name) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(name_at(ctx, mid), name);
+    if (c == 0) return mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return n;
+}
+
 static inline uint64_t h5c_uint(h5_cur *c, int n) {
   const uint8_t *q = h5c_bytes(c, (size_t)n);
   return q ? h5_le(q, n) : 0;
@@ -302,6 +334,25 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask,
 /* Call cb with every record of the v2 B-tree at addr, in order. */
 typedef int (*h5_bt2_cb)(void *ctx, const uint8_t *rec, size_t len);
 int h5_bt2_iter(h5_file *f, uint64_t addr, h5_bt2_cb cb, void *ctx);
+
+/* A v2 B-tree's shape, as libhdf5 derives it from the node size, record
+** size and size of offsets; the reader and the writer share it so that
+** they agree byte for byte (h5_btree2.c). */
+#define H5_BT2_PREFIX 10 /* node signature 4, version 1, type 1, checksum 4 */
+typedef struct h5_bt2_geom {
+  int nw;                               /* bytes of a child's record count */
+  uint64_t max[H5_MAX_BTREE_DEPTH + 1]; /* records a node holds, by depth */
+  uint64_t cum[H5_MAX_BTREE_DEPTH + 1]; /* most records below a node */
+  int tw[H5_MAX_BTREE_DEPTH + 1];       /* bytes of a child's total count */
+} h5_bt2_geom;
+
+/* Fill g for depths 0..depth (<= H5_MAX_BTREE_DEPTH).  0, or -1 when a
+** level cannot hold a single record. */
+int h5_bt2_geometry(uint64_t node_size, uint64_t rec_size, int so, int depth,
+                    h5_bt2_geom *g);
+
+/* floor(log2(n)) / 8 + 1: the bytes libhdf5 uses to encode values <= n */
+static inline int h5_enc_bytes(uint64_t n) { return (int)(h5_log2_floor(n) / 8 + 1); }
 
 typedef struct h5_fheap h5_fheap;
 int h5_fheap_open(h5_file *f, uint64_t addr, h5_fheap **out);

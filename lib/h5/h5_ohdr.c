@@ -69,6 +69,17 @@ static int note_continuation(h5_file *f, const h5_msg *m, chunk_list *l,
   return add_chunk(f, l, addr, len, hdr_addr);
 }
 
+/* Keep a message found in a chunk: note where a continuation leads, drop
+** NIL (padding) messages. */
+static int take_msg(h5_file *f, h5_ohdr *h, size_t *cap, const h5_msg *m,
+                    chunk_list *l, uint64_t hdr_addr) {
+  if (m->type == H5_MSG_CONTINUATION) {
+    int rc = note_continuation(f, m, l, hdr_addr);
+    if (rc) return rc;
+  }
+  return m->type == H5_MSG_NIL ? H5_OK : push_msg(f, h, cap, m);
+}
+
 /* Messages of one v1 chunk: 8-byte aligned, 8-byte prefixes. */
 static int v1_chunk(h5_file *f, h5_ohdr *h, size_t *cap, const uint8_t *p,
                     size_t len, chunk_list *l, uint64_t hdr_addr) {
@@ -88,14 +99,8 @@ static int v1_chunk(h5_file *f, h5_ohdr *h, size_t *cap, const uint8_t *p,
                     "object header at %llu: message of %u bytes overruns its block",
                     (unsigned long long)hdr_addr, size);
     off += 8 + (((size_t)size + 7) & ~(size_t)7);
-    if (m.type == H5_MSG_CONTINUATION) {
-      int rc = note_continuation(f, &m, l, hdr_addr);
-      if (rc) return rc;
-    }
-    if (m.type != H5_MSG_NIL) {
-      int rc = push_msg(f, h, cap, &m);
-      if (rc) return rc;
-    }
+    int rc = take_msg(f, h, cap, &m, l, hdr_addr);
+    if (rc) return rc;
   }
   return H5_OK;
 }
@@ -119,14 +124,8 @@ static int v2_chunk(h5_file *f, h5_ohdr *h, size_t *cap, const uint8_t *p,
                     "object header at %llu: message of %u bytes overruns its block",
                     (unsigned long long)hdr_addr, size);
     off += prefix + size;
-    if (m.type == H5_MSG_CONTINUATION) {
-      int rc = note_continuation(f, &m, l, hdr_addr);
-      if (rc) return rc;
-    }
-    if (m.type != H5_MSG_NIL) {
-      int rc = push_msg(f, h, cap, &m);
-      if (rc) return rc;
-    }
+    int rc = take_msg(f, h, cap, &m, l, hdr_addr);
+    if (rc) return rc;
   }
   return H5_OK;
 }

@@ -40,7 +40,6 @@
 #define WD_BT2_NODE 512        /* v2 B-tree node size, as libhdf5's indexes */
 #define WD_BT2_SPLIT 100
 #define WD_BT2_MERGE 40
-#define WD_BT2_PREFIX 10       /* signature, version, type, checksum */
 #define WD_BT2_MAX_DEPTH 32
 #define WD_MAX_ROWS 64
 #define WD_RECENT 8            /* direct blocks tried before a new one */
@@ -60,21 +59,6 @@ typedef struct wd_params {
 static const wd_params LINK_HEAP = {7, 4, 512, 65536, 32, 4096};
 static const wd_params ATTR_HEAP = {8, 4, 1024, 65536, 40, 4096};
 
-static void le_put(uint8_t *p, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static unsigned log2_floor(uint64_t n) {
-  unsigned b = 0;
-  while (n > 1) {
-    n >>= 1;
-    b++;
-  }
-  return b;
-}
-
-/* floor(log2(n)) / 8 + 1: the bytes libhdf5 uses to encode values <= n */
-static int enc_bytes(uint64_t n) { return (int)(log2_floor(n) / 8 + 1); }
 
 /* ---- v2 B-trees ---------------------------------------------------------- */
 
@@ -83,37 +67,24 @@ typedef struct bt2w {
   int type;
   uint16_t rec_size;
   int depth;
-  int nw;                                   /* bytes of a child's count */
-  uint64_t max[WD_BT2_MAX_DEPTH + 1];       /* records in a node, by depth */
-  uint64_t cum[WD_BT2_MAX_DEPTH + 1];       /* records below a node */
-  int tw[WD_BT2_MAX_DEPTH + 1];             /* bytes of a child's total */
+  h5_bt2_geom g;                            /* the shape, as the reader sees it */
 } bt2w;
 
-/* Capacities and count widths of every depth up to the first whose subtree
-** holds n records (libhdf5's H5B2 header arithmetic); sets b->depth. */
+/* The shallowest tree whose root can hold n records below it, with the
+** capacities and count widths the reader derives (h5_bt2_geometry); sets
+** b->depth. */
 static int bt2_levels(bt2w *b, uint64_t n) {
-  b->max[0] = (WD_BT2_NODE - WD_BT2_PREFIX) / b->rec_size;
-  if (b->max[0] < 2) return h5w_err(b->w, H5_EINVAL, "v2 B-tree records too large");
-  b->cum[0] = b->max[0];
-  b->tw[0] = 0;
-  b->nw = enc_bytes(b->max[0]);
-  int d = 0;
-  while (b->cum[d] < n) {
-    if (d == WD_BT2_MAX_DEPTH)
+  for (int d = 0;; d++) {
+    if (d > WD_BT2_MAX_DEPTH)
       return h5w_err(b->w, H5_EUNSUPPORTED, "v2 B-tree of %llu records too deep",
                      (unsigned long long)n);
-    d++;
-    uint64_t ptr = WD_SO + (uint64_t)b->nw + (uint64_t)b->tw[d - 1];
-    uint64_t max = (WD_BT2_NODE - WD_BT2_PREFIX - ptr) / (b->rec_size + ptr);
-    if (max < 2) return h5w_err(b->w, H5_EINVAL, "v2 B-tree records too large");
-    b->max[d] = max;
-    uint64_t cum = b->cum[d - 1];
-    b->cum[d] = cum > (UINT64_MAX - max) / (max + 1) ? UINT64_MAX : (max + 1) * cum + max;
-    int tw = enc_bytes(b->cum[d]);
-    b->tw[d] = tw > 8 ? 8 : tw;
+    if (h5_bt2_geometry(WD_BT2_NODE, b->rec_size, WD_SO, d, &b->g) || b->g.max[d] < 2)
+      return h5w_err(b->w, H5_EINVAL, "v2 B-tree records too large");
+    if (b->g.cum[d] >= n) {
+      b->depth = d;
+      return H5_OK;
+    }
   }
-  b->depth = d;
-  return H5_OK;
 }
 
 /* Write the subtree at depth d holding the n records at recs (n >= 1);
@@ -129,7 +100,7 @@ static int bt2_node(bt2w *b, const uint8_t *recs, uint64_t n, int d,
   size_t used = 6;
   int rc = H5_OK;
   if (d == 0) {
-    if (n == 0 || n > b->max[0]) {
+    if (n == 0 || n > b->g.max[0]) {
       rc = h5w_err(b->w, H5_EINVAL, "v2 B-tree leaf of %llu records", (unsigned long long)n);
     } else {
       memcpy(node + used, recs, (size_t)n * rs);
@@ -139,15 +110,15 @@ static int bt2_node(bt2w *b, const uint8_t *recs, uint64_t n, int d,
   } else {
     /* the fewest children that hold n records with one record between
        each pair, the records shared out evenly */
-    uint64_t sub = b->cum[d - 1];
+    uint64_t sub = b->g.cum[d - 1];
     uint64_t k = n / (sub + 1) + 1;
     if (k < 2) k = 2;
-    if (k > b->max[d] + 1 || n < 2 * k - 1) {
+    if (k > b->g.max[d] + 1 || n < 2 * k - 1) {
       rc = h5w_err(b->w, H5_EINVAL, "v2 B-tree node of %llu records at depth %d",
                    (unsigned long long)n, d);
     } else {
       uint64_t c = n - (k - 1), base = c / k, extra = c % k;
-      size_t ptr = WD_SO + (size_t)b->nw + (d > 1 ? (size_t)b->tw[d - 1] : 0);
+      size_t ptr = WD_SO + (size_t)b->g.nw + (d > 1 ? (size_t)b->g.tw[d - 1] : 0);
       uint8_t *rp = node + used, *pp = node + used + (size_t)(k - 1) * rs;
       const uint8_t *p = recs;
       for (uint64_t i = 0; rc == H5_OK && i < k; i++) {
@@ -155,9 +126,9 @@ static int bt2_node(bt2w *b, const uint8_t *recs, uint64_t n, int d,
         rc = bt2_node(b, p, m, d - 1, &caddr, &cn);
         if (rc) break;
         p += m * rs;
-        le_put(pp, caddr, WD_SO);
-        le_put(pp + WD_SO, cn, b->nw);
-        if (d > 1) le_put(pp + WD_SO + b->nw, m, b->tw[d - 1]);
+        h5_le_put(pp, caddr, WD_SO);
+        h5_le_put(pp + WD_SO, cn, b->g.nw);
+        if (d > 1) h5_le_put(pp + WD_SO + b->g.nw, m, b->g.tw[d - 1]);
         pp += ptr;
         if (i + 1 < k) {
           memcpy(rp, p, rs);
@@ -170,7 +141,7 @@ static int bt2_node(bt2w *b, const uint8_t *recs, uint64_t n, int d,
     }
   }
   if (rc == H5_OK) {
-    le_put(node + used, h5_lookup3(node, used, 0), 4);
+    h5_le_put(node + used, h5_lookup3(node, used, 0), 4);
     rc = h5w_file_append(b->w, node, WD_BT2_NODE, addr);
   }
   free(node);
@@ -194,15 +165,15 @@ static int bt2_write(h5w *w, int type, uint16_t rec_size, const uint8_t *recs,
   memcpy(p, "BTHD", 4);
   p[4] = 0;
   p[5] = (uint8_t)type;
-  le_put(p + 6, WD_BT2_NODE, 4);
-  le_put(p + 10, rec_size, 2);
-  le_put(p + 12, n ? (uint64_t)b.depth : 0, 2);
+  h5_le_put(p + 6, WD_BT2_NODE, 4);
+  h5_le_put(p + 10, rec_size, 2);
+  h5_le_put(p + 12, n ? (uint64_t)b.depth : 0, 2);
   p[14] = WD_BT2_SPLIT;
   p[15] = WD_BT2_MERGE;
-  le_put(p + 16, root, WD_SO);
-  le_put(p + 24, root_nrec, 2);
-  le_put(p + 26, n, WD_SO);
-  le_put(p + 34, h5_lookup3(h, 34, 0), 4);
+  h5_le_put(p + 16, root, WD_SO);
+  h5_le_put(p + 24, root_nrec, 2);
+  h5_le_put(p + 26, n, WD_SO);
+  h5_le_put(p + 34, h5_lookup3(h, 34, 0), 4);
   return h5w_file_append(w, h, sizeof h, addr);
 }
 
@@ -235,9 +206,9 @@ static int heap_init(wd_heap *h, h5w *w, const wd_params *p) {
   memset(h, 0, sizeof *h);
   h->w = w;
   h->p = p;
-  unsigned start_bits = log2_floor(p->start_block);
-  h->first_row_bits = start_bits + log2_floor(p->width);
-  h->max_direct_rows = log2_floor(p->max_direct) - start_bits + 2;
+  unsigned start_bits = h5_log2_floor(p->start_block);
+  h->first_row_bits = start_bits + h5_log2_floor(p->width);
+  h->max_direct_rows = h5_log2_floor(p->max_direct) - start_bits + 2;
   h->max_root_rows = p->max_bits - h->first_row_bits + 1;
   h->row_size[0] = p->start_block;
   h->row_off[0] = 0;
@@ -246,7 +217,7 @@ static int heap_init(wd_heap *h, h5w *w, const wd_params *p) {
     h->row_off[r] = (p->start_block * p->width) << (r - 1);
   }
   h->off_size = (p->max_bits + 7) / 8;
-  int dir = ((int)log2_floor(p->max_direct) + 7) / 8, man = enc_bytes(p->max_man);
+  int dir = ((int)h5_log2_floor(p->max_direct) + 7) / 8, man = h5_enc_bytes(p->max_man);
   h->len_size = dir < man ? dir : man;
   h->prefix = 5 + WD_SO + (size_t)h->off_size + 4;
   return h5w_file_reserve(w, WD_HDR_SIZE, &h->addr);
@@ -261,7 +232,7 @@ static void heap_free(wd_heap *h) {
 /* The row of the doubling table holding relative offset rel. */
 static unsigned row_of(const wd_heap *h, uint64_t rel) {
   if (rel < h->p->start_block * h->p->width) return 0;
-  return log2_floor(rel) - h->first_row_bits + 1;
+  return h5_log2_floor(rel) - h->first_row_bits + 1;
 }
 
 /* The size of the direct block that starts at heap offset off (a block
@@ -303,15 +274,15 @@ static int heap_insert(wd_heap *h, const uint8_t *obj, size_t len, uint8_t *id) 
     }
     uint64_t key = ++h->nhuge;
     uint8_t *r = h->huge + (key - 1) * 3 * WD_SO;
-    le_put(r, at, WD_SO);
-    le_put(r + WD_SO, len, WD_SO);
-    le_put(r + 2 * WD_SO, key, WD_SO);
+    h5_le_put(r, at, WD_SO);
+    h5_le_put(r + WD_SO, len, WD_SO);
+    h5_le_put(r + 2 * WD_SO, key, WD_SO);
     h->huge_size += len;
     int key_size = p->id_len - 1 < 8 ? p->id_len - 1 : 8;
     if (key_size < 8 && key >> (8 * key_size))
       return h5w_err(h->w, H5_EUNSUPPORTED, "too many huge heap objects");
     id[0] = 0x10;
-    le_put(id + 1, key, key_size);
+    h5_le_put(id + 1, key, key_size);
     return H5_OK;
   }
   /* managed: in one of the last blocks with room, else a new block */
@@ -349,8 +320,8 @@ static int heap_insert(wd_heap *h, const uint8_t *obj, size_t len, uint8_t *id) 
   }
   memcpy(b->buf + b->used, obj, len);
   id[0] = 0;
-  le_put(id + 1, b->off + b->used, h->off_size);
-  le_put(id + 1 + h->off_size, len, h->len_size);
+  h5_le_put(id + 1, b->off + b->used, h->off_size);
+  h5_le_put(id + 1 + h->off_size, len, h->len_size);
   b->used += len;
   h->man_nobjs++;
   h->man_bytes += len;
@@ -364,7 +335,7 @@ static uint64_t iblock_free(const wd_heap *h, unsigned nrows) {
   for (unsigned r = 0; r < nrows; r++) {
     uint64_t one = r < h->max_direct_rows
                        ? h->row_size[r] - h->prefix
-                       : iblock_free(h, log2_floor(h->row_size[r]) - h->first_row_bits + 1);
+                       : iblock_free(h, h5_log2_floor(h->row_size[r]) - h->first_row_bits + 1);
     sum += one * h->p->width;
   }
   return sum;
@@ -395,8 +366,8 @@ static int write_iblock(wd_heap *h, uint64_t ib_off, unsigned nrows, uint64_t *a
   if (!ib) return h5w_err(h->w, H5_ENOMEM, "out of memory");
   memcpy(ib, "FHIB", 4);
   ib[4] = 0;
-  le_put(ib + 5, h->addr, WD_SO);
-  le_put(ib + 5 + WD_SO, ib_off, h->off_size);
+  h5_le_put(ib + 5, h->addr, WD_SO);
+  h5_le_put(ib + 5 + WD_SO, ib_off, h->off_size);
   uint8_t *e = ib + 5 + WD_SO + h->off_size;
   int rc = H5_OK;
   for (unsigned r = 0; rc == H5_OK && r < nrows; r++)
@@ -407,13 +378,13 @@ static int write_iblock(wd_heap *h, uint64_t ib_off, unsigned nrows, uint64_t *a
       if (r < drows) {
         if (i < h->nblk && h->blk[i].off == off) child = h->blk[i].addr;
       } else if (i < h->nblk && h->blk[i].off < off + h->row_size[r]) {
-        unsigned crows = log2_floor(h->row_size[r]) - h->first_row_bits + 1;
+        unsigned crows = h5_log2_floor(h->row_size[r]) - h->first_row_bits + 1;
         rc = write_iblock(h, off, crows, &child);
       }
-      le_put(e, child, WD_SO);
+      h5_le_put(e, child, WD_SO);
     }
   if (rc == H5_OK) {
-    le_put(e, h5_lookup3(ib, size - 4, 0), 4);
+    h5_le_put(e, h5_lookup3(ib, size - 4, 0), 4);
     rc = h5w_file_append(h->w, ib, size, addr);
   }
   free(ib);
@@ -428,10 +399,10 @@ static int heap_finish(wd_heap *h) {
     wd_block *b = &h->blk[i];
     memcpy(b->buf, "FHDB", 4);
     b->buf[4] = 0;
-    le_put(b->buf + 5, h->addr, WD_SO);
-    le_put(b->buf + 5 + WD_SO, b->off, h->off_size);
+    h5_le_put(b->buf + 5, h->addr, WD_SO);
+    h5_le_put(b->buf + 5 + WD_SO, b->off, h->off_size);
     /* lookup3 of the whole block, its checksum field zero */
-    le_put(b->buf + h->prefix - 4, h5_lookup3(b->buf, (size_t)b->size, 0), 4);
+    h5_le_put(b->buf + h->prefix - 4, h5_lookup3(b->buf, (size_t)b->size, 0), 4);
     rc = h5w_file_append(h->w, b->buf, (size_t)b->size, &b->addr);
     free(b->buf);
     b->buf = NULL;
@@ -466,26 +437,26 @@ static int heap_finish(wd_heap *h) {
   uint8_t hd[WD_HDR_SIZE], *q = hd;
   memcpy(q, "FRHP", 4);
   q[4] = 0;
-  le_put(q + 5, p->id_len, 2);
-  le_put(q + 7, 0, 2);          /* no I/O filters */
+  h5_le_put(q + 5, p->id_len, 2);
+  h5_le_put(q + 7, 0, 2);          /* no I/O filters */
   q[9] = 0x02;                  /* direct blocks checksummed */
-  le_put(q + 10, p->max_man, 4);
+  h5_le_put(q + 10, p->max_man, 4);
   q += 14;
   uint64_t f[] = {h->nhuge,      /* next huge object ID: the last one used */
                   huge_bt2,      free_space,
                   H5_UNDEF_ADDR, /* no free-space manager */
                   man_size,      alloc,         iter_off,     h->man_nobjs,
                   h->huge_size,  h->nhuge,      h->tiny_size, h->tiny_nobjs};
-  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++, q += WD_SO) le_put(q, f[i], WD_SO);
-  le_put(q, p->width, 2);
-  le_put(q + 2, p->start_block, WD_SO);
-  le_put(q + 10, p->max_direct, WD_SO);
-  le_put(q + 18, p->max_bits, 2);
-  le_put(q + 20, WD_START_ROOT_ROWS, 2);
-  le_put(q + 22, root, WD_SO);
-  le_put(q + 30, root_rows, 2);
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++, q += WD_SO) h5_le_put(q, f[i], WD_SO);
+  h5_le_put(q, p->width, 2);
+  h5_le_put(q + 2, p->start_block, WD_SO);
+  h5_le_put(q + 10, p->max_direct, WD_SO);
+  h5_le_put(q + 18, p->max_bits, 2);
+  h5_le_put(q + 20, WD_START_ROOT_ROWS, 2);
+  h5_le_put(q + 22, root, WD_SO);
+  h5_le_put(q + 30, root_rows, 2);
   q += 32;
-  le_put(q, h5_lookup3(hd, (size_t)(q - hd), 0), 4);
+  h5_le_put(q, h5_lookup3(hd, (size_t)(q - hd), 0), 4);
   return h5w_file_write(h->w, hd, sizeof hd, h->addr);
 }
 
@@ -531,13 +502,13 @@ int h5w_dense_write(h5w *w, int kind, const h5w_dense_item *items, size_t n,
       uint8_t *r = recs + i * rec_size;
       const uint8_t *id = ids + keys[i].idx * p->id_len;
       if (kind == H5W_DENSE_LINKS) { /* name hash, heap ID */
-        le_put(r, keys[i].hash, 4);
+        h5_le_put(r, keys[i].hash, 4);
         memcpy(r + 4, id, p->id_len);
       } else { /* heap ID, message flags, creation order, name hash */
         memcpy(r, id, p->id_len);
         r[p->id_len] = 0;
-        le_put(r + p->id_len + 1, 0, 4);
-        le_put(r + p->id_len + 5, keys[i].hash, 4);
+        h5_le_put(r + p->id_len + 1, 0, 4);
+        h5_le_put(r + p->id_len + 5, keys[i].hash, 4);
       }
     }
   }

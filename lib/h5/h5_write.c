@@ -165,17 +165,13 @@ static void put_le(strbuf *o, uint64_t v, int n) {
   for (int i = 0; i < n; i++) put_u8(o, (unsigned)(v >> (8 * i)));
 }
 
-static void le_store(uint8_t *p, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* ---- the global heap -------------------------------------------------- */
 
 static int gcol_flush(h5w *w) {
   if (!w->gcol) return H5_OK;
   /* object 0, the free space, fills the rest when its header fits */
   uint64_t left = w->gcol_cap - w->gcol_used;
-  if (left >= 16) le_store(w->gcol + w->gcol_used + 8, left, 8);
+  if (left >= 16) h5_le_put(w->gcol + w->gcol_used + 8, left, 8);
   int rc = pwrite_all(w, w->gcol, (size_t)w->gcol_cap, w->gcol_addr);
   free(w->gcol);
   w->gcol = NULL;
@@ -197,7 +193,7 @@ static int gheap_put(h5w *w, const void *data, size_t len, uint8_t id[12]) {
     if (!w->gcol) return werr(w, H5_ENOMEM, "out of memory");
     memcpy(w->gcol, "GCOL", 4);
     w->gcol[4] = 1;
-    le_store(w->gcol + 8, cap, 8);
+    h5_le_put(w->gcol + 8, cap, 8);
     w->gcol_cap = cap;
     w->gcol_used = 16;
     w->gcol_next = 1;
@@ -205,12 +201,12 @@ static int gheap_put(h5w *w, const void *data, size_t len, uint8_t id[12]) {
     w->eoa += cap; /* reserved now, written when full or at close */
   }
   uint8_t *p = w->gcol + w->gcol_used;
-  le_store(p, w->gcol_next, 2);
-  le_store(p + 2, 1, 2); /* reference count */
-  le_store(p + 8, len, 8);
+  h5_le_put(p, w->gcol_next, 2);
+  h5_le_put(p + 2, 1, 2); /* reference count */
+  h5_le_put(p + 8, len, 8);
   if (len) memcpy(p + 16, data, len);
-  le_store(id, w->gcol_addr, 8);
-  le_store(id + 8, w->gcol_next, 4);
+  h5_le_put(id, w->gcol_addr, 8);
+  h5_le_put(id + 8, w->gcol_next, 4);
   w->gcol_used += need;
   w->gcol_next++;
   return H5_OK;
@@ -236,7 +232,7 @@ static int convert_vlen(h5w *w, const h5_type *t, uint8_t *p, uint64_t n,
         int rc = gheap_put(w, s, len, id);
         if (rc) return rc;
       }
-      le_store(p, len, 4);
+      h5_le_put(p, len, 4);
       memcpy(p + 4, id, 12);
     } else if (t->cls == H5_CLASS_COMPOUND) {
       for (uint32_t i = 0; i < t->nmembers; i++) {
@@ -511,7 +507,7 @@ static int filter_chunk(const h5w_obj *d, uint8_t **buf, size_t *len) {
   if (d->dcpl.fletcher32) {
     uint8_t *f = realloc(*buf, *len + 4);
     if (!f) return H5_ENOMEM;
-    le_store(f + *len, h5_fletcher32(f, *len), 4);
+    h5_le_put(f + *len, h5_fletcher32(f, *len), 4);
     *buf = f;
     *len += 4;
   }
