@@ -2,7 +2,9 @@
 ** lib/h5/h5_btree1.c - version 1 B-trees ("TREE" nodes): the index of
 ** old-style groups (type 0) and of chunks in layout v1-v3 (type 1).
 **
-** h5_bt1_iter visits the children of the leaves in key order.  Each node's
+** h5_bt1_iter visits the children of the leaves in key order, skipping the
+** subtrees its caller rules out by their keys (a chunk read visits only the
+** nodes above the chunks it wants).  Each node's
 ** level must be one below its parent's, and no node may be visited twice,
 ** so corrupt trees end in an error rather than a loop.
 */
@@ -15,6 +17,7 @@ typedef struct walk {
   h5_file *f;
   int type;
   size_t keylen;
+  h5_bt1_skip skip;
   h5_bt1_cb cb;
   void *ctx;
   h5_amap seen;
@@ -50,6 +53,7 @@ static int visit(walk *w, uint64_t addr, int want_level, int depth) {
     const uint8_t *left = h5c_bytes(&c, w->keylen);
     uint64_t child = h5c_addr(&c, f);
     const uint8_t *right = c.p; /* the next key, present by the check above */
+    if (w->skip && w->skip(w->ctx, left, right)) continue;
     int rc = level == 0 ? w->cb(w->ctx, left, right, child)
                         : visit(w, child, level - 1, depth + 1);
     if (rc) return rc;
@@ -58,8 +62,8 @@ static int visit(walk *w, uint64_t addr, int want_level, int depth) {
 }
 
 int h5_bt1_iter(h5_file *f, uint64_t addr, int type, size_t keylen,
-                h5_bt1_cb cb, void *ctx) {
-  walk w = {f, type, keylen, cb, ctx, {0}};
+                h5_bt1_skip skip, h5_bt1_cb cb, void *ctx) {
+  walk w = {f, type, keylen, skip, cb, ctx, {0}};
   int rc = visit(&w, addr, -1, 0);
   h5_amap_free(&w.seen);
   return rc;

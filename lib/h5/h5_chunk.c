@@ -705,6 +705,19 @@ static int bt1_chunk(void *ctx, const uint8_t *left, const uint8_t *right, uint6
   return tree_chunk(r, scaled, child, size, mask);
 }
 
+/* Whether the chunks between two v1 B-tree keys all lie outside the rows
+** (dimension 0) the selection's chunks span.  Keys order chunks by their
+** offsets, first dimension first, so everything between them starts at a
+** row from the left key's to the right key's. */
+static int bt1_skip(void *ctx, const uint8_t *left, const uint8_t *right) {
+  const rd *r = ctx;
+  if (r->rank == 0) return 0;
+  uint64_t lo = h5_le(left + 8, 8), hi = h5_le(right + 8, 8);
+  uint64_t first = r->box_lo[0] * r->cdims[0];
+  uint64_t last = (r->box_lo[0] + r->box_n[0] - 1) * r->cdims[0];
+  return lo > last || hi < first;
+}
+
 /* v2 B-tree records (types 10 and 11): address, [chunk size, filter mask,]
 ** scaled offsets (8 bytes each). */
 static int bt2_chunk(void *ctx, const uint8_t *rec, size_t len) {
@@ -770,7 +783,7 @@ int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
   int rc;
   switch (d->cidx) {
   case H5_CIDX_BTREE1:
-    rc = h5_bt1_iter(f, d->addr, 1, 8 + 8 * ((size_t)r.rank + 1), bt1_chunk, &r);
+    rc = h5_bt1_iter(f, d->addr, 1, 8 + 8 * ((size_t)r.rank + 1), bt1_skip, bt1_chunk, &r);
     break;
   case H5_CIDX_SINGLE: rc = read_single(&r); break;
   case H5_CIDX_IMPLICIT: rc = read_implicit(&r); break;

@@ -119,7 +119,7 @@ static int stab_links(h5_file *f, const h5_msg *m, link_set *s) {
   uint64_t btree = h5c_addr(&c, f), heap = h5c_addr(&c, f);
   if (c.bad) return h5_err(f, H5_ECORRUPT, "symbol table message truncated");
   stab_walk w = {s, heap};
-  return h5_bt1_iter(f, btree, 0, (size_t)f->sl, stab_snod, &w);
+  return h5_bt1_iter(f, btree, 0, (size_t)f->sl, NULL, stab_snod, &w);
 }
 
 /* ---- link messages ------------------------------------------------------ */
