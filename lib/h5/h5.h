@@ -121,6 +121,13 @@ int h5_group_iter(h5_obj *g, h5_link_cb cb, void *ctx);
 /* The link called name in g (H5_ENOTFOUND if there is none). */
 int h5_group_find(h5_obj *g, const char *name, const h5_link **out);
 
+/* The object at path: names separated by '/', from the root whether or not
+** the path starts with '/' ("" and "/" are the root, "." is skipped).  Soft
+** links are followed (16 in a row at most, as libhdf5); an external or
+** user-defined link on the way is H5_EUNSUPPORTED, a missing name
+** H5_ENOTFOUND, each with a message naming the path. */
+int h5_obj_open_path(h5_file *f, const char *path, h5_obj **out);
+
 /* ---- datatypes ------------------------------------------------------ */
 
 typedef enum h5_class {
@@ -247,6 +254,12 @@ typedef struct h5_dset_info {
 
 int h5_dset_info_get(h5_obj *d, h5_dset_info *info);
 
+/* The bytes the dataset's raw data takes in the file, as libhdf5's
+** H5Dget_storage_size counts them: compact and contiguous (0 if never
+** written) their size, chunked the stored (filtered) size of the chunks
+** written, external data its size, virtual 0.  Reads the whole chunk index. */
+int h5_dset_storage_size(h5_obj *d, uint64_t *bytes);
+
 /* Zero copy: the bytes of a contiguous (or compact) dataset stored in this
 ** file without filters, in the mapped file (valid until h5_close), in the
 ** stored type and byte order.  H5_EUNSUPPORTED for other layouts, and when
@@ -340,5 +353,23 @@ int h5_json_values(h5_file *f, const h5_type *t, const uint8_t *data, int rank,
 ** lists (gaps as ["", "|Vn"]), {"subarray": ..., "shape": [...]} for array
 ** types; null where h5py has no mapping. */
 int h5_json_dtype(const h5_type *t, strbuf *out);
+
+/* ---- single elements, for bindings (h5_json.c) ------------------------- */
+
+/* An integer, bitfield or enum element at p (any size up to 64 bits of
+** precision, either byte order): its bits in *bits (sign-extended when
+** *is_signed).  H5_EINVAL for other classes. */
+int h5_elem_int(const h5_type *t, const uint8_t *p, uint64_t *bits, int *is_signed);
+
+/* A float element of any layout the format describes (or an integer one)
+** as a double.  H5_EINVAL for other classes. */
+int h5_elem_double(const h5_type *t, const uint8_t *p, double *out);
+
+/* The length of a fixed-length string element as libhdf5 hands it over:
+** up to the first NUL, or without trailing spaces when space-padded. */
+size_t h5_fixed_string_len(const h5_type *t, const uint8_t *p);
+
+/* Whether s[0..n) is well-formed UTF-8. */
+int h5_utf8_valid(const uint8_t *s, size_t n);
 
 #endif /* H5MEM_H5_H */

@@ -116,6 +116,8 @@ typedef struct rd {
   uint8_t *seen;
   uint64_t box_lo[H5_MAX_RANK], box_n[H5_MAX_RANK];
   h5_amap verified;    /* index blocks whose checksum was verified */
+  int count_only;      /* add up the chunks' stored sizes, decode nothing */
+  uint64_t stored;
 } rd;
 
 /* Whether the chunk at origin reaches past the dataset's current extent. */
@@ -153,6 +155,10 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
     r->seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
   }
   if (addr == H5_UNDEF_ADDR) return H5_OK; /* never written */
+  if (r->count_only) {
+    r->stored += size;
+    return H5_OK;
+  }
   int filtered = d->info.nfilters > 0;
   if (filtered && (d->chunk_flags & 1) && chunk_is_partial(r, origin))
     filtered = 0; /* edge chunks are stored unfiltered */
@@ -743,11 +749,11 @@ static int bt2_chunk(void *ctx, const uint8_t *rec, size_t len) {
 
 /* ---- entry points ---------------------------------------------------------- */
 
-int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
-                        size_t outlen) {
-  (void)outlen; /* the caller sized out from sel */
+static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
+                        size_t outlen, uint64_t *stored) {
   rd r;
   memset(&r, 0, sizeof r);
+  r.count_only = stored != NULL;
   r.f = f;
   r.d = d;
   r.sel = sel;
@@ -794,17 +800,36 @@ int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
   }
   free(r.seen);
   h5_amap_free(&r.verified);
+  if (stored) *stored = r.stored;
   return rc;
+}
+
+int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
+                        size_t outlen) {
+  return chunked_walk(f, d, sel, out, outlen, NULL);
+}
+
+/* The whole current extent as a selection; 0 when it is empty. */
+static int whole_sel(const struct h5_dset *d, h5_sel *sel) {
+  int rank = d->space.rank < 0 ? 0 : d->space.rank;
+  for (int k = 0; k < rank; k++) {
+    sel->start[k] = 0;
+    sel->count[k] = d->space.dims[k];
+    sel->stride[k] = 1;
+    if (sel->count[k] == 0) return 0;
+  }
+  return 1;
 }
 
 int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen) {
   h5_sel sel;
-  int rank = d->space.rank < 0 ? 0 : d->space.rank;
-  for (int k = 0; k < rank; k++) {
-    sel.start[k] = 0;
-    sel.count[k] = d->space.dims[k];
-    sel.stride[k] = 1;
-    if (sel.count[k] == 0) return H5_OK;
-  }
+  if (!whole_sel(d, &sel)) return H5_OK;
   return h5_chunked_read_sel(f, d, &sel, buf, buflen);
+}
+
+int h5_chunked_storage(h5_file *f, struct h5_dset *d, uint64_t *bytes) {
+  h5_sel sel;
+  *bytes = 0;
+  if (!whole_sel(d, &sel)) return H5_OK;
+  return chunked_walk(f, d, &sel, NULL, 0, bytes);
 }

@@ -314,6 +314,31 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   return H5_OK;
 }
 
+int h5_dset_storage_size(h5_obj *o, uint64_t *bytes) {
+  struct h5_dset *d;
+  *bytes = 0;
+  int rc = h5_dset_get(o, &d);
+  if (rc) return rc;
+  uint64_t n = d->info.nelems, esz = d->type->size;
+  if (esz && n > UINT64_MAX / esz) return h5_err(o->f, H5_ECORRUPT, "dataset too large");
+  if (d->efl) {
+    *bytes = n * esz; /* in the external files */
+    return H5_OK;
+  }
+  switch (d->info.layout) {
+  case H5_LAYOUT_COMPACT: *bytes = d->compact_len; return H5_OK;
+  case H5_LAYOUT_CONTIGUOUS: *bytes = d->addr == H5_UNDEF_ADDR ? 0 : d->size; return H5_OK;
+  case H5_LAYOUT_CHUNKED:
+    if (d->addr == H5_UNDEF_ADDR) return H5_OK;
+    if (d->chunk_esize != d->type->size)
+      return h5_err(o->f, H5_ECORRUPT,
+                    "layout message: chunk element size %llu, datatype size %u",
+                    (unsigned long long)d->chunk_esize, d->type->size);
+    return h5_chunked_storage(o->f, d, bytes);
+  default: return H5_OK; /* virtual: the data is in other datasets */
+  }
+}
+
 int h5_dset_info_get(h5_obj *o, h5_dset_info *info) {
   struct h5_dset *d;
   int rc = h5_dset_get(o, &d);

@@ -277,3 +277,76 @@ int h5_group_find(h5_obj *g, const char *name, const h5_link **out) {
   }
   return h5_err(g->f, H5_ENOTFOUND, "no link '%s'", name);
 }
+
+/* ---- paths ------------------------------------------------------------------ */
+
+#define H5_MAX_SOFT_HOPS 16 /* libhdf5's default limit on soft links followed */
+
+/* Resolve path from group g (absolute paths restart at the root); *hops
+** counts the soft links followed so far. */
+static int resolve(h5_file *f, h5_obj *g, const char *path, int *hops, h5_obj **out) {
+  h5_obj *o = g;
+  if (*path == '/') {
+    int rc = h5_root(f, &o);
+    if (rc) return rc;
+  }
+  const char *p = path;
+  char name[1024];
+  for (;;) {
+    while (*p == '/') p++;
+    if (!*p) break;
+    const char *e = strchr(p, '/');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    if (n >= sizeof name)
+      return h5_err(f, H5_EINVAL, "a name in the path is over %zu bytes", sizeof name - 1);
+    memcpy(name, p, n);
+    name[n] = '\0';
+    p += n;
+    if (strcmp(name, ".") == 0) continue;
+    if (h5_obj_kind(o) != H5_KIND_GROUP)
+      return h5_err(f, H5_ENOTFOUND, "'%.*s' is not a group", (int)(p - path - n), path);
+    const h5_link *l;
+    int rc = h5_group_find(o, name, &l);
+    if (rc == H5_ENOTFOUND)
+      return h5_err(f, H5_ENOTFOUND, "no object '%.*s'", (int)(p - path), path);
+    if (rc) return rc;
+    if (l->type == H5_LINK_HARD) {
+      rc = h5_obj_open(f, l->addr, &o);
+      if (rc) return rc;
+    } else if (l->type == H5_LINK_SOFT) {
+      if (++*hops > H5_MAX_SOFT_HOPS)
+        return h5_err(f, H5_EINVAL, "'%.*s': more than %d soft links in a row (a loop?)",
+                      (int)(p - path), path, H5_MAX_SOFT_HOPS);
+      char *target = strdup(l->target ? l->target : "");
+      if (!target) return h5_err(f, H5_ENOMEM, "out of memory");
+      rc = resolve(f, o, target, hops, &o);
+      free(target);
+      if (rc == H5_ENOTFOUND) {
+        char why[sizeof f->err];
+        memcpy(why, f->err, sizeof why);
+        h5_err(f, H5_ENOTFOUND, "'%.*s' is a dangling soft link: %s", (int)(p - path), path,
+               why);
+      }
+      if (rc) return rc;
+    } else if (l->type == H5_LINK_EXTERNAL) {
+      return h5_err(f, H5_EUNSUPPORTED,
+                    "'%.*s' is an external link to '%s' in file '%s' (open that file instead)",
+                    (int)(p - path), path, l->target ? l->target : "",
+                    l->filename ? l->filename : "");
+    } else {
+      return h5_err(f, H5_EUNSUPPORTED, "'%.*s' is a user-defined link (type %d)",
+                    (int)(p - path), path, l->type);
+    }
+  }
+  *out = o;
+  return H5_OK;
+}
+
+int h5_obj_open_path(h5_file *f, const char *path, h5_obj **out) {
+  h5_obj *root;
+  int hops = 0;
+  *out = NULL;
+  int rc = h5_root(f, &root);
+  if (rc) return rc;
+  return resolve(f, root, path, &hops, out);
+}

@@ -304,6 +304,9 @@ void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n);
 ** fills buf first). */
 int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen);
 
+/* h5_chunk.c: the bytes the written chunks of the current extent take in
+** the file (their stored, filtered sizes). */
+int h5_chunked_storage(h5_file *f, struct h5_dset *d, uint64_t *bytes);
 /* A hyperslab of a dataset of rank r: in dimension k the elements
 ** start[k] + i * stride[k] for i in [0, count[k]).  Checked by the caller
 ** to lie inside the dataset, with no count 0 and no stride 0. */

@@ -41,13 +41,11 @@ static uint64_t get_uint(const uint8_t *p, uint32_t size, int be) {
 
 static void put_integer(const h5_type *t, const uint8_t *p, strbuf *o) {
   uint64_t v;
-  unsigned prec = t->precision ? t->precision : 8 * t->size;
-  if (t->offset == 0 && prec == 8 * t->size && t->size <= 8)
-    v = get_uint(p, t->size, t->big_endian);
-  else
-    v = get_bits(p, t->size, t->big_endian, t->offset, prec);
-  int is_signed = t->cls == H5_CLASS_INTEGER && t->is_signed;
-  if (is_signed && prec < 64 && (v >> (prec - 1)) & 1) v |= ~(uint64_t)0 << prec;
+  int is_signed;
+  if (h5_elem_int(t, p, &v, &is_signed)) {
+    strbuf_puts(o, "null"); /* an enum whose base is no integer */
+    return;
+  }
   if (is_signed)
     strbuf_printf(o, "%lld", (long long)(int64_t)v);
   else
@@ -182,12 +180,7 @@ static void put_text(const uint8_t *p, size_t n, strbuf *o) {
 /* A fixed-length string as libhdf5 hands it over: cut at the first NUL
 ** (null-terminated, null-padded) or without trailing spaces (space-padded). */
 static void put_fixed_string(const h5_type *t, const uint8_t *p, strbuf *o) {
-  size_t n = t->size;
-  const uint8_t *z = memchr(p, 0, n);
-  if (z) n = (size_t)(z - p);
-  if (t->strpad == 2)
-    while (n > 0 && p[n - 1] == ' ') n--;
-  put_text(p, n, o);
+  put_text(p, h5_fixed_string_len(t, p), o);
 }
 
 static int is_complex(const h5_type *t) {
@@ -521,3 +514,45 @@ int h5_json_dtype(const h5_type *t, strbuf *out) {
   int rc = put_dtype(t, out, 0);
   return rc ? rc : strbuf_failed(out) ? H5_ENOMEM : H5_OK;
 }
+
+/* ---- single elements, for bindings ------------------------------------------ */
+
+int h5_elem_int(const h5_type *t, const uint8_t *p, uint64_t *bits, int *is_signed) {
+  if (t->cls == H5_CLASS_ENUM) t = t->base;
+  if (!t || (t->cls != H5_CLASS_INTEGER && t->cls != H5_CLASS_BITFIELD) || t->size == 0)
+    return H5_EINVAL;
+  uint64_t v;
+  unsigned prec = t->precision ? t->precision : 8 * t->size;
+  if (prec > 64) prec = 64;
+  if (t->offset == 0 && prec == 8 * t->size && t->size <= 8)
+    v = get_uint(p, t->size, t->big_endian);
+  else
+    v = get_bits(p, t->size, t->big_endian, t->offset, prec);
+  *is_signed = t->cls == H5_CLASS_INTEGER && t->is_signed;
+  if (*is_signed && prec < 64 && (v >> (prec - 1)) & 1) v |= ~(uint64_t)0 << prec;
+  *bits = v;
+  return H5_OK;
+}
+
+int h5_elem_double(const h5_type *t, const uint8_t *p, double *out) {
+  if (t->cls == H5_CLASS_FLOAT) {
+    *out = decode_float(t, p);
+    return H5_OK;
+  }
+  uint64_t v;
+  int s;
+  if (h5_elem_int(t, p, &v, &s)) return H5_EINVAL;
+  *out = s ? (double)(int64_t)v : (double)v;
+  return H5_OK;
+}
+
+size_t h5_fixed_string_len(const h5_type *t, const uint8_t *p) {
+  size_t n = t->size;
+  const uint8_t *z = memchr(p, 0, n);
+  if (z) n = (size_t)(z - p);
+  if (t->strpad == 2)
+    while (n > 0 && p[n - 1] == ' ') n--;
+  return n;
+}
+
+int h5_utf8_valid(const uint8_t *s, size_t n) { return utf8_ok(s, n); }
