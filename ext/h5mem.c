@@ -19,6 +19,7 @@ SQLITE_EXTENSION_INIT1
 #include <zlib.h>
 
 #include "ext.h"
+#include "h5sql.h"
 #include "h5mem_commit.h"
 #include "k.h"
 
@@ -117,6 +118,7 @@ int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
         SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_RESULT_SUBTYPE, NULL, fn_info,
         NULL, NULL, NULL);
   if (rc == SQLITE_OK) rc = ext_vec_register(db);
+  if (rc == SQLITE_OK) rc = ext_h5_register(db);
   if (rc != SQLITE_OK)
     *pzErrMsg = sqlite3_mprintf("h5mem: cannot register functions: %s",
                                 sqlite3_errmsg(db));
