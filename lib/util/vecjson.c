@@ -194,6 +194,13 @@ static size_t shortest(double v, char *buf, size_t size, int maxp, int is_float)
     else
       lo = mid + 1;
   }
+  /* %g turns to an exponent once the exponent reaches the precision (10
+  ** with 1 digit is "1e+01"); like Python's repr, write whole numbers below
+  ** 1e16 out: one more digit per power of ten still reads back as v */
+  snprintf(buf, size, "%.*e", (lo - 1) & 31, v);
+  const char *e = strchr(buf, 'e');
+  int x = e ? atoi(e + 1) : 0;
+  if (x >= lo && x < 16) lo = x + 1;
   int w = snprintf(buf, size, "%.*g", lo & 31, v);
   restore_locale(old);
   return (size_t)w;
