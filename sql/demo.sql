@@ -1,6 +1,7 @@
 -- h5mem demo: run with `make demo` (or: sqlite3 :memory: < sql/demo.sql
 -- from the build directory).  It grows with every capability; today it
--- shows the extension's identity and its vector functions.
+-- shows the extension's identity, its vector functions, and HDF5 files
+-- written, listed and queried from SQL.
 .load ./h5mem
 .headers on
 .mode box
@@ -37,3 +38,22 @@ CREATE TEMP TABLE memories16 AS SELECT id, text, vec_f16(emb) AS emb FROM memori
 SELECT id, length(emb) AS bytes,
        round(vec_distance_cosine(vec_as_f16(emb), '[1, 0.2, 0, 0.1]'), 4) AS cosine
   FROM memories16 ORDER BY cosine LIMIT 3;
+
+.print '== HDF5 from SQL: export the memories to demo.h5 (one compound dataset)'
+CREATE VIRTUAL TABLE temp.export USING h5(file='h5mem_demo.h5', dataset='/memories',
+    schema='id int64, text text, emb float32[4]', compression='deflate:6');
+INSERT INTO temp.export(id, text, emb) SELECT id, text, emb FROM memories;
+INSERT INTO temp.export(id, text, emb)
+  SELECT id + 100, text || ' (again)', vec_normalize(vec_f32('[0.5, 0.5, 0.5, 0.5]')) FROM memories;
+
+.print '== list the file: every object, its numpy dtype, shape, chunks and filters'
+SELECT path, kind, dtype, shape, maxshape, chunks, json_extract(filters, '$[0].name') AS filter,
+       elements, bytes
+  FROM h5_ls('h5mem_demo.h5');
+
+.print '== read it back: rows as JSON with a numpy slice, then as a table queried by row range'
+SELECT h5_read_json('h5mem_demo.h5', '/memories', '0:2') AS first_two;
+CREATE VIRTUAL TABLE temp.mems USING h5(file='h5mem_demo.h5', dataset='/memories');
+SELECT i, id, text, round(vec_distance_cosine(emb, '[1, 0.2, 0, 0.1]'), 4) AS cosine
+  FROM temp.mems WHERE i BETWEEN 2 AND 5 ORDER BY i;
+SELECT count(*) AS rows_in_file FROM temp.mems;

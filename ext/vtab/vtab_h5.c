@@ -752,12 +752,21 @@ static int create_dataset(const h5opts *o, char **pzErr) {
   h5w *w = NULL;
   struct stat st;
   int exists = stat(o->file, &st) == 0;
+  /* a new file is written under a temporary name and renamed into place,
+  ** so no one ever sees (or is left with) half a file */
+  char *tmp = exists ? NULL : sqlite3_mprintf("%s.h5mem-new-%d", o->file, (int)getpid());
+  if (!exists && !tmp) {
+    h5_type_free(t);
+    return SQLITE_NOMEM;
+  }
   int hr = exists ? h5w_open(o->file, 1, &w, err, sizeof err)
-                  : h5w_create(o->file, 1, &w, err, sizeof err);
+                  : h5w_create(tmp, 1, &w, err, sizeof err);
   if (hr != H5_OK) {
     h5_type_free(t);
     *pzErr = sqlite3_mprintf("%s: cannot %s '%s': %s", WHO, exists ? "add to" : "create",
                              o->file, err);
+    if (tmp) unlink(tmp);
+    sqlite3_free(tmp);
     return SQLITE_ERROR;
   }
   h5w_obj *parent, *d;
@@ -787,6 +796,14 @@ static int create_dataset(const h5opts *o, char **pzErr) {
     rc = SQLITE_ERROR;
   }
   h5w_free(w);
+  if (tmp) {
+    if (rc == SQLITE_OK && rename(tmp, o->file) != 0) {
+      *pzErr = sqlite3_mprintf("%s: cannot create '%s': %s", WHO, o->file, strerror(errno));
+      rc = SQLITE_ERROR;
+    }
+    if (rc != SQLITE_OK) unlink(tmp);
+    sqlite3_free(tmp);
+  }
   return rc;
 }
 
