@@ -685,6 +685,26 @@ static int parse_compression(const char *c, int *level, char **pzErr) {
   return SQLITE_ERROR;
 }
 
+/* Take the writer's lock on path: an fd holding flock(LOCK_EX), or -1 and
+** SQLITE_BUSY when another connection or process holds it. */
+static int lock_file(const char *path, int *fd, char **msg) {
+  *fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (*fd < 0) {
+    *msg = sqlite3_mprintf("cannot open '%s': %s", path, strerror(errno));
+    return SQLITE_ERROR;
+  }
+  if (flock(*fd, LOCK_EX | LOCK_NB) == 0) return SQLITE_OK;
+  int e = errno;
+  close(*fd);
+  *fd = -1;
+  if (e == EWOULDBLOCK) {
+    *msg = sqlite3_mprintf("'%s' is being written by another connection or process", path);
+    return SQLITE_BUSY;
+  }
+  *msg = sqlite3_mprintf("cannot lock '%s': %s", path, strerror(e));
+  return SQLITE_ERROR;
+}
+
 /* Create the groups along path (in w) and return the parent and last name. */
 static int make_parents(h5w *w, const char *path, h5w_obj **parent, const char **name,
                         char **pzErr) {
@@ -760,6 +780,17 @@ static int create_dataset(const h5opts *o, char **pzErr) {
     h5_type_free(t);
     return SQLITE_NOMEM;
   }
+  int lockfd = -1;
+  if (exists) {
+    char *msg = NULL;
+    rc = lock_file(o->file, &lockfd, &msg);
+    if (rc != SQLITE_OK) {
+      h5_type_free(t);
+      *pzErr = msg ? sqlite3_mprintf("%s: %s", WHO, msg) : NULL;
+      sqlite3_free(msg);
+      return *pzErr ? rc : SQLITE_NOMEM;
+    }
+  }
   int hr = exists ? h5w_open(o->file, 1, &w, err, sizeof err)
                   : h5w_create(tmp, 1, &w, err, sizeof err);
   if (hr != H5_OK) {
@@ -768,6 +799,7 @@ static int create_dataset(const h5opts *o, char **pzErr) {
                              o->file, err);
     if (tmp) unlink(tmp);
     sqlite3_free(tmp);
+    if (lockfd >= 0) close(lockfd);
     return SQLITE_ERROR;
   }
   h5w_obj *parent, *d;
@@ -805,6 +837,7 @@ static int create_dataset(const h5opts *o, char **pzErr) {
     if (rc != SQLITE_OK) unlink(tmp);
     sqlite3_free(tmp);
   }
+  if (lockfd >= 0) close(lockfd); /* (closing drops the lock) */
   return rc;
 }
 
@@ -1564,18 +1597,14 @@ static void writer_drop(h5vt *vt) {
 /* Lock the file and open it for appending to the dataset. */
 static int writer_open(h5vt *vt) {
   if (vt->w) return SQLITE_OK;
-  int fd = open(vt->file, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return vt_err(vt, "cannot open '%s': %s", vt->file, strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int e = errno;
-    close(fd);
-    if (e == EWOULDBLOCK) {
-      vt_err(vt, "'%s' is being written by another connection or process", vt->file);
-      return SQLITE_BUSY;
-    }
-    return vt_err(vt, "cannot lock '%s': %s", vt->file, strerror(e));
+  char *msg = NULL;
+  int lrc = lock_file(vt->file, &vt->lockfd, &msg);
+  if (lrc != SQLITE_OK) {
+    if (!msg) return SQLITE_NOMEM;
+    vt_err(vt, "%s", msg);
+    sqlite3_free(msg);
+    return lrc;
   }
-  vt->lockfd = fd;
   char err[512] = "";
   int hr = h5w_open(vt->file, 1, &vt->w, err, sizeof err);
   if (hr != H5_OK) {
@@ -1624,7 +1653,8 @@ static int h5vt_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlit
                   argc == 1 ? "DELETE" : "UPDATE", vt->dset);
   if (vt->readonly) return vt_err(vt, "the table was declared with mode=ro");
   if (vt->doomed) return vt_err(vt, "%s", vt->doom_msg ? vt->doom_msg : "the transaction failed; roll it back");
-  int rc = refresh(vt);
+  /* the file as the transaction's first row found it */
+  int rc = vt->nbuf || vt->nspilled ? SQLITE_OK : refresh(vt);
   if (rc != SQLITE_OK) return rc;
   const h5_type *t = vt->snap->info.type;
   if (vt->rank < 1 || !writable(t)) {
