@@ -335,12 +335,6 @@ int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
 int h5w_close(h5w *w, int sync);
 void h5w_free(h5w *w);
 const char *h5w_errmsg(const h5w *w);
-/* TEMP STUB DECLS */
-int h5w_flush(h5w *w, int sync);
-int h5w_open(const char *path, int threads, h5w **out, char *err, size_t errlen);
-int h5w_lookup(h5w *w, const char *path, h5w_obj **out);
-typedef struct h5w_info { int is_group; const h5_type *type; int rank; uint64_t dims[H5_MAX_RANK], maxdims[H5_MAX_RANK], chunk[H5_MAX_RANK]; int layout; } h5w_info;
-int h5w_obj_info(h5w_obj *o, h5w_info *info);
 
 /* ---- values as JSON (h5_json.c) --------------------------------------- */
 
