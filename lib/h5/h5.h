@@ -308,8 +308,9 @@ typedef struct h5w_dcpl {
   const void *fill;
 } h5w_dcpl;
 
-/* Create (or truncate) path for writing; threads compress chunks (0: one
-** per CPU).  On failure a message is in err. */
+/* Create (or truncate) path for writing, an empty valid file at once (an
+** empty root group); threads compress chunks (0: one per CPU).  On failure
+** a message is in err. */
 int h5w_create(const char *path, int threads, h5w **out, char *err,
                size_t errlen);
 h5w_obj *h5w_root(h5w *w);

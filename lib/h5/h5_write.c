@@ -13,9 +13,13 @@
 ** Chunk dimension fields hold the element size last, as HDF5 2.0 checks.
 **
 ** Raw data goes to the file as soon as it is given (chunks filtered in
-** parallel); metadata is written at h5w_close, children before parents, the
-** superblock last, so a file cut short never has a superblock pointing at
-** metadata that is not there.
+** parallel); metadata is written at each h5w_flush (and h5w_close, which
+** flushes): rows short of a row of chunks as provisional chunks, then new
+** headers for the objects changed since the last flush, children before
+** parents, then the superblock, the commit point.  Until it is written the
+** file on disk is the last flushed one: everything after it lies past the
+** end of allocation its superblock names.  h5_wopen.c opens existing files
+** for the same kind of additions (old objects carry `old`).
 */
 #include "config.h"
 
