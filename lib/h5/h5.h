@@ -290,7 +290,7 @@ int h5_dset_read_slab(h5_obj *d, const uint64_t *start, const uint64_t *count,
 int h5_vlen_get(h5_file *f, const uint8_t *elem, const uint8_t **data,
                 size_t *len, uint32_t *count);
 
-/* ---- writing new files (h5_write.c) ---------------------------------- */
+/* ---- writing files (h5_write.c, h5_wopen.c) ---------------------------- */
 
 typedef struct h5w h5w;         /* a file being written */
 typedef struct h5w_obj h5w_obj; /* a group or dataset in it; owned by h5w */
@@ -308,8 +308,9 @@ typedef struct h5w_dcpl {
   const void *fill;
 } h5w_dcpl;
 
-/* Create (or truncate) path for writing; threads compress chunks (0: one
-** per CPU).  On failure a message is in err. */
+/* Create (or truncate) path for writing, an empty valid file at once (an
+** empty root group); threads compress chunks (0: one per CPU).  On failure
+** a message is in err. */
 int h5w_create(const char *path, int threads, h5w **out, char *err,
                size_t errlen);
 h5w_obj *h5w_root(h5w *w);
@@ -323,18 +324,55 @@ int h5w_dataset(h5w *w, h5w_obj *parent, const char *name, h5_type *type,
 ** variable-length string element is a const char * (NULL: no string) in
 ** the first 8 bytes of its 16-byte slot. */
 int h5w_write(h5w *w, h5w_obj *d, const void *data);
-/* Append rows along dimension 0 of a chunked dataset created with shape[0]
-** 0 and maxshape[0] unlimited; whole chunks are written as they fill. */
+/* Append rows along dimension 0 of a chunked dataset: one created with
+** shape[0] 0 and maxshape[0] unlimited, or one of an opened file whose
+** maxshape[0] leaves room (rows go after its rows; its filters must be among
+** deflate, shuffle, fletcher32).  Whole rows of chunks are written as they
+** fill; the rest waits in memory (and goes out provisionally at a flush). */
 int h5w_append(h5w *w, h5w_obj *d, const void *rows, uint64_t nrows);
-/* An attribute of a group or dataset (type taken over; data as h5w_write). */
+/* An attribute of a group or dataset (type taken over; data as h5w_write).
+** H5_EINVAL if the object has one of that name already. */
 int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
              const uint64_t *dims, const void *data);
-/* Write the metadata and the superblock (after fsync when sync) and close
-** the file; then free it with h5w_free.  Nothing of the file is readable
-** before h5w_close returns H5_OK. */
+/* Make the file on disk a complete HDF5 file holding everything given so
+** far, then go on writing.  Raw data first (rows short of a row of chunks as
+** provisional, fill-padded chunks), then new headers for the objects changed
+** since the last flush and their ancestors, children first, then (after
+** fsync when sync) the superblock at 0, the commit point, then fsync again
+** when sync.  Objects not changed keep their headers.  A crash at any
+** moment leaves the file as the last completed flush (or h5w_create /
+** h5w_open) left it. */
+int h5w_flush(h5w *w, int sync);
+/* h5w_flush, then close the file; then free it with h5w_free (which alone,
+** without h5w_close, leaves the file as the last flush left it). */
 int h5w_close(h5w *w, int sync);
 void h5w_free(h5w *w);
 const char *h5w_errmsg(const h5w *w);
+
+/* Open an existing HDF5 file to add to it, copy-on-write: new data and new
+** headers go past its end of allocation (bytes past it, from a writer that
+** crashed, are cut off first), objects not changed keep their addresses,
+** the superblock is rewritten last at each flush.  Files with superblock
+** version 2 or 3, 8-byte offsets and lengths, no user block, groups with
+** new-style links (what libver 'v108' and 'latest' write, and h5w_create);
+** others fail with H5_EUNSUPPORTED and a message saying why, the file
+** untouched.  Existing objects are read lazily through the reader. */
+int h5w_open(const char *path, int threads, h5w **out, char *err, size_t errlen);
+/* The group or dataset at an absolute path of hard links ("/": the root);
+** H5_ENOTFOUND if there is none, H5_EUNSUPPORTED through a soft link or to
+** a committed datatype.  New objects made through h5w_group/h5w_dataset
+** are found too.  The handle belongs to w. */
+int h5w_lookup(h5w *w, const char *path, h5w_obj **out);
+
+/* What a group or dataset is (type belongs to w; layout an h5_layout). */
+typedef struct h5w_info {
+  int is_group;
+  const h5_type *type;
+  int rank;
+  uint64_t dims[H5_MAX_RANK], maxdims[H5_MAX_RANK], chunk[H5_MAX_RANK];
+  int layout;
+} h5w_info;
+int h5w_obj_info(h5w_obj *o, h5w_info *info);
 
 /* ---- values as JSON (h5_json.c) --------------------------------------- */
 

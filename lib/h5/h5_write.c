@@ -13,9 +13,13 @@
 ** Chunk dimension fields hold the element size last, as HDF5 2.0 checks.
 **
 ** Raw data goes to the file as soon as it is given (chunks filtered in
-** parallel); metadata is written at h5w_close, children before parents, the
-** superblock last, so a file cut short never has a superblock pointing at
-** metadata that is not there.
+** parallel); metadata is written at each h5w_flush (and h5w_close, which
+** flushes): rows short of a row of chunks as provisional chunks, then new
+** headers for the objects changed since the last flush, children before
+** parents, then the superblock, the commit point.  Until it is written the
+** file on disk is the last flushed one: everything after it lies past the
+** end of allocation its superblock names.  h5_wopen.c opens existing files
+** for the same kind of additions (old objects carry `old`).
 */
 #include "config.h"
 
@@ -29,80 +33,15 @@
 #include <libdeflate.h>
 #endif
 
-#include "h5_int.h"
+#include "h5_wint.h"
 #include "util/pool.h"
 #include "util/strbuf.h"
 
-#define W_SO 8         /* sizes of offsets and lengths written */
 #define W_TWO_K 64     /* entries per chunk B-tree node (2 x default K 32) */
 #define W_GCOL_MIN 4096
 #define W_MAX_MSG 65535 /* a header message's size field is 16 bits */
 #define W_MAX_COMPACT 8 /* links or attributes kept in the header (libhdf5's
                            default); more go to dense storage */
-
-/* One entry of a chunked dataset's index. */
-typedef struct w_chunk {
-  uint64_t off[H5_MAX_RANK]; /* element offsets of the chunk */
-  uint64_t addr, size;
-  uint32_t mask;
-} w_chunk;
-
-/* One attribute: its message body is attrs.buf[off, off + len). */
-typedef struct w_attr {
-  char *name;
-  size_t off, len;
-} w_attr;
-
-/* A set of names (pointers to strings owned elsewhere), to refuse
-** duplicates without comparing every pair. */
-typedef struct w_names {
-  const char **slot; /* NULL: empty */
-  size_t cap, n;
-} w_names;
-
-struct h5w_obj {
-  int is_group;
-  char *name;
-  h5w_obj *parent;
-  uint64_t addr; /* object header, once written */
-  /* group */
-  h5w_obj **kids;
-  size_t nkids, capkids;
-  w_names kid_names;
-  /* attribute message bodies, encoded, one after the other */
-  strbuf attrs;
-  w_attr *attrv;
-  size_t nattrs, capattrs;
-  w_names attr_names;
-  /* dataset */
-  h5_type *type;
-  int rank;
-  uint64_t dims[H5_MAX_RANK], maxdims[H5_MAX_RANK];
-  h5w_dcpl dcpl;
-  uint8_t *fill;
-  int written;
-  uint64_t data_addr, data_size;   /* contiguous */
-  uint8_t *compact;                /* compact */
-  size_t compact_len;
-  w_chunk *chunks;                 /* chunked */
-  size_t nchunks, capchunks;
-  uint8_t *pending;                /* appended rows not yet in a chunk */
-  uint64_t npending;
-  int appended;
-};
-
-struct h5w {
-  int fd;
-  uint64_t eoa;
-  h5w_obj *root;
-  int threads;
-  int failed;
-  char err[512];
-  /* the global heap collection being filled (variable-length data) */
-  uint8_t *gcol;
-  uint64_t gcol_addr, gcol_cap, gcol_used;
-  uint16_t gcol_next;
-};
 
 #define werr h5w_err /* (h5_int.h) the error message of w; returns code */
 
@@ -279,20 +218,21 @@ static uint8_t *stored_copy(h5w *w, const h5_type *t, const void *data,
 
 /* ---- objects ------------------------------------------------------------- */
 
-static void obj_free(h5w_obj *o) {
+void h5w_obj_free(h5w_obj *o) {
   if (!o) return;
-  for (size_t i = 0; i < o->nkids; i++) obj_free(o->kids[i]);
+  for (size_t i = 0; i < o->nkids; i++) h5w_obj_free(o->kids[i]);
   free(o->kids);
   free(o->kid_names.slot);
   for (size_t i = 0; i < o->nattrs; i++) free(o->attrv[i].name);
   free(o->attrv);
   free(o->attr_names.slot);
   strbuf_free(&o->attrs);
-  h5_type_free(o->type);
+  if (!o->type_borrowed) h5_type_free(o->type);
   free(o->name);
   free(o->fill);
   free(o->compact);
   free(o->chunks);
+  free(o->prov);
   free(o->pending);
   free(o);
 }
@@ -316,9 +256,20 @@ int h5w_create(const char *path, int threads, h5w **out, char *err,
     return H5_EIO;
   }
   root->is_group = 1;
+  root->dirty = 1;
   w->root = root;
   w->threads = threads > 0 ? threads : util_ncpu();
   w->eoa = 48; /* the superblock (version 2, 8-byte offsets) */
+  w->sb_version = 2;
+  w->ext_addr = H5_UNDEF_ADDR;
+  /* an empty file at once: a crash before the first flush leaves a valid
+     file holding an empty root group */
+  int rc = h5w_flush(w, 0);
+  if (rc) {
+    snprintf(err, errlen, "%s", w->err);
+    h5w_free(w);
+    return rc;
+  }
   *out = w;
   return H5_OK;
 }
@@ -337,12 +288,12 @@ static size_t names_slot(const w_names *s, const char *name) {
   return i;
 }
 
-static int names_has(const w_names *s, const char *name) {
+int h5w_names_has(const w_names *s, const char *name) {
   return s->cap && s->slot[names_slot(s, name)] != NULL;
 }
 
 /* Add name (not in s yet; the string must outlive s): H5_OK or H5_ENOMEM. */
-static int names_add(w_names *s, const char *name) {
+int h5w_names_add(w_names *s, const char *name) {
   if (2 * (s->n + 1) > s->cap) { /* at most half full */
     w_names g = {NULL, s->cap ? 2 * s->cap : 16, 0};
     g.slot = calloc(g.cap, sizeof *g.slot);
@@ -358,11 +309,7 @@ static int names_add(w_names *s, const char *name) {
   return H5_OK;
 }
 
-static int add_kid(h5w *w, h5w_obj *parent, const char *name, h5w_obj *o) {
-  if (!parent->is_group) return werr(w, H5_EINVAL, "'%s' is not a group", parent->name);
-  if (!valid_name(name)) return werr(w, H5_EINVAL, "bad link name '%s'", name ? name : "(null)");
-  if (names_has(&parent->kid_names, name))
-    return werr(w, H5_EINVAL, "'%s' exists already", name);
+int h5w_kid_attach(h5w *w, h5w_obj *parent, const char *name, h5w_obj *o) {
   if (parent->nkids == parent->capkids) {
     size_t ncap = parent->capkids ? parent->capkids * 2 : 8;
     h5w_obj **nk = realloc(parent->kids, ncap * sizeof *nk);
@@ -371,11 +318,41 @@ static int add_kid(h5w *w, h5w_obj *parent, const char *name, h5w_obj *o) {
     parent->capkids = ncap;
   }
   o->name = strdup(name);
-  if (!o->name || names_add(&parent->kid_names, o->name))
+  if (!o->name || h5w_names_add(&parent->kid_names, o->name))
     return werr(w, H5_ENOMEM, "out of memory");
   o->parent = parent;
   parent->kids[parent->nkids++] = o;
   return H5_OK;
+}
+
+/* Before o changes: o and every group above it that comes from the opened
+** file must be one we can give a new header (h5w_old_check). */
+static int may_change(h5w *w, h5w_obj *o) {
+  if (w->fd < 0) return werr(w, H5_EINVAL, "the file is closed");
+  for (h5w_obj *p = o; p; p = p->parent) {
+    int rc = p->old ? h5w_old_check(w, p) : H5_OK;
+    if (rc) return rc;
+  }
+  return H5_OK;
+}
+
+/* o changed: it and its ancestors (whose links to it will change address)
+** get new headers at the next flush. */
+static void mark_dirty(h5w_obj *o) {
+  for (; o; o = o->parent) o->dirty = 1;
+}
+
+static int add_kid(h5w *w, h5w_obj *parent, const char *name, h5w_obj *o) {
+  if (!parent->is_group) return werr(w, H5_EINVAL, "'%s' is not a group", parent->name);
+  if (!valid_name(name)) return werr(w, H5_EINVAL, "bad link name '%s'", name ? name : "(null)");
+  const h5_link *l;
+  if (h5w_names_has(&parent->kid_names, name) ||
+      (parent->old && h5_group_find(parent->old, name, &l) == H5_OK))
+    return werr(w, H5_EINVAL, "'%s' exists already", name);
+  int rc = may_change(w, parent);
+  if (rc == H5_OK) rc = h5w_kid_attach(w, parent, name, o);
+  if (rc == H5_OK) mark_dirty(o);
+  return rc;
 }
 
 int h5w_group(h5w *w, h5w_obj *parent, const char *name, h5w_obj **out) {
@@ -385,7 +362,7 @@ int h5w_group(h5w *w, h5w_obj *parent, const char *name, h5w_obj **out) {
   g->is_group = 1;
   int rc = add_kid(w, parent, name, g);
   if (rc) {
-    obj_free(g);
+    h5w_obj_free(g);
     return rc;
   }
   *out = g;
@@ -437,7 +414,7 @@ int h5w_dataset(h5w *w, h5w_obj *parent, const char *name, h5_type *type,
   d->data_addr = H5_UNDEF_ADDR;
   if (rc == H5_OK) rc = add_kid(w, parent, name, d);
   if (rc) {
-    obj_free(d);
+    h5w_obj_free(d);
     return rc;
   }
   *out = d;
@@ -572,6 +549,48 @@ static int make_chunk(void *ctx, size_t ci) {
   return H5_OK;
 }
 
+int h5w_chunks_reserve(h5w *w, h5w_obj *d, size_t n) {
+  if (d->nchunks + n <= d->capchunks) return H5_OK;
+  size_t ncap = d->capchunks ? d->capchunks : 16;
+  while (ncap < d->nchunks + n) ncap *= 2;
+  w_chunk *nc = realloc(d->chunks, ncap * sizeof *nc);
+  if (!nc) return werr(w, H5_ENOMEM, "out of memory");
+  d->chunks = nc;
+  d->capchunks = ncap;
+  return H5_OK;
+}
+
+static int is_filtered(const h5w_obj *d) {
+  return d->dcpl.shuffle || d->dcpl.deflate >= 0 || d->dcpl.fletcher32;
+}
+
+/* The slot of the provisional chunk at c's offset that the last flush
+** wrote, if c may be written over it: unfiltered chunks only, whose slot
+** has the full chunk size.  Why that is safe against a crash at any
+** moment: the file as last committed (its superblock) indexes that slot
+** for the rows it had then, and the chunk written now holds the same bytes
+** for those rows (rows already given never change, and a chunk's rows lie
+** in C order, the same offsets in both); only bytes past the committed
+** dims[0] (fill then, new rows now) differ, and no reader of the committed
+** file looks at them.  A torn write therefore changes nothing a reader of
+** the committed state sees.  Filtered chunks change as a whole when a row
+** is added, so they always go to a new place. */
+static const w_chunk *reusable_slot(const h5w_obj *d, const w_chunk *c) {
+  if (is_filtered(d)) return NULL;
+  for (size_t i = 0; i < d->nprov; i++)
+    if (memcmp(d->prov[i].off, c->off, sizeof c->off) == 0 && d->prov[i].size == c->size)
+      return &d->prov[i];
+  return NULL;
+}
+
+/* The provisional chunks the last flush indexed are the last entries of
+** d->chunks: take them out of the index before the real ones are written
+** (their slots stay in d->prov). */
+static void unlist_prov(h5w_obj *d) {
+  d->nchunks -= d->nprov_listed;
+  d->nprov_listed = 0;
+}
+
 /* Chunk `rows` rows starting at dataset row row0 (row0 a multiple of the
 ** chunk's first dimension), write the chunks, index them. */
 static int write_chunks(h5w *w, h5w_obj *d, const uint8_t *data, uint64_t row0,
@@ -597,17 +616,7 @@ static int write_chunks(h5w *w, h5w_obj *d, const uint8_t *data, uint64_t row0,
     rc = util_parallel_for(w->threads, (size_t)j.nchunks, make_chunk, &j);
     if (rc) rc = werr(w, rc, "compressing chunks failed (%d)", rc);
   }
-  if (rc == H5_OK && d->nchunks + j.nchunks > d->capchunks) {
-    size_t ncap = d->capchunks ? d->capchunks : 16;
-    while (ncap < d->nchunks + j.nchunks) ncap *= 2;
-    w_chunk *nc = realloc(d->chunks, ncap * sizeof *nc);
-    if (!nc)
-      rc = werr(w, H5_ENOMEM, "out of memory");
-    else {
-      d->chunks = nc;
-      d->capchunks = ncap;
-    }
-  }
+  if (rc == H5_OK) rc = h5w_chunks_reserve(w, d, (size_t)j.nchunks);
   for (uint64_t ci = 0; rc == H5_OK && ci < j.nchunks; ci++) {
     w_chunk *c = &d->chunks[d->nchunks];
     memset(c, 0, sizeof *c);
@@ -618,7 +627,13 @@ static int write_chunks(h5w *w, h5w_obj *d, const uint8_t *data, uint64_t row0,
     }
     c->off[0] += row0;
     c->size = j.outlen[ci];
-    rc = append(w, j.out[ci], j.outlen[ci], &c->addr);
+    const w_chunk *slot = reusable_slot(d, c);
+    if (slot) {
+      c->addr = slot->addr;
+      rc = pwrite_all(w, j.out[ci], j.outlen[ci], c->addr);
+    } else {
+      rc = append(w, j.out[ci], j.outlen[ci], &c->addr);
+    }
     if (rc == H5_OK) d->nchunks++;
   }
   for (uint64_t ci = 0; j.out && ci < j.nchunks; ci++) free(j.out[ci]);
@@ -631,7 +646,10 @@ static int write_chunks(h5w *w, h5w_obj *d, const uint8_t *data, uint64_t row0,
 
 int h5w_write(h5w *w, h5w_obj *d, const void *data) {
   if (d->is_group) return werr(w, H5_EINVAL, "'%s' is a group", d->name);
-  if (d->written) return werr(w, H5_EINVAL, "dataset '%s' was written already", d->name);
+  if (d->written || d->old)
+    return werr(w, H5_EINVAL, "dataset '%s' was written already", d->name);
+  if (w->fd < 0) return werr(w, H5_EINVAL, "the file is closed");
+  mark_dirty(d);
   uint64_t n = nelems_of(d), esz = d->type->size;
   if (esz && n > UINT64_MAX / esz) return werr(w, H5_EINVAL, "dataset too large");
   uint8_t *stored = stored_copy(w, d->type, data, n);
@@ -665,16 +683,22 @@ int h5w_write(h5w *w, h5w_obj *d, const void *data) {
 
 int h5w_append(h5w *w, h5w_obj *d, const void *rows, uint64_t nrows) {
   if (d->is_group || d->dcpl.layout != H5_LAYOUT_CHUNKED || d->rank < 1 ||
-      d->maxdims[0] != UINT64_MAX)
+      (!d->old && d->maxdims[0] != UINT64_MAX))
     return werr(w, H5_EINVAL,
                 "'%s': appending needs a chunked dataset unlimited in dimension 0",
                 d->name);
-  uint64_t rowbytes = d->type->size;
-  for (int k = 1; k < d->rank; k++) rowbytes *= d->dims[k];
-  if (d->written || (!d->appended && d->dims[0] != 0))
+  if (!d->old && (d->written || (!d->appended && d->dims[0] != 0)))
     return werr(w, H5_EINVAL,
                 "'%s': appending starts from an empty dataset (shape[0] 0) "
                 "that h5w_write has not written", d->name);
+  if (d->maxdims[0] != UINT64_MAX && nrows > d->maxdims[0] - d->dims[0])
+    return werr(w, H5_EINVAL, "'%s': %llu rows more would pass its maximum shape %llu",
+                d->name, (unsigned long long)nrows, (unsigned long long)d->maxdims[0]);
+  int rc = may_change(w, d);
+  if (rc == H5_OK && d->old && !d->chunks_loaded) rc = h5w_old_prepare_append(w, d);
+  if (rc) return rc;
+  uint64_t rowbytes = d->type->size;
+  for (int k = 1; k < d->rank; k++) rowbytes *= d->dims[k];
   d->appended = 1;
   uint8_t *stored = stored_copy(w, d->type, rows, nrows * (rowbytes / d->type->size));
   if (!stored) return H5_ENOMEM;
@@ -689,16 +713,45 @@ int h5w_append(h5w *w, h5w_obj *d, const void *rows, uint64_t nrows) {
   free(stored);
   d->npending += nrows;
   d->dims[0] += nrows;
+  d->data_changed = 1;
+  mark_dirty(d);
   /* whole rows of chunks go to the file now */
   uint64_t c0 = d->dcpl.chunk[0], full = d->npending / c0 * c0;
   if (full) {
     uint64_t row0 = d->dims[0] - d->npending;
-    int rc = write_chunks(w, d, d->pending, row0, full);
+    unlist_prov(d);
+    rc = write_chunks(w, d, d->pending, row0, full);
     if (rc) return rc;
+    d->nprov = 0; /* the provisional row of chunks is complete */
     memmove(d->pending, d->pending + full * rowbytes,
             (size_t)((d->npending - full) * rowbytes));
     d->npending -= full;
   }
+  return H5_OK;
+}
+
+int h5w_attr_raw(h5w *w, h5w_obj *o, const char *name, const uint8_t *msg, size_t len) {
+  if (h5w_names_has(&o->attr_names, name))
+    return werr(w, H5_EINVAL, "attribute '%s' exists already", name);
+  if (o->nattrs == o->capattrs) {
+    size_t ncap = o->capattrs ? 2 * o->capattrs : 8;
+    w_attr *na = realloc(o->attrv, ncap * sizeof *na);
+    if (!na) return werr(w, H5_ENOMEM, "out of memory");
+    o->attrv = na;
+    o->capattrs = ncap;
+  }
+  char *aname = strdup(name);
+  size_t off = o->attrs.len;
+  strbuf_append(&o->attrs, (const char *)msg, len);
+  if (!aname || strbuf_failed(&o->attrs) || h5w_names_add(&o->attr_names, aname)) {
+    free(aname);
+    if (!strbuf_failed(&o->attrs)) o->attrs.len = off;
+    return werr(w, H5_ENOMEM, "out of memory");
+  }
+  w_attr *a = &o->attrv[o->nattrs++];
+  a->name = aname;
+  a->off = off;
+  a->len = len;
   return H5_OK;
 }
 
@@ -709,28 +762,15 @@ int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
   if (!type) return werr(w, H5_EINVAL, "attribute '%s': no datatype", name ? name : "(null)");
   if (!name || !*name || strlen(name) >= 65535 || rank < 0 || rank > H5_MAX_RANK)
     rc = werr(w, H5_EINVAL, "bad attribute name or rank");
-  else if (names_has(&o->attr_names, name))
+  if (rc == H5_OK) rc = may_change(w, o);
+  if (rc == H5_OK && o->old) rc = h5w_old_attrs(w, o);
+  if (rc == H5_OK && h5w_names_has(&o->attr_names, name))
     rc = werr(w, H5_EINVAL, "attribute '%s' exists already", name);
   for (int i = 0; rc == H5_OK && i < rank; i++) n *= dims[i];
   uint8_t *stored = rc == H5_OK ? stored_copy(w, type, data, n) : NULL;
   if (rc == H5_OK && !stored) rc = H5_ENOMEM;
-  if (rc == H5_OK && o->nattrs == o->capattrs) {
-    size_t ncap = o->capattrs ? 2 * o->capattrs : 8;
-    w_attr *na = realloc(o->attrv, ncap * sizeof *na);
-    if (!na)
-      rc = werr(w, H5_ENOMEM, "out of memory");
-    else {
-      o->attrv = na;
-      o->capattrs = ncap;
-    }
-  }
-  char *aname = rc == H5_OK ? strdup(name) : NULL;
-  if (rc == H5_OK && !aname) rc = werr(w, H5_ENOMEM, "out of memory");
   if (rc == H5_OK) {
-    /* the message body goes straight to o->attrs */
-    strbuf t = {0}, s = {0};
-    strbuf *m = &o->attrs;
-    size_t off = m->len;
+    strbuf t = {0}, s = {0}, m = {0};
     rc = h5_type_encode(type, &t);
     put_u8(&s, 2);                   /* dataspace version */
     put_u8(&s, (unsigned)rank);
@@ -741,34 +781,25 @@ int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
     if (rc == H5_OK && t.len > 65535)
       rc = werr(w, H5_EUNSUPPORTED, "attribute '%s': datatype description over 64 KiB", name);
     if (rc == H5_OK) {
-      put_u8(m, 3);                  /* attribute message version */
-      put_u8(m, 0);
-      put_le(m, nlen, 2);
-      put_le(m, t.len, 2);
-      put_le(m, s.len, 2);
-      put_u8(m, 1);                  /* name is UTF-8 */
-      strbuf_append(m, name, nlen);
-      strbuf_append(m, t.buf ? t.buf : "", t.len);
-      strbuf_append(m, s.buf ? s.buf : "", s.len);
-      strbuf_append(m, (const char *)stored, (size_t)(n * type->size));
+      put_u8(&m, 3);                 /* attribute message version */
+      put_u8(&m, 0);
+      put_le(&m, nlen, 2);
+      put_le(&m, t.len, 2);
+      put_le(&m, s.len, 2);
+      put_u8(&m, 1);                 /* name is UTF-8 */
+      strbuf_append(&m, name, nlen);
+      strbuf_append(&m, t.buf ? t.buf : "", t.len);
+      strbuf_append(&m, s.buf ? s.buf : "", s.len);
+      strbuf_append(&m, (const char *)stored, (size_t)(n * type->size));
     }
-    if (rc == H5_OK && (strbuf_failed(m) || strbuf_failed(&t) || strbuf_failed(&s)))
+    if (rc == H5_OK && (strbuf_failed(&m) || strbuf_failed(&t) || strbuf_failed(&s)))
       rc = werr(w, H5_ENOMEM, "out of memory");
-    if (rc == H5_OK && names_add(&o->attr_names, aname))
-      rc = werr(w, H5_ENOMEM, "out of memory");
-    if (rc == H5_OK) {
-      w_attr *a = &o->attrv[o->nattrs++];
-      a->name = aname;
-      a->off = off;
-      a->len = m->len - off;
-      aname = NULL;
-    } else if (!strbuf_failed(m)) {
-      m->len = off; /* drop what this call appended */
-    }
+    if (rc == H5_OK) rc = h5w_attr_raw(w, o, name, (const uint8_t *)m.buf, m.len);
+    if (rc == H5_OK) mark_dirty(o);
     strbuf_free(&t);
     strbuf_free(&s);
+    strbuf_free(&m);
   }
-  free(aname);
   free(stored);
   h5_type_free(type);
   return rc;
@@ -894,24 +925,100 @@ static int write_btree(h5w *w, h5w_obj *d, size_t lo, size_t hi, int level,
   return rc;
 }
 
-static int write_dataset(h5w *w, h5w_obj *d) {
-  /* rows appended but not yet a whole row of chunks */
-  if (d->npending) {
-    int rc = write_chunks(w, d, d->pending, d->dims[0] - d->npending, d->npending);
-    if (rc) return rc;
-    d->npending = 0;
+/* Copy o's old header messages (v2 prefix, flags kept) except those a new
+** header writes afresh: nil, continuation and modification time messages
+** never; the attribute info and attributes when o's attributes are all
+** written again (attrs_loaded); and the types in skip[0..nskip). */
+static void carry_msgs(strbuf *msgs, const h5w_obj *o, const int *skip, int nskip) {
+  const h5_ohdr *h = &o->old->hdr;
+  for (uint32_t i = 0; i < h->nmsg; i++) {
+    const h5_msg *m = &h->msgs[i];
+    int drop = m->type == H5_MSG_NIL || m->type == H5_MSG_CONTINUATION ||
+               m->type == H5_MSG_MTIME || m->type == H5_MSG_MTIME_OLD ||
+               (o->attrs_loaded && (m->type == H5_MSG_ATTR_INFO || m->type == H5_MSG_ATTRIBUTE));
+    for (int k = 0; k < nskip; k++) drop |= m->type == skip[k];
+    if (drop) continue;
+    put_u8(msgs, m->type);
+    put_le(msgs, m->size, 2);
+    put_u8(msgs, m->flags);
+    strbuf_append(msgs, (const char *)m->data, m->size);
   }
-  strbuf msgs = {0}, b = {0};
-  int rc = H5_OK;
-  /* dataspace */
-  put_u8(&b, 2);
-  put_u8(&b, (unsigned)d->rank);
+}
+
+static void put_dataspace(strbuf *b, const h5w_obj *d) {
+  put_u8(b, 2);
+  put_u8(b, (unsigned)d->rank);
   int hasmax = 0;
   for (int i = 0; i < d->rank; i++) hasmax |= d->maxdims[i] != d->dims[i];
-  put_u8(&b, hasmax ? 1 : 0);
-  put_u8(&b, d->rank ? 1 : 0);
-  for (int i = 0; i < d->rank; i++) put_le(&b, d->dims[i], 8);
-  for (int i = 0; hasmax && i < d->rank; i++) put_le(&b, d->maxdims[i], 8);
+  put_u8(b, hasmax ? 1 : 0);
+  put_u8(b, d->rank ? 1 : 0);
+  for (int i = 0; i < d->rank; i++) put_le(b, d->dims[i], 8);
+  for (int i = 0; hasmax && i < d->rank; i++) put_le(b, d->maxdims[i], 8);
+}
+
+/* The layout message (version 3) of d; a chunked one after writing the
+** chunk index. */
+static int put_layout(h5w *w, strbuf *b, h5w_obj *d) {
+  int rc = H5_OK;
+  put_u8(b, 3);
+  if (d->dcpl.layout == H5_LAYOUT_COMPACT) {
+    put_u8(b, 0);
+    put_le(b, d->compact_len, 2);
+    strbuf_append(b, (const char *)(d->compact ? d->compact : (uint8_t *)""), d->compact_len);
+  } else if (d->dcpl.layout == H5_LAYOUT_CONTIGUOUS) {
+    put_u8(b, 1);
+    put_le(b, d->data_addr, 8);
+    put_le(b, d->data_addr == H5_UNDEF_ADDR ? 0 : d->data_size, 8);
+  } else {
+    uint64_t root = H5_UNDEF_ADDR;
+    if (d->nchunks) {
+      int level = 0;
+      size_t cap = W_TWO_K;
+      while (cap < d->nchunks) {
+        cap *= W_TWO_K;
+        level++;
+      }
+      rc = write_btree(w, d, 0, d->nchunks, level, &root, NULL, 0);
+    }
+    put_u8(b, 2);
+    put_u8(b, (unsigned)d->rank + 1);
+    put_le(b, root, 8);
+    for (int i = 0; i < d->rank; i++) put_le(b, d->dcpl.chunk[i], 4);
+    put_le(b, d->type->size, 4); /* the element size, last */
+  }
+  return rc;
+}
+
+/* The messages of a dataset of the opened file: the old ones, with a new
+** dataspace and layout when rows were appended. */
+static int old_dataset_msgs(h5w *w, h5w_obj *d, strbuf *msgs) {
+  static const int skip[] = {H5_MSG_DATASPACE, H5_MSG_LAYOUT};
+  int rc = H5_OK;
+  if (d->data_changed) {
+    strbuf b = {0};
+    put_dataspace(&b, d);
+    put_msg(msgs, H5_MSG_DATASPACE, &b, 0);
+    b.len = 0;
+    rc = put_layout(w, &b, d);
+    put_msg(msgs, H5_MSG_LAYOUT, &b, 0);
+    strbuf_free(&b);
+  }
+  carry_msgs(msgs, d, skip, d->data_changed ? 2 : 0);
+  return rc;
+}
+
+static int write_dataset(h5w *w, h5w_obj *d) {
+  strbuf msgs = {0}, b = {0};
+  int rc = H5_OK;
+  if (d->old) {
+    rc = old_dataset_msgs(w, d, &msgs);
+    if (rc == H5_OK && d->attrs_loaded) rc = put_attrs(w, &msgs, d);
+    if (rc == H5_OK && strbuf_failed(&msgs)) rc = werr(w, H5_ENOMEM, "out of memory");
+    if (rc == H5_OK) rc = write_ohdr(w, &msgs, &d->addr);
+    strbuf_free(&msgs);
+    return rc;
+  }
+  put_dataspace(&b, d);
   put_msg(&msgs, H5_MSG_DATASPACE, &b, 0);
   b.len = 0;
   /* datatype */
@@ -929,8 +1036,7 @@ static int write_dataset(h5w *w, h5w_obj *d) {
   put_msg(&msgs, H5_MSG_FILL, &b, 1);
   b.len = 0;
   /* filters */
-  if (d->dcpl.layout == H5_LAYOUT_CHUNKED &&
-      (d->dcpl.shuffle || d->dcpl.deflate >= 0 || d->dcpl.fletcher32)) {
+  if (d->dcpl.layout == H5_LAYOUT_CHUNKED && is_filtered(d)) {
     int n = (d->dcpl.shuffle != 0) + (d->dcpl.deflate >= 0) + (d->dcpl.fletcher32 != 0);
     put_u8(&b, 2);
     put_u8(&b, (unsigned)n);
@@ -947,33 +1053,7 @@ static int write_dataset(h5w *w, h5w_obj *d) {
     put_msg(&msgs, H5_MSG_FILTERS, &b, 1);
     b.len = 0;
   }
-  /* layout, version 3 */
-  put_u8(&b, 3);
-  if (d->dcpl.layout == H5_LAYOUT_COMPACT) {
-    put_u8(&b, 0);
-    put_le(&b, d->compact_len, 2);
-    strbuf_append(&b, (const char *)(d->compact ? d->compact : (uint8_t *)""), d->compact_len);
-  } else if (d->dcpl.layout == H5_LAYOUT_CONTIGUOUS) {
-    put_u8(&b, 1);
-    put_le(&b, d->data_addr, 8);
-    put_le(&b, d->data_addr == H5_UNDEF_ADDR ? 0 : d->data_size, 8);
-  } else {
-    uint64_t root = H5_UNDEF_ADDR;
-    if (d->nchunks) {
-      int level = 0;
-      size_t cap = W_TWO_K;
-      while (cap < d->nchunks) {
-        cap *= W_TWO_K;
-        level++;
-      }
-      if (rc == H5_OK) rc = write_btree(w, d, 0, d->nchunks, level, &root, NULL, 0);
-    }
-    put_u8(&b, 2);
-    put_u8(&b, (unsigned)d->rank + 1);
-    put_le(&b, root, 8);
-    for (int i = 0; i < d->rank; i++) put_le(&b, d->dcpl.chunk[i], 4);
-    put_le(&b, d->type->size, 4); /* the element size, last */
-  }
+  if (rc == H5_OK) rc = put_layout(w, &b, d);
   put_msg(&msgs, H5_MSG_LAYOUT, &b, 0);
   strbuf_free(&b);
   if (rc == H5_OK) rc = put_attrs(w, &msgs, d);
@@ -983,41 +1063,139 @@ static int write_dataset(h5w *w, h5w_obj *d) {
   return rc;
 }
 
-static int write_group(h5w *w, h5w_obj *g, int depth) {
-  if (depth > 1000) return werr(w, H5_EINVAL, "groups nested too deeply");
-  for (size_t i = 0; i < g->nkids; i++) {
-    int rc = g->kids[i]->is_group ? write_group(w, g->kids[i], depth + 1)
-                                  : write_dataset(w, g->kids[i]);
-    if (rc) return rc;
+/* Append a link message (version 1) for a hard, soft or external link. */
+static void put_link(strbuf *o, const char *name, int type, uint64_t addr,
+                     const char *target, const char *filename) {
+  size_t nlen = strlen(name);
+  int wbits = nlen < 256 ? 0 : 1;
+  put_u8(o, 1);                                   /* version */
+  put_u8(o, (unsigned)wbits | 0x10 | (type != H5_LINK_HARD ? 0x08 : 0));
+  if (type != H5_LINK_HARD) put_u8(o, (unsigned)type);
+  put_u8(o, 1);                                   /* UTF-8 */
+  put_le(o, nlen, 1 << wbits);
+  strbuf_append(o, name, nlen);
+  if (type == H5_LINK_HARD) {
+    put_le(o, addr, 8);
+  } else if (type == H5_LINK_SOFT) {
+    put_le(o, strlen(target), 2);
+    strbuf_append(o, target, strlen(target));
+  } else { /* external: flags, file name, object path, both NUL-ended */
+    put_le(o, 1 + strlen(filename) + 1 + strlen(target) + 1, 2);
+    put_u8(o, 0);
+    strbuf_append(o, filename, strlen(filename) + 1);
+    strbuf_append(o, target, strlen(target) + 1);
   }
-  /* the link messages, one after the other */
-  strbuf links = {0};
-  size_t *end = malloc((g->nkids ? g->nkids : 1) * sizeof *end);
-  int dense = g->nkids > W_MAX_COMPACT;
-  for (size_t i = 0; end && i < g->nkids; i++) {
-    size_t nlen = strlen(g->kids[i]->name);
-    int wbits = nlen < 256 ? 0 : 1;
-    put_u8(&links, 1);                       /* version */
-    put_u8(&links, (unsigned)wbits | 0x10);  /* name length width, charset */
-    put_u8(&links, 1);                       /* UTF-8 */
-    put_le(&links, nlen, 1 << wbits);
-    strbuf_append(&links, g->kids[i]->name, nlen);
-    put_le(&links, g->kids[i]->addr, 8);
-    end[i] = links.len;
-    if (end[i] - (i ? end[i - 1] : 0) > W_MAX_MSG) dense = 1;
+}
+
+/* A group's links being encoded: messages one after the other in buf,
+** message i ending at end[i]. */
+typedef struct w_links {
+  h5w *w;
+  const h5w_obj *g;
+  h5w_obj **olds; /* kids that come from the opened file, by name */
+  size_t nolds;
+  strbuf buf;
+  size_t *end;
+  const char **names;
+  size_t n, cap;
+  int rc;
+} w_links;
+
+static void links_add(w_links *l, const char *name, int type, uint64_t addr,
+                      const char *target, const char *filename) {
+  if (l->rc) return;
+  if (l->n == l->cap) {
+    size_t ncap = l->cap ? 2 * l->cap : 16;
+    size_t *ne = realloc(l->end, ncap * sizeof *ne);
+    if (ne) l->end = ne;
+    const char **nn = ne ? realloc(l->names, ncap * sizeof *nn) : NULL;
+    if (nn) l->names = nn;
+    if (!ne || !nn) {
+      l->rc = werr(l->w, H5_ENOMEM, "out of memory");
+      return;
+    }
+    l->cap = ncap;
   }
-  int rc = !end || strbuf_failed(&links) ? werr(w, H5_ENOMEM, "out of memory") : H5_OK;
+  put_link(&l->buf, name, type, addr, target, filename);
+  l->names[l->n] = name;
+  l->end[l->n++] = l->buf.len;
+}
+
+static int by_kid_name(const void *a, const void *b) {
+  return strcmp((*(h5w_obj *const *)a)->name, (*(h5w_obj *const *)b)->name);
+}
+
+/* An old link, again; to a kid we opened, at the kid's address now. */
+static int old_link(void *ctx, const h5_link *ln) {
+  w_links *l = ctx;
+  size_t lo = 0, hi = l->nolds;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp(l->olds[mid]->name, ln->name);
+    if (c == 0) {
+      links_add(l, ln->name, H5_LINK_HARD, l->olds[mid]->addr, NULL, NULL);
+      return l->rc;
+    }
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (ln->type != H5_LINK_HARD && ln->type != H5_LINK_SOFT && ln->type != H5_LINK_EXTERNAL) {
+    l->rc = werr(l->w, H5_EUNSUPPORTED, "link '%s': user-defined links cannot be kept", ln->name);
+    return l->rc;
+  }
+  links_add(l, ln->name, ln->type, ln->addr, ln->target, ln->filename);
+  return l->rc;
+}
+
+/* Encode g's links: for a group of the opened file its old ones (those to
+** kids opened at their addresses now), then the new ones. */
+static int collect_links(h5w *w, h5w_obj *g, w_links *l) {
+  memset(l, 0, sizeof *l);
+  l->w = w;
+  l->g = g;
+  if (g->old) {
+    l->olds = malloc((g->nkids ? g->nkids : 1) * sizeof *l->olds);
+    if (!l->olds) return werr(w, H5_ENOMEM, "out of memory");
+    for (size_t i = 0; i < g->nkids; i++)
+      if (g->kids[i]->old) l->olds[l->nolds++] = g->kids[i];
+    if (l->nolds) qsort(l->olds, l->nolds, sizeof *l->olds, by_kid_name);
+    int rc = h5_group_iter(g->old, old_link, l);
+    if (rc && !l->rc) l->rc = werr(w, rc, "group '%s': %s", g->name ? g->name : "/",
+                                   h5_errmsg(w->rf));
+  }
+  for (size_t i = 0; !l->rc && i < g->nkids; i++)
+    if (!g->kids[i]->old)
+      links_add(l, g->kids[i]->name, H5_LINK_HARD, g->kids[i]->addr, NULL, NULL);
+  if (!l->rc && strbuf_failed(&l->buf)) l->rc = werr(w, H5_ENOMEM, "out of memory");
+  return l->rc;
+}
+
+static void links_free(w_links *l) {
+  free(l->olds);
+  free(l->end);
+  free(l->names);
+  strbuf_free(&l->buf);
+}
+
+static int write_group(h5w *w, h5w_obj *g) {
+  w_links l;
+  int rc = collect_links(w, g, &l);
+  int dense = l.n > W_MAX_COMPACT;
+  for (size_t i = 0; i < l.n; i++)
+    if (l.end[i] - (i ? l.end[i - 1] : 0) > W_MAX_MSG) dense = 1;
   uint64_t heap = H5_UNDEF_ADDR, bt2 = H5_UNDEF_ADDR;
   if (rc == H5_OK && dense) {
-    h5w_dense_item *items = malloc(g->nkids * sizeof *items);
+    h5w_dense_item *items = malloc(l.n * sizeof *items);
     if (!items) rc = werr(w, H5_ENOMEM, "out of memory");
-    for (size_t i = 0; items && i < g->nkids; i++) {
-      size_t start = i ? end[i - 1] : 0;
-      items[i].name = g->kids[i]->name;
-      items[i].msg = (const uint8_t *)links.buf + start;
-      items[i].len = end[i] - start;
+    for (size_t i = 0; items && i < l.n; i++) {
+      size_t start = i ? l.end[i - 1] : 0;
+      items[i].name = l.names[i];
+      items[i].msg = (const uint8_t *)l.buf.buf + start;
+      items[i].len = l.end[i] - start;
     }
-    if (rc == H5_OK) rc = h5w_dense_write(w, H5W_DENSE_LINKS, items, g->nkids, &heap, &bt2);
+    if (rc == H5_OK) rc = h5w_dense_write(w, H5W_DENSE_LINKS, items, l.n, &heap, &bt2);
     free(items);
   }
   strbuf msgs = {0}, b = {0};
@@ -1028,20 +1206,25 @@ static int write_group(h5w *w, h5w_obj *g, int depth) {
   put_le(&b, bt2, 8);
   put_msg(&msgs, H5_MSG_LINK_INFO, &b, 0);
   b.len = 0;
-  put_u8(&b, 0); /* group info: version 0, no flags (libhdf5's defaults) */
-  put_u8(&b, 0);
-  put_msg(&msgs, H5_MSG_GROUP_INFO, &b, 0);
-  strbuf_free(&b);
-  for (size_t i = 0; rc == H5_OK && !dense && i < g->nkids; i++) {
-    size_t start = i ? end[i - 1] : 0;
-    put_u8(&msgs, H5_MSG_LINK);
-    put_le(&msgs, end[i] - start, 2);
-    put_u8(&msgs, 0);
-    strbuf_append(&msgs, links.buf + start, end[i] - start);
+  if (g->old) {
+    static const int skip[] = {H5_MSG_LINK_INFO, H5_MSG_LINK};
+    carry_msgs(&msgs, g, skip, 2);
   }
-  free(end);
-  strbuf_free(&links);
-  if (rc == H5_OK) rc = put_attrs(w, &msgs, g);
+  if (!g->old || !h5_ohdr_find(&g->old->hdr, H5_MSG_GROUP_INFO)) {
+    put_u8(&b, 0); /* group info: version 0, no flags (libhdf5's defaults) */
+    put_u8(&b, 0);
+    put_msg(&msgs, H5_MSG_GROUP_INFO, &b, 0);
+  }
+  strbuf_free(&b);
+  for (size_t i = 0; rc == H5_OK && !dense && i < l.n; i++) {
+    size_t start = i ? l.end[i - 1] : 0;
+    put_u8(&msgs, H5_MSG_LINK);
+    put_le(&msgs, l.end[i] - start, 2);
+    put_u8(&msgs, 0);
+    strbuf_append(&msgs, l.buf.buf + start, l.end[i] - start);
+  }
+  links_free(&l);
+  if (rc == H5_OK && (!g->old || g->attrs_loaded)) rc = put_attrs(w, &msgs, g);
   if (rc == H5_OK)
     rc = strbuf_failed(&msgs) ? werr(w, H5_ENOMEM, "out of memory")
                               : write_ohdr(w, &msgs, &g->addr);
@@ -1049,33 +1232,86 @@ static int write_group(h5w *w, h5w_obj *g, int depth) {
   return rc;
 }
 
+/* ---- flushing ------------------------------------------------------------ */
+
+/* Raw data of the changed datasets under o: the rows that do not fill a
+** row of chunks yet go to the file as provisional chunks (fill value past
+** the rows) and into the index; d->pending keeps them for the next flush,
+** which writes them again (reusing the slots when it may, reusable_slot). */
+static int flush_raw(h5w *w, h5w_obj *o, int depth) {
+  if (!o->dirty) return H5_OK;
+  if (depth > 1000) return werr(w, H5_EINVAL, "groups nested too deeply");
+  for (size_t i = 0; i < o->nkids; i++) {
+    int rc = flush_raw(w, o->kids[i], depth + 1);
+    if (rc) return rc;
+  }
+  if (o->is_group || !o->npending) return H5_OK;
+  unlist_prov(o);
+  size_t first = o->nchunks;
+  int rc = write_chunks(w, o, o->pending, o->dims[0] - o->npending, o->npending);
+  if (rc) return rc;
+  size_t n = o->nchunks - first;
+  w_chunk *p = realloc(o->prov, (n ? n : 1) * sizeof *p);
+  if (!p) {
+    o->nchunks = first;
+    return werr(w, H5_ENOMEM, "out of memory");
+  }
+  memcpy(p, o->chunks + first, n * sizeof *p);
+  o->prov = p;
+  o->nprov = n;
+  o->nprov_listed = n;
+  return H5_OK;
+}
+
+/* New headers for the changed objects under o, children before parents. */
+static int flush_meta(h5w *w, h5w_obj *o, int depth) {
+  if (!o->dirty) return H5_OK;
+  if (depth > 1000) return werr(w, H5_EINVAL, "groups nested too deeply");
+  for (size_t i = 0; i < o->nkids; i++) {
+    int rc = flush_meta(w, o->kids[i], depth + 1);
+    if (rc) return rc;
+  }
+  int rc = o->is_group ? write_group(w, o) : write_dataset(w, o);
+  if (rc == H5_OK) o->dirty = 0;
+  return rc;
+}
+
+/* The superblock (version 2, or the opened file's 3), 48 bytes at 0. */
+static int write_superblock(h5w *w) {
+  uint8_t s[48];
+  static const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  memcpy(s, sig, 8);
+  s[8] = (uint8_t)w->sb_version;
+  s[9] = W_SO;
+  s[10] = W_SO;
+  s[11] = 0;                         /* file consistency flags: closed */
+  h5_le_put(s + 12, 0, 8);           /* base address */
+  h5_le_put(s + 20, w->ext_addr, 8); /* superblock extension */
+  h5_le_put(s + 28, w->eoa, 8);      /* end of file */
+  h5_le_put(s + 36, w->root->addr, 8);
+  h5_le_put(s + 44, h5_lookup3(s, 44, 0), 4);
+  return pwrite_all(w, s, sizeof s, 0);
+}
+
+int h5w_flush(h5w *w, int sync) {
+  if (w->fd < 0) return werr(w, H5_EINVAL, "the file is closed");
+  if (w->failed) return werr(w, H5_EIO, "an earlier write failed: %s", w->err);
+  int rc = flush_raw(w, w->root, 0);
+  if (rc == H5_OK) rc = gcol_flush(w);
+  if (rc == H5_OK) rc = flush_meta(w, w->root, 0);
+  if (rc == H5_OK && sync && fsync(w->fd) != 0)
+    rc = werr(w, H5_EIO, "fsync failed: %s", strerror(errno));
+  /* the commit point: until here the file on disk is the last flushed one */
+  if (rc == H5_OK) rc = write_superblock(w);
+  if (rc == H5_OK && sync && fsync(w->fd) != 0)
+    rc = werr(w, H5_EIO, "fsync failed: %s", strerror(errno));
+  return rc;
+}
+
 int h5w_close(h5w *w, int sync) {
   if (!w) return H5_OK;
-  int rc = w->failed ? H5_EIO : H5_OK;
-  if (rc == H5_OK) rc = write_group(w, w->root, 0);
-  if (rc == H5_OK) rc = gcol_flush(w);
-  if (rc == H5_OK && sync && fsync(w->fd) != 0)
-    rc = werr(w, H5_EIO, "fsync failed: %s", strerror(errno));
-  if (rc == H5_OK) { /* the superblock, last */
-    strbuf s = {0};
-    static const uint8_t sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    strbuf_append(&s, (const char *)sig, 8);
-    put_u8(&s, 2);
-    put_u8(&s, W_SO);
-    put_u8(&s, W_SO);
-    put_u8(&s, 0);
-    put_le(&s, 0, 8);               /* base address */
-    put_le(&s, H5_UNDEF_ADDR, 8);   /* no superblock extension */
-    put_le(&s, w->eoa, 8);          /* end of file */
-    put_le(&s, w->root->addr, 8);
-    if (!strbuf_failed(&s)) put_le(&s, h5_lookup3(s.buf, s.len, 0), 4);
-    rc = strbuf_failed(&s) ? werr(w, H5_ENOMEM, "out of memory")
-                           : pwrite_all(w, s.buf, s.len, 0);
-    strbuf_free(&s);
-  }
-  if (rc == H5_OK && sync && fsync(w->fd) != 0)
-    rc = werr(w, H5_EIO, "fsync failed: %s", strerror(errno));
-  if (close(w->fd) != 0 && rc == H5_OK)
+  int rc = h5w_flush(w, sync);
+  if (w->fd >= 0 && close(w->fd) != 0 && rc == H5_OK)
     rc = werr(w, H5_EIO, "close failed: %s", strerror(errno));
   w->fd = -1;
   return rc;
@@ -1085,6 +1321,7 @@ void h5w_free(h5w *w) {
   if (!w) return;
   if (w->fd >= 0) close(w->fd);
   free(w->gcol);
-  obj_free(w->root);
+  h5w_obj_free(w->root);
+  h5_close(w->rf);
   free(w);
 }
