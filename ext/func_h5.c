@@ -174,7 +174,7 @@ static char *canon_path(const char *path) {
 static int ls_collect(h5_file *f, const char *path, int recurse, ls_list *l, char **pzErr) {
   h5_obj *o;
   if (h5_obj_open_path(f, path, &o) != H5_OK) {
-    *pzErr = sqlite3_mprintf("%s", h5_errmsg(f));
+    *pzErr = sqlite3_mprintf("'%s': %s", path, h5_errmsg(f));
     return SQLITE_ERROR;
   }
   char *p = canon_path(path);
@@ -487,8 +487,8 @@ static int ls_column_obj(ls_cursor *c, sqlite3_context *ctx, int col) {
                           SQLITE_STATIC);
     }
     break;
-  case LS_ELEMENTS:
-    if (have_info) sqlite3_result_int64(ctx, (sqlite3_int64)info.nelems);
+  case LS_ELEMENTS: /* NULL for a null dataspace, as its shape */
+    if (have_info && info.rank >= 0) sqlite3_result_int64(ctx, (sqlite3_int64)info.nelems);
     break;
   case LS_BYTES:
     if (have_info) {
@@ -785,7 +785,7 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   h5_obj *o;
   h5_dset_info info;
   if (h5_obj_open_path(f, path, &o) != H5_OK) {
-    h5sql_error(ctx, who, "%s", h5_errmsg(f));
+    h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
     return;
   }
   if (h5_obj_kind(o) != H5_KIND_DATASET) {
