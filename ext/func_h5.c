@@ -264,10 +264,14 @@ static int ls_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
     }
   }
   if (ifile < 0) {
-    sqlite3_free(vt->zErrMsg);
-    vt->zErrMsg = sqlite3_mprintf("%s: the first argument, the file name, is missing",
-                                  v->attrs ? "h5_attrs" : "h5_ls");
-    return SQLITE_ERROR;
+    /* Not an error here: SQLite also asks about plans without the file
+    ** argument (the OR optimisation, 'WHERE path = ... OR ...'), and the
+    ** plan that has it must win.  Priced out; xFilter reports the error if
+    ** it is run all the same (no file argument at all). */
+    info->idxNum = 0;
+    info->estimatedCost = 1e99;
+    info->estimatedRows = 1000000000;
+    return SQLITE_OK;
   }
   info->aConstraintUsage[ifile].argvIndex = 1;
   info->aConstraintUsage[ifile].omit = 1;
@@ -336,7 +340,8 @@ static int ls_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   ls_vtab *vt = (ls_vtab *)cur->pVtab;
   const char *who = vt->attrs ? "h5_attrs" : "h5_ls";
   ls_reset(c);
-  if (!(idxNum & 1) || argc < 1) return vt_error(&vt->base, who, sqlite3_mprintf("no file"));
+  if (!(idxNum & 1) || argc < 1)
+    return vt_error(&vt->base, who, sqlite3_mprintf("the first argument, the file name, is missing"));
   const char *file = (const char *)sqlite3_value_text(argv[0]);
   const char *root = (idxNum & 2) && argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "/";
   if (!file || !root)

@@ -855,6 +855,35 @@ def part3(tmp, gen):
     # a soft link to a dataset reads as the dataset
     check(db.execute("select h5_read_json(?, '/links/soft') = h5_read_json(?, '/sel')", (good, good)).fetchone()[0] == 1,
           "a soft link does not read as its target")
+    # h5_ls with a root: that object and what lies under it, same rows
+    sub = db.execute("select path, kind from h5_ls(?, '/links') order by path", (good,)).fetchall()
+    full = db.execute("select path, kind from h5_ls(?) where path = '/links' or path like '/links/%'"
+                      " order by path", (good,)).fetchall()
+    check(sub == full and sub[0] == ("/links", "group"), f"h5_ls with a root: {sub} != {full}")
+    # the file argument from another table (a join), and OR'ed conditions
+    db.execute("create temp table files(f)")
+    db.executemany("insert into files values (?)", [(p,) for p, _ in gen.files[:3]])
+    joined = db.execute("select count(*) from files, h5_ls(files.f) where kind = 'dataset'"
+                        " or kind = 'softlink'").fetchone()[0]
+    each = sum(db.execute("select count(*) from h5_ls(?) where kind in ('dataset', 'softlink')",
+                          (p,)).fetchone()[0] for p, _ in gen.files[:3])
+    check(joined == each, f"h5_ls in a join: {joined} rows, {each} one file at a time")
+    check(db.execute("select count(*) from h5_ls(?, '/sel')", (good,)).fetchone()[0] == 1,
+          "h5_ls of a dataset: one row")
+    # h5_read_json keeps files open per connection: a file rewritten in
+    # place (same name) must read anew
+    p = os.path.join(tmp, "rewritten.h5")
+    for k in range(3):
+        with h5py.File(p, "w") as f:
+            f["x"] = np.arange(5 + k, dtype="<i4") * (k + 1)
+        got = json.loads(db.execute("select h5_read_json(?, '/x')", (p,)).fetchone()[0])
+        check(got == (np.arange(5 + k) * (k + 1)).tolist(), f"file rewritten {k} times: read {got}")
+        with h5py.File(p, "r+") as f:  # same size, new values
+            f["x"][0] = 1000 + k
+        got = json.loads(db.execute("select h5_read_json(?, '/x', '0')", (p,)).fetchone()[0])
+        check(got == 1000 + k, f"file changed in place: read {got}, not {1000 + k}")
+    os.unlink(p)
+    expect_error(db, "select h5_read_json(?, '/x')", (p,), ["h5_read_json", "rewritten.h5"], "a file removed")
     # never from views or triggers (SQLITE_DIRECTONLY, SQLITE_VTAB_DIRECTONLY)
     q = good.replace("'", "''")
     db.execute(f"create view v_ls as select path from h5_ls('{q}')")
