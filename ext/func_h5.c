@@ -801,7 +801,13 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
     return;
   }
-  if (info.rank < 0) { /* a null dataspace */
+  if (info.rank < 0) { /* a null dataspace: no element to select */
+    if (seltext && (err = parse_sel(seltext, 0, NULL, &(sel){0})) != NULL) {
+      h5sql_error(ctx, who, "selection '%s' on '%s', which has no dataspace: %s", seltext, path,
+                  err);
+      sqlite3_free(err);
+      return;
+    }
     sqlite3_result_text(ctx, "null", 4, SQLITE_STATIC);
     sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
     return;

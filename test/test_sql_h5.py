@@ -855,6 +855,19 @@ def part3(tmp, gen):
     # a soft link to a dataset reads as the dataset
     check(db.execute("select h5_read_json(?, '/links/soft') = h5_read_json(?, '/sel')", (good, good)).fetchone()[0] == 1,
           "a soft link does not read as its target")
+    # a null dataspace (h5py.Empty): null, and no element to select
+    p = os.path.join(tmp, "empty.h5")
+    with h5py.File(p, "w") as f:
+        f.create_dataset("e", data=h5py.Empty("<f4"))
+        f["e"].attrs["e"] = h5py.Empty("<i4")
+    check(db.execute("select h5_read_json(?, '/e'), h5_read_json(?, '/e', '...')", (p, p)).fetchone()
+          == ("null", "null"), "a null dataspace is not null")
+    expect_error(db, "select h5_read_json(?, '/e', '0')", (p,), ["h5_read_json", "selection"],
+                 "an index into a null dataspace")
+    check(db.execute("select shape, elements from h5_ls(?) where path = '/e'", (p,)).fetchone() == (None, None),
+          "h5_ls of a null dataspace")
+    check(db.execute("select shape, value from h5_attrs(?, '/e')", (p,)).fetchone() == (None, None),
+          "h5_attrs of a null dataspace")
     # h5_ls with a root: that object and what lies under it, same rows
     sub = db.execute("select path, kind from h5_ls(?, '/links') order by path", (good,)).fetchall()
     full = db.execute("select path, kind from h5_ls(?) where path = '/links' or path like '/links/%'"
