@@ -174,7 +174,7 @@ static char *canon_path(const char *path) {
 static int ls_collect(h5_file *f, const char *path, int recurse, ls_list *l, char **pzErr) {
   h5_obj *o;
   if (h5_obj_open_path(f, path, &o) != H5_OK) {
-    *pzErr = sqlite3_mprintf("%s", h5_errmsg(f));
+    *pzErr = sqlite3_mprintf("'%s': %s", path, h5_errmsg(f));
     return SQLITE_ERROR;
   }
   char *p = canon_path(path);
@@ -264,10 +264,14 @@ static int ls_best_index(sqlite3_vtab *vt, sqlite3_index_info *info) {
     }
   }
   if (ifile < 0) {
-    sqlite3_free(vt->zErrMsg);
-    vt->zErrMsg = sqlite3_mprintf("%s: the first argument, the file name, is missing",
-                                  v->attrs ? "h5_attrs" : "h5_ls");
-    return SQLITE_ERROR;
+    /* Not an error here: SQLite also asks about plans without the file
+    ** argument (the OR optimisation, 'WHERE path = ... OR ...'), and the
+    ** plan that has it must win.  Priced out; xFilter reports the error if
+    ** it is run all the same (no file argument at all). */
+    info->idxNum = 0;
+    info->estimatedCost = 1e99;
+    info->estimatedRows = 1000000000;
+    return SQLITE_OK;
   }
   info->aConstraintUsage[ifile].argvIndex = 1;
   info->aConstraintUsage[ifile].omit = 1;
@@ -336,7 +340,8 @@ static int ls_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   ls_vtab *vt = (ls_vtab *)cur->pVtab;
   const char *who = vt->attrs ? "h5_attrs" : "h5_ls";
   ls_reset(c);
-  if (!(idxNum & 1) || argc < 1) return vt_error(&vt->base, who, sqlite3_mprintf("no file"));
+  if (!(idxNum & 1) || argc < 1)
+    return vt_error(&vt->base, who, sqlite3_mprintf("the first argument, the file name, is missing"));
   const char *file = (const char *)sqlite3_value_text(argv[0]);
   const char *root = (idxNum & 2) && argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "/";
   if (!file || !root)
@@ -487,8 +492,8 @@ static int ls_column_obj(ls_cursor *c, sqlite3_context *ctx, int col) {
                           SQLITE_STATIC);
     }
     break;
-  case LS_ELEMENTS:
-    if (have_info) sqlite3_result_int64(ctx, (sqlite3_int64)info.nelems);
+  case LS_ELEMENTS: /* NULL for a null dataspace, as its shape */
+    if (have_info && info.rank >= 0) sqlite3_result_int64(ctx, (sqlite3_int64)info.nelems);
     break;
   case LS_BYTES:
     if (have_info) {
@@ -785,7 +790,7 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   h5_obj *o;
   h5_dset_info info;
   if (h5_obj_open_path(f, path, &o) != H5_OK) {
-    h5sql_error(ctx, who, "%s", h5_errmsg(f));
+    h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
     return;
   }
   if (h5_obj_kind(o) != H5_KIND_DATASET) {
@@ -796,7 +801,13 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
     return;
   }
-  if (info.rank < 0) { /* a null dataspace */
+  if (info.rank < 0) { /* a null dataspace: no element to select */
+    if (seltext && (err = parse_sel(seltext, 0, NULL, &(sel){0})) != NULL) {
+      h5sql_error(ctx, who, "selection '%s' on '%s', which has no dataspace: %s", seltext, path,
+                  err);
+      sqlite3_free(err);
+      return;
+    }
     sqlite3_result_text(ctx, "null", 4, SQLITE_STATIC);
     sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
     return;

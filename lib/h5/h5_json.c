@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "h5_int.h"
 #include "util/strbuf.h"
@@ -58,8 +59,16 @@ static void put_double(double d, strbuf *o) {
   } else if (isinf(d)) {
     strbuf_puts(o, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
   } else {
-    char buf[40];
-    strbuf_append(o, buf, util_f64_shortest(d, buf));
+    char buf[48];
+    size_t n = util_f64_shortest(d, buf);
+    /* a float stays a float for JSON readers, as Python's repr writes it:
+    ** 1.0 and -0.0, not 1 and -0 (read back as integers, losing the sign) */
+    if (n < sizeof buf - 2 && !memchr(buf, '.', n) && !memchr(buf, 'e', n) &&
+        !memchr(buf, 'E', n)) {
+      buf[n++] = '.';
+      buf[n++] = '0';
+    }
+    strbuf_append(o, buf, n);
   }
 }
 
