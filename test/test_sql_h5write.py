@@ -187,8 +187,9 @@ def test_transactions(d):
     db.execute("SAVEPOINT s")
     db.executemany("INSERT INTO big(k, v) VALUES (?, ?)", [(k, vec) for k in range(5000)])
     db.execute("ROLLBACK TO s")
-    e = expect_error(db, "COMMIT", "roll back")
-    db.execute("ROLLBACK")
+    expect_error(db, "COMMIT", "roll back")
+    if db.in_transaction:  # (SQLite rolls back itself when a table's commit fails)
+        db.execute("ROLLBACK")
     with h5py.File(fb, "r") as f:
         check(f["v"].shape == (5000,), "a doomed transaction leaves the file as it was")
     db.execute("INSERT INTO big(k, v) VALUES (5000, ?)", (vec,))
@@ -217,7 +218,7 @@ def test_append_to_h5py_file(d):
     db.execute("CREATE VIRTUAL TABLE nw USING h5(file=%s, dataset='/new/grp/ds', schema='x int16')" % q(fn))
     db.execute("INSERT INTO nw(x) VALUES (1), (2)")
     with h5py.File(fn, "r") as f:
-        check(f["new/grp/ds"][:].tolist() == [1, 2] and f["log"].shape == (12,), "a new dataset beside the old")
+        check(f["new/grp/ds"]["x"].tolist() == [1, 2] and f["log"].shape == (12,), "a new dataset beside the old")
     # a dataset that cannot grow
     db.execute("CREATE VIRTUAL TABLE fx USING h5(file=%s, dataset='/other/fixed')" % q(fn))
     expect_error(db, "INSERT INTO fx(value) VALUES (vec_f32('[1,2,3]'))", "cannot grow")
@@ -239,8 +240,6 @@ def test_errors(d):
         ("INSERT INTO e(a, b, v, s, f) VALUES (1, 1, '[1,2,', 'x', 1)", "JSON"),
         ("INSERT INTO e(a, b, v, s, f) VALUES (1, 1, x'0000', 'x', 1)", "BLOB"),
         ("INSERT INTO e(a, b, v, s, f) VALUES (1, 1, '[1,2,3]', x'ff00', 1)", "NUL"),
-        ("UPDATE e SET a = 1", "append-only"),
-        ("DELETE FROM e", "append-only"),
     ]:
         expect_error(db, sql, word)
     check(open(fn, "rb").read() == before, "failed inserts leave the file as it was")
@@ -259,6 +258,11 @@ def test_errors(d):
     fh.close()
     db.execute("INSERT INTO e(a, b, v, s, f) VALUES (1, 1, '[1,2,3]', 'x', 1)")
     check(db.execute("SELECT count(*) FROM e").fetchone()[0] == 1, "insert after the lock is gone")
+    # (with no rows, UPDATE and DELETE change nothing and succeed, as on any table)
+    before = open(fn, "rb").read()
+    expect_error(db, "UPDATE e SET a = 2", "append-only")
+    expect_error(db, "DELETE FROM e", "append-only")
+    check(open(fn, "rb").read() == before, "UPDATE and DELETE leave the file as it was")
 
 
 CHILD = r'''
