@@ -116,8 +116,8 @@ typedef struct rd {
   uint8_t *seen;
   uint64_t box_lo[H5_MAX_RANK], box_n[H5_MAX_RANK];
   h5_amap verified;    /* index blocks whose checksum was verified */
-  int count_only;      /* add up the chunks' stored sizes, decode nothing */
-  uint64_t stored;
+  h5_chunk_cb visit;   /* hand each chunk to visit instead of decoding it */
+  void *vctx;
 } rd;
 
 /* Whether the chunk at origin reaches past the dataset's current extent. */
@@ -155,10 +155,7 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
     r->seen[bit / 8] |= (uint8_t)(1u << (bit % 8));
   }
   if (addr == H5_UNDEF_ADDR) return H5_OK; /* never written */
-  if (r->count_only) {
-    r->stored += size;
-    return H5_OK;
-  }
+  if (r->visit) return r->visit(r->vctx, origin, addr, size, mask);
   int filtered = d->info.nfilters > 0;
   if (filtered && (d->chunk_flags & 1) && chunk_is_partial(r, origin))
     filtered = 0; /* edge chunks are stored unfiltered */
@@ -750,10 +747,11 @@ static int bt2_chunk(void *ctx, const uint8_t *rec, size_t len) {
 /* ---- entry points ---------------------------------------------------------- */
 
 static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
-                        size_t outlen, uint64_t *stored) {
+                        size_t outlen, h5_chunk_cb visit, void *vctx) {
   rd r;
   memset(&r, 0, sizeof r);
-  r.count_only = stored != NULL;
+  r.visit = visit;
+  r.vctx = vctx;
   r.f = f;
   r.d = d;
   r.sel = sel;
@@ -800,13 +798,12 @@ static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
   }
   free(r.seen);
   h5_amap_free(&r.verified);
-  if (stored) *stored = r.stored;
   return rc;
 }
 
 int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
                         size_t outlen) {
-  return chunked_walk(f, d, sel, out, outlen, NULL);
+  return chunked_walk(f, d, sel, out, outlen, NULL, NULL);
 }
 
 /* The whole current extent as a selection; 0 when it is empty. */
@@ -827,9 +824,22 @@ int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen) 
   return h5_chunked_read_sel(f, d, &sel, buf, buflen);
 }
 
-int h5_chunked_storage(h5_file *f, struct h5_dset *d, uint64_t *bytes) {
+int h5_chunked_each(h5_file *f, struct h5_dset *d, h5_chunk_cb cb, void *ctx) {
   h5_sel sel;
-  *bytes = 0;
   if (!whole_sel(d, &sel)) return H5_OK;
-  return chunked_walk(f, d, &sel, NULL, 0, bytes);
+  return chunked_walk(f, d, &sel, NULL, 0, cb, ctx);
+}
+
+static int add_size(void *ctx, const uint64_t *offset, uint64_t addr, uint64_t size,
+                    uint32_t mask) {
+  (void)offset;
+  (void)addr;
+  (void)mask;
+  *(uint64_t *)ctx += size;
+  return H5_OK;
+}
+
+int h5_chunked_storage(h5_file *f, struct h5_dset *d, uint64_t *bytes) {
+  *bytes = 0;
+  return h5_chunked_each(f, d, add_size, bytes);
 }

@@ -307,6 +307,13 @@ int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen);
 /* h5_chunk.c: the bytes the written chunks of the current extent take in
 ** the file (their stored, filtered sizes). */
 int h5_chunked_storage(h5_file *f, struct h5_dset *d, uint64_t *bytes);
+
+/* h5_chunk.c: call cb for every written chunk of the current extent,
+** whatever the chunk index: its offset (elements per dimension), address,
+** stored size and filter mask.  cb returns H5_OK to go on. */
+typedef int (*h5_chunk_cb)(void *ctx, const uint64_t *offset, uint64_t addr, uint64_t size,
+                           uint32_t mask);
+int h5_chunked_each(h5_file *f, struct h5_dset *d, h5_chunk_cb cb, void *ctx);
 /* A hyperslab of a dataset of rank r: in dimension k the elements
 ** start[k] + i * stride[k] for i in [0, count[k]).  Checked by the caller
 ** to lie inside the dataset, with no count 0 and no stride 0. */

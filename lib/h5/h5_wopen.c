@@ -404,33 +404,23 @@ int h5w_old_attrs(h5w *w, h5w_obj *o) {
 
 /* ---- old chunks ------------------------------------------------------------- */
 
-/* Collecting the chunks of an old dataset, whatever their index. */
+/* Collecting the chunks of an old dataset (the reader walks its index). */
 typedef struct cl {
   h5w *w;
   h5w_obj *d;
   h5_file *f;
-  struct h5_dset *ds;
-  int rank;
-  uint64_t maxchunks[H5_MAX_RANK];
-  int order[H5_MAX_RANK];  /* array indexes: dimensions, slowest first */
-  uint64_t down[H5_MAX_RANK];
 } cl;
 
 static int corrupt(cl *c, const char *what) {
   return werr(c->w, H5_ECORRUPT, "'%s': chunk index: %s", oname(c->d), what);
 }
 
-/* One chunk at scaled position s; chunks never written, or past the
-** current extent (a shrunk dataset's), are left out. */
-static int cl_add(cl *c, const uint64_t *s, uint64_t addr, uint64_t size, uint32_t mask) {
-  if (addr == H5_UNDEF_ADDR) return H5_OK;
+static int cl_add(void *ctx, const uint64_t *offset, uint64_t addr, uint64_t size,
+                  uint32_t mask) {
+  cl *c = ctx;
   w_chunk ch;
   memset(&ch, 0, sizeof ch);
-  for (int k = 0; k < c->rank; k++) {
-    if (s[k] >= c->maxchunks[k]) return corrupt(c, "chunk outside the maximum extent");
-    ch.off[k] = s[k] * c->d->dcpl.chunk[k];
-    if (ch.off[k] >= c->d->dims[k]) return H5_OK;
-  }
+  for (int k = 0; k < c->d->rank; k++) ch.off[k] = offset[k];
   if (size > UINT32_MAX)
     return werr(c->w, H5_EUNSUPPORTED, "'%s': a chunk of %llu bytes", oname(c->d),
                 (unsigned long long)size);
@@ -443,200 +433,6 @@ static int cl_add(cl *c, const uint64_t *s, uint64_t addr, uint64_t size, uint32
   return rc;
 }
 
-/* Chunk idx of an array index (dimension `first` slowest, or C order). */
-static int cl_add_linear(cl *c, uint64_t idx, uint64_t addr, uint64_t size, uint32_t mask) {
-  uint64_t s[H5_MAX_RANK];
-  for (int k = c->rank - 1; k >= 0; k--) {
-    uint64_t m = k ? c->maxchunks[c->order[k]] : UINT64_MAX;
-    s[c->order[k]] = k ? idx % m : idx;
-    idx = k ? idx / m : 0;
-  }
-  return cl_add(c, s, addr, size, mask);
-}
-
-static int bt1_chunk(void *ctx, const uint8_t *left, const uint8_t *right, uint64_t child) {
-  cl *c = ctx;
-  (void)right;
-  uint64_t s[H5_MAX_RANK];
-  for (int k = 0; k < c->rank; k++) {
-    uint64_t off = h5_le(left + 8 + 8 * k, 8);
-    if (off % c->d->dcpl.chunk[k]) return corrupt(c, "v1 B-tree chunk offset");
-    s[k] = off / c->d->dcpl.chunk[k];
-  }
-  return cl_add(c, s, child, h5_le(left, 4), (uint32_t)h5_le(left + 4, 4));
-}
-
-static int bt2_chunk(void *ctx, const uint8_t *rec, size_t len) {
-  cl *c = ctx;
-  int filtered = c->ds->info.nfilters > 0;
-  size_t fixed = 8 + 8 * (size_t)c->rank;
-  size_t wsz = filtered && len >= fixed + 4 ? len - fixed - 4 : 0;
-  if (filtered ? (wsz < 1 || wsz > 8) : len != fixed) return corrupt(c, "v2 B-tree record");
-  uint64_t addr = h5_le(rec, 8), size = c->ds->chunk_bytes;
-  uint32_t mask = 0;
-  const uint8_t *p = rec + 8;
-  if (filtered) {
-    size = h5_le(p, (int)wsz);
-    mask = (uint32_t)h5_le(p + wsz, 4);
-    p += wsz + 4;
-  }
-  uint64_t s[H5_MAX_RANK];
-  for (int k = 0; k < c->rank; k++) s[k] = h5_le(p + 8 * k, 8);
-  return cl_add(c, s, addr, size, mask);
-}
-
-/* An element of a fixed or extensible array: address[, size, mask]. */
-static int cl_elem(cl *c, uint64_t idx, const uint8_t *p, int esize) {
-  if (c->ds->info.nfilters == 0)
-    return cl_add_linear(c, idx, h5_le(p, 8), c->ds->chunk_bytes, 0);
-  int wsz = esize - 12;
-  return cl_add_linear(c, idx, h5_le(p, 8), h5_le(p + 8, wsz),
-                       (uint32_t)h5_le(p + 8 + wsz, 4));
-}
-
-/* len bytes at addr followed by their checksum, or NULL. */
-static const uint8_t *checked(cl *c, uint64_t addr, uint64_t len) {
-  const uint8_t *p = len < UINT64_MAX - 4 ? h5_span(c->f, addr, len + 4) : NULL;
-  return p && h5_checksum_ok(p, (size_t)len) ? p : NULL;
-}
-
-static int elem_size_ok(cl *c, int esize) {
-  return c->ds->info.nfilters ? esize >= 13 && esize <= 20 : esize == 8;
-}
-
-static int farray_chunks(cl *c) {
-  const uint8_t *h = checked(c, c->ds->addr, 8 + 8 + 8);
-  if (!h || memcmp(h, "FAHD", 4) != 0 || h[4] != 0) return corrupt(c, "fixed array header");
-  int esize = h[6], page_bits = h[7];
-  uint64_t n = h5_le(h + 8, 8), dblk = h5_le(h + 16, 8);
-  if (!elem_size_ok(c, esize) || page_bits > 32) return corrupt(c, "fixed array parameters");
-  if (dblk == H5_UNDEF_ADDR) return H5_OK;
-  uint64_t page = UINT64_C(1) << page_bits, prefix = 6 + 8;
-  if (n <= page) { /* one block */
-    if (n > (c->f->size / (uint64_t)esize)) return corrupt(c, "fixed array size");
-    const uint8_t *db = checked(c, dblk, prefix + n * (uint64_t)esize);
-    if (!db || memcmp(db, "FADB", 4) != 0) return corrupt(c, "fixed array data block");
-    for (uint64_t i = 0; i < n; i++) {
-      int rc = cl_elem(c, i, db + prefix + i * (uint64_t)esize, esize);
-      if (rc) return rc;
-    }
-    return H5_OK;
-  }
-  uint64_t npages = (n + page - 1) / page;
-  if (npages / 8 > c->f->size) return corrupt(c, "fixed array size");
-  prefix += (npages + 7) / 8;
-  const uint8_t *db = checked(c, dblk, prefix);
-  if (!db || memcmp(db, "FADB", 4) != 0) return corrupt(c, "fixed array data block");
-  uint64_t at = dblk + prefix + 4;
-  for (uint64_t pg = 0; pg < npages; pg++) {
-    uint64_t cnt = pg + 1 == npages ? n - pg * page : page;
-    uint64_t psize = page * (uint64_t)esize;
-    if (db[6 + 8 + pg / 8] & (0x80u >> (pg % 8))) {
-      const uint8_t *pp = checked(c, at, cnt * (uint64_t)esize);
-      if (!pp) return corrupt(c, "fixed array page");
-      for (uint64_t i = 0; i < cnt; i++) {
-        int rc = cl_elem(c, pg * page + i, pp + i * (uint64_t)esize, esize);
-        if (rc) return rc;
-      }
-    }
-    at += psize + 4;
-  }
-  return H5_OK;
-}
-
-/* The elements of one extensible array data block (n of them, from array
-** index idx; at most `left` of them were ever set). */
-static int earray_dblock(cl *c, uint64_t daddr, uint64_t idx, uint64_t n, uint64_t left,
-                         int esize, unsigned arr_off, uint64_t page_n, const uint8_t *bits,
-                         uint64_t bit0) {
-  uint64_t prefix = 6 + 8 + arr_off;
-  if (n > left) n = left;
-  if (!bits) {
-    const uint8_t *db = checked(c, daddr, prefix + n * (uint64_t)esize);
-    if (!db || memcmp(db, "EADB", 4) != 0) return corrupt(c, "extensible array data block");
-    for (uint64_t i = 0; i < n; i++) {
-      int rc = cl_elem(c, idx + i, db + prefix + i * (uint64_t)esize, esize);
-      if (rc) return rc;
-    }
-    return H5_OK;
-  }
-  uint64_t at = daddr + prefix + 4;
-  for (uint64_t pg = 0; pg * page_n < n; pg++, at += page_n * (uint64_t)esize + 4) {
-    uint64_t bit = bit0 + pg;
-    if (!(bits[bit / 8] & (0x80u >> (bit % 8)))) continue;
-    const uint8_t *pp = checked(c, at, page_n * (uint64_t)esize);
-    if (!pp) return corrupt(c, "extensible array page");
-    for (uint64_t i = 0; i < page_n && pg * page_n + i < n; i++) {
-      int rc = cl_elem(c, idx + pg * page_n + i, pp + i * (uint64_t)esize, esize);
-      if (rc) return rc;
-    }
-  }
-  return H5_OK;
-}
-
-static int earray_chunks(cl *c) {
-  size_t hlen = 12 + 6 * 8 + 8;
-  const uint8_t *h = checked(c, c->ds->addr, hlen);
-  if (!h || memcmp(h, "EAHD", 4) != 0 || h[4] != 0) return corrupt(c, "extensible array header");
-  int esize = h[6], max_bits = h[7], page_bits = h[11];
-  uint64_t ibe = h[8], min_elmts = h[9], min_ptrs = h[10];
-  uint64_t max_set = h5_le(h + 12 + 4 * 8, 8), iblk = h5_le(h + 12 + 6 * 8, 8);
-  if (!elem_size_ok(c, esize) || max_bits < 1 || max_bits > 64 || min_elmts == 0 ||
-      (min_elmts & (min_elmts - 1)) || h5_log2_floor(min_elmts) > (unsigned)max_bits ||
-      min_ptrs == 0 || (min_ptrs & (min_ptrs - 1)) || page_bits > max_bits || page_bits > 32)
-    return corrupt(c, "extensible array parameters");
-  if (iblk == H5_UNDEF_ADDR) return H5_OK;
-  unsigned arr_off = (unsigned)(max_bits + 7) / 8;
-  uint64_t page_n = UINT64_C(1) << page_bits;
-  unsigned nsblks = 1 + (unsigned)max_bits - h5_log2_floor(min_elmts);
-  unsigned iblk_nsblks = 2 * h5_log2_floor(min_ptrs);
-  uint64_t ndblk_addrs = 2 * (min_ptrs - 1);
-  if (iblk_nsblks > nsblks) return corrupt(c, "extensible array parameters");
-  uint64_t nsblk_addrs = nsblks - iblk_nsblks;
-  const uint8_t *ib = checked(c, iblk, 6 + 8 + ibe * (uint64_t)esize + (ndblk_addrs + nsblk_addrs) * 8);
-  if (!ib || memcmp(ib, "EAIB", 4) != 0) return corrupt(c, "extensible array index block");
-  const uint8_t *ielems = ib + 14, *idblks = ielems + ibe * (uint64_t)esize;
-  const uint8_t *isblks = idblks + ndblk_addrs * 8;
-  int rc = H5_OK;
-  uint64_t idx = 0;
-  for (; rc == H5_OK && idx < ibe && idx < max_set; idx++)
-    rc = cl_elem(c, idx, ielems + idx * (uint64_t)esize, esize);
-  uint64_t dblk_no = 0;
-  for (unsigned s = 0; rc == H5_OK && s < nsblks && idx < max_set; s++) {
-    uint64_t nd = UINT64_C(1) << (s / 2);
-    uint64_t dn = (UINT64_C(1) << ((s + 1) / 2)) * min_elmts;
-    int paged = dn > page_n;
-    uint64_t npages = paged ? dn / page_n : 0, bmlen = (npages + 7) / 8;
-    const uint8_t *sb = NULL;
-    if (s >= iblk_nsblks) {
-      uint64_t saddr = h5_le(isblks + (uint64_t)(s - iblk_nsblks) * 8, 8);
-      if (saddr == H5_UNDEF_ADDR) {
-        idx += nd * dn;
-        continue;
-      }
-      sb = checked(c, saddr, 6 + 8 + arr_off + nd * bmlen + nd * 8);
-      if (!sb || memcmp(sb, "EASB", 4) != 0) return corrupt(c, "extensible array super block");
-    } else if (paged) {
-      return werr(c->w, H5_EUNSUPPORTED, "extensible array: paged data block in the index block");
-    }
-    for (uint64_t di = 0; rc == H5_OK && di < nd && idx < max_set; di++, idx += dn) {
-      uint64_t daddr;
-      if (!sb) {
-        if (dblk_no + di >= ndblk_addrs) return corrupt(c, "extensible array data block number");
-        daddr = h5_le(idblks + (dblk_no + di) * 8, 8);
-      } else {
-        daddr = h5_le(sb + 6 + 8 + arr_off + nd * bmlen + di * 8, 8);
-      }
-      if (daddr == H5_UNDEF_ADDR) continue;
-      const uint8_t *bits = paged ? sb + 6 + 8 + arr_off : NULL;
-      rc = earray_dblock(c, daddr, idx, dn, max_set - idx, esize, arr_off, page_n, bits,
-                         di * npages);
-    }
-    if (!sb) dblk_no += nd;
-  }
-  return rc;
-}
-
 static int by_offset(const void *a, const void *b) {
   const w_chunk *x = a, *y = b;
   for (int k = 0; k < H5_MAX_RANK; k++)
@@ -646,74 +442,10 @@ static int by_offset(const void *a, const void *b) {
 
 /* All chunks of old dataset d, sorted by offset, into d->chunks. */
 static int old_chunks(h5w *w, h5w_obj *d, struct h5_dset *ds) {
-  cl c;
-  memset(&c, 0, sizeof c);
-  c.w = w;
-  c.d = d;
-  c.f = w->rf;
-  c.ds = ds;
-  c.rank = d->rank;
-  int first = -1;
-  for (int k = 0; k < c.rank; k++) {
-    uint64_t mx = d->maxdims[k], dim = d->dims[k], ch = d->dcpl.chunk[k];
-    if (ch == 0) return corrupt(&c, "chunk dimension 0");
-    if (mx == UINT64_MAX) {
-      c.maxchunks[k] = UINT64_MAX;
-      if (first < 0) first = k;
-    } else {
-      uint64_t e = mx > dim ? mx : dim;
-      c.maxchunks[k] = e / ch + (e % ch != 0);
-    }
-  }
-  if (ds->cidx != H5_CIDX_EARRAY) first = -1;
-  int n = 0;
-  if (first >= 0) c.order[n++] = first;
-  for (int k = 0; k < c.rank; k++)
-    if (k != first) c.order[n++] = k;
-  for (int k = 1; k < c.rank; k++)
-    if (c.maxchunks[c.order[k]] == UINT64_MAX && ds->cidx != H5_CIDX_BTREE1 &&
-        ds->cidx != H5_CIDX_BTREE2)
-      return corrupt(&c, "array index for a dataset with unlimited dimensions");
-  if (ds->addr == H5_UNDEF_ADDR) return H5_OK;
-  uint64_t zero[H5_MAX_RANK] = {0};
-  int rc;
-  switch (ds->cidx) {
-  case H5_CIDX_BTREE1:
-    rc = h5_bt1_iter(w->rf, ds->addr, 1, 8 + 8 * ((size_t)c.rank + 1), NULL, bt1_chunk, &c);
-    break;
-  case H5_CIDX_BTREE2: rc = h5_bt2_iter(w->rf, ds->addr, bt2_chunk, &c); break;
-  case H5_CIDX_SINGLE: {
-    int filtered = ds->info.nfilters > 0 && (ds->chunk_flags & 2);
-    rc = cl_add(&c, zero, ds->addr, filtered ? ds->single_size : ds->chunk_bytes,
-                filtered ? ds->single_mask : 0);
-    break;
-  }
-  case H5_CIDX_IMPLICIT: {
-    /* every chunk of the current extent, at its place in C order over the
-       maximum extent */
-    uint64_t s[H5_MAX_RANK] = {0}, per[H5_MAX_RANK];
-    rc = H5_OK;
-    for (int k = 0; k < c.rank; k++) {
-      per[k] = d->dims[k] / d->dcpl.chunk[k] + (d->dims[k] % d->dcpl.chunk[k] != 0);
-      if (per[k] == 0) return H5_OK;
-    }
-    for (;;) {
-      uint64_t idx = 0;
-      for (int k = 0; k < c.rank; k++) idx = idx * c.maxchunks[k] + s[k];
-      rc = cl_add(&c, s, ds->addr + idx * ds->chunk_bytes, ds->chunk_bytes, 0);
-      int k = c.rank - 1;
-      for (; rc == H5_OK && k >= 0; k--) {
-        if (++s[k] < per[k]) break;
-        s[k] = 0;
-      }
-      if (rc || k < 0) break;
-    }
-    break;
-  }
-  case H5_CIDX_FARRAY: rc = farray_chunks(&c); break;
-  case H5_CIDX_EARRAY: rc = earray_chunks(&c); break;
-  default: rc = corrupt(&c, "unknown index type");
-  }
+  cl c = {w, d, w->rf};
+  for (int k = 0; k < d->rank; k++)
+    if (d->dcpl.chunk[k] == 0) return corrupt(&c, "chunk dimension 0");
+  int rc = h5_chunked_each(w->rf, ds, cl_add, &c);
   if (rc && rc != H5_ENOMEM && !strstr(w->err, oname(d)))
     rc = werr(w, rc, "'%s': %s", oname(d), h5_errmsg(w->rf));
   if (rc == H5_OK && d->nchunks) qsort(d->chunks, d->nchunks, sizeof *d->chunks, by_offset);
