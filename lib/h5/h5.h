@@ -260,6 +260,18 @@ int h5_dset_info_get(h5_obj *d, h5_dset_info *info);
 ** written, external data its size, virtual 0.  Reads the whole chunk index. */
 int h5_dset_storage_size(h5_obj *d, uint64_t *bytes);
 
+/* Every written chunk of a chunked dataset's current extent, whatever its
+** chunk index: cb gets the chunk's offset (in elements, per dimension), its
+** address in the file, stored (filtered) size and filter mask, and returns
+** H5_OK to go on.  H5_EINVAL for other layouts. */
+typedef int (*h5_chunk_cb)(void *ctx, const uint64_t *offset, uint64_t addr, uint64_t size,
+                           uint32_t mask);
+int h5_dset_chunk_iter(h5_obj *d, h5_chunk_cb cb, void *ctx);
+
+/* Zero copy: len bytes of the file at addr as mapped (valid until
+** h5_close), or NULL when they do not lie inside the file. */
+const void *h5_file_span(h5_file *f, uint64_t addr, uint64_t len);
+
 /* Zero copy: the bytes of a contiguous (or compact) dataset stored in this
 ** file without filters, in the mapped file (valid until h5_close), in the
 ** stored type and byte order.  H5_EUNSUPPORTED for other layouts, and when

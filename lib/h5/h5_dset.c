@@ -314,6 +314,23 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   return H5_OK;
 }
 
+int h5_dset_chunk_iter(h5_obj *o, h5_chunk_cb cb, void *ctx) {
+  struct h5_dset *d;
+  int rc = h5_dset_get(o, &d);
+  if (rc) return rc;
+  if (d->info.layout != H5_LAYOUT_CHUNKED || d->efl)
+    return h5_err(o->f, H5_EINVAL, "not a chunked dataset");
+  if (d->addr == H5_UNDEF_ADDR) return H5_OK;
+  if (d->chunk_esize != d->type->size)
+    return h5_err(o->f, H5_ECORRUPT, "layout message: chunk element size %llu, datatype size %u",
+                  (unsigned long long)d->chunk_esize, d->type->size);
+  return h5_chunked_each(o->f, d, cb, ctx);
+}
+
+const void *h5_file_span(h5_file *f, uint64_t addr, uint64_t len) {
+  return h5_span(f, addr, len);
+}
+
 int h5_dset_storage_size(h5_obj *o, uint64_t *bytes) {
   struct h5_dset *d;
   *bytes = 0;

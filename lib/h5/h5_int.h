@@ -309,10 +309,7 @@ int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen);
 int h5_chunked_storage(h5_file *f, struct h5_dset *d, uint64_t *bytes);
 
 /* h5_chunk.c: call cb for every written chunk of the current extent,
-** whatever the chunk index: its offset (elements per dimension), address,
-** stored size and filter mask.  cb returns H5_OK to go on. */
-typedef int (*h5_chunk_cb)(void *ctx, const uint64_t *offset, uint64_t addr, uint64_t size,
-                           uint32_t mask);
+** whatever the chunk index (h5_chunk_cb: h5.h). */
 int h5_chunked_each(h5_file *f, struct h5_dset *d, h5_chunk_cb cb, void *ctx);
 /* A hyperslab of a dataset of rank r: in dimension k the elements
 ** start[k] + i * stride[k] for i in [0, count[k]).  Checked by the caller

@@ -1,0 +1,842 @@
+/*
+** ext/vtab/vtab_h5mem.c - the h5mem virtual table: an agent's memories,
+** stored in one HDF5 file (lib/store).
+**
+**   CREATE VIRTUAL TABLE mem USING h5mem(path='agent.h5', dim=384
+**       [, metric=cosine|l2|dot] [, storage=float16|float32]
+**       [, sync=full|normal|off] [, agent='...'] [, embedder='...']
+**       [, chunk=ROWS] [, autocheckpoint=BYTES]);
+**
+** Columns: id (the rowid), text, embedding (float32 BLOB out; a float32
+** BLOB or a JSON array in), source, session, tags, ts (unix seconds;
+** ISO-8601 text accepted), tier, importance, access_count, last_access,
+** meta (JSON), and a hidden column named like the table for commands:
+** INSERT INTO mem(mem) VALUES('checkpoint') / ('optimize').
+** SELECT h5mem_checkpoint('mem') checkpoints too.
+**
+** Transactions map onto the store's: xBegin starts one (taking the store's
+** writer lock: SQLITE_BUSY when another connection or process has it),
+** xSync writes it to the log, xCommit makes it final, xRollback and
+** savepoints undo.  DROP TABLE leaves the files alone.
+*/
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../h5sql.h"
+#include "k.h"
+#include "store/store.h"
+#include "util/json.h"
+#include "util/timefmt.h"
+#include "util/vecjson.h"
+
+#define WHO "h5mem"
+#define MAXSP 64
+
+enum {
+  COL_ID, COL_TEXT, COL_EMB, COL_SOURCE, COL_SESSION, COL_TAGS, COL_TS, COL_TIER,
+  COL_IMPORTANCE, COL_ACCESS_COUNT, COL_LAST_ACCESS, COL_META, COL_CMD
+};
+
+typedef struct memvt memvt;
+
+/* The h5mem tables open on one connection, for h5mem_checkpoint(name). */
+typedef struct registry {
+  memvt *first;
+  int refs;
+} registry;
+
+struct memvt {
+  sqlite3_vtab base;
+  sqlite3 *db;
+  registry *reg;
+  memvt *next;
+  char *name;
+  store *st;
+  int cursors;      /* open cursors: no checkpoint moves rows under them */
+  int pending_cmd;  /* 1 checkpoint, 2 optimize, at commit */
+  uint64_t sp[MAXSP];
+  float *vec;       /* scratch: one embedding */
+};
+
+typedef struct memcur {
+  sqlite3_vtab_cursor base;
+  uint64_t pos, end;
+  int one; /* a lookup by id: pos is the row, or end */
+  store_view v;
+  int have_v;
+} memcur;
+
+static int vt_err(memvt *vt, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int vt_err(memvt *vt, int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = sqlite3_vmprintf(fmt, ap);
+  va_end(ap);
+  sqlite3_free(vt->base.zErrMsg);
+  vt->base.zErrMsg = m ? sqlite3_mprintf("%s: %s", WHO, m) : NULL;
+  sqlite3_free(m);
+  return vt->base.zErrMsg ? rc : SQLITE_NOMEM;
+}
+
+static int store_rc(int rc) {
+  switch (rc) {
+  case STORE_OK: return SQLITE_OK;
+  case STORE_ENOMEM: return SQLITE_NOMEM;
+  case STORE_BUSY: return SQLITE_BUSY;
+  case STORE_EEXISTS: return SQLITE_CONSTRAINT;
+  case STORE_EFULL: return SQLITE_FULL;
+  case STORE_ECORRUPT: return SQLITE_CORRUPT;
+  default: return SQLITE_ERROR;
+  }
+}
+
+static int st_err(memvt *vt, int rc) {
+  if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
+  return vt_err(vt, store_rc(rc), "%s", store_errmsg(vt->st));
+}
+
+/* ---- options --------------------------------------------------------- */
+
+static char *unquote(const char *s) {
+  while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+  size_t n = strlen(s);
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n')) n--;
+  char q = n >= 2 ? s[0] : 0;
+  if (!(q == '\'' || q == '"') || s[n - 1] != q) return sqlite3_mprintf("%.*s", (int)n, s);
+  char *r = sqlite3_malloc64(n);
+  if (!r) return NULL;
+  size_t j = 0;
+  for (size_t i = 1; i + 1 < n; i++) {
+    r[j++] = s[i];
+    if (s[i] == q && i + 2 < n && s[i + 1] == q) i++;
+  }
+  r[j] = 0;
+  return r;
+}
+
+typedef struct memopts {
+  char *path, *agent, *embedder;
+  store_opts o;
+  int have_metric, have_storage;
+} memopts;
+
+static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzErr) {
+  memset(m, 0, sizeof *m);
+  m->o.metric = STORE_COSINE;
+  m->o.storage = STORE_F32;
+  m->o.sync = STORE_SYNC_FULL;
+  for (int a = 3; a < argc; a++) {
+    const char *arg = argv[a], *eq = strchr(arg, '=');
+    if (!eq) {
+      if (m->path) {
+        *pzErr = sqlite3_mprintf("%s: unexpected argument %s (options are key=value)", WHO, arg);
+        return SQLITE_ERROR;
+      }
+      if (!(m->path = unquote(arg))) return SQLITE_NOMEM;
+      continue;
+    }
+    const char *k = arg;
+    while (*k == ' ' || *k == '\t' || *k == '\n') k++;
+    size_t kl = (size_t)(eq - k);
+    while (kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t')) kl--;
+    char *v = unquote(eq + 1);
+    if (!v) return SQLITE_NOMEM;
+#define KEY(s) (kl == strlen(s) && sqlite3_strnicmp(k, s, (int)kl) == 0)
+    int bad = 0;
+    if (KEY("path") || KEY("file")) {
+      sqlite3_free(m->path);
+      m->path = v;
+      continue;
+    } else if (KEY("agent")) {
+      sqlite3_free(m->agent);
+      m->agent = v;
+      continue;
+    } else if (KEY("embedder")) {
+      sqlite3_free(m->embedder);
+      m->embedder = v;
+      continue;
+    } else if (KEY("dim") || KEY("chunk") || KEY("autocheckpoint")) {
+      char *end;
+      long long n = strtoll(v, &end, 10);
+      long long hi = KEY("dim") ? 65536 : KEY("chunk") ? (1 << 20) : (1LL << 40);
+      bad = end == v || *end || n < 1 || n > hi;
+      if (!bad && KEY("dim")) m->o.dim = (int)n;
+      else if (!bad && KEY("chunk")) m->o.chunk_rows = (int)n;
+      else if (!bad) m->o.autocheckpoint = (uint64_t)n;
+      if (bad)
+        *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in 1..%lld", WHO, (int)kl, k, v, hi);
+    } else if (KEY("metric")) {
+      m->have_metric = 1;
+      if (!sqlite3_stricmp(v, "cosine")) m->o.metric = STORE_COSINE;
+      else if (!sqlite3_stricmp(v, "l2")) m->o.metric = STORE_L2;
+      else if (!sqlite3_stricmp(v, "dot")) m->o.metric = STORE_DOT;
+      else {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: metric=%s: expected cosine, l2 or dot", WHO, v);
+      }
+    } else if (KEY("storage")) {
+      m->have_storage = 1;
+      if (!sqlite3_stricmp(v, "float16") || !sqlite3_stricmp(v, "f16")) m->o.storage = STORE_F16;
+      else if (!sqlite3_stricmp(v, "float32") || !sqlite3_stricmp(v, "f32")) m->o.storage = STORE_F32;
+      else {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: storage=%s: expected float16 or float32", WHO, v);
+      }
+    } else if (KEY("sync")) {
+      if (!sqlite3_stricmp(v, "full")) m->o.sync = STORE_SYNC_FULL;
+      else if (!sqlite3_stricmp(v, "normal")) m->o.sync = STORE_SYNC_NORMAL;
+      else if (!sqlite3_stricmp(v, "off")) m->o.sync = STORE_SYNC_OFF;
+      else {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: sync=%s: expected full, normal or off", WHO, v);
+      }
+    } else {
+      bad = 1;
+      *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: path, dim, metric, storage, "
+                               "sync, agent, embedder, chunk, autocheckpoint)", WHO, (int)kl, k);
+    }
+#undef KEY
+    sqlite3_free(v);
+    if (bad) return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if (!m->path || !*m->path) {
+    *pzErr = sqlite3_mprintf("%s: path= is required, e.g. USING h5mem(path='agent.h5', dim=384)", WHO);
+    return SQLITE_ERROR;
+  }
+  m->o.agent = m->agent;
+  m->o.embedder = m->embedder;
+  return SQLITE_OK;
+}
+
+static void opts_free(memopts *m) {
+  sqlite3_free(m->path);
+  sqlite3_free(m->agent);
+  sqlite3_free(m->embedder);
+}
+
+/* ---- connect ----------------------------------------------------------- */
+
+static int mem_disconnect(sqlite3_vtab *base);
+
+static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                       sqlite3_vtab **out, char **pzErr) {
+  registry *reg = aux;
+  memopts m;
+  int rc = parse_opts(argc, argv, &m, pzErr);
+  if (rc != SQLITE_OK) {
+    opts_free(&m);
+    return rc;
+  }
+  memvt *vt = sqlite3_malloc(sizeof *vt);
+  if (!vt) {
+    opts_free(&m);
+    return SQLITE_NOMEM;
+  }
+  memset(vt, 0, sizeof *vt);
+  vt->db = db;
+  vt->name = sqlite3_mprintf("%s", argv[2]);
+  char err[600];
+  store_opts o = m.o;
+  if (!m.o.dim) o.dim = 0; /* open only; then metric/storage are not checked */
+  if (!vt->name) {
+    rc = SQLITE_NOMEM;
+  } else {
+    int sr = store_open(m.path, &o, 0, &vt->st, err, sizeof err);
+    if (sr != STORE_OK) {
+      rc = store_rc(sr) == SQLITE_CONSTRAINT ? SQLITE_ERROR : store_rc(sr);
+      *pzErr = sqlite3_mprintf("%s: %s", WHO, err);
+    } else if (m.o.dim == 0 && (m.have_metric || m.have_storage) &&
+               ((m.have_metric && m.o.metric != store_metric(vt->st)) ||
+                (m.have_storage && m.o.storage != store_storage(vt->st)))) {
+      rc = SQLITE_ERROR;
+      *pzErr = sqlite3_mprintf("%s: %s: metric or storage differ from the store's (%s, %s)", WHO, m.path,
+                               store_metric(vt->st) == STORE_L2 ? "l2" : store_metric(vt->st) == STORE_DOT ? "dot" : "cosine",
+                               store_storage(vt->st) == STORE_F16 ? "float16" : "float32");
+    }
+  }
+  opts_free(&m);
+  if (rc == SQLITE_OK) {
+    char *q = sqlite3_mprintf(
+        "CREATE TABLE x(id INTEGER, text TEXT, embedding BLOB, source TEXT, session TEXT, "
+        "tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, "
+        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN)", argv[2]);
+    rc = q ? sqlite3_declare_vtab(db, q) : SQLITE_NOMEM;
+    sqlite3_free(q);
+  }
+  if (rc == SQLITE_OK) {
+    vt->vec = sqlite3_malloc64((sqlite3_uint64)store_dim(vt->st) * 4);
+    if (!vt->vec) rc = SQLITE_NOMEM;
+  }
+  if (rc != SQLITE_OK) {
+    mem_disconnect(&vt->base);
+    return rc;
+  }
+  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  vt->reg = reg;
+  vt->next = reg->first;
+  reg->first = vt;
+  *out = &vt->base;
+  return SQLITE_OK;
+}
+
+static int mem_disconnect(sqlite3_vtab *base) {
+  memvt *vt = (memvt *)base;
+  if (vt->reg) {
+    for (memvt **p = &vt->reg->first; *p; p = &(*p)->next)
+      if (*p == vt) {
+        *p = vt->next;
+        break;
+      }
+  }
+  store_close(vt->st); /* checkpoints the writer's changes */
+  sqlite3_free(vt->vec);
+  sqlite3_free(vt->name);
+  sqlite3_free(vt->base.zErrMsg);
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
+  memvt *vt = (memvt *)base;
+  int eq = -1;
+  for (int k = 0; k < info->nConstraint; k++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
+    if (c->usable && c->op == SQLITE_INDEX_CONSTRAINT_EQ && (c->iColumn == COL_ID || c->iColumn == -1)) {
+      eq = k;
+      break;
+    }
+  }
+  if (eq >= 0) {
+    info->aConstraintUsage[eq].argvIndex = 1;
+    info->aConstraintUsage[eq].omit = 1;
+    info->idxNum = 1;
+    info->estimatedCost = 1;
+    info->estimatedRows = 1;
+    info->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+  } else {
+    info->idxNum = 0;
+    double n = (double)store_count(vt->st) + 1;
+    info->estimatedCost = n * 10;
+    info->estimatedRows = (sqlite3_int64)n;
+  }
+  return SQLITE_OK;
+}
+
+static int mem_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
+  memvt *vt = (memvt *)base;
+  memcur *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  vt->cursors++;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static int mem_close(sqlite3_vtab_cursor *cur) {
+  memvt *vt = (memvt *)cur->pVtab;
+  vt->cursors--;
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+static void skip_dead(memcur *c, memvt *vt) {
+  while (c->pos < c->end && !store_pos_live(vt->st, c->pos)) c->pos++;
+}
+
+static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, int argc,
+                      sqlite3_value **argv) {
+  (void)idxStr;
+  memcur *c = (memcur *)cur;
+  memvt *vt = (memvt *)cur->pVtab;
+  c->have_v = 0;
+  if (vt->cursors == 1) { /* a reader sees what others committed; not under another scan */
+    int rc = store_refresh(vt->st);
+    if (rc) return st_err(vt, rc);
+  }
+  if (plan == 1 && argc == 1) {
+    c->one = 1;
+    c->end = store_npos(vt->st);
+    c->pos = c->end;
+    sqlite3_value *v = argv[0];
+    int t = sqlite3_value_numeric_type(v);
+    int64_t id;
+    if (t == SQLITE_INTEGER) id = sqlite3_value_int64(v);
+    else if (t == SQLITE_FLOAT && floor(sqlite3_value_double(v)) == sqlite3_value_double(v) &&
+             fabs(sqlite3_value_double(v)) < 9.2e18) id = (int64_t)sqlite3_value_double(v);
+    else return SQLITE_OK;
+    uint64_t pos;
+    if (store_find(vt->st, id, &pos) == STORE_OK) c->pos = pos;
+    return SQLITE_OK;
+  }
+  c->one = 0;
+  c->pos = 0;
+  c->end = store_npos(vt->st); /* rows added during the scan are not visited */
+  skip_dead(c, vt);
+  return SQLITE_OK;
+}
+
+static int mem_next(sqlite3_vtab_cursor *cur) {
+  memcur *c = (memcur *)cur;
+  memvt *vt = (memvt *)cur->pVtab;
+  c->have_v = 0;
+  if (c->one) {
+    c->pos = c->end;
+    return SQLITE_OK;
+  }
+  c->pos++;
+  skip_dead(c, vt);
+  return SQLITE_OK;
+}
+
+static int mem_eof(sqlite3_vtab_cursor *cur) {
+  memcur *c = (memcur *)cur;
+  memvt *vt = (memvt *)cur->pVtab;
+  /* a row deleted by this very statement ends a lookup too */
+  return c->pos >= c->end || !store_pos_live(vt->st, c->pos);
+}
+
+static int load(memcur *c, memvt *vt) {
+  if (c->have_v) return SQLITE_OK;
+  int rc = store_get(vt->st, c->pos, &c->v);
+  if (rc) return st_err(vt, rc);
+  c->have_v = 1;
+  return SQLITE_OK;
+}
+
+static int mem_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  memcur *c = (memcur *)cur;
+  int rc = load(c, (memvt *)cur->pVtab);
+  if (rc) return rc;
+  *rowid = c->v.id;
+  return SQLITE_OK;
+}
+
+static void result_text(sqlite3_context *ctx, const char *s, size_t n) {
+  if (!s) sqlite3_result_null(ctx);
+  else sqlite3_result_text64(ctx, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  memcur *c = (memcur *)cur;
+  memvt *vt = (memvt *)cur->pVtab;
+  if (col == COL_CMD) {
+    sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  int rc = load(c, vt);
+  if (rc) {
+    sqlite3_result_error(ctx, vt->base.zErrMsg ? vt->base.zErrMsg : "h5mem: read failed", -1);
+    return rc;
+  }
+  const store_view *v = &c->v;
+  switch (col) {
+  case COL_ID: sqlite3_result_int64(ctx, v->id); break;
+  case COL_TEXT: result_text(ctx, v->text, v->text_len); break;
+  case COL_SOURCE: result_text(ctx, v->source, v->source_len); break;
+  case COL_SESSION: result_text(ctx, v->session, v->session_len); break;
+  case COL_TAGS: result_text(ctx, v->tags, v->tags_len); break;
+  case COL_TIER: result_text(ctx, v->tier, v->tier_len); break;
+  case COL_META: result_text(ctx, v->meta, v->meta_len); break;
+  case COL_TS: sqlite3_result_int64(ctx, v->ts); break;
+  case COL_IMPORTANCE:
+    if (isnan(v->importance)) sqlite3_result_null(ctx);
+    else sqlite3_result_double(ctx, v->importance);
+    break;
+  case COL_ACCESS_COUNT: sqlite3_result_int64(ctx, v->access_count); break;
+  case COL_LAST_ACCESS:
+    if (v->last_access == STORE_NULL_TIME) sqlite3_result_null(ctx);
+    else sqlite3_result_int64(ctx, v->last_access);
+    break;
+  case COL_EMB: {
+    if (!v->emb) {
+      sqlite3_result_null(ctx);
+      break;
+    }
+    size_t dim = (size_t)store_dim(vt->st);
+    if (store_storage(vt->st) == STORE_F32) {
+      sqlite3_result_blob64(ctx, v->emb, dim * 4, SQLITE_TRANSIENT);
+    } else {
+      float *f = sqlite3_malloc64(dim * 4);
+      if (!f) {
+        sqlite3_result_error_nomem(ctx);
+        return SQLITE_NOMEM;
+      }
+      uint16_t *h = sqlite3_malloc64(dim * 2);
+      if (!h) {
+        sqlite3_free(f);
+        sqlite3_result_error_nomem(ctx);
+        return SQLITE_NOMEM;
+      }
+      memcpy(h, v->emb, dim * 2); /* (mapped rows need not be aligned) */
+      k_get()->f16_to_f32(h, f, dim);
+      sqlite3_free(h);
+      sqlite3_result_blob64(ctx, f, dim * 4, sqlite3_free);
+    }
+    sqlite3_result_subtype(ctx, EXT_SUBTYPE_F32);
+    break;
+  }
+  default: sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+/* A column's value as text (NULL stays NULL). */
+static int text_arg(memvt *vt, sqlite3_value *v, const char *col, const char **s, size_t *n) {
+  *s = NULL;
+  *n = 0;
+  if (sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
+  if (sqlite3_value_type(v) == SQLITE_BLOB) {
+    const uint8_t *b = sqlite3_value_blob(v);
+    int len = sqlite3_value_bytes(v);
+    if (len && !h5_utf8_valid(b, (size_t)len))
+      return vt_err(vt, SQLITE_MISMATCH, "%s: a BLOB that is not UTF-8 text", col);
+  }
+  *s = (const char *)sqlite3_value_text(v);
+  *n = (size_t)sqlite3_value_bytes(v);
+  if (!*s) return SQLITE_NOMEM;
+  if (memchr(*s, 0, *n)) return vt_err(vt, SQLITE_MISMATCH, "%s: text with a NUL byte", col);
+  return SQLITE_OK;
+}
+
+/* A time: INTEGER or REAL unix seconds, or ISO-8601 text. */
+static int time_arg(memvt *vt, sqlite3_value *v, const char *col, int64_t *out) {
+  switch (sqlite3_value_type(v)) {
+  case SQLITE_INTEGER: *out = sqlite3_value_int64(v); return SQLITE_OK;
+  case SQLITE_FLOAT: {
+    double d = sqlite3_value_double(v);
+    if (!(fabs(d) < 9.2e18)) return vt_err(vt, SQLITE_MISMATCH, "%s: %g is not a time", col, d);
+    *out = (int64_t)floor(d);
+    return SQLITE_OK;
+  }
+  case SQLITE_TEXT: {
+    const char *s = (const char *)sqlite3_value_text(v);
+    size_t n = (size_t)sqlite3_value_bytes(v);
+    char err[200];
+    if (util_iso8601_parse(s, n, out, err, sizeof err) == 0) return SQLITE_OK;
+    int t = sqlite3_value_numeric_type(v);
+    if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) return time_arg(vt, v, col, out);
+    return vt_err(vt, SQLITE_MISMATCH, "%s: '%s' is neither unix seconds nor an ISO-8601 time (%s)",
+                  col, s, err);
+  }
+  default: return vt_err(vt, SQLITE_MISMATCH, "%s: expected unix seconds or ISO-8601 text", col);
+  }
+}
+
+/* The embedding: a float32 BLOB (float16 with vec_f16's subtype), or JSON. */
+static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
+  *out = NULL;
+  int dim = store_dim(vt->st);
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return SQLITE_OK;
+  float *f = vt->vec;
+  if (t == SQLITE_BLOB) {
+    const uint8_t *b = sqlite3_value_blob(v);
+    size_t len = (size_t)sqlite3_value_bytes(v);
+    int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
+    size_t want = (size_t)dim * (f16 ? 2 : 4);
+    if (len != want)
+      return vt_err(vt, SQLITE_MISMATCH, "embedding: a %s BLOB of %zu bytes (%zu values); the store "
+                    "has dim=%d (%zu bytes)", f16 ? "float16" : "float32", len, len / (f16 ? 2 : 4),
+                    dim, want);
+    if (f16) {
+      uint16_t *h = sqlite3_malloc64(want);
+      if (!h) return SQLITE_NOMEM;
+      memcpy(h, b, want);
+      k_get()->f16_to_f32(h, f, (size_t)dim);
+      sqlite3_free(h);
+    } else {
+      memcpy(f, b, want);
+    }
+  } else if (t == SQLITE_TEXT) {
+    float *p = NULL;
+    size_t n = 0;
+    char err[256];
+    if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &p, &n,
+                         err, sizeof err))
+      return vt_err(vt, SQLITE_MISMATCH, "embedding: malformed JSON vector: %s", err);
+    if (n != (size_t)dim) {
+      free(p);
+      return vt_err(vt, SQLITE_MISMATCH, "embedding: %zu values; the store has dim=%d", n, dim);
+    }
+    memcpy(f, p, (size_t)dim * 4);
+    free(p);
+  } else {
+    return vt_err(vt, SQLITE_MISMATCH, "embedding: expected a float32 BLOB or a JSON array of %d numbers",
+                  dim);
+  }
+  for (int i = 0; i < dim; i++) {
+    if (!isfinite(f[i]))
+      return vt_err(vt, SQLITE_MISMATCH, "embedding: element %d is %s", i, isnan(f[i]) ? "NaN" : "infinite");
+    if (store_storage(vt->st) == STORE_F16 && fabsf(f[i]) > 65504.0f)
+      return vt_err(vt, SQLITE_MISMATCH, "embedding: element %d (%g) is outside the float16 range "
+                    "(storage=float16; largest magnitude 65504)", i, (double)f[i]);
+  }
+  *out = f;
+  return SQLITE_OK;
+}
+
+/* A record from the INSERT/UPDATE arguments (argv[2 + column]). */
+static int record_from(memvt *vt, sqlite3_value **col, int64_t id, store_rec *r) {
+  memset(r, 0, sizeof *r);
+  r->id = id;
+  int rc;
+  if ((rc = text_arg(vt, col[COL_TEXT], "text", &r->text, &r->text_len)) ||
+      (rc = text_arg(vt, col[COL_SOURCE], "source", &r->source, &r->source_len)) ||
+      (rc = text_arg(vt, col[COL_SESSION], "session", &r->session, &r->session_len)) ||
+      (rc = text_arg(vt, col[COL_TAGS], "tags", &r->tags, &r->tags_len)) ||
+      (rc = text_arg(vt, col[COL_TIER], "tier", &r->tier, &r->tier_len)) ||
+      (rc = text_arg(vt, col[COL_META], "meta", &r->meta, &r->meta_len)))
+    return rc;
+  if (r->meta) {
+    char err[200];
+    if (util_json_valid(r->meta, r->meta_len, err, sizeof err))
+      return vt_err(vt, SQLITE_MISMATCH, "meta: malformed JSON: %s", err);
+  }
+  if ((rc = emb_arg(vt, col[COL_EMB], &r->emb))) return rc;
+  if (sqlite3_value_type(col[COL_TS]) == SQLITE_NULL) r->ts = (int64_t)time(NULL);
+  else if ((rc = time_arg(vt, col[COL_TS], "ts", &r->ts))) return rc;
+  r->last_access = STORE_NULL_TIME;
+  if (sqlite3_value_type(col[COL_LAST_ACCESS]) != SQLITE_NULL &&
+      (rc = time_arg(vt, col[COL_LAST_ACCESS], "last_access", &r->last_access)))
+    return rc;
+  sqlite3_value *imp = col[COL_IMPORTANCE];
+  if (sqlite3_value_type(imp) == SQLITE_NULL) {
+    r->importance = NAN;
+  } else {
+    int t = sqlite3_value_numeric_type(imp);
+    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT)
+      return vt_err(vt, SQLITE_MISMATCH, "importance: expected a number");
+    r->importance = sqlite3_value_double(imp);
+    if (!isfinite(r->importance)) return vt_err(vt, SQLITE_MISMATCH, "importance: not a finite number");
+  }
+  sqlite3_value *ac = col[COL_ACCESS_COUNT];
+  if (sqlite3_value_type(ac) != SQLITE_NULL) {
+    if (sqlite3_value_numeric_type(ac) != SQLITE_INTEGER)
+      return vt_err(vt, SQLITE_MISMATCH, "access_count: expected an integer");
+    r->access_count = sqlite3_value_int64(ac);
+  }
+  return SQLITE_OK;
+}
+
+static int id_arg(memvt *vt, sqlite3_value *v, int64_t *id, int *given) {
+  *given = 0;
+  if (sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
+  int t = sqlite3_value_numeric_type(v);
+  if (t == SQLITE_INTEGER) {
+    *id = sqlite3_value_int64(v);
+  } else if (t == SQLITE_FLOAT && floor(sqlite3_value_double(v)) == sqlite3_value_double(v) &&
+             fabs(sqlite3_value_double(v)) < 9.2e18) {
+    *id = (int64_t)sqlite3_value_double(v);
+  } else {
+    return vt_err(vt, SQLITE_MISMATCH, "id: expected an integer");
+  }
+  *given = 1;
+  return SQLITE_OK;
+}
+
+static int run_command(memvt *vt, sqlite3_value *cmd) {
+  const char *c = (const char *)sqlite3_value_text(cmd);
+  if (c && !sqlite3_stricmp(c, "checkpoint")) vt->pending_cmd |= 1;
+  else if (c && !sqlite3_stricmp(c, "optimize")) vt->pending_cmd |= 2;
+  else return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize')", c ? c : "");
+  return SQLITE_OK;
+}
+
+static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  memvt *vt = (memvt *)base;
+  store *s = vt->st;
+  if (argc == 1) { /* DELETE */
+    int64_t id = sqlite3_value_int64(argv[0]);
+    int rc = store_delete(s, id);
+    return rc == STORE_ENOTFOUND ? SQLITE_OK : rc ? st_err(vt, rc) : SQLITE_OK;
+  }
+  sqlite3_value **col = argv + 2;
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL && sqlite3_value_type(col[COL_CMD]) != SQLITE_NULL)
+    return run_command(vt, col[COL_CMD]);
+  /* the new id: the rowid, else the id column, else the next one */
+  int64_t id = 0;
+  int given = 0, rc;
+  if ((rc = id_arg(vt, argv[1], &id, &given))) return rc;
+  if (!given && (rc = id_arg(vt, col[COL_ID], &id, &given))) return rc;
+  if (sqlite3_value_type(argv[0]) != SQLITE_NULL) { /* UPDATE */
+    int64_t old = sqlite3_value_int64(argv[0]);
+    int64_t cid;
+    int cg;
+    if ((rc = id_arg(vt, col[COL_ID], &cid, &cg))) return rc;
+    if (cg) id = cid; /* SET id = ... */
+    else if (!given) id = old;
+    store_rec r;
+    if ((rc = record_from(vt, col, id, &r))) return rc;
+    uint64_t pos;
+    if (id != old && store_find(s, id, &pos) == STORE_OK) {
+      if (sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
+        return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)",
+                      vt->name, (long long)id);
+      if ((rc = store_delete(s, id))) return st_err(vt, rc);
+    }
+    if ((rc = store_delete(s, old)) && rc != STORE_ENOTFOUND) return st_err(vt, rc);
+    if ((rc = store_put(s, &r))) return st_err(vt, rc);
+    *rowid = id;
+    return SQLITE_OK;
+  }
+  /* INSERT */
+  if (!given) {
+    if (store_max_id(s) == INT64_MAX) return vt_err(vt, SQLITE_FULL, "no ids left");
+    id = store_max_id(s) + 1;
+  }
+  store_rec r;
+  if ((rc = record_from(vt, col, id, &r))) return rc;
+  uint64_t pos;
+  if (store_find(s, id, &pos) == STORE_OK) {
+    if (sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
+      return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)",
+                    vt->name, (long long)id);
+    if ((rc = store_delete(s, id))) return st_err(vt, rc);
+  }
+  if ((rc = store_put(s, &r))) return st_err(vt, rc);
+  *rowid = id;
+  return SQLITE_OK;
+}
+
+static int mem_begin(sqlite3_vtab *base) {
+  memvt *vt = (memvt *)base;
+  vt->pending_cmd = 0;
+  int rc = store_begin(vt->st);
+  return rc ? st_err(vt, rc) : SQLITE_OK;
+}
+
+static int mem_sync(sqlite3_vtab *base) {
+  memvt *vt = (memvt *)base;
+  int rc = store_prepare(vt->st);
+  return rc ? st_err(vt, rc) : SQLITE_OK;
+}
+
+static int mem_commit(sqlite3_vtab *base) {
+  memvt *vt = (memvt *)base;
+  int rc = store_commit(vt->st);
+  int cmd = vt->pending_cmd;
+  vt->pending_cmd = 0;
+  if (rc == STORE_OK && cmd) {
+    if (vt->cursors) return vt_err(vt, SQLITE_BUSY, "cannot checkpoint while a query reads %s", vt->name);
+    rc = (cmd & 2) ? store_optimize(vt->st) : store_checkpoint(vt->st);
+  }
+  return rc ? st_err(vt, rc) : SQLITE_OK;
+}
+
+static int mem_rollback(sqlite3_vtab *base) {
+  memvt *vt = (memvt *)base;
+  vt->pending_cmd = 0;
+  store_rollback(vt->st);
+  return SQLITE_OK;
+}
+
+static int mem_savepoint(sqlite3_vtab *base, int i) {
+  memvt *vt = (memvt *)base;
+  if (i >= 0 && i < MAXSP) vt->sp[i] = store_mark(vt->st);
+  return SQLITE_OK;
+}
+
+static int mem_release(sqlite3_vtab *base, int i) {
+  (void)base;
+  (void)i;
+  return SQLITE_OK;
+}
+
+static int mem_rollback_to(sqlite3_vtab *base, int i) {
+  memvt *vt = (memvt *)base;
+  if (i >= 0 && i < MAXSP) store_undo_to(vt->st, vt->sp[i]);
+  return SQLITE_OK;
+}
+
+static int mem_rename(sqlite3_vtab *base, const char *name) {
+  memvt *vt = (memvt *)base;
+  char *n = sqlite3_mprintf("%s", name);
+  if (!n) return SQLITE_NOMEM;
+  sqlite3_free(vt->name);
+  vt->name = n;
+  return SQLITE_OK;
+}
+
+static sqlite3_module mem_module = {
+    .iVersion = 2,
+    .xCreate = mem_connect,
+    .xConnect = mem_connect,
+    .xBestIndex = mem_best_index,
+    .xDisconnect = mem_disconnect,
+    .xDestroy = mem_disconnect, /* DROP TABLE leaves the store's files alone */
+    .xOpen = mem_open,
+    .xClose = mem_close,
+    .xFilter = mem_filter,
+    .xNext = mem_next,
+    .xEof = mem_eof,
+    .xColumn = mem_column,
+    .xRowid = mem_rowid,
+    .xUpdate = mem_update,
+    .xBegin = mem_begin,
+    .xSync = mem_sync,
+    .xCommit = mem_commit,
+    .xRollback = mem_rollback,
+    .xRename = mem_rename,
+    .xSavepoint = mem_savepoint,
+    .xRelease = mem_release,
+    .xRollbackTo = mem_rollback_to,
+};
+
+/* ---- h5mem_checkpoint(name) ------------------------------------------------- */
+
+static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  registry *reg = sqlite3_user_data(ctx);
+  const char *name = (const char *)sqlite3_value_text(argv[0]);
+  memvt *vt = NULL;
+  for (memvt *p = reg->first; p && name; p = p->next)
+    if (sqlite3_stricmp(p->name, name) == 0) vt = p;
+  if (!vt) {
+    char *m = sqlite3_mprintf("h5mem_checkpoint: no h5mem table '%s' is open on this connection "
+                              "(query it once, or check the name)", name ? name : "");
+    sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint: no such table", -1);
+    sqlite3_free(m);
+    return;
+  }
+  if (vt->cursors) {
+    sqlite3_result_error(ctx, "h5mem_checkpoint: the table is being read by a query", -1);
+    return;
+  }
+  int rc = store_checkpoint(vt->st);
+  if (rc) {
+    char *m = sqlite3_mprintf("h5mem_checkpoint: %s", store_errmsg(vt->st));
+    sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint failed", -1);
+    sqlite3_result_error_code(ctx, store_rc(rc));
+    sqlite3_free(m);
+    return;
+  }
+  sqlite3_result_int64(ctx, (sqlite3_int64)store_count(vt->st));
+}
+
+static void reg_unref(void *p) {
+  registry *reg = p;
+  if (--reg->refs == 0) sqlite3_free(reg);
+}
+
+int ext_vtab_h5mem_register(sqlite3 *db) {
+  registry *reg = sqlite3_malloc(sizeof *reg);
+  if (!reg) return SQLITE_NOMEM;
+  memset(reg, 0, sizeof *reg);
+  reg->refs = 2;
+  int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, reg_unref);
+  if (rc != SQLITE_OK) {
+    reg_unref(reg); /* (SQLite called the destructor: the other reference) */
+    return rc;
+  }
+  return sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
+                                    fn_checkpoint, NULL, NULL, reg_unref);
+}

@@ -1,0 +1,1326 @@
+/*
+** lib/store/store.c - the memory store (store.h; the file layout is
+** docs/FORMAT.md).
+**
+** Positions: base rows 0 .. nbase-1 (the checkpointed file, read in place),
+** then delta records nbase .. nbase+ndelta-1 (committed or in the open
+** transaction, in memory and in the log).  An id maps to the position of
+** its live record; an update is a delete plus an insert, so a base row
+** never changes: dead base rows are listed in /memories/deleted.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "h5/h5.h"
+#include "k.h"
+#include "store.h"
+#include "wal.h"
+
+#define FORMAT_NAME "h5mem-store"
+#define FORMAT_VERSION 1
+#define DEFAULT_CHUNK 1024
+#define DEFAULT_AUTOCKPT ((uint64_t)64 << 20)
+#define NORMAL_SYNC_NS 100000000LL /* sync=normal: fsync at most every 100 ms */
+
+/* The columns of /memories, in file order. */
+enum {
+  C_ID, C_TEXT, C_EMB, C_SOURCE, C_SESSION, C_TAGS, C_TS, C_TIER, C_IMPORTANCE,
+  C_ACCESS_COUNT, C_LAST_ACCESS, C_META, NCOL
+};
+static const char *const col_name[NCOL] = {"id", "text", "embedding", "source", "session",
+                                           "tags", "ts", "tier", "importance", "access_count",
+                                           "last_access", "meta"};
+enum { K_I64, K_STR, K_EMB, K_F64 };
+static const int col_kind[NCOL] = {K_I64, K_STR, K_EMB, K_STR, K_STR, K_STR,
+                                   K_I64, K_STR, K_F64, K_I64, K_I64, K_STR};
+/* the string columns, in the order of store_rec's fields */
+static const int str_cols[6] = {C_TEXT, C_SOURCE, C_SESSION, C_TAGS, C_TIER, C_META};
+
+/* A column of the base: rows at chunk_addr[r / crows] + (r % crows) * rowbytes. */
+typedef struct bcol {
+  h5_obj *d;
+  uint64_t crows, nchunks;
+  size_t rowbytes;
+  uint64_t *caddr; /* UINT64_MAX: chunk never written */
+} bcol;
+
+/* A record of the delta: one allocation, strings NUL-terminated inside. */
+typedef struct drec {
+  int64_t id, ts, access_count, last_access;
+  double importance;
+  int dead;
+  char *str[6];
+  size_t len[6];
+  void *emb; /* stored type, or NULL */
+} drec;
+
+/* id -> position, open addressing with linear probing. */
+typedef struct idmap {
+  int64_t *key;
+  uint64_t *val; /* UINT64_MAX: empty */
+  uint64_t cap, n;
+} idmap;
+
+typedef struct undo {
+  int insert;   /* 1: a delta record was added at pos; 0: pos was deleted */
+  uint64_t pos;
+} undo;
+
+struct store {
+  char *path, *walpath;
+  int readonly, writer, lockfd;
+  int dim, metric, storage, sync, chunk_rows;
+  uint64_t autockpt;
+  uint8_t store_id[16];
+  char err[512];
+  /* base */
+  h5_file *f;
+  struct stat fst;
+  uint64_t nbase;
+  int64_t *base_id;
+  uint8_t *base_dead;
+  bcol col[NCOL];
+  uint64_t ckpt_seq; /* log frames up to this one are in the file */
+  /* base rows deleted since the checkpoint, in order */
+  uint64_t *newdead;
+  uint64_t nnewdead, capnewdead;
+  /* delta */
+  drec **delta;
+  uint64_t ndelta, capdelta;
+  idmap map;
+  uint64_t live;
+  int64_t max_id;
+  /* the log */
+  wal *log;
+  uint64_t log_seen_bytes; /* readers: the log's size when last read */
+  int64_t last_sync_ns;
+  /* the open transaction */
+  int in_txn, prepared;
+  undo *ul;
+  uint64_t nul, capul;
+  uint8_t *frame;
+  size_t frame_len, frame_cap;
+};
+
+static int fail(store *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(store *s, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->err, sizeof s->err, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+const char *store_errmsg(const store *s) { return s ? s->err : "out of memory"; }
+int store_dim(const store *s) { return s->dim; }
+int store_metric(const store *s) { return s->metric; }
+int store_storage(const store *s) { return s->storage; }
+const char *store_path(const store *s) { return s->path; }
+uint64_t store_npos(const store *s) { return s->nbase + s->ndelta; }
+uint64_t store_count(const store *s) { return s->live; }
+int64_t store_max_id(const store *s) { return s->max_id; }
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* ---- the id map --------------------------------------------------------- */
+
+static uint64_t hash64(int64_t k) {
+  uint64_t x = (uint64_t)k;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+static int map_grow(idmap *m) {
+  uint64_t cap = m->cap ? m->cap * 2 : 1024;
+  int64_t *key = malloc(cap * sizeof *key);
+  uint64_t *val = malloc(cap * sizeof *val);
+  if (!key || !val) {
+    free(key);
+    free(val);
+    return STORE_ENOMEM;
+  }
+  memset(val, 0xff, cap * sizeof *val);
+  for (uint64_t i = 0; i < m->cap; i++) {
+    if (m->val[i] == UINT64_MAX) continue;
+    uint64_t h = hash64(m->key[i]) & (cap - 1);
+    while (val[h] != UINT64_MAX) h = (h + 1) & (cap - 1);
+    key[h] = m->key[i];
+    val[h] = m->val[i];
+  }
+  free(m->key);
+  free(m->val);
+  m->key = key;
+  m->val = val;
+  m->cap = cap;
+  return STORE_OK;
+}
+
+static uint64_t *map_slot(const idmap *m, int64_t id) {
+  if (!m->cap) return NULL;
+  uint64_t h = hash64(id) & (m->cap - 1);
+  while (m->val[h] != UINT64_MAX) {
+    if (m->key[h] == id) return &m->val[h];
+    h = (h + 1) & (m->cap - 1);
+  }
+  return NULL;
+}
+
+static int map_put(idmap *m, int64_t id, uint64_t pos) {
+  uint64_t *v = map_slot(m, id);
+  if (v) {
+    *v = pos;
+    return STORE_OK;
+  }
+  if ((m->n + 1) * 4 > m->cap * 3) {
+    int rc = map_grow(m);
+    if (rc) return rc;
+  }
+  uint64_t h = hash64(id) & (m->cap - 1);
+  while (m->val[h] != UINT64_MAX) h = (h + 1) & (m->cap - 1);
+  m->key[h] = id;
+  m->val[h] = pos;
+  m->n++;
+  return STORE_OK;
+}
+
+/* Remove id (backward-shift deletion keeps probe chains whole). */
+static void map_del(idmap *m, int64_t id) {
+  uint64_t *v = map_slot(m, id);
+  if (!v) return;
+  uint64_t i = (uint64_t)(v - m->val), mask = m->cap - 1;
+  m->val[i] = UINT64_MAX;
+  m->n--;
+  for (uint64_t j = (i + 1) & mask; m->val[j] != UINT64_MAX; j = (j + 1) & mask) {
+    uint64_t h = hash64(m->key[j]) & mask;
+    /* j's entry may move to i when i lies cyclically in [h, j) */
+    int move = i <= j ? (h <= i || h > j) : (h <= i && h > j);
+    if (move) {
+      m->key[i] = m->key[j];
+      m->val[i] = m->val[j];
+      m->val[j] = UINT64_MAX;
+      i = j;
+    }
+  }
+}
+
+static void map_free(idmap *m) {
+  free(m->key);
+  free(m->val);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- the base (the checkpointed file) ------------------------------------ */
+
+typedef struct chunk_ctx {
+  bcol *c;
+  store *s;
+} chunk_ctx;
+
+static int take_chunk(void *ctx, const uint64_t *off, uint64_t addr, uint64_t size, uint32_t mask) {
+  chunk_ctx *cc = ctx;
+  bcol *c = cc->c;
+  uint64_t k = off[0] / c->crows;
+  if (off[0] % c->crows || k >= c->nchunks || mask != 0 || size != c->crows * c->rowbytes)
+    return H5_ECORRUPT;
+  c->caddr[k] = addr;
+  return H5_OK;
+}
+
+static const uint8_t *base_row(const store *s, int col, uint64_t r) {
+  const bcol *c = &s->col[col];
+  uint64_t k = r / c->crows;
+  if (k >= c->nchunks || c->caddr[k] == UINT64_MAX) return NULL;
+  return h5_file_span(s->f, c->caddr[k] + (r % c->crows) * c->rowbytes, c->rowbytes);
+}
+
+static void base_free(store *s) {
+  for (int k = 0; k < NCOL; k++) free(s->col[k].caddr);
+  memset(s->col, 0, sizeof s->col);
+  free(s->base_id);
+  free(s->base_dead);
+  s->base_id = NULL;
+  s->base_dead = NULL;
+  h5_close(s->f);
+  s->f = NULL;
+  s->nbase = 0;
+}
+
+static int read_attr_int(h5_obj *o, const char *name, int64_t *v) {
+  const h5_attr *a;
+  if (h5_attr_get(o, name, &a) != H5_OK || a->rank > 0 || a->type->cls != H5_CLASS_INTEGER)
+    return -1;
+  uint64_t bits;
+  int sgn;
+  if (h5_elem_int(a->type, a->data, &bits, &sgn) != H5_OK) return -1;
+  *v = (int64_t)bits;
+  return 0;
+}
+
+/* A string attribute into buf (NUL-terminated), or -1. */
+static int read_attr_str(store *s, h5_obj *o, const char *name, char *buf, size_t n) {
+  const h5_attr *a;
+  if (h5_attr_get(o, name, &a) != H5_OK || a->rank > 0) return -1;
+  const uint8_t *p;
+  size_t len;
+  if (a->type->cls == H5_CLASS_VLEN && a->type->vlen_kind == 1) {
+    uint32_t cnt;
+    if (h5_vlen_get(s->f, a->data, &p, &len, &cnt) != H5_OK) return -1;
+  } else if (a->type->cls == H5_CLASS_STRING) {
+    p = a->data;
+    len = h5_fixed_string_len(a->type, a->data);
+  } else {
+    return -1;
+  }
+  if (len >= n) return -1;
+  if (len) memcpy(buf, p, len);
+  buf[len] = 0;
+  return 0;
+}
+
+static int hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static const char *metric_name(int m) {
+  return m == STORE_L2 ? "l2" : m == STORE_DOT ? "dot" : "cosine";
+}
+
+/* Read a 1-D int64 dataset of group g whole (NULL and 0 when empty). */
+static int read_i64s(store *s, h5_obj *g, const char *name, int64_t **out, uint64_t *n) {
+  *out = NULL;
+  *n = 0;
+  const h5_link *l;
+  h5_obj *d;
+  h5_dset_info in;
+  if (h5_group_find(g, name, &l) != H5_OK || l->type != H5_LINK_HARD ||
+      h5_obj_open(s->f, l->addr, &d) != H5_OK || h5_dset_info_get(d, &in) != H5_OK ||
+      in.rank != 1 || in.type->cls != H5_CLASS_INTEGER || in.type->size != 8)
+    return fail(s, STORE_ECORRUPT, "%s: dataset '%s' is missing or not int64", s->path, name);
+  if (!in.dims[0]) return STORE_OK;
+  if (in.dims[0] > s->fst.st_size / 8 + 1)
+    return fail(s, STORE_ECORRUPT, "%s: '%s' is larger than the file", s->path, name);
+  int64_t *v = malloc(in.dims[0] * 8);
+  if (!v) return fail(s, STORE_ENOMEM, "out of memory");
+  if (h5_dset_read(d, v, in.dims[0] * 8) != H5_OK) {
+    free(v);
+    return fail(s, STORE_ECORRUPT, "%s: %s", s->path, h5_errmsg(s->f));
+  }
+  for (uint64_t i = 0; i < in.dims[0] && in.type->big_endian; i++)
+    v[i] = (int64_t)__builtin_bswap64((uint64_t)v[i]);
+  *out = v;
+  *n = in.dims[0];
+  return STORE_OK;
+}
+
+/* Open the file as the base: check it is a store, map its columns, read its
+** ids and tombstones. */
+static int base_load(store *s, const store_opts *want) {
+  char err[512];
+  if (stat(s->path, &s->fst) != 0)
+    return fail(s, STORE_EIO, "%s: %s", s->path, strerror(errno));
+  int hr = h5_open(s->path, &s->f, err, sizeof err);
+  if (hr != H5_OK)
+    return fail(s, hr == H5_ENOMEM ? STORE_ENOMEM : STORE_ECORRUPT, "%s", err);
+  h5_obj *root, *mem, *meta;
+  const h5_link *l;
+  char buf[256];
+  int64_t ver = 0, dim = 0;
+  if (h5_root(s->f, &root) != H5_OK || read_attr_str(s, root, "h5mem_format", buf, sizeof buf) ||
+      strcmp(buf, FORMAT_NAME) != 0)
+    return fail(s, STORE_EMISMATCH, "%s is an HDF5 file but not an h5mem store (no "
+                "h5mem_format = '" FORMAT_NAME "' attribute on /)", s->path);
+  if (read_attr_int(root, "h5mem_format_version", &ver) || ver != FORMAT_VERSION)
+    return fail(s, STORE_EMISMATCH, "%s: store format version %lld; this h5mem reads version %d",
+                s->path, (long long)ver, FORMAT_VERSION);
+  if (read_attr_int(root, "dim", &dim) || dim < 1 || dim > 65536)
+    return fail(s, STORE_ECORRUPT, "%s: bad dim attribute", s->path);
+  char metric[32], storage[32], sid[64];
+  if (read_attr_str(s, root, "metric", metric, sizeof metric) ||
+      read_attr_str(s, root, "storage", storage, sizeof storage) ||
+      read_attr_str(s, root, "store_id", sid, sizeof sid) || strlen(sid) != 32)
+    return fail(s, STORE_ECORRUPT, "%s: missing metric, storage or store_id attribute", s->path);
+  s->dim = (int)dim;
+  s->metric = strcmp(metric, "l2") == 0 ? STORE_L2 : strcmp(metric, "dot") == 0 ? STORE_DOT
+            : strcmp(metric, "cosine") == 0 ? STORE_COSINE : -1;
+  s->storage = strcmp(storage, "float16") == 0 ? STORE_F16 : strcmp(storage, "float32") == 0 ? STORE_F32 : -1;
+  if (s->metric < 0 || s->storage < 0)
+    return fail(s, STORE_ECORRUPT, "%s: metric '%s' or storage '%s' unknown", s->path, metric, storage);
+  for (int i = 0; i < 16; i++) {
+    int a = hexval(sid[2 * i]), b = hexval(sid[2 * i + 1]);
+    if (a < 0 || b < 0) return fail(s, STORE_ECORRUPT, "%s: bad store_id", s->path);
+    s->store_id[i] = (uint8_t)(a * 16 + b);
+  }
+  if (want && want->dim > 0) {
+    if (want->dim != s->dim)
+      return fail(s, STORE_EMISMATCH, "%s has dim=%d, not dim=%d", s->path, s->dim, want->dim);
+    if (want->metric != s->metric)
+      return fail(s, STORE_EMISMATCH, "%s has metric=%s, not metric=%s", s->path,
+                  metric_name(s->metric), metric_name(want->metric));
+    if (want->storage != s->storage)
+      return fail(s, STORE_EMISMATCH, "%s has storage=%s, not storage=%s", s->path, storage,
+                  want->storage == STORE_F16 ? "float16" : "float32");
+  }
+  if (h5_group_find(root, "memories", &l) != H5_OK || h5_obj_open(s->f, l->addr, &mem) != H5_OK ||
+      h5_group_find(root, "h5mem", &l) != H5_OK || h5_obj_open(s->f, l->addr, &meta) != H5_OK)
+    return fail(s, STORE_ECORRUPT, "%s: /memories or /h5mem is missing", s->path);
+  /* the columns: all the same length, chunked, unfiltered */
+  uint64_t n = UINT64_MAX;
+  for (int k = 0; k < NCOL; k++) {
+    bcol *c = &s->col[k];
+    h5_dset_info in;
+    if (h5_group_find(mem, col_name[k], &l) != H5_OK || l->type != H5_LINK_HARD ||
+        h5_obj_open(s->f, l->addr, &c->d) != H5_OK || h5_dset_info_get(c->d, &in) != H5_OK)
+      return fail(s, STORE_ECORRUPT, "%s: /memories/%s is missing", s->path, col_name[k]);
+    int want_rank = k == C_EMB ? 2 : 1;
+    size_t esz = col_kind[k] == K_STR ? 16 : k == C_EMB ? (size_t)s->storage : 8;
+    if (in.rank != want_rank || in.layout != H5_LAYOUT_CHUNKED || in.nfilters ||
+        in.type->size != esz || in.type->big_endian || (k == C_EMB && in.dims[1] != (uint64_t)s->dim) ||
+        in.chunk[0] == 0 || (k == C_EMB && in.chunk[1] != (uint64_t)s->dim))
+      return fail(s, STORE_ECORRUPT, "%s: /memories/%s does not have the store's layout",
+                  s->path, col_name[k]);
+    if (n == UINT64_MAX) n = in.dims[0];
+    if (in.dims[0] != n)
+      return fail(s, STORE_ECORRUPT, "%s: /memories/%s has %llu rows, /memories/id %llu",
+                  s->path, col_name[k], (unsigned long long)in.dims[0], (unsigned long long)n);
+    c->crows = in.chunk[0];
+    c->rowbytes = esz * (k == C_EMB ? (size_t)s->dim : 1);
+    c->nchunks = n / c->crows + (n % c->crows != 0);
+    c->caddr = malloc((c->nchunks ? c->nchunks : 1) * sizeof *c->caddr);
+    if (!c->caddr) return fail(s, STORE_ENOMEM, "out of memory");
+    memset(c->caddr, 0xff, (c->nchunks ? c->nchunks : 1) * sizeof *c->caddr);
+    chunk_ctx cc = {c, s};
+    if (h5_dset_chunk_iter(c->d, take_chunk, &cc) != H5_OK)
+      return fail(s, STORE_ECORRUPT, "%s: the chunks of /memories/%s: %s", s->path, col_name[k],
+                  h5_errmsg(s->f));
+    for (uint64_t i = 0; i < c->nchunks; i++)
+      if (c->caddr[i] == UINT64_MAX)
+        return fail(s, STORE_ECORRUPT, "%s: /memories/%s lacks chunk %llu", s->path, col_name[k],
+                    (unsigned long long)i);
+  }
+  s->nbase = n;
+  uint64_t nid, ndel, nck;
+  int64_t *del, *ck;
+  int rc = read_i64s(s, mem, "id", &s->base_id, &nid);
+  if (rc) return rc;
+  if ((rc = read_i64s(s, mem, "deleted", &del, &ndel))) return rc;
+  if ((rc = read_i64s(s, meta, "checkpoints", &ck, &nck))) {
+    free(del);
+    return rc;
+  }
+  s->ckpt_seq = nck ? (uint64_t)ck[nck - 1] : 0;
+  free(ck);
+  s->base_dead = calloc(n ? n : 1, 1);
+  if (!s->base_dead) {
+    free(del);
+    return fail(s, STORE_ENOMEM, "out of memory");
+  }
+  for (uint64_t i = 0; i < ndel; i++) {
+    if (del[i] < 0 || (uint64_t)del[i] >= n) {
+      free(del);
+      return fail(s, STORE_ECORRUPT, "%s: /memories/deleted lists row %lld of %llu", s->path,
+                  (long long)del[i], (unsigned long long)n);
+    }
+    s->base_dead[del[i]] = 1;
+  }
+  free(del);
+  for (uint64_t r = 0; r < n; r++) {
+    int64_t id = s->base_id[r];
+    if (id > s->max_id) s->max_id = id;
+    if (s->base_dead[r]) continue;
+    if (map_slot(&s->map, id))
+      return fail(s, STORE_ECORRUPT, "%s: id %lld is live in two rows", s->path, (long long)id);
+    if ((rc = map_put(&s->map, id, r))) return fail(s, rc, "out of memory");
+    s->live++;
+  }
+  return STORE_OK;
+}
+
+/* ---- records in memory ------------------------------------------------------ */
+
+static void drec_free(drec *d) { free(d); }
+
+/* A copy of r (embedding converted to the stored type). */
+static drec *drec_new(const store *s, const store_rec *r) {
+  const char *str[6] = {r->text, r->source, r->session, r->tags, r->tier, r->meta};
+  size_t len[6] = {r->text_len, r->source_len, r->session_len, r->tags_len, r->tier_len, r->meta_len};
+  size_t total = sizeof(drec) + 16, eb = r->emb ? (size_t)s->dim * (size_t)s->storage : 0;
+  for (int k = 0; k < 6; k++)
+    if (str[k]) total += len[k] + 1;
+  total += eb;
+  drec *d = malloc(total);
+  if (!d) return NULL;
+  memset(d, 0, sizeof *d);
+  uint8_t *p = (uint8_t *)(d + 1);
+  if (eb) {
+    d->emb = p;
+    if (s->storage == STORE_F32) memcpy(p, r->emb, eb);
+    else k_get()->f32_to_f16(r->emb, (uint16_t *)(void *)p, (size_t)s->dim);
+    p += eb;
+  }
+  for (int k = 0; k < 6; k++) {
+    if (!str[k]) continue;
+    d->str[k] = (char *)p;
+    d->len[k] = len[k];
+    if (len[k]) memcpy(p, str[k], len[k]);
+    p[len[k]] = 0;
+    p += len[k] + 1;
+  }
+  d->id = r->id;
+  d->ts = r->ts;
+  d->importance = r->importance;
+  d->access_count = r->access_count;
+  d->last_access = r->last_access;
+  return d;
+}
+
+int store_pos_live(const store *s, uint64_t pos) {
+  if (pos < s->nbase) return !s->base_dead[pos];
+  pos -= s->nbase;
+  return pos < s->ndelta && !s->delta[pos]->dead;
+}
+
+int store_find(const store *s, int64_t id, uint64_t *pos) {
+  const uint64_t *v = map_slot(&s->map, id);
+  if (!v) return STORE_ENOTFOUND;
+  *pos = *v;
+  return STORE_OK;
+}
+
+static int64_t get_i64(const uint8_t *p) {
+  int64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+int store_get(store *s, uint64_t pos, store_view *v) {
+  memset(v, 0, sizeof *v);
+  if (!store_pos_live(s, pos)) return fail(s, STORE_ENOTFOUND, "no record at position %llu", (unsigned long long)pos);
+  if (pos >= s->nbase) {
+    const drec *d = s->delta[pos - s->nbase];
+    v->id = d->id;
+    v->text = d->str[0], v->text_len = d->len[0];
+    v->source = d->str[1], v->source_len = d->len[1];
+    v->session = d->str[2], v->session_len = d->len[2];
+    v->tags = d->str[3], v->tags_len = d->len[3];
+    v->tier = d->str[4], v->tier_len = d->len[4];
+    v->meta = d->str[5], v->meta_len = d->len[5];
+    v->emb = d->emb;
+    v->ts = d->ts;
+    v->importance = d->importance;
+    v->access_count = d->access_count;
+    v->last_access = d->last_access;
+    return STORE_OK;
+  }
+  const uint8_t *p[NCOL];
+  for (int k = 0; k < NCOL; k++)
+    if (!(p[k] = base_row(s, k, pos)))
+      return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/%s lies outside the file",
+                  s->path, (unsigned long long)pos, col_name[k]);
+  v->id = s->base_id[pos];
+  const char **sp[6] = {&v->text, &v->source, &v->session, &v->tags, &v->tier, &v->meta};
+  size_t *lp[6] = {&v->text_len, &v->source_len, &v->session_len, &v->tags_len, &v->tier_len, &v->meta_len};
+  for (int k = 0; k < 6; k++) {
+    const uint8_t *data;
+    size_t len;
+    uint32_t cnt;
+    if (h5_vlen_get(s->f, p[str_cols[k]], &data, &len, &cnt) != H5_OK)
+      return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/%s: %s", s->path,
+                  (unsigned long long)pos, col_name[str_cols[k]], h5_errmsg(s->f));
+    *sp[k] = (const char *)data; /* NULL for a NULL string */
+    *lp[k] = len;
+  }
+  v->emb = p[C_EMB];
+  /* a record without an embedding stores NaN in its first element */
+  if (s->storage == STORE_F32) {
+    float x;
+    memcpy(&x, p[C_EMB], 4);
+    if (isnan(x)) v->emb = NULL;
+  } else {
+    uint16_t h;
+    memcpy(&h, p[C_EMB], 2);
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x03ff)) v->emb = NULL;
+  }
+  v->ts = get_i64(p[C_TS]);
+  memcpy(&v->importance, p[C_IMPORTANCE], 8);
+  v->access_count = get_i64(p[C_ACCESS_COUNT]);
+  v->last_access = get_i64(p[C_LAST_ACCESS]);
+  return STORE_OK;
+}
+
+/* ---- changes ------------------------------------------------------------------ */
+
+static int ul_push(store *s, int insert, uint64_t pos) {
+  if (!s->in_txn) return STORE_OK; /* (replaying the log) */
+  if (s->nul == s->capul) {
+    uint64_t cap = s->capul ? s->capul * 2 : 64;
+    undo *n = realloc(s->ul, cap * sizeof *n);
+    if (!n) return fail(s, STORE_ENOMEM, "out of memory");
+    s->ul = n;
+    s->capul = cap;
+  }
+  s->ul[s->nul].insert = insert;
+  s->ul[s->nul].pos = pos;
+  s->nul++;
+  return STORE_OK;
+}
+
+/* Insert without the checks the public entry does. */
+static int apply_put(store *s, const store_rec *r) {
+  if (map_slot(&s->map, r->id)) return fail(s, STORE_EEXISTS, "id %lld exists", (long long)r->id);
+  if (s->ndelta == s->capdelta) {
+    uint64_t cap = s->capdelta ? s->capdelta * 2 : 256;
+    drec **n = realloc(s->delta, cap * sizeof *n);
+    if (!n) return fail(s, STORE_ENOMEM, "out of memory");
+    s->delta = n;
+    s->capdelta = cap;
+  }
+  if (s->in_txn && s->nul == s->capul) { /* room for the undo entry first */
+    int rc = ul_push(s, 1, 0);
+    if (rc) return rc;
+    s->nul--;
+  }
+  drec *d = drec_new(s, r);
+  if (!d) return fail(s, STORE_ENOMEM, "out of memory");
+  uint64_t pos = s->nbase + s->ndelta;
+  if (map_put(&s->map, r->id, pos) != STORE_OK) {
+    drec_free(d);
+    return fail(s, STORE_ENOMEM, "out of memory");
+  }
+  s->delta[s->ndelta++] = d;
+  s->live++;
+  if (r->id > s->max_id) s->max_id = r->id;
+  return ul_push(s, 1, pos);
+}
+
+static int apply_delete(store *s, int64_t id) {
+  uint64_t *v = map_slot(&s->map, id);
+  if (!v) return fail(s, STORE_ENOTFOUND, "no record with id %lld", (long long)id);
+  uint64_t pos = *v;
+  if (s->in_txn && s->nul == s->capul) {
+    int rc = ul_push(s, 0, 0);
+    if (rc) return rc;
+    s->nul--;
+  }
+  if (pos < s->nbase) {
+    if (s->nnewdead == s->capnewdead) {
+      uint64_t cap = s->capnewdead ? s->capnewdead * 2 : 64;
+      uint64_t *n = realloc(s->newdead, cap * sizeof *n);
+      if (!n) return fail(s, STORE_ENOMEM, "out of memory");
+      s->newdead = n;
+      s->capnewdead = cap;
+    }
+    s->newdead[s->nnewdead++] = pos;
+    s->base_dead[pos] = 1;
+  } else {
+    s->delta[pos - s->nbase]->dead = 1;
+  }
+  map_del(&s->map, id);
+  s->live--;
+  return ul_push(s, 0, pos);
+}
+
+static int64_t pos_id(const store *s, uint64_t pos) {
+  return pos < s->nbase ? s->base_id[pos] : s->delta[pos - s->nbase]->id;
+}
+
+static void undo_one(store *s, const undo *u) {
+  if (u->insert) { /* the last delta record */
+    drec *d = s->delta[--s->ndelta];
+    map_del(&s->map, d->id);
+    drec_free(d);
+    s->live--;
+  } else {
+    if (u->pos < s->nbase) {
+      s->base_dead[u->pos] = 0;
+      s->nnewdead--; /* its entry was the last */
+    } else {
+      s->delta[u->pos - s->nbase]->dead = 0;
+    }
+    map_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
+    s->live++;
+  }
+}
+
+/* ---- the log's frames --------------------------------------------------------- */
+
+/* A transaction as a frame: 'P' + a record, 'D' + an id, in order. */
+static int frame_put(store *s, const void *p, size_t n) {
+  if (s->frame_len + n > s->frame_cap) {
+    size_t cap = s->frame_cap ? s->frame_cap : 4096;
+    while (cap < s->frame_len + n) cap *= 2;
+    uint8_t *b = realloc(s->frame, cap);
+    if (!b) return -1;
+    s->frame = b;
+    s->frame_cap = cap;
+  }
+  memcpy(s->frame + s->frame_len, p, n);
+  s->frame_len += n;
+  return 0;
+}
+
+static int frame_u32(store *s, uint32_t v) { return frame_put(s, &v, 4); }
+static int frame_i64(store *s, int64_t v) { return frame_put(s, &v, 8); }
+
+static int frame_build(store *s) {
+  s->frame_len = 0;
+  int bad = 0;
+  for (uint64_t i = 0; i < s->nul && !bad; i++) {
+    const undo *u = &s->ul[i];
+    if (!u->insert) {
+      bad |= frame_put(s, "D", 1) | frame_i64(s, pos_id(s, u->pos));
+      continue;
+    }
+    const drec *d = s->delta[u->pos - s->nbase];
+    uint8_t has_emb = d->emb != NULL;
+    bad |= frame_put(s, "P", 1) | frame_i64(s, d->id) | frame_i64(s, d->ts) |
+           frame_i64(s, d->access_count) | frame_i64(s, d->last_access) |
+           frame_put(s, &d->importance, 8) | frame_put(s, &has_emb, 1);
+    for (int k = 0; k < 6; k++) {
+      if (!d->str[k]) {
+        bad |= frame_u32(s, UINT32_MAX);
+      } else {
+        bad |= frame_u32(s, (uint32_t)d->len[k]) | frame_put(s, d->str[k], d->len[k]);
+      }
+    }
+    if (has_emb) bad |= frame_put(s, d->emb, (size_t)s->dim * (size_t)s->storage);
+  }
+  return bad ? fail(s, STORE_ENOMEM, "out of memory") : STORE_OK;
+}
+
+/* Apply one frame of the log. */
+typedef struct rd_frame {
+  const uint8_t *p, *end;
+  int bad;
+} rd_frame;
+
+static const uint8_t *take(rd_frame *r, size_t n) {
+  if (r->bad || (size_t)(r->end - r->p) < n) {
+    r->bad = 1;
+    return NULL;
+  }
+  const uint8_t *q = r->p;
+  r->p += n;
+  return q;
+}
+
+static int64_t take_i64(rd_frame *r) {
+  const uint8_t *q = take(r, 8);
+  return q ? get_i64(q) : 0;
+}
+
+static int replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
+  store *s = ctx;
+  if (seq <= s->ckpt_seq) return 0; /* already in the file */
+  rd_frame r = {p, p + len, 0};
+  float *emb = NULL;
+  int rc = 0;
+  while (!rc && r.p < r.end) {
+    const uint8_t *op = take(&r, 1);
+    if (!op) break;
+    if (*op == 'D') {
+      int64_t id = take_i64(&r);
+      if (!r.bad) rc = apply_delete(s, id);
+      continue;
+    }
+    if (*op != 'P') {
+      r.bad = 1;
+      break;
+    }
+    store_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.id = take_i64(&r);
+    rec.ts = take_i64(&r);
+    rec.access_count = take_i64(&r);
+    rec.last_access = take_i64(&r);
+    const uint8_t *q = take(&r, 8);
+    if (q) memcpy(&rec.importance, q, 8);
+    const uint8_t *he = take(&r, 1);
+    const char **sp[6] = {&rec.text, &rec.source, &rec.session, &rec.tags, &rec.tier, &rec.meta};
+    size_t *lp[6] = {&rec.text_len, &rec.source_len, &rec.session_len, &rec.tags_len, &rec.tier_len, &rec.meta_len};
+    for (int k = 0; k < 6 && !r.bad; k++) {
+      const uint8_t *lq = take(&r, 4);
+      if (!lq) break;
+      uint32_t n;
+      memcpy(&n, lq, 4);
+      if (n == UINT32_MAX) continue;
+      *sp[k] = (const char *)take(&r, n);
+      *lp[k] = n;
+    }
+    if (r.bad) break;
+    if (*he) {
+      const uint8_t *e = take(&r, (size_t)s->dim * (size_t)s->storage);
+      if (!e) break;
+      if (!emb && !(emb = malloc((size_t)s->dim * 4))) {
+        rc = fail(s, STORE_ENOMEM, "out of memory");
+        break;
+      }
+      if (s->storage == STORE_F32) memcpy(emb, e, (size_t)s->dim * 4);
+      else k_get()->f16_to_f32((const uint16_t *)(const void *)e, emb, (size_t)s->dim);
+      rec.emb = emb;
+    }
+    rc = apply_put(s, &rec);
+  }
+  free(emb);
+  if (!rc && r.bad)
+    rc = fail(s, STORE_ECORRUPT, "%s: log frame %llu does not decode", s->walpath,
+              (unsigned long long)seq);
+  return rc;
+}
+
+/* ---- opening ----------------------------------------------------------------- */
+
+static void delta_free(store *s) {
+  for (uint64_t i = 0; i < s->ndelta; i++) drec_free(s->delta[i]);
+  free(s->delta);
+  s->delta = NULL;
+  s->ndelta = s->capdelta = 0;
+  free(s->newdead);
+  s->newdead = NULL;
+  s->nnewdead = s->capnewdead = 0;
+}
+
+static void state_free(store *s) {
+  delta_free(s);
+  base_free(s);
+  map_free(&s->map);
+  wal_close(s->log);
+  s->log = NULL;
+  s->live = 0;
+  s->max_id = 0;
+  s->ckpt_seq = 0;
+}
+
+/* Load the file and replay the log (for writing: repair the log's tail). */
+static int state_load(store *s, const store_opts *want, int for_write) {
+  state_free(s);
+  int rc = base_load(s, want);
+  if (rc) return rc;
+  char err[512];
+  int wr = wal_open(s->walpath, s->store_id, !for_write, &s->log, err, sizeof err);
+  if (wr != WAL_OK)
+    return fail(s, wr == WAL_ENOMEM ? STORE_ENOMEM : wr == WAL_EMISMATCH ? STORE_EMISMATCH : STORE_EIO,
+                "%s", err);
+  s->in_txn = 0;
+  rc = wal_replay(s->log, replay_frame, s);
+  if (rc) return rc < 0 ? rc : fail(s, STORE_ECORRUPT, "%s: replay failed", s->walpath);
+  s->log_seen_bytes = wal_bytes(s->log);
+  return STORE_OK;
+}
+
+static int write_new_store(store *s, const store_opts *o);
+
+int store_open(const char *path, const store_opts *create, int readonly, store **out,
+               char *err, size_t errlen) {
+  *out = NULL;
+  store *s = calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(err, errlen, "out of memory");
+    return STORE_ENOMEM;
+  }
+  s->lockfd = -1;
+  s->readonly = readonly;
+  s->sync = create ? create->sync : STORE_SYNC_FULL;
+  s->chunk_rows = create && create->chunk_rows > 0 ? create->chunk_rows : DEFAULT_CHUNK;
+  s->autockpt = create && create->autocheckpoint ? create->autocheckpoint : DEFAULT_AUTOCKPT;
+  size_t n = strlen(path);
+  s->path = malloc(n + 1);
+  s->walpath = malloc(n + 5);
+  if (!s->path || !s->walpath) {
+    store_close(s);
+    snprintf(err, errlen, "out of memory");
+    return STORE_ENOMEM;
+  }
+  memcpy(s->path, path, n + 1);
+  memcpy(s->walpath, path, n);
+  memcpy(s->walpath + n, "-wal", 5);
+  struct stat st;
+  int rc = STORE_OK;
+  if (stat(path, &st) != 0) {
+    if (errno != ENOENT || !create || create->dim <= 0 || readonly)
+      rc = fail(s, STORE_EIO, "%s: %s%s", path, strerror(errno),
+                errno == ENOENT && (!create || create->dim <= 0) ? " (give dim= to create a store)" : "");
+    else
+      rc = write_new_store(s, create);
+  }
+  if (rc == STORE_OK) rc = state_load(s, create, 0);
+  if (rc != STORE_OK) {
+    snprintf(err, errlen, "%s", s->err);
+    store_close(s);
+    return rc;
+  }
+  *out = s;
+  return STORE_OK;
+}
+
+/* ---- writing the file --------------------------------------------------------- */
+
+static h5_type *str_type(void) { return h5_type_new_string(0, 1); }
+
+static int attr_str(h5w *w, h5w_obj *o, const char *name, const char *v) {
+  uint8_t slot[16] = {0};
+  memcpy(slot, &v, sizeof v);
+  return h5w_attr(w, o, name, str_type(), 0, NULL, slot);
+}
+
+static int attr_i64(h5w *w, h5w_obj *o, const char *name, int64_t v) {
+  return h5w_attr(w, o, name, h5_type_new_int(8, 1), 0, NULL, &v);
+}
+
+/* The groups, columns and attributes of an empty store in w. */
+static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[16]) {
+  h5w_obj *root = h5w_root(w), *mem, *meta, *d;
+  char hex[33];
+  for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", id[i]);
+  const char *storage = o->storage == STORE_F16 ? "float16" : "float32";
+  int hr = attr_str(w, root, "h5mem_format", FORMAT_NAME);
+  if (!hr) hr = attr_i64(w, root, "h5mem_format_version", FORMAT_VERSION);
+  if (!hr) hr = attr_i64(w, root, "dim", o->dim);
+  if (!hr) hr = attr_str(w, root, "metric", metric_name(o->metric));
+  if (!hr) hr = attr_str(w, root, "storage", storage);
+  if (!hr) hr = attr_str(w, root, "store_id", hex);
+  if (!hr) hr = attr_str(w, root, "agent", o->agent ? o->agent : "");
+  if (!hr) hr = attr_str(w, root, "embedder", o->embedder ? o->embedder : "");
+  if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
+  if (!hr) hr = h5w_group(w, root, "memories", &mem);
+  if (!hr) hr = h5w_group(w, root, "h5mem", &meta);
+  uint64_t crows = (uint64_t)s->chunk_rows;
+  for (int k = 0; !hr && k < NCOL + 2; k++) {
+    h5w_dcpl dcpl;
+    memset(&dcpl, 0, sizeof dcpl);
+    dcpl.layout = H5_LAYOUT_CHUNKED;
+    dcpl.deflate = -1;
+    dcpl.chunk[0] = crows;
+    uint64_t dims[2] = {0, (uint64_t)o->dim}, maxd[2] = {UINT64_MAX, (uint64_t)o->dim};
+    h5_type *t;
+    const char *name;
+    h5w_obj *parent = mem;
+    int rank = 1;
+    if (k == NCOL) { /* tombstones */
+      name = "deleted";
+      t = h5_type_new_int(8, 1);
+      dcpl.chunk[0] = 512;
+    } else if (k == NCOL + 1) {
+      name = "checkpoints";
+      parent = meta;
+      t = h5_type_new_int(8, 1);
+      dcpl.chunk[0] = 64;
+    } else {
+      name = col_name[k];
+      switch (col_kind[k]) {
+      case K_STR: t = str_type(); break;
+      case K_EMB:
+        t = h5_type_new_float(o->storage);
+        rank = 2;
+        dcpl.chunk[1] = (uint64_t)o->dim;
+        break;
+      case K_F64: t = h5_type_new_float(8); break;
+      default: t = h5_type_new_int(8, 1);
+      }
+      if (k == C_LAST_ACCESS) {
+        int64_t fill = STORE_NULL_TIME;
+        dcpl.fill = NULL;
+        (void)fill;
+      }
+    }
+    if (!t) return fail(s, STORE_ENOMEM, "out of memory");
+    hr = h5w_dataset(w, parent, name, t, rank, dims, maxd, &dcpl, &d);
+    if (!hr && k < NCOL) {
+      static const char *const what[NCOL] = {
+          "the record's id (rowid); an id may appear in a dead row and again later",
+          "the memory's text (UTF-8)",
+          "the embedding, one row per record (a record without one stores NaN first)",
+          "where the memory came from", "the session it belongs to", "tags", "unix seconds",
+          "tier", "importance", "times read", "unix seconds of the last access; INT64_MIN: never",
+          "JSON metadata"};
+      hr = attr_str(w, d, "description", what[k]);
+    }
+  }
+  return hr ? fail(s, STORE_EIO, "cannot lay out %s: %s", s->path, h5w_errmsg(w)) : STORE_OK;
+}
+
+/* Create the file: written under a temporary name, then linked into place
+** (link fails if someone else created it first), so a store file is never
+** seen half-written. */
+static int write_new_store(store *s, const store_opts *o) {
+  if (o->dim < 1 || o->dim > 65536) return fail(s, STORE_EINVAL, "dim=%d: expected 1..65536", o->dim);
+  uint8_t id[16];
+  if (getrandom(id, sizeof id, 0) != (ssize_t)sizeof id) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    uint64_t a = (uint64_t)t.tv_nsec ^ ((uint64_t)getpid() << 32), b = (uint64_t)t.tv_sec;
+    memcpy(id, &a, 8);
+    memcpy(id + 8, &b, 8);
+  }
+  size_t n = strlen(s->path) + 40;
+  char *tmp = malloc(n);
+  if (!tmp) return fail(s, STORE_ENOMEM, "out of memory");
+  snprintf(tmp, n, "%s.new-%d", s->path, (int)getpid());
+  char err[512];
+  h5w *w;
+  int rc = STORE_OK;
+  if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
+    rc = fail(s, STORE_EIO, "cannot create %s: %s", s->path, err);
+  } else {
+    rc = write_layout(s, w, o, id);
+    if (rc == STORE_OK && h5w_close(w, o->sync != STORE_SYNC_OFF) != H5_OK)
+      rc = fail(s, STORE_EIO, "cannot write %s: %s", s->path, h5w_errmsg(w));
+    h5w_free(w);
+    if (rc == STORE_OK && link(tmp, s->path) != 0 && errno != EEXIST)
+      rc = fail(s, STORE_EIO, "cannot create %s: %s", s->path, strerror(errno));
+  }
+  unlink(tmp);
+  free(tmp);
+  return rc;
+}
+
+/* ---- the writer ------------------------------------------------------------- */
+
+/* Become the writer: lock the store (its log file, which, unlike the .h5
+** file, is never replaced), then load the current state for writing. */
+static int become_writer(store *s) {
+  if (s->writer) return STORE_OK;
+  if (s->readonly) return fail(s, STORE_EINVAL, "%s is open read-only", s->path);
+  int fd = open(s->walpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(s, STORE_EIO, "%s: %s", s->walpath, strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    close(fd);
+    return e == EWOULDBLOCK
+               ? fail(s, STORE_BUSY, "the store %s is being written by another connection or "
+                      "process", s->path)
+               : fail(s, STORE_EIO, "cannot lock %s: %s", s->walpath, strerror(e));
+  }
+  s->lockfd = fd;
+  int rc = state_load(s, NULL, 1);
+  if (rc != STORE_OK) {
+    close(fd);
+    s->lockfd = -1;
+    /* back to a consistent read view if we can */
+    char keep[sizeof s->err];
+    memcpy(keep, s->err, sizeof keep);
+    state_load(s, NULL, 0);
+    memcpy(s->err, keep, sizeof keep);
+    return rc;
+  }
+  s->writer = 1;
+  s->last_sync_ns = now_ns();
+  return STORE_OK;
+}
+
+int store_refresh(store *s) {
+  if (s->writer || s->in_txn) return STORE_OK;
+  struct stat st, ws;
+  if (stat(s->path, &st) != 0) return fail(s, STORE_EIO, "%s: %s", s->path, strerror(errno));
+  int wal_now = stat(s->walpath, &ws) == 0 ? 1 : 0;
+  uint64_t wbytes = wal_now ? (uint64_t)ws.st_size : 0;
+  if (st.st_ino == s->fst.st_ino && st.st_size == s->fst.st_size &&
+      st.st_mtim.tv_sec == s->fst.st_mtim.tv_sec && st.st_mtim.tv_nsec == s->fst.st_mtim.tv_nsec &&
+      wbytes == s->log_seen_bytes)
+    return STORE_OK;
+  return state_load(s, NULL, 0);
+}
+
+int store_begin(store *s) {
+  if (s->in_txn) return fail(s, STORE_EINVAL, "a transaction is open");
+  int rc = become_writer(s);
+  if (rc) return rc;
+  s->in_txn = 1;
+  s->prepared = 0;
+  s->nul = 0;
+  return STORE_OK;
+}
+
+int store_put(store *s, const store_rec *r) {
+  if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
+  return apply_put(s, r);
+}
+
+int store_delete(store *s, int64_t id) {
+  if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
+  return apply_delete(s, id);
+}
+
+uint64_t store_mark(const store *s) { return s->nul; }
+
+int store_undo_to(store *s, uint64_t mark) {
+  while (s->nul > mark) undo_one(s, &s->ul[--s->nul]);
+  return STORE_OK;
+}
+
+int store_prepare(store *s) {
+  if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
+  if (s->nul == 0) {
+    s->prepared = 1;
+    return STORE_OK;
+  }
+  int rc = frame_build(s);
+  if (rc) return rc;
+  int sync = s->sync == STORE_SYNC_FULL;
+  if (s->sync == STORE_SYNC_NORMAL && now_ns() - s->last_sync_ns >= NORMAL_SYNC_NS) sync = 1;
+  uint64_t seq;
+  int wr = wal_append(s->log, s->frame, s->frame_len, sync, &seq);
+  if (wr != WAL_OK)
+    return fail(s, wr == WAL_EFULL ? STORE_EFULL : wr == WAL_ENOMEM ? STORE_ENOMEM : STORE_EIO,
+                "%s", wal_errmsg(s->log));
+  if (sync) s->last_sync_ns = now_ns();
+  s->prepared = 1;
+  return STORE_OK;
+}
+
+int store_commit(store *s) {
+  if (!s->in_txn) return STORE_OK;
+  if (!s->prepared) {
+    int rc = store_prepare(s);
+    if (rc) return rc;
+  }
+  s->in_txn = 0;
+  s->prepared = 0;
+  s->nul = 0;
+  if (wal_bytes(s->log) >= s->autockpt) return store_checkpoint(s);
+  return STORE_OK;
+}
+
+void store_rollback(store *s) {
+  if (!s->in_txn) return;
+  store_undo_to(s, 0);
+  s->in_txn = 0;
+  s->prepared = 0;
+}
+
+/* ---- checkpoints ------------------------------------------------------------- */
+
+/* The values of column k for the delta's live records, as h5w_append takes them. */
+static void *column_rows(store *s, int k, uint64_t n) {
+  size_t esz = s->col[k].rowbytes;
+  uint8_t *buf = calloc(n ? n : 1, esz);
+  if (!buf) return NULL;
+  uint64_t j = 0;
+  for (uint64_t i = 0; i < s->ndelta; i++) {
+    const drec *d = s->delta[i];
+    if (d->dead) continue;
+    uint8_t *p = buf + j++ * esz;
+    switch (k) {
+    case C_ID: memcpy(p, &d->id, 8); break;
+    case C_TS: memcpy(p, &d->ts, 8); break;
+    case C_ACCESS_COUNT: memcpy(p, &d->access_count, 8); break;
+    case C_LAST_ACCESS: memcpy(p, &d->last_access, 8); break;
+    case C_IMPORTANCE: memcpy(p, &d->importance, 8); break;
+    case C_EMB:
+      if (d->emb) {
+        memcpy(p, d->emb, esz);
+      } else if (s->storage == STORE_F32) {
+        float nan = NAN;
+        memcpy(p, &nan, 4);
+      } else {
+        uint16_t h = 0x7e00;
+        memcpy(p, &h, 2);
+      }
+      break;
+    default:
+      for (int m = 0; m < 6; m++)
+        if (str_cols[m] == k) {
+          const char *str = d->str[m];
+          memcpy(p, &str, sizeof str);
+        }
+    }
+  }
+  return buf;
+}
+
+int store_checkpoint(store *s) {
+  if (s->in_txn) return fail(s, STORE_EINVAL, "cannot checkpoint inside a transaction");
+  if (!s->writer) {
+    int rc = become_writer(s);
+    if (rc) return rc;
+  }
+  if (s->ndelta == 0 && s->nnewdead == 0 && wal_frames(s->log) == 0) return STORE_OK;
+  uint64_t nlive = 0;
+  for (uint64_t i = 0; i < s->ndelta; i++) nlive += !s->delta[i]->dead;
+  uint64_t upto = wal_last_seq(s->log);
+  char err[512];
+  h5w *w;
+  if (h5w_open(s->path, 1, &w, err, sizeof err) != H5_OK)
+    return fail(s, STORE_EIO, "checkpoint of %s: %s", s->path, err);
+  int rc = STORE_OK;
+  for (int k = 0; rc == STORE_OK && k < NCOL + 2; k++) {
+    char path[64];
+    snprintf(path, sizeof path, k == NCOL + 1 ? "/h5mem/checkpoints" : "/memories/%s",
+             k == NCOL ? "deleted" : k < NCOL ? col_name[k] : "");
+    h5w_obj *d;
+    if (h5w_lookup(w, path, &d) != H5_OK) {
+      rc = fail(s, STORE_EIO, "checkpoint of %s: %s", s->path, h5w_errmsg(w));
+      break;
+    }
+    int hr = H5_OK;
+    if (k < NCOL) {
+      if (!nlive) continue;
+      void *rows = column_rows(s, k, nlive);
+      if (!rows) {
+        rc = fail(s, STORE_ENOMEM, "out of memory");
+        break;
+      }
+      hr = h5w_append(w, d, rows, nlive);
+      free(rows);
+    } else if (k == NCOL) {
+      if (!s->nnewdead) continue;
+      hr = h5w_append(w, d, s->newdead, s->nnewdead); /* uint64 rows < 2^63: same bytes */
+    } else {
+      int64_t v = (int64_t)upto;
+      hr = h5w_append(w, d, &v, 1);
+    }
+    if (hr != H5_OK)
+      rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO,
+                "checkpoint of %s: %s", s->path, h5w_errmsg(w));
+  }
+  if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK)
+    rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO,
+              "checkpoint of %s: %s", s->path, h5w_errmsg(w));
+  h5w_free(w);
+  if (rc != STORE_OK) return rc; /* the file is as it was; the log still holds everything */
+  /* The file now holds everything up to frame upto: load it as the base
+  ** (reading ids and tombstones again; the log's frames are skipped by
+  ** sequence number), then empty the log. */
+  if (wal_reset(s->log, upto) != WAL_OK) {
+    /* the frames are in the file and the log: opening skips them */
+    rc = fail(s, STORE_EIO, "%s", wal_errmsg(s->log));
+  }
+  int lrc = state_load(s, NULL, 1);
+  return lrc ? lrc : rc;
+}
+
+int store_optimize(store *s) {
+  int rc = store_checkpoint(s);
+  if (rc) return rc;
+  if (!s->writer) return STORE_OK;
+  /* a new file with the live rows only, under a temporary name */
+  size_t n = strlen(s->path) + 40;
+  char *tmp = malloc(n);
+  if (!tmp) return fail(s, STORE_ENOMEM, "out of memory");
+  snprintf(tmp, n, "%s.optimize-%d", s->path, (int)getpid());
+  char err[512], agent[1024] = "", embedder[1024] = "";
+  h5_obj *root;
+  if (h5_root(s->f, &root) == H5_OK) {
+    read_attr_str(s, root, "agent", agent, sizeof agent);
+    read_attr_str(s, root, "embedder", embedder, sizeof embedder);
+  }
+  store_opts o;
+  memset(&o, 0, sizeof o);
+  o.dim = s->dim;
+  o.metric = s->metric;
+  o.storage = s->storage;
+  o.agent = agent;
+  o.embedder = embedder;
+  h5w *w;
+  if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
+    free(tmp);
+    return fail(s, STORE_EIO, "optimize %s: %s", s->path, err);
+  }
+  rc = write_layout(s, w, &o, s->store_id);
+  /* the live base rows, a block of rows at a time */
+  uint64_t block = 4096;
+  for (uint64_t r0 = 0; rc == STORE_OK && r0 < s->nbase; r0 += block) {
+    uint64_t r1 = r0 + block < s->nbase ? r0 + block : s->nbase, m = 0;
+    for (uint64_t r = r0; r < r1; r++) m += !s->base_dead[r];
+    if (!m) continue;
+    for (int k = 0; rc == STORE_OK && k < NCOL; k++) {
+      size_t esz = s->col[k].rowbytes;
+      uint8_t *buf = calloc(m, esz);
+      char **strs = col_kind[k] == K_STR ? calloc(m, sizeof *strs) : NULL;
+      if (!buf || (col_kind[k] == K_STR && !strs)) {
+        free(buf);
+        free(strs);
+        rc = fail(s, STORE_ENOMEM, "out of memory");
+        break;
+      }
+      uint64_t j = 0;
+      for (uint64_t r = r0; r < r1 && rc == STORE_OK; r++) {
+        if (s->base_dead[r]) continue;
+        const uint8_t *p = base_row(s, k, r);
+        if (!p) {
+          rc = fail(s, STORE_ECORRUPT, "%s: row %llu outside the file", s->path, (unsigned long long)r);
+          break;
+        }
+        if (col_kind[k] != K_STR) {
+          memcpy(buf + j * esz, p, esz);
+        } else {
+          const uint8_t *data;
+          size_t len;
+          uint32_t cnt;
+          if (h5_vlen_get(s->f, p, &data, &len, &cnt) != H5_OK) {
+            rc = fail(s, STORE_ECORRUPT, "%s: %s", s->path, h5_errmsg(s->f));
+            break;
+          }
+          if (data) {
+            strs[j] = malloc(len + 1);
+            if (!strs[j]) {
+              rc = fail(s, STORE_ENOMEM, "out of memory");
+              break;
+            }
+            memcpy(strs[j], data, len);
+            strs[j][len] = 0;
+          }
+          memcpy(buf + j * esz, &strs[j], sizeof strs[j]);
+        }
+        j++;
+      }
+      char path[64];
+      snprintf(path, sizeof path, "/memories/%s", col_name[k]);
+      h5w_obj *d;
+      if (rc == STORE_OK && (h5w_lookup(w, path, &d) != H5_OK || h5w_append(w, d, buf, m) != H5_OK))
+        rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
+      for (uint64_t i = 0; strs && i < m; i++) free(strs[i]);
+      free(strs);
+      free(buf);
+    }
+  }
+  h5w_obj *ck;
+  int64_t v = (int64_t)s->ckpt_seq;
+  if (rc == STORE_OK && (h5w_lookup(w, "/h5mem/checkpoints", &ck) != H5_OK ||
+                         h5w_append(w, ck, &v, 1) != H5_OK))
+    rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
+  if (rc == STORE_OK && h5w_close(w, s->sync != STORE_SYNC_OFF) != H5_OK)
+    rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
+  h5w_free(w);
+  if (rc == STORE_OK && rename(tmp, s->path) != 0)
+    rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, strerror(errno));
+  if (rc != STORE_OK) unlink(tmp);
+  free(tmp);
+  if (rc != STORE_OK) return rc;
+  return state_load(s, NULL, 1);
+}
+
+int store_close(store *s) {
+  if (!s) return STORE_OK;
+  int rc = STORE_OK;
+  if (s->in_txn) store_rollback(s);
+  if (s->writer && s->log && (s->ndelta || s->nnewdead || wal_frames(s->log))) rc = store_checkpoint(s);
+  if (s->writer && s->log && s->sync == STORE_SYNC_NORMAL) wal_sync(s->log);
+  state_free(s);
+  if (s->lockfd >= 0) close(s->lockfd);
+  free(s->ul);
+  free(s->frame);
+  free(s->path);
+  free(s->walpath);
+  free(s);
+  return rc;
+}

@@ -1,0 +1,148 @@
+/*
+** lib/store/store.h - the memory store: an agent's memories in one HDF5
+** file (docs/FORMAT.md), with a write-ahead log beside it.
+**
+** A store is the records of its last checkpoint, read in place from the
+** memory-mapped .h5 file (the "base"), plus the records committed since,
+** kept in memory and in the log `<path>-wal` (the "delta").  Opening reads
+** the id column and the tombstones of the base, never the embeddings, and
+** replays the log's valid prefix.  A checkpoint appends the delta's live
+** records and the new tombstones to the .h5 file copy-on-write (lib/h5's
+** h5w_open), writes the superblock last, then empties the log: its cost is
+** proportional to what changed.  A crash at any moment leaves the last
+** checkpoint plus the log's valid prefix.
+**
+** Changes are made in transactions: store_put / store_delete between
+** store_begin and store_commit (or store_rollback), with savepoints as
+** positions in the transaction (store_mark / store_undo_to).  Changes are
+** visible to this handle at once; store_commit writes them to the log as
+** one frame.  One writer per store: the first handle that writes takes an
+** exclusive lock (flock) on the .h5 file and keeps it until store_close;
+** another writer gets STORE_BUSY.  A reader's view is the file and log as
+** they were when it last refreshed (store_refresh).
+**
+** It knows nothing of SQLite.  One thread at a time per handle.
+*/
+#ifndef H5MEM_STORE_H
+#define H5MEM_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+  STORE_OK = 0,
+  STORE_EIO = -1,
+  STORE_ENOMEM = -2,
+  STORE_ECORRUPT = -3,
+  STORE_EINVAL = -4,     /* a bad argument or value */
+  STORE_EMISMATCH = -5,  /* options disagree with the existing store */
+  STORE_BUSY = -6,       /* another handle (or process) is the writer */
+  STORE_ENOTFOUND = -7,
+  STORE_EEXISTS = -8,    /* the id is taken */
+  STORE_EFULL = -9       /* no space left (disk full, file size limit) */
+};
+
+enum { STORE_COSINE = 0, STORE_L2 = 1, STORE_DOT = 2 };
+enum { STORE_F16 = 2, STORE_F32 = 4 };                       /* bytes per element */
+enum { STORE_SYNC_OFF = 0, STORE_SYNC_NORMAL = 1, STORE_SYNC_FULL = 2 };
+
+#define STORE_NULL_TIME INT64_MIN /* last_access never set */
+
+typedef struct store store;
+
+/* Options for creating a store (dim 0 when only opening an existing one). */
+typedef struct store_opts {
+  int dim;            /* 1 .. 65536 */
+  int metric;         /* STORE_COSINE, ... */
+  int storage;        /* STORE_F16 or STORE_F32 */
+  int sync;           /* STORE_SYNC_* (a property of the handle, not the file) */
+  const char *agent;  /* NULL or text kept in the file */
+  const char *embedder;
+  int chunk_rows;     /* rows per chunk of new datasets; 0: 1024 */
+  uint64_t autocheckpoint; /* log bytes that trigger a checkpoint at commit; 0: 64 MiB */
+} store_opts;
+
+/* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
+** dim float32 values, NULL when the record has no embedding. */
+typedef struct store_rec {
+  int64_t id;
+  const char *text, *source, *session, *tags, *tier, *meta;
+  size_t text_len, source_len, session_len, tags_len, tier_len, meta_len;
+  const float *emb;
+  int64_t ts;
+  double importance;
+  int64_t access_count;
+  int64_t last_access; /* STORE_NULL_TIME: never */
+} store_rec;
+
+/* Open the store at path.  When the file is missing and create has dim > 0,
+** create it (and its empty log).  When it exists, create (if given) must
+** agree on dim, metric and storage (STORE_EMISMATCH, naming both values).
+** readonly: never write or lock anything. */
+int store_open(const char *path, const store_opts *create, int readonly, store **out,
+               char *err, size_t errlen);
+/* Checkpoint if this handle is the writer and something changed, release
+** the lock, free everything.  NULL is a no-op.  Returns the checkpoint's
+** status (the handle is freed either way). */
+int store_close(store *s);
+const char *store_errmsg(const store *s);
+
+int store_dim(const store *s);
+int store_metric(const store *s);
+int store_storage(const store *s);
+const char *store_path(const store *s);
+
+/* Re-read the file and log if they changed on disk (readers only; a no-op
+** for the writer, whose view is always current). */
+int store_refresh(store *s);
+
+/* ---- reading --------------------------------------------------------- */
+
+/* Records are addressed by a position: 0 .. store_npos(s) - 1 covers every
+** record slot (base rows, then delta records), some of them dead. */
+uint64_t store_npos(const store *s);
+int store_pos_live(const store *s, uint64_t pos);
+/* The position of id, or STORE_ENOTFOUND. */
+int store_find(const store *s, int64_t id, uint64_t *pos);
+/* The live record at pos.  Strings and emb point into the mapped file or
+** into the handle (valid until the next change, refresh or checkpoint); emb
+** is in the stored type (store_storage bytes per element), NULL if none. */
+typedef struct store_view {
+  int64_t id;
+  const char *text, *source, *session, *tags, *tier, *meta;
+  size_t text_len, source_len, session_len, tags_len, tier_len, meta_len;
+  const void *emb;
+  int64_t ts;
+  double importance;
+  int64_t access_count, last_access;
+} store_view;
+int store_get(store *s, uint64_t pos, store_view *v);
+uint64_t store_count(const store *s); /* live records */
+int64_t store_max_id(const store *s);  /* largest id ever used (0 if none) */
+
+/* ---- writing --------------------------------------------------------- */
+
+int store_begin(store *s);
+/* Insert r (r->id must be free: else STORE_EEXISTS). */
+int store_put(store *s, const store_rec *r);
+/* Delete the record with this id (STORE_ENOTFOUND if none). */
+int store_delete(store *s, int64_t id);
+/* A position in the open transaction, and undoing back to it. */
+uint64_t store_mark(const store *s);
+int store_undo_to(store *s, uint64_t mark);
+/* Write the transaction to the log (fsync per the sync mode).  On failure
+** nothing of it is durable; call store_rollback. */
+int store_prepare(store *s);
+/* Make the prepared transaction final (and checkpoint when the log is
+** over the limit; a failed automatic checkpoint is reported but the
+** transaction stays committed). */
+int store_commit(store *s);
+void store_rollback(store *s);
+
+/* Checkpoint now (the writer only; outside a transaction). */
+int store_checkpoint(store *s);
+/* Rewrite the file without dead records (a new file renamed into place),
+** after a checkpoint: the file shrinks.  Outside a transaction. */
+int store_optimize(store *s);
+
+#endif
