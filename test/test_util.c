@@ -1,15 +1,20 @@
 /*
-** test/test_util.c - lib/util: the JSON vector parser and float printing.
+** test/test_util.c - lib/util: the JSON vector parser and float printing,
+** the JSON validator, ISO 8601 timestamps.
 */
 #include "config.h"
 
 #include <check.h>
 #include <locale.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
+#include "util/json.h"
+#include "util/timefmt.h"
 #include "util/vecjson.h"
 
 static int parse(const char *s, float **v, size_t *n, char *err) {
@@ -196,6 +201,698 @@ START_TEST(test_locale_independent) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ json */
+
+/* The text in a malloc'd buffer of exactly len bytes, no NUL after it, so
+** that ASan sees any read past the end. */
+static char *exact_copy(const char *s, size_t len) {
+  char *p = malloc(len ? len : 1);
+  ck_assert_ptr_nonnull(p);
+  memcpy(p, s, len);
+  return p;
+}
+
+/* A second, deliberately different validator to compare against in the
+** fuzz loop: recursive descent (depth bounded by the same limit), UTF-8
+** decoded to a code point and checked by value. */
+typedef struct {
+  const unsigned char *p, *e;
+} ref_json;
+
+static void ref_ws(ref_json *r) {
+  while (r->p < r->e && *r->p && strchr(" \t\n\r", *r->p)) r->p++;
+}
+
+static int ref_hex4(ref_json *r, unsigned *u) {
+  char tmp[5] = {0};
+  if (r->e - r->p < 4) return -1;
+  memcpy(tmp, r->p, 4);
+  if (strspn(tmp, "0123456789abcdefABCDEF") != 4) return -1;
+  *u = (unsigned)strtoul(tmp, NULL, 16);
+  r->p += 4;
+  return 0;
+}
+
+static int ref_string(ref_json *r) {
+  static const uint32_t least[4] = {0, 0x80, 0x800, 0x10000};
+  r->p++;
+  for (;;) {
+    if (r->p >= r->e) return -1;
+    unsigned c = *r->p++;
+    if (c == '"') return 0;
+    if (c < 0x20) return -1;
+    if (c == '\\') {
+      if (r->p >= r->e) return -1;
+      c = *r->p++;
+      if (c == 'u') {
+        unsigned hi, lo;
+        if (ref_hex4(r, &hi) || (hi >= 0xdc00 && hi <= 0xdfff)) return -1;
+        if (hi < 0xd800 || hi > 0xdbff) continue;
+        if (r->e - r->p < 2 || r->p[0] != '\\' || r->p[1] != 'u') return -1;
+        r->p += 2;
+        if (ref_hex4(r, &lo) || lo < 0xdc00 || lo > 0xdfff) return -1;
+      } else if (!c || !strchr("\"\\/bfnrt", (int)c)) {
+        return -1;
+      }
+    } else if (c >= 0x80) {
+      int n = c >= 0xf8 ? -1 : c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : -1;
+      if (n < 0 || r->e - r->p < n) return -1;
+      uint32_t cp = c & (0x3fu >> n);
+      for (int k = 0; k < n; k++) {
+        if ((r->p[k] & 0xc0) != 0x80) return -1;
+        cp = cp << 6 | (r->p[k] & 0x3fu);
+      }
+      r->p += n;
+      if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return -1;
+    }
+  }
+}
+
+static size_t ref_digits(ref_json *r) {
+  const unsigned char *q = r->p;
+  while (r->p < r->e && *r->p >= '0' && *r->p <= '9') r->p++;
+  return (size_t)(r->p - q);
+}
+
+static int ref_number(ref_json *r) {
+  if (*r->p == '-') r->p++;
+  const unsigned char *first = r->p;
+  size_t n = ref_digits(r);
+  if (n == 0 || (n > 1 && *first == '0')) return -1;
+  if (r->p < r->e && *r->p == '.') {
+    r->p++;
+    if (!ref_digits(r)) return -1;
+  }
+  if (r->p < r->e && (*r->p | 0x20) == 'e') {
+    r->p++;
+    if (r->p < r->e && (*r->p == '+' || *r->p == '-')) r->p++;
+    if (!ref_digits(r)) return -1;
+  }
+  return 0;
+}
+
+static int ref_word(ref_json *r, const char *w) {
+  size_t n = strlen(w);
+  if ((size_t)(r->e - r->p) < n || memcmp(r->p, w, n)) return -1;
+  r->p += n;
+  return 0;
+}
+
+static int ref_value(ref_json *r, int depth) {
+  ref_ws(r);
+  if (r->p >= r->e) return -1;
+  unsigned char c = *r->p;
+  if (c == '{' || c == '[') {
+    unsigned char close = c == '{' ? '}' : ']';
+    if (depth == UTIL_JSON_MAX_DEPTH) return -1;
+    r->p++;
+    ref_ws(r);
+    if (r->p < r->e && *r->p == close) {
+      r->p++;
+      return 0;
+    }
+    for (;;) {
+      if (close == '}') {
+        ref_ws(r);
+        if (r->p >= r->e || *r->p != '"' || ref_string(r)) return -1;
+        ref_ws(r);
+        if (r->p >= r->e || *r->p++ != ':') return -1;
+      }
+      if (ref_value(r, depth + 1)) return -1;
+      ref_ws(r);
+      if (r->p >= r->e) return -1;
+      c = *r->p++;
+      if (c == close) return 0;
+      if (c != ',') return -1;
+    }
+  }
+  if (c == '"') return ref_string(r);
+  if (c == 't') return ref_word(r, "true");
+  if (c == 'f') return ref_word(r, "false");
+  if (c == 'n') return ref_word(r, "null");
+  if (c == '-' || (c >= '0' && c <= '9')) return ref_number(r);
+  return -1;
+}
+
+static int ref_json_valid(const char *s, size_t len) {
+  ref_json r = {(const unsigned char *)s, (const unsigned char *)s + len};
+  if (ref_value(&r, 0)) return -1;
+  ref_ws(&r);
+  return r.p == r.e ? 0 : -1;
+}
+
+/* A string literal with its length (NULs inside count). */
+#define J(lit) lit, sizeof(lit) - 1
+
+static const struct {
+  const char *s;
+  size_t len;
+  const char *msg; /* NULL: valid; else a substring of the error */
+} json_cases[] = {
+    /* valid */
+    {J("{}"), NULL},
+    {J("[]"), NULL},
+    {J("0"), NULL},
+    {J("-0"), NULL},
+    {J("-0.0e-0"), NULL},
+    {J("1e5"), NULL},
+    {J("1E+5"), NULL},
+    {J("1e-5"), NULL},
+    {J("0.5"), NULL},
+    {J("-1.25e-10"), NULL},
+    {J("123456789012345678901234567890"), NULL},
+    {J("1.5E-300"), NULL},
+    {J("1e99999"), NULL}, /* the grammar has no range */
+    {J("true"), NULL},
+    {J("false"), NULL},
+    {J("null"), NULL},
+    {J("\"\""), NULL},
+    {J("\"abc\""), NULL},
+    {J("\"\\\"\\\\\\/\\b\\f\\n\\r\\t\""), NULL}, /* every short escape */
+    {J("\"\\u0000\""), NULL},
+    {J("\"\\u00e9\\u20AC\\uFFFF\""), NULL},
+    {J("\"\\uD83D\\uDE00\""), NULL}, /* a surrogate pair */
+    {J("\"\\udbff\\udfff\""), NULL},
+    {J("\"\\uD800\\uDC00x\""), NULL},
+    {J("\"\xc3\xa9\""), NULL},             /* U+00E9 */
+    {J("\"\xe2\x82\xac\""), NULL},         /* U+20AC */
+    {J("\"\xf0\x9f\x98\x80\""), NULL},     /* U+1F600 */
+    {J("\"\xf4\x8f\xbf\xbf\""), NULL},     /* U+10FFFF */
+    {J("\"\xef\xbf\xbf\""), NULL},         /* U+FFFF */
+    {J("\"\xee\x80\x80\""), NULL},         /* U+E000 */
+    {J("\"\xed\x9f\xbf\""), NULL},         /* U+D7FF */
+    {J("\"\xc2\x80\""), NULL},             /* U+0080 */
+    {J("\"\xe0\xa0\x80\""), NULL},         /* U+0800 */
+    {J("\"\xf0\x90\x80\x80\""), NULL},     /* U+10000 */
+    {J("\"\x7f\""), NULL},                 /* DEL is not a control here */
+    {J(" \t\r\n{\"a\" : [1, 2.5, {\"b\": null}], \"c\": true } \n"), NULL},
+    {J("{\"a\":1,\"a\":2}"), NULL},
+    {J("{\"\":\"\"}"), NULL},
+    {J("[[[[]]]]"), NULL},
+    {J("[1,\"x\",{},[],null,false,true]"), NULL},
+    {J(" 1 "), NULL},
+    {J("\"/\""), NULL},
+    /* invalid: empty and whitespace */
+    {J(""), "expected a value at byte 0, found end of input"},
+    {J("   "), "expected a value at byte 3, found end of input"},
+    {J("\v1"), "expected a value at byte 0, found 0x0b"},
+    {J("\xef\xbb\xbf{}"), "expected a value at byte 0, found 0xef"}, /* BOM */
+    /* numbers */
+    {J("01"), "leading zero in a number at byte 0"},
+    {J("-01"), "leading zero in a number at byte 1"},
+    {J(".5"), "expected a value at byte 0, found '.'"},
+    {J("1."), "expected a digit after '.' at byte 2, found end of input"},
+    {J("1.e5"), "expected a digit after '.' at byte 2, found 'e'"},
+    {J("+1"), "expected a value at byte 0, found '+'"},
+    {J("-"), "expected a digit at byte 1, found end of input"},
+    {J("1e"), "expected a digit in the exponent at byte 2"},
+    {J("1e+"), "expected a digit in the exponent at byte 3"},
+    {J("NaN"), "expected a value at byte 0, found 'N'"},
+    {J("Infinity"), "expected a value at byte 0, found 'I'"},
+    {J("-Infinity"), "expected a digit at byte 1, found 'I'"},
+    {J("0x10"), "unexpected 'x' at byte 1 after the value"},
+    {J("1e5.5"), "unexpected '.' at byte 3 after the value"},
+    /* literals */
+    {J("tru"), "invalid literal at byte 0 (expected true)"},
+    {J("nul"), "invalid literal at byte 0 (expected null)"},
+    {J("fals e"), "invalid literal at byte 0 (expected false)"},
+    {J("True"), "expected a value at byte 0, found 'T'"},
+    /* structure */
+    {J("[1,]"), "expected a value at byte 3, found ']'"},
+    {J("{\"a\":1,}"), "expected a string key at byte 7, found '}'"},
+    {J("[1,,2]"), "expected a value at byte 3, found ','"},
+    {J("[,]"), "expected a value at byte 1, found ','"},
+    {J("[1 2]"), "expected ',' or ']' at byte 3, found '2'"},
+    {J("{\"a\":1 \"b\":2}"), "expected ',' or '}' at byte 7, found '\"'"},
+    {J("{'a':1}"), "expected a string key at byte 1, found '''"},
+    {J("'a'"), "expected a value at byte 0, found '''"},
+    {J("[1"), "expected ',' or ']' at byte 2, found end of input"},
+    {J("{\"a\""), "expected ':' at byte 4, found end of input"},
+    {J("{\"a\" 1}"), "expected ':' at byte 5, found '1'"},
+    {J("{\"a\":}"), "expected a value at byte 5, found '}'"},
+    {J("{1:2}"), "expected a string key at byte 1, found '1'"},
+    {J("]"), "expected a value at byte 0, found ']'"},
+    {J("[}"), "expected a value at byte 1, found '}'"},
+    {J("{]"), "expected a string key at byte 1, found ']'"},
+    {J("[1}"), "expected ',' or ']' at byte 2, found '}'"},
+    {J("[1]x"), "unexpected 'x' at byte 3 after the value"},
+    {J("1 2"), "unexpected '2' at byte 2 after the value"},
+    {J("{} {}"), "unexpected '{' at byte 3 after the value"},
+    {J("[1]\f"), "unexpected 0x0c at byte 3 after the value"},
+    {J("\"abc\"\0"), "unexpected 0x00 at byte 5 after the value"},
+    /* strings */
+    {J("\"abc"), "unterminated string starting at byte 0"},
+    {J("[\"abc"), "unterminated string starting at byte 1"},
+    {J("\"abc\\"), "unterminated string starting at byte 0"},
+    {J("\"\\x\""), "invalid escape '\\x' at byte 1"},
+    {J("\"\\'\""), "invalid escape '\\'' at byte 1"},
+    {J("\"\\U0041\""), "invalid escape '\\U' at byte 1"},
+    {J("\"\\u12\""), "expected a hex digit at byte 5, found '\"'"},
+    {J("\"\\u12G4\""), "expected a hex digit at byte 5, found 'G'"},
+    {J("\"\\u12"), "expected a hex digit at byte 5, found end of input"},
+    {J("\"\\uD800\""), "lone surrogate \\uD800 at byte 1"},
+    {J("\"\\uDC00\""), "lone surrogate \\uDC00 at byte 1"},
+    {J("\"\\uD800\\u0041\""), "lone surrogate \\uD800 at byte 1"},
+    {J("\"\\uD800x\""), "lone surrogate \\uD800 at byte 1"},
+    {J("\"\\uD800\\n\""), "lone surrogate \\uD800 at byte 1"},
+    {J("\"\\uD800\\uD800\""), "lone surrogate \\uD800 at byte 1"},
+    {J("\"\\uDE00\\uD83D\""), "lone surrogate \\uDE00 at byte 1"},
+    {J("\"ab\\uD83D\\uDE00\\uDE00\""), "lone surrogate \\uDE00 at byte 15"},
+    {J("\"\\uD800\\u12\""), "expected a hex digit at byte 11, found '\"'"},
+    {J("\"a\nb\""), "control character 0x0a in a string at byte 2"},
+    {J("\"\t\""), "control character 0x09 in a string at byte 1"},
+    {J("\"a\0b\""), "control character 0x00 in a string at byte 2"},
+    {J("\"\x1f\""), "control character 0x1f in a string at byte 1"},
+    /* UTF-8 */
+    {J("\"\xc0\xaf\""), "invalid UTF-8 at byte 1"},         /* overlong '/' */
+    {J("\"\xc1\xbf\""), "invalid UTF-8 at byte 1"},         /* overlong */
+    {J("\"\xe0\x80\xaf\""), "invalid UTF-8 at byte 1"},     /* overlong */
+    {J("\"\xe0\x9f\xbf\""), "invalid UTF-8 at byte 1"},     /* overlong */
+    {J("\"\xf0\x80\x80\xaf\""), "invalid UTF-8 at byte 1"}, /* overlong */
+    {J("\"\xf0\x8f\xbf\xbf\""), "invalid UTF-8 at byte 1"}, /* overlong */
+    {J("\"\xed\xa0\x80\""), "invalid UTF-8 at byte 1"},     /* U+D800 */
+    {J("\"\xed\xbf\xbf\""), "invalid UTF-8 at byte 1"},     /* U+DFFF */
+    {J("\"\xf4\x90\x80\x80\""), "invalid UTF-8 at byte 1"}, /* U+110000 */
+    {J("\"\xf5\x80\x80\x80\""), "invalid UTF-8 at byte 1"},
+    {J("\"\xff\""), "invalid UTF-8 at byte 1"},
+    {J("\"\x80\""), "invalid UTF-8 at byte 1"}, /* lone continuation */
+    {J("\"a\xc3\""), "invalid UTF-8 at byte 2"},  /* cut short */
+    {J("\"\xe2\x82\""), "invalid UTF-8 at byte 1"},
+    {J("\"\xe2\x82x\""), "invalid UTF-8 at byte 1"},
+    {J("\"\xc3"), "invalid UTF-8 at byte 1"}, /* cut by the end */
+    {J("\"\xf0\x9f\x98"), "invalid UTF-8 at byte 1"},
+    {J("[\"ok\", \"\xc3\xa9\", \"\xc3\xc3\"]"), "invalid UTF-8 at byte 14"},
+};
+
+START_TEST(test_json_table) {
+  size_t nvalid = 0;
+  for (size_t i = 0; i < sizeof json_cases / sizeof json_cases[0]; i++) {
+    char *s = exact_copy(json_cases[i].s, json_cases[i].len);
+    char err[256] = "x";
+    int rc = util_json_valid(s, json_cases[i].len, err, sizeof err);
+    int ref = ref_json_valid(s, json_cases[i].len);
+    if (!json_cases[i].msg) {
+      T_CHECK(rc == 0, "case %zu %s: %s", i, json_cases[i].s, err);
+      T_CHECK(err[0] == '\0', "case %zu: message on success: %s", i, err);
+      nvalid++;
+    } else {
+      T_CHECK(rc == -1, "case %zu %s accepted", i, json_cases[i].s);
+      T_CHECK(strstr(err, json_cases[i].msg) != NULL,
+              "case %zu %s: got \"%s\", want \"%s\"", i, json_cases[i].s, err,
+              json_cases[i].msg);
+    }
+    T_CHECK(ref == rc, "case %zu %s: the reference says %d", i,
+            json_cases[i].s, ref);
+    /* a short buffer gets a truncated, NUL-terminated message */
+    char tiny[8];
+    memset(tiny, 'x', sizeof tiny);
+    util_json_valid(s, json_cases[i].len, tiny, sizeof tiny);
+    T_CHECK(memchr(tiny, 0, sizeof tiny) != NULL, "case %zu: no NUL", i);
+    /* no message buffer at all */
+    T_CHECK(util_json_valid(s, json_cases[i].len, NULL, 0) == rc, "case %zu", i);
+    free(s);
+  }
+  ck_assert_uint_ge(nvalid, 40);
+  ck_assert_uint_ge(sizeof json_cases / sizeof json_cases[0], 120);
+  ck_assert_int_eq(util_json_valid(NULL, 0, NULL, 0), -1);
+}
+END_TEST
+
+/* depth levels of open, then value, then the closes; kinds picked by rng
+** (NULL: all arrays).  Returns the length. */
+static size_t nest(char *buf, int depth, t_rng *rng, const char *value) {
+  char *p = buf, kinds[UTIL_JSON_MAX_DEPTH + 8];
+  for (int d = 0; d < depth; d++) {
+    kinds[d] = rng && (t_next(rng) & 1) ? '{' : '[';
+    p += sprintf(p, "%s", kinds[d] == '{' ? "{\"k\":" : "[");
+  }
+  p += sprintf(p, "%s", value);
+  for (int d = depth - 1; d >= 0; d--) *p++ = kinds[d] == '{' ? '}' : ']';
+  *p = '\0';
+  return (size_t)(p - buf);
+}
+
+START_TEST(test_json_depth) {
+  char *buf = malloc(8 * (UTIL_JSON_MAX_DEPTH + 8));
+  char err[256];
+  t_rng rng = {t_seed()};
+  size_t n;
+
+  n = nest(buf, UTIL_JSON_MAX_DEPTH, NULL, "1");
+  ck_assert_int_eq(util_json_valid(buf, n, err, sizeof err), 0);
+  n = nest(buf, UTIL_JSON_MAX_DEPTH, NULL, "[]"); /* 1001 */
+  ck_assert_int_eq(util_json_valid(buf, n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "nesting deeper than 1000 at byte 1000");
+  n = nest(buf, UTIL_JSON_MAX_DEPTH + 1, NULL, "");
+  ck_assert_int_eq(util_json_valid(buf, n, err, sizeof err), -1);
+  ck_assert_str_eq(err, "nesting deeper than 1000 at byte 1000");
+  /* objects count the same */
+  memset(buf, 0, 16);
+  n = nest(buf, UTIL_JSON_MAX_DEPTH, NULL, "{}");
+  buf[0] = '{';
+  ck_assert_int_eq(util_json_valid(buf, n, err, sizeof err), -1); /* '{' ']' */
+  /* mixed objects and arrays, closed in the right order; then one close
+  ** swapped for the other kind at a random depth */
+  for (int round = 0; round < 50; round++) {
+    int depth = round == 0 ? UTIL_JSON_MAX_DEPTH : 1 + (int)(t_next(&rng) % UTIL_JSON_MAX_DEPTH);
+    n = nest(buf, depth, &rng, round & 1 ? "\"v\"" : "0");
+    T_CHECK(util_json_valid(buf, n, err, sizeof err) == 0, "depth %d: %s", depth, err);
+    T_CHECK(ref_json_valid(buf, n) == 0, "depth %d: reference", depth);
+    size_t at = n - 1 - (size_t)(t_next(&rng) % (size_t)depth);
+    buf[at] = buf[at] == '}' ? ']' : '}';
+    T_CHECK(util_json_valid(buf, n, err, sizeof err) == -1, "depth %d: swapped close at %zu accepted", depth, at);
+    T_CHECK(strstr(err, "expected ','") != NULL, "%s", err);
+  }
+  /* far deeper than the limit: refused at the limit, without recursion */
+  size_t big = 1000000;
+  char *deep = malloc(big);
+  memset(deep, '[', big);
+  ck_assert_int_eq(util_json_valid(deep, big, err, sizeof err), -1);
+  ck_assert_str_eq(err, "nesting deeper than 1000 at byte 1000");
+  free(deep);
+  free(buf);
+}
+END_TEST
+
+START_TEST(test_json_is_object) {
+  static const struct { const char *s; int want; } cases[] = {
+      {"{}", 1}, {" {\"a\":[1]} \n", 1}, {"[]", 0}, {"{", 0},
+      {"\"{}\"", 0}, {"{}x", 0}, {"1", 0}, {"", 0}, {"{\"a\":1,}", 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    T_CHECK(util_json_is_object(cases[i].s, strlen(cases[i].s)) == cases[i].want,
+            "%s", cases[i].s);
+}
+END_TEST
+
+/* Random mutations of valid documents: never a crash or a read past the
+** end (ASan), the same answer twice, the same verdict as the reference,
+** and every error names a byte offset within the text. */
+START_TEST(test_json_fuzz) {
+  static const char *seeds[] = {
+      "{\"a\": [1, -2.5e+3, 0.0, true, false, null], \"b\": {\"c\": \"d\\u00e9\\n\"}}",
+      "[\"\\uD83D\\uDE00\", \"\xf0\x9f\x98\x80\", \"\xe2\x82\xac\\\\\\/\", [[[]]], {}]",
+      "[0, -0, 1E5, 123.456e-7, 1e+0, \"\", \"\\\"\"]",
+      "  {\"k\" : {\"k\" : [ {\"x\":1} , [2] ] } }  ",
+      "\"\xc3\xa9\xed\x9f\xbf\xf4\x8f\xbf\xbf\\t\"",
+      "-12.5e-3",
+  };
+  static const char interesting[] = "{}[],:\"\\u0123456789-+.eE tfnrlsaDdCcFf\x80\xbf\xc3\xed\xa0\xf0\xf4\x90\x1f";
+  t_rng rng = {t_seed()};
+  char doc[512], err1[256], err2[256];
+  long agree_valid = 0;
+  printf("test_json_fuzz: seed %llu\n", (unsigned long long)t_seed());
+  for (int it = 0; it < 300000; it++) {
+    const char *seed = seeds[t_next(&rng) % (sizeof seeds / sizeof seeds[0])];
+    size_t n = strlen(seed);
+    memcpy(doc, seed, n);
+    int muts = 1 + (int)(t_next(&rng) % 3);
+    for (int m = 0; m < muts; m++) {
+      size_t at = n ? (size_t)(t_next(&rng) % n) : 0;
+      char c = (t_next(&rng) & 3) ? interesting[t_next(&rng) % (sizeof interesting - 1)]
+                                  : (char)t_next(&rng);
+      switch (t_next(&rng) % 5) {
+      case 0: /* replace */
+        if (n) doc[at] = c;
+        break;
+      case 1: /* insert */
+        if (n < 400) {
+          memmove(doc + at + 1, doc + at, n - at);
+          doc[at] = c;
+          n++;
+        }
+        break;
+      case 2: /* delete */
+        if (n) {
+          memmove(doc + at, doc + at + 1, n - at - 1);
+          n--;
+        }
+        break;
+      case 3: { /* repeat a span */
+        size_t w = 1 + (size_t)(t_next(&rng) % 8);
+        if (at + w <= n && n + w < 400) {
+          memmove(doc + at + w, doc + at, n - at);
+          n += w;
+        }
+        break;
+      }
+      default: /* cut */
+        n = at;
+      }
+    }
+    char *s = exact_copy(doc, n);
+    int rc1 = util_json_valid(s, n, err1, sizeof err1);
+    int rc2 = util_json_valid(s, n, err2, sizeof err2);
+    int ref = ref_json_valid(s, n);
+    T_CHECK(rc1 == rc2 && strcmp(err1, err2) == 0, "not deterministic: %.*s",
+            (int)n, s);
+    T_CHECK(rc1 == ref, "iteration %d: util_json_valid %d (%s), reference %d: %.*s",
+            it, rc1, err1, ref, (int)n, s);
+    if (rc1 == 0) {
+      agree_valid++;
+      T_CHECK(err1[0] == '\0', "message on success");
+    } else {
+      const char *b = strstr(err1, " at byte ");
+      T_CHECK(b != NULL, "no offset: %s", err1);
+      T_CHECK(strtoull(b + 9, NULL, 10) <= n, "offset past the end: %s", err1);
+    }
+    free(s);
+  }
+  /* the mutations must not all be trivially invalid */
+  T_CHECK(agree_valid > 1000, "only %ld valid mutants", agree_valid);
+}
+END_TEST
+
+/* --------------------------------------------------------------- iso8601 */
+
+static const struct {
+  const char *s;
+  size_t len;
+  int64_t t;
+  const char *msg; /* NULL: valid, t is the answer; else part of the error */
+} iso_cases[] = {
+    {J("1970-01-01T00:00:00Z"), 0, NULL},
+    {J("1970-01-01"), 0, NULL},
+    {J("1970-01-01 00:00:01"), 1, NULL},
+    {J("2000-02-29"), 951782400, NULL},
+    {J("2026-11-29T12:34:56+01:00"), 1795952096, NULL},
+    {J("2026-11-29T12:34:56+0100"), 1795952096, NULL},
+    {J("2026-11-29T12:34:56+01"), 1795952096, NULL},
+    {J("2026-11-29T11:34:56Z"), 1795952096, NULL},
+    {J("2026-11-29 12:34:56"), 1795955696, NULL}, /* datetime() */
+    {J("2026-11-29T12:34:56"), 1795955696, NULL}, /* no zone: UTC */
+    {J("2026-11-29t12:34:56z"), 1795955696, NULL},
+    {J("2026-11-29T12:34"), 1795955640, NULL},
+    {J("2026-11-29 12:34Z"), 1795955640, NULL},
+    {J("2026-11-29T12:34:56.789Z"), 1795955696, NULL},
+    {J("2026-11-29 12:34:56.999"), 1795955696, NULL}, /* strftime %f */
+    {J("2026-11-29T12:34:56.000000000000000000001+01:00"), 1795952096, NULL},
+    {J("1969-12-31T23:59:59Z"), -1, NULL},
+    {J("1969-12-31T23:59:59.999Z"), -1, NULL}, /* floor, not toward 0 */
+    {J("1969-12-31T23:59:59.5-00:00"), -1, NULL},
+    {J("1960-01-01"), -315619200, NULL},
+    {J("1900-03-01"), -2203891200, NULL},
+    {J("1600-02-29"), -11670998400, NULL},
+    {J("2004-02-29"), 1078012800, NULL},
+    {J("1066-10-14T09:00"), -28502722800, NULL},
+    {J("0000-01-01T00:00:00Z"), -62167219200, NULL},
+    {J("0000-02-29"), -62167219200 + 59 * 86400, NULL}, /* year 0 leaps */
+    {J("9999-12-31T23:59:59Z"), 253402300799, NULL},
+    {J("0000-01-01T00:00+01:00"), -62167222800, NULL},
+    {J("9999-12-31T23:59:59-01:00"), 253402304399, NULL},
+    {J("2016-12-31T23:59:60Z"), 1483228800, NULL}, /* leap second */
+    {J("2016-12-31T23:59:60.5Z"), 1483228800, NULL},
+    {J("2024-02-29T00:00:00-05:00"), 1709182800, NULL},
+    {J("2024-06-01T12:00:00+05:30"), 1717223400, NULL},
+    {J("2024-06-01T12:00:00+0530"), 1717223400, NULL},
+    {J("2024-06-01T12:00:00+05"), 1717225200, NULL},
+    {J("2024-06-01T12:00:00-00:00"), 1717243200, NULL},
+    {J("2024-06-01T12:00:00+00"), 1717243200, NULL},
+    {J("2024-06-01T23:59:59-23:59"), 1717372739, NULL},
+    /* invalid */
+    {J("2023-02-29"), 0, "bad day 29 at byte 8 (2023-02 has 28 days)"},
+    {J("1900-02-29"), 0, "bad day 29 at byte 8"},
+    {J("2024-02-30"), 0, "bad day 30 at byte 8 (2024-02 has 29 days)"},
+    {J("2024-04-31"), 0, "bad day 31 at byte 8"},
+    {J("2024-01-00"), 0, "bad day 00 at byte 8"},
+    {J("2024-01-32"), 0, "bad day 32 at byte 8"},
+    {J("2024-13-01"), 0, "bad month 13 at byte 5"},
+    {J("2024-00-10"), 0, "bad month 00 at byte 5"},
+    {J("2024-01-01T24:00"), 0, "bad hour 24 at byte 11"},
+    {J("2024-01-01T24:00:00Z"), 0, "bad hour 24 at byte 11"},
+    {J("2024-01-01T23:60"), 0, "bad minute 60 at byte 14"},
+    {J("2024-01-01T23:59:61"), 0, "bad second 61 at byte 17"},
+    {J("2024-01-01T12:00:00+24:00"), 0, "bad zone hour 24 at byte 20"},
+    {J("2024-01-01T12:00:00+05:60"), 0, "bad zone minute 60 at byte 23"},
+    {J("2024-01-01T12:00:00-0575"), 0, "bad zone minute 75 at byte 22"},
+    {J(""), 0, "expected a digit at byte 0, found end of input"},
+    {J("garbage"), 0, "expected a digit at byte 0, found 'g'"},
+    {J("now"), 0, "expected a digit at byte 0, found 'n'"},
+    {J("24-01-01"), 0, "expected a digit at byte 2, found '-'"},
+    {J("-2024-01-01"), 0, "expected a digit at byte 0, found '-'"},
+    {J("+2024-01-01"), 0, "expected a digit at byte 0, found '+'"},
+    {J("12024-01-01"), 0, "expected '-' at byte 4, found '4'"},
+    {J("2024/01/01"), 0, "expected '-' at byte 4, found '/'"},
+    {J("2024-1-01"), 0, "expected a digit at byte 6, found '-'"},
+    {J("2024-01-1"), 0, "expected a digit at byte 9, found end of input"},
+    {J("20240101"), 0, "expected '-' at byte 4, found '0'"},
+    {J("2024-01-01T"), 0, "expected a digit at byte 11, found end of input"},
+    {J("2024-01-01T12"), 0, "expected ':' at byte 13, found end of input"},
+    {J("2024-01-01T1200"), 0, "expected ':' at byte 13, found '0'"},
+    {J("2024-01-01T12:00:00."), 0, "expected a digit at byte 20, found end of input"},
+    {J("2024-01-01T12:00:00.Z"), 0, "expected a digit at byte 20, found 'Z'"},
+    {J("2024-01-01T12:00:00,5"), 0, "expected 'Z', '+', '-' or the end at byte 19, found ','"},
+    {J("2024-01-01T12:00.5"), 0, "expected 'Z', '+', '-' or the end at byte 16, found '.'"},
+    {J("2024-01-01Z"), 0, "expected 'T', ' ' or the end at byte 10, found 'Z'"},
+    {J("2024-01-01X12:00"), 0, "expected 'T', ' ' or the end at byte 10, found 'X'"},
+    {J("2024-01-01  12:00"), 0, "expected a digit at byte 11, found 0x20"},
+    {J("2024-01-01T12:00:00Zx"), 0, "unexpected 'x' at byte 20 after the time"},
+    {J("2024-01-01T12:00:00 "), 0, "expected 'Z', '+', '-' or the end at byte 19, found 0x20"},
+    {J("2024-01-01T12:00:00Z "), 0, "unexpected 0x20 at byte 20 after the time"},
+    {J(" 2024-01-01"), 0, "expected a digit at byte 0, found 0x20"},
+    {J("2024-01-01T12:00:00+5"), 0, "expected a digit at byte 21, found end of input"},
+    {J("2024-01-01T12:00:00+05:"), 0, "expected a digit at byte 23, found end of input"},
+    {J("2024-01-01T12:00:00+053"), 0, "expected a digit at byte 23, found end of input"},
+    {J("2024-01-01T12:00:00+05:30:00"), 0, "unexpected ':' at byte 25 after the time"},
+    {J("2024-01-01\0"), 0, "expected 'T', ' ' or the end at byte 10, found 0x00"},
+    {J("2024-01-01T12:00:00\xc2\xa0"), 0, "found 0xc2"},
+};
+
+/* The table, checked in whatever TZ and locale the process has now. */
+static void iso_table(void) {
+  for (size_t i = 0; i < sizeof iso_cases / sizeof iso_cases[0]; i++) {
+    char *s = exact_copy(iso_cases[i].s, iso_cases[i].len);
+    int64_t t = 12345;
+    char err[256] = "x";
+    int rc = util_iso8601_parse(s, iso_cases[i].len, &t, err, sizeof err);
+    if (!iso_cases[i].msg) {
+      T_CHECK(rc == 0, "%s: %s", iso_cases[i].s, err);
+      T_CHECK(t == iso_cases[i].t, "%s: %lld, want %lld", iso_cases[i].s,
+              (long long)t, (long long)iso_cases[i].t);
+      T_CHECK(err[0] == '\0', "%s: message on success", iso_cases[i].s);
+    } else {
+      T_CHECK(rc == -1, "%s accepted as %lld", iso_cases[i].s, (long long)t);
+      T_CHECK(t == 12345, "%s: result written on failure", iso_cases[i].s);
+      T_CHECK(strstr(err, iso_cases[i].msg) != NULL,
+              "%s: got \"%s\", want \"%s\"", iso_cases[i].s, err,
+              iso_cases[i].msg);
+    }
+    T_CHECK(util_iso8601_parse(s, iso_cases[i].len, &t, NULL, 0) == rc, "%s",
+            iso_cases[i].s);
+    free(s);
+  }
+}
+
+START_TEST(test_iso8601_table) {
+  iso_table();
+}
+END_TEST
+
+START_TEST(test_iso8601_format) {
+  static const struct { int64_t t; const char *s; } cases[] = {
+      {0, "1970-01-01T00:00:00Z"},
+      {-1, "1969-12-31T23:59:59Z"},
+      {951782400, "2000-02-29T00:00:00Z"},
+      {1795952096, "2026-11-29T11:34:56Z"},
+      {-62167219200, "0000-01-01T00:00:00Z"},
+      {253402300799, "9999-12-31T23:59:59Z"},
+      {-11670998400, "1600-02-29T00:00:00Z"},
+      {-28502722800, "1066-10-14T09:00:00Z"},
+  };
+  char buf[UTIL_ISO8601_BUFSIZE];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    ck_assert_uint_eq(util_iso8601_format(cases[i].t, buf), 20);
+    ck_assert_str_eq(buf, cases[i].s);
+  }
+  static const int64_t out[] = {-62167219201, 253402300800, INT64_MIN,
+                                INT64_MAX, -62167222800};
+  for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+    memset(buf, 'x', sizeof buf);
+    ck_assert_uint_eq(util_iso8601_format(out[i], buf), 0);
+    ck_assert_str_eq(buf, "");
+  }
+}
+END_TEST
+
+/* 10,000 random instants in years 0-9999: format agrees with gmtime_r
+** (where time_t reaches), parse(format(t)) == t, and the same instant
+** written with a random offset, fraction and separator parses to t. */
+START_TEST(test_iso8601_roundtrip) {
+  const int64_t lo = -62167219200, hi = 253402300799;
+  t_rng rng = {t_seed()};
+  char buf[UTIL_ISO8601_BUFSIZE], alt[80], err[256];
+  for (int i = 0; i < 10000; i++) {
+    int64_t t = lo + (int64_t)(t_next(&rng) % (uint64_t)(hi - lo + 1));
+    if (i < 4) t = i == 0 ? lo : i == 1 ? hi : i == 2 ? 0 : -1;
+    size_t w = util_iso8601_format(t, buf);
+    T_CHECK(w == 20 && strlen(buf) == 20, "%lld: %s", (long long)t, buf);
+    if (sizeof(time_t) == 8) {
+      time_t tt = (time_t)t;
+      struct tm tm;
+      char ref[64];
+      ck_assert_ptr_nonnull(gmtime_r(&tt, &tm));
+      snprintf(ref, sizeof ref, "%04d-%02d-%02dT%02d:%02d:%02dZ",
+               tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+               tm.tm_min, tm.tm_sec);
+      T_CHECK(strcmp(buf, ref) == 0, "%lld: %s, gmtime %s", (long long)t, buf, ref);
+    }
+    int64_t back = 0;
+    T_CHECK(util_iso8601_parse(buf, w, &back, err, sizeof err) == 0, "%s: %s", buf, err);
+    T_CHECK(back == t, "%s: %lld != %lld", buf, (long long)back, (long long)t);
+
+    /* the same instant in a zone east (+) or west (-) of UTC */
+    int off = (int)(t_next(&rng) % (24 * 60)) * 60 * ((t_next(&rng) & 1) ? 1 : -1);
+    if (util_iso8601_format(t + off, buf) == 0) continue;
+    int a = off < 0 ? -off : off;
+    char zone[16];
+    snprintf(zone, sizeof zone, "%c%02d%s%02d", off < 0 ? '-' : '+', a / 3600,
+             (t_next(&rng) & 1) ? ":" : "", a / 60 % 60);
+    char frac[24] = "";
+    if (t_next(&rng) & 1) snprintf(frac, sizeof frac, ".%u", (unsigned)(t_next(&rng) % 1000000));
+    buf[19] = '\0'; /* drop the Z */
+    if (t_next(&rng) & 1) buf[10] = ' ';
+    int l = snprintf(alt, sizeof alt, "%s%s%s", buf, frac, zone);
+    T_CHECK(util_iso8601_parse(alt, (size_t)l, &back, err, sizeof err) == 0, "%s: %s", alt, err);
+    T_CHECK(back == t, "%s: %lld != %lld", alt, (long long)back, (long long)t);
+  }
+}
+END_TEST
+
+/* A host in New York with a comma-decimal locale gets the same answers:
+** nothing reads TZ or the locale. */
+START_TEST(test_iso8601_tz_locale) {
+  const char *locs[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "ru_RU.UTF-8"};
+  const char *set = NULL;
+  setenv("TZ", "America/New_York", 1);
+  tzset();
+  for (size_t i = 0; i < sizeof locs / sizeof locs[0] && !set; i++)
+    set = setlocale(LC_ALL, locs[i]);
+  if (!set) {
+    ck_assert_msg(getenv("H5MEM_REQUIRE_COMMA_LOCALE") == NULL,
+                  "no comma-decimal locale installed (de_DE.UTF-8 etc.)");
+    printf("test_util: no comma-decimal locale installed; TZ only\n");
+  }
+  /* the zone really is in force (when the tz database is installed) */
+  time_t epoch = 0;
+  struct tm tm;
+  localtime_r(&epoch, &tm);
+  if (tm.tm_hour != 19)
+    printf("test_util: America/New_York not installed; TZ had no effect\n");
+  iso_table();
+  char buf[UTIL_ISO8601_BUFSIZE];
+  util_iso8601_format(1795952096, buf);
+  ck_assert_str_eq(buf, "2026-11-29T11:34:56Z");
+  for (size_t i = 0; i < sizeof json_cases / sizeof json_cases[0]; i++)
+    T_CHECK((util_json_valid(json_cases[i].s, json_cases[i].len, NULL, 0) == 0) ==
+                (json_cases[i].msg == NULL),
+            "json case %zu", i);
+  setlocale(LC_ALL, "C");
+  unsetenv("TZ");
+  tzset();
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("vecjson");
@@ -206,6 +903,20 @@ int main(void) {
   tcase_add_test(tc, test_long);
   tcase_add_test(tc, test_shortest_roundtrip);
   tcase_add_test(tc, test_locale_independent);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("json");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_json_table);
+  tcase_add_test(tc, test_json_depth);
+  tcase_add_test(tc, test_json_is_object);
+  tcase_add_test(tc, test_json_fuzz);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("iso8601");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_iso8601_table);
+  tcase_add_test(tc, test_iso8601_format);
+  tcase_add_test(tc, test_iso8601_roundtrip);
+  tcase_add_test(tc, test_iso8601_tz_locale);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

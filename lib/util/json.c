@@ -1,0 +1,311 @@
+/*
+** lib/util/json.c - strict JSON (RFC 8259) validation.
+**
+** One loop over the input with an explicit stack: a bit per open container
+** (object or array), so the nesting limit costs 125 bytes of the caller's
+** stack and no recursion.  Every byte is looked at a bounded number of
+** times, so the time is linear in the length.
+*/
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "json.h"
+
+/* Where the scanner stands: the text, its length and the error buffer. */
+typedef struct json_scan {
+  const char *s;
+  size_t len;
+  char *err; /* the caller's; may be NULL */
+  size_t errlen;
+} json_scan;
+
+static int json_fail(json_scan *js, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Write the message (if there is somewhere to write it); returns -1. */
+static int json_fail(json_scan *js, const char *fmt, ...) {
+  if (js->err && js->errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(js->err, js->errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+/* What the byte at i looks like in a message: 'x', 0x0a or "end of input".
+** tmp needs 8 bytes. */
+static const char *json_byte(const json_scan *js, size_t i, char *tmp) {
+  if (i >= js->len) return "end of input";
+  unsigned char c = (unsigned char)js->s[i];
+  if (c >= 0x21 && c < 0x7f)
+    snprintf(tmp, 8, "'%c'", c);
+  else
+    snprintf(tmp, 8, "0x%02x", c);
+  return tmp;
+}
+
+/* "expected WHAT at byte i, found X"; returns -1. */
+static int json_expected(json_scan *js, const char *what, size_t i) {
+  char tmp[8];
+  return json_fail(js, "expected %s at byte %zu, found %s", what, i,
+                   json_byte(js, i, tmp));
+}
+
+static int json_is_ws(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int json_is_digit(char c) { return c >= '0' && c <= '9'; }
+
+static size_t json_skip_ws(const json_scan *js, size_t i) {
+  while (i < js->len && json_is_ws(js->s[i])) i++;
+  return i;
+}
+
+/* The value of a hex digit, or -1. */
+static int json_hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* The code unit of the 4 hex digits after "\u" at s[i] (i is the
+** backslash), or -1 with the message written. */
+static long json_u_escape(json_scan *js, size_t i) {
+  long u = 0;
+  for (size_t k = i + 2; k < i + 6; k++) {
+    int h = k < js->len ? json_hex(js->s[k]) : -1;
+    if (h < 0) return json_expected(js, "a hex digit", k);
+    u = u * 16 + h;
+  }
+  return u;
+}
+
+/* The length of the well-formed UTF-8 sequence at s[i] (whose lead byte
+** is >= 0x80), or 0.  Table 3-7 of the Unicode Standard: it rules out
+** overlong forms (C0, C1, E0 80..9F, F0 80..8F), surrogates (ED A0..BF)
+** and code points past U+10FFFF (F4 90.., F5..FF). */
+static size_t json_utf8_len(const json_scan *js, size_t i) {
+  const unsigned char *p = (const unsigned char *)js->s + i;
+  size_t left = js->len - i, n;
+  unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
+  if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+    n = 2;
+  } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+    n = 3;
+    if (p[0] == 0xe0) lo = 0xa0;
+    if (p[0] == 0xed) hi = 0x9f;
+  } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+    n = 4;
+    if (p[0] == 0xf0) lo = 0x90;
+    if (p[0] == 0xf4) hi = 0x8f;
+  } else {
+    return 0;
+  }
+  if (left < n || p[1] < lo || p[1] > hi) return 0;
+  for (size_t k = 2; k < n; k++)
+    if (p[k] < 0x80 || p[k] > 0xbf) return 0;
+  return n;
+}
+
+/* Scan the string whose opening quote is at s[i]; on success *end is the
+** offset just past the closing quote. */
+static int json_string(json_scan *js, size_t i, size_t *end) {
+  size_t start = i++;
+  while (i < js->len) {
+    unsigned char c = (unsigned char)js->s[i];
+    if (c == '"') {
+      *end = i + 1;
+      return 0;
+    }
+    if (c < 0x20)
+      return json_fail(js, "control character 0x%02x in a string at byte %zu",
+                       c, i);
+    if (c >= 0x80) {
+      size_t n = json_utf8_len(js, i);
+      if (n == 0) return json_fail(js, "invalid UTF-8 at byte %zu", i);
+      i += n;
+      continue;
+    }
+    if (c != '\\') {
+      i++;
+      continue;
+    }
+    if (i + 1 >= js->len) break;
+    switch (js->s[i + 1]) {
+    case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r':
+    case 't':
+      i += 2;
+      continue;
+    case 'u':
+      break;
+    default: {
+      unsigned char e = (unsigned char)js->s[i + 1];
+      if (e >= 0x21 && e < 0x7f)
+        return json_fail(js, "invalid escape '\\%c' at byte %zu", e, i);
+      return json_fail(js, "invalid escape '\\' 0x%02x at byte %zu", e, i);
+    }
+    }
+    long u = json_u_escape(js, i);
+    if (u < 0) return -1;
+    if (u >= 0xdc00 && u <= 0xdfff)
+      return json_fail(js, "lone surrogate \\u%04lX at byte %zu", u, i);
+    if (u >= 0xd800 && u <= 0xdbff) {
+      /* a high surrogate: a low one must follow as the next escape */
+      size_t j = i + 6;
+      long lo = -2;
+      if (j + 1 < js->len && js->s[j] == '\\' && js->s[j + 1] == 'u') {
+        lo = json_u_escape(js, j);
+        if (lo < 0) return -1;
+      }
+      if (lo < 0xdc00 || lo > 0xdfff)
+        return json_fail(js, "lone surrogate \\u%04lX at byte %zu", u, i);
+      i = j + 6;
+      continue;
+    }
+    i += 6;
+  }
+  return json_fail(js, "unterminated string starting at byte %zu", start);
+}
+
+/* Scan the number at s[i] (a '-' or a digit); *end is the offset past it. */
+static int json_number(json_scan *js, size_t i, size_t *end) {
+  const char *s = js->s;
+  size_t len = js->len;
+  if (s[i] == '-') i++;
+  if (i >= len || !json_is_digit(s[i])) return json_expected(js, "a digit", i);
+  if (s[i] == '0') {
+    i++;
+    if (i < len && json_is_digit(s[i]))
+      return json_fail(js, "leading zero in a number at byte %zu", i - 1);
+  } else {
+    while (i < len && json_is_digit(s[i])) i++;
+  }
+  if (i < len && s[i] == '.') {
+    i++;
+    if (i >= len || !json_is_digit(s[i]))
+      return json_expected(js, "a digit after '.'", i);
+    while (i < len && json_is_digit(s[i])) i++;
+  }
+  if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+    i++;
+    if (i < len && (s[i] == '+' || s[i] == '-')) i++;
+    if (i >= len || !json_is_digit(s[i]))
+      return json_expected(js, "a digit in the exponent", i);
+    while (i < len && json_is_digit(s[i])) i++;
+  }
+  *end = i;
+  return 0;
+}
+
+/* Scan true, false or null at s[i]. */
+static int json_literal(json_scan *js, size_t i, size_t *end) {
+  static const char *const words[] = {"true", "false", "null"};
+  for (size_t w = 0; w < 3; w++) {
+    const char *p = words[w];
+    if (js->s[i] != p[0]) continue;
+    size_t k = 0;
+    while (p[k] && i + k < js->len && js->s[i + k] == p[k]) k++;
+    if (p[k]) return json_fail(js, "invalid literal at byte %zu (expected %s)", i, p);
+    *end = i + k;
+    return 0;
+  }
+  return json_expected(js, "a value", i);
+}
+
+/* The whole document.  *top is the first byte of the top value. */
+static int json_document(json_scan *js, char *top) {
+  /* bit d set: the container at depth d+1 is an object */
+  unsigned char is_obj[(UTIL_JSON_MAX_DEPTH + 7) / 8] = {0};
+  size_t depth = 0, i = json_skip_ws(js, 0);
+  *top = i < js->len ? js->s[i] : 0;
+
+  for (;;) {
+    /* a value starts at i (whitespace skipped) */
+    if (i >= js->len) return json_expected(js, "a value", i);
+    char c = js->s[i];
+    int rc;
+    if (c == '{' || c == '[') {
+      if (depth == UTIL_JSON_MAX_DEPTH)
+        return json_fail(js, "nesting deeper than %d at byte %zu",
+                         UTIL_JSON_MAX_DEPTH, i);
+      unsigned char bit = (unsigned char)(1u << (depth % 8));
+      if (c == '{')
+        is_obj[depth / 8] |= bit;
+      else
+        is_obj[depth / 8] &= (unsigned char)~bit;
+      depth++;
+      i = json_skip_ws(js, i + 1);
+      if (i < js->len && js->s[i] == (c == '{' ? '}' : ']')) {
+        depth--; /* empty: the value ends here */
+        i++;
+      } else if (c == '[') {
+        continue; /* the first element */
+      } else {
+        goto key;
+      }
+    } else {
+      if (c == '"')
+        rc = json_string(js, i, &i);
+      else if (c == '-' || json_is_digit(c))
+        rc = json_number(js, i, &i);
+      else
+        rc = json_literal(js, i, &i);
+      if (rc) return rc;
+    }
+
+    /* a value ended just before i: what may follow it */
+    for (;;) {
+      i = json_skip_ws(js, i);
+      if (depth == 0) {
+        if (i < js->len) {
+          char tmp[8];
+          return json_fail(js, "unexpected %s at byte %zu after the value",
+                           json_byte(js, i, tmp), i);
+        }
+        return 0;
+      }
+      int obj = (is_obj[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1;
+      char close = obj ? '}' : ']';
+      if (i < js->len && js->s[i] == close) {
+        depth--;
+        i++;
+        continue;
+      }
+      if (i < js->len && js->s[i] == ',') {
+        i = json_skip_ws(js, i + 1);
+        if (obj) goto key;
+        break; /* the next element */
+      }
+      return json_expected(js, obj ? "',' or '}'" : "',' or ']'", i);
+    }
+    continue;
+
+  key:
+    /* an object member starts at i (whitespace skipped) */
+    if (i >= js->len || js->s[i] != '"')
+      return json_expected(js, "a string key", i);
+    if (json_string(js, i, &i)) return -1;
+    i = json_skip_ws(js, i);
+    if (i >= js->len || js->s[i] != ':') return json_expected(js, "':'", i);
+    i = json_skip_ws(js, i + 1);
+  }
+}
+
+int util_json_valid(const char *s, size_t len, char *err, size_t errlen) {
+  json_scan js = {s ? s : "", s ? len : 0, err, errlen};
+  char top;
+  if (err && errlen) err[0] = '\0';
+  return json_document(&js, &top);
+}
+
+int util_json_is_object(const char *s, size_t len) {
+  json_scan js = {s ? s : "", s ? len : 0, NULL, 0};
+  char top;
+  return json_document(&js, &top) == 0 && top == '{';
+}
