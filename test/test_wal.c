@@ -31,6 +31,7 @@ static const uint8_t ID_B[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 
 typedef struct tdir {
   char dir[512];
   char path[600]; /* dir/agent.h5-wal */
+  char copy[600]; /* dir/copy.h5-wal, for altered copies of path */
 } tdir;
 
 static void tdir_make(tdir *t) {
@@ -38,6 +39,7 @@ static void tdir_make(tdir *t) {
   snprintf(t->dir, sizeof t->dir, "%s/test_wal.XXXXXX", base && *base ? base : "/tmp");
   ck_assert_ptr_nonnull(mkdtemp(t->dir));
   snprintf(t->path, sizeof t->path, "%s/agent.h5-wal", t->dir);
+  snprintf(t->copy, sizeof t->copy, "%s/copy.h5-wal", t->dir);
 }
 
 /* The directory holds plain files only. */
@@ -155,14 +157,17 @@ static void expect_frames(wal *w, uint64_t first, uint64_t n, const size_t *lens
   }
 }
 
-/* A log of n frames of the given lengths, frame seq filled with tag seq. */
-static void make_log(const char *path, size_t n, const size_t *lens, uint64_t *tags) {
+/* A log of n frames of the given lengths, frame seq filled with tag seq.
+** With len: its bytes (malloc'd), *len of them. */
+static uint8_t *make_log(const char *path, size_t n, const size_t *lens, uint64_t *tags,
+                         size_t *len) {
   wal *w = open_ok(path, ID_A, 0);
   for (size_t i = 0; i < n; i++) {
     tags[i + 1] = i + 1;
     ck_assert_uint_eq(append_ok(w, lens[i], i + 1), i + 1);
   }
   wal_close(w);
+  return len ? slurp(path, len) : NULL;
 }
 
 /* File offset of frame i (0-based) of a fresh log. */
@@ -221,12 +226,10 @@ START_TEST(test_torn_tail) {
   static const size_t lens[] = {10, 0, 37, 1, 60};
   enum { N = 5 };
   uint64_t tags[N + 2];
-  make_log(t.path, N, lens, tags);
   size_t full_len;
-  uint8_t *full = slurp(t.path, &full_len);
+  uint8_t *full = make_log(t.path, N, lens, tags, &full_len);
   ck_assert_uint_eq(full_len, frame_off(lens, N));
-  char cut_path[700];
-  snprintf(cut_path, sizeof cut_path, "%s/cut.h5-wal", t.dir);
+  const char *cut_path = t.copy;
   for (size_t cut = 0; cut <= full_len; cut++) {
     spill(cut_path, full, cut, "wb");
     /* the complete frames before the cut (none if the header is cut) */
@@ -260,11 +263,9 @@ START_TEST(test_corrupt) {
   static const size_t lens[] = {30, 150, 40, 5};
   enum { N = 4 };
   uint64_t tags[N + 1];
-  make_log(t.path, N, lens, tags);
   size_t full_len;
-  uint8_t *full = slurp(t.path, &full_len);
-  char bad_path[700];
-  snprintf(bad_path, sizeof bad_path, "%s/bad.h5-wal", t.dir);
+  uint8_t *full = make_log(t.path, N, lens, tags, &full_len);
+  const char *bad_path = t.copy;
   /* every byte of the second frame, each bit pattern flip in turn */
   uint64_t off = frame_off(lens, 1), end = frame_off(lens, 2);
   for (uint64_t i = off; i < end; i++) {
@@ -307,11 +308,9 @@ START_TEST(test_wrong_seq) {
   static const size_t lens[] = {8, 8, 8};
   enum { N = 3 };
   uint64_t tags[N + 1];
-  make_log(t.path, N, lens, tags);
   size_t full_len;
-  uint8_t *full = slurp(t.path, &full_len);
-  char p2[700];
-  snprintf(p2, sizeof p2, "%s/b.h5-wal", t.dir);
+  uint8_t *full = make_log(t.path, N, lens, tags, &full_len);
+  const char *p2 = t.copy;
 
   /* a copy of frame 2 after frame 3 */
   uint8_t *b = malloc(full_len + 32);
@@ -440,7 +439,7 @@ START_TEST(test_mismatch) {
   tdir_make(&t);
   static const size_t lens[] = {10, 20};
   uint64_t tags[3];
-  make_log(t.path, 2, lens, tags);
+  make_log(t.path, 2, lens, tags, NULL);
   spill(t.path, (const uint8_t *)"torn", 4, "ab");
   size_t n0, n1;
   uint8_t *before = slurp(t.path, &n0);
@@ -475,7 +474,7 @@ START_TEST(test_readonly) {
 
   static const size_t lens[] = {10, 20, 30};
   uint64_t tags[4];
-  make_log(t.path, 3, lens, tags);
+  make_log(t.path, 3, lens, tags, NULL);
   spill(t.path, (const uint8_t *)"WALF\x10\0\0\0\4\0\0\0", 12, "ab"); /* torn frame 4 */
   struct timespec ts[2] = {{1000000000, 123456789}, {1000000000, 123456789}};
   ck_assert_int_eq(utimensat(AT_FDCWD, t.path, ts, 0), 0);
