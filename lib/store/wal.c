@@ -1,0 +1,568 @@
+/*
+** lib/store/wal.c - the write-ahead log beside a store file (see wal.h for
+** the format and the contract).
+**
+** The state of a log is its valid prefix (wal_pos): where it ends, the seq
+** and checksum of its last frame, how many frames it holds.  Two copies are
+** kept: `cur`, what has been written, and `synced`, what the last
+** successful sync covered, so that a failed group commit can cut away
+** exactly the frames it may have lost.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "wal.h"
+
+#define WAL_MAGIC "H5MEMWAL"
+#define WAL_VERSION 1
+#define WAL_FRAME_MAGIC 0x464c4157u /* "WALF" */
+#define WAL_MAX_HEADER 4096         /* a later version's header, at most */
+#define WAL_KEEP_BUF (1u << 20)     /* read buffers above this are freed after use */
+
+typedef struct wal_pos {
+  uint64_t end;      /* file offset just past the last valid frame */
+  uint64_t last_seq; /* its seq (base - 1 if none) */
+  uint64_t frames;   /* how many valid frames */
+  uint64_t chain;    /* seed of the next frame's checksum */
+} wal_pos;
+
+struct wal {
+  int fd;       /* -1: opened readonly and the file does not exist */
+  int readonly;
+  int broken;   /* a failed write could not be undone: no more writes */
+  char *path;   /* malloc'd copy */
+  uint8_t store_id[16];
+  uint64_t base, salt, hdr_sum; /* from the header */
+  uint64_t size;                /* file size */
+  wal_pos cur, synced;
+  uint8_t *buf; /* read buffer (malloc'd, cap bytes), one frame */
+  size_t cap;
+  XXH64_state_t *xs; /* for appends: header, payload and trailer apart */
+  char err[256];
+};
+
+/* ---- little helpers ------------------------------------------------------ */
+
+static uint64_t get_le(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void set_err(wal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_err(wal *w, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->err, sizeof w->err, fmt, ap);
+  va_end(ap);
+}
+
+/* Append to the message already set. */
+static void add_err(wal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_err(wal *w, const char *fmt, ...) {
+  size_t n = strlen(w->err);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->err + n, sizeof w->err - n, fmt, ap);
+  va_end(ap);
+}
+
+/* The status for a failed write or sync with errno e, and how to say it. */
+static int write_status(int e, const char **what) {
+  switch (e) {
+  case ENOSPC: *what = "disk full"; return WAL_EFULL;
+  case EFBIG: *what = "file size limit reached"; return WAL_EFULL;
+#ifdef EDQUOT
+  case EDQUOT: *what = "disk quota exceeded"; return WAL_EFULL;
+#endif
+  default: *what = "I/O error"; return WAL_EIO;
+  }
+}
+
+/* Read n bytes at off: 0, 1 if the file ends first, -1 with errno. */
+static int read_at(int fd, void *buf, size_t n, uint64_t off) {
+  uint8_t *p = buf;
+  while (n > 0) {
+    ssize_t r = pread(fd, p, n, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) return 1;
+    p += r;
+    n -= (size_t)r;
+    off += (uint64_t)r;
+  }
+  return 0;
+}
+
+/* Write all of iov[0..n) at off (one pwritev unless the kernel writes
+** less): 0, or -1 with errno. */
+static int write_at(int fd, struct iovec *iov, int n, uint64_t off) {
+  while (n > 0) {
+    ssize_t r = pwritev(fd, iov, n, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -1;
+    if (r == 0) {
+      errno = EIO;
+      return -1;
+    }
+    off += (uint64_t)r;
+    size_t done = (size_t)r;
+    while (n > 0 && done >= iov->iov_len) {
+      done -= iov->iov_len;
+      iov++;
+      n--;
+    }
+    if (n > 0) {
+      iov->iov_base = (uint8_t *)iov->iov_base + done;
+      iov->iov_len -= done;
+    }
+  }
+  return 0;
+}
+
+static int grow_buf(wal *w, size_t need) {
+  if (need <= w->cap) return 0;
+  uint8_t *nb = realloc(w->buf, need);
+  if (!nb) return -1;
+  w->buf = nb;
+  w->cap = need;
+  return 0;
+}
+
+static void trim_buf(wal *w) {
+  if (w->cap <= WAL_KEEP_BUF) return;
+  free(w->buf);
+  w->buf = NULL;
+  w->cap = 0;
+}
+
+static void hex_id(const uint8_t id[16], char out[33]) {
+  for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+/* fsync the directory holding path, so that a new file's name is durable. */
+static int sync_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+  if (!dir) return -1;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  free(dir);
+  if (fd < 0) return -1;
+  int rc = fsync(fd);
+  if (rc != 0 && errno == EINVAL) rc = 0; /* a file system without dir sync */
+  int e = errno;
+  close(fd);
+  errno = e;
+  return rc;
+}
+
+/* ---- header -------------------------------------------------------------- */
+
+enum { HDR_OK, HDR_BAD, HDR_LATER };
+
+static void header_encode(uint8_t h[WAL_HEADER_SIZE], const uint8_t id[16], uint64_t base,
+                          uint64_t salt) {
+  memset(h, 0, WAL_HEADER_SIZE);
+  memcpy(h, WAL_MAGIC, 8);
+  put_le(h + 8, WAL_VERSION, 4);
+  put_le(h + 12, WAL_HEADER_SIZE, 4);
+  memcpy(h + 16, id, 16);
+  put_le(h + 32, base, 8);
+  put_le(h + 40, salt, 8);
+  put_le(h + 56, XXH64(h, WAL_HEADER_SIZE - 8, 0), 8);
+}
+
+/* Check the n header bytes h read from a file of size bytes; on HDR_OK
+** take base, salt and the checksum into w (store_id is checked apart). */
+static int header_check(wal *w, const uint8_t *h, size_t n, uint64_t size) {
+  if (n < 16 || memcmp(h, WAL_MAGIC, 8) != 0) return HDR_BAD;
+  uint32_t version = (uint32_t)get_le(h + 8, 4), hsize = (uint32_t)get_le(h + 12, 4);
+  if (hsize < WAL_HEADER_SIZE || hsize > WAL_MAX_HEADER || hsize > size || hsize > n)
+    return HDR_BAD;
+  uint64_t sum = get_le(h + hsize - 8, 8);
+  if (XXH64(h, hsize - 8, 0) != sum) return HDR_BAD;
+  if (version != WAL_VERSION) return HDR_LATER;
+  if (hsize != WAL_HEADER_SIZE) return HDR_BAD;
+  uint64_t base = get_le(h + 32, 8);
+  if (base == 0) return HDR_BAD; /* never written: seq 0 does not exist */
+  w->base = base;
+  w->salt = get_le(h + 40, 8);
+  w->hdr_sum = sum;
+  return HDR_OK;
+}
+
+/* A salt unlike the one before (which it folds in, with the time and the
+** pid): the frames of the old epoch then never validate in the new one. */
+static uint64_t new_salt(const wal *w, uint64_t base) {
+  struct {
+    uint64_t old, base;
+    struct timespec rt, mono;
+    pid_t pid;
+  } s;
+  memset(&s, 0, sizeof s);
+  s.old = w->salt;
+  s.base = base;
+  clock_gettime(CLOCK_REALTIME, &s.rt);
+  clock_gettime(CLOCK_MONOTONIC, &s.mono);
+  s.pid = getpid();
+  return XXH64(&s, sizeof s, w->hdr_sum);
+}
+
+/* Write a header for base (with a new salt) at offset 0.  w's header
+** fields change only when the write succeeded. */
+static int header_write(wal *w, uint64_t base) {
+  uint8_t h[WAL_HEADER_SIZE];
+  uint64_t salt = new_salt(w, base);
+  header_encode(h, w->store_id, base, salt);
+  struct iovec iov = {h, sizeof h};
+  if (write_at(w->fd, &iov, 1, 0) != 0) return -1;
+  w->base = base;
+  w->salt = salt;
+  w->hdr_sum = get_le(h + 56, 8);
+  return 0;
+}
+
+static wal_pos empty_pos(const wal *w) {
+  wal_pos p = {WAL_HEADER_SIZE, w->base - 1, 0, w->hdr_sum};
+  return p;
+}
+
+/* ---- frames -------------------------------------------------------------- */
+
+/* Read and check the frame that would follow at, in a file that ends at
+** limit.  1: valid (the frame is in w->buf, its payload length in *len and
+** checksum in *sum); 0: not a valid frame; WAL_EIO or WAL_ENOMEM. */
+static int frame_read(wal *w, const wal_pos *at, uint64_t limit, size_t *len, uint64_t *sum) {
+  if (limit < at->end || limit - at->end < WAL_FRAME_OVERHEAD) return 0;
+  if (grow_buf(w, WAL_FRAME_OVERHEAD) != 0) goto nomem;
+  int r = read_at(w->fd, w->buf, 16, at->end);
+  if (r < 0) goto eio;
+  if (r > 0) return 0;
+  uint32_t n = (uint32_t)get_le(w->buf + 4, 4);
+  /* the length is checked against the file before anything is read */
+  if (get_le(w->buf, 4) != WAL_FRAME_MAGIC || n > WAL_MAX_FRAME ||
+      n > limit - at->end - WAL_FRAME_OVERHEAD || get_le(w->buf + 8, 8) != at->last_seq + 1)
+    return 0;
+  if (grow_buf(w, (size_t)n + WAL_FRAME_OVERHEAD) != 0) goto nomem;
+  r = read_at(w->fd, w->buf + 16, (size_t)n + 8, at->end + 16);
+  if (r < 0) goto eio;
+  if (r > 0) return 0;
+  *sum = XXH64(w->buf, (size_t)n + 16, at->chain);
+  if (get_le(w->buf + 16 + n, 8) != *sum) return 0;
+  *len = n;
+  return 1;
+eio:
+  set_err(w, "cannot read %s at offset %llu: %s", w->path, (unsigned long long)at->end,
+          strerror(errno));
+  return WAL_EIO;
+nomem:
+  set_err(w, "out of memory reading %s", w->path);
+  return WAL_ENOMEM;
+}
+
+static void pos_advance(wal_pos *p, size_t len, uint64_t sum) {
+  p->end += (uint64_t)len + WAL_FRAME_OVERHEAD;
+  p->last_seq++;
+  p->frames++;
+  p->chain = sum;
+}
+
+/* Find the valid prefix of a file of size bytes whose header is in w. */
+static int scan(wal *w, uint64_t size) {
+  wal_pos p = empty_pos(w);
+  for (;;) {
+    size_t len = 0;
+    uint64_t sum = 0;
+    int r = frame_read(w, &p, size, &len, &sum);
+    if (r < 0) return r;
+    if (r == 0) break;
+    pos_advance(&p, len, sum);
+  }
+  trim_buf(w);
+  w->cur = w->synced = p;
+  return WAL_OK;
+}
+
+/* ---- open and close -------------------------------------------------------- */
+
+static int open_fd(wal *w, int *created) {
+  *created = 0;
+  if (w->readonly) {
+    w->fd = open(w->path, O_RDONLY | O_CLOEXEC);
+    if (w->fd < 0 && errno == ENOENT) return WAL_OK;
+  } else {
+    for (int tries = 0; w->fd < 0 && tries < 2; tries++) {
+      w->fd = open(w->path, O_RDWR | O_CLOEXEC);
+      if (w->fd >= 0 || errno != ENOENT) break;
+      w->fd = open(w->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (w->fd >= 0) *created = 1;
+      else if (errno != EEXIST) break;
+    }
+  }
+  if (w->fd >= 0) return WAL_OK;
+  set_err(w, "cannot open %s: %s", w->path, strerror(errno));
+  return WAL_EIO;
+}
+
+/* Start a new, empty log: header for base 1, nothing after it. */
+static int start_fresh(wal *w, int created) {
+  w->salt = w->hdr_sum = 0;
+  if (header_write(w, 1) != 0 || ftruncate(w->fd, WAL_HEADER_SIZE) != 0 || fsync(w->fd) != 0 ||
+      (created && sync_dir(w->path) != 0)) {
+    const char *what;
+    int rc = write_status(errno, &what);
+    set_err(w, "%s (%s) writing the header of %s", what, strerror(errno), w->path);
+    return rc;
+  }
+  w->size = WAL_HEADER_SIZE;
+  w->cur = w->synced = empty_pos(w);
+  return WAL_OK;
+}
+
+static int load(wal *w, int created) {
+  struct stat st;
+  if (fstat(w->fd, &st) != 0) {
+    set_err(w, "cannot stat %s: %s", w->path, strerror(errno));
+    return WAL_EIO;
+  }
+  w->size = (uint64_t)st.st_size;
+  uint8_t h[WAL_MAX_HEADER];
+  size_t n = w->size < sizeof h ? (size_t)w->size : sizeof h;
+  int r = read_at(w->fd, h, n, 0);
+  if (r < 0) {
+    set_err(w, "cannot read %s: %s", w->path, strerror(errno));
+    return WAL_EIO;
+  }
+  int hdr = r == 0 ? header_check(w, h, n, w->size) : HDR_BAD;
+  if (hdr == HDR_LATER) {
+    set_err(w, "%s is a log of format version %u; this h5mem reads version %d", w->path,
+            (unsigned)get_le(h + 8, 4), WAL_VERSION);
+    return WAL_EINVAL;
+  }
+  if (hdr == HDR_OK && memcmp(h + 16, w->store_id, 16) != 0) {
+    char have[33], want[33];
+    hex_id(h + 16, have);
+    hex_id(w->store_id, want);
+    set_err(w, "%s belongs to another store (store id %s, expected %s)", w->path, have, want);
+    return WAL_EMISMATCH;
+  }
+  if (hdr == HDR_BAD) {
+    if (!w->readonly) return start_fresh(w, created);
+    w->base = 1; /* nothing to read; the file stays as it is */
+    w->cur = w->synced = empty_pos(w);
+    return WAL_OK;
+  }
+  int rc = scan(w, w->size);
+  if (rc != WAL_OK || w->readonly) return rc;
+  if ((w->size != w->cur.end && ftruncate(w->fd, (off_t)w->cur.end) != 0) || fsync(w->fd) != 0) {
+    set_err(w, "cannot cut %s back to its %llu valid bytes: %s", w->path,
+            (unsigned long long)w->cur.end, strerror(errno));
+    return WAL_EIO;
+  }
+  w->size = w->cur.end;
+  return WAL_OK;
+}
+
+int wal_open(const char *path, const uint8_t store_id[16], int readonly, wal **out,
+             char *err, size_t errlen) {
+  if (out) *out = NULL;
+  if (!path || !store_id || !out) {
+    if (err && errlen) snprintf(err, errlen, "wal_open: no path, store id or result");
+    return WAL_EINVAL;
+  }
+  wal *w = calloc(1, sizeof *w);
+  if (w) {
+    w->fd = -1;
+    w->path = strdup(path);
+    w->xs = XXH64_createState();
+  }
+  if (!w || !w->path || !w->xs) {
+    if (err && errlen) snprintf(err, errlen, "out of memory opening %s", path);
+    wal_close(w);
+    return WAL_ENOMEM;
+  }
+  w->readonly = readonly != 0;
+  memcpy(w->store_id, store_id, 16);
+  w->base = 1;
+  w->cur = w->synced = empty_pos(w);
+  int created = 0;
+  int rc = open_fd(w, &created);
+  if (rc == WAL_OK && w->fd >= 0) rc = load(w, created);
+  if (rc != WAL_OK) {
+    if (err && errlen) snprintf(err, errlen, "%s", w->err);
+    wal_close(w);
+    return rc;
+  }
+  *out = w;
+  return WAL_OK;
+}
+
+void wal_close(wal *w) {
+  if (!w) return;
+  if (w->fd >= 0) close(w->fd);
+  XXH64_freeState(w->xs);
+  free(w->buf);
+  free(w->path);
+  free(w);
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+int wal_replay(wal *w, int (*cb)(void *ctx, uint64_t seq, const uint8_t *p, size_t len),
+               void *ctx) {
+  if (!w || !cb) return WAL_EINVAL;
+  if (w->fd < 0) return WAL_OK;
+  wal_pos p = empty_pos(w);
+  int rc = WAL_OK;
+  while (rc == WAL_OK && p.end < w->cur.end) {
+    size_t len = 0;
+    uint64_t sum = 0;
+    int r = frame_read(w, &p, w->cur.end, &len, &sum);
+    if (r < 0) {
+      rc = r;
+    } else if (r == 0) {
+      set_err(w, "the frame at offset %llu of %s no longer validates (the file changed)",
+              (unsigned long long)p.end, w->path);
+      rc = WAL_EIO;
+    } else {
+      rc = cb(ctx, p.last_seq + 1, w->buf + 16, len);
+      pos_advance(&p, len, sum);
+    }
+  }
+  trim_buf(w);
+  return rc;
+}
+
+uint64_t wal_bytes(const wal *w) { return w ? w->size : 0; }
+
+uint64_t wal_last_seq(const wal *w) { return w ? w->cur.last_seq : 0; }
+
+uint64_t wal_frames(const wal *w) { return w ? w->cur.frames : 0; }
+
+const char *wal_errmsg(const wal *w) { return w ? w->err : "no log"; }
+
+/* ---- writing ---------------------------------------------------------------- */
+
+/* Refuse a write to a log that cannot take one. */
+static int check_writable(wal *w) {
+  if (w->readonly || w->fd < 0) {
+    set_err(w, "%s is open readonly", w->path);
+    return WAL_EINVAL;
+  }
+  if (w->broken) {
+    set_err(w, "%s takes no more writes: an earlier failure could not be undone; reopen it",
+            w->path);
+    return WAL_EIO;
+  }
+  return WAL_OK;
+}
+
+/* After a failed write or sync (status rc, said in w->err) cut the file
+** back to `to`. */
+static int undo(wal *w, int rc, const wal_pos *to) {
+  if (ftruncate(w->fd, (off_t)to->end) != 0) {
+    w->broken = 1;
+    add_err(w, "; cutting it back to %llu bytes failed too (%s)", (unsigned long long)to->end,
+            strerror(errno));
+  }
+  w->cur = *to;
+  if (w->synced.end > to->end) w->synced = *to;
+  w->size = to->end;
+  return rc;
+}
+
+int wal_append(wal *w, const void *payload, size_t len, int sync, uint64_t *seq) {
+  if (!w) return WAL_EINVAL;
+  int rc = check_writable(w);
+  if (rc != WAL_OK) return rc;
+  if ((sync != 0 && sync != 1) || (!payload && len) || len > WAL_MAX_FRAME ||
+      w->cur.last_seq == UINT64_MAX) {
+    set_err(w, "wal_append: bad argument (sync %d, %zu bytes; at most %u a frame)", sync, len,
+            WAL_MAX_FRAME);
+    return WAL_EINVAL;
+  }
+  uint64_t s = w->cur.last_seq + 1;
+  uint8_t head[16], tail[8];
+  put_le(head, WAL_FRAME_MAGIC, 4);
+  put_le(head + 4, len, 4);
+  put_le(head + 8, s, 8);
+  XXH64_reset(w->xs, w->cur.chain);
+  XXH64_update(w->xs, head, sizeof head);
+  if (len) XXH64_update(w->xs, payload, len);
+  uint64_t sum = XXH64_digest(w->xs);
+  put_le(tail, sum, 8);
+  struct iovec iov[3] = {{head, sizeof head}, {(void *)payload, len}, {tail, sizeof tail}};
+  wal_pos before = w->cur;
+  int failed = write_at(w->fd, iov, 3, before.end) != 0 ? 1 : sync && fdatasync(w->fd) != 0 ? 2 : 0;
+  if (failed) {
+    int e = errno;
+    const char *what;
+    rc = write_status(e, &what);
+    set_err(w, "%s (%s) %s frame %llu (%zu bytes) at offset %llu of %s", what, strerror(e),
+            failed == 1 ? "writing" : "syncing", (unsigned long long)s, len,
+            (unsigned long long)before.end, w->path);
+    return undo(w, rc, &before);
+  }
+  pos_advance(&w->cur, len, sum);
+  w->size = w->cur.end;
+  if (sync) w->synced = w->cur;
+  if (seq) *seq = s;
+  return WAL_OK;
+}
+
+int wal_sync(wal *w) {
+  if (!w) return WAL_EINVAL;
+  if (w->readonly || w->fd < 0) return WAL_OK;
+  if (w->broken) return check_writable(w);
+  if (fdatasync(w->fd) == 0) {
+    w->synced = w->cur;
+    return WAL_OK;
+  }
+  int e = errno;
+  const char *what;
+  int rc = write_status(e, &what);
+  set_err(w, "%s (%s) syncing %s; frames %llu..%llu may not be on disk and are dropped", what,
+          strerror(e), w->path,
+          (unsigned long long)(w->synced.last_seq + 1), (unsigned long long)w->cur.last_seq);
+  wal_pos to = w->synced;
+  return undo(w, rc, &to);
+}
+
+int wal_reset(wal *w, uint64_t upto) {
+  if (!w) return WAL_EINVAL;
+  int rc = check_writable(w);
+  if (rc != WAL_OK) return rc;
+  if (upto < w->cur.last_seq || upto == UINT64_MAX) {
+    set_err(w, "wal_reset(%llu): the log holds frames up to %llu", (unsigned long long)upto,
+            (unsigned long long)w->cur.last_seq);
+    return WAL_EINVAL;
+  }
+  /* the new header is on disk before the old frames go: a crash in between
+  ** leaves frames that no longer validate, never a header that is too old */
+  if (header_write(w, upto + 1) != 0 || fdatasync(w->fd) != 0 ||
+      ftruncate(w->fd, WAL_HEADER_SIZE) != 0 || fsync(w->fd) != 0) {
+    const char *what;
+    rc = write_status(errno, &what);
+    set_err(w, "%s (%s) resetting %s; reopen it", what, strerror(errno), w->path);
+    w->broken = 1;
+    return rc;
+  }
+  w->size = WAL_HEADER_SIZE;
+  w->cur = w->synced = empty_pos(w);
+  return WAL_OK;
+}
