@@ -127,7 +127,7 @@ def test_sql_semantics(d):
     fn = os.path.join(d, "sem.h5")
     db = connect()
     db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=4)" % q(fn))
-    db.execute("CREATE TABLE ref(id INTEGER PRIMARY KEY, text TEXT, embedding BLOB, source TEXT, session TEXT, tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, last_access INTEGER, meta TEXT)")
+    db.execute("CREATE TABLE ref(id INTEGER PRIMARY KEY AUTOINCREMENT, text TEXT, embedding BLOB, source TEXT, session TEXT, tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, last_access INTEGER, meta TEXT)")
     rng = random.Random(3)
     for step in range(600):
         op = rng.random()
@@ -263,7 +263,7 @@ def test_errors(d):
     nan = struct.pack("<4f", 1, float("nan"), 0, 0)
     expect_error(db, "INSERT INTO mem(text, embedding) VALUES ('x', ?)", "NaN", (nan,))
     db.execute("INSERT INTO mem(id, text, ts) VALUES (2, 'iso', '2026-11-29T12:00:00Z')")
-    check(db.execute("SELECT ts FROM mem WHERE id = 2").fetchone()[0] == 1764417600, "ISO-8601 ts")
+    check(db.execute("SELECT ts FROM mem WHERE id = 2").fetchone()[0] == 1795953600, "ISO-8601 ts")
     check(db.execute("SELECT count(*) FROM mem").fetchone()[0] == 2, "failed inserts lose nothing")
     db.close()
     db = connect()

@@ -544,9 +544,10 @@ static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
     int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
     size_t want = (size_t)dim * (f16 ? 2 : 4);
     if (len != want)
-      return vt_err(vt, SQLITE_MISMATCH, "embedding: a %s BLOB of %zu bytes (%zu values); the store "
-                    "has dim=%d (%zu bytes)", f16 ? "float16" : "float32", len, len / (f16 ? 2 : 4),
-                    dim, want);
+      return vt_err(vt, SQLITE_MISMATCH, "embedding: a %s BLOB of %llu bytes (%llu values); the "
+                    "store has dim=%d (%llu bytes)", f16 ? "float16" : "float32",
+                    (unsigned long long)len, (unsigned long long)(len / (f16 ? 2 : 4)), dim,
+                    (unsigned long long)want);
     if (f16) {
       uint16_t *h = sqlite3_malloc64(want);
       if (!h) return SQLITE_NOMEM;
@@ -565,7 +566,8 @@ static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
       return vt_err(vt, SQLITE_MISMATCH, "embedding: malformed JSON vector: %s", err);
     if (n != (size_t)dim) {
       free(p);
-      return vt_err(vt, SQLITE_MISMATCH, "embedding: %zu values; the store has dim=%d", n, dim);
+      return vt_err(vt, SQLITE_MISMATCH, "embedding: %llu values; the store has dim=%d",
+                    (unsigned long long)n, dim);
     }
     memcpy(f, p, (size_t)dim * 4);
     free(p);

@@ -509,6 +509,19 @@ int h5w_old_prepare_append(h5w *w, h5w_obj *d) {
   uint64_t c0 = d->dcpl.chunk[0], row0 = d->dims[0] / c0 * c0;
   size_t keep = 0;
   while (keep < d->nchunks && d->chunks[keep].off[0] < row0) keep++;
+  /* their slots may take the completed chunks in place when unfiltered
+     (reusable_slot in h5_write.c says why that is crash-safe): the file
+     then grows by new rows only, not by a copy of the partial chunk */
+  if (keep < d->nchunks && !ds->info.nfilters) {
+    size_t n = d->nchunks - keep;
+    w_chunk *p = malloc(n * sizeof *p);
+    if (!p) return werr(w, H5_ENOMEM, "out of memory");
+    memcpy(p, d->chunks + keep, n * sizeof *p);
+    free(d->prov);
+    d->prov = p;
+    d->nprov = n;
+    d->nprov_listed = 0;
+  }
   d->nchunks = keep;
   uint64_t rowbytes = d->type->size;
   for (int k = 1; k < d->rank; k++) rowbytes *= d->dims[k];

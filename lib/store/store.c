@@ -105,6 +105,7 @@ struct store {
   /* the log */
   wal *log;
   uint64_t log_seen_bytes; /* readers: the log's size when last read */
+  int replay_rc;           /* why replay_frame stopped */
   int64_t last_sync_ns;
   /* the open transaction */
   int in_txn, prepared;
@@ -317,7 +318,7 @@ static int read_i64s(store *s, h5_obj *g, const char *name, int64_t **out, uint6
       in.rank != 1 || in.type->cls != H5_CLASS_INTEGER || in.type->size != 8)
     return fail(s, STORE_ECORRUPT, "%s: dataset '%s' is missing or not int64", s->path, name);
   if (!in.dims[0]) return STORE_OK;
-  if (in.dims[0] > s->fst.st_size / 8 + 1)
+  if (in.dims[0] > (uint64_t)s->fst.st_size / 8 + 1)
     return fail(s, STORE_ECORRUPT, "%s: '%s' is larger than the file", s->path, name);
   int64_t *v = malloc(in.dims[0] * 8);
   if (!v) return fail(s, STORE_ENOMEM, "out of memory");
@@ -429,6 +430,14 @@ static int base_load(store *s, const store_opts *want) {
   }
   s->ckpt_seq = nck ? (uint64_t)ck[nck - 1] : 0;
   free(ck);
+  int64_t *mx;
+  uint64_t nmx;
+  if ((rc = read_i64s(s, meta, "max_id", &mx, &nmx))) {
+    free(del);
+    return rc;
+  }
+  if (nmx && mx[nmx - 1] > s->max_id) s->max_id = mx[nmx - 1];
+  free(mx);
   s->base_dead = calloc(n ? n : 1, 1);
   if (!s->base_dead) {
     free(del);
@@ -784,7 +793,8 @@ static int replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
   if (!rc && r.bad)
     rc = fail(s, STORE_ECORRUPT, "%s: log frame %llu does not decode", s->walpath,
               (unsigned long long)seq);
-  return rc;
+  s->replay_rc = rc;
+  return rc ? 1 : 0;
 }
 
 /* ---- opening ----------------------------------------------------------------- */
@@ -821,8 +831,10 @@ static int state_load(store *s, const store_opts *want, int for_write) {
     return fail(s, wr == WAL_ENOMEM ? STORE_ENOMEM : wr == WAL_EMISMATCH ? STORE_EMISMATCH : STORE_EIO,
                 "%s", err);
   s->in_txn = 0;
+  s->replay_rc = STORE_OK;
   rc = wal_replay(s->log, replay_frame, s);
-  if (rc) return rc < 0 ? rc : fail(s, STORE_ECORRUPT, "%s: replay failed", s->walpath);
+  if (rc == 1 && s->replay_rc) return s->replay_rc;
+  if (rc) return fail(s, rc == WAL_ENOMEM ? STORE_ENOMEM : STORE_EIO, "%s", wal_errmsg(s->log));
   s->log_seen_bytes = wal_bytes(s->log);
   return STORE_OK;
 }
@@ -904,7 +916,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr) hr = h5w_group(w, root, "memories", &mem);
   if (!hr) hr = h5w_group(w, root, "h5mem", &meta);
   uint64_t crows = (uint64_t)s->chunk_rows;
-  for (int k = 0; !hr && k < NCOL + 2; k++) {
+  for (int k = 0; !hr && k < NCOL + 3; k++) {
     h5w_dcpl dcpl;
     memset(&dcpl, 0, sizeof dcpl);
     dcpl.layout = H5_LAYOUT_CHUNKED;
@@ -919,8 +931,8 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
       name = "deleted";
       t = h5_type_new_int(8, 1);
       dcpl.chunk[0] = 512;
-    } else if (k == NCOL + 1) {
-      name = "checkpoints";
+    } else if (k >= NCOL + 1) {
+      name = k == NCOL + 1 ? "checkpoints" : "max_id";
       parent = meta;
       t = h5_type_new_int(8, 1);
       dcpl.chunk[0] = 64;
@@ -935,11 +947,6 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
         break;
       case K_F64: t = h5_type_new_float(8); break;
       default: t = h5_type_new_int(8, 1);
-      }
-      if (k == C_LAST_ACCESS) {
-        int64_t fill = STORE_NULL_TIME;
-        dcpl.fill = NULL;
-        (void)fill;
       }
     }
     if (!t) return fail(s, STORE_ENOMEM, "out of memory");
@@ -1068,7 +1075,7 @@ int store_undo_to(store *s, uint64_t mark) {
 }
 
 int store_prepare(store *s) {
-  if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
+  if (!s->in_txn) return STORE_OK; /* (SQLite commits a table it just created) */
   if (s->nul == 0) {
     s->prepared = 1;
     return STORE_OK;
@@ -1162,10 +1169,10 @@ int store_checkpoint(store *s) {
   if (h5w_open(s->path, 1, &w, err, sizeof err) != H5_OK)
     return fail(s, STORE_EIO, "checkpoint of %s: %s", s->path, err);
   int rc = STORE_OK;
-  for (int k = 0; rc == STORE_OK && k < NCOL + 2; k++) {
+  for (int k = 0; rc == STORE_OK && k < NCOL + 3; k++) {
     char path[64];
-    snprintf(path, sizeof path, k == NCOL + 1 ? "/h5mem/checkpoints" : "/memories/%s",
-             k == NCOL ? "deleted" : k < NCOL ? col_name[k] : "");
+    snprintf(path, sizeof path, k == NCOL + 1 ? "/h5mem/checkpoints" : k == NCOL + 2 ? "/h5mem/max_id"
+             : "/memories/%s", k == NCOL ? "deleted" : k < NCOL ? col_name[k] : "");
     h5w_obj *d;
     if (h5w_lookup(w, path, &d) != H5_OK) {
       rc = fail(s, STORE_EIO, "checkpoint of %s: %s", s->path, h5w_errmsg(w));
@@ -1185,7 +1192,7 @@ int store_checkpoint(store *s) {
       if (!s->nnewdead) continue;
       hr = h5w_append(w, d, s->newdead, s->nnewdead); /* uint64 rows < 2^63: same bytes */
     } else {
-      int64_t v = (int64_t)upto;
+      int64_t v = k == NCOL + 1 ? (int64_t)upto : s->max_id;
       hr = h5w_append(w, d, &v, 1);
     }
     if (hr != H5_OK)
@@ -1293,10 +1300,12 @@ int store_optimize(store *s) {
       free(buf);
     }
   }
-  h5w_obj *ck;
+  h5w_obj *ck, *mx;
   int64_t v = (int64_t)s->ckpt_seq;
   if (rc == STORE_OK && (h5w_lookup(w, "/h5mem/checkpoints", &ck) != H5_OK ||
-                         h5w_append(w, ck, &v, 1) != H5_OK))
+                         h5w_append(w, ck, &v, 1) != H5_OK ||
+                         h5w_lookup(w, "/h5mem/max_id", &mx) != H5_OK ||
+                         h5w_append(w, mx, &s->max_id, 1) != H5_OK))
     rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
   if (rc == STORE_OK && h5w_close(w, s->sync != STORE_SYNC_OFF) != H5_OK)
     rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
