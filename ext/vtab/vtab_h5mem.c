@@ -724,7 +724,7 @@ static int mem_sync(sqlite3_vtab *base) {
 
 static int mem_commit(sqlite3_vtab *base) {
   memvt *vt = (memvt *)base;
-  int rc = store_commit(vt->st);
+  int rc = store_commit(vt->st, vt->cursors == 0);
   int cmd = vt->pending_cmd;
   vt->pending_cmd = 0;
   if (rc == STORE_OK && cmd) {

@@ -333,9 +333,9 @@ static int read_i64s(store *s, h5_obj *g, const char *name, int64_t **out, uint6
   return STORE_OK;
 }
 
-/* Open the file as the base: check it is a store, map its columns, read its
-** ids and tombstones. */
-static int base_load(store *s, const store_opts *want) {
+/* Open the file as the base: check it is a store, map its columns, and
+** unless columns_only read its ids and tombstones (and build the id map). */
+static int base_load(store *s, const store_opts *want, int columns_only) {
   char err[512];
   if (stat(s->path, &s->fst) != 0)
     return fail(s, STORE_EIO, "%s: %s", s->path, strerror(errno));
@@ -419,6 +419,7 @@ static int base_load(store *s, const store_opts *want) {
                     (unsigned long long)i);
   }
   s->nbase = n;
+  if (columns_only) return STORE_OK;
   uint64_t nid, ndel, nck;
   int64_t *del, *ck;
   int rc = read_i64s(s, mem, "id", &s->base_id, &nid);
@@ -823,7 +824,7 @@ static void state_free(store *s) {
 /* Load the file and replay the log (for writing: repair the log's tail). */
 static int state_load(store *s, const store_opts *want, int for_write) {
   state_free(s);
-  int rc = base_load(s, want);
+  int rc = base_load(s, want, 0);
   if (rc) return rc;
   char err[512];
   int wr = wal_open(s->walpath, s->store_id, !for_write, &s->log, err, sizeof err);
@@ -1094,7 +1095,7 @@ int store_prepare(store *s) {
   return STORE_OK;
 }
 
-int store_commit(store *s) {
+int store_commit(store *s, int may_checkpoint) {
   if (!s->in_txn) return STORE_OK;
   if (!s->prepared) {
     int rc = store_prepare(s);
@@ -1103,7 +1104,7 @@ int store_commit(store *s) {
   s->in_txn = 0;
   s->prepared = 0;
   s->nul = 0;
-  if (wal_bytes(s->log) >= s->autockpt) return store_checkpoint(s);
+  if (may_checkpoint && wal_bytes(s->log) >= s->autockpt) return store_checkpoint(s);
   return STORE_OK;
 }
 
@@ -1152,6 +1153,55 @@ static void *column_rows(store *s, int k, uint64_t n) {
     }
   }
   return buf;
+}
+
+/* After a checkpoint appended the delta's live records (in order) to the
+** file: map the grown file and turn those records into its new rows,
+** without reading the old rows' ids again: the cost is the chunk index and
+** the records that changed, not the store's size. */
+static int rebase(store *s, uint64_t upto) {
+  uint64_t oldn = s->nbase, nlive = 0;
+  for (uint64_t i = 0; i < s->ndelta; i++) nlive += !s->delta[i]->dead;
+  int64_t *ids = s->base_id;
+  uint8_t *dead = s->base_dead;
+  s->base_id = NULL;
+  s->base_dead = NULL;
+  base_free(s);
+  int rc = base_load(s, NULL, 1);
+  if (rc == STORE_OK && s->nbase != oldn + nlive)
+    rc = fail(s, STORE_ECORRUPT, "%s: %llu rows after the checkpoint, expected %llu", s->path,
+              (unsigned long long)s->nbase, (unsigned long long)(oldn + nlive));
+  if (rc == STORE_OK) {
+    uint64_t n = s->nbase ? s->nbase : 1;
+    int64_t *ni = realloc(ids, n * sizeof *ni);
+    if (ni) ids = ni;
+    uint8_t *nd = ni ? realloc(dead, n) : NULL;
+    if (nd) dead = nd;
+    if (!ni || !nd) rc = fail(s, STORE_ENOMEM, "out of memory");
+  }
+  if (rc != STORE_OK) {
+    free(ids);
+    free(dead);
+    return rc;
+  }
+  uint64_t j = oldn;
+  for (uint64_t i = 0; i < s->ndelta; i++) {
+    drec *d = s->delta[i];
+    if (!d->dead) {
+      ids[j] = d->id;
+      dead[j] = 0;
+      map_put(&s->map, d->id, j); /* (the id is in the map: no growth) */
+      j++;
+    }
+    drec_free(d);
+  }
+  s->ndelta = 0;
+  s->nnewdead = 0;
+  s->base_id = ids;
+  s->base_dead = dead;
+  s->ckpt_seq = upto;
+  s->log_seen_bytes = wal_bytes(s->log);
+  return STORE_OK;
 }
 
 int store_checkpoint(store *s) {
@@ -1204,15 +1254,18 @@ int store_checkpoint(store *s) {
               "checkpoint of %s: %s", s->path, h5w_errmsg(w));
   h5w_free(w);
   if (rc != STORE_OK) return rc; /* the file is as it was; the log still holds everything */
-  /* The file now holds everything up to frame upto: load it as the base
-  ** (reading ids and tombstones again; the log's frames are skipped by
-  ** sequence number), then empty the log. */
-  if (wal_reset(s->log, upto) != WAL_OK) {
-    /* the frames are in the file and the log: opening skips them */
-    rc = fail(s, STORE_EIO, "%s", wal_errmsg(s->log));
+  /* The file now holds everything up to frame upto: empty the log (if
+  ** that fails, the frames are in both: opening skips them by sequence
+  ** number), and make the delta's live records base rows. */
+  if (wal_reset(s->log, upto) != WAL_OK) rc = fail(s, STORE_EIO, "%s", wal_errmsg(s->log));
+  if (rebase(s, upto) != STORE_OK) { /* read it all again */
+    char keep[sizeof s->err];
+    memcpy(keep, s->err, sizeof keep);
+    int lrc = state_load(s, NULL, 1);
+    if (lrc) return lrc;
+    if (rc == STORE_OK) memcpy(s->err, keep, sizeof keep);
   }
-  int lrc = state_load(s, NULL, 1);
-  return lrc ? lrc : rc;
+  return rc;
 }
 
 int store_optimize(store *s) {

@@ -133,10 +133,11 @@ int store_undo_to(store *s, uint64_t mark);
 /* Write the transaction to the log (fsync per the sync mode).  On failure
 ** nothing of it is durable; call store_rollback. */
 int store_prepare(store *s);
-/* Make the prepared transaction final (and checkpoint when the log is
-** over the limit; a failed automatic checkpoint is reported but the
-** transaction stays committed). */
-int store_commit(store *s);
+/* Make the prepared transaction final, and when may_checkpoint (no reader
+** holds positions or views) checkpoint if the log is over the limit; a
+** failed automatic checkpoint is reported but the transaction stays
+** committed. */
+int store_commit(store *s, int may_checkpoint);
 void store_rollback(store *s);
 
 /* Checkpoint now (the writer only; outside a transaction). */
