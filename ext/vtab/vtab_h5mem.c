@@ -402,17 +402,32 @@ static int mem_eof(sqlite3_vtab_cursor *cur) {
   return c->pos >= c->end || !store_pos_live(vt->st, c->pos);
 }
 
-static int load(memcur *c, memvt *vt) {
-  if (c->have_v) return SQLITE_OK;
-  int rc = store_get(vt->st, c->pos, &c->v);
-  if (rc) return st_err(vt, rc);
+/* The parts of the current record a column needs (the id always). */
+static int load(memcur *c, memvt *vt, unsigned want) {
+  if (!c->have_v) memset(&c->v, 0, sizeof c->v);
   c->have_v = 1;
-  return SQLITE_OK;
+  if ((c->v.have & want) == want && (want || c->v.have)) return SQLITE_OK;
+  int rc = store_get(vt->st, c->pos, want, &c->v);
+  return rc ? st_err(vt, rc) : SQLITE_OK;
+}
+
+static unsigned col_part(int col) {
+  switch (col) {
+  case COL_TEXT: return STORE_V_TEXT;
+  case COL_SOURCE: return STORE_V_SOURCE;
+  case COL_SESSION: return STORE_V_SESSION;
+  case COL_TAGS: return STORE_V_TAGS;
+  case COL_TIER: return STORE_V_TIER;
+  case COL_META: return STORE_V_META;
+  case COL_EMB: return STORE_V_EMB;
+  case COL_ID: return 0;
+  default: return STORE_V_NUM;
+  }
 }
 
 static int mem_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
   memcur *c = (memcur *)cur;
-  int rc = load(c, (memvt *)cur->pVtab);
+  int rc = load(c, (memvt *)cur->pVtab, 0);
   if (rc) return rc;
   *rowid = c->v.id;
   return SQLITE_OK;
@@ -430,7 +445,7 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     sqlite3_result_null(ctx);
     return SQLITE_OK;
   }
-  int rc = load(c, vt);
+  int rc = load(c, vt, col_part(col));
   if (rc) {
     sqlite3_result_error(ctx, vt->base.zErrMsg ? vt->base.zErrMsg : "h5mem: read failed", -1);
     return rc;

@@ -522,58 +522,72 @@ static int64_t get_i64(const uint8_t *p) {
   return v;
 }
 
-int store_get(store *s, uint64_t pos, store_view *v) {
-  memset(v, 0, sizeof *v);
+int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
   if (!store_pos_live(s, pos)) return fail(s, STORE_ENOTFOUND, "no record at position %llu", (unsigned long long)pos);
+  const char **sp[6] = {&v->text, &v->source, &v->session, &v->tags, &v->tier, &v->meta};
+  size_t *lp[6] = {&v->text_len, &v->source_len, &v->session_len, &v->tags_len, &v->tier_len, &v->meta_len};
   if (pos >= s->nbase) {
     const drec *d = s->delta[pos - s->nbase];
     v->id = d->id;
-    v->text = d->str[0], v->text_len = d->len[0];
-    v->source = d->str[1], v->source_len = d->len[1];
-    v->session = d->str[2], v->session_len = d->len[2];
-    v->tags = d->str[3], v->tags_len = d->len[3];
-    v->tier = d->str[4], v->tier_len = d->len[4];
-    v->meta = d->str[5], v->meta_len = d->len[5];
+    for (int k = 0; k < 6; k++) {
+      *sp[k] = d->str[k];
+      *lp[k] = d->len[k];
+    }
     v->emb = d->emb;
     v->ts = d->ts;
     v->importance = d->importance;
     v->access_count = d->access_count;
     v->last_access = d->last_access;
+    v->have = STORE_V_ALL;
     return STORE_OK;
   }
-  const uint8_t *p[NCOL];
-  for (int k = 0; k < NCOL; k++)
-    if (!(p[k] = base_row(s, k, pos)))
-      return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/%s lies outside the file",
-                  s->path, (unsigned long long)pos, col_name[k]);
+  /* base rows: only the columns asked for, so a query touches only their
+  ** pages of the mapped file */
   v->id = s->base_id[pos];
-  const char **sp[6] = {&v->text, &v->source, &v->session, &v->tags, &v->tier, &v->meta};
-  size_t *lp[6] = {&v->text_len, &v->source_len, &v->session_len, &v->tags_len, &v->tier_len, &v->meta_len};
+  want &= ~v->have;
+  const uint8_t *p;
+#define ROW(col)                                                                            \
+  if (!(p = base_row(s, col, pos)))                                                         \
+    return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/%s lies outside the file", \
+                s->path, (unsigned long long)pos, col_name[col]);
   for (int k = 0; k < 6; k++) {
+    if (!(want & (1u << k))) continue;
+    ROW(str_cols[k]);
     const uint8_t *data;
     size_t len;
     uint32_t cnt;
-    if (h5_vlen_get(s->f, p[str_cols[k]], &data, &len, &cnt) != H5_OK)
+    if (h5_vlen_get(s->f, p, &data, &len, &cnt) != H5_OK)
       return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/%s: %s", s->path,
                   (unsigned long long)pos, col_name[str_cols[k]], h5_errmsg(s->f));
     *sp[k] = (const char *)data; /* NULL for a NULL string */
     *lp[k] = len;
   }
-  v->emb = p[C_EMB];
-  /* a record without an embedding stores NaN in its first element */
-  if (s->storage == STORE_F32) {
-    float x;
-    memcpy(&x, p[C_EMB], 4);
-    if (isnan(x)) v->emb = NULL;
-  } else {
-    uint16_t h;
-    memcpy(&h, p[C_EMB], 2);
-    if ((h & 0x7c00) == 0x7c00 && (h & 0x03ff)) v->emb = NULL;
+  if (want & STORE_V_EMB) {
+    ROW(C_EMB);
+    v->emb = p;
+    /* a record without an embedding stores NaN in its first element */
+    if (s->storage == STORE_F32) {
+      float x;
+      memcpy(&x, p, 4);
+      if (isnan(x)) v->emb = NULL;
+    } else {
+      uint16_t h;
+      memcpy(&h, p, 2);
+      if ((h & 0x7c00) == 0x7c00 && (h & 0x03ff)) v->emb = NULL;
+    }
   }
-  v->ts = get_i64(p[C_TS]);
-  memcpy(&v->importance, p[C_IMPORTANCE], 8);
-  v->access_count = get_i64(p[C_ACCESS_COUNT]);
-  v->last_access = get_i64(p[C_LAST_ACCESS]);
+  if (want & STORE_V_NUM) {
+    ROW(C_TS);
+    v->ts = get_i64(p);
+    ROW(C_IMPORTANCE);
+    memcpy(&v->importance, p, 8);
+    ROW(C_ACCESS_COUNT);
+    v->access_count = get_i64(p);
+    ROW(C_LAST_ACCESS);
+    v->last_access = get_i64(p);
+  }
+#undef ROW
+  v->have |= want;
   return STORE_OK;
 }
 

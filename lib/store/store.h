@@ -104,9 +104,18 @@ uint64_t store_npos(const store *s);
 int store_pos_live(const store *s, uint64_t pos);
 /* The position of id, or STORE_ENOTFOUND. */
 int store_find(const store *s, int64_t id, uint64_t *pos);
-/* The live record at pos.  Strings and emb point into the mapped file or
-** into the handle (valid until the next change, refresh or checkpoint); emb
-** is in the stored type (store_storage bytes per element), NULL if none. */
+/* The live record at pos, the parts in `want` (STORE_V_*) that v does not
+** have yet (v->have; zero v for a new record).  Strings and emb point into
+** the mapped file or into the handle (valid until the next change, refresh
+** or checkpoint); emb is in the stored type (store_storage bytes per
+** element), NULL if none.  Only the columns asked for are read, so a query
+** touches only their pages of the file. */
+enum {
+  STORE_V_TEXT = 1, STORE_V_SOURCE = 2, STORE_V_SESSION = 4, STORE_V_TAGS = 8,
+  STORE_V_TIER = 16, STORE_V_META = 32, STORE_V_EMB = 64,
+  STORE_V_NUM = 128, /* ts, importance, access_count, last_access */
+  STORE_V_ALL = 255
+};
 typedef struct store_view {
   int64_t id;
   const char *text, *source, *session, *tags, *tier, *meta;
@@ -115,8 +124,9 @@ typedef struct store_view {
   int64_t ts;
   double importance;
   int64_t access_count, last_access;
+  unsigned have;
 } store_view;
-int store_get(store *s, uint64_t pos, store_view *v);
+int store_get(store *s, uint64_t pos, unsigned want, store_view *v);
 uint64_t store_count(const store *s); /* live records */
 int64_t store_max_id(const store *s);  /* largest id ever used (0 if none) */
 
