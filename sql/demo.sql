@@ -1,7 +1,7 @@
 -- h5mem demo: run with `make demo` (or: sqlite3 :memory: < sql/demo.sql
 -- from the build directory).  It grows with every capability; today it
--- shows the extension's identity, its vector functions, and HDF5 files
--- written, listed and queried from SQL.
+-- shows the extension's identity, its vector functions, HDF5 files
+-- written, listed and queried from SQL, and the memory store.
 .load ./h5mem
 .headers on
 .mode box
@@ -57,3 +57,24 @@ CREATE VIRTUAL TABLE temp.mems USING h5(file='h5mem_demo.h5', dataset='/memories
 SELECT i, id, text, round(vec_distance_cosine(emb, '[1, 0.2, 0, 0.1]'), 4) AS cosine
   FROM temp.mems WHERE i BETWEEN 2 AND 5 ORDER BY i;
 SELECT count(*) AS rows_in_file FROM temp.mems;
+
+.print "== the memory store: an agent's memories in h5mem_demo_store.h5 (a write-ahead log beside it)"
+CREATE VIRTUAL TABLE temp.mem USING h5mem(path='h5mem_demo_store.h5', dim=4, storage=float16, agent='demo');
+INSERT INTO temp.mem(text, embedding, source, session, tags, ts, importance, meta)
+  SELECT text, emb, 'user', 'day-1', 'outdoors', '2026-11-29T09:00:00Z', 0.8, '{"lang": "en"}'
+    FROM memories WHERE id IN (1, 2);
+INSERT INTO temp.mem(text, embedding, source, session, ts)
+  SELECT text, emb, 'agent', 'day-2', 1796000000 FROM memories WHERE id IN (3, 4);
+UPDATE temp.mem SET access_count = access_count + 1, last_access = '2026-11-30T08:00:00Z' WHERE id = 1;
+DELETE FROM temp.mem WHERE id = 3;
+
+.print '== close it (a checkpoint moves the log into the .h5 file), reopen it, show what it holds'
+DROP TABLE temp.mem;   -- the files stay
+CREATE VIRTUAL TABLE temp.mem2 USING h5mem(path='h5mem_demo_store.h5');
+SELECT id, text, source, session, datetime(ts, 'unixepoch') AS ts, importance, access_count,
+       datetime(last_access, 'unixepoch') AS last_access, meta,
+       round(vec_distance_cosine(embedding, '[1, 0.2, 0, 0.1]'), 3) AS cosine
+  FROM temp.mem2 ORDER BY cosine;
+
+.print '== the store is an ordinary HDF5 file: h5py (or h5_ls) reads it'
+SELECT path, dtype, shape FROM h5_ls('h5mem_demo_store.h5') WHERE kind = 'dataset' AND path LIKE '/memories/%' LIMIT 5;

@@ -20,6 +20,7 @@ echo "SIMD levels: $levels"
 for sql in "$srcdir"/test/sql/*.sql; do
   name=$(basename "$sql" .sql)
   for level in $levels; do
+    rm -f sql_shell_*.h5 sql_shell_*.h5-wal # (stores a test makes start afresh)
     out=$(H5MEM_SIMD=$level sh "$host" "$shell" -batch :memory: < "$sql" 2> sql_shell.stderr)
     out=$(printf '%s\n' "$out"; cat sql_shell.stderr)
     rm -f sql_shell.stderr
@@ -31,6 +32,7 @@ for sql in "$srcdir"/test/sql/*.sql; do
     fi
   done
 done
+rm -f sql_shell_*.h5 sql_shell_*.h5-wal
 
 # A level this CPU cannot run, or a typo, must stop the load with a message.
 bad_levels=avx9
