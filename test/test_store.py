@@ -238,6 +238,24 @@ def test_checkpoints(d):
     db.close()
 
 
+def test_deleted_log(d):
+    """A log deleted after checkpoints: the next commits are numbered after
+    the file's last checkpoint, so a crash does not hide them."""
+    fn = os.path.join(d, "dl.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=2)" % q(fn))
+    for t in ("a", "b", "c"):
+        db.execute("INSERT INTO mem(text) VALUES (?)", (t,))
+        db.execute("SELECT h5mem_checkpoint('mem')")
+    db.close()
+    os.remove(fn + "-wal")
+    p = subprocess.run([sys.executable, "-c", "import os,signal,sqlite3,sys; db=sqlite3.connect(':memory:', isolation_level=None); db.enable_load_extension(True); db.load_extension(sys.argv[1]); db.execute(\"CREATE VIRTUAL TABLE m USING h5mem(path='%s')\"); db.execute(\"INSERT INTO m(text) VALUES ('d')\"); os.kill(os.getpid(), signal.SIGKILL)" % fn.replace("'", "''"), EXT])
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    check([r[0] for r in db.execute("SELECT text FROM mem ORDER BY id")] == ["a", "b", "c", "d"], "a commit after the log was deleted survives a crash")
+    db.close()
+
+
 def test_errors(d):
     fn = os.path.join(d, "err.h5")
     db = connect()
@@ -384,6 +402,7 @@ def main():
     test_transactions(d)
     test_checkpoints(d)
     test_errors(d)
+    test_deleted_log(d)
     test_full_disk(d)
     test_crash(d, int(os.environ.get("H5MEM_CRASH_ROUNDS", "200")))
     print("%d failures" % len(failures))

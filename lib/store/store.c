@@ -836,7 +836,25 @@ static void state_free(store *s) {
 }
 
 /* Load the file and replay the log (for writing: repair the log's tail). */
+static int state_load1(store *s, const store_opts *want, int for_write);
+
 static int state_load(store *s, const store_opts *want, int for_write) {
+  /* A reader can race a writer's checkpoint: the file read before the
+  ** checkpoint and the log read after it empties the log would miss the
+  ** frames in between (the log then starts past the file's last frame).
+  ** Read again until they fit. */
+  for (int tries = 0;; tries++) {
+    int rc = state_load1(s, want, for_write);
+    if (rc || for_write) return rc;
+    uint64_t first = wal_last_seq(s->log) - wal_frames(s->log) + 1;
+    if (first <= s->ckpt_seq + 1) return STORE_OK;
+    if (tries == 20)
+      return fail(s, STORE_EIO, "%s: the store keeps changing under this reader", s->path);
+    usleep(1000u << (tries < 6 ? tries : 6));
+  }
+}
+
+static int state_load1(store *s, const store_opts *want, int for_write) {
   state_free(s);
   int rc = base_load(s, want, 0);
   if (rc) return rc;
@@ -850,6 +868,10 @@ static int state_load(store *s, const store_opts *want, int for_write) {
   rc = wal_replay(s->log, replay_frame, s);
   if (rc == 1 && s->replay_rc) return s->replay_rc;
   if (rc) return fail(s, rc == WAL_ENOMEM ? STORE_ENOMEM : STORE_EIO, "%s", wal_errmsg(s->log));
+  /* a log numbered below the file's last checkpoint (deleted, or made
+  ** anew): number its frames after it, or replay would skip them */
+  if (for_write && wal_last_seq(s->log) < s->ckpt_seq && wal_reset(s->log, s->ckpt_seq) != WAL_OK)
+    return fail(s, STORE_EIO, "%s", wal_errmsg(s->log));
   s->log_seen_bytes = wal_bytes(s->log);
   return STORE_OK;
 }
