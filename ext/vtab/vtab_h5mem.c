@@ -28,7 +28,9 @@
 #include <time.h>
 
 #include "../h5sql.h"
+#include "h5mem_int.h"
 #include "k.h"
+#include "search_int.h"
 #include "store/store.h"
 #include "util/json.h"
 #include "util/timefmt.h"
@@ -39,16 +41,19 @@
 
 enum {
   COL_ID, COL_TEXT, COL_EMB, COL_SOURCE, COL_SESSION, COL_TAGS, COL_TS, COL_TIER,
-  COL_IMPORTANCE, COL_ACCESS_COUNT, COL_LAST_ACCESS, COL_META, COL_CMD
+  COL_IMPORTANCE, COL_ACCESS_COUNT, COL_LAST_ACCESS, COL_META, COL_CMD, COL_DISTANCE, COL_K,
+  NCOLS
 };
+/* the columns a KNN query can filter on before ranking */
+static const int knn_field[NCOLS] = {KNN_F_ID, -1, -1, KNN_F_SOURCE, KNN_F_SESSION, -1, KNN_F_TS,
+                                     KNN_F_TIER, -1, -1, -1, -1, -1, -1, -1};
 
-typedef struct memvt memvt;
-
-/* The h5mem tables open on one connection, for h5mem_checkpoint(name). */
-typedef struct registry {
+/* The h5mem tables open on one connection, for h5mem_checkpoint(name) and
+** vec_search(name, ...). */
+struct registry {
   memvt *first;
   int refs;
-} registry;
+};
 
 struct memvt {
   sqlite3_vtab base;
@@ -67,6 +72,9 @@ typedef struct memcur {
   sqlite3_vtab_cursor base;
   uint64_t pos, end;
   int one; /* a lookup by id: pos is the row, or end */
+  int knn; /* a KNN query: the rows are res[0 .. nres) */
+  ann_res *res;
+  uint64_t nres, ires;
   store_view v;
   int have_v;
 } memcur;
@@ -264,7 +272,7 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
     char *q = sqlite3_mprintf(
         "CREATE TABLE x(id INTEGER, text TEXT, embedding BLOB, source TEXT, session TEXT, "
         "tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, "
-        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN)", argv[2]);
+        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", argv[2]);
     rc = q ? sqlite3_declare_vtab(db, q) : SQLITE_NOMEM;
     sqlite3_free(q);
   }
@@ -303,8 +311,71 @@ static int mem_disconnect(sqlite3_vtab *base) {
 
 /* ---- reading ------------------------------------------------------------ */
 
+/* Plan 2: a KNN query, sqlite-vec's form: `embedding MATCH :q` with
+** `k = N` or a LIMIT.  idxStr: 'Q' (the query), 'K' (k), 'L' (LIMIT),
+** 'F' (OFFSET), then knn_plan's filter tokens, in argument order. */
+static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
+  int match = -1, keq = -1, lim = -1, off = -1;
+  for (int k = 0; k < info->nConstraint; k++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
+    if (c->op == SQLITE_INDEX_CONSTRAINT_MATCH && c->iColumn == COL_EMB) {
+      if (!c->usable) return SQLITE_CONSTRAINT;
+      match = k;
+    } else if (c->op == SQLITE_INDEX_CONSTRAINT_EQ && c->iColumn == COL_K && c->usable) {
+      keq = k;
+    } else if (c->op == SQLITE_INDEX_CONSTRAINT_LIMIT && c->usable) {
+      lim = k;
+    } else if (c->op == SQLITE_INDEX_CONSTRAINT_OFFSET && c->usable) {
+      off = k;
+    }
+  }
+  if (match < 0) return SQLITE_NOTFOUND;
+  char *plan = sqlite3_malloc(256);
+  if (!plan) return SQLITE_NOMEM;
+  int argi = 0, used = 0;
+  size_t n = 0;
+  plan[n++] = 'Q';
+  info->aConstraintUsage[match].argvIndex = ++argi;
+  info->aConstraintUsage[match].omit = 1;
+  if (keq >= 0) {
+    plan[n++] = 'K';
+    info->aConstraintUsage[keq].argvIndex = ++argi;
+    info->aConstraintUsage[keq].omit = 1;
+  }
+  plan[n] = 0;
+  knn_plan(info, knn_field, NCOLS, plan, 200, &argi, &used);
+  /* LIMIT N is k only when nothing else is left for SQLite to filter */
+  int other = 0;
+  for (int k = 0; k < info->nConstraint; k++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
+    if (c->op != SQLITE_INDEX_CONSTRAINT_LIMIT && c->op != SQLITE_INDEX_CONSTRAINT_OFFSET &&
+        !info->aConstraintUsage[k].argvIndex)
+      other = 1;
+  }
+  int by_distance = info->nOrderBy == 1 && info->aOrderBy[0].iColumn == COL_DISTANCE && !info->aOrderBy[0].desc;
+  if (keq < 0 && lim >= 0 && !other && (info->nOrderBy == 0 || by_distance)) {
+    n = strlen(plan);
+    plan[n++] = 'L';
+    info->aConstraintUsage[lim].argvIndex = ++argi;
+    if (off >= 0) {
+      plan[n++] = 'F';
+      info->aConstraintUsage[off].argvIndex = ++argi;
+    }
+    plan[n] = 0;
+  }
+  if (by_distance) info->orderByConsumed = 1;
+  info->idxNum = 2;
+  info->idxStr = plan;
+  info->needToFreeIdxStr = 1;
+  info->estimatedCost = 1000.0 + (double)store_count(vt->st) / 100;
+  info->estimatedRows = 10;
+  return SQLITE_OK;
+}
+
 static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   memvt *vt = (memvt *)base;
+  int krc = knn_best_index(vt, info);
+  if (krc != SQLITE_NOTFOUND) return krc;
   int eq = -1;
   for (int k = 0; k < info->nConstraint; k++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[k];
@@ -342,7 +413,57 @@ static int mem_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
 static int mem_close(sqlite3_vtab_cursor *cur) {
   memvt *vt = (memvt *)cur->pVtab;
   vt->cursors--;
+  sqlite3_free(((memcur *)cur)->res);
   sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+/* The KNN rows into c->res; the cursor walks them. */
+static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, sqlite3_value **argv) {
+  sqlite3_value *qv = NULL, *kv = NULL, *lv = NULL, *ov = NULL;
+  knn_filter f;
+  memset(&f, 0, sizeof f);
+  int a = 0, rc = SQLITE_OK;
+  for (const char *p = idxStr ? idxStr : ""; *p && a < argc && rc == SQLITE_OK; a++) {
+    switch (*p) {
+    case 'Q': qv = argv[a]; p++; break;
+    case 'K': kv = argv[a]; p++; break;
+    case 'L': lv = argv[a]; p++; break;
+    case 'F': ov = argv[a]; p++; break;
+    default:
+      if (!p[1]) break;
+      rc = knn_filter_add(&f, p[0] - '0', p[1] - '0', argv[a]);
+      p += 2;
+    }
+  }
+  int64_t k = -1;
+  if (rc == SQLITE_OK && kv) {
+    if (sqlite3_value_numeric_type(kv) != SQLITE_INTEGER || sqlite3_value_int64(kv) < 0)
+      rc = vt_err(vt, SQLITE_ERROR, "k must be an integer >= 0");
+    else k = sqlite3_value_int64(kv);
+  } else if (rc == SQLITE_OK && lv) {
+    k = sqlite3_value_int64(lv);
+    if (k >= 0 && ov && sqlite3_value_int64(ov) > 0) k += sqlite3_value_int64(ov);
+  }
+  if (rc == SQLITE_OK && k < 0)
+    rc = vt_err(vt, SQLITE_ERROR, "a KNN query (embedding MATCH ...) needs `AND k = N`; `ORDER BY "
+                "distance LIMIT N` serves as k on SQLite 3.41 and later, when nothing but this "
+                "table's columns is in the WHERE clause (this is SQLite %s)", sqlite3_libversion());
+  float *q = NULL;
+  char *err = NULL;
+  if (rc == SQLITE_OK && (rc = knn_query(vt->st, qv, &q, &err)) == SQLITE_OK)
+    rc = knn_run(vt->st, q, (uint64_t)k, &f, &c->res, &c->nres, &err);
+  sqlite3_free(q);
+  knn_filter_free(&f);
+  if (err) {
+    rc = vt_err(vt, rc, "%s", err);
+    sqlite3_free(err);
+  }
+  if (rc != SQLITE_OK) return rc;
+  c->knn = 1;
+  c->ires = 0;
+  c->pos = c->nres ? c->res[0].pos : 0;
+  c->end = store_npos(vt->st);
   return SQLITE_OK;
 }
 
@@ -360,6 +481,10 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
     int rc = store_refresh(vt->st);
     if (rc) return st_err(vt, rc);
   }
+  sqlite3_free(c->res);
+  c->res = NULL;
+  c->knn = 0;
+  if (plan == 2) return knn_filter_rows(c, vt, idxStr, argc, argv);
   if (plan == 1 && argc == 1) {
     c->one = 1;
     c->end = store_npos(vt->st);
@@ -386,6 +511,10 @@ static int mem_next(sqlite3_vtab_cursor *cur) {
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
   c->have_v = 0;
+  if (c->knn) {
+    if (++c->ires < c->nres) c->pos = c->res[c->ires].pos;
+    return SQLITE_OK;
+  }
   if (c->one) {
     c->pos = c->end;
     return SQLITE_OK;
@@ -398,6 +527,7 @@ static int mem_next(sqlite3_vtab_cursor *cur) {
 static int mem_eof(sqlite3_vtab_cursor *cur) {
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
+  if (c->knn) return c->ires >= c->nres;
   /* a row deleted by this very statement ends a lookup too */
   return c->pos >= c->end || !store_pos_live(vt->st, c->pos);
 }
@@ -441,8 +571,13 @@ static void result_text(sqlite3_context *ctx, const char *s, size_t n) {
 static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
-  if (col == COL_CMD) {
+  if (col == COL_CMD || col == COL_K) {
     sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  if (col == COL_DISTANCE) {
+    if (c->knn) sqlite3_result_double(ctx, knn_distance(vt->st, c->res[c->ires].dist));
+    else sqlite3_result_null(ctx);
     return SQLITE_OK;
   }
   int rc = load(c, vt, col_part(col));
@@ -808,15 +943,44 @@ static sqlite3_module mem_module = {
     .xRollbackTo = mem_rollback_to,
 };
 
+/* ---- finding a table by name -------------------------------------------------- */
+
+static memvt *reg_find(registry *reg, const char *name) {
+  const char *dot = strchr(name, '.'); /* schema.table: the table */
+  if (dot) name = dot + 1;
+  for (memvt *p = reg->first; p; p = p->next)
+    if (sqlite3_stricmp(p->name, name) == 0) return p;
+  return NULL;
+}
+
+memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
+  memvt *vt = reg_find(reg, name);
+  if (vt) return vt;
+  /* not connected yet on this connection: a statement naming it connects it */
+  char *sql = sqlite3_mprintf("SELECT 1 FROM %s LIMIT 0", name);
+  sqlite3_stmt *st = NULL;
+  int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  if (rc == SQLITE_OK) rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  vt = rc == SQLITE_DONE ? reg_find(reg, name) : NULL;
+  if (!vt)
+    *pzErr = sqlite3_mprintf("'%s' is not an h5mem table on this connection%s%s", name,
+                             rc != SQLITE_DONE ? ": " : "", rc != SQLITE_DONE ? sqlite3_errmsg(db) : "");
+  return vt;
+}
+
+store *h5mem_table_store(memvt *vt) { return vt->st; }
+void h5mem_table_hold(memvt *vt, int delta) { vt->cursors += delta; }
+const char *h5mem_table_name(const memvt *vt) { return vt->name; }
+
 /* ---- h5mem_checkpoint(name) ------------------------------------------------- */
 
 static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   registry *reg = sqlite3_user_data(ctx);
   const char *name = (const char *)sqlite3_value_text(argv[0]);
-  memvt *vt = NULL;
-  for (memvt *p = reg->first; p && name; p = p->next)
-    if (sqlite3_stricmp(p->name, name) == 0) vt = p;
+  memvt *vt = name ? reg_find(reg, name) : NULL;
   if (!vt) {
     char *m = sqlite3_mprintf("h5mem_checkpoint: no h5mem table '%s' is open on this connection "
                               "(query it once, or check the name)", name ? name : "");
@@ -848,12 +1012,19 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   registry *reg = sqlite3_malloc(sizeof *reg);
   if (!reg) return SQLITE_NOMEM;
   memset(reg, 0, sizeof *reg);
-  reg->refs = 2;
+  reg->refs = 3; /* the module, h5mem_checkpoint, vec_search; on failure
+                    SQLite calls the destructor of what it did not take */
   int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, reg_unref);
   if (rc != SQLITE_OK) {
-    reg_unref(reg); /* (SQLite called the destructor: the other reference) */
+    reg_unref(reg);
+    reg_unref(reg);
     return rc;
   }
-  return sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
-                                    fn_checkpoint, NULL, NULL, reg_unref);
+  rc = sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
+                                  fn_checkpoint, NULL, NULL, reg_unref);
+  if (rc != SQLITE_OK) {
+    reg_unref(reg);
+    return rc;
+  }
+  return ext_vtab_search_register(db, reg, reg_unref);
 }

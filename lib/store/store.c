@@ -503,6 +503,22 @@ static drec *drec_new(const store *s, const store_rec *r) {
   return d;
 }
 
+const void *store_emb_block(const store *s, uint64_t pos, uint64_t *count) {
+  if (pos >= s->nbase) {
+    *count = 1;
+    pos -= s->nbase;
+    if (pos >= s->ndelta || s->delta[pos]->dead) return NULL;
+    return s->delta[pos]->emb;
+  }
+  const bcol *c = &s->col[C_EMB];
+  uint64_t k = pos / c->crows, in = pos % c->crows, n = c->crows - in;
+  if (pos + n > s->nbase) n = s->nbase - pos;
+  if (n > *count) n = *count;
+  *count = n;
+  if (k >= c->nchunks || c->caddr[k] == UINT64_MAX) return NULL;
+  return h5_file_span(s->f, c->caddr[k] + in * c->rowbytes, n * c->rowbytes);
+}
+
 int store_pos_live(const store *s, uint64_t pos) {
   if (pos < s->nbase) return !s->base_dead[pos];
   pos -= s->nbase;

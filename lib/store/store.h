@@ -128,6 +128,13 @@ typedef struct store_view {
 } store_view;
 int store_get(store *s, uint64_t pos, unsigned want, store_view *v);
 uint64_t store_count(const store *s); /* live records */
+
+/* The embeddings of positions pos, pos + 1, ... that lie one after another
+** in memory (one chunk of the file, or one delta record), in the stored
+** type: at most *count of them on entry, how many on return.  NULL when pos
+** has no embedding (or is dead in the delta; *count is then 1).  Dead base
+** rows are included: check store_pos_live.  Thread-safe (reads only). */
+const void *store_emb_block(const store *s, uint64_t pos, uint64_t *count);
 int64_t store_max_id(const store *s);  /* largest id ever used (0 if none) */
 
 /* ---- writing --------------------------------------------------------- */

@@ -1,0 +1,45 @@
+/*
+** lib/ann/ann.h - what the vector search engines share: metrics, element
+** types, results.  Distances are "smaller is closer": cosine distance
+** (1 - cos), squared L2, and the negated dot product.
+*/
+#ifndef H5MEM_ANN_H
+#define H5MEM_ANN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { ANN_COSINE = 0, ANN_L2 = 1, ANN_DOT = 2 } ann_metric;
+typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
+
+/* A result: a row (position) and its distance to the query. */
+typedef struct ann_res {
+  uint64_t pos;
+  float dist;
+} ann_res;
+
+/* Rows to search: n positions; block(ctx, pos, &count) returns the rows
+** from pos on that lie one after another in memory (dim elements of elem
+** each; at least 1, at most count on entry) and sets count to how many, or
+** NULL when row pos has no vector (count is then the number of rows to
+** skip).  It must be safe to call from several threads at once. */
+typedef struct ann_src {
+  int dim;
+  ann_elem elem;
+  ann_metric metric;
+  uint64_t n;
+  const void *(*block)(void *ctx, uint64_t pos, uint64_t *count);
+  void *ctx;
+} ann_src;
+
+/* Exact search: the k rows closest to q (dim float32 values) among those
+** allow(actx, pos) accepts (NULL: all), sorted by distance then position,
+** into out (room for k); their number in *nout (< k when fewer rows are
+** allowed).  Rows whose distance is NaN (no vector) are skipped.  threads:
+** how many threads may scan (0: one per CPU); results do not depend on it.
+** allow must be thread-safe.  Returns 0, or -1 when out of memory. */
+int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
+                    int (*allow)(void *actx, uint64_t pos), void *actx, int threads,
+                    ann_res *out, uint64_t *nout);
+
+#endif

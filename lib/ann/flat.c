@@ -1,0 +1,162 @@
+/*
+** lib/ann/flat.c - exact vector search: the rows scored a block at a time
+** with the batched SIMD kernels, the best k kept in a bounded max-heap,
+** the rows split across threads for large scans (ann.h).
+*/
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ann.h"
+#include "k.h"
+#include "util/pool.h"
+
+#define PART_ROWS 16384  /* rows per part of a parallel scan */
+#define BATCH 256        /* rows scored per kernel call */
+
+/* Order: distance, then position (so results do not depend on threads). */
+static int worse(const ann_res *a, const ann_res *b) {
+  return a->dist > b->dist || (a->dist == b->dist && a->pos > b->pos);
+}
+
+/* A max-heap of the k best so far: h[0] is the worst of them. */
+typedef struct heap {
+  ann_res *h;
+  uint64_t n, k;
+} heap;
+
+static void heap_push(heap *hp, ann_res r) {
+  ann_res *h = hp->h;
+  if (hp->n < hp->k) {
+    uint64_t i = hp->n++;
+    while (i > 0) {
+      uint64_t p = (i - 1) / 2;
+      if (!worse(&r, &h[p])) break;
+      h[i] = h[p];
+      i = p;
+    }
+    h[i] = r;
+    return;
+  }
+  if (!worse(&h[0], &r)) return; /* not better than the worst kept */
+  uint64_t i = 0, n = hp->n;
+  for (;;) {
+    uint64_t l = 2 * i + 1, m = i;
+    const ann_res *big = &r;
+    if (l < n && worse(&h[l], big)) {
+      m = l;
+      big = &h[l];
+    }
+    if (l + 1 < n && worse(&h[l + 1], big)) m = l + 1;
+    if (m == i) break;
+    h[i] = h[m];
+    i = m;
+  }
+  h[i] = r;
+}
+
+static int by_dist(const void *a, const void *b) {
+  const ann_res *x = a, *y = b;
+  return worse(x, y) ? 1 : worse(y, x) ? -1 : 0;
+}
+
+typedef struct scan {
+  const ann_src *src;
+  const float *q;
+  uint64_t k;
+  int (*allow)(void *, uint64_t);
+  void *actx;
+  uint64_t nparts;
+  heap *heaps; /* one per part */
+} scan;
+
+static void score(const ann_src *s, const float *q, const void *rows, size_t n, float *out) {
+  const k_ops *k = k_get();
+  size_t dim = (size_t)s->dim;
+  if (s->elem == ANN_F32) {
+    const float *r = rows;
+    if (s->metric == ANN_COSINE) k->cos_f32_batch(q, r, n, dim, out);
+    else if (s->metric == ANN_L2) k->l2sq_f32_batch(q, r, n, dim, out);
+    else k->dot_f32_batch(q, r, n, dim, out);
+  } else {
+    const uint16_t *r = rows;
+    if (s->metric == ANN_COSINE) k->cos_f16_batch(q, r, n, dim, out);
+    else if (s->metric == ANN_L2) k->l2sq_f16_batch(q, r, n, dim, out);
+    else k->dot_f16_batch(q, r, n, dim, out);
+  }
+  if (s->metric == ANN_DOT)
+    for (size_t i = 0; i < n; i++) out[i] = -out[i];
+}
+
+/* Rows with a NaN first element (no vector) give NaN through every kernel
+** except cosine, which answers 1 for them: check the row itself. */
+static int no_vector(const ann_src *s, const void *row) {
+  if (s->elem == ANN_F32) {
+    float x;
+    memcpy(&x, row, 4);
+    return isnan(x);
+  }
+  uint16_t h;
+  memcpy(&h, row, 2);
+  return (h & 0x7c00) == 0x7c00 && (h & 0x03ff);
+}
+
+static int scan_part(void *ctx, size_t part) {
+  scan *sc = ctx;
+  const ann_src *s = sc->src;
+  heap *hp = &sc->heaps[part];
+  uint64_t pos = (uint64_t)part * PART_ROWS, end = pos + PART_ROWS;
+  if (end > s->n) end = s->n;
+  size_t rowbytes = (size_t)s->dim * (size_t)s->elem;
+  float d[BATCH];
+  while (pos < end) {
+    uint64_t cnt = end - pos;
+    if (cnt > BATCH) cnt = BATCH;
+    const uint8_t *rows = s->block(s->ctx, pos, &cnt);
+    if (!cnt) cnt = 1;
+    if (!rows) {
+      pos += cnt;
+      continue;
+    }
+    score(s, sc->q, rows, (size_t)cnt, d);
+    for (uint64_t i = 0; i < cnt; i++) {
+      if (isnan(d[i]) || (sc->allow && !sc->allow(sc->actx, pos + i))) continue;
+      if (s->metric == ANN_COSINE && no_vector(s, rows + i * rowbytes)) continue;
+      heap_push(hp, (ann_res){pos + i, d[i]});
+    }
+    pos += cnt;
+  }
+  return 0;
+}
+
+int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
+                    int (*allow)(void *actx, uint64_t pos), void *actx, int threads,
+                    ann_res *out, uint64_t *nout) {
+  *nout = 0;
+  if (k == 0 || src->n == 0) return 0;
+  scan sc = {src, q, k, allow, actx, (src->n + PART_ROWS - 1) / PART_ROWS, NULL};
+  uint64_t per = k < PART_ROWS ? k : PART_ROWS; /* a part never holds more */
+  sc.heaps = calloc(sc.nparts, sizeof *sc.heaps);
+  ann_res *mem = sc.heaps ? malloc(sc.nparts * per * sizeof *mem) : NULL;
+  if (!mem) {
+    free(sc.heaps);
+    return -1;
+  }
+  for (uint64_t i = 0; i < sc.nparts; i++) {
+    sc.heaps[i].h = mem + i * per;
+    sc.heaps[i].k = per;
+  }
+  if (threads <= 0) threads = util_ncpu();
+  util_parallel_for(sc.nparts > 1 ? threads : 1, (size_t)sc.nparts, scan_part, &sc);
+  /* merge the parts' best into one heap of k */
+  heap all = {out, 0, k};
+  for (uint64_t i = 0; i < sc.nparts; i++)
+    for (uint64_t j = 0; j < sc.heaps[i].n; j++) heap_push(&all, sc.heaps[i].h[j]);
+  qsort(out, all.n, sizeof *out, by_dist);
+  *nout = all.n;
+  free(mem);
+  free(sc.heaps);
+  return 0;
+}
