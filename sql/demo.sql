@@ -1,7 +1,7 @@
 -- h5mem demo: run with `make demo` (or: sqlite3 :memory: < sql/demo.sql
 -- from the build directory).  It grows with every capability; today it
 -- shows the extension's identity, its vector functions, HDF5 files
--- written, listed and queried from SQL, and the memory store.
+-- written, listed and queried from SQL, and the memory store with vector search.
 .load ./h5mem
 .headers on
 .mode box
@@ -78,3 +78,11 @@ SELECT id, text, source, session, datetime(ts, 'unixepoch') AS ts, importance, a
 
 .print '== the store is an ordinary HDF5 file: h5py (or h5_ls) reads it'
 SELECT path, dtype, shape FROM h5_ls('h5mem_demo_store.h5') WHERE kind = 'dataset' AND path LIKE '/memories/%' LIMIT 5;
+
+.print '== vector search over the store: the nearest memories, filters applied before ranking'
+SELECT id, round(distance, 4) AS distance, round(score, 4) AS score, text, source
+  FROM vec_search('mem2', '[1, 0.2, 0, 0.1]', 2);
+SELECT id, round(distance, 4) AS distance, text
+  FROM vec_search('mem2', '[1, 0.2, 0, 0.1]', 5) WHERE source = 'agent';
+SELECT id, text, round(distance, 4) AS distance
+  FROM mem2 WHERE embedding MATCH '[0, 1, 0, 0]' AND k = 1;
