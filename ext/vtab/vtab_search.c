@@ -198,7 +198,7 @@ int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, ann_res 
   ann_src src = {store_dim(st), store_storage(st) == STORE_F16 ? ANN_F16 : ANN_F32,
                  store_metric(st) == STORE_L2 ? ANN_L2 : store_metric(st) == STORE_DOT ? ANN_DOT : ANN_COSINE,
                  npos, block_fn, st};
-  int threads = npos >= 65536 ? 0 : 1;
+  int threads = npos >= 8192 ? 0 : 1; /* (below that, starting threads costs more) */
   int rc = ann_flat_search(&src, q, k, allow_fn, &a, threads, res, nout);
   sqlite3_free(bits);
   if (rc) {

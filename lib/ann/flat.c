@@ -13,7 +13,7 @@
 #include "k.h"
 #include "util/pool.h"
 
-#define PART_ROWS 16384  /* rows per part of a parallel scan */
+#define PART_ROWS 4096   /* rows per part of a parallel scan */
 #define BATCH 256        /* rows scored per kernel call */
 
 /* Order: distance, then position (so results do not depend on threads). */
