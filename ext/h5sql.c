@@ -63,32 +63,11 @@ void h5sql_dims_json(strbuf *o, int rank, const uint64_t *dims, int unlimited_nu
   strbuf_putc(o, ']');
 }
 
-/* Names of the registered filters h5py users meet (the HDF Group's list). */
-static const char *filter_name(unsigned id) {
-  switch (id) {
-  case 1: return "deflate";
-  case 2: return "shuffle";
-  case 3: return "fletcher32";
-  case 4: return "szip";
-  case 5: return "nbit";
-  case 6: return "scaleoffset";
-  case 307: return "bzip2";
-  case 32000: return "lzf";
-  case 32001: return "blosc";
-  case 32004: return "lz4";
-  case 32008: return "bitshuffle";
-  case 32013: return "zfp";
-  case 32015: return "zstd";
-  case 32026: return "blosc2";
-  default: return NULL;
-  }
-}
-
 void h5sql_filters_json(strbuf *o, const h5_dset_info *info) {
   strbuf_putc(o, '[');
   for (int i = 0; i < info->nfilters; i++) {
     const h5_filter *fl = &info->filters[i];
-    const char *name = filter_name(fl->id);
+    const char *name = h5_filter_known_name(fl->id);
     if (!name) name = fl->name;
     strbuf_printf(o, "%s{\"id\":%u,\"name\":", i ? "," : "", fl->id);
     if (name && h5_utf8_valid((const uint8_t *)name, strlen(name)))

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "../h5sql.h"
+#include "vtab_args.h"
 #include "k.h"
 
 #define WHO "h5"
@@ -366,54 +367,29 @@ static void opts_free(h5opts *o) {
   sqlite3_free(o->sync);
 }
 
-/* An argument's value without its quotes ('..', "..", `..` or [..]; a
-** doubled quote inside stands for one). */
-static char *unquote(const char *s) {
-  while (*s == ' ' || *s == '\t' || *s == '\n') s++;
-  size_t n = strlen(s);
-  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n')) n--;
-  char q = n >= 2 ? s[0] : 0;
-  char e = q == '[' ? ']' : q;
-  if (!(q == '\'' || q == '"' || q == '`' || q == '[') || s[n - 1] != e)
-    return sqlite3_mprintf("%.*s", (int)n, s);
-  char *r = sqlite3_malloc64(n);
-  if (!r) return NULL;
-  size_t j = 0;
-  for (size_t i = 1; i + 1 < n; i++) {
-    r[j++] = s[i];
-    if (s[i] == e && q != '[' && i + 2 < n && s[i + 1] == e) i++;
-  }
-  r[j] = 0;
-  return r;
-}
-
 static int parse_opts(int argc, const char *const *argv, h5opts *o, char **pzErr) {
   memset(o, 0, sizeof *o);
   o->chunk = 0;
   o->shuffle = -1;
   int npos = 0;
   for (int a = 3; a < argc; a++) {
-    const char *arg = argv[a];
-    const char *eq = strchr(arg, '=');
-    const char *q1 = strpbrk(arg, "'\"");
-    if (!eq || (q1 && q1 < eq)) { /* positional: file, then dataset */
+    const char *arg = argv[a], *k;
+    size_t kl;
+    char *v;
+    if (ext_vtab_arg(arg, &k, &kl, &v) != SQLITE_OK) return SQLITE_NOMEM;
+    if (!kl) { /* positional: file, then dataset */
       char **slot = npos == 0 ? &o->file : npos == 1 ? &o->dset : NULL;
       npos++;
       if (!slot) {
+        sqlite3_free(v);
         *pzErr = sqlite3_mprintf("%s: unexpected argument %s (options are key=value)", WHO, arg);
         return SQLITE_ERROR;
       }
-      if (!(*slot = unquote(arg))) return SQLITE_NOMEM;
+      *slot = v;
       continue;
     }
-    size_t kl = (size_t)(eq - arg);
-    while (kl && (arg[kl - 1] == ' ' || arg[kl - 1] == '\t')) kl--;
-    const char *k = arg;
-    while (*k == ' ' || *k == '\t' || *k == '\n') { k++; kl--; }
-    char *v = unquote(eq + 1);
-    if (!v) return SQLITE_NOMEM;
     char **slot = NULL;
-#define KEY(s) (kl == strlen(s) && sqlite3_strnicmp(k, s, (int)kl) == 0)
+#define KEY(s) ext_key_is(k, kl, s)
     if (KEY("file") || KEY("path")) slot = &o->file;
     else if (KEY("dataset")) slot = &o->dset;
     else if (KEY("schema")) slot = &o->schema;

@@ -31,6 +31,7 @@
 #include "h5mem_int.h"
 #include "k.h"
 #include "search_int.h"
+#include "vtab_args.h"
 #include "store/store.h"
 #include "util/json.h"
 #include "util/timefmt.h"
@@ -110,23 +111,6 @@ static int st_err(memvt *vt, int rc) {
 
 /* ---- options --------------------------------------------------------- */
 
-static char *unquote(const char *s) {
-  while (*s == ' ' || *s == '\t' || *s == '\n') s++;
-  size_t n = strlen(s);
-  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n')) n--;
-  char q = n >= 2 ? s[0] : 0;
-  if (!(q == '\'' || q == '"') || s[n - 1] != q) return sqlite3_mprintf("%.*s", (int)n, s);
-  char *r = sqlite3_malloc64(n);
-  if (!r) return NULL;
-  size_t j = 0;
-  for (size_t i = 1; i + 1 < n; i++) {
-    r[j++] = s[i];
-    if (s[i] == q && i + 2 < n && s[i + 1] == q) i++;
-  }
-  r[j] = 0;
-  return r;
-}
-
 typedef struct memopts {
   char *path, *agent, *embedder;
   store_opts o;
@@ -139,22 +123,20 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
   m->o.storage = STORE_F32;
   m->o.sync = STORE_SYNC_FULL;
   for (int a = 3; a < argc; a++) {
-    const char *arg = argv[a], *eq = strchr(arg, '=');
-    if (!eq) {
+    const char *arg = argv[a], *k;
+    size_t kl;
+    char *v;
+    if (ext_vtab_arg(arg, &k, &kl, &v) != SQLITE_OK) return SQLITE_NOMEM;
+    if (!kl) {
       if (m->path) {
+        sqlite3_free(v);
         *pzErr = sqlite3_mprintf("%s: unexpected argument %s (options are key=value)", WHO, arg);
         return SQLITE_ERROR;
       }
-      if (!(m->path = unquote(arg))) return SQLITE_NOMEM;
+      m->path = v;
       continue;
     }
-    const char *k = arg;
-    while (*k == ' ' || *k == '\t' || *k == '\n') k++;
-    size_t kl = (size_t)(eq - k);
-    while (kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t')) kl--;
-    char *v = unquote(eq + 1);
-    if (!v) return SQLITE_NOMEM;
-#define KEY(s) (kl == strlen(s) && sqlite3_strnicmp(k, s, (int)kl) == 0)
+#define KEY(s) ext_key_is(k, kl, s)
     int bad = 0;
     if (KEY("path") || KEY("file")) {
       sqlite3_free(m->path);

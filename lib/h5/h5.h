@@ -254,6 +254,10 @@ typedef struct h5_dset_info {
 
 int h5_dset_info_get(h5_obj *d, h5_dset_info *info);
 
+/* The registered name of a filter id ("deflate", "lzf", "blosc", ...; the
+** HDF Group's list), or NULL for ids not on it. */
+const char *h5_filter_known_name(unsigned id);
+
 /* The bytes the dataset's raw data takes in the file, as libhdf5's
 ** H5Dget_storage_size counts them: compact and contiguous (0 if never
 ** written) their size, chunked the stored (filtered) size of the chunks

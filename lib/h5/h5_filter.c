@@ -35,7 +35,7 @@ enum {
 
 /* Names of the registered filters (https://github.com/HDFGroup/hdf5_plugins
 ** lists them), for the "not available" message. */
-static const char *known_name(unsigned id) {
+const char *h5_filter_known_name(unsigned id) {
   switch (id) {
   case 1: return "deflate";
   case 2: return "shuffle";
@@ -75,8 +75,8 @@ static const char *known_name(unsigned id) {
   }
 }
 
-static const char *filter_name(const h5_filter *flt) {
-  const char *k = known_name(flt->id);
+const char *h5_filter_label(const h5_filter *flt) {
+  const char *k = h5_filter_known_name(flt->id);
   if (k) return k;
   return flt->name && *flt->name ? flt->name : "unregistered";
 }
@@ -655,7 +655,7 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_
     case F_LZF: rc = unfilter_lzf(f, d, flt, cur, len, &next, &nlen); break;
     default:
       rc = h5_err(f, H5_EUNSUPPORTED, "filter %u (%s) is not available", flt->id,
-                  filter_name(flt));
+                  h5_filter_label(flt));
     }
     if (rc) {
       free(next);

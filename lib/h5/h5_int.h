@@ -304,6 +304,10 @@ void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n);
 ** fills buf first). */
 int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen);
 
+/* h5_filter.c: a filter's name for messages: the registered one, else the
+** name stored with it, else "unregistered". */
+const char *h5_filter_label(const h5_filter *flt);
+
 /* h5_chunk.c: the bytes the written chunks of the current extent take in
 ** the file (their stored, filtered sizes). */
 int h5_chunked_storage(h5_file *f, struct h5_dset *d, uint64_t *bytes);

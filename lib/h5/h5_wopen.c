@@ -455,21 +455,6 @@ static int old_chunks(h5w *w, h5w_obj *d, struct h5_dset *ds) {
   return rc;
 }
 
-static const char *filter_name(const h5_filter *f) {
-  switch (f->id) {
-  case 4: return "szip";
-  case 5: return "nbit";
-  case 6: return "scaleoffset";
-  case 307: return "bzip2";
-  case 32000: return "lzf";
-  case 32001: return "blosc";
-  case 32004: return "lz4";
-  case 32008: return "bitshuffle";
-  case 32015: return "zstd";
-  default: return f->name ? f->name : "unknown";
-  }
-}
-
 int h5w_old_prepare_append(h5w *w, h5w_obj *d) {
   struct h5_dset *ds;
   int rc = h5_dset_get(d->old, &ds);
@@ -495,7 +480,7 @@ int h5w_old_prepare_append(h5w *w, h5w_obj *d) {
     } else {
       return werr(w, H5_EUNSUPPORTED,
                   "cannot append to '%s': filter %s (id %u) is not one the writer writes "
-                  "(deflate, shuffle, fletcher32)", oname(d), filter_name(f), f->id);
+                  "(deflate, shuffle, fletcher32)", oname(d), h5_filter_label(f), f->id);
     }
   }
   if (ds->info.nfilters && (ds->chunk_flags & 1))

@@ -1,0 +1,53 @@
+/*
+** ext/vtab/vtab_args.c - the arguments of CREATE VIRTUAL TABLE ... USING
+** module(arg, ...), as the h5 and h5mem tables take them: key=value pairs
+** (values quoted as SQL strings or identifiers, or bare) and bare values.
+*/
+#include "config.h"
+
+#include <string.h>
+
+#include "vtab_args.h"
+
+static int blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+char *ext_unquote(const char *s) {
+  while (blank(*s)) s++;
+  size_t n = strlen(s);
+  while (n && blank(s[n - 1])) n--;
+  char q = n >= 2 ? s[0] : 0;
+  char e = q == '[' ? ']' : q;
+  if (!(q == '\'' || q == '"' || q == '`' || q == '[') || s[n - 1] != e)
+    return sqlite3_mprintf("%.*s", (int)n, s);
+  char *r = sqlite3_malloc64(n);
+  if (!r) return NULL;
+  size_t j = 0;
+  for (size_t i = 1; i + 1 < n; i++) {
+    r[j++] = s[i];
+    if (s[i] == e && q != '[' && i + 2 < n && s[i + 1] == e) i++; /* a doubled quote */
+  }
+  r[j] = 0;
+  return r;
+}
+
+int ext_vtab_arg(const char *arg, const char **key, size_t *klen, char **value) {
+  const char *eq = strchr(arg, '=');
+  const char *q1 = strpbrk(arg, "'\"`[");
+  *key = NULL;
+  *klen = 0;
+  if (eq && !(q1 && q1 < eq)) {
+    const char *k = arg;
+    while (blank(*k)) k++;
+    size_t kl = (size_t)(eq - k);
+    while (kl && blank(k[kl - 1])) kl--;
+    *key = k;
+    *klen = kl;
+    arg = eq + 1;
+  }
+  *value = ext_unquote(arg);
+  return *value ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+int ext_key_is(const char *key, size_t klen, const char *name) {
+  return klen == strlen(name) && sqlite3_strnicmp(key, name, (int)klen) == 0;
+}

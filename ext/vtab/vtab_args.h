@@ -1,0 +1,23 @@
+/*
+** ext/vtab/vtab_args.h - CREATE VIRTUAL TABLE arguments (vtab_args.c).
+*/
+#ifndef H5MEM_EXT_VTAB_ARGS_H
+#define H5MEM_EXT_VTAB_ARGS_H
+
+#include <stddef.h>
+
+#include "ext.h"
+
+/* s without surrounding blanks and quotes ('..', "..", `..` or [..]; a
+** doubled quote inside stands for one), sqlite3_malloc'd (NULL: no memory). */
+char *ext_unquote(const char *s);
+
+/* One argument: key=value gives the key (trimmed, not NUL-terminated:
+** *key, *klen) and the unquoted value; a bare value (no '=' before any
+** quote) gives *klen 0.  *value is sqlite3_malloc'd. */
+int ext_vtab_arg(const char *arg, const char **key, size_t *klen, char **value);
+
+/* Whether key[0..klen) is name, ignoring case. */
+int ext_key_is(const char *key, size_t klen, const char *name);
+
+#endif
