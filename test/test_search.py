@@ -22,26 +22,8 @@ import tempfile
 
 import numpy as np
 
-BUILD = os.getcwd()
-EXT = os.path.join(BUILD, "h5mem")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def connect():
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
-
-
-def q(s):
-    return "'" + s.replace("'", "''") + "'"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sqltest import EXT, check, connect, expect_error, failures, finish, q  # noqa: E402
 
 
 def dist(metric, qv, rows):
@@ -191,8 +173,7 @@ def main():
         for metric in ("cosine", "l2", "dot"):
             run(d, storage, metric, rng)
     test_errors(d)
-    print("%d failures" % len(failures))
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":

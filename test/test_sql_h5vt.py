@@ -27,26 +27,8 @@ import tempfile
 import h5py
 import numpy as np
 
-BUILD = os.getcwd()
-EXT = os.path.join(BUILD, "h5mem")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def connect():
-    db = sqlite3.connect(":memory:")
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
-
-
-def sql_str(s):
-    return "'" + s.replace("'", "''") + "'"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sqltest import EXT, check, connect, expect_error, failures, finish, q  # noqa: E402
 
 
 def expect_value(x):
@@ -166,7 +148,7 @@ def test_reading(db, files):
     import json
     for n, (fn, ds, a, kind) in enumerate(files):
         t = "t%d" % n
-        db.execute("CREATE VIRTUAL TABLE %s USING h5(file=%s, dataset=%s)" % (t, sql_str(fn), sql_str(ds)))
+        db.execute("CREATE VIRTUAL TABLE %s USING h5(file=%s, dataset=%s)" % (t, q(fn), q(ds)))
         got = db.execute("SELECT * FROM %s" % t).fetchall()
         if kind == "nd":
             got = [(r[0], json.loads(r[1])) for r in got]
@@ -179,7 +161,7 @@ def test_reading(db, files):
         check(db.execute("SELECT count(*) FROM %s" % t).fetchone()[0] == len(want),
               "%s %s: count(*)" % (fn, ds))
         if kind == "2d":
-            db.execute("CREATE VIRTUAL TABLE %sj USING h5(file=%s, dataset=%s, row=json)" % (t, sql_str(fn), sql_str(ds)))
+            db.execute("CREATE VIRTUAL TABLE %sj USING h5(file=%s, dataset=%s, row=json)" % (t, q(fn), q(ds)))
             gj = [json.loads(r[0]) for r in db.execute("SELECT value FROM %sj" % t)]
             check(gj == a.tolist(), "%s %s: row=json values" % (fn, ds))
         if kind == "comp":
@@ -193,12 +175,12 @@ def test_ranges(db, rng):
     n = 1000
     with h5py.File(fn, "w") as f:
         f.create_dataset("x", data=np.arange(n, dtype="<i8") * 7, chunks=(64,), compression="gzip")
-    db.execute("CREATE VIRTUAL TABLE r USING h5(file=%s, dataset='/x')" % sql_str(fn))
+    db.execute("CREATE VIRTUAL TABLE r USING h5(file=%s, dataset='/x')" % q(fn))
     ops = ["=", "<", "<=", ">", ">="]
     bounds = [lambda: int(rng.integers(-20, n + 20)), lambda: float(rng.integers(-20, n + 20)) + rng.choice([0, 0.5, -0.5]),
               lambda: None, lambda: "'abc'", lambda: "'%d'" % int(rng.integers(0, n))]
     idx = list(range(n))
-    for q in range(400):
+    for it in range(400):
         conds, py = [], []
         for _ in range(int(rng.integers(1, 3))):
             op = ops[int(rng.integers(0, len(ops)))]
@@ -207,11 +189,11 @@ def test_ranges(db, rng):
             conds.append("i %s %s" % (op, lit))
         where = " AND ".join(conds)
         extra = ""
-        if q % 3 == 0:
+        if it % 3 == 0:
             extra = " LIMIT %d" % int(rng.integers(0, 50))
-            if q % 2 == 0:
+            if it % 2 == 0:
                 extra += " OFFSET %d" % int(rng.integers(0, 50))
-        if q % 5 == 0:
+        if it % 5 == 0:
             where = "i IN (%s)" % ",".join(str(int(rng.integers(-5, n + 5))) for _ in range(5))
         sqlq = "SELECT i, value FROM r WHERE %s ORDER BY i%s" % (where, extra)
         got = db.execute(sqlq).fetchall()
@@ -234,7 +216,7 @@ def test_corrupt_chunk():
         fh.seek(info.byte_offset + 10)
         fh.write(b"\xff" * 16)
     db = connect()
-    db.execute("CREATE VIRTUAL TABLE c USING h5(file=%s, dataset='/x')" % sql_str(fn))
+    db.execute("CREATE VIRTUAL TABLE c USING h5(file=%s, dataset='/x')" % q(fn))
     check(db.execute("SELECT count(*) FROM c").fetchone()[0] == 4000, "count(*) reads no chunk")
     s = db.execute("SELECT sum(value) FROM c WHERE i BETWEEN 100 AND 1999").fetchone()[0]
     check(s == float(sum(range(100, 2000))), "rows of intact chunks: %r" % s)
@@ -255,7 +237,7 @@ def test_refresh_and_errors():
         f["x"] = np.arange(5, dtype="<i4")
         f["g/y"] = np.arange(3, dtype="<f8")
     db = connect()
-    db.execute("CREATE VIRTUAL TABLE e USING h5(file=%s, dataset='/x')" % sql_str(fn))
+    db.execute("CREATE VIRTUAL TABLE e USING h5(file=%s, dataset='/x')" % q(fn))
     check(db.execute("SELECT count(*) FROM e").fetchone()[0] == 5, "before rewrite")
     with h5py.File(fn, "w") as f:
         f["x"] = np.arange(9, dtype="<i4")
@@ -269,16 +251,16 @@ def test_refresh_and_errors():
         check("changed" in str(e), "changed type message: %s" % e)
     bad = [
         ("USING h5(dataset='/x')", "file= is required"),
-        ("USING h5(file=%s)" % sql_str(fn), "dataset= is required"),
-        ("USING h5(file=%s, dataset='/nope')" % sql_str(fn), "nope"),
-        ("USING h5(file=%s, dataset='/g')" % sql_str(os.path.join(d, "missing.h5")), "schema="),
-        ("USING h5(file=%s, dataset='/x', row=wide)" % sql_str(fn), "row="),
-        ("USING h5(file=%s, dataset='/x', colour=red)" % sql_str(fn), "unknown option"),
-        ("USING h5(file=%s, dataset='/x', chunk=0)" % sql_str(fn), "chunk="),
+        ("USING h5(file=%s)" % q(fn), "dataset= is required"),
+        ("USING h5(file=%s, dataset='/nope')" % q(fn), "nope"),
+        ("USING h5(file=%s, dataset='/g')" % q(os.path.join(d, "missing.h5")), "schema="),
+        ("USING h5(file=%s, dataset='/x', row=wide)" % q(fn), "row="),
+        ("USING h5(file=%s, dataset='/x', colour=red)" % q(fn), "unknown option"),
+        ("USING h5(file=%s, dataset='/x', chunk=0)" % q(fn), "chunk="),
     ]
     with open(os.path.join(d, "junk.h5"), "wb") as fh:
         fh.write(b"not hdf5 at all" * 100)
-    bad.append(("USING h5(file=%s, dataset='/x')" % sql_str(os.path.join(d, "junk.h5")), "cannot open"))
+    bad.append(("USING h5(file=%s, dataset='/x')" % q(os.path.join(d, "junk.h5")), "cannot open"))
     for k, (args, word) in enumerate(bad):
         try:
             db.execute("CREATE VIRTUAL TABLE bad%d %s" % (k, args))
@@ -286,7 +268,7 @@ def test_refresh_and_errors():
         except sqlite3.Error as e:
             check(word in str(e), "%s: message %r lacks %r" % (args, str(e), word))
     # direct-only: no views, no triggers
-    db.execute("CREATE VIRTUAL TABLE ok USING h5(file=%s, dataset='/x')" % sql_str(fn))
+    db.execute("CREATE VIRTUAL TABLE ok USING h5(file=%s, dataset='/x')" % q(fn))
     db.execute("CREATE VIEW v AS SELECT * FROM ok")
     try:
         db.execute("SELECT * FROM v").fetchall()

@@ -35,36 +35,8 @@ import time
 import h5py
 import numpy as np
 
-BUILD = os.getcwd()
-EXT = os.path.join(BUILD, "h5mem")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def connect():
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
-
-
-def q(s):
-    return "'" + s.replace("'", "''") + "'"
-
-
-def expect_error(db, sql, word, args=()):
-    try:
-        db.execute(sql, args)
-    except sqlite3.Error as e:
-        check(word in str(e), "%s: message %r lacks %r" % (sql, str(e), word))
-        return str(e)
-    check(False, "%s must fail" % sql)
-    return ""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sqltest import EXT, check, connect, expect_error, failures, finish, q  # noqa: E402
 
 
 COLS = "id, text, embedding, source, session, tags, ts, tier, importance, access_count, last_access, meta"
@@ -405,8 +377,7 @@ def main():
     test_deleted_log(d)
     test_full_disk(d)
     test_crash(d, int(os.environ.get("H5MEM_CRASH_ROUNDS", "200")))
-    print("%d failures" % len(failures))
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":
