@@ -939,7 +939,11 @@ memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
   memvt *vt = reg_find(reg, name);
   if (vt) return vt;
   /* not connected yet on this connection: a statement naming it connects it */
-  char *sql = sqlite3_mprintf("SELECT 1 FROM %s LIMIT 0", name);
+  const char *dot = strchr(name, '.'); /* names quoted: a name is never SQL */
+  char *schema = dot ? sqlite3_mprintf("%.*s", (int)(dot - name), name) : NULL;
+  char *sql = dot ? (schema ? sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%w\" LIMIT 0", schema, dot + 1) : NULL)
+                  : sqlite3_mprintf("SELECT 1 FROM \"%w\" LIMIT 0", name);
+  sqlite3_free(schema);
   sqlite3_stmt *st = NULL;
   int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
   sqlite3_free(sql);
