@@ -144,6 +144,8 @@ struct hnsw {
 
 /* ---- small helpers ------------------------------------------------------ */
 
+static int set_err(hnsw *h, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int set_err(hnsw *h, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
