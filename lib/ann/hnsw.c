@@ -1,0 +1,1071 @@
+/*
+** lib/ann/hnsw.c - HNSW graph index over caller-held rows (see hnsw.h).
+**
+** The graph lives in three flat arrays, laid out exactly as in the saved
+** image so that a loaded image is searched in place:
+**
+**   l0    n blocks of (1 + M0) uint32: the level-0 link count, then up to
+**         M0 = 2M neighbour ids.  Block i belongs to row i.
+**   node  n pairs of uint32: flags (bits 0-7 the node's top level, bit 8
+**         present, bit 9 deleted) and the index in `up` of the node's
+**         level-1 block; a node of level L owns blocks off .. off+L-1.
+**   up    n_up blocks of (1 + M) uint32: count, then up to M ids.
+**
+** Image (all little-endian uint32 unless said otherwise):
+**
+**   0   "H5MHNSW1"           8 bytes
+**   8   version (1)          12  header size (80)
+**   16  dim                  20  metric (ann_metric)
+**   24  elem (ann_elem)      28  M
+**   32  M0 (= 2M)            36  ef_construction
+**   40  n (table rows)       44  count (present rows)
+**   48  0 (reserved)         52  entry point (0xffffffff when empty)
+**   56  max level            60  n_up (upper blocks)
+**   64  uint64 level-generator state
+**   72  uint64 0 (reserved)
+**   80  l0, then node, then up; the image ends exactly there.
+**
+** hnsw_save writes `up` compacted in id order, so node i's offset is the
+** sum of the levels of the rows before it; hnsw_load insists on that (no
+** two nodes can share a block) and checks every link: id < n, the target
+** present, not the node itself, and on level l a target whose level is at
+** least l.  After that no walk of the graph can leave the arrays.
+**
+** Search: greedy descent through the upper levels, then a best-first
+** search of level 0 with two heaps: W, the ef best allowed rows (a max-heap
+** of fixed size ef), and C, the candidates still to expand (a min-heap).
+** Without a filter every live entry of C is also in W, so C is compacted
+** (entries worse than W's worst dropped) rather than grown and stays within
+** ef + 1; with a filter or deleted rows C holds rows W refused and grows as
+** the exploration needs.  Ties are broken by id everywhere, so results are
+** a function of the graph and the query.
+**
+** Visited rows are marked in a per-scratch uint16 array with a generation
+** number: a new search bumps the number instead of clearing the array
+** (cleared once every 65535 searches).  Scratches (visited array, heaps,
+** f32 buffers) are kept in a pool and reused; each search or insertion
+** takes one.
+**
+** Parallel build: levels and upper blocks are assigned to the new rows in
+** id order before the threads start; each node then has a spinlock that
+** guards its link lists (readers copy a list under it), and a mutex guards
+** the entry point, held through an insertion that raises the top level.
+*/
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hnsw.h"
+#include "k.h"
+#include "util/pool.h"
+
+#define HNSW_MAGIC "H5MHNSW1"
+#define HNSW_VERSION 1
+#define HNSW_HDR 80
+#define HNSW_NONE UINT32_MAX
+#define HNSW_MAX_LEVEL 31
+#define HNSW_MAX_M 512
+#define HNSW_MAX_EFC (1 << 20)
+#define HNSW_DEFAULT_SEED 0x68e5a3c1d2b4f607ull
+
+#define NODE_LEVEL 0xffu
+#define NODE_PRESENT 0x100u
+#define NODE_DELETED 0x200u
+#define NODE_FLAGS 0x3ffu
+
+/* a candidate: distance to the query, then id (the tie-break) */
+typedef struct hit {
+  float d;
+  uint32_t id;
+} hit;
+
+/* Working memory of one search or insertion.  Owned by the pool. */
+typedef struct scratch {
+  struct scratch *next;
+  uint16_t *vis; /* visited generation per row, vcap rows */
+  uint32_t vcap;
+  uint16_t gen;
+  hit *w;        /* result max-heap, wcap */
+  hit *c;        /* candidate min-heap, ccap (grows) */
+  hit *sel;      /* selection input, wcap + 1 */
+  hit *disc;     /* heuristic: the pruned ones, wcap + 1 */
+  uint32_t wcap, ccap;
+  uint32_t *ids;  /* one copied link list, M0 */
+  uint32_t *keep; /* heuristic output, M0 */
+  float *q, *e, *t; /* dim floats each: inserted row, relinked row, temp */
+} scratch;
+
+/* The free scratches.  Malloc'd with the index, freed by hnsw_free. */
+typedef struct spool {
+  pthread_mutex_t mu;
+  scratch *free;
+} spool;
+
+/* The index.  Owns everything except vec/ctx and, while !owned, the image
+** the three arrays point into. */
+struct hnsw {
+  int dim;
+  ann_metric metric;
+  ann_elem elem;
+  int broken; /* hnsw_new/hnsw_load failed: only errmsg and free work */
+  uint32_t M, M0, efc;
+  int threads;
+  double mult; /* level multiplier 1/ln(M) */
+  uint64_t rng;
+  ann_vec_fn vec;
+  void *ctx;
+  const k_ops *k;
+  float (*df32)(const float *, const float *, size_t);
+  float (*df16)(const float *, const uint16_t *, size_t);
+
+  uint32_t n;     /* table rows: ids < n have l0 and node entries */
+  uint32_t count; /* present rows (deleted included) */
+  uint32_t entry; /* HNSW_NONE when empty */
+  int max_level;
+
+  uint32_t *l0, *node, *up;
+  uint32_t n_up;   /* upper blocks in use */
+  size_t ncap;     /* rows l0/node have room for (owned) */
+  size_t upcap;    /* blocks up has room for (owned) */
+  int owned;       /* 0: the arrays point into a caller's image */
+
+  atomic_flag *locks;   /* per node, only during a parallel build */
+  pthread_mutex_t glock; /* entry/max_level during a parallel build */
+  spool *pool;
+  char err[256];
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int set_err(hnsw *h, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int set_err(hnsw *h, int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(h->err, sizeof h->err, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+static int host_le(void) {
+  const uint16_t one = 1;
+  return *(const uint8_t *)&one == 1;
+}
+
+static uint32_t get_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_le64(const uint8_t *p) {
+  return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+static void put_le32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
+}
+
+static void put_le64(uint8_t *p, uint64_t v) {
+  put_le32(p, (uint32_t)v);
+  put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* n uint32 from host order to little-endian bytes */
+static void put_words(uint8_t *dst, const uint32_t *src, size_t n) {
+  if (host_le()) {
+    if (n) memcpy(dst, src, n * 4);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) put_le32(dst + 4 * i, src[i]);
+}
+
+static uint64_t splitmix(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* floor(-ln(u) / ln(M)), u uniform in (0, 1] */
+static int draw_level(hnsw *h) {
+  double u = (double)((splitmix(&h->rng) >> 11) + 1) * (1.0 / 9007199254740992.0);
+  double l = -log(u) * h->mult;
+  return l >= HNSW_MAX_LEVEL ? HNSW_MAX_LEVEL : (int)l;
+}
+
+static inline int hit_lt(hit a, hit b) {
+  return a.d < b.d || (a.d == b.d && a.id < b.id);
+}
+
+static int hit_cmp(const void *pa, const void *pb) {
+  hit a = *(const hit *)pa, b = *(const hit *)pb;
+  return hit_lt(a, b) ? -1 : hit_lt(b, a) ? 1 : 0;
+}
+
+/* Binary heaps of hits.  max != 0: the worst on top (W); else the best (C).
+** before(a, b): a belongs nearer the top than b. */
+static inline int before(hit a, hit b, int max) {
+  return max ? hit_lt(b, a) : hit_lt(a, b);
+}
+
+static void heap_down(hit *a, uint32_t n, uint32_t i, hit x, int max) {
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && before(a[c + 1], a[c], max)) c++;
+    if (!before(a[c], x, max)) break;
+    a[i] = a[c];
+    i = c;
+  }
+  a[i] = x;
+}
+
+static void heap_push(hit *a, uint32_t *n, hit x, int max) {
+  uint32_t i = (*n)++;
+  while (i) {
+    uint32_t p = (i - 1) / 2;
+    if (!before(x, a[p], max)) break;
+    a[i] = a[p];
+    i = p;
+  }
+  a[i] = x;
+}
+
+static void heap_pop(hit *a, uint32_t *n, int max) {
+  if (--*n) heap_down(a, *n, 0, a[*n], max);
+}
+
+/* ---- graph access ------------------------------------------------------- */
+
+static inline uint32_t node_level(const hnsw *h, uint32_t i) {
+  return h->node[2 * (size_t)i] & NODE_LEVEL;
+}
+
+/* the link block (count, ids) of node i on level lev (lev <= its level) */
+static inline uint32_t *links(const hnsw *h, uint32_t i, int lev) {
+  if (lev == 0) return h->l0 + (size_t)i * (1 + h->M0);
+  return h->up + ((size_t)h->node[2 * (size_t)i + 1] + (size_t)lev - 1) * (1 + h->M);
+}
+
+static inline void node_lock(const hnsw *h, uint32_t i) {
+  if (!h->locks) return;
+  int spins = 0;
+  while (atomic_flag_test_and_set_explicit(&h->locks[i], memory_order_acquire))
+    if (++spins > 64) {
+      sched_yield();
+      spins = 0;
+    }
+}
+
+static inline void node_unlock(const hnsw *h, uint32_t i) {
+  if (h->locks) atomic_flag_clear_explicit(&h->locks[i], memory_order_release);
+}
+
+/* copy node i's links on level lev into dst; returns their number */
+static uint32_t copy_links(const hnsw *h, uint32_t i, int lev, uint32_t *dst) {
+  node_lock(h, i);
+  const uint32_t *b = links(h, i, lev);
+  uint32_t n = b[0];
+  memcpy(dst, b + 1, (size_t)n * 4);
+  node_unlock(h, i);
+  return n;
+}
+
+/* distance from the f32 query q to row id, smaller is closer */
+static inline float dist_row(const hnsw *h, const float *q, uint32_t id) {
+  const void *r = h->vec(h->ctx, id);
+  if (!r) return INFINITY;
+  float d = h->elem == ANN_F32 ? h->df32(q, r, (size_t)h->dim)
+                               : h->df16(q, r, (size_t)h->dim);
+  return h->metric == ANN_DOT ? -d : d;
+}
+
+/* row id as f32 into buf (zeros if the callback has nothing) */
+static void load_row(const hnsw *h, uint32_t id, float *buf) {
+  const void *r = h->vec(h->ctx, id);
+  if (!r)
+    memset(buf, 0, (size_t)h->dim * sizeof *buf);
+  else if (h->elem == ANN_F32)
+    memcpy(buf, r, (size_t)h->dim * sizeof *buf);
+  else
+    h->k->f16_to_f32(r, buf, (size_t)h->dim);
+}
+
+/* ---- scratch pool ------------------------------------------------------- */
+
+static void scratch_free(scratch *s) {
+  if (!s) return;
+  free(s->vis);
+  free(s->w);
+  free(s->c);
+  free(s->sel);
+  free(s->disc);
+  free(s->ids);
+  free(s->keep);
+  free(s->q);
+  free(s->e);
+  free(s->t);
+  free(s);
+}
+
+static int grow(void **p, size_t n, size_t size) {
+  void *np = realloc(*p, n * size);
+  if (!np) return -1;
+  *p = np;
+  return 0;
+}
+
+/* make s fit searches of ef on the index as it is now */
+static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
+  if (ef < h->efc) ef = h->efc;
+  if (ef < h->M0) ef = h->M0;
+  if (s->vcap < h->n) {
+    if (grow((void **)&s->vis, h->n, sizeof *s->vis)) return -1;
+    memset(s->vis, 0, (size_t)h->n * sizeof *s->vis);
+    s->vcap = h->n;
+    s->gen = 0;
+  }
+  if (s->wcap < ef) {
+    if (grow((void **)&s->w, ef, sizeof(hit)) ||
+        grow((void **)&s->sel, (size_t)ef + 1, sizeof(hit)) ||
+        grow((void **)&s->disc, (size_t)ef + 1, sizeof(hit)))
+      return -1;
+    s->wcap = ef;
+  }
+  if (s->ccap < ef + 1) {
+    if (grow((void **)&s->c, (size_t)ef + 1, sizeof(hit))) return -1;
+    s->ccap = ef + 1;
+  }
+  return 0;
+}
+
+static scratch *scratch_new(const hnsw *h) {
+  scratch *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->ids = malloc((size_t)h->M0 * sizeof *s->ids);
+  s->keep = malloc((size_t)h->M0 * sizeof *s->keep);
+  s->q = malloc((size_t)h->dim * sizeof *s->q);
+  s->e = malloc((size_t)h->dim * sizeof *s->e);
+  s->t = malloc((size_t)h->dim * sizeof *s->t);
+  if (!s->ids || !s->keep || !s->q || !s->e || !s->t) {
+    scratch_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+/* a scratch fit for ef, from the pool or new; NULL when out of memory */
+static scratch *scratch_get(const hnsw *h, uint32_t ef) {
+  pthread_mutex_lock(&h->pool->mu);
+  scratch *s = h->pool->free;
+  if (s) h->pool->free = s->next;
+  pthread_mutex_unlock(&h->pool->mu);
+  if (!s && !(s = scratch_new(h))) return NULL;
+  if (scratch_fit(h, s, ef)) {
+    scratch_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void scratch_put(const hnsw *h, scratch *s) {
+  pthread_mutex_lock(&h->pool->mu);
+  s->next = h->pool->free;
+  h->pool->free = s;
+  pthread_mutex_unlock(&h->pool->mu);
+}
+
+/* a fresh visited set: bump the generation, clear on wrap-around */
+static void visit_reset(scratch *s) {
+  if (++s->gen == 0) {
+    memset(s->vis, 0, (size_t)s->vcap * sizeof *s->vis);
+    s->gen = 1;
+  }
+}
+
+/* ---- search ------------------------------------------------------------- */
+
+/* Greedy descent from *cur through levels top .. bottom+1: on each level
+** move to a closer neighbour while there is one. */
+static void greedy(const hnsw *h, scratch *s, const float *q, uint32_t *cur,
+                   float *curd, int top, int bottom) {
+  for (int lev = top; lev > bottom; lev--) {
+    int changed = 1;
+    while (changed) {
+      changed = 0;
+      uint32_t n = copy_links(h, *cur, lev, s->ids);
+      for (uint32_t j = 0; j < n; j++) {
+        float d = dist_row(h, q, s->ids[j]);
+        if (d < *curd) {
+          *curd = d;
+          *cur = s->ids[j];
+          changed = 1;
+        }
+      }
+    }
+  }
+}
+
+typedef int (*ann_filter_fn)(void *fctx, uint32_t i);
+
+/* Best-first search of level lev from ep: leaves the ef best allowed rows
+** in the max-heap s->w and returns their number, or ANN_NOMEM.  Rows are
+** allowed unless (hide_deleted and deleted) or the filter refuses them. */
+static int search_layer(const hnsw *h, scratch *s, const float *q, uint32_t ep,
+                        float epd, uint32_t ef, int lev, ann_filter_fn filter,
+                        void *fctx, int hide_deleted) {
+  uint32_t nw = 0, nc = 0;
+  int picky = filter || hide_deleted;
+  visit_reset(s);
+  s->vis[ep] = s->gen;
+  hit e = {epd, ep};
+  if (!picky || ((!hide_deleted || !(h->node[2 * (size_t)ep] & NODE_DELETED)) &&
+                 (!filter || filter(fctx, ep))))
+    heap_push(s->w, &nw, e, 1);
+  heap_push(s->c, &nc, e, 0);
+  while (nc) {
+    hit c = s->c[0];
+    if (nw == ef && hit_lt(s->w[0], c)) break; /* nothing better is left */
+    heap_pop(s->c, &nc, 0);
+    uint32_t nl = copy_links(h, c.id, lev, s->ids);
+    for (uint32_t j = 0; j < nl; j++) {
+      uint32_t id = s->ids[j];
+      if (s->vis[id] == s->gen) continue;
+      s->vis[id] = s->gen;
+      hit x = {dist_row(h, q, id), id};
+      if (nw == ef && !hit_lt(x, s->w[0])) continue;
+      if (!picky || ((!hide_deleted || !(h->node[2 * (size_t)id] & NODE_DELETED)) &&
+                     (!filter || filter(fctx, id)))) {
+        if (nw < ef)
+          heap_push(s->w, &nw, x, 1);
+        else
+          heap_down(s->w, nw, 0, x, 1);
+      }
+      if (nc == s->ccap) {
+        /* entries worse than W's worst will never be expanded */
+        if (nw == ef) {
+          uint32_t m = 0;
+          for (uint32_t t = 0; t < nc; t++)
+            if (!hit_lt(s->w[0], s->c[t])) s->c[m++] = s->c[t];
+          nc = m;
+          for (uint32_t t = nc / 2; t-- > 0;) heap_down(s->c, nc, t, s->c[t], 0);
+        }
+        if (nc == s->ccap) {
+          if (grow((void **)&s->c, (size_t)s->ccap * 2, sizeof(hit))) return ANN_NOMEM;
+          s->ccap *= 2;
+        }
+      }
+      heap_push(s->c, &nc, x, 0);
+    }
+  }
+  return (int)nw;
+}
+
+int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filter,
+                void *fctx, ann_hit *out) {
+  if (!h || h->broken) return ANN_ERROR;
+  if (k <= 0 || h->count == 0) return 0;
+  if (!q || !out) return ANN_ERROR;
+  uint32_t e = (uint32_t)(ef > k ? ef : k);
+  if (e > h->count) e = h->count;
+  scratch *s = scratch_get(h, e);
+  if (!s) return ANN_NOMEM;
+  uint32_t cur = h->entry;
+  float curd = dist_row(h, q, cur);
+  greedy(h, s, q, &cur, &curd, h->max_level, 0);
+  int nw = search_layer(h, s, q, cur, curd, e, 0, filter, fctx, 1);
+  if (nw > 0) {
+    qsort(s->w, (size_t)nw, sizeof(hit), hit_cmp);
+    if (nw > k) nw = k;
+    for (int i = 0; i < nw; i++) {
+      out[i].id = s->w[i].id;
+      out[i].dist = s->w[i].d;
+    }
+  }
+  scratch_put(h, s);
+  return nw;
+}
+
+/* ---- insertion ---------------------------------------------------------- */
+
+/* The paper's heuristic (Algorithm 4, keepPrunedConnections, no extended
+** candidates).  cand: nc hits sorted by distance to the base row.  A
+** candidate is kept when it is closer to the base than to every one kept
+** before it; the pruned ones fill up the rest, nearest first.  Writes up
+** to maxk ids into s->keep and returns their number. */
+static uint32_t select_links(const hnsw *h, scratch *s, const hit *cand,
+                             uint32_t nc, uint32_t maxk) {
+  uint32_t nk = 0, nd = 0;
+  for (uint32_t i = 0; i < nc && nk < maxk; i++) {
+    int good = 1;
+    if (nk) {
+      load_row(h, cand[i].id, s->t);
+      for (uint32_t j = 0; j < nk && good; j++)
+        if (!(cand[i].d < dist_row(h, s->t, s->keep[j]))) good = 0;
+    }
+    if (good)
+      s->keep[nk++] = cand[i].id;
+    else
+      s->disc[nd++] = cand[i];
+  }
+  for (uint32_t i = 0; i < nd && nk < maxk; i++) s->keep[nk++] = s->disc[i].id;
+  return nk;
+}
+
+/* Add a link e -> q on level lev; a full list is re-selected by the
+** heuristic from its links plus q. */
+static void link_to(const hnsw *h, scratch *s, uint32_t e, uint32_t q, int lev) {
+  uint32_t cap = lev ? h->M : h->M0;
+  node_lock(h, e);
+  uint32_t *b = links(h, e, lev);
+  uint32_t n = b[0];
+  for (uint32_t j = 0; j < n; j++)
+    if (b[1 + j] == q) { /* already there (a concurrent insertion) */
+      node_unlock(h, e);
+      return;
+    }
+  if (n < cap) {
+    b[1 + n] = q;
+    b[0] = n + 1;
+  } else {
+    load_row(h, e, s->e);
+    for (uint32_t j = 0; j < n; j++) s->sel[j] = (hit){dist_row(h, s->e, b[1 + j]), b[1 + j]};
+    s->sel[n] = (hit){dist_row(h, s->e, q), q};
+    qsort(s->sel, (size_t)n + 1, sizeof(hit), hit_cmp);
+    uint32_t nk = select_links(h, s, s->sel, n + 1, cap);
+    memcpy(b + 1, s->keep, (size_t)nk * 4);
+    b[0] = nk;
+  }
+  node_unlock(h, e);
+}
+
+/* Link row id (level and upper blocks already assigned, lists empty) into
+** the graph. */
+static int insert(hnsw *h, scratch *s, uint32_t id) {
+  int lvl = (int)node_level(h, id);
+  load_row(h, id, s->q);
+  if (h->locks) pthread_mutex_lock(&h->glock);
+  uint32_t ep = h->entry;
+  int top = h->max_level;
+  if (ep == HNSW_NONE) {
+    h->entry = id;
+    h->max_level = lvl;
+    if (h->locks) pthread_mutex_unlock(&h->glock);
+    return ANN_OK;
+  }
+  int raise = lvl > top;
+  if (!raise && h->locks) pthread_mutex_unlock(&h->glock);
+
+  float epd = dist_row(h, s->q, ep);
+  greedy(h, s, s->q, &ep, &epd, top, lvl);
+  for (int lev = lvl < top ? lvl : top; lev >= 0; lev--) {
+    int nw = search_layer(h, s, s->q, ep, epd, h->efc, lev, NULL, NULL, 0);
+    if (nw < 0) { /* cannot happen: without a filter C never grows */
+      if (raise && h->locks) pthread_mutex_unlock(&h->glock);
+      return nw;
+    }
+    uint32_t nc = 0;
+    for (int j = 0; j < nw; j++)
+      if (s->w[j].id != id) s->sel[nc++] = s->w[j];
+    if (nc == 0) continue;
+    qsort(s->sel, nc, sizeof(hit), hit_cmp);
+    ep = s->sel[0].id;
+    epd = s->sel[0].d;
+    uint32_t nk = select_links(h, s, s->sel, nc, h->M);
+    node_lock(h, id);
+    uint32_t *b = links(h, id, lev);
+    memcpy(b + 1, s->keep, (size_t)nk * 4);
+    b[0] = nk;
+    node_unlock(h, id);
+    /* link_to reuses s->keep and s->sel: work from a copy */
+    memcpy(s->ids, s->keep, (size_t)nk * 4);
+    uint32_t *tmp = s->ids;
+    for (uint32_t j = 0; j < nk; j++) {
+      uint32_t e = tmp[j];
+      link_to(h, s, e, id, lev);
+    }
+  }
+  if (raise) {
+    h->entry = id;
+    h->max_level = lvl;
+    if (h->locks) pthread_mutex_unlock(&h->glock);
+  }
+  return ANN_OK;
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+/* Take the arrays into owned memory (copy-on-write of a loaded image). */
+static int own(hnsw *h) {
+  if (h->owned) return ANN_OK;
+  size_t ncap = h->n ? h->n : 1, upcap = h->n_up ? h->n_up : 1;
+  uint32_t *l0 = malloc(ncap * (1 + h->M0) * 4);
+  uint32_t *node = malloc(ncap * 2 * 4);
+  uint32_t *up = malloc(upcap * (1 + h->M) * 4);
+  if (!l0 || !node || !up) {
+    free(l0);
+    free(node);
+    free(up);
+    return set_err(h, ANN_NOMEM, "out of memory");
+  }
+  if (h->n) {
+    memcpy(l0, h->l0, (size_t)h->n * (1 + h->M0) * 4);
+    memcpy(node, h->node, (size_t)h->n * 2 * 4);
+  }
+  if (h->n_up) memcpy(up, h->up, (size_t)h->n_up * (1 + h->M) * 4);
+  h->l0 = l0;
+  h->node = node;
+  h->up = up;
+  h->ncap = ncap;
+  h->upcap = upcap;
+  h->owned = 1;
+  return ANN_OK;
+}
+
+/* room for rows < n (zeroed: absent, no links) */
+static int reserve_rows(hnsw *h, uint32_t n) {
+  if (n <= h->n) return ANN_OK;
+  if (n > h->ncap) {
+    size_t cap = h->ncap * 2 > 64 ? h->ncap * 2 : 64;
+    if (cap < n) cap = n;
+    if (cap > (size_t)UINT32_MAX) cap = UINT32_MAX;
+    uint32_t *l0 = realloc(h->l0, cap * (1 + h->M0) * 4);
+    if (!l0) return set_err(h, ANN_NOMEM, "out of memory");
+    h->l0 = l0;
+    uint32_t *node = realloc(h->node, cap * 2 * 4);
+    if (!node) return set_err(h, ANN_NOMEM, "out of memory");
+    h->node = node;
+    h->ncap = cap;
+  }
+  memset(h->l0 + (size_t)h->n * (1 + h->M0), 0, (size_t)(n - h->n) * (1 + h->M0) * 4);
+  memset(h->node + (size_t)h->n * 2, 0, (size_t)(n - h->n) * 2 * 4);
+  h->n = n;
+  return ANN_OK;
+}
+
+/* room for `more` upper blocks past n_up */
+static int reserve_up(hnsw *h, size_t more) {
+  size_t need = (size_t)h->n_up + more;
+  if (need > UINT32_MAX) return set_err(h, ANN_ERROR, "too many upper-level nodes");
+  if (need <= h->upcap) return ANN_OK;
+  size_t cap = h->upcap * 2 > 64 ? h->upcap * 2 : 64;
+  if (cap < need) cap = need;
+  uint32_t *up = realloc(h->up, cap * (1 + h->M) * 4);
+  if (!up) return set_err(h, ANN_NOMEM, "out of memory");
+  h->up = up;
+  h->upcap = cap;
+  return ANN_OK;
+}
+
+/* give row id level lvl and fresh, empty upper blocks */
+static void assign_level(hnsw *h, uint32_t id, int lvl) {
+  h->node[2 * (size_t)id] = (uint32_t)lvl;
+  h->node[2 * (size_t)id + 1] = h->n_up;
+  memset(h->up + (size_t)h->n_up * (1 + h->M), 0, (size_t)lvl * (1 + h->M) * 4);
+  h->n_up += (uint32_t)lvl;
+}
+
+/* ---- public: life cycle ------------------------------------------------- */
+
+/* a handle with the common fields set; NULL when out of memory */
+static hnsw *alloc_handle(int dim, ann_metric metric, ann_elem elem,
+                          ann_vec_fn vec, void *ctx) {
+  hnsw *h = calloc(1, sizeof *h);
+  if (!h) return NULL;
+  h->pool = calloc(1, sizeof *h->pool);
+  if (!h->pool) {
+    free(h);
+    return NULL;
+  }
+  pthread_mutex_init(&h->pool->mu, NULL);
+  pthread_mutex_init(&h->glock, NULL);
+  h->dim = dim;
+  h->metric = metric;
+  h->elem = elem;
+  h->vec = vec;
+  h->ctx = ctx;
+  h->entry = HNSW_NONE;
+  h->threads = 1;
+  h->rng = HNSW_DEFAULT_SEED;
+  h->k = k_get();
+  switch (metric) {
+  case ANN_L2:
+    h->df32 = h->k->l2sq_f32;
+    h->df16 = h->k->l2sq_f16;
+    break;
+  case ANN_DOT:
+    h->df32 = h->k->dot_f32;
+    h->df16 = h->k->dot_f16;
+    break;
+  default:
+    h->df32 = h->k->cos_f32;
+    h->df16 = h->k->cos_f16;
+    break;
+  }
+  return h;
+}
+
+static int check_args(hnsw *h, int dim, ann_metric metric, ann_elem elem,
+                      ann_vec_fn vec) {
+  if (dim <= 0) return set_err(h, ANN_ERROR, "dim must be positive, not %d", dim);
+  if (metric != ANN_COSINE && metric != ANN_L2 && metric != ANN_DOT)
+    return set_err(h, ANN_ERROR, "unknown metric %d", (int)metric);
+  if (elem != ANN_F32 && elem != ANN_F16)
+    return set_err(h, ANN_ERROR, "unknown element type %d", (int)elem);
+  if (!vec) return set_err(h, ANN_ERROR, "no row callback");
+  return ANN_OK;
+}
+
+static void set_m(hnsw *h, uint32_t M) {
+  h->M = M;
+  h->M0 = 2 * M;
+  h->mult = 1.0 / log((double)M);
+}
+
+int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
+             ann_vec_fn vec, void *ctx, hnsw **out) {
+  *out = NULL;
+  hnsw *h = alloc_handle(dim, metric, elem, vec, ctx);
+  if (!h) return ANN_NOMEM;
+  *out = h;
+  hnsw_params d = {0, 0, 0, 0};
+  if (!p) p = &d;
+  int rc = check_args(h, dim, metric, elem, vec);
+  if (rc == ANN_OK && (p->M < 0 || p->M == 1 || p->M > HNSW_MAX_M))
+    rc = set_err(h, ANN_ERROR, "M must be 2..%d, not %d", HNSW_MAX_M, p->M);
+  if (rc == ANN_OK && (p->ef_construction < 0 || p->ef_construction > HNSW_MAX_EFC))
+    rc = set_err(h, ANN_ERROR, "ef_construction must be 1..%d, not %d",
+                 HNSW_MAX_EFC, p->ef_construction);
+  if (rc == ANN_OK && p->threads < 0)
+    rc = set_err(h, ANN_ERROR, "threads must not be negative");
+  if (rc != ANN_OK) {
+    h->broken = 1;
+    return rc;
+  }
+  set_m(h, p->M ? (uint32_t)p->M : 16);
+  h->efc = p->ef_construction ? (uint32_t)p->ef_construction : 64;
+  if (p->seed) h->rng = p->seed;
+  h->threads = p->threads ? p->threads : 1;
+  h->owned = 1;
+  return ANN_OK;
+}
+
+void hnsw_free(hnsw *h) {
+  if (!h) return;
+  if (h->owned) {
+    free(h->l0);
+    free(h->node);
+    free(h->up);
+  }
+  free(h->locks);
+  scratch *s = h->pool->free;
+  while (s) {
+    scratch *nx = s->next;
+    scratch_free(s);
+    s = nx;
+  }
+  pthread_mutex_destroy(&h->pool->mu);
+  free(h->pool);
+  pthread_mutex_destroy(&h->glock);
+  free(h);
+}
+
+const char *hnsw_errmsg(const hnsw *h) { return h ? h->err : "out of memory"; }
+
+uint32_t hnsw_count(const hnsw *h) { return h && !h->broken ? h->count : 0; }
+
+/* ---- public: writing ---------------------------------------------------- */
+
+int hnsw_add(hnsw *h, uint32_t i) {
+  if (!h || h->broken) return ANN_ERROR;
+  h->err[0] = 0;
+  if (i == HNSW_NONE) return set_err(h, ANN_ERROR, "row id %u is reserved", i);
+  if (i < h->n && (h->node[2 * (size_t)i] & NODE_PRESENT))
+    return set_err(h, ANN_ERROR, "row %u is already in the index", i);
+  int rc = own(h);
+  if (rc == ANN_OK) rc = reserve_rows(h, i + 1);
+  if (rc == ANN_OK) rc = reserve_up(h, HNSW_MAX_LEVEL);
+  if (rc != ANN_OK) return rc;
+  scratch *s = scratch_get(h, h->efc);
+  if (!s) return set_err(h, ANN_NOMEM, "out of memory");
+  assign_level(h, i, draw_level(h));
+  rc = insert(h, s, i);
+  scratch_put(h, s);
+  if (rc != ANN_OK) return set_err(h, rc, "out of memory");
+  h->node[2 * (size_t)i] |= NODE_PRESENT;
+  h->count++;
+  return ANN_OK;
+}
+
+typedef struct build_ctx {
+  hnsw *h;
+  const uint32_t *ids;
+  uint8_t *done;
+} build_ctx;
+
+static int build_one(void *arg, size_t j) {
+  build_ctx *b = arg;
+  scratch *s = scratch_get(b->h, b->h->efc);
+  if (!s) return ANN_NOMEM;
+  int rc = insert(b->h, s, b->ids[j]);
+  scratch_put(b->h, s);
+  if (rc == ANN_OK) b->done[j] = 1;
+  return rc;
+}
+
+int hnsw_build(hnsw *h, uint32_t n) {
+  if (!h || h->broken) return ANN_ERROR;
+  h->err[0] = 0;
+  int rc = own(h);
+  if (rc == ANN_OK) rc = reserve_rows(h, n);
+  if (rc != ANN_OK) return rc;
+  size_t m = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!(h->node[2 * (size_t)i] & NODE_PRESENT)) m++;
+  if (m == 0) return ANN_OK;
+  uint32_t *ids = malloc(m * sizeof *ids);
+  uint8_t *done = calloc(m, 1);
+  uint8_t *lv = malloc(m);
+  if (!ids || !done || !lv) {
+    rc = set_err(h, ANN_NOMEM, "out of memory");
+    goto out;
+  }
+  /* levels in id order, from the one generator: the same as hnsw_add of
+  ** each row in turn */
+  size_t nb = 0, j = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!(h->node[2 * (size_t)i] & NODE_PRESENT)) {
+      ids[j] = i;
+      lv[j] = (uint8_t)draw_level(h);
+      nb += lv[j++];
+    }
+  if ((rc = reserve_up(h, nb)) != ANN_OK) goto out;
+  for (j = 0; j < m; j++) assign_level(h, ids[j], lv[j]);
+
+  int threads = h->threads;
+  if ((size_t)threads > m) threads = (int)m;
+  build_ctx b = {h, ids, done};
+  if (threads <= 1) {
+    for (j = 0; j < m && rc == ANN_OK; j++) rc = build_one(&b, j);
+  } else {
+    /* one scratch per thread in the pool before they start */
+    scratch **pre = calloc((size_t)threads, sizeof *pre);
+    h->locks = malloc((size_t)n * sizeof *h->locks);
+    if (!pre || !h->locks) {
+      free(pre);
+      rc = set_err(h, ANN_NOMEM, "out of memory");
+      goto out;
+    }
+    for (uint32_t i = 0; i < n; i++) atomic_flag_clear(&h->locks[i]);
+    for (int t = 0; t < threads; t++) pre[t] = scratch_get(h, h->efc);
+    for (int t = 0; t < threads; t++)
+      if (pre[t]) scratch_put(h, pre[t]);
+    free(pre);
+    rc = util_parallel_for(threads, m, build_one, &b);
+    free(h->locks);
+    h->locks = NULL;
+  }
+  /* rows not linked (out of memory) stay out, their blocks unused */
+  for (j = 0; j < m; j++) {
+    if (done[j]) {
+      h->node[2 * (size_t)ids[j]] |= NODE_PRESENT;
+      h->count++;
+    } else {
+      h->node[2 * (size_t)ids[j]] = 0;
+    }
+  }
+  if (rc != ANN_OK) set_err(h, rc, "out of memory");
+out:
+  free(ids);
+  free(done);
+  free(lv);
+  return rc;
+}
+
+int hnsw_delete(hnsw *h, uint32_t i) {
+  if (!h || h->broken) return ANN_ERROR;
+  h->err[0] = 0;
+  if (i >= h->n || !(h->node[2 * (size_t)i] & NODE_PRESENT))
+    return set_err(h, ANN_ERROR, "row %u is not in the index", i);
+  if (h->node[2 * (size_t)i] & NODE_DELETED) return ANN_OK;
+  int rc = own(h);
+  if (rc != ANN_OK) return rc;
+  h->node[2 * (size_t)i] |= NODE_DELETED;
+  return ANN_OK;
+}
+
+/* ---- image -------------------------------------------------------------- */
+
+int hnsw_save(const hnsw *h, uint8_t **img, size_t *len) {
+  *img = NULL;
+  *len = 0;
+  if (!h || h->broken) return ANN_ERROR;
+  size_t l0b = (size_t)h->n * (1 + h->M0) * 4, nodeb = (size_t)h->n * 8;
+  /* used upper blocks only (a failed build may leave some behind) */
+  size_t nup = 0;
+  for (uint32_t i = 0; i < h->n; i++)
+    if (h->node[2 * (size_t)i] & NODE_PRESENT) nup += node_level(h, i);
+  size_t upb = nup * (1 + h->M) * 4;
+  size_t total = HNSW_HDR + l0b + nodeb + upb;
+  uint8_t *p = malloc(total);
+  if (!p) return ANN_NOMEM;
+  memset(p, 0, HNSW_HDR);
+  memcpy(p, HNSW_MAGIC, 8);
+  put_le32(p + 8, HNSW_VERSION);
+  put_le32(p + 12, HNSW_HDR);
+  put_le32(p + 16, (uint32_t)h->dim);
+  put_le32(p + 20, (uint32_t)h->metric);
+  put_le32(p + 24, (uint32_t)h->elem);
+  put_le32(p + 28, h->M);
+  put_le32(p + 32, h->M0);
+  put_le32(p + 36, h->efc);
+  put_le32(p + 40, h->n);
+  put_le32(p + 44, h->count);
+  put_le32(p + 52, h->entry);
+  put_le32(p + 56, (uint32_t)h->max_level);
+  put_le32(p + 60, (uint32_t)nup);
+  put_le64(p + 64, h->rng);
+  put_words(p + HNSW_HDR, h->l0, (size_t)h->n * (1 + h->M0));
+  uint8_t *np = p + HNSW_HDR + l0b, *up = np + nodeb;
+  uint32_t off = 0;
+  for (uint32_t i = 0; i < h->n; i++) {
+    uint32_t f = h->node[2 * (size_t)i];
+    uint32_t lv = f & NODE_PRESENT ? f & NODE_LEVEL : 0;
+    if (!(f & NODE_PRESENT)) f = 0;
+    put_le32(np + 8 * (size_t)i, f);
+    put_le32(np + 8 * (size_t)i + 4, off);
+    for (uint32_t l = 1; l <= lv; l++) {
+      put_words(up, links(h, i, (int)l), 1 + h->M);
+      up += (size_t)(1 + h->M) * 4;
+    }
+    off += lv;
+  }
+  *img = p;
+  *len = total;
+  return ANN_OK;
+}
+
+/* Check the graph arrays (just loaded) for anything that could send a
+** search outside them. */
+static int check_graph(hnsw *h) {
+  uint64_t run = 0;
+  uint32_t present = 0;
+  for (uint32_t i = 0; i < h->n; i++) {
+    uint32_t f = h->node[2 * (size_t)i], off = h->node[2 * (size_t)i + 1];
+    if (f & ~NODE_FLAGS) return set_err(h, ANN_CORRUPT, "node %u: bad flags %#x", i, f);
+    if (!(f & NODE_PRESENT)) {
+      if (f != 0 || h->l0[(size_t)i * (1 + h->M0)] != 0)
+        return set_err(h, ANN_CORRUPT, "node %u: absent but not empty", i);
+    } else {
+      if ((int)(f & NODE_LEVEL) > h->max_level)
+        return set_err(h, ANN_CORRUPT, "node %u: level above the top", i);
+      present++;
+    }
+    if (off != run) return set_err(h, ANN_CORRUPT, "node %u: bad upper offset", i);
+    run += f & NODE_PRESENT ? f & NODE_LEVEL : 0;
+  }
+  if (run != h->n_up) return set_err(h, ANN_CORRUPT, "upper block count mismatch");
+  if (present != h->count) return set_err(h, ANN_CORRUPT, "node count mismatch");
+  if (h->count == 0) {
+    if (h->entry != HNSW_NONE || h->max_level != 0)
+      return set_err(h, ANN_CORRUPT, "entry point in an empty index");
+  } else if (h->entry >= h->n || !(h->node[2 * (size_t)h->entry] & NODE_PRESENT) ||
+             (int)node_level(h, h->entry) != h->max_level) {
+    return set_err(h, ANN_CORRUPT, "bad entry point");
+  }
+  for (uint32_t i = 0; i < h->n; i++) {
+    if (!(h->node[2 * (size_t)i] & NODE_PRESENT)) continue;
+    int lv = (int)node_level(h, i);
+    for (int l = 0; l <= lv; l++) {
+      const uint32_t *b = links(h, i, l);
+      if (b[0] > (l ? h->M : h->M0))
+        return set_err(h, ANN_CORRUPT, "node %u level %d: %u links", i, l, b[0]);
+      for (uint32_t j = 1; j <= b[0]; j++) {
+        uint32_t t = b[j];
+        if (t >= h->n || t == i || !(h->node[2 * (size_t)t] & NODE_PRESENT) ||
+            (int)node_level(h, t) < l)
+          return set_err(h, ANN_CORRUPT, "node %u level %d: bad link %u", i, l, t);
+      }
+    }
+  }
+  return ANN_OK;
+}
+
+/* little-endian words from the image into a malloc'd host array */
+static uint32_t *copy_words(const uint8_t *src, size_t n) {
+  uint32_t *w = malloc(n ? n * 4 : 4);
+  if (!w) return NULL;
+  for (size_t i = 0; i < n; i++) w[i] = get_le32(src + 4 * i);
+  return w;
+}
+
+int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
+              ann_vec_fn vec, void *ctx, hnsw **out) {
+  *out = NULL;
+  hnsw *h = alloc_handle(dim, m, e, vec, ctx);
+  if (!h) return ANN_NOMEM;
+  *out = h;
+  h->broken = 1; /* until the image is accepted */
+  int rc = check_args(h, dim, m, e, vec);
+  if (rc != ANN_OK) return rc;
+  const uint8_t *p = img;
+  if (!p || len < HNSW_HDR || memcmp(p, HNSW_MAGIC, 8) != 0)
+    return set_err(h, ANN_CORRUPT, "not an HNSW image");
+  if (get_le32(p + 8) != HNSW_VERSION || get_le32(p + 12) != HNSW_HDR)
+    return set_err(h, ANN_CORRUPT, "HNSW image version %u not supported",
+                   get_le32(p + 8));
+  if (get_le32(p + 16) != (uint32_t)dim || get_le32(p + 20) != (uint32_t)m ||
+      get_le32(p + 24) != (uint32_t)e)
+    return set_err(h, ANN_CORRUPT,
+                   "image is for dim %u metric %u elem %u, not %d %d %d",
+                   get_le32(p + 16), get_le32(p + 20), get_le32(p + 24), dim,
+                   (int)m, (int)e);
+  uint32_t M = get_le32(p + 28), M0 = get_le32(p + 32), efc = get_le32(p + 36);
+  if (M < 2 || M > HNSW_MAX_M || M0 != 2 * M || efc < 1 || efc > HNSW_MAX_EFC ||
+      get_le32(p + 48) != 0 || get_le64(p + 72) != 0)
+    return set_err(h, ANN_CORRUPT, "bad HNSW header");
+  set_m(h, M);
+  h->efc = efc;
+  h->n = get_le32(p + 40);
+  h->count = get_le32(p + 44);
+  h->entry = get_le32(p + 52);
+  uint32_t top = get_le32(p + 56);
+  h->n_up = get_le32(p + 60);
+  h->rng = get_le64(p + 64);
+  if (h->n == HNSW_NONE || h->count > h->n || top > HNSW_MAX_LEVEL)
+    return set_err(h, ANN_CORRUPT, "bad HNSW header");
+  h->max_level = (int)top;
+  uint64_t l0w = (uint64_t)h->n * (1 + M0), nodew = (uint64_t)h->n * 2,
+           upw = (uint64_t)h->n_up * (1 + M);
+  if ((uint64_t)len - HNSW_HDR != (l0w + nodew + upw) * 4)
+    return set_err(h, ANN_CORRUPT, "HNSW image size %zu, expected %llu", len,
+                   (unsigned long long)(HNSW_HDR + (l0w + nodew + upw) * 4));
+  const uint8_t *body = p + HNSW_HDR;
+  if (host_le() && ((uintptr_t)p & 3) == 0) { /* in place */
+    h->l0 = (uint32_t *)(uintptr_t)body;
+    h->node = h->l0 + l0w;
+    h->up = h->node + nodew;
+    h->owned = 0;
+  } else {
+    h->l0 = copy_words(body, (size_t)l0w);
+    h->node = copy_words(body + l0w * 4, (size_t)nodew);
+    h->up = copy_words(body + (l0w + nodew) * 4, (size_t)upw);
+    h->owned = 1;
+    h->ncap = h->n;
+    h->upcap = h->n_up;
+    if (!h->l0 || !h->node || !h->up) return set_err(h, ANN_NOMEM, "out of memory");
+  }
+  if ((rc = check_graph(h)) != ANN_OK) return rc;
+  h->broken = 0;
+  return ANN_OK;
+}

@@ -1,0 +1,132 @@
+/*
+** lib/ann/hnsw.h - a hierarchical navigable small world graph (Malkov &
+** Yashunin, "Efficient and robust approximate nearest neighbor search using
+** Hierarchical Navigable Small World graphs", 2016) over rows the caller
+** keeps.
+**
+** The index stores only the graph.  Vectors stay where the caller has them
+** (typically f32 or f16 rows of a memory-mapped HDF5 dataset); the index
+** asks for row i through an ann_vec_fn callback whenever it needs it.
+**
+** Ids are row numbers: dense, added in any order, each at most once.
+** Distances are "smaller is closer":
+**   ANN_COSINE  cosine distance 1 - cos(a, b), from the k_get() cos kernels
+**               (rows are not normalised: the index never copies them)
+**   ANN_L2      squared Euclidean distance
+**   ANN_DOT     negative dot product
+** Queries are always f32; f16 rows are scored with the mixed f32 x f16
+** kernels.  Every distance comes from kernels/k.h, so results are the same
+** as a brute-force scan with the same kernels.
+**
+** Threads: one writer at a time (hnsw_add, hnsw_build, hnsw_delete,
+** hnsw_free); hnsw_build itself may use several threads.  Any number of
+** hnsw_search calls may run at once on an index nobody is writing.  The
+** vec callback must then be safe to call from several threads.
+**
+** Errors: functions return ANN_OK (0) or a negative ANN_E* code;
+** hnsw_search returns the number of hits or a negative code.  The writer
+** functions, hnsw_new and hnsw_load leave a message for hnsw_errmsg;
+** hnsw_search (const, concurrent) does not.
+*/
+#ifndef H5MEM_ANN_HNSW_H
+#define H5MEM_ANN_HNSW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { ANN_COSINE = 0, ANN_L2 = 1, ANN_DOT = 2 } ann_metric;
+typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
+
+#define ANN_OK 0
+#define ANN_ERROR (-1)   /* bad argument or state: the message says which */
+#define ANN_NOMEM (-2)   /* out of memory */
+#define ANN_CORRUPT (-3) /* hnsw_load: the image is not a valid index */
+
+/* Row i: dim elements of the index's element type (f32, or f16 bit
+** patterns), naturally aligned.  The pointer is used at once, before the
+** next call of the callback from the same thread, and never kept.  It must
+** answer for every row in the index; a NULL answer scores as infinitely
+** far. */
+typedef const void *(*ann_vec_fn)(void *ctx, uint32_t i);
+
+/* The index.  Allocated by hnsw_new / hnsw_load, freed by hnsw_free. */
+typedef struct hnsw hnsw;
+
+/* Construction parameters; a zero field takes the default.
+**   M                links per node on the upper levels (default 16, 2..512);
+**                    level 0 keeps up to 2M
+**   ef_construction  candidate list size while inserting (default 64)
+**   seed             level generator seed (default: a fixed constant)
+**   threads          hnsw_build's threads (default 1) */
+typedef struct hnsw_params {
+  int M;
+  int ef_construction;
+  uint64_t seed;
+  int threads;
+} hnsw_params;
+
+/* A new empty index over rows of dim elements of type elem.  p may be NULL
+** (all defaults).  vec/ctx are borrowed and must outlive the index.  On
+** error other than ANN_NOMEM, *out is still set to a handle holding the
+** message (hnsw_errmsg); free it with hnsw_free.  On ANN_NOMEM *out is
+** NULL. */
+int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
+             ann_vec_fn vec, void *ctx, hnsw **out);
+
+/* Insert row i.  ANN_ERROR if i is already in the index (deleted rows
+** included) or i == UINT32_MAX. */
+int hnsw_add(hnsw *h, uint32_t i);
+
+/* Insert every row below n that is not in the index yet (for an index built
+** from a dense prefix: rows [hnsw_count(h), n)), on p.threads threads.
+** Levels are drawn from the seed in id order before the threads start, so
+** with threads = 1 the graph depends only on the seed and the rows.  With
+** more threads rows are linked in whatever order the threads reach them:
+** the graph may differ from run to run (recall does not, measurably). */
+int hnsw_build(hnsw *h, uint32_t n);
+
+/* Mark row i deleted: never returned by hnsw_search, still used to navigate
+** (its links stay).  ANN_ERROR if i is not in the index; deleting twice is
+** fine. */
+int hnsw_delete(hnsw *h, uint32_t i);
+
+typedef struct ann_hit {
+  uint32_t id;
+  float dist;
+} ann_hit;
+
+/* The k nearest live rows to q (dim f32 values), looking at
+** max(ef, k) candidates.  filter is NULL or returns nonzero for the rows
+** that may be returned; rows it refuses (and deleted rows) are navigated
+** through but never returned.  out has room for k hits; they come sorted by
+** distance, then id.  Returns the number of hits: fewer than k only when
+** fewer rows are live, allowed and reachable.  k <= 0 returns 0. */
+int hnsw_search(const hnsw *h, const float *q, int k, int ef,
+                int (*filter)(void *fctx, uint32_t i), void *fctx,
+                ann_hit *out);
+
+/* The number of rows in the index, deleted ones included. */
+uint32_t hnsw_count(const hnsw *h);
+
+/* The graph as a flat little-endian image (layout in hnsw.c), malloc'd into
+** *img (the caller frees it), its size in *len. */
+int hnsw_save(const hnsw *h, uint8_t **img, size_t *len);
+
+/* An index over an image made by hnsw_save.  dim, metric and elem must be
+** the ones it was built with.  Every count, offset and link is checked
+** against len and the node count: a damaged image gives ANN_CORRUPT, never
+** a crash.  When img is 4-byte aligned (and the host little-endian) the
+** neighbour lists are read in place: img must then stay valid and
+** unchanged until hnsw_free, or until the first write (add, build, delete)
+** copies them into memory the index owns.  *out on error: as hnsw_new. */
+int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
+              ann_vec_fn vec, void *ctx, hnsw **out);
+
+/* Frees the index (NULL is fine).  The image given to hnsw_load and the
+** rows are the caller's. */
+void hnsw_free(hnsw *h);
+
+/* The last error's message ("" if none); "out of memory" for NULL. */
+const char *hnsw_errmsg(const hnsw *h);
+
+#endif /* H5MEM_ANN_HNSW_H */
