@@ -34,8 +34,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { ANN_COSINE = 0, ANN_L2 = 1, ANN_DOT = 2 } ann_metric;
-typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
+#include "ann.h"
+
+/* ann_metric, ann_elem: ann.h */
 
 #define ANN_OK 0
 #define ANN_ERROR (-1)   /* bad argument or state: the message says which */
