@@ -580,11 +580,6 @@ static void fcache_unref(void *p) {
   sqlite3_free(fc);
 }
 
-static int same_file(const struct stat *a, const struct stat *b) {
-  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
-
 static int fcache_get(fcache *fc, const char *who, const char *path, h5_file **out,
                       char **pzErr) {
   struct stat st;
@@ -596,7 +591,7 @@ static int fcache_get(fcache *fc, const char *who, const char *path, h5_file **o
   for (int i = 0; i < FCACHE_N && victim < 0; i++) {
     fcache_entry *e = &fc->e[i];
     if (!e->f || strcmp(e->path, path) != 0) continue;
-    if (same_file(&e->st, &st)) {
+    if (h5sql_same_file(&e->st, &st)) {
       e->use = ++fc->clock;
       *out = e->f;
       return SQLITE_OK;

@@ -198,3 +198,8 @@ void h5sql_result_values(sqlite3_context *ctx, h5_file *f, const h5_type *t,
   else
     result_json_of(ctx, f, t, data, rank, dims);
 }
+
+int h5sql_same_file(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}

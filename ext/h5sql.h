@@ -6,6 +6,8 @@
 #ifndef H5MEM_EXT_H5SQL_H
 #define H5MEM_EXT_H5SQL_H
 
+#include <sys/stat.h>
+
 #include "ext.h"
 #include "h5/h5.h"
 #include "util/strbuf.h"
@@ -47,6 +49,10 @@ void h5sql_error(sqlite3_context *ctx, const char *who, const char *fmt, ...)
 /* The SQL result for strbuf s holding JSON text (takes s's buffer); a
 ** limit overrun is SQLITE_TOOBIG. */
 void h5sql_result_json(sqlite3_context *ctx, strbuf *s);
+
+/* Whether two stats are of the same file, unchanged (device, inode, size,
+** modification time to the nanosecond). */
+int h5sql_same_file(const struct stat *a, const struct stat *b);
 
 /* Register h5_ls, h5_attrs and h5_read_json (ext/func_h5.c). */
 int ext_h5_register(sqlite3 *db);

@@ -21,6 +21,12 @@ const char *h5mem_table_name(const memvt *vt);
 ** when done): no checkpoint moves rows meanwhile. */
 void h5mem_table_hold(memvt *vt, int delta);
 
+/* A store's string (NULL: SQL NULL) as a result. */
+static inline void h5mem_result_text(sqlite3_context *ctx, const char *s, size_t n) {
+  if (!s) sqlite3_result_null(ctx);
+  else sqlite3_result_text64(ctx, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
 /* Register vec_search (vtab_search.c); reg_unref is called when SQLite
 ** lets go of reg (also on failure). */
 int ext_vtab_search_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *));

@@ -167,11 +167,6 @@ static void snap_unref(h5snap *s) {
   sqlite3_free(s);
 }
 
-static int same_file(const struct stat *a, const struct stat *b) {
-  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
-
 static int make_columns(int row_json, const h5_dset_info *in, h5cols *out);
 
 /* Open the file and dataset as they are now. */
@@ -332,7 +327,7 @@ static void free_columns(h5cols *c) {
 static int refresh(h5vt *vt) {
   struct stat st;
   if (stat(vt->file, &st) != 0) return vt_err(vt, "cannot open '%s': %s", vt->file, strerror(errno));
-  if (vt->snap && same_file(&vt->snap->st, &st)) return SQLITE_OK;
+  if (vt->snap && h5sql_same_file(&vt->snap->st, &st)) return SQLITE_OK;
   h5snap *s;
   int rc = snap_open(vt, &s);
   if (rc != SQLITE_OK) return rc;

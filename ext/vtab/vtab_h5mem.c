@@ -545,11 +545,6 @@ static int mem_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
   return SQLITE_OK;
 }
 
-static void result_text(sqlite3_context *ctx, const char *s, size_t n) {
-  if (!s) sqlite3_result_null(ctx);
-  else sqlite3_result_text64(ctx, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
-}
-
 static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
@@ -570,12 +565,12 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   const store_view *v = &c->v;
   switch (col) {
   case COL_ID: sqlite3_result_int64(ctx, v->id); break;
-  case COL_TEXT: result_text(ctx, v->text, v->text_len); break;
-  case COL_SOURCE: result_text(ctx, v->source, v->source_len); break;
-  case COL_SESSION: result_text(ctx, v->session, v->session_len); break;
-  case COL_TAGS: result_text(ctx, v->tags, v->tags_len); break;
-  case COL_TIER: result_text(ctx, v->tier, v->tier_len); break;
-  case COL_META: result_text(ctx, v->meta, v->meta_len); break;
+  case COL_TEXT: h5mem_result_text(ctx, v->text, v->text_len); break;
+  case COL_SOURCE: h5mem_result_text(ctx, v->source, v->source_len); break;
+  case COL_SESSION: h5mem_result_text(ctx, v->session, v->session_len); break;
+  case COL_TAGS: h5mem_result_text(ctx, v->tags, v->tags_len); break;
+  case COL_TIER: h5mem_result_text(ctx, v->tier, v->tier_len); break;
+  case COL_META: h5mem_result_text(ctx, v->meta, v->meta_len); break;
   case COL_TS: sqlite3_result_int64(ctx, v->ts); break;
   case COL_IMPORTANCE:
     if (isnan(v->importance)) sqlite3_result_null(ctx);

@@ -565,11 +565,6 @@ static int vs_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
   return SQLITE_OK;
 }
 
-static void text_result(sqlite3_context *ctx, const char *s, size_t n) {
-  if (!s) sqlite3_result_null(ctx);
-  else sqlite3_result_text64(ctx, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
-}
-
 static int vs_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   vscur *c = (vscur *)cur;
   const ann_res *r = &c->res[c->i];
@@ -598,10 +593,10 @@ static int vs_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   }
   switch (col) {
   case VS_ID: sqlite3_result_int64(ctx, c->v.id); break;
-  case VS_TEXT: text_result(ctx, c->v.text, c->v.text_len); break;
-  case VS_SOURCE: text_result(ctx, c->v.source, c->v.source_len); break;
-  case VS_SESSION: text_result(ctx, c->v.session, c->v.session_len); break;
-  case VS_TIER: text_result(ctx, c->v.tier, c->v.tier_len); break;
+  case VS_TEXT: h5mem_result_text(ctx, c->v.text, c->v.text_len); break;
+  case VS_SOURCE: h5mem_result_text(ctx, c->v.source, c->v.source_len); break;
+  case VS_SESSION: h5mem_result_text(ctx, c->v.session, c->v.session_len); break;
+  case VS_TIER: h5mem_result_text(ctx, c->v.tier, c->v.tier_len); break;
   case VS_TS: sqlite3_result_int64(ctx, c->v.ts); break;
   }
   return SQLITE_OK;
