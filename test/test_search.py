@@ -154,6 +154,15 @@ def test_errors(d):
             check(False, "%s must fail" % sql)
         except sqlite3.Error as e:
             check(word in str(e), "%s: %r lacks %r" % (sql, str(e), word))
+    # ts bounds of every kind agree with SQLite's own comparison of the column
+    for k in range(2, 7):
+        db.execute("INSERT INTO mem(text, embedding, ts) VALUES ('t', '[1,2,3]', ?)", (k * 10,))
+    for cond in ["ts < 1e30", "ts > 1e30", "ts > -1e30", "ts = -1e30", "ts >= 20.5", "ts < 40.0", "ts = 30.0",
+                 "ts = 30.5", "ts > 'abc'", "ts < 'abc'", "ts <= 9223372036854775807", "ts > 9223372036854775807",
+                 "ts BETWEEN 25 AND 45"]:
+        a = db.execute("SELECT count(*) FROM vec_search('mem', '[1,2,3]', 100) WHERE %s" % cond).fetchone()[0]
+        b = db.execute("SELECT count(*) FROM mem WHERE embedding IS NOT NULL AND %s" % cond).fetchone()[0]
+        check(a == b, "filter %s: %d rows, SQLite says %d" % (cond, a, b))
     nan = np.array([1, np.nan, 0], dtype="<f4").tobytes()
     try:
         db.execute("SELECT * FROM vec_search('mem', ?, 3)", (nan,)).fetchall()

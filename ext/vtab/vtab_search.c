@@ -85,6 +85,10 @@ int knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
     int64_t lo = INT64_MIN, hi = INT64_MAX;
     int exact = t == SQLITE_INTEGER;
     int64_t x = sqlite3_value_int64(v);
+    if (!exact && !(fabs(d) < 9.2e18)) { /* beyond every int64 (or NaN) */
+      if (isnan(d) || op == KNN_OP_EQ || (d > 0) == (op == KNN_OP_GT || op == KNN_OP_GE)) f->empty = 1;
+      return SQLITE_OK;
+    }
     switch (op) {
     case KNN_OP_EQ:
       if (!exact && floor(d) != d) f->empty = 1;
@@ -94,10 +98,6 @@ int knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
     case KNN_OP_GE: lo = exact ? x : (int64_t)ceil(d); break;
     case KNN_OP_LT: hi = exact ? (x == INT64_MIN ? (f->empty = 1, x) : x - 1) : (int64_t)ceil(d) - 1; break;
     case KNN_OP_LE: hi = exact ? x : (int64_t)floor(d); break;
-    }
-    if (!exact && !(fabs(d) < 9.2e18)) { /* beyond every int64 */
-      if ((d > 0) == (op == KNN_OP_GT || op == KNN_OP_GE || op == KNN_OP_EQ)) f->empty = 1;
-      return SQLITE_OK;
     }
     if (!f->has_ts) {
       f->ts_lo = INT64_MIN;
