@@ -314,6 +314,14 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   return H5_OK;
 }
 
+/* A chunked dataset's layout message repeats the element size: it must be
+** the datatype's. */
+static int chunk_esize_check(h5_file *f, const struct h5_dset *d) {
+  if (d->chunk_esize == d->type->size) return H5_OK;
+  return h5_err(f, H5_ECORRUPT, "layout message: chunk element size %llu, datatype size %u",
+                (unsigned long long)d->chunk_esize, d->type->size);
+}
+
 int h5_dset_chunk_iter(h5_obj *o, h5_chunk_cb cb, void *ctx) {
   struct h5_dset *d;
   int rc = h5_dset_get(o, &d);
@@ -321,9 +329,7 @@ int h5_dset_chunk_iter(h5_obj *o, h5_chunk_cb cb, void *ctx) {
   if (d->info.layout != H5_LAYOUT_CHUNKED || d->efl)
     return h5_err(o->f, H5_EINVAL, "not a chunked dataset");
   if (d->addr == H5_UNDEF_ADDR) return H5_OK;
-  if (d->chunk_esize != d->type->size)
-    return h5_err(o->f, H5_ECORRUPT, "layout message: chunk element size %llu, datatype size %u",
-                  (unsigned long long)d->chunk_esize, d->type->size);
+  if ((rc = chunk_esize_check(o->f, d)) != H5_OK) return rc;
   return h5_chunked_each(o->f, d, cb, ctx);
 }
 
@@ -347,10 +353,7 @@ int h5_dset_storage_size(h5_obj *o, uint64_t *bytes) {
   case H5_LAYOUT_CONTIGUOUS: *bytes = d->addr == H5_UNDEF_ADDR ? 0 : d->size; return H5_OK;
   case H5_LAYOUT_CHUNKED:
     if (d->addr == H5_UNDEF_ADDR) return H5_OK;
-    if (d->chunk_esize != d->type->size)
-      return h5_err(o->f, H5_ECORRUPT,
-                    "layout message: chunk element size %llu, datatype size %u",
-                    (unsigned long long)d->chunk_esize, d->type->size);
+    if ((rc = chunk_esize_check(o->f, d)) != H5_OK) return rc;
     return h5_chunked_storage(o->f, d, bytes);
   default: return H5_OK; /* virtual: the data is in other datasets */
   }
@@ -570,10 +573,7 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
     return rc;
   }
   case H5_LAYOUT_CHUNKED:
-    if (d->chunk_esize != d->type->size)
-      return h5_err(f, H5_ECORRUPT,
-                    "layout message: chunk element size %llu, datatype size %u",
-                    (unsigned long long)d->chunk_esize, d->type->size);
+    if ((rc = chunk_esize_check(f, d)) != H5_OK) return rc;
     h5_fill(d, buf, n);
     if (d->addr == H5_UNDEF_ADDR) return H5_OK;
     return h5_chunked_read(f, d, buf, (size_t)need);
@@ -632,10 +632,7 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
     return rc;
   }
   case H5_LAYOUT_CHUNKED:
-    if (d->chunk_esize != d->type->size)
-      return h5_err(f, H5_ECORRUPT,
-                    "layout message: chunk element size %llu, datatype size %u",
-                    (unsigned long long)d->chunk_esize, d->type->size);
+    if ((rc = chunk_esize_check(f, d)) != H5_OK) return rc;
     h5_fill(d, buf, n);
     if (d->addr == H5_UNDEF_ADDR) return H5_OK;
     return h5_chunked_read_sel(f, d, &sel, buf, (size_t)(n * esz));
