@@ -37,10 +37,11 @@ void knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *pl
 /* The query vector from a value (BLOB or JSON, the store's dim). */
 int knn_query(store *st, sqlite3_value *v, float **out, char **pzErr);
 
-/* The exact top k among the live records that meet f: positions and raw
+/* The top k among the live records that meet f (store_knn: through the
+** store's index unless o says exact; o may be NULL): positions and raw
 ** distances (sqlite3_malloc'd), sorted. */
-int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, ann_res **out,
-            uint64_t *nout, char **pzErr);
+int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+            ann_res **out, uint64_t *nout, char **pzErr);
 
 /* A raw distance as the distance column shows it, and as a score. */
 double knn_distance(const store *st, float d);

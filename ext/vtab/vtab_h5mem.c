@@ -31,6 +31,7 @@
 #include "h5mem_int.h"
 #include "k.h"
 #include "search_int.h"
+#include "util/strbuf.h"
 #include "vtab_args.h"
 #include "store/store.h"
 #include "util/json.h"
@@ -114,7 +115,7 @@ static int st_err(memvt *vt, int rc) {
 typedef struct memopts {
   char *path, *agent, *embedder;
   store_opts o;
-  int have_metric, have_storage;
+  int have_metric, have_storage, have_index;
 } memopts;
 
 static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzErr) {
@@ -150,16 +151,30 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       sqlite3_free(m->embedder);
       m->embedder = v;
       continue;
-    } else if (KEY("dim") || KEY("chunk") || KEY("autocheckpoint")) {
+    } else if (KEY("dim") || KEY("chunk") || KEY("autocheckpoint") || KEY("M") ||
+               KEY("ef_construction") || KEY("ef_search")) {
       char *end;
       long long n = strtoll(v, &end, 10);
-      long long hi = KEY("dim") ? 65536 : KEY("chunk") ? (1 << 20) : (1LL << 40);
-      bad = end == v || *end || n < 1 || n > hi;
+      long long lo = KEY("M") ? 2 : 1;
+      long long hi = KEY("dim") ? 65536 : KEY("chunk") || KEY("ef_construction") ? (1 << 20)
+                   : KEY("M") ? 512 : KEY("ef_search") ? 100000 : (1LL << 40);
+      bad = end == v || *end || n < lo || n > hi;
       if (!bad && KEY("dim")) m->o.dim = (int)n;
       else if (!bad && KEY("chunk")) m->o.chunk_rows = (int)n;
+      else if (!bad && KEY("M")) m->o.hnsw_m = (int)n;
+      else if (!bad && KEY("ef_construction")) m->o.hnsw_efc = (int)n;
+      else if (!bad && KEY("ef_search")) m->o.ef_search = (int)n;
       else if (!bad) m->o.autocheckpoint = (uint64_t)n;
       if (bad)
-        *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in 1..%lld", WHO, (int)kl, k, v, hi);
+        *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in %lld..%lld", WHO, (int)kl, k, v, lo, hi);
+    } else if (KEY("index")) {
+      m->have_index = 1;
+      if (!sqlite3_stricmp(v, "flat")) m->o.index = STORE_INDEX_FLAT;
+      else if (!sqlite3_stricmp(v, "hnsw")) m->o.index = STORE_INDEX_HNSW;
+      else {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: index=%s: expected flat or hnsw", WHO, v);
+      }
     } else if (KEY("metric")) {
       m->have_metric = 1;
       if (!sqlite3_stricmp(v, "cosine")) m->o.metric = STORE_COSINE;
@@ -188,7 +203,8 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     } else {
       bad = 1;
       *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: path, dim, metric, storage, "
-                               "sync, agent, embedder, chunk, autocheckpoint)", WHO, (int)kl, k);
+                               "index, M, ef_construction, ef_search, sync, agent, embedder, "
+                               "chunk, autocheckpoint)", WHO, (int)kl, k);
     }
 #undef KEY
     sqlite3_free(v);
@@ -240,13 +256,14 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
     if (sr != STORE_OK) {
       rc = store_rc(sr) == SQLITE_CONSTRAINT ? SQLITE_ERROR : store_rc(sr);
       *pzErr = sqlite3_mprintf("%s: %s", WHO, err);
-    } else if (m.o.dim == 0 && (m.have_metric || m.have_storage) &&
-               ((m.have_metric && m.o.metric != store_metric(vt->st)) ||
-                (m.have_storage && m.o.storage != store_storage(vt->st)))) {
+    } else if (m.o.dim == 0 && ((m.have_metric && m.o.metric != store_metric(vt->st)) ||
+                                (m.have_storage && m.o.storage != store_storage(vt->st)) ||
+                                (m.have_index && m.o.index != store_index(vt->st, NULL)))) {
       rc = SQLITE_ERROR;
-      *pzErr = sqlite3_mprintf("%s: %s: metric or storage differ from the store's (%s, %s)", WHO, m.path,
+      *pzErr = sqlite3_mprintf("%s: %s: metric, storage or index differ from the store's (%s, %s, %s)", WHO, m.path,
                                store_metric(vt->st) == STORE_L2 ? "l2" : store_metric(vt->st) == STORE_DOT ? "dot" : "cosine",
-                               store_storage(vt->st) == STORE_F16 ? "float16" : "float32");
+                               store_storage(vt->st) == STORE_F16 ? "float16" : "float32",
+                               store_index(vt->st, NULL) == STORE_INDEX_HNSW ? "hnsw" : "flat");
     }
   }
   opts_free(&m);
@@ -434,7 +451,7 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
   float *q = NULL;
   char *err = NULL;
   if (rc == SQLITE_OK && (rc = knn_query(vt->st, qv, &q, &err)) == SQLITE_OK)
-    rc = knn_run(vt->st, q, (uint64_t)k, &f, &c->res, &c->nres, &err);
+    rc = knn_run(vt->st, q, (uint64_t)k, &f, NULL, &c->res, &c->nres, &err);
   sqlite3_free(q);
   knn_filter_free(&f);
   if (err) {
@@ -984,6 +1001,48 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   sqlite3_result_int64(ctx, (sqlite3_int64)store_count(vt->st));
 }
 
+/* ---- h5mem_index(name) --------------------------------------------------------- */
+
+/* The store's vector index as JSON: settings, the rows the saved graph
+** covers, the rows searched exactly, whether the graph is read in place. */
+static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  registry *reg = sqlite3_user_data(ctx);
+  const char *name = (const char *)sqlite3_value_text(argv[0]);
+  memvt *vt = name ? reg_find(reg, name) : NULL;
+  if (!vt) {
+    char *m = sqlite3_mprintf("h5mem_index: no h5mem table '%s' is open on this connection "
+                              "(query it once, or check the name)", name ? name : "");
+    sqlite3_result_error(ctx, m ? m : "h5mem_index: no such table", -1);
+    sqlite3_free(m);
+    return;
+  }
+  if (!vt->cursors && store_refresh(vt->st) != STORE_OK) {
+    char *m = sqlite3_mprintf("h5mem_index: %s", store_errmsg(vt->st));
+    sqlite3_result_error(ctx, m ? m : "h5mem_index failed", -1);
+    sqlite3_free(m);
+    return;
+  }
+  store_index_info in;
+  store_index(vt->st, &in);
+  uint64_t npos = store_npos(vt->st);
+  strbuf sb = {0};
+  strbuf_printf(&sb, "{\"index\":\"%s\",\"M\":%d,\"ef_construction\":%d,\"ef_search\":%d,"
+                "\"graph_rows\":%llu,\"exact_rows\":%llu,\"in_place\":%s,\"note\":",
+                in.kind == STORE_INDEX_HNSW ? "hnsw" : "flat", in.m, in.ef_construction, in.ef_search,
+                (unsigned long long)in.graph_rows, (unsigned long long)(npos - in.graph_rows),
+                in.in_place ? "true" : "false");
+  strbuf_json_string(&sb, in.note, strlen(in.note));
+  strbuf_putc(&sb, '}');
+  if (strbuf_failed(&sb)) {
+    strbuf_free(&sb);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, sb.buf, (int)sb.len, SQLITE_TRANSIENT);
+  strbuf_free(&sb);
+}
+
 static void reg_unref(void *p) {
   registry *reg = p;
   if (--reg->refs == 0) sqlite3_free(reg);
@@ -993,16 +1052,24 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   registry *reg = sqlite3_malloc(sizeof *reg);
   if (!reg) return SQLITE_NOMEM;
   memset(reg, 0, sizeof *reg);
-  reg->refs = 3; /* the module, h5mem_checkpoint, vec_search; on failure
+  reg->refs = 4; /* the module, h5mem_checkpoint, h5mem_index, vec_search; on failure
                     SQLite calls the destructor of what it did not take */
   int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, reg_unref);
   if (rc != SQLITE_OK) {
+    reg_unref(reg);
     reg_unref(reg);
     reg_unref(reg);
     return rc;
   }
   rc = sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
                                   fn_checkpoint, NULL, NULL, reg_unref);
+  if (rc != SQLITE_OK) {
+    reg_unref(reg);
+    reg_unref(reg);
+    return rc;
+  }
+  rc = sqlite3_create_function_v2(db, "h5mem_index", 1, SQLITE_UTF8, reg, fn_index, NULL, NULL,
+                                  reg_unref);
   if (rc != SQLITE_OK) {
     reg_unref(reg);
     return rc;

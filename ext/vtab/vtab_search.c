@@ -124,21 +124,6 @@ int knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
   return SQLITE_OK;
 }
 
-typedef struct allow_ctx {
-  const store *st;
-  const uint8_t *bits; /* NULL: every live row */
-} allow_ctx;
-
-static int allow_fn(void *ctx, uint64_t pos) {
-  const allow_ctx *a = ctx;
-  if (a->bits) return (a->bits[pos / 8] >> (pos % 8)) & 1;
-  return store_pos_live(a->st, pos);
-}
-
-static const void *block_fn(void *ctx, uint64_t pos, uint64_t *count) {
-  return store_emb_block(ctx, pos, count);
-}
-
 /* Whether the live record at pos meets f (not the id part). */
 static int meets(store *st, uint64_t pos, const knn_filter *f, int *err) {
   unsigned want = (f->has[0] ? STORE_V_SOURCE : 0) | (f->has[1] ? STORE_V_SESSION : 0) |
@@ -157,16 +142,15 @@ static int meets(store *st, uint64_t pos, const knn_filter *f, int *err) {
   return 1;
 }
 
-int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, ann_res **out,
-            uint64_t *nout, char **pzErr) {
+int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+            ann_res **out, uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
   if (f->empty || k == 0 || store_count(st) == 0) return SQLITE_OK;
-  uint64_t npos = store_npos(st);
-  allow_ctx a = {st, NULL};
+  uint64_t npos = store_npos(st), nallow = 0;
   uint8_t *bits = NULL;
   int filtered = f->has[0] || f->has[1] || f->has[2] || f->has_ts || f->has_ids;
-  if (filtered) { /* the allowed rows, decided before the (parallel) scan */
+  if (filtered) { /* the allowed rows, decided before the search */
     bits = sqlite3_malloc64(npos / 8 + 1);
     if (!bits) return SQLITE_NOMEM;
     memset(bits, 0, npos / 8 + 1);
@@ -174,20 +158,28 @@ int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, ann_res 
     if (f->has_ids) {
       for (size_t i = 0; i < f->nids && !err; i++) {
         uint64_t pos;
-        if (store_find(st, f->ids[i], &pos) == STORE_OK && meets(st, pos, f, &err))
+        if (store_find(st, f->ids[i], &pos) == STORE_OK && !(bits[pos / 8] >> (pos % 8) & 1) &&
+            meets(st, pos, f, &err)) {
           bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
+          nallow++;
+        }
       }
     } else {
       for (uint64_t pos = 0; pos < npos && !err; pos++)
-        if (store_pos_live(st, pos) && meets(st, pos, f, &err))
+        if (store_pos_live(st, pos) && meets(st, pos, f, &err)) {
           bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
+          nallow++;
+        }
     }
     if (err) {
       sqlite3_free(bits);
       *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
       return SQLITE_CORRUPT;
     }
-    a.bits = bits;
+    if (!nallow) {
+      sqlite3_free(bits);
+      return SQLITE_OK;
+    }
   }
   if (k > store_count(st)) k = store_count(st);
   ann_res *res = sqlite3_malloc64(k * sizeof *res + 1);
@@ -195,15 +187,13 @@ int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, ann_res 
     sqlite3_free(bits);
     return SQLITE_NOMEM;
   }
-  ann_src src = {store_dim(st), store_storage(st) == STORE_F16 ? ANN_F16 : ANN_F32,
-                 store_metric(st) == STORE_L2 ? ANN_L2 : store_metric(st) == STORE_DOT ? ANN_DOT : ANN_COSINE,
-                 npos, block_fn, st};
-  int threads = npos >= 8192 ? 0 : 1; /* (below that, starting threads costs more) */
-  int rc = ann_flat_search(&src, q, k, allow_fn, &a, threads, res, nout);
+  int rc = store_knn(st, q, k, bits, nallow, o, res, nout);
   sqlite3_free(bits);
   if (rc) {
     sqlite3_free(res);
-    return SQLITE_NOMEM;
+    if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
+    *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
+    return SQLITE_ERROR;
   }
   *out = res;
   return SQLITE_OK;
@@ -438,10 +428,11 @@ static int vs_error(sqlite3_vtab *vt, int rc, char *msg) {
   return msg || rc == SQLITE_NOMEM ? rc : SQLITE_NOMEM;
 }
 
-/* Options as JSON: {"exact": bool, "ef": n, "nprobe": n, "index": "flat"}.
-** Every search is exact today; the others are checked and accepted. */
-static int vs_options(sqlite3 *db, sqlite3_value *v, char **err) {
-  if (sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
+/* Options as JSON: {"exact": bool, "ef": n, "index": "flat"|"hnsw"}
+** ("index": "flat" is "exact": true; "hnsw" the store's default). */
+static int vs_options(sqlite3 *db, sqlite3_value *v, store_knn_opts *o, char **err) {
+  memset(o, 0, sizeof *o);
+  if (!v || sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
   const char *t = (const char *)sqlite3_value_text(v);
   while (t && (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')) t++;
   if (!t || *t != '{') {
@@ -459,14 +450,23 @@ static int vs_options(sqlite3 *db, sqlite3_value *v, char **err) {
     const char *key = (const char *)sqlite3_column_text(st, 0);
     const char *type = (const char *)sqlite3_column_text(st, 1);
     if (!key || !type) continue;
+    const char *val = (const char *)sqlite3_column_text(st, 2);
     int ok = 0;
-    if (!strcmp(key, "exact")) ok = !strcmp(type, "true") || !strcmp(type, "false");
-    else if (!strcmp(key, "ef") || !strcmp(key, "nprobe")) ok = !strcmp(type, "integer") && sqlite3_column_int64(st, 2) > 0;
-    else if (!strcmp(key, "index")) ok = !strcmp(type, "text") && !strcmp((const char *)sqlite3_column_text(st, 2), "flat");
+    if (!strcmp(key, "exact")) {
+      ok = !strcmp(type, "true") || !strcmp(type, "false");
+      if (!strcmp(type, "true")) o->exact = 1;
+    } else if (!strcmp(key, "ef")) {
+      sqlite3_int64 n = sqlite3_column_int64(st, 2);
+      ok = !strcmp(type, "integer") && n > 0 && n <= 100000;
+      o->ef = (int)n;
+    } else if (!strcmp(key, "index")) {
+      ok = !strcmp(type, "text") && val && (!strcmp(val, "flat") || !strcmp(val, "hnsw"));
+      if (ok && !strcmp(val, "flat")) o->exact = 1;
+    }
     if (!ok) {
-      *err = sqlite3_mprintf("options: %s%s%s (known: exact true/false, ef and nprobe positive "
-                             "integers, index 'flat')", strcmp(key, "exact") && strcmp(key, "ef") &&
-                             strcmp(key, "nprobe") && strcmp(key, "index") ? "unknown option '" : "bad value for '",
+      *err = sqlite3_mprintf("options: %s%s%s (known: exact true/false, ef an integer 1..100000, "
+                             "index 'flat' or 'hnsw')", strcmp(key, "exact") && strcmp(key, "ef") &&
+                             strcmp(key, "index") ? "unknown option '" : "bad value for '",
                              key, "'");
       sqlite3_finalize(st);
       return SQLITE_ERROR;
@@ -522,7 +522,8 @@ static int vs_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
     }
     k = sqlite3_value_int64(k_v);
   }
-  if (opt_v && (rc = vs_options(vt->db, opt_v, &err)) != SQLITE_OK) {
+  store_knn_opts ko;
+  if ((rc = vs_options(vt->db, opt_v, &ko, &err)) != SQLITE_OK) {
     knn_filter_free(&f);
     return vs_error(&vt->base, rc, err);
   }
@@ -537,7 +538,7 @@ static int vs_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
     knn_filter_free(&f);
     return vs_error(&vt->base, rc, err);
   }
-  rc = knn_run(st, q, (uint64_t)k, &f, &c->res, &c->n, &err);
+  rc = knn_run(st, q, (uint64_t)k, &f, &ko, &c->res, &c->n, &err);
   sqlite3_free(q);
   knn_filter_free(&f);
   if (rc != SQLITE_OK) return vs_error(&vt->base, rc, err);

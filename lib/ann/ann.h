@@ -8,9 +8,23 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum { ANN_COSINE = 0, ANN_L2 = 1, ANN_DOT = 2 } ann_metric;
 typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
+
+/* Whether a stored row stands for "no vector": the store keeps NaN in the
+** first element of a record without an embedding. */
+static inline int ann_row_missing(ann_elem e, const void *row) {
+  if (e == ANN_F32) {
+    uint32_t b;
+    memcpy(&b, row, 4);
+    return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu);
+  }
+  uint16_t h;
+  memcpy(&h, row, 2);
+  return (h & 0x7c00) == 0x7c00 && (h & 0x03ff);
+}
 
 /* A result: a row (position) and its distance to the query. */
 typedef struct ann_res {
@@ -41,5 +55,13 @@ typedef struct ann_src {
 int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
                     int (*allow)(void *actx, uint64_t pos), void *actx, int threads,
                     ann_res *out, uint64_t *nout);
+
+/* Exact search over a list: the k rows closest to q among the n positions
+** pos[] (rows without a vector skipped), sorted by distance then position,
+** into out (room for k); their number in *nout.  For a few allowed rows
+** among many: only those rows are read.  Returns 0, or -1 when out of
+** memory. */
+int ann_flat_gather(const ann_src *src, const float *q, uint64_t k, const uint64_t *pos,
+                    uint64_t n, ann_res *out, uint64_t *nout);
 
 #endif

@@ -90,18 +90,6 @@ static void score(const ann_src *s, const float *q, const void *rows, size_t n, 
     for (size_t i = 0; i < n; i++) out[i] = -out[i];
 }
 
-/* Rows with a NaN first element (no vector) give NaN through every kernel
-** except cosine, which answers 1 for them: check the row itself. */
-static int no_vector(const ann_src *s, const void *row) {
-  if (s->elem == ANN_F32) {
-    float x;
-    memcpy(&x, row, 4);
-    return isnan(x);
-  }
-  uint16_t h;
-  memcpy(&h, row, 2);
-  return (h & 0x7c00) == 0x7c00 && (h & 0x03ff);
-}
 
 static int scan_part(void *ctx, size_t part) {
   scan *sc = ctx;
@@ -123,7 +111,8 @@ static int scan_part(void *ctx, size_t part) {
     score(s, sc->q, rows, (size_t)cnt, d);
     for (uint64_t i = 0; i < cnt; i++) {
       if (isnan(d[i]) || (sc->allow && !sc->allow(sc->actx, pos + i))) continue;
-      if (s->metric == ANN_COSINE && no_vector(s, rows + i * rowbytes)) continue;
+      /* (cosine answers 1, not NaN, for a row without a vector) */
+      if (s->metric == ANN_COSINE && ann_row_missing(s->elem, rows + i * rowbytes)) continue;
       heap_push(hp, (ann_res){pos + i, d[i]});
     }
     pos += cnt;
@@ -158,5 +147,23 @@ int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
   *nout = all.n;
   free(mem);
   free(sc.heaps);
+  return 0;
+}
+
+int ann_flat_gather(const ann_src *src, const float *q, uint64_t k, const uint64_t *pos,
+                    uint64_t n, ann_res *out, uint64_t *nout) {
+  *nout = 0;
+  if (k == 0) return 0;
+  heap hp = {out, 0, k};
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t cnt = 1;
+    const void *row = src->block(src->ctx, pos[i], &cnt);
+    if (!row || ann_row_missing(src->elem, row)) continue;
+    float d;
+    score(src, q, row, 1, &d);
+    if (!isnan(d)) heap_push(&hp, (ann_res){pos[i], d});
+  }
+  qsort(out, hp.n, sizeof *out, by_dist);
+  *nout = hp.n;
   return 0;
 }

@@ -784,6 +784,10 @@ const char *hnsw_errmsg(const hnsw *h) { return h ? h->err : "out of memory"; }
 
 uint32_t hnsw_count(const hnsw *h) { return h && !h->broken ? h->count : 0; }
 
+void hnsw_set_threads(hnsw *h, int threads) {
+  if (h) h->threads = threads > 0 ? threads : 1;
+}
+
 /* ---- public: writing ---------------------------------------------------- */
 
 int hnsw_add(hnsw *h, uint32_t i) {

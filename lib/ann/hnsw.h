@@ -86,6 +86,10 @@ int hnsw_add(hnsw *h, uint32_t i);
 ** the graph may differ from run to run (recall does not, measurably). */
 int hnsw_build(hnsw *h, uint32_t n);
 
+/* The threads hnsw_build uses from now on (an index from hnsw_load starts
+** with 1); below 1 means 1. */
+void hnsw_set_threads(hnsw *h, int threads);
+
 /* Mark row i deleted: never returned by hnsw_search, still used to navigate
 ** (its links stay).  ANN_ERROR if i is not in the index; deleting twice is
 ** fine. */

@@ -26,6 +26,8 @@
 #include "h5/h5.h"
 #include "k.h"
 #include "store.h"
+#include "store_index.h"
+#include "util/pool.h"
 #include "wal.h"
 
 #define FORMAT_NAME "h5mem-store"
@@ -93,6 +95,8 @@ struct store {
   uint8_t *base_dead;
   bcol col[NCOL];
   uint64_t ckpt_seq; /* log frames up to this one are in the file */
+  sindex_cfg icfg;
+  sindex *ix;        /* the vector index of the file (store_index.c) */
   /* base rows deleted since the checkpoint, in order */
   uint64_t *newdead;
   uint64_t nnewdead, capnewdead;
@@ -127,6 +131,20 @@ static int fail(store *s, int code, const char *fmt, ...) {
 const char *store_errmsg(const store *s) { return s ? s->err : "out of memory"; }
 int store_dim(const store *s) { return s->dim; }
 int store_metric(const store *s) { return s->metric; }
+sindex *store_sindex(store *s) { return s->ix; }
+
+int store_index(const store *s, store_index_info *info) {
+  if (info) {
+    info->kind = s->icfg.kind;
+    info->m = s->icfg.m;
+    info->ef_construction = s->icfg.efc;
+    info->ef_search = s->icfg.ef;
+    info->graph_rows = sindex_rows(s->ix);
+    info->in_place = sindex_in_place(s->ix);
+    info->note = sindex_note(s->ix);
+  }
+  return s->icfg.kind;
+}
 int store_storage(const store *s) { return s->storage; }
 const char *store_path(const store *s) { return s->path; }
 uint64_t store_npos(const store *s) { return s->nbase + s->ndelta; }
@@ -255,6 +273,8 @@ static const uint8_t *base_row(const store *s, int col, uint64_t r) {
 }
 
 static void base_free(store *s) {
+  sindex_free(s->ix); /* (it may read the mapped file: first) */
+  s->ix = NULL;
   for (int k = 0; k < NCOL; k++) free(s->col[k].caddr);
   memset(s->col, 0, sizeof s->col);
   free(s->base_id);
@@ -371,7 +391,13 @@ static int base_load(store *s, const store_opts *want, int columns_only) {
     if (a < 0 || b < 0) return fail(s, STORE_ECORRUPT, "%s: bad store_id", s->path);
     s->store_id[i] = (uint8_t)(a * 16 + b);
   }
+  if (sindex_cfg_read(s->f, root, &s->icfg, err, sizeof err))
+    return fail(s, STORE_ECORRUPT, "%s: %s", s->path, err);
   if (want && want->dim > 0) {
+    if (want->index != s->icfg.kind)
+      return fail(s, STORE_EMISMATCH, "%s has index=%s, not index=%s", s->path,
+                  s->icfg.kind == STORE_INDEX_HNSW ? "hnsw" : "flat",
+                  want->index == STORE_INDEX_HNSW ? "hnsw" : "flat");
     if (want->dim != s->dim)
       return fail(s, STORE_EMISMATCH, "%s has dim=%d, not dim=%d", s->path, s->dim, want->dim);
     if (want->metric != s->metric)
@@ -419,10 +445,12 @@ static int base_load(store *s, const store_opts *want, int columns_only) {
                     (unsigned long long)i);
   }
   s->nbase = n;
+  int rc = sindex_load(s, s->f, &s->icfg, n, &s->ix);
+  if (rc) return fail(s, rc, "out of memory");
   if (columns_only) return STORE_OK;
   uint64_t nid, ndel, nck;
   int64_t *del, *ck;
-  int rc = read_i64s(s, mem, "id", &s->base_id, &nid);
+  rc = read_i64s(s, mem, "id", &s->base_id, &nid);
   if (rc) return rc;
   if ((rc = read_i64s(s, mem, "deleted", &del, &ndel))) return rc;
   if ((rc = read_i64s(s, meta, "checkpoints", &ck, &nck))) {
@@ -582,15 +610,7 @@ int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
     ROW(C_EMB);
     v->emb = p;
     /* a record without an embedding stores NaN in its first element */
-    if (s->storage == STORE_F32) {
-      float x;
-      memcpy(&x, p, 4);
-      if (isnan(x)) v->emb = NULL;
-    } else {
-      uint16_t h;
-      memcpy(&h, p, 2);
-      if ((h & 0x7c00) == 0x7c00 && (h & 0x03ff)) v->emb = NULL;
-    }
+    if (ann_row_missing(s->storage == STORE_F32 ? ANN_F32 : ANN_F16, p)) v->emb = NULL;
   }
   if (want & STORE_V_NUM) {
     ROW(C_TS);
@@ -966,6 +986,10 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr) hr = attr_str(w, root, "agent", o->agent ? o->agent : "");
   if (!hr) hr = attr_str(w, root, "embedder", o->embedder ? o->embedder : "");
   if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
+  sindex_cfg ic = {o->index, o->hnsw_m ? o->hnsw_m : 16, o->hnsw_efc ? o->hnsw_efc : 64,
+                   o->ef_search ? o->ef_search : 64};
+  if (!hr) hr = sindex_cfg_write(w, root, &ic);
+  if (!hr) hr = h5w_group(w, root, "index", &d);
   if (!hr) hr = h5w_group(w, root, "memories", &mem);
   if (!hr) hr = h5w_group(w, root, "h5mem", &meta);
   uint64_t crows = (uint64_t)s->chunk_rows;
@@ -1256,6 +1280,29 @@ static int rebase(store *s, uint64_t upto) {
   return STORE_OK;
 }
 
+/* Save a graph of the base when the rows past the saved one call for it
+** (force: whenever some are), appended copy-on-write like a checkpoint; a
+** crash leaves the file as the checkpoint left it. */
+static int index_save(store *s, int force) {
+  if (s->icfg.kind != STORE_INDEX_HNSW || s->nbase <= sindex_rows(s->ix)) return STORE_OK;
+  if (!force && !sindex_wants_save(s->ix, s->nbase)) return STORE_OK;
+  char err[512];
+  h5w *w;
+  if (h5w_open(s->path, 1, &w, err, sizeof err) != H5_OK)
+    return fail(s, STORE_EIO, "saving the index of %s: %s", s->path, err);
+  int rc = sindex_save(s->ix, w, s->nbase, util_ncpu(), err, sizeof err);
+  if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK) {
+    snprintf(err, sizeof err, "%s", h5w_errmsg(w));
+    rc = errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO;
+  }
+  h5w_free(w);
+  /* map the file again (the graph built in memory goes; the saved one is read in place) */
+  int lrc = rebase(s, s->ckpt_seq);
+  if (lrc != STORE_OK) lrc = state_load(s, NULL, 1);
+  if (rc != STORE_OK) return fail(s, rc, "saving the index of %s: %s", s->path, err);
+  return lrc;
+}
+
 int store_checkpoint(store *s) {
   if (s->in_txn) return fail(s, STORE_EINVAL, "cannot checkpoint inside a transaction");
   if (!s->writer) {
@@ -1317,6 +1364,7 @@ int store_checkpoint(store *s) {
     if (lrc) return lrc;
     if (rc == STORE_OK) memcpy(s->err, keep, sizeof keep);
   }
+  if (rc == STORE_OK) rc = index_save(s, 0);
   return rc;
 }
 
@@ -1342,6 +1390,10 @@ int store_optimize(store *s) {
   o.storage = s->storage;
   o.agent = agent;
   o.embedder = embedder;
+  o.index = s->icfg.kind;
+  o.hnsw_m = s->icfg.m;
+  o.hnsw_efc = s->icfg.efc;
+  o.ef_search = s->icfg.ef;
   h5w *w;
   if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
     free(tmp);
@@ -1420,7 +1472,8 @@ int store_optimize(store *s) {
   if (rc != STORE_OK) unlink(tmp);
   free(tmp);
   if (rc != STORE_OK) return rc;
-  return state_load(s, NULL, 1);
+  rc = state_load(s, NULL, 1);
+  return rc ? rc : index_save(s, 1);
 }
 
 int store_close(store *s) {

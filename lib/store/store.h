@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ann/ann.h"
+
 enum {
   STORE_OK = 0,
   STORE_EIO = -1,
@@ -45,6 +47,7 @@ enum {
 enum { STORE_COSINE = 0, STORE_L2 = 1, STORE_DOT = 2 };
 enum { STORE_F16 = 2, STORE_F32 = 4 };                       /* bytes per element */
 enum { STORE_SYNC_OFF = 0, STORE_SYNC_NORMAL = 1, STORE_SYNC_FULL = 2 };
+enum { STORE_INDEX_FLAT = 0, STORE_INDEX_HNSW = 1 };
 
 #define STORE_NULL_TIME INT64_MIN /* last_access never set */
 
@@ -60,6 +63,11 @@ typedef struct store_opts {
   const char *embedder;
   int chunk_rows;     /* rows per chunk of new datasets; 0: 1024 */
   uint64_t autocheckpoint; /* log bytes that trigger a checkpoint at commit; 0: 64 MiB */
+  /* the vector index, fixed at creation (docs/FORMAT.md, "The vector index") */
+  int index;          /* STORE_INDEX_FLAT (exact scans only) or STORE_INDEX_HNSW */
+  int hnsw_m;         /* links per node; 0: 16 */
+  int hnsw_efc;       /* ef_construction; 0: 64 */
+  int ef_search;      /* a search's default ef; 0: 64 */
 } store_opts;
 
 /* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
@@ -91,6 +99,16 @@ int store_dim(const store *s);
 int store_metric(const store *s);
 int store_storage(const store *s);
 const char *store_path(const store *s);
+
+/* The index the store was created with (STORE_INDEX_*, returned) and, when
+** info is not NULL, its settings and state. */
+typedef struct store_index_info {
+  int kind, m, ef_construction, ef_search;
+  uint64_t graph_rows; /* base rows the saved graph covers (0: none yet) */
+  int in_place;        /* the graph is read from the mapped file, not copied */
+  const char *note;    /* why a store that should have a graph has none, or "" */
+} store_index_info;
+int store_index(const store *s, store_index_info *info);
 
 /* Re-read the file and log if they changed on disk (readers only; a no-op
 ** for the writer, whose view is always current). */
@@ -136,6 +154,24 @@ uint64_t store_count(const store *s); /* live records */
 ** rows are included: check store_pos_live.  Thread-safe (reads only). */
 const void *store_emb_block(const store *s, uint64_t pos, uint64_t *count);
 int64_t store_max_id(const store *s);  /* largest id ever used (0 if none) */
+
+/* The k nearest live records to q (dim float32 values).  allow: NULL (every
+** live record) or a bitmap over positions (bit pos % 8 of byte pos / 8) in
+** which only live records are set, nallow of them.  Results (position and
+** distance, sorted by distance then position) go to out, room for k; their
+** number to *nout, which is min(k, records allowed) whenever that many have
+** a vector.  Exact when opt->exact or the store has no graph yet; otherwise
+** the graph's candidates for the rows it covers merged with an exact scan
+** of the rows added since it was saved.  A filtered search over-fetches the
+** graph in proportion to what the filter removes, and scans the allowed
+** records exactly instead when that costs fewer distance computations, or
+** when the graph cannot reach k of them.  opt may be NULL (defaults). */
+typedef struct store_knn_opts {
+  int exact;   /* 1: scan every record */
+  int ef;      /* the graph's candidate list; 0: the store's ef_search */
+} store_knn_opts;
+int store_knn(store *s, const float *q, uint64_t k, const uint8_t *allow, uint64_t nallow,
+              const store_knn_opts *opt, ann_res *out, uint64_t *nout);
 
 /* ---- writing --------------------------------------------------------- */
 

@@ -1,0 +1,475 @@
+/*
+** lib/store/store_index.c - the store's HNSW graph: loading it from the
+** file, saving it at checkpoints, and store_knn, the search that uses it
+** (store_index.h; docs/FORMAT.md, "The vector index").
+**
+** On disk: /index/hnsw_image, a uint8 dataset of saved images one after
+** another, each padded to whole chunks of IMG_CHUNK bytes, and
+** /index/hnsw_saves, one row of four int64 per save: the image's offset and
+** length in hnsw_image, the base rows it covers, 0.  The last row is the
+** graph.  Each image is appended in one go, so its chunks normally lie one
+** after another in the file: it is then read in place from the mapped file
+** (hnsw_load validates it first); otherwise it is copied.
+**
+** Search: the graph answers for the rows it covers, an exact scan for the
+** rest (rows checkpointed since the save, and the delta), and the two
+** sorted lists merge.  Filtered searches follow the rule seed 002 measured:
+** when the allowed rows the graph covers are fewer than the distance
+** computations a graph search would make (about pool x 2M), scan just them;
+** else search the graph with ef raised in proportion to what the filter
+** removes, and scan exactly if the graph still finds fewer than it should.
+*/
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ann/hnsw.h"
+#include "store_index.h"
+
+#define IMG_CHUNK 65536u
+#define SAVE_MIN_ROWS 256   /* rows past the graph before a checkpoint saves one */
+#define SAVE_TAIL_SHARE 8   /* ... and at least 1/8 of the rows it covers */
+#define MAX_EF 100000
+
+struct sindex {
+  sindex_cfg cfg;
+  store *s;
+  ann_elem elem;
+  ann_metric metric;
+  hnsw *g;          /* NULL: no graph */
+  uint64_t rows;    /* base rows g covers */
+  void *copy;       /* the image, when it could not be read in place */
+  char note[256];
+};
+
+static ann_metric metric_of(const store *s) {
+  return store_metric(s) == STORE_L2 ? ANN_L2 : store_metric(s) == STORE_DOT ? ANN_DOT : ANN_COSINE;
+}
+static ann_elem elem_of(const store *s) { return store_storage(s) == STORE_F16 ? ANN_F16 : ANN_F32; }
+
+/* ---- settings ---------------------------------------------------------- */
+
+static int attr_int(h5_obj *o, const char *name, int64_t *v) {
+  const h5_attr *a;
+  if (h5_attr_get(o, name, &a) != H5_OK) return 0;
+  uint64_t bits;
+  int sgn;
+  if (a->rank > 0 || a->type->cls != H5_CLASS_INTEGER || h5_elem_int(a->type, a->data, &bits, &sgn) != H5_OK)
+    return -1;
+  *v = (int64_t)bits;
+  return 1;
+}
+
+int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t errlen) {
+  memset(c, 0, sizeof *c);
+  c->m = 16;
+  c->efc = 64;
+  c->ef = 64;
+  const h5_attr *a;
+  if (h5_attr_get(root, "index", &a) != H5_OK) return 0; /* older stores: flat */
+  char kind[16] = "";
+  const uint8_t *p = NULL;
+  size_t n = 0;
+  uint32_t cnt;
+  if (a->rank <= 0 && a->type->cls == H5_CLASS_VLEN && a->type->vlen_kind == 1) {
+    if (h5_vlen_get(f, a->data, &p, &n, &cnt) != H5_OK) p = NULL;
+  } else if (a->rank <= 0 && a->type->cls == H5_CLASS_STRING) {
+    p = a->data;
+    n = h5_fixed_string_len(a->type, a->data);
+  }
+  if (p && n < sizeof kind) {
+    memcpy(kind, p, n);
+    kind[n] = 0;
+  }
+  if (!strcmp(kind, "flat")) c->kind = STORE_INDEX_FLAT;
+  else if (!strcmp(kind, "hnsw")) c->kind = STORE_INDEX_HNSW;
+  else {
+    snprintf(err, errlen, "the index attribute is not 'flat' or 'hnsw'");
+    return -1;
+  }
+  int64_t m = c->m, efc = c->efc, ef = c->ef;
+  if (attr_int(root, "hnsw_M", &m) < 0 || attr_int(root, "hnsw_ef_construction", &efc) < 0 ||
+      attr_int(root, "ef_search", &ef) < 0 || m < 2 || m > 512 || efc < 1 || efc > (1 << 20) ||
+      ef < 1 || ef > MAX_EF) {
+    snprintf(err, errlen, "bad hnsw_M, hnsw_ef_construction or ef_search attribute");
+    return -1;
+  }
+  c->m = (int)m;
+  c->efc = (int)efc;
+  c->ef = (int)ef;
+  return 0;
+}
+
+int sindex_cfg_write(h5w *w, h5w_obj *root, const sindex_cfg *c) {
+  const char *kind = c->kind == STORE_INDEX_HNSW ? "hnsw" : "flat";
+  int64_t v[3] = {c->m, c->efc, c->ef};
+  static const char *const name[3] = {"hnsw_M", "hnsw_ef_construction", "ef_search"};
+  uint8_t slot[16] = {0}; /* a variable-length string, as the other attributes */
+  memcpy(slot, &kind, sizeof kind);
+  int hr = h5w_attr(w, root, "index", h5_type_new_string(0, 1), 0, NULL, slot);
+  for (int i = 0; i < 3 && hr == H5_OK; i++)
+    hr = h5w_attr(w, root, name[i], h5_type_new_int(8, 1), 0, NULL, &v[i]);
+  return hr;
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+/* Row i for the graph: NULL when it has no vector (never a neighbour). */
+static const void *row_fn(void *ctx, uint32_t i) {
+  const sindex *x = ctx;
+  uint64_t one = 1;
+  const void *p = store_emb_block(x->s, i, &one);
+  return p && !ann_row_missing(x->elem, p) ? p : NULL;
+}
+
+typedef struct chunks {
+  uint64_t first, n; /* chunk numbers wanted */
+  uint64_t *addr;
+  int bad;
+} chunks;
+
+static int take_chunk(void *ctx, const uint64_t *off, uint64_t addr, uint64_t size, uint32_t mask) {
+  chunks *c = ctx;
+  uint64_t k = off[0] / IMG_CHUNK;
+  if (k < c->first || k - c->first >= c->n) return H5_OK;
+  if (off[0] % IMG_CHUNK || size != IMG_CHUNK || mask) c->bad = 1;
+  c->addr[k - c->first] = addr;
+  return H5_OK;
+}
+
+static int no_graph(sindex *x, const char *why) {
+  snprintf(x->note, sizeof x->note, "%s", why);
+  return STORE_OK;
+}
+
+/* The last saved image into x->g, or a note saying why there is none. */
+static int load_graph(sindex *x, h5_file *f, uint64_t nbase) {
+  h5_obj *sv, *im;
+  h5_dset_info si, ii;
+  if (h5_obj_open_path(f, "/index/hnsw_saves", &sv) != H5_OK) return no_graph(x, "no graph saved yet");
+  if (h5_dset_info_get(sv, &si) != H5_OK || si.rank != 2 || si.dims[1] != 4 ||
+      si.type->cls != H5_CLASS_INTEGER || si.type->size != 8 || si.type->big_endian)
+    return no_graph(x, "/index/hnsw_saves is not an int64 [n, 4] dataset");
+  if (si.dims[0] == 0) return no_graph(x, "no graph saved yet");
+  int64_t last[4];
+  uint64_t start[2] = {si.dims[0] - 1, 0}, count[2] = {1, 4};
+  if (h5_dset_read_slab(sv, start, count, NULL, last, sizeof last) != H5_OK)
+    return no_graph(x, "/index/hnsw_saves cannot be read");
+  if (h5_obj_open_path(f, "/index/hnsw_image", &im) != H5_OK || h5_dset_info_get(im, &ii) != H5_OK ||
+      ii.rank != 1 || ii.type->size != 1 || ii.layout != H5_LAYOUT_CHUNKED || ii.chunk[0] != IMG_CHUNK ||
+      ii.nfilters)
+    return no_graph(x, "/index/hnsw_image is missing or not a uint8 dataset in 64 KiB chunks");
+  uint64_t off = (uint64_t)last[0], len = (uint64_t)last[1], rows = (uint64_t)last[2];
+  if (last[0] < 0 || last[1] <= 0 || last[2] < 0 || off % IMG_CHUNK || off > ii.dims[0] ||
+      len > ii.dims[0] - off || rows > nbase || rows > UINT32_MAX)
+    return no_graph(x, "the last row of /index/hnsw_saves does not fit the image or the rows");
+  chunks c = {off / IMG_CHUNK, (len + IMG_CHUNK - 1) / IMG_CHUNK, NULL, 0};
+  c.addr = malloc(c.n * sizeof *c.addr);
+  if (!c.addr) return STORE_ENOMEM;
+  memset(c.addr, 0xff, c.n * sizeof *c.addr);
+  if (h5_dset_chunk_iter(im, take_chunk, &c) != H5_OK || c.bad) {
+    free(c.addr);
+    return no_graph(x, "the chunks of /index/hnsw_image cannot be read");
+  }
+  int inplace = 1;
+  for (uint64_t i = 0; i < c.n; i++) {
+    if (c.addr[i] == UINT64_MAX || !h5_file_span(f, c.addr[i], IMG_CHUNK)) {
+      free(c.addr);
+      return no_graph(x, "a chunk of the saved graph is missing");
+    }
+    if (c.addr[i] != c.addr[0] + i * IMG_CHUNK) inplace = 0;
+  }
+  const void *img = inplace ? h5_file_span(f, c.addr[0], len) : NULL;
+  if (!img) { /* scattered chunks: gather a copy */
+    uint8_t *buf = malloc(len);
+    if (!buf) {
+      free(c.addr);
+      return STORE_ENOMEM;
+    }
+    for (uint64_t i = 0; i < c.n; i++) {
+      uint64_t n = len - i * IMG_CHUNK < IMG_CHUNK ? len - i * IMG_CHUNK : IMG_CHUNK;
+      memcpy(buf + i * IMG_CHUNK, h5_file_span(f, c.addr[i], IMG_CHUNK), n);
+    }
+    x->copy = buf;
+    img = buf;
+  }
+  free(c.addr);
+  hnsw *g;
+  int hr = hnsw_load(img, len, store_dim(x->s), x->metric, x->elem, row_fn, x, &g);
+  if (hr == ANN_NOMEM) return STORE_ENOMEM;
+  if (hr != ANN_OK || hnsw_count(g) != rows) {
+    snprintf(x->note, sizeof x->note, "the saved graph is damaged (%s); searches are exact until "
+             "the next checkpoint saves a new one", hr != ANN_OK ? hnsw_errmsg(g) : "wrong row count");
+    hnsw_free(g);
+    free(x->copy);
+    x->copy = NULL;
+    return STORE_OK;
+  }
+  x->g = g;
+  x->rows = rows;
+  return STORE_OK;
+}
+
+int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sindex **out) {
+  *out = NULL;
+  sindex *x = calloc(1, sizeof *x);
+  if (!x) return STORE_ENOMEM;
+  x->cfg = *c;
+  x->s = s;
+  x->elem = elem_of(s);
+  x->metric = metric_of(s);
+  int rc = c->kind == STORE_INDEX_HNSW ? load_graph(x, f, nbase) : STORE_OK;
+  if (rc) {
+    sindex_free(x);
+    return rc;
+  }
+  *out = x;
+  return STORE_OK;
+}
+
+void sindex_free(sindex *x) {
+  if (!x) return;
+  hnsw_free(x->g);
+  free(x->copy);
+  free(x);
+}
+
+uint64_t sindex_rows(const sindex *x) { return x && x->g ? x->rows : 0; }
+const char *sindex_note(const sindex *x) { return x ? x->note : ""; }
+int sindex_in_place(const sindex *x) { return x && x->g && !x->copy; }
+
+/* ---- saving ------------------------------------------------------------ */
+
+int sindex_wants_save(const sindex *x, uint64_t nbase) {
+  if (!x || x->cfg.kind != STORE_INDEX_HNSW) return 0;
+  uint64_t have = sindex_rows(x);
+  if (nbase <= have) return 0;
+  return nbase - have >= SAVE_MIN_ROWS && nbase - have >= have / SAVE_TAIL_SHARE;
+}
+
+/* The /index datasets of w (made when missing: stores from before). */
+static int index_dsets(h5w *w, h5w_obj **img, h5w_obj **saves) {
+  h5w_obj *g;
+  if (h5w_lookup(w, "/index", &g) != H5_OK && h5w_group(w, h5w_root(w), "index", &g) != H5_OK)
+    return -1;
+  if (h5w_lookup(w, "/index/hnsw_image", img) != H5_OK) {
+    h5w_dcpl d;
+    memset(&d, 0, sizeof d);
+    d.layout = H5_LAYOUT_CHUNKED;
+    d.deflate = -1;
+    d.chunk[0] = IMG_CHUNK;
+    uint64_t dims = 0, maxd = UINT64_MAX;
+    if (h5w_dataset(w, g, "hnsw_image", h5_type_new_int(1, 0), 1, &dims, &maxd, &d, img) != H5_OK)
+      return -1;
+  }
+  if (h5w_lookup(w, "/index/hnsw_saves", saves) != H5_OK) {
+    h5w_dcpl d;
+    memset(&d, 0, sizeof d);
+    d.layout = H5_LAYOUT_CHUNKED;
+    d.deflate = -1;
+    d.chunk[0] = 64;
+    d.chunk[1] = 4;
+    uint64_t dims[2] = {0, 4}, maxd[2] = {UINT64_MAX, 4};
+    if (h5w_dataset(w, g, "hnsw_saves", h5_type_new_int(8, 1), 2, dims, maxd, &d, saves) != H5_OK)
+      return -1;
+  }
+  return 0;
+}
+
+int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_t errlen) {
+  if (nbase > UINT32_MAX) {
+    snprintf(err, errlen, "the graph holds at most 2^32 - 1 rows");
+    return STORE_EINVAL;
+  }
+  int hr;
+  if (!x->g) {
+    hnsw_params p = {x->cfg.m, x->cfg.efc, 0, threads};
+    hr = hnsw_new(store_dim(x->s), x->metric, x->elem, &p, row_fn, x, &x->g);
+    if (hr != ANN_OK) {
+      snprintf(err, errlen, "graph: %s", hnsw_errmsg(x->g));
+      hnsw_free(x->g);
+      x->g = NULL;
+      return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+    }
+    x->rows = 0;
+  }
+  hnsw_set_threads(x->g, threads);
+  hr = hnsw_build(x->g, (uint32_t)nbase);
+  uint8_t *img = NULL;
+  size_t len = 0;
+  if (hr == ANN_OK) hr = hnsw_save(x->g, &img, &len);
+  if (hr != ANN_OK) {
+    snprintf(err, errlen, "graph: %s", hnsw_errmsg(x->g));
+    return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+  }
+  x->rows = nbase;
+  /* pad to whole chunks: every image starts on a chunk, its chunks all full */
+  size_t padded = (len + IMG_CHUNK - 1) / IMG_CHUNK * IMG_CHUNK;
+  uint8_t *p = realloc(img, padded);
+  if (!p) {
+    free(img);
+    snprintf(err, errlen, "out of memory");
+    return STORE_ENOMEM;
+  }
+  memset(p + len, 0, padded - len);
+  h5w_obj *di, *ds;
+  h5w_info in;
+  int rc = STORE_OK;
+  if (index_dsets(w, &di, &ds) || h5w_obj_info(di, &in) != H5_OK) {
+    snprintf(err, errlen, "%s", h5w_errmsg(w));
+    rc = STORE_EIO;
+  } else {
+    int64_t row[4] = {(int64_t)in.dims[0], (int64_t)len, (int64_t)nbase, 0};
+    if (h5w_append(w, di, p, padded) != H5_OK || h5w_append(w, ds, row, 1) != H5_OK) {
+      snprintf(err, errlen, "%s", h5w_errmsg(w));
+      rc = STORE_EIO;
+    }
+  }
+  free(p);
+  return rc;
+}
+
+/* ---- search ------------------------------------------------------------ */
+
+typedef struct src_ctx {
+  store *s;
+  uint64_t base; /* position of row 0 */
+} src_ctx;
+
+static const void *block_fn(void *ctx, uint64_t pos, uint64_t *count) {
+  const src_ctx *c = ctx;
+  return store_emb_block(c->s, c->base + pos, count);
+}
+
+typedef struct allow_ctx {
+  const store *s;
+  const uint8_t *bits;
+  uint64_t base;
+} allow_ctx;
+
+static int allow_fn(void *ctx, uint64_t pos) {
+  const allow_ctx *a = ctx;
+  pos += a->base;
+  return a->bits ? (a->bits[pos / 8] >> (pos % 8)) & 1 : store_pos_live(a->s, pos);
+}
+
+static int graph_allow(void *ctx, uint32_t i) { return allow_fn(ctx, i); }
+
+/* Exact: the rows [from, to) that allow accepts, positions made absolute. */
+static int scan(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t from,
+                uint64_t to, ann_res *out, uint64_t *nout) {
+  *nout = 0;
+  if (from >= to) return 0;
+  src_ctx sc = {s, from};
+  allow_ctx ac = {s, bits, from};
+  ann_src src = {store_dim(s), elem_of(s), metric_of(s), to - from, block_fn, &sc};
+  int threads = to - from >= 8192 ? 0 : 1; /* (below that, starting threads costs more) */
+  if (ann_flat_search(&src, q, k, allow_fn, &ac, threads, out, nout)) return -1;
+  for (uint64_t i = 0; i < *nout; i++) out[i].pos += from;
+  return 0;
+}
+
+/* Exact over the allowed rows below `to` only (few of them). */
+static int gather(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t to,
+                  uint64_t nallow, ann_res *out, uint64_t *nout) {
+  uint64_t *pos = malloc((nallow ? nallow : 1) * sizeof *pos), n = 0;
+  if (!pos) return -1;
+  for (uint64_t b = 0; b < (to + 7) / 8 && n < nallow; b++)
+    for (unsigned m = bits[b]; m && n < nallow; m &= m - 1) {
+      uint64_t p = b * 8 + (uint64_t)__builtin_ctz(m);
+      if (p < to) pos[n++] = p;
+    }
+  src_ctx sc = {s, 0};
+  ann_src src = {store_dim(s), elem_of(s), metric_of(s), to, block_fn, &sc};
+  int rc = ann_flat_gather(&src, q, k, pos, n, out, nout);
+  free(pos);
+  return rc;
+}
+
+/* Exact over the rows below `to`: the allowed ones (nallow of them), or
+** every live one. */
+static int exact_below(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t to,
+                       uint64_t nallow, ann_res *out, uint64_t *nout) {
+  if (bits && nallow < to / 16) return gather(s, q, k, bits, to, nallow, out, nout);
+  return scan(s, q, k, bits, 0, to, out, nout);
+}
+
+static uint64_t popcount_below(const uint8_t *bits, uint64_t to) {
+  uint64_t n = 0, b = 0;
+  for (; b + 8 <= to / 8; b += 8) {
+    uint64_t w;
+    memcpy(&w, bits + b, 8);
+    n += (uint64_t)__builtin_popcountll(w);
+  }
+  for (; b < to / 8; b++) n += (uint64_t)__builtin_popcount(bits[b]);
+  if (to % 8) n += (uint64_t)__builtin_popcount(bits[to / 8] & ((1u << (to % 8)) - 1));
+  return n;
+}
+
+static int res_worse(const ann_res *a, const ann_res *b) {
+  return a->dist > b->dist || (a->dist == b->dist && a->pos > b->pos);
+}
+
+int store_knn(store *s, const float *q, uint64_t k, const uint8_t *allow, uint64_t nallow,
+              const store_knn_opts *opt, ann_res *out, uint64_t *nout) {
+  *nout = 0;
+  uint64_t npos = store_npos(s);
+  if (k == 0 || npos == 0) return STORE_OK;
+  sindex *x = store_sindex(s);
+  uint64_t gn = sindex_rows(x);
+  if (gn > npos) gn = npos;
+  if (!gn || (opt && opt->exact))
+    return exact_below(s, q, k, allow, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
+  uint64_t ef = opt && opt->ef > 0 ? (uint64_t)opt->ef : (uint64_t)x->cfg.ef;
+  uint64_t pool = ef > k ? ef : k;
+  /* the allowed rows in the graph's part, and the live ones */
+  uint64_t live_tail = 0;
+  for (uint64_t p = gn; p < npos; p++) live_tail += store_pos_live(s, p);
+  uint64_t live_g = store_count(s) - live_tail;
+  uint64_t want_g = allow ? popcount_below(allow, gn) : live_g;
+  if (allow && want_g <= pool * 2 * (uint64_t)x->cfg.m) { /* few: scan just them */
+    return gather(s, q, k, allow, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
+  }
+  uint64_t kg = k < want_g ? k : want_g;
+  if (allow && want_g < live_g) /* over-fetch in proportion to what the filter removes */
+    ef = (uint64_t)((double)pool * (double)live_g / (double)want_g) + 1;
+  if (ef < kg) ef = kg;
+  if (ef > MAX_EF) ef = MAX_EF;
+  ann_res *g = malloc((size_t)(2 * k) * sizeof *g); /* the graph's, then the tail's */
+  ann_hit *hits = kg > (uint64_t)INT32_MAX ? NULL : malloc((size_t)(kg ? kg : 1) * sizeof *hits);
+  if (!g || !hits) {
+    free(g);
+    free(hits);
+    return STORE_ENOMEM;
+  }
+  allow_ctx ac = {s, allow, 0};
+  int nh = kg ? hnsw_search(x->g, q, (int)kg, (int)ef, graph_allow, &ac, hits) : 0;
+  uint64_t ng = 0, nt = 0;
+  int rc = STORE_OK;
+  if (nh < 0) {
+    rc = nh == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+  } else if ((uint64_t)nh < kg) { /* the graph could not reach them all: be exact */
+    if (exact_below(s, q, k, allow, gn, want_g, g, &ng)) rc = STORE_ENOMEM;
+  } else {
+    for (int i = 0; i < nh; i++) g[i] = (ann_res){hits[i].id, hits[i].dist};
+    ng = (uint64_t)nh;
+  }
+  free(hits);
+  if (rc == STORE_OK && scan(s, q, k, allow, gn, npos, g + k, &nt)) rc = STORE_ENOMEM;
+  if (rc != STORE_OK) {
+    free(g);
+    return rc;
+  }
+  /* merge the two sorted lists */
+  uint64_t i = 0, j = 0, n = 0;
+  const ann_res *t = g + k;
+  while (n < k && (i < ng || j < nt)) {
+    if (j >= nt || (i < ng && !res_worse(&g[i], &t[j]))) out[n++] = g[i++];
+    else out[n++] = t[j++];
+  }
+  *nout = n;
+  free(g);
+  return STORE_OK;
+}
