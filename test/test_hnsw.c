@@ -549,6 +549,53 @@ START_TEST(test_threads) {
 }
 END_TEST
 
+/* Rows on a line (x = i): the heuristic keeps about one neighbour per side,
+** so one lost link disconnects a stretch of rows.  A parallel build that
+** overwrote links added by a concurrent insertion left stretches no search
+** could reach.  Built in stages (save, load, grow on 2 threads, as the
+** store does), every row must find itself. */
+static const void *line_row(void *ctx, uint32_t i) {
+  const float *r = ctx;
+  return r + (size_t)i * 8;
+}
+
+START_TEST(test_threads_line) {
+  uint32_t n = 3000;
+  float *r = malloc((size_t)n * 8 * sizeof *r);
+  ck_assert_ptr_nonnull(r);
+  for (uint32_t i = 0; i < n; i++)
+    for (int j = 0; j < 8; j++) r[(size_t)i * 8 + j] = j ? (float)j : (float)i;
+  for (int round = 0; round < 3; round++) {
+    hnsw *h = NULL;
+    ck_assert_int_eq(hnsw_new(8, ANN_L2, ANN_F32, &(hnsw_params){0, 0, 0, 2}, line_row, r, &h), ANN_OK);
+    uint8_t *img = NULL;
+    for (uint32_t upto = 400; upto < n; upto += 650) {
+      ck_assert_int_eq(hnsw_build(h, upto), ANN_OK);
+      size_t len;
+      ck_assert_int_eq(hnsw_save(h, &img, &len), ANN_OK);
+      hnsw_free(h);
+      ck_assert_int_eq(hnsw_load(img, len, 8, ANN_L2, ANN_F32, line_row, r, &h), ANN_OK);
+      hnsw_set_threads(h, 2);
+      ck_assert_int_eq(hnsw_build(h, upto + 1), ANN_OK); /* copies the image */
+      free(img);
+      img = NULL;
+    }
+    ck_assert_int_eq(hnsw_build(h, n), ANN_OK);
+    uint32_t cnt = hnsw_count(h), miss = 0;
+    for (uint32_t i = 0; i < cnt; i++) {
+      ann_hit o[3];
+      int k = hnsw_search(h, r + (size_t)i * 8, 3, 200, NULL, NULL, o);
+      int found = 0;
+      for (int j = 0; j < k; j++) found |= o[j].id == i;
+      miss += !found;
+    }
+    T_CHECK(miss == 0, "round %d: %u of %u rows on a line unreachable", round, miss, cnt);
+    hnsw_free(h);
+  }
+  free(r);
+}
+END_TEST
+
 typedef struct conc {
   const hnsw *h;
   const float *qs;
@@ -656,6 +703,7 @@ int main(void) {
   tcase_add_test(tc, test_save_load);
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_threads);
+  tcase_add_test(tc, test_threads_line);
   tcase_add_test(tc, test_concurrent_search);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);

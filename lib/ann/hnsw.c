@@ -328,7 +328,7 @@ static int grow(void **p, size_t n, size_t size) {
 /* make s fit searches of ef on the index as it is now */
 static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
   if (ef < h->efc) ef = h->efc;
-  if (ef < h->M0) ef = h->M0;
+  if (ef < h->M0 + h->M) ef = h->M0 + h->M; /* (insert's merge of a list) */
   if (s->vcap < h->n) {
     if (grow((void **)&s->vis, h->n, sizeof *s->vis)) return -1;
     memset(s->vis, 0, (size_t)h->n * sizeof *s->vis);
@@ -549,6 +549,43 @@ static void link_to(const hnsw *h, scratch *s, uint32_t e, uint32_t q, int lev) 
   node_unlock(h, e);
 }
 
+/* Give row id, being inserted, the links sel[0..n) on level lev.  In a
+** parallel build its list may not be empty: another insertion can reach id
+** on an upper level before id's own insertion got down to this one, start
+** its search here, and add a link to id (link_to).  Such links are kept:
+** the union is re-selected by the heuristic when it does not fit.
+** Overwriting them would leave the other row reachable from nowhere. */
+static void set_links(const hnsw *h, scratch *s, uint32_t id, int lev, const uint32_t *sel,
+                      uint32_t n) {
+  uint32_t cap = lev ? h->M : h->M0;
+  node_lock(h, id);
+  uint32_t *b = links(h, id, lev);
+  uint32_t have = b[0];
+  if (have == 0) {
+    memcpy(b + 1, sel, (size_t)n * 4);
+    b[0] = n;
+    node_unlock(h, id);
+    return;
+  }
+  uint32_t m = 0;
+  for (uint32_t j = 0; j < have; j++) s->sel[m++] = (hit){dist_row(h, s->q, b[1 + j]), b[1 + j]};
+  for (uint32_t j = 0; j < n; j++) {
+    int dup = 0;
+    for (uint32_t t = 0; t < have && !dup; t++) dup = b[1 + t] == sel[j];
+    if (!dup) s->sel[m++] = (hit){dist_row(h, s->q, sel[j]), sel[j]};
+  }
+  if (m <= cap) {
+    for (uint32_t j = have; j < m; j++) b[1 + j] = s->sel[j].id;
+    b[0] = m;
+  } else {
+    qsort(s->sel, m, sizeof(hit), hit_cmp);
+    uint32_t nk = select_links(h, s, s->sel, m, cap);
+    memcpy(b + 1, s->keep, (size_t)nk * 4);
+    b[0] = nk;
+  }
+  node_unlock(h, id);
+}
+
 /* Link row id (level and upper blocks already assigned, lists empty) into
 ** the graph. */
 static int insert(hnsw *h, scratch *s, uint32_t id) {
@@ -582,18 +619,10 @@ static int insert(hnsw *h, scratch *s, uint32_t id) {
     ep = s->sel[0].id;
     epd = s->sel[0].d;
     uint32_t nk = select_links(h, s, s->sel, nc, h->M);
-    node_lock(h, id);
-    uint32_t *b = links(h, id, lev);
-    memcpy(b + 1, s->keep, (size_t)nk * 4);
-    b[0] = nk;
-    node_unlock(h, id);
     /* link_to reuses s->keep and s->sel: work from a copy */
     memcpy(s->ids, s->keep, (size_t)nk * 4);
-    uint32_t *tmp = s->ids;
-    for (uint32_t j = 0; j < nk; j++) {
-      uint32_t e = tmp[j];
-      link_to(h, s, e, id, lev);
-    }
+    set_links(h, s, id, lev, s->ids, nk);
+    for (uint32_t j = 0; j < nk; j++) link_to(h, s, s->ids[j], id, lev);
   }
   if (raise) {
     h->entry = id;
