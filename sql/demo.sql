@@ -86,3 +86,25 @@ SELECT id, round(distance, 4) AS distance, text
   FROM vec_search('mem2', '[1, 0.2, 0, 0.1]', 5) WHERE source = 'agent';
 SELECT id, text, round(distance, 4) AS distance
   FROM mem2 WHERE embedding MATCH '[0, 1, 0, 0]' AND k = 1;
+
+.print '== an HNSW index: 2,000 memories; the checkpoint builds the graph and saves it inside the .h5 file'
+CREATE VIRTUAL TABLE temp.big USING h5mem(path='h5mem_demo_ann.h5', dim=8, index=hnsw, M=16, ef_search=64);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+INSERT INTO temp.big(text, embedding, source)
+  SELECT 'memory ' || i,
+         json_array(sin(i), cos(i * 1.3), sin(i * 0.7), cos(i * 2.1), sin(i * 3.3), cos(i * 0.4),
+                    sin(i * 5.1), cos(i * 1.9)),
+         CASE WHEN i % 10 = 0 THEN 'user' ELSE 'agent' END
+    FROM n;
+SELECT h5mem_checkpoint('big') AS records;
+SELECT json_extract(h5mem_index('big'), '$.index') AS index_kind,
+       json_extract(h5mem_index('big'), '$.graph_rows') AS graph_rows,
+       json_extract(h5mem_index('big'), '$.in_place') AS read_in_place;
+.print '-- the graph finds the exact nearest memories (and the exact scan agrees):'
+SELECT id, round(distance, 4) AS distance, text
+  FROM vec_search('big', '[0.5, 0.5, 0.1, -0.3, 0.2, 0.9, -0.5, 0.1]', 3);
+SELECT id, round(distance, 4) AS distance, text
+  FROM vec_search('big', '[0.5, 0.5, 0.1, -0.3, 0.2, 0.9, -0.5, 0.1]', 3, '{"exact": true}');
+.print '-- filtered before ranking (10% of the memories are source = user):'
+SELECT id, round(distance, 4) AS distance, text, source
+  FROM vec_search('big', '[0.5, 0.5, 0.1, -0.3, 0.2, 0.9, -0.5, 0.1]', 3) WHERE source = 'user';

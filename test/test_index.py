@@ -3,8 +3,8 @@ brute force on clustered data (centres plus noise):
 
 - recall@10 at 1K (f32/f16 x cosine/l2/dot) and 10K above stated floors,
   every returned distance the exact one;
-- filtered searches: random 50%, 10% (id IN) and 1% (source) of the
-  records, the cluster farthest from the query (session): never fewer than k, the exact filtered top k on
+- filtered searches: random 50%, 10% (tier, and id IN) and 1% (source) of
+  the records, the cluster farthest from the query (session): never fewer than k, the exact filtered top k on
   the scan paths and recall above a floor on the over-fetched graph path;
 - rows added after the graph was saved are found (searched exactly), the
   save policy (a new graph once the rows past it are >= 256 and >= 1/8);
@@ -71,13 +71,14 @@ def make(path, dim, metric="cosine", storage="float32", extra=""):
     return db
 
 
-def insert(db, X, first_id=1, sources=None, sessions=None):
+def insert(db, X, first_id=1, sources=None, sessions=None, tiers=None):
     db.execute("BEGIN")
     for i, v in enumerate(X):
-        db.execute("INSERT INTO mem(id, text, embedding, source, session) VALUES (?, ?, ?, ?, ?)",
+        db.execute("INSERT INTO mem(id, text, embedding, source, session, tier) VALUES (?, ?, ?, ?, ?, ?)",
                    (first_id + i, "m%d" % (first_id + i), v.tobytes(),
                     sources[i] if sources is not None else "s",
-                    sessions[i] if sessions is not None else None))
+                    sessions[i] if sessions is not None else None,
+                    tiers[i] if tiers is not None else None))
     db.execute("COMMIT")
 
 
@@ -124,16 +125,18 @@ def test_recall_small(d, rng):
 def test_10k(d, rng):
     """10K rows: recall floors, filters, tail rows, deletes, reopen, damage, optimize."""
     path = os.path.join(d, "big.h5")
-    dim, n, metric = 32, 10000, "l2"
-    X, lab, cent = clustered(rng, n, dim)
+    dim, n, metric = 48, 10000, "l2"
+    X, lab, cent = clustered(rng, n, dim, spread=0.6)
     src = np.array(["p%d" % (r % 100) for r in rng.permutation(n)])  # p0..p99: 1% each
     db = make(path, dim, metric)
-    insert(db, X, sources=src, sessions=["c%d" % c for c in lab])
+    u = rng.random(n)
+    tiers = np.where(u < 0.5, "h", np.where(u < 0.6, "t", "o"))  # 50%, 10%, 40%
+    insert(db, X, sources=src, sessions=["c%d" % c for c in lab], tiers=tiers)
     db.execute("SELECT h5mem_checkpoint('mem')")
     inf = info(db)
     check(inf["graph_rows"] == n and inf["in_place"] and inf["note"] == "", "10K: index %r" % inf)
     ids = np.arange(1, n + 1)
-    Q = (cent[rng.integers(0, 32, 60)] + 0.35 * rng.standard_normal((60, dim))).astype(np.float32)
+    Q = (cent[rng.integers(0, 32, 60)] + 0.6 * rng.standard_normal((60, dim))).astype(np.float32)
     r64 = recall_and_distances(db, metric, Q, X, ids, "10K ef=64")
     r200 = recall_and_distances(db, metric, Q, X, ids, "10K ef=200", {"ef": 200})
     print("recall@10 10K: ef=64 %.4f, ef=200 %.4f" % (r64, r200))
@@ -161,7 +164,10 @@ def test_10k(d, rng):
     num = np.array([int(s[1:]) for s in src])
     filtered("", np.ones(n, bool), False, "no filter")
     filtered(" WHERE source = 'p7'", num == 7, True, "1%")
-    # 50% and 10%: an id IN list (pushed down like the others)
+    # 50% and 10% by a column (decided row by row as the graph search visits
+    # them), and by an id IN list (a bitmap made first)
+    filtered(" WHERE tier = 'h'", tiers == "h", False, "50% (tier)")
+    filtered(" WHERE tier = 't'", tiers == "t", False, "10% (tier)")
     for share, what in ((0.5, "50%"), (0.1, "10%")):
         allow = rng.random(n) < share
         where = " WHERE id IN (%s)" % ",".join(str(i) for i in ids[allow])

@@ -142,53 +142,56 @@ static int meets(store *st, uint64_t pos, const knn_filter *f, int *err) {
   return 1;
 }
 
+typedef struct meets_ctx {
+  store *st;
+  const knn_filter *f;
+  int err;
+} meets_ctx;
+
+static int meets_fn(void *ctx, uint64_t pos) {
+  meets_ctx *m = ctx;
+  return !m->err && meets(m->st, pos, m->f, &m->err);
+}
+
 int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
             ann_res **out, uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
   if (f->empty || k == 0 || store_count(st) == 0) return SQLITE_OK;
-  uint64_t npos = store_npos(st), nallow = 0;
+  store_filter flt = {NULL, 0, NULL, NULL};
+  meets_ctx mc = {st, f, 0};
   uint8_t *bits = NULL;
-  int filtered = f->has[0] || f->has[1] || f->has[2] || f->has_ts || f->has_ids;
-  if (filtered) { /* the allowed rows, decided before the search */
+  if (f->has_ids) { /* the listed records that meet the rest */
+    uint64_t npos = store_npos(st);
     bits = sqlite3_malloc64(npos / 8 + 1);
     if (!bits) return SQLITE_NOMEM;
     memset(bits, 0, npos / 8 + 1);
-    int err = 0;
-    if (f->has_ids) {
-      for (size_t i = 0; i < f->nids && !err; i++) {
-        uint64_t pos;
-        if (store_find(st, f->ids[i], &pos) == STORE_OK && !(bits[pos / 8] >> (pos % 8) & 1) &&
-            meets(st, pos, f, &err)) {
-          bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
-          nallow++;
-        }
+    for (size_t i = 0; i < f->nids && !mc.err; i++) {
+      uint64_t pos;
+      if (store_find(st, f->ids[i], &pos) == STORE_OK && !(bits[pos / 8] >> (pos % 8) & 1) &&
+          meets(st, pos, f, &mc.err)) {
+        bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
+        flt.nbits++;
       }
-    } else {
-      for (uint64_t pos = 0; pos < npos && !err; pos++)
-        if (store_pos_live(st, pos) && meets(st, pos, f, &err)) {
-          bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
-          nallow++;
-        }
     }
-    if (err) {
-      sqlite3_free(bits);
-      *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-      return SQLITE_CORRUPT;
-    }
-    if (!nallow) {
+    flt.bits = bits;
+    if (!flt.nbits && !mc.err) {
       sqlite3_free(bits);
       return SQLITE_OK;
     }
+  } else if (f->has[0] || f->has[1] || f->has[2] || f->has_ts) {
+    flt.fn = meets_fn; /* decided row by row, as the search needs */
+    flt.ctx = &mc;
   }
   if (k > store_count(st)) k = store_count(st);
-  ann_res *res = sqlite3_malloc64(k * sizeof *res + 1);
-  if (!res) {
-    sqlite3_free(bits);
-    return SQLITE_NOMEM;
-  }
-  int rc = store_knn(st, q, k, bits, nallow, o, res, nout);
+  ann_res *res = mc.err ? NULL : sqlite3_malloc64(k * sizeof *res + 1);
+  int rc = res ? store_knn(st, q, k, &flt, o, res, nout) : STORE_ENOMEM;
   sqlite3_free(bits);
+  if (mc.err) {
+    sqlite3_free(res);
+    *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
+    return SQLITE_CORRUPT;
+  }
   if (rc) {
     sqlite3_free(res);
     if (rc == STORE_ENOMEM) return SQLITE_NOMEM;

@@ -155,22 +155,35 @@ uint64_t store_count(const store *s); /* live records */
 const void *store_emb_block(const store *s, uint64_t pos, uint64_t *count);
 int64_t store_max_id(const store *s);  /* largest id ever used (0 if none) */
 
-/* The k nearest live records to q (dim float32 values).  allow: NULL (every
-** live record) or a bitmap over positions (bit pos % 8 of byte pos / 8) in
-** which only live records are set, nallow of them.  Results (position and
-** distance, sorted by distance then position) go to out, room for k; their
-** number to *nout, which is min(k, records allowed) whenever that many have
-** a vector.  Exact when opt->exact or the store has no graph yet; otherwise
-** the graph's candidates for the rows it covers merged with an exact scan
-** of the rows added since it was saved.  A filtered search over-fetches the
-** graph in proportion to what the filter removes, and scans the allowed
-** records exactly instead when that costs fewer distance computations, or
-** when the graph cannot reach k of them.  opt may be NULL (defaults). */
+/* Which records a search may return: a bitmap over positions (bit pos % 8
+** of byte pos / 8; only live records set, nbits of them), or else a
+** function saying whether the live record at pos is allowed (called from
+** the searching thread only; it reports its own errors through ctx), or
+** neither (every live record). */
+typedef struct store_filter {
+  const uint8_t *bits;
+  uint64_t nbits;
+  int (*fn)(void *ctx, uint64_t pos);
+  void *ctx;
+} store_filter;
+
+/* The k nearest allowed records to q (dim float32 values); flt may be NULL
+** (every live record).  Results (position and distance, sorted by distance
+** then position) go to out, room for k; their number to *nout, which is
+** min(k, records allowed) whenever that many have a vector.  Exact when
+** opt->exact or the store has no graph yet; otherwise the graph's
+** candidates for the rows it covers merged with an exact scan of the rows
+** added since it was saved.  A filtered search scans the allowed records
+** exactly when they are few (about ef x 2M or fewer: a filter function is
+** then run on every record), else searches the graph with ef raised in
+** proportion to what the filter removes (a function's share estimated from
+** 512 rows; it then runs only on the rows the search visits), and scans
+** exactly when the graph cannot reach k of them.  opt may be NULL. */
 typedef struct store_knn_opts {
   int exact;   /* 1: scan every record */
   int ef;      /* the graph's candidate list; 0: the store's ef_search */
 } store_knn_opts;
-int store_knn(store *s, const float *q, uint64_t k, const uint8_t *allow, uint64_t nallow,
+int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
               const store_knn_opts *opt, ann_res *out, uint64_t *nout);
 
 /* ---- writing --------------------------------------------------------- */

@@ -345,27 +345,32 @@ static const void *block_fn(void *ctx, uint64_t pos, uint64_t *count) {
 
 typedef struct allow_ctx {
   const store *s;
-  const uint8_t *bits;
+  const uint8_t *bits;                 /* or NULL: */
+  int (*fn)(void *ctx, uint64_t pos);  /* or NULL: every live row */
+  void *fctx;
   uint64_t base;
 } allow_ctx;
 
 static int allow_fn(void *ctx, uint64_t pos) {
   const allow_ctx *a = ctx;
   pos += a->base;
-  return a->bits ? (a->bits[pos / 8] >> (pos % 8)) & 1 : store_pos_live(a->s, pos);
+  if (a->bits) return (a->bits[pos / 8] >> (pos % 8)) & 1;
+  return store_pos_live(a->s, pos) && (!a->fn || a->fn(a->fctx, pos));
 }
 
 static int graph_allow(void *ctx, uint32_t i) { return allow_fn(ctx, i); }
 
-/* Exact: the rows [from, to) that allow accepts, positions made absolute. */
-static int scan(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t from,
+/* Exact: the rows [from, to) that a accepts, positions made absolute. */
+static int scan(store *s, const float *q, uint64_t k, const allow_ctx *a, uint64_t from,
                 uint64_t to, ann_res *out, uint64_t *nout) {
   *nout = 0;
   if (from >= to) return 0;
   src_ctx sc = {s, from};
-  allow_ctx ac = {s, bits, from};
+  allow_ctx ac = *a;
+  ac.base = from;
   ann_src src = {store_dim(s), elem_of(s), metric_of(s), to - from, block_fn, &sc};
-  int threads = to - from >= 8192 ? 0 : 1; /* (below that, starting threads costs more) */
+  /* (below 8192 rows starting threads costs more; a filter function runs on one) */
+  int threads = to - from >= 8192 && !a->fn ? 0 : 1;
   if (ann_flat_search(&src, q, k, allow_fn, &ac, threads, out, nout)) return -1;
   for (uint64_t i = 0; i < *nout; i++) out[i].pos += from;
   return 0;
@@ -388,12 +393,28 @@ static int gather(store *s, const float *q, uint64_t k, const uint8_t *bits, uin
   return rc;
 }
 
-/* Exact over the rows below `to`: the allowed ones (nallow of them), or
-** every live one. */
+/* Exact over the rows below `to`: the allowed ones (a bitmap with nallow
+** set), or every live one. */
 static int exact_below(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t to,
                        uint64_t nallow, ann_res *out, uint64_t *nout) {
   if (bits && nallow < to / 16) return gather(s, q, k, bits, to, nallow, out, nout);
-  return scan(s, q, k, bits, 0, to, out, nout);
+  allow_ctx a = {s, bits, NULL, NULL, 0};
+  return scan(s, q, k, &a, 0, to, out, nout);
+}
+
+/* The bitmap of the live rows below npos that fn accepts (malloc'd), their
+** number in *n. */
+static uint8_t *materialize(const store *s, int (*fn)(void *, uint64_t), void *ctx, uint64_t npos,
+                            uint64_t *n) {
+  uint8_t *b = calloc(npos / 8 + 1, 1);
+  *n = 0;
+  if (!b) return NULL;
+  for (uint64_t p = 0; p < npos; p++)
+    if (store_pos_live(s, p) && fn(ctx, p)) {
+      b[p / 8] |= (uint8_t)(1u << (p % 8));
+      (*n)++;
+    }
+  return b;
 }
 
 static uint64_t popcount_below(const uint8_t *bits, uint64_t to) {
@@ -412,7 +433,9 @@ static int res_worse(const ann_res *a, const ann_res *b) {
   return a->dist > b->dist || (a->dist == b->dist && a->pos > b->pos);
 }
 
-int store_knn(store *s, const float *q, uint64_t k, const uint8_t *allow, uint64_t nallow,
+#define SAMPLE 512 /* rows looked at to estimate what a filter function lets through */
+
+int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
               const store_knn_opts *opt, ann_res *out, uint64_t *nout) {
   *nout = 0;
   uint64_t npos = store_npos(s);
@@ -420,21 +443,54 @@ int store_knn(store *s, const float *q, uint64_t k, const uint8_t *allow, uint64
   sindex *x = store_sindex(s);
   uint64_t gn = sindex_rows(x);
   if (gn > npos) gn = npos;
-  if (!gn || (opt && opt->exact))
-    return exact_below(s, q, k, allow, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
+  const uint8_t *bits = flt ? flt->bits : NULL;
+  uint64_t nallow = bits ? flt->nbits : 0;
+  int (*fn)(void *, uint64_t) = flt && !bits ? flt->fn : NULL;
+  void *fctx = flt ? flt->ctx : NULL;
+  uint8_t *made = NULL;
+  int rc = STORE_OK;
+#define MATERIALIZE()                                                      \
+  do {                                                                     \
+    if (!(made = materialize(s, fn, fctx, npos, &nallow))) return STORE_ENOMEM; \
+    bits = made;                                                           \
+    fn = NULL;                                                             \
+  } while (0)
+  if (!gn || (opt && opt->exact)) {
+    if (fn) MATERIALIZE();
+    rc = exact_below(s, q, k, bits, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
+    free(made);
+    return rc;
+  }
   uint64_t ef = opt && opt->ef > 0 ? (uint64_t)opt->ef : (uint64_t)x->cfg.ef;
-  uint64_t pool = ef > k ? ef : k;
-  /* the allowed rows in the graph's part, and the live ones */
+  uint64_t pool = ef > k ? ef : k, few = pool * 2 * (uint64_t)x->cfg.m;
+  /* the live rows in the graph's part, and the allowed ones (counted, or
+  ** estimated from a sample when a function decides) */
   uint64_t live_tail = 0;
   for (uint64_t p = gn; p < npos; p++) live_tail += store_pos_live(s, p);
-  uint64_t live_g = store_count(s) - live_tail;
-  uint64_t want_g = allow ? popcount_below(allow, gn) : live_g;
-  if (allow && want_g <= pool * 2 * (uint64_t)x->cfg.m) { /* few: scan just them */
-    return gather(s, q, k, allow, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
+  uint64_t live_g = store_count(s) - live_tail, want_g = live_g;
+  if (bits) {
+    want_g = popcount_below(bits, gn);
+  } else if (fn) {
+    uint64_t step = gn / SAMPLE ? gn / SAMPLE : 1, seen = 0, ok = 0;
+    for (uint64_t p = step / 2; p < gn; p += step)
+      if (store_pos_live(s, p)) {
+        seen++;
+        ok += fn(fctx, p) != 0;
+      }
+    want_g = seen ? (uint64_t)((double)ok / (double)seen * (double)live_g) : 0;
+    if (want_g <= 2 * few) { /* perhaps few: find out exactly */
+      MATERIALIZE();
+      want_g = popcount_below(bits, gn);
+    }
+  }
+  if (bits && want_g <= few) { /* few: scan just them */
+    rc = gather(s, q, k, bits, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
+    free(made);
+    return rc;
   }
   uint64_t kg = k < want_g ? k : want_g;
-  if (allow && want_g < live_g) /* over-fetch in proportion to what the filter removes */
-    ef = (uint64_t)((double)pool * (double)live_g / (double)want_g) + 1;
+  if (want_g < live_g) /* over-fetch in proportion to what the filter removes */
+    ef = (uint64_t)((double)pool * (double)live_g / (double)(want_g ? want_g : 1)) + 1;
   if (ef < kg) ef = kg;
   if (ef > MAX_EF) ef = MAX_EF;
   ann_res *g = malloc((size_t)(2 * k) * sizeof *g); /* the graph's, then the tail's */
@@ -442,22 +498,30 @@ int store_knn(store *s, const float *q, uint64_t k, const uint8_t *allow, uint64
   if (!g || !hits) {
     free(g);
     free(hits);
+    free(made);
     return STORE_ENOMEM;
   }
-  allow_ctx ac = {s, allow, 0};
+  allow_ctx ac = {s, bits, fn, fctx, 0};
   int nh = kg ? hnsw_search(x->g, q, (int)kg, (int)ef, graph_allow, &ac, hits) : 0;
   uint64_t ng = 0, nt = 0;
-  int rc = STORE_OK;
   if (nh < 0) {
     rc = nh == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
   } else if ((uint64_t)nh < kg) { /* the graph could not reach them all: be exact */
-    if (exact_below(s, q, k, allow, gn, want_g, g, &ng)) rc = STORE_ENOMEM;
+    if (fn && !made) {
+      made = materialize(s, fn, fctx, npos, &nallow);
+      bits = made;
+      want_g = made ? popcount_below(bits, gn) : 0;
+      ac.bits = bits;
+    }
+    if (fn && !made) rc = STORE_ENOMEM;
+    else if (exact_below(s, q, k, bits, gn, want_g, g, &ng)) rc = STORE_ENOMEM;
   } else {
     for (int i = 0; i < nh; i++) g[i] = (ann_res){hits[i].id, hits[i].dist};
     ng = (uint64_t)nh;
   }
   free(hits);
-  if (rc == STORE_OK && scan(s, q, k, allow, gn, npos, g + k, &nt)) rc = STORE_ENOMEM;
+  if (rc == STORE_OK && scan(s, q, k, &ac, gn, npos, g + k, &nt)) rc = STORE_ENOMEM;
+  free(made);
   if (rc != STORE_OK) {
     free(g);
     return rc;
@@ -472,4 +536,5 @@ int store_knn(store *s, const float *q, uint64_t k, const uint8_t *allow, uint64
   *nout = n;
   free(g);
   return STORE_OK;
+#undef MATERIALIZE
 }

@@ -1,0 +1,120 @@
+/*
+** bench/bench_ann.c - lib/ann/hnsw on data from files, for bench/bench_ann.py
+** (which runs hnswlib on the same files in the same run):
+**
+**   bench_ann base.f32 queries.f32 gt.i32 dim metric M efc threads ef1,ef2,...
+**
+** base and queries: float32 rows of dim values; gt: int32 rows of 10 ids,
+** the exact top 10 of each query.  metric: l2, dot or cosine.  Builds the
+** index on `threads` threads, then for each ef searches every query one at
+** a time on one thread.  Prints one line per measurement:
+**   build <threads> <seconds>
+**   search <ef> <recall@10> <qps> <p50 us> <p99 us>
+*/
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ann/hnsw.h"
+
+#define K 10
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  void *buf = n > 0 ? malloc((size_t)n) : NULL;
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  *len = buf ? (size_t)n : 0;
+  return buf;
+}
+
+typedef struct rows {
+  const float *f;
+  int dim;
+} rows;
+
+static const void *row(void *ctx, uint32_t i) {
+  const rows *r = ctx;
+  return r->f + (size_t)i * (size_t)r->dim;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 10) {
+    fprintf(stderr, "usage: bench_ann base.f32 queries.f32 gt.i32 dim metric M efc threads ef,ef,...\n");
+    return 2;
+  }
+  int dim = atoi(argv[4]), M = atoi(argv[6]), efc = atoi(argv[7]), threads = atoi(argv[8]);
+  ann_metric metric = !strcmp(argv[5], "l2") ? ANN_L2 : !strcmp(argv[5], "dot") ? ANN_DOT : ANN_COSINE;
+  size_t lb, lq, lg;
+  float *base = slurp(argv[1], &lb), *qs = slurp(argv[2], &lq);
+  int32_t *gt = slurp(argv[3], &lg);
+  if (!base || !qs || !gt || dim <= 0) {
+    fprintf(stderr, "bench_ann: cannot read the data files\n");
+    return 1;
+  }
+  uint32_t n = (uint32_t)(lb / 4 / (size_t)dim), nq = (uint32_t)(lq / 4 / (size_t)dim);
+  if (lg / 4 / K < nq) nq = (uint32_t)(lg / 4 / K);
+  rows r = {base, dim};
+  hnsw_params p = {M, efc, 0, threads};
+  hnsw *h;
+  if (hnsw_new(dim, metric, ANN_F32, &p, row, &r, &h) != ANN_OK) {
+    fprintf(stderr, "bench_ann: %s\n", hnsw_errmsg(h));
+    return 1;
+  }
+  double t0 = now();
+  if (hnsw_build(h, n) != ANN_OK) {
+    fprintf(stderr, "bench_ann: %s\n", hnsw_errmsg(h));
+    return 1;
+  }
+  printf("build %d %.3f\n", threads, now() - t0);
+  fflush(stdout);
+  double *lat = malloc(nq * sizeof *lat);
+  ann_hit out[K];
+  for (char *tok = strtok(argv[9], ","); tok; tok = strtok(NULL, ",")) {
+    int ef = atoi(tok);
+    for (uint32_t i = 0; i < nq && i < 20; i++) /* warm the caches */
+      hnsw_search(h, qs + (size_t)i * (size_t)dim, K, ef, NULL, NULL, out);
+    long hits = 0;
+    double total = 0;
+    for (uint32_t i = 0; i < nq; i++) {
+      double a = now();
+      int got = hnsw_search(h, qs + (size_t)i * (size_t)dim, K, ef, NULL, NULL, out);
+      lat[i] = now() - a;
+      total += lat[i];
+      for (int j = 0; j < got; j++)
+        for (int t = 0; t < K; t++) hits += (int32_t)out[j].id == gt[(size_t)i * K + (size_t)t];
+    }
+    qsort(lat, nq, sizeof *lat, cmp_d);
+    printf("search %d %.4f %.0f %.1f %.1f\n", ef, (double)hits / ((double)nq * K), nq / total,
+           lat[nq / 2] * 1e6, lat[(size_t)(nq * 0.99)] * 1e6);
+    fflush(stdout);
+  }
+  free(lat);
+  hnsw_free(h);
+  free(base);
+  free(qs);
+  free(gt);
+  return 0;
+}

@@ -1,0 +1,178 @@
+"""HNSW against hnswlib on the same data in the same run, and filtered
+searches through SQL (issue 6's benchmark).
+
+    make bench/bench_ann       # (make bench builds it too)
+    /usr/bin/python3 bench/bench_ann.py [--sizes 1000,10000,100000] [--efs 16,32,64,128,256]
+                                        [--queries 200] [--filtered 100000]
+
+Run from the build directory.  Data as in seed 002 (bench_search.data):
+384-d unit vectors, 100 cluster centres plus noise; ground truth is the
+exact top 10 by numpy (dot product = cosine on unit vectors; ties by id).
+
+1. The index alone: bench/bench_ann (lib/ann/hnsw, metric dot) and
+   bench/peer_hnswlib (Debian libhnswlib-dev 0.6.2, InnerProductSpace,
+   compiled here with g++ -O3 -march=native) read the same files; M = 16,
+   ef_construction = 64; build on 1 and on 2 threads; recall@10, QPS, p50
+   and p99 of one query at a time on one thread, per ef.
+2. Through SQL (--filtered N): a store with index=hnsw (cosine, float32);
+   vec_search with no filter, tier = (50%), session = (10%), source = (1%),
+   ts = the cluster farthest from the query; recall@10 against numpy's
+   exact filtered top 10, p50 and p99, beside the exact scan of the same
+   query ('{"exact": true}').
+"""
+import argparse
+import os
+import platform
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_search import data, pct  # noqa: E402
+
+BUILD = os.getcwd()
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXT = os.path.join(BUILD, "h5mem")
+K = 10
+
+
+def exact_top(base, qs, k=K):
+    out = np.empty((len(qs), k), np.int32)
+    for i, qv in enumerate(qs):
+        d = -(base @ qv)
+        idx = np.argpartition(d, k)[:k + 1] if len(d) > k + 1 else np.arange(len(d))
+        o = idx[np.lexsort((idx, d[idx]))][:k]
+        out[i] = o
+    return out
+
+
+def peer_binary(tmp):
+    exe = os.path.join(tmp, "peer_hnswlib")
+    subprocess.run(["g++", "-O3", "-march=native", "-std=c++17", "-pthread", "-o", exe,
+                    os.path.join(SRC, "bench", "peer_hnswlib.cpp")], check=True)
+    return exe
+
+
+def run(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    build, rows = None, {}
+    for line in out.splitlines():
+        f = line.split()
+        if f[0] == "build":
+            build = float(f[2])
+        elif f[0] == "search":
+            rows[int(f[1])] = (float(f[2]), float(f[3]), float(f[4]), float(f[5]))
+    return build, rows
+
+
+def index_alone(sizes, efs, nq, tmp):
+    peer = peer_binary(tmp)
+    ours = os.path.join(BUILD, "bench", "bench_ann")
+    for n in sizes:
+        base, qs = data(n, nq)
+        gt = exact_top(base, qs)
+        files = [os.path.join(tmp, x) for x in ("base.f32", "q.f32", "gt.i32")]
+        base.tofile(files[0])
+        qs.tofile(files[1])
+        gt.tofile(files[2])
+        args = files + ["384", "dot", "16", "64"]
+        b1, r_ours = run([ours] + args + ["1", efs])
+        p1, r_peer = run([peer] + args + ["1", efs])
+        b2, _ = run([ours] + args + ["2", ""])
+        p2, _ = run([peer] + args + ["2", ""])
+        print("\n### N = %d\n" % n)
+        print("| build | h5mem | hnswlib |\n|---|---:|---:|")
+        print("| 1 thread | %.2f s | %.2f s |" % (b1, p1))
+        print("| 2 threads | %.2f s | %.2f s |" % (b2, p2))
+        print("\n| ef | h5mem recall@10 | QPS | p50 us | p99 us | hnswlib recall@10 | QPS | p50 us | p99 us |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for ef in sorted(r_ours):
+            a, b = r_ours[ef], r_peer.get(ef, (0, 0, 0, 0))
+            print("| %d | %.4f | %.0f | %.0f | %.0f | %.4f | %.0f | %.0f | %.0f |" % ((ef,) + a + b))
+        sys.stdout.flush()
+
+
+def filtered(n, nq, tmp):
+    base, qs = data(n, nq)
+    rng = np.random.default_rng(6)
+    # the cluster of each row: its nearest centre is what data() drew from;
+    # recover it as the argmax over the centres data() used
+    c_rng = np.random.default_rng(2)
+    cent = c_rng.standard_normal((100, 384)).astype(np.float32)
+    cent /= np.linalg.norm(cent, axis=1, keepdims=True)
+    lab = np.argmax(base @ cent.T, axis=1)
+    tier = np.where(rng.random(n) < 0.5, "h", "o")
+    sess = np.array(["s%d" % x for x in rng.integers(0, 10, n)])
+    src = np.array(["p%d" % x for x in rng.integers(0, 100, n)])
+    path = os.path.join(tmp, "f.h5")
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    db.enable_load_extension(True)
+    db.load_extension(EXT)
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s', dim=384, index=hnsw, sync=off)" % path)
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO mem(id, embedding, tier, session, source, ts) VALUES (?, ?, ?, ?, ?, ?)",
+                   ((i + 1, base[i].tobytes(), str(tier[i]), str(sess[i]), str(src[i]), int(lab[i]))
+                    for i in range(n)))
+    db.execute("COMMIT")
+    t0 = time.perf_counter()
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    ckpt = time.perf_counter() - t0
+    ids = np.arange(1, n + 1)
+    print("\n### Filtered searches through SQL, N = %d\n" % n)
+    print("Checkpoint of %d rows into an empty store, graph built and saved: %.1f s.\n" % (n, ckpt))
+    print("| filter | share | recall@10 | p50 ms | p99 ms | exact scan p50 ms | p99 ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    cases = [("none", "", lambda qv: np.ones(n, bool)),
+             ("tier = 'h'", " WHERE tier = 'h'", lambda qv: tier == "h"),
+             ("session = 's3'", " WHERE session = 's3'", lambda qv: sess == "s3"),
+             ("source = 'p7'", " WHERE source = 'p7'", lambda qv: src == "p7"),
+             ("ts = far cluster", None, None)]
+    for name, where, maskf in cases:
+        rec, lat, lat_x, share = 0.0, [], [], 0.0
+        for qv in qs:
+            if where is None:
+                far = int(np.argmin(cent @ qv))
+                w, mask = " WHERE ts = %d" % far, lab == far
+            else:
+                w, mask = where, maskf(qv)
+            share += mask.mean()
+            sel = np.nonzero(mask)[0]
+            d = -(base[sel] @ qv)
+            want = set(ids[sel][np.lexsort((ids[sel], d))][:K].tolist())
+            t0 = time.perf_counter()
+            got = db.execute("SELECT id FROM vec_search('mem', ?, 10)" + w, (qv.tobytes(),)).fetchall()
+            lat.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            db.execute("SELECT id FROM vec_search('mem', ?, 10, '{\"exact\": true}')" + w, (qv.tobytes(),)).fetchall()
+            lat_x.append(time.perf_counter() - t0)
+            rec += len(want & {g[0] for g in got}) / min(K, len(sel))
+        print("| %s | %.1f%% | %.4f | %.3f | %.3f | %.3f | %.3f |" % (
+            name, 100 * share / len(qs), rec / len(qs), 1e3 * pct(lat, 50), 1e3 * pct(lat, 99),
+            1e3 * pct(lat_x, 50), 1e3 * pct(lat_x, 99)))
+        sys.stdout.flush()
+    db.close()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--efs", default="16,32,64,128,256")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--filtered", type=int, default=100000, help="0: skip")
+    a = ap.parse_args()
+    print("h5mem %s, %s, %d CPUs" % (
+        subprocess.run(["git", "-C", SRC, "rev-parse", "--short", "HEAD"], capture_output=True,
+                       text=True).stdout.strip(), platform.processor() or platform.machine(), os.cpu_count()))
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.sizes:
+            index_alone([int(x) for x in a.sizes.split(",")], a.efs, a.queries, tmp)
+        if a.filtered:
+            filtered(a.filtered, a.queries, tmp)
+
+
+if __name__ == "__main__":
+    main()
