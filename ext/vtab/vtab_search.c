@@ -124,33 +124,72 @@ int knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
   return SQLITE_OK;
 }
 
-/* Whether the live record at pos meets f (not the id part). */
-static int meets(store *st, uint64_t pos, const knn_filter *f, int *err) {
-  unsigned want = (f->has[0] ? STORE_V_SOURCE : 0) | (f->has[1] ? STORE_V_SESSION : 0) |
-                  (f->has[2] ? STORE_V_TIER : 0) | (f->has_ts ? STORE_V_NUM : 0);
-  store_view v;
-  memset(&v, 0, sizeof v);
-  if (want && store_get(st, pos, want, &v) != STORE_OK) {
-    *err = 1;
-    return 0;
-  }
-  const char *sv[3] = {v.source, v.session, v.tier};
-  size_t sl[3] = {v.source_len, v.session_len, v.tier_len};
-  for (int k = 0; k < 3; k++)
-    if (f->has[k] && (!sv[k] || sl[k] != f->len[k] || memcmp(sv[k], f->str[k], sl[k]))) return 0;
-  if (f->has_ts && (v.ts < f->ts_lo || v.ts > f->ts_hi)) return 0;
-  return 1;
-}
-
+/* The conditions of f other than id, ready to test record by record: the
+** string columns of the file's rows compared as codes (store_str_codes). */
 typedef struct meets_ctx {
   store *st;
   const knn_filter *f;
   int err;
+  const uint32_t *codes[3];
+  uint64_t ncodes[3];
+  uint32_t code[3];
 } meets_ctx;
+
+static const unsigned str_want[3] = {STORE_V_SOURCE, STORE_V_SESSION, STORE_V_TIER};
+
+/* STORE_OK or the store's error code. */
+static int meets_init(meets_ctx *m, store *st, const knn_filter *f) {
+  memset(m, 0, sizeof *m);
+  m->st = st;
+  m->f = f;
+  for (int k = 0; k < 3; k++) {
+    int rc = f->has[k] ? store_str_codes(st, str_want[k], f->str[k], f->len[k], &m->codes[k],
+                                         &m->ncodes[k], &m->code[k])
+                       : STORE_OK;
+    if (rc != STORE_OK) return rc;
+  }
+  return STORE_OK;
+}
+
+/* Whether the live record at pos meets the conditions (not the id part). */
+static int meets(meets_ctx *m, uint64_t pos) {
+  const knn_filter *f = m->f;
+  unsigned want = 0;
+  for (int k = 0; k < 3; k++) {
+    if (!f->has[k]) continue;
+    if (pos < m->ncodes[k]) {
+      if (m->codes[k][pos] != m->code[k]) return 0;
+    } else {
+      want |= str_want[k];
+    }
+  }
+  if (want) { /* records in memory */
+    store_view v;
+    memset(&v, 0, sizeof v);
+    if (store_get(m->st, pos, want, &v) != STORE_OK) {
+      m->err = 1;
+      return 0;
+    }
+    const char *sv[3] = {v.source, v.session, v.tier};
+    size_t sl[3] = {v.source_len, v.session_len, v.tier_len};
+    for (int k = 0; k < 3; k++)
+      if ((want & str_want[k]) && (!sv[k] || sl[k] != f->len[k] || memcmp(sv[k], f->str[k], sl[k])))
+        return 0;
+  }
+  if (f->has_ts) {
+    int64_t ts;
+    if (store_get_ts(m->st, pos, &ts) != STORE_OK) {
+      m->err = 1;
+      return 0;
+    }
+    if (ts < f->ts_lo || ts > f->ts_hi) return 0;
+  }
+  return 1;
+}
 
 static int meets_fn(void *ctx, uint64_t pos) {
   meets_ctx *m = ctx;
-  return !m->err && meets(m->st, pos, m->f, &m->err);
+  return !m->err && meets(m, pos);
 }
 
 int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
@@ -159,8 +198,14 @@ int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const st
   *nout = 0;
   if (f->empty || k == 0 || store_count(st) == 0) return SQLITE_OK;
   store_filter flt = {NULL, 0, NULL, NULL};
-  meets_ctx mc = {st, f, 0};
+  meets_ctx mc;
   uint8_t *bits = NULL;
+  int src = meets_init(&mc, st, f);
+  if (src != STORE_OK) {
+    if (src == STORE_ENOMEM) return SQLITE_NOMEM;
+    *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
+    return SQLITE_CORRUPT;
+  }
   if (f->has_ids) { /* the listed records that meet the rest */
     uint64_t npos = store_npos(st);
     bits = sqlite3_malloc64(npos / 8 + 1);
@@ -169,7 +214,7 @@ int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const st
     for (size_t i = 0; i < f->nids && !mc.err; i++) {
       uint64_t pos;
       if (store_find(st, f->ids[i], &pos) == STORE_OK && !(bits[pos / 8] >> (pos % 8) & 1) &&
-          meets(st, pos, f, &mc.err)) {
+          meets(&mc, pos)) {
         bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
         flt.nbits++;
       }

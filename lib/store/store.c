@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "h5/h5.h"
 #include "k.h"
@@ -57,6 +58,16 @@ typedef struct bcol {
   size_t rowbytes;
   uint64_t *caddr; /* UINT64_MAX: chunk never written */
 } bcol;
+
+/* A string column of the base as codes (store_str_codes): equal strings,
+** equal codes; a dictionary (open addressing) of the distinct strings,
+** which point into the mapped file. */
+typedef struct strcodes {
+  uint32_t *code; /* per base row; NULL: not built */
+  const uint8_t **dp;
+  uint32_t *dlen, *dcode;
+  uint64_t dcap, dn;
+} strcodes;
 
 /* A record of the delta: one allocation, strings NUL-terminated inside. */
 typedef struct drec {
@@ -97,6 +108,7 @@ struct store {
   uint64_t ckpt_seq; /* log frames up to this one are in the file */
   sindex_cfg icfg;
   sindex *ix;        /* the vector index of the file (store_index.c) */
+  strcodes sc[6];    /* of the string columns (str_cols order), built on demand */
   /* base rows deleted since the checkpoint, in order */
   uint64_t *newdead;
   uint64_t nnewdead, capnewdead;
@@ -272,9 +284,18 @@ static const uint8_t *base_row(const store *s, int col, uint64_t r) {
   return h5_file_span(s->f, c->caddr[k] + (r % c->crows) * c->rowbytes, c->rowbytes);
 }
 
+static void codes_free(strcodes *c) {
+  free(c->code);
+  free(c->dp);
+  free(c->dlen);
+  free(c->dcode);
+  memset(c, 0, sizeof *c);
+}
+
 static void base_free(store *s) {
   sindex_free(s->ix); /* (it may read the mapped file: first) */
   s->ix = NULL;
+  for (int k = 0; k < 6; k++) codes_free(&s->sc[k]);
   for (int k = 0; k < NCOL; k++) free(s->col[k].caddr);
   memset(s->col, 0, sizeof s->col);
   free(s->base_id);
@@ -624,6 +645,113 @@ int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
   }
 #undef ROW
   v->have |= want;
+  return STORE_OK;
+}
+
+/* ---- string columns as codes ---------------------------------------------- */
+
+#define CODE_NULL (UINT32_MAX - 1) /* a NULL string */
+
+/* The slot of (p, n) in c's dictionary: where it is, or the empty one where it goes. */
+static uint64_t dict_find(const strcodes *c, const uint8_t *p, size_t n) {
+  uint64_t h = XXH64(p, n, 0) & (c->dcap - 1);
+  while (c->dp[h] && (c->dlen[h] != n || memcmp(c->dp[h], p, n))) h = (h + 1) & (c->dcap - 1);
+  return h;
+}
+
+static int dict_grow(strcodes *c) {
+  strcodes o = *c;
+  c->dcap = o.dcap ? o.dcap * 2 : 256;
+  c->dp = calloc(c->dcap, sizeof *c->dp);
+  c->dlen = malloc(c->dcap * sizeof *c->dlen);
+  c->dcode = malloc(c->dcap * sizeof *c->dcode);
+  if (!c->dp || !c->dlen || !c->dcode) {
+    free(c->dp);
+    free(c->dlen);
+    free(c->dcode);
+    c->dp = o.dp;
+    c->dlen = o.dlen;
+    c->dcode = o.dcode;
+    c->dcap = o.dcap;
+    return STORE_ENOMEM;
+  }
+  for (uint64_t i = 0; i < o.dcap; i++) {
+    if (!o.dp[i]) continue;
+    uint64_t h = dict_find(c, o.dp[i], o.dlen[i]);
+    c->dp[h] = o.dp[i];
+    c->dlen[h] = o.dlen[i];
+    c->dcode[h] = o.dcode[i];
+  }
+  free(o.dp);
+  free(o.dlen);
+  free(o.dcode);
+  return STORE_OK;
+}
+
+int store_str_codes(store *s, unsigned want, const char *v, size_t n, const uint32_t **codes,
+                    uint64_t *ncodes, uint32_t *code) {
+  int k = 0;
+  while (k < 6 && want != (1u << k)) k++;
+  if (k == 6) return fail(s, STORE_EINVAL, "store_str_codes: one string column at a time");
+  strcodes *c = &s->sc[k];
+  if (!c->code && s->nbase) {
+    c->code = malloc(s->nbase * sizeof *c->code);
+    if (!c->code || dict_grow(c)) {
+      codes_free(c);
+      return fail(s, STORE_ENOMEM, "out of memory");
+    }
+    for (uint64_t r = 0; r < s->nbase; r++) {
+      const uint8_t *p = base_row(s, str_cols[k], r), *data;
+      size_t len;
+      uint32_t cnt;
+      if (!p || h5_vlen_get(s->f, p, &data, &len, &cnt) != H5_OK) {
+        codes_free(c);
+        return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/%s cannot be read", s->path,
+                    (unsigned long long)r, col_name[str_cols[k]]);
+      }
+      if (!data) {
+        c->code[r] = CODE_NULL;
+        continue;
+      }
+      if (len > UINT32_MAX) len = UINT32_MAX; /* (then never equal to a value) */
+      uint64_t h = dict_find(c, data, len);
+      if (!c->dp[h]) {
+        if ((c->dn + 1) * 2 > c->dcap) {
+          if (dict_grow(c)) {
+            codes_free(c);
+            return fail(s, STORE_ENOMEM, "out of memory");
+          }
+          h = dict_find(c, data, len);
+        }
+        c->dp[h] = data;
+        c->dlen[h] = (uint32_t)len;
+        c->dcode[h] = (uint32_t)c->dn++;
+      }
+      c->code[r] = c->dcode[h];
+    }
+  }
+  *codes = c->code;
+  *ncodes = c->code ? s->nbase : 0;
+  *code = UINT32_MAX;
+  if (!v) {
+    *code = CODE_NULL;
+  } else if (c->code && n < UINT32_MAX) {
+    uint64_t h = dict_find(c, (const uint8_t *)v, n);
+    if (c->dp[h]) *code = c->dcode[h];
+  }
+  return STORE_OK;
+}
+
+int store_get_ts(store *s, uint64_t pos, int64_t *ts) {
+  if (pos >= s->nbase) {
+    if (!store_pos_live(s, pos)) return fail(s, STORE_ENOTFOUND, "no record at position %llu", (unsigned long long)pos);
+    *ts = s->delta[pos - s->nbase]->ts;
+    return STORE_OK;
+  }
+  const uint8_t *p = base_row(s, C_TS, pos);
+  if (!p) return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/ts lies outside the file", s->path,
+                      (unsigned long long)pos);
+  *ts = get_i64(p);
   return STORE_OK;
 }
 

@@ -147,6 +147,18 @@ typedef struct store_view {
 int store_get(store *s, uint64_t pos, unsigned want, store_view *v);
 uint64_t store_count(const store *s); /* live records */
 
+/* For filters over many records: the base rows' values of one string
+** column (want: one STORE_V_* string bit) as codes, equal strings equal
+** codes: codes[pos] for pos < *ncodes (the base rows; later positions are
+** records in memory: use store_get).  *code is the code of v (n bytes;
+** v NULL: the code of NULL), or UINT32_MAX when no base row has it.  Built
+** by one pass over the column on first use, kept until the base changes
+** (a checkpoint, refresh or optimize); valid until then. */
+int store_str_codes(store *s, unsigned want, const char *v, size_t n, const uint32_t **codes,
+                    uint64_t *ncodes, uint32_t *code);
+/* The ts of the live record at pos, reading only that column. */
+int store_get_ts(store *s, uint64_t pos, int64_t *ts);
+
 /* The embeddings of positions pos, pos + 1, ... that lie one after another
 ** in memory (one chunk of the file, or one delta record), in the stored
 ** type: at most *count of them on entry, how many on return.  NULL when pos
