@@ -51,6 +51,8 @@ def exact_top(base, qs, k=K):
 
 
 def peer_binary(tmp):
+    if not os.path.exists("/usr/include/hnswlib/hnswlib.h"):
+        sys.exit("bench_ann: hnswlib's headers are missing: apt-get install libhnswlib-dev")
     exe = os.path.join(tmp, "peer_hnswlib")
     subprocess.run(["g++", "-O3", "-march=native", "-std=c++17", "-pthread", "-o", exe,
                     os.path.join(SRC, "bench", "peer_hnswlib.cpp")], check=True)
