@@ -11,7 +11,7 @@
 ** max|x| itself, not from the rounded scale, so they are right for any
 ** finite input (huge, or subnormal); only the scale can lose precision:
 ** below about 1.5e-36 (127 x FLT_MIN) it is subnormal, and for vectors
-** whose max|x| is below about 1.8e-43 it rounds to 0.  NaN or infinity
+** whose max|x| is below about 8.9e-44 (127 x 2^-150) it rounds to 0.  NaN or infinity
 ** anywhere: the vector encodes as zeros, scale 0, and the encoder says so.
 ** -128 is never produced (the kernels accept it, but symmetric codes keep
 ** q and -q at one distance).
@@ -42,10 +42,12 @@
 ** are worst cases; the errors of real data are several times smaller and
 ** mostly cancel.
 **
-** What a search relies on: an int8 distance is off by far less than the
-** gaps between a query's k-th nearest row and the rows a candidate pool of
-** ef holds, so the true k nearest are in the pool; the pool is then scored
-** with the exact kernels, and everything returned is exact.
+** What a search relies on (hnsw.h): an int8 distance is off by less than
+** the gap between a query's k-th nearest row and the last of a candidate
+** pool of max(ef, 2k), so the true k nearest are in the pool; the pool is
+** then scored with the exact kernels, and everything returned is exact.
+** The bounds above are not used at run time; rank swaps near the k-th row
+** are what the pool's margin absorbs (measured, see hnsw.h).
 */
 #ifndef H5MEM_ANN_Q8_H
 #define H5MEM_ANN_Q8_H
