@@ -1,6 +1,8 @@
 /*
 ** test/test_hnsw.c - lib/ann/hnsw: recall against brute force (same
-** kernels), deletes, filters, save/load and damaged images, threads, edges.
+** kernels), deletes, filters, save/load and damaged images, threads, edges;
+** each with and without the int8 first pass (hnsw_set_q8), which must keep
+** recall within 0.002 of the exact walk's and return exact distances.
 **
 ** Data: clustered (centres plus noise) from the seeded PRNG in testutil.h;
 ** queries come from the same distribution.  Recall figures are printed.
@@ -9,32 +11,57 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "ann/hnsw.h"
+#include "ann/q8.h"
 #include "k.h"
 #include "testutil.h"
 #include "util/pool.h"
 
 #define NQ 100
+#define NQR 1000 /* queries of the recall cases: one query is 0.001 */
+/* hnsw.h: the int8 pass's pool */
+#define Q8_POOL(ef, k) ((ef) > 2 * (k) ? (ef) : 2 * (k))
 
-/* rows for the callback: f32 and their f16 copies */
+/* rows for the callbacks: f32, their f16 copies, and the int8 copies of
+** the rows of type elem (rows >= nq8 have none); the callbacks count their
+** calls */
 typedef struct ds {
   int dim;
   uint32_t n;
   ann_elem elem;
   float *f;
   uint16_t *h;
+  int8_t *q;
+  float *qs;
+  uint32_t nq8;
+  atomic_long vcalls, qcalls;
 } ds;
 
 static const void *row(void *ctx, uint32_t i) {
   ds *d = ctx;
+  atomic_fetch_add_explicit(&d->vcalls, 1, memory_order_relaxed);
   if (i >= d->n) return NULL;
   if (d->elem == ANN_F32) return d->f + (size_t)i * d->dim;
   return d->h + (size_t)i * d->dim;
+}
+
+static const int8_t *row_q8(void *ctx, uint32_t i, float *scale) {
+  ds *d = ctx;
+  atomic_fetch_add_explicit(&d->qcalls, 1, memory_order_relaxed);
+  if (i >= d->nq8) return NULL;
+  *scale = d->qs[i];
+  return d->q + (size_t)i * d->dim;
+}
+
+/* q8 on (the int8 copies of d) or off */
+static void use_q8(hnsw *h, ds *d, int on) {
+  ck_assert_int_eq(hnsw_set_q8(h, on ? row_q8 : NULL, d), ANN_OK);
 }
 
 /* n clustered rows: 32 centres uniform in [-1,1]^dim, each coordinate plus
@@ -59,11 +86,21 @@ static void make_data(ds *d, uint32_t n, int dim, ann_elem elem, uint64_t seed) 
   }
   k_get()->f32_to_f16(d->f, d->h, (size_t)n * dim);
   free(cent);
+  d->q = malloc((size_t)n * dim);
+  d->qs = malloc((size_t)n * sizeof *d->qs);
+  d->nq8 = n;
+  ck_assert_int_eq(ann_q8_encode_n(elem == ANN_F32 ? (const void *)d->f : (const void *)d->h,
+                                   elem, dim, n, d->q, d->qs),
+                   0);
+  atomic_init(&d->vcalls, 0);
+  atomic_init(&d->qcalls, 0);
 }
 
 static void free_data(ds *d) {
   free(d->f);
   free(d->h);
+  free(d->q);
+  free(d->qs);
 }
 
 /* the index's distance, computed here with the same kernels */
@@ -90,31 +127,30 @@ static int hit_cmp(const void *pa, const void *pb) {
 
 typedef int (*filt_fn)(void *, uint32_t);
 
-/* exact top k among rows < n that are allowed and not in del[] */
+/* exact top k among rows < n that are allowed and not in del[], kept
+** sorted in out by insertion */
 static int brute(const ds *d, ann_metric m, uint32_t n, const float *q, int k,
                  filt_fn filter, void *fctx, const uint8_t *del, ann_hit *out) {
-  ann_hit *all = malloc((size_t)n * sizeof *all);
-  uint32_t na = 0;
+  int r = 0;
   for (uint32_t i = 0; i < n; i++) {
     if (del && del[i]) continue;
     if (filter && !filter(fctx, i)) continue;
-    all[na].id = i;
-    all[na++].dist = tdist(d, m, q, i);
+    ann_hit x = {i, tdist(d, m, q, i)};
+    if (r == k && hit_cmp(&x, &out[k - 1]) >= 0) continue;
+    int j = r < k ? r++ : k - 1;
+    for (; j > 0 && hit_cmp(&x, &out[j - 1]) < 0; j--) out[j] = out[j - 1];
+    out[j] = x;
   }
-  qsort(all, na, sizeof *all, hit_cmp);
-  int r = (int)na < k ? (int)na : k;
-  memcpy(out, all, (size_t)r * sizeof *out);
-  free(all);
   return r;
 }
 
-/* queries from the same distribution as the rows of seed (the same
+/* nq queries from the same distribution as the rows of seed (the same
 ** centres), but not rows themselves */
-static float *make_queries(int dim, uint64_t seed) {
+static float *make_queries(int dim, uint64_t seed, int nq) {
   ds qd;
   make_data(&qd, 1 << 16, dim, ANN_F32, seed);
-  float *q = malloc((size_t)NQ * dim * sizeof *q);
-  memcpy(q, qd.f + ((size_t)(1 << 16) - NQ) * dim, (size_t)NQ * dim * sizeof *q);
+  float *q = malloc((size_t)nq * dim * sizeof *q);
+  memcpy(q, qd.f + ((size_t)(1 << 16) - nq) * dim, (size_t)nq * dim * sizeof *q);
   free_data(&qd);
   return q;
 }
@@ -130,28 +166,47 @@ static hnsw *build(ds *d, ann_metric m, uint32_t n, int threads, int M) {
   return h;
 }
 
-/* mean recall@k over the queries */
-static double recall(const hnsw *h, const ds *d, ann_metric m, uint32_t n,
-                     const float *qs, int k, int ef) {
-  ann_hit got[64], want[64];
+/* the exact top k of each of nq queries, nq x k hits (malloc'd) */
+static ann_hit *truth_of(const ds *d, ann_metric m, uint32_t n, const float *qs, int nq,
+                         int k) {
+  ann_hit *t = malloc((size_t)nq * k * sizeof *t);
+  for (int qi = 0; qi < nq; qi++)
+    T_CHECK(brute(d, m, n, qs + (size_t)qi * d->dim, k, NULL, NULL, NULL, t + (size_t)qi * k) == k,
+            "fewer than %d rows", k);
+  return t;
+}
+
+/* Mean recall@k over nq queries against truth (k per query).  Every hit
+** must carry the exact distance, in order.  *vmax: the most row (f32/f16)
+** fetches one search made. */
+static double recall(const hnsw *h, ds *d, ann_metric m, const float *qs, int nq, int k,
+                     int ef, const ann_hit *truth, long *vmax) {
+  ann_hit got[64];
   double sum = 0;
-  for (int qi = 0; qi < NQ; qi++) {
+  *vmax = 0;
+  for (int qi = 0; qi < nq; qi++) {
     const float *q = qs + (size_t)qi * d->dim;
+    const ann_hit *want = truth + (size_t)qi * k;
+    long v0 = atomic_load(&d->vcalls);
     int ng = hnsw_search(h, q, k, ef, NULL, NULL, got);
-    int nw = brute(d, m, n, q, k, NULL, NULL, NULL, want);
-    T_CHECK(ng == nw, "hits %d, expected %d", ng, nw);
+    long v = atomic_load(&d->vcalls) - v0;
+    if (v > *vmax) *vmax = v;
+    T_CHECK(ng == k, "hits %d, expected %d", ng, k);
     int inter = 0;
-    for (int i = 0; i < ng; i++)
-      for (int j = 0; j < nw; j++)
+    for (int i = 0; i < ng; i++) {
+      T_CHECK(got[i].dist == tdist(d, m, q, got[i].id), "row %u: distance %.9g, exact %.9g",
+              got[i].id, (double)got[i].dist, (double)tdist(d, m, q, got[i].id));
+      for (int j = 0; j < k; j++)
         if (got[i].id == want[j].id) {
           inter++;
           break;
         }
+    }
     for (int i = 1; i < ng; i++)
       T_CHECK(hit_cmp(&got[i - 1], &got[i]) < 0, "results not sorted");
-    sum += (double)inter / nw;
+    sum += (double)inter / k;
   }
-  return sum / NQ;
+  return sum / nq;
 }
 
 static const char *mname(ann_metric m) {
@@ -166,25 +221,46 @@ static double now(void) {
 
 /* ---- recall ------------------------------------------------------------- */
 
+/* Recall@10 at several ef, exact walk and int8 walk (q8) on the same
+** graph: the exact one >= 0.95 at ef=64 and >= 0.99 at ef=200, the q8 one
+** within 0.002 of it at every ef, with exact distances and no more row
+** fetches than its pool. */
 static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m) {
+  static const int efs[] = {10, 16, 32, 64, 200};
   ds d;
   uint64_t seed = t_seed();
   make_data(&d, n, dim, e, seed);
-  float *qs = make_queries(dim, seed);
+  float *qs = make_queries(dim, seed, NQR);
   double t0 = now();
   hnsw *h = build(&d, m, n, 1, 0);
   double t1 = now();
-  double r64 = recall(h, &d, m, n, qs, 10, 64);
-  double t2 = now();
-  double r200 = recall(h, &d, m, n, qs, 10, 200);
-  printf("hnsw recall@10 n=%u dim=%d %s %s: ef=64 %.4f  ef=200 %.4f  (build %.2fs, "
-         "%.0f us/query at ef=64 incl. brute force)\n",
-         n, dim, e == ANN_F32 ? "f32" : "f16", mname(m), r64, r200, t1 - t0,
-         (t2 - t1) * 1e6 / NQ);
-  T_CHECK(r64 >= 0.95, "recall@10 ef=64 %.4f (n=%u %s %s, seed %llu)", r64, n,
-          e == ANN_F32 ? "f32" : "f16", mname(m), (unsigned long long)seed);
-  T_CHECK(r200 >= 0.99, "recall@10 ef=200 %.4f (n=%u %s %s, seed %llu)", r200, n,
-          e == ANN_F32 ? "f32" : "f16", mname(m), (unsigned long long)seed);
+  ann_hit *truth = truth_of(&d, m, n, qs, NQR, 10);
+  const char *en = e == ANN_F32 ? "f32" : "f16";
+  printf("hnsw recall@10 n=%u dim=%d %s %s (build %.2fs), exact / q8:", n, dim, en, mname(m),
+         t1 - t0);
+  for (size_t i = 0; i < sizeof efs / sizeof efs[0]; i++) {
+    int ef = efs[i];
+    long vf, vq;
+    use_q8(h, &d, 0);
+    double rf = recall(h, &d, m, qs, NQR, 10, ef, truth, &vf);
+    use_q8(h, &d, 1);
+    long q0 = atomic_load(&d.qcalls);
+    double rq = recall(h, &d, m, qs, NQR, 10, ef, truth, &vq);
+    printf("  ef=%d %.4f/%.4f", ef, rf, rq);
+    T_CHECK(rq >= rf - 0.002, "q8 recall@10 %.4f, exact %.4f (n=%u %s %s ef=%d, seed %llu)", rq,
+            rf, n, en, mname(m), ef, (unsigned long long)seed);
+    /* the walk was int8: row fetches only for the pool's re-scoring */
+    T_CHECK(atomic_load(&d.qcalls) > q0, "q8 callback never called");
+    T_CHECK(vq <= Q8_POOL(ef, 10), "q8 search fetched %ld rows (ef=%d)", vq, ef);
+    if (ef == 64)
+      T_CHECK(rf >= 0.95, "recall@10 ef=64 %.4f (n=%u %s %s, seed %llu)", rf, n, en, mname(m),
+              (unsigned long long)seed);
+    if (ef == 200)
+      T_CHECK(rf >= 0.99, "recall@10 ef=200 %.4f (n=%u %s %s, seed %llu)", rf, n, en, mname(m),
+              (unsigned long long)seed);
+  }
+  printf("\n");
+  free(truth);
   hnsw_free(h);
   free(qs);
   free_data(&d);
@@ -206,12 +282,14 @@ END_TEST
 
 /* ---- deletes and filters ------------------------------------------------ */
 
+/* _i: 0 exact, 1 with the int8 pass */
 START_TEST(test_delete) {
   ds d;
   uint32_t n = 2000;
   make_data(&d, n, 32, ANN_F32, t_seed() + 10);
-  float *qs = make_queries(32, t_seed() + 10);
+  float *qs = make_queries(32, t_seed() + 10, NQ);
   hnsw *h = build(&d, ANN_L2, n, 1, 0);
+  use_q8(h, &d, _i);
   uint8_t *del = calloc(n, 1);
   t_rng r = {t_seed() + 12};
   for (uint32_t i = 0; i < n; i++)
@@ -230,7 +308,11 @@ START_TEST(test_delete) {
     const float *q = qs + (size_t)qi * 32;
     int ng = hnsw_search(h, q, 50, 100, NULL, NULL, got);
     ck_assert_int_eq(ng, 50);
-    for (int i = 0; i < ng; i++) T_CHECK(!del[got[i].id], "deleted row %u returned", got[i].id);
+    for (int i = 0; i < ng; i++) {
+      T_CHECK(!del[got[i].id], "deleted row %u returned", got[i].id);
+      T_CHECK(got[i].dist == tdist(&d, ANN_L2, q, got[i].id), "row %u: inexact distance",
+              got[i].id);
+    }
     brute(&d, ANN_L2, n, q, 10, NULL, NULL, del, want);
     ng = hnsw_search(h, q, 10, 64, NULL, NULL, got);
     int inter = 0;
@@ -238,7 +320,7 @@ START_TEST(test_delete) {
       for (int j = 0; j < 10; j++) inter += got[i].id == want[j].id;
     sum += inter / 10.0;
   }
-  printf("hnsw recall@10 with a third deleted, ef=64: %.4f\n", sum / NQ);
+  printf("hnsw recall@10 with a third deleted, ef=64%s: %.4f\n", _i ? ", q8" : "", sum / NQ);
   T_CHECK(sum / NQ >= 0.95, "recall with deletes %.4f", sum / NQ);
   /* everything deleted: nothing comes back */
   for (uint32_t i = 0; i < n; i++) hnsw_delete(h, i);
@@ -273,8 +355,9 @@ START_TEST(test_filter) {
   ds d;
   uint32_t n = 3000;
   make_data(&d, n, 32, ANN_F16, t_seed() + 20);
-  float *qs = make_queries(32, t_seed() + 20);
+  float *qs = make_queries(32, t_seed() + 20, NQ);
   hnsw *h = build(&d, ANN_COSINE, n, 1, 0);
+  use_q8(h, &d, _i); /* _i: 0 exact, 1 with the int8 pass */
   static const uint32_t keeps[] = {5, 1, 0}; /* 50%, 10%, none */
   ann_hit got[10], want[10];
   for (int c = 0; c < 3; c++) {
@@ -292,8 +375,8 @@ START_TEST(test_filter) {
       ck_assert_int_eq(ng, nw);
       for (int i = 0; i < ng; i++) T_CHECK(allow(&f, got[i].id), "row %u not allowed", got[i].id);
     }
-    printf("hnsw filter %u%%, ef=400: %d/%d queries equal brute force\n", keeps[c] * 10,
-           exact, NQ);
+    printf("hnsw filter %u%%, ef=400%s: %d/%d queries equal brute force\n", keeps[c] * 10,
+           _i ? ", q8" : "", exact, NQ);
     T_CHECK(exact == NQ, "filter %u/10: %d of %d exact", keeps[c], exact, NQ);
   }
   /* one allowed row: found */
@@ -332,8 +415,9 @@ START_TEST(test_save_load) {
   uint32_t n = 3000, n0 = 2000;
   int dim = 32;
   make_data(&d, n, dim, ANN_F16, t_seed() + 30);
-  float *qs = make_queries(dim, t_seed() + 30);
+  float *qs = make_queries(dim, t_seed() + 30, NQ);
   hnsw *h = build(&d, ANN_L2, n0, 1, 12);
+  use_q8(h, &d, _i); /* _i: 0 exact, 1 with the int8 pass (not in the image) */
   hnsw_delete(h, 7);
   uint8_t *img;
   size_t len;
@@ -343,6 +427,7 @@ START_TEST(test_save_load) {
   hnsw *g = NULL;
   int rc = hnsw_load(img, len, dim, ANN_L2, ANN_F16, row, &d, &g);
   T_CHECK(rc == ANN_OK, "load: %s", hnsw_errmsg(g));
+  use_q8(g, &d, _i);
   ck_assert_uint_eq(hnsw_count(g), n0);
   same_results(h, g, qs, dim);
   /* save of the loaded one: the same bytes */
@@ -359,6 +444,7 @@ START_TEST(test_save_load) {
   hnsw *u = NULL;
   rc = hnsw_load(buf + 1, len, dim, ANN_L2, ANN_F16, row, &d, &u);
   T_CHECK(rc == ANN_OK, "load unaligned: %s", hnsw_errmsg(u));
+  use_q8(u, &d, _i);
   same_results(h, u, qs, dim);
   hnsw_free(u);
   free(buf);
@@ -395,7 +481,8 @@ START_TEST(test_save_load) {
     for (int i = 0; i < ng; i++)
       for (int j = 0; j < 10; j++) sum += got[i].id == want[j].id;
   }
-  printf("hnsw recall@10 after load + 1000 adds, ef=64: %.4f\n", sum / (10.0 * NQ));
+  printf("hnsw recall@10 after load + 1000 adds, ef=64%s: %.4f\n", _i ? ", q8" : "",
+         sum / (10.0 * NQ));
   T_CHECK(sum / (10.0 * NQ) >= 0.95, "recall after load and adds %.4f", sum / (10.0 * NQ));
   free(del);
   free(keep);
@@ -438,7 +525,7 @@ START_TEST(test_corrupt) {
   uint32_t n = 400;
   int dim = 16, M = 6;
   make_data(&d, n + 1, dim, ANN_F32, t_seed() + 40);
-  float *qs = make_queries(dim, t_seed() + 40);
+  float *qs = make_queries(dim, t_seed() + 40, NQ);
   hnsw *h = build(&d, ANN_L2, n, 1, M);
   uint8_t *img;
   size_t len;
@@ -511,6 +598,46 @@ START_TEST(test_corrupt) {
 }
 END_TEST
 
+/* ---- the int8 pass over rows without int8 copies -------------------------- */
+
+/* Rows the callback has no int8 copy of (rows appended since the copies
+** were made) are scored exactly: recall stays within 0.002 of the exact
+** walk's and distances are exact, and with no copies at all (at ef >= 2k)
+** the results are the exact walk's. */
+START_TEST(test_q8_partial) {
+  ds d;
+  uint32_t n = 5000;
+  int dim = 32, ef = 32;
+  make_data(&d, n, dim, ANN_F32, t_seed() + 80);
+  float *qs = make_queries(dim, t_seed() + 80, NQR);
+  hnsw *h = build(&d, ANN_L2, n, 1, 0);
+  ann_hit *truth = truth_of(&d, ANN_L2, n, qs, NQR, 10);
+  long vf, vq;
+  double rf = recall(h, &d, ANN_L2, qs, NQR, 10, ef, truth, &vf);
+  use_q8(h, &d, 1);
+  d.nq8 = n * 7 / 10;
+  double rq = recall(h, &d, ANN_L2, qs, NQR, 10, ef, truth, &vq);
+  printf("hnsw recall@10 ef=%d, int8 copies of 70%% of the rows: exact %.4f, q8 %.4f\n", ef,
+         rf, rq);
+  T_CHECK(rq >= rf - 0.002, "q8 with 70%% copies: recall %.4f, exact %.4f", rq, rf);
+  T_CHECK(vq > Q8_POOL(ef, 10), "rows without copies were not scored exactly");
+  d.nq8 = 0;
+  ann_hit a[10], b[10];
+  for (int qi = 0; qi < NQ; qi++) {
+    const float *q = qs + (size_t)qi * dim;
+    use_q8(h, &d, 1);
+    int na = hnsw_search(h, q, 10, 64, NULL, NULL, a);
+    use_q8(h, &d, 0);
+    int nb = hnsw_search(h, q, 10, 64, NULL, NULL, b);
+    T_CHECK(na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0, "query %d differs", qi);
+  }
+  free(truth);
+  hnsw_free(h);
+  free(qs);
+  free_data(&d);
+}
+END_TEST
+
 /* ---- threads, determinism ----------------------------------------------- */
 
 START_TEST(test_threads) {
@@ -518,27 +645,34 @@ START_TEST(test_threads) {
   uint32_t n = 5000;
   int dim = 32;
   make_data(&d, n, dim, ANN_F32, t_seed() + 50);
-  float *qs = make_queries(dim, t_seed() + 50);
+  float *qs = make_queries(dim, t_seed() + 50, NQ);
   double t0 = now();
   hnsw *h1 = build(&d, ANN_L2, n, 1, 0);
   double t1 = now();
   hnsw *h2 = build(&d, ANN_L2, n, 2, 0);
   double t2 = now();
-  double r1 = recall(h1, &d, ANN_L2, n, qs, 10, 64);
-  double r2 = recall(h2, &d, ANN_L2, n, qs, 10, 64);
+  ann_hit *truth = truth_of(&d, ANN_L2, n, qs, NQ, 10);
+  long v;
+  double r1 = recall(h1, &d, ANN_L2, qs, NQ, 10, 64, truth, &v);
+  double r2 = recall(h2, &d, ANN_L2, qs, NQ, 10, 64, truth, &v);
+  free(truth);
   printf("hnsw threads: 1 thread %.4f (%.2fs), 2 threads %.4f (%.2fs)\n", r1, t1 - t0,
          r2, t2 - t1);
   T_CHECK(fabs(r1 - r2) <= 0.01, "recall %.4f vs %.4f", r1, r2);
 
-  /* threads = 1: the same image every time, and the same as adding one by one */
+  /* threads = 1: the same image every time, and the same as adding one by
+  ** one; _i = 1: with the int8 pass on while adding (construction is exact
+  ** whatever it is) */
   hnsw *h3 = NULL;
   ck_assert_int_eq(hnsw_new(dim, ANN_L2, ANN_F32, NULL, row, &d, &h3), ANN_OK);
+  use_q8(h3, &d, _i);
   for (uint32_t i = 0; i < n; i++) ck_assert_int_eq(hnsw_add(h3, i), ANN_OK);
   uint8_t *a, *b;
   size_t la, lb;
   ck_assert_int_eq(hnsw_save(h1, &a, &la), ANN_OK);
   ck_assert_int_eq(hnsw_save(h3, &b, &lb), ANN_OK);
-  T_CHECK(la == lb && memcmp(a, b, la) == 0, "threads=1 build is not deterministic");
+  T_CHECK(la == lb && memcmp(a, b, la) == 0, "threads=1 build is not deterministic%s",
+          _i ? " (q8 set)" : "");
   free(a);
   free(b);
   hnsw_free(h1);
@@ -614,8 +748,9 @@ START_TEST(test_concurrent_search) {
   uint32_t n = 2000;
   int dim = 32;
   make_data(&d, n, dim, ANN_F32, t_seed() + 60);
-  float *qs = make_queries(dim, t_seed() + 60);
+  float *qs = make_queries(dim, t_seed() + 60, NQ);
   hnsw *h = build(&d, ANN_DOT, n, 2, 0);
+  use_q8(h, &d, _i); /* _i: 0 exact, 1 with the int8 pass */
   ann_hit *seq = calloc(NQ * 10, sizeof *seq), *par = calloc(NQ * 10, sizeof *par);
   conc c = {h, qs, dim, seq};
   for (size_t i = 0; i < NQ; i++) ck_assert_int_eq(conc_one(&c, i), 0);
@@ -640,6 +775,7 @@ START_TEST(test_edges) {
   ann_hit hits[200];
   hnsw *h = NULL;
   ck_assert_int_eq(hnsw_new(dim, ANN_COSINE, ANN_F32, NULL, row, &d, &h), ANN_OK);
+  use_q8(h, &d, _i); /* _i: 0 exact, 1 with the int8 pass */
   /* empty */
   ck_assert_uint_eq(hnsw_count(h), 0);
   ck_assert_int_eq(hnsw_search(h, q, 10, 10, NULL, NULL, hits), 0);
@@ -677,7 +813,9 @@ START_TEST(test_edges) {
   ck_assert_int_eq(hnsw_new(dim, ANN_L2, ANN_F32, &p, row, &d, &h), ANN_ERROR);
   T_CHECK(strstr(hnsw_errmsg(h), "M must") != NULL, "%s", hnsw_errmsg(h));
   ck_assert_int_eq(hnsw_add(h, 0), ANN_ERROR);
+  ck_assert_int_eq(hnsw_set_q8(h, row_q8, &d), ANN_ERROR);
   hnsw_free(h);
+  ck_assert_int_eq(hnsw_set_q8(NULL, row_q8, &d), ANN_ERROR);
   ck_assert_int_eq(hnsw_new(0, ANN_L2, ANN_F32, NULL, row, &d, &h), ANN_ERROR);
   hnsw_free(h);
   ck_assert_int_eq(hnsw_new(dim, (ann_metric)7, ANN_F32, NULL, row, &d, &h), ANN_ERROR);
@@ -695,16 +833,18 @@ int main(void) {
   Suite *s = suite_create("hnsw");
   TCase *tc = tcase_create("hnsw");
   tcase_set_timeout(tc, 300);
-  tcase_add_test(tc, test_edges);
+  tcase_add_loop_test(tc, test_edges, 0, 2);
   tcase_add_test(tc, test_recall_1k);
   tcase_add_test(tc, test_recall_10k);
-  tcase_add_test(tc, test_delete);
-  tcase_add_test(tc, test_filter);
-  tcase_add_test(tc, test_save_load);
+  /* loop tests: _i = 0 exact, 1 with the int8 pass */
+  tcase_add_loop_test(tc, test_delete, 0, 2);
+  tcase_add_loop_test(tc, test_filter, 0, 2);
+  tcase_add_loop_test(tc, test_save_load, 0, 2);
   tcase_add_test(tc, test_corrupt);
-  tcase_add_test(tc, test_threads);
+  tcase_add_loop_test(tc, test_threads, 0, 2);
   tcase_add_test(tc, test_threads_line);
-  tcase_add_test(tc, test_concurrent_search);
+  tcase_add_loop_test(tc, test_concurrent_search, 0, 2);
+  tcase_add_test(tc, test_q8_partial);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

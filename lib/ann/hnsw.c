@@ -38,13 +38,22 @@
 ** (entries worse than W's worst dropped) rather than grown and stays within
 ** ef + 1; with a filter or deleted rows C holds rows W refused and grows as
 ** the exploration needs.  Ties are broken by id everywhere, so results are
-** a function of the graph and the query.
+** a function of the graph and the query.  An expanded node's unvisited
+** links are scored together (dists): one by one with the exact kernels,
+** or, in the int8 pass, gathered into the scratch and scored by one batch
+** kernel call.
+**
+** int8 pass (hnsw_set_q8): the same walk with the query's int8 codes
+** (quantised once into the scratch, so concurrent searches share nothing)
+** against the rows' int8 copies; W, the pool, holds max(ef, 2k) and is
+** scored again exactly before the k best are taken.  Why 2k, and why
+** construction stays exact: hnsw.h.
 **
 ** Visited rows are marked in a per-scratch uint16 array with a generation
 ** number: a new search bumps the number instead of clearing the array
 ** (cleared once every 65535 searches).  Scratches (visited array, heaps,
-** f32 buffers) are kept in a pool and reused; each search or insertion
-** takes one.
+** f32 buffers, int8 buffers once the pass is on) are kept in a pool and
+** reused; each search or insertion takes one.
 **
 ** Parallel build: levels and upper blocks are assigned to the new rows in
 ** id order before the threads start; each node then has a spinlock that
@@ -64,6 +73,7 @@
 
 #include "hnsw.h"
 #include "k.h"
+#include "q8.h"
 #include "util/pool.h"
 
 #define HNSW_MAGIC "H5MHNSW1"
@@ -100,6 +110,11 @@ typedef struct scratch {
   uint32_t *ids;  /* one copied link list, M0 */
   uint32_t *keep; /* heuristic output, M0 */
   float *q, *e, *t; /* dim floats each: inserted row, relinked row, temp */
+  float *d;         /* distances of one link list, M0 */
+  int8_t *qc;       /* the query's codes, dim (int8 pass) */
+  int8_t *rc;       /* one link list's codes gathered, M0 x dim */
+  float *rs;        /* their scales, M0 */
+  uint32_t *slot;   /* where each gathered row's distance goes, M0 */
 } scratch;
 
 /* The free scratches.  Malloc'd with the index, freed by hnsw_free. */
@@ -124,6 +139,8 @@ struct hnsw {
   const k_ops *k;
   float (*df32)(const float *, const float *, size_t);
   float (*df16)(const float *, const uint16_t *, size_t);
+  ann_q8_fn q8; /* NULL: no int8 pass (hnsw_set_q8) */
+  void *qctx;
 
   uint32_t n;     /* table rows: ids < n have l0 and node entries */
   uint32_t count; /* present rows (deleted included) */
@@ -290,6 +307,40 @@ static inline float dist_row(const hnsw *h, const float *q, uint32_t id) {
   return h->metric == ANN_DOT ? -d : d;
 }
 
+/* A query: f32 values and, for an int8 pass, their codes. */
+typedef struct qry {
+  const float *f;
+  const int8_t *c; /* NULL: exact distances */
+  float cs;        /* c's scale */
+} qry;
+
+/* Distances from q to rows ids[0..n) (n <= M0) into s->d.  Without codes
+** they are exact; with codes, a row that has an int8 copy is scored on it
+** (ann_q8_dist), one that has none exactly.  The copies are gathered into
+** s->rc and scored in one batch: the values of ann_q8_dist, without the
+** query's norm computed again for every row. */
+static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
+                  uint32_t n) {
+  if (!q->c) {
+    for (uint32_t j = 0; j < n; j++) s->d[j] = dist_row(h, q->f, ids[j]);
+    return;
+  }
+  size_t dim = (size_t)h->dim;
+  uint32_t nb = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    const int8_t *r = h->q8(h->qctx, ids[j], &s->rs[nb]);
+    if (!r) {
+      s->d[j] = dist_row(h, q->f, ids[j]);
+      continue;
+    }
+    memcpy(s->rc + nb * dim, r, dim);
+    s->slot[nb++] = j;
+  }
+  float *bd = s->d + n; /* room for M0 more */
+  ann_q8_dist_batch(h->k, h->metric, q->c, q->cs, s->rc, s->rs, nb, dim, bd);
+  for (uint32_t b = 0; b < nb; b++) s->d[s->slot[b]] = bd[b];
+}
+
 /* row id as f32 into buf (zeros if the callback has nothing) */
 static void load_row(const hnsw *h, uint32_t id, float *buf) {
   const void *r = h->vec(h->ctx, id);
@@ -315,6 +366,11 @@ static void scratch_free(scratch *s) {
   free(s->q);
   free(s->e);
   free(s->t);
+  free(s->d);
+  free(s->qc);
+  free(s->rc);
+  free(s->rs);
+  free(s->slot);
   free(s);
 }
 
@@ -346,6 +402,13 @@ static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
     if (grow((void **)&s->c, (size_t)ef + 1, sizeof(hit))) return -1;
     s->ccap = ef + 1;
   }
+  if (h->q8 && !s->qc) {
+    s->qc = malloc((size_t)h->dim);
+    s->rc = malloc((size_t)h->M0 * (size_t)h->dim);
+    s->rs = malloc((size_t)h->M0 * sizeof *s->rs);
+    s->slot = malloc((size_t)h->M0 * sizeof *s->slot);
+    if (!s->qc || !s->rc || !s->rs || !s->slot) return -1;
+  }
   return 0;
 }
 
@@ -357,7 +420,8 @@ static scratch *scratch_new(const hnsw *h) {
   s->q = malloc((size_t)h->dim * sizeof *s->q);
   s->e = malloc((size_t)h->dim * sizeof *s->e);
   s->t = malloc((size_t)h->dim * sizeof *s->t);
-  if (!s->ids || !s->keep || !s->q || !s->e || !s->t) {
+  s->d = malloc((size_t)h->M0 * 2 * sizeof *s->d);
+  if (!s->ids || !s->keep || !s->q || !s->e || !s->t || !s->d) {
     scratch_free(s);
     return NULL;
   }
@@ -397,15 +461,16 @@ static void visit_reset(scratch *s) {
 
 /* Greedy descent from *cur through levels top .. bottom+1: on each level
 ** move to a closer neighbour while there is one. */
-static void greedy(const hnsw *h, scratch *s, const float *q, uint32_t *cur,
+static void greedy(const hnsw *h, scratch *s, const qry *q, uint32_t *cur,
                    float *curd, int top, int bottom) {
   for (int lev = top; lev > bottom; lev--) {
     int changed = 1;
     while (changed) {
       changed = 0;
       uint32_t n = copy_links(h, *cur, lev, s->ids);
+      dists(h, s, q, s->ids, n);
       for (uint32_t j = 0; j < n; j++) {
-        float d = dist_row(h, q, s->ids[j]);
+        float d = s->d[j];
         if (d < *curd) {
           *curd = d;
           *cur = s->ids[j];
@@ -421,7 +486,7 @@ typedef int (*ann_filter_fn)(void *fctx, uint32_t i);
 /* Best-first search of level lev from ep: leaves the ef best allowed rows
 ** in the max-heap s->w and returns their number, or ANN_NOMEM.  Rows are
 ** allowed unless (hide_deleted and deleted) or the filter refuses them. */
-static int search_layer(const hnsw *h, scratch *s, const float *q, uint32_t ep,
+static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
                         float epd, uint32_t ef, int lev, ann_filter_fn filter,
                         void *fctx, int hide_deleted) {
   uint32_t nw = 0, nc = 0;
@@ -437,12 +502,18 @@ static int search_layer(const hnsw *h, scratch *s, const float *q, uint32_t ep,
     hit c = s->c[0];
     if (nw == ef && hit_lt(s->w[0], c)) break; /* nothing better is left */
     heap_pop(s->c, &nc, 0);
-    uint32_t nl = copy_links(h, c.id, lev, s->ids);
+    /* the links not seen yet, then their distances, then each in turn */
+    uint32_t nl = copy_links(h, c.id, lev, s->ids), nn = 0;
     for (uint32_t j = 0; j < nl; j++) {
       uint32_t id = s->ids[j];
       if (s->vis[id] == s->gen) continue;
       s->vis[id] = s->gen;
-      hit x = {dist_row(h, q, id), id};
+      s->ids[nn++] = id;
+    }
+    dists(h, s, q, s->ids, nn);
+    for (uint32_t j = 0; j < nn; j++) {
+      uint32_t id = s->ids[j];
+      hit x = {s->d[j], id};
       if (nw == ef && !hit_lt(x, s->w[0])) continue;
       if (!picky || ((!hide_deleted || !(h->node[2 * (size_t)id] & NODE_DELETED)) &&
                      (!filter || filter(fctx, id)))) {
@@ -476,14 +547,22 @@ int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filt
   if (!h || h->broken) return ANN_ERROR;
   if (k <= 0 || h->count == 0) return 0;
   if (!q || !out) return ANN_ERROR;
+  /* the int8 pass's pool is at least 2k (hnsw.h) */
   uint32_t e = (uint32_t)(ef > k ? ef : k);
+  if (h->q8 && e < 2 * (uint32_t)k) e = 2 * (uint32_t)k;
   if (e > h->count) e = h->count;
   scratch *s = scratch_get(h, e);
   if (!s) return ANN_NOMEM;
+  qry qq = {q, NULL, 0};
+  /* (a query that is not finite is searched exactly) */
+  if (h->q8 && ann_q8_query(q, h->dim, s->qc, &qq.cs) == 0) qq.c = s->qc;
   uint32_t cur = h->entry;
-  float curd = dist_row(h, q, cur);
-  greedy(h, s, q, &cur, &curd, h->max_level, 0);
-  int nw = search_layer(h, s, q, cur, curd, e, 0, filter, fctx, 1);
+  dists(h, s, &qq, &cur, 1);
+  float curd = s->d[0];
+  greedy(h, s, &qq, &cur, &curd, h->max_level, 0);
+  int nw = search_layer(h, s, &qq, cur, curd, e, 0, filter, fctx, 1);
+  if (qq.c) /* the pool, scored exactly */
+    for (int i = 0; i < nw; i++) s->w[i].d = dist_row(h, q, s->w[i].id);
   if (nw > 0) {
     qsort(s->w, (size_t)nw, sizeof(hit), hit_cmp);
     if (nw > k) nw = k;
@@ -591,6 +670,7 @@ static void set_links(const hnsw *h, scratch *s, uint32_t id, int lev, const uin
 static int insert(hnsw *h, scratch *s, uint32_t id) {
   int lvl = (int)node_level(h, id);
   load_row(h, id, s->q);
+  const qry iq = {s->q, NULL, 0}; /* construction is exact (see above) */
   if (h->locks) pthread_mutex_lock(&h->glock);
   uint32_t ep = h->entry;
   int top = h->max_level;
@@ -604,9 +684,9 @@ static int insert(hnsw *h, scratch *s, uint32_t id) {
   if (!raise && h->locks) pthread_mutex_unlock(&h->glock);
 
   float epd = dist_row(h, s->q, ep);
-  greedy(h, s, s->q, &ep, &epd, top, lvl);
+  greedy(h, s, &iq, &ep, &epd, top, lvl);
   for (int lev = lvl < top ? lvl : top; lev >= 0; lev--) {
-    int nw = search_layer(h, s, s->q, ep, epd, h->efc, lev, NULL, NULL, 0);
+    int nw = search_layer(h, s, &iq, ep, epd, h->efc, lev, NULL, NULL, 0);
     if (nw < 0) { /* cannot happen: without a filter C never grows */
       if (raise && h->locks) pthread_mutex_unlock(&h->glock);
       return nw;
@@ -818,6 +898,14 @@ void hnsw_set_threads(hnsw *h, int threads) {
 }
 
 /* ---- public: writing ---------------------------------------------------- */
+
+int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx) {
+  if (!h || h->broken) return ANN_ERROR;
+  h->err[0] = 0;
+  h->q8 = q8;
+  h->qctx = q8 ? qctx : NULL;
+  return ANN_OK;
+}
 
 int hnsw_add(hnsw *h, uint32_t i) {
   if (!h || h->broken) return ANN_ERROR;
