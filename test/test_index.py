@@ -112,7 +112,8 @@ def test_recall_small(d, rng):
             insert(db, X)
             db.execute("SELECT h5mem_checkpoint('mem')")
             inf = info(db)
-            check(inf["graph_rows"] == 1000 and inf["exact_rows"] == 0 and inf["in_place"],
+            check(inf["graph_rows"] == 1000 and inf["exact_rows"] == 0 and inf["in_place"] and
+                  inf["quantize"] == "int8" and inf["q8_rows"] == 1000,
                   "1K %s %s: index %r" % (storage, metric, inf))
             Q = clustered(rng, 40, 24)[0]
             ids = np.arange(1, 1001)
@@ -247,6 +248,13 @@ def test_10k(d, rng):
         check(img == b"H5MHNSW1", "h5py: the image starts with its magic: %r" % img)
         check(f.attrs["index"] == "hnsw" and f.attrs["hnsw_M"] == 16, "h5py: root attributes")
         off = int(f["index/hnsw_image"].id.get_chunk_info_by_coord((int(saves[-1][0]),)).byte_offset)
+        # the int8 copy: each element within half a step of the embedding
+        emb = f["memories/embedding"][:].astype(np.float64)
+        codes = f["index/q8"][:].astype(np.float64)
+        scale = f["index/q8_scale"][:].astype(np.float64)
+        check(codes.shape == emb.shape and np.abs(codes).max() <= 127, "h5py: /index/q8 shape and range")
+        err = np.abs(codes * scale[:, None] - emb).max(axis=1) / np.maximum(scale, 1e-30)
+        check(err.max() <= 0.5001, "h5py: int8 copy within half a step (%.4f)" % err.max())
 
     # damage the saved graph's magic: the store opens, says why, searches exactly
     with open(path, "r+b") as fh:
@@ -277,8 +285,8 @@ def test_10k(d, rng):
     # optimize: a new file of the live rows and a graph of them at once
     db.execute("INSERT INTO mem(mem) VALUES ('optimize')")
     inf = info(db)
-    check(inf["graph_rows"] == int(live.sum()) and inf["note"] == "" and inf["in_place"],
-          "after optimize: %r" % inf)
+    check(inf["graph_rows"] == int(live.sum()) and inf["note"] == "" and inf["in_place"] and
+          inf["q8_rows"] == int(live.sum()), "after optimize: %r" % inf)
     r = 0.0
     for qv in Q[:20]:
         want, _ = top(metric, qv, Xall[live], idsall[live])
@@ -322,6 +330,19 @@ def test_errors(d):
     expect_error(db, "CREATE VIRTUAL TABLE a USING h5mem(path=%s, dim=4, index=ivfpq)" % q(path), "index=ivfpq")
     expect_error(db, "CREATE VIRTUAL TABLE a USING h5mem(path=%s, dim=4, index=hnsw, M=1)" % q(path), "M=1")
     expect_error(db, "CREATE VIRTUAL TABLE a USING h5mem(path=%s, dim=4, ef_search=0)" % q(path), "ef_search")
+    expect_error(db, "CREATE VIRTUAL TABLE a USING h5mem(path=%s, dim=4, quantize=int4)" % q(path), "quantize=int4")
+    # quantize=none: a graph without the int8 copy
+    path_n = os.path.join(d, "none.h5")
+    db.execute("CREATE VIRTUAL TABLE n USING h5mem(path=%s, dim=4, index=hnsw, quantize=none)" % q(path_n))
+    db.execute("INSERT INTO n(embedding) SELECT json_array(value, 1, 2, 3) FROM json_each('[%s]')"
+               % ",".join(str(i) for i in range(300)))
+    db.execute("SELECT h5mem_checkpoint('n')")
+    inf = json.loads(db.execute("SELECT h5mem_index('n')").fetchone()[0])
+    check(inf["quantize"] == "none" and inf["q8_rows"] == 0 and inf["graph_rows"] == 300,
+          "quantize=none: %r" % inf)
+    got = [r[0] for r in db.execute("SELECT id FROM vec_search('n', '[7, 1, 2, 3]', 3)")]
+    want = [r[0] for r in db.execute("SELECT id FROM vec_search('n', '[7, 1, 2, 3]', 3, '{\"exact\": true}')")]
+    check(got == want, "quantize=none: %r vs %r" % (got, want))
     db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=4, index=hnsw, M=8, ef_construction=40, "
                "ef_search=32)" % q(path))
     inf = info(db)

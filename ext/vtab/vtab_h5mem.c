@@ -167,6 +167,13 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       else if (!bad) m->o.autocheckpoint = (uint64_t)n;
       if (bad)
         *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in %lld..%lld", WHO, (int)kl, k, v, lo, hi);
+    } else if (KEY("quantize")) {
+      if (!sqlite3_stricmp(v, "int8")) m->o.no_q8 = 0;
+      else if (!sqlite3_stricmp(v, "none")) m->o.no_q8 = 1;
+      else {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: quantize=%s: expected int8 or none", WHO, v);
+      }
     } else if (KEY("index")) {
       m->have_index = 1;
       if (!sqlite3_stricmp(v, "flat")) m->o.index = STORE_INDEX_FLAT;
@@ -203,7 +210,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     } else {
       bad = 1;
       *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: path, dim, metric, storage, "
-                               "index, M, ef_construction, ef_search, sync, agent, embedder, "
+                               "index, M, ef_construction, ef_search, quantize, sync, agent, embedder, "
                                "chunk, autocheckpoint)", WHO, (int)kl, k);
     }
 #undef KEY
@@ -1028,9 +1035,11 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   uint64_t npos = store_npos(vt->st);
   strbuf sb = {0};
   strbuf_printf(&sb, "{\"index\":\"%s\",\"M\":%d,\"ef_construction\":%d,\"ef_search\":%d,"
-                "\"graph_rows\":%llu,\"exact_rows\":%llu,\"in_place\":%s,\"note\":",
+                "\"quantize\":\"%s\",\"graph_rows\":%llu,\"exact_rows\":%llu,\"q8_rows\":%llu,"
+                "\"in_place\":%s,\"note\":",
                 in.kind == STORE_INDEX_HNSW ? "hnsw" : "flat", in.m, in.ef_construction, in.ef_search,
-                (unsigned long long)in.graph_rows, (unsigned long long)(npos - in.graph_rows),
+                in.q8 ? "int8" : "none", (unsigned long long)in.graph_rows,
+                (unsigned long long)(npos - in.graph_rows), (unsigned long long)in.q8_rows,
                 in.in_place ? "true" : "false");
   strbuf_json_string(&sb, in.note, strlen(in.note));
   strbuf_putc(&sb, '}');

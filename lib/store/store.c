@@ -28,6 +28,7 @@
 #include "k.h"
 #include "store.h"
 #include "store_index.h"
+#include "ann/q8.h"
 #include "util/pool.h"
 #include "wal.h"
 
@@ -109,6 +110,7 @@ struct store {
   sindex_cfg icfg;
   sindex *ix;        /* the vector index of the file (store_index.c) */
   strcodes sc[6];    /* of the string columns (str_cols order), built on demand */
+  bcol q8[2];        /* /index/q8 and q8_scale (nchunks 0: none) */
   /* base rows deleted since the checkpoint, in order */
   uint64_t *newdead;
   uint64_t nnewdead, capnewdead;
@@ -153,6 +155,8 @@ int store_index(const store *s, store_index_info *info) {
     info->ef_search = s->icfg.ef;
     info->graph_rows = sindex_rows(s->ix);
     info->in_place = sindex_in_place(s->ix);
+    info->q8 = s->icfg.q8;
+    info->q8_rows = s->q8[0].caddr && s->q8[1].caddr ? s->nbase : 0;
     info->note = sindex_note(s->ix);
   }
   return s->icfg.kind;
@@ -277,11 +281,21 @@ static int take_chunk(void *ctx, const uint64_t *off, uint64_t addr, uint64_t si
   return H5_OK;
 }
 
-static const uint8_t *base_row(const store *s, int col, uint64_t r) {
-  const bcol *c = &s->col[col];
-  uint64_t k = r / c->crows;
+static const uint8_t *col_row(const store *s, const bcol *c, uint64_t r) {
+  uint64_t k = c->crows ? r / c->crows : 0;
   if (k >= c->nchunks || c->caddr[k] == UINT64_MAX) return NULL;
   return h5_file_span(s->f, c->caddr[k] + (r % c->crows) * c->rowbytes, c->rowbytes);
+}
+
+static const uint8_t *base_row(const store *s, int col, uint64_t r) {
+  return col_row(s, &s->col[col], r);
+}
+
+const int8_t *store_q8_row(const store *s, uint32_t i, float *scale) {
+  const uint8_t *p = i < s->nbase ? col_row(s, &s->q8[1], i) : NULL;
+  if (!p) return NULL;
+  memcpy(scale, p, 4);
+  return (const int8_t *)col_row(s, &s->q8[0], i);
 }
 
 static void codes_free(strcodes *c) {
@@ -298,6 +312,8 @@ static void base_free(store *s) {
   for (int k = 0; k < 6; k++) codes_free(&s->sc[k]);
   for (int k = 0; k < NCOL; k++) free(s->col[k].caddr);
   memset(s->col, 0, sizeof s->col);
+  for (int k = 0; k < 2; k++) free(s->q8[k].caddr);
+  memset(s->q8, 0, sizeof s->q8);
   free(s->base_id);
   free(s->base_dead);
   s->base_id = NULL;
@@ -345,6 +361,37 @@ static int hexval(char c) {
 
 static const char *metric_name(int m) {
   return m == STORE_L2 ? "l2" : m == STORE_DOT ? "dot" : "cosine";
+}
+
+/* Map dataset d (path, for messages) as a column of *n rows (UINT64_MAX:
+** as many as it has, stored into *n): chunked along the rows, unfiltered,
+** little-endian elements of esz bytes, and 1-D (width 0) or [rows, width]
+** with whole rows per chunk; every chunk present. */
+static int map_col(store *s, h5_obj *d, const char *path, bcol *c, size_t esz, int width,
+                   uint64_t *n) {
+  h5_dset_info in;
+  c->d = d;
+  if (h5_dset_info_get(d, &in) != H5_OK || in.rank != (width ? 2 : 1) ||
+      in.layout != H5_LAYOUT_CHUNKED || in.nfilters || in.type->size != esz || in.type->big_endian ||
+      in.chunk[0] == 0 || (width && (in.dims[1] != (uint64_t)width || in.chunk[1] != (uint64_t)width)))
+    return fail(s, STORE_ECORRUPT, "%s: %s does not have the store's layout", s->path, path);
+  if (*n == UINT64_MAX) *n = in.dims[0];
+  if (in.dims[0] != *n)
+    return fail(s, STORE_ECORRUPT, "%s: %s has %llu rows, /memories/id %llu", s->path, path,
+                (unsigned long long)in.dims[0], (unsigned long long)*n);
+  c->crows = in.chunk[0];
+  c->rowbytes = esz * (width ? (size_t)width : 1);
+  c->nchunks = *n / c->crows + (*n % c->crows != 0);
+  c->caddr = malloc((c->nchunks ? c->nchunks : 1) * sizeof *c->caddr);
+  if (!c->caddr) return fail(s, STORE_ENOMEM, "out of memory");
+  memset(c->caddr, 0xff, (c->nchunks ? c->nchunks : 1) * sizeof *c->caddr);
+  chunk_ctx cc = {c, s};
+  if (h5_dset_chunk_iter(d, take_chunk, &cc) != H5_OK)
+    return fail(s, STORE_ECORRUPT, "%s: the chunks of %s: %s", s->path, path, h5_errmsg(s->f));
+  for (uint64_t i = 0; i < c->nchunks; i++)
+    if (c->caddr[i] == UINT64_MAX)
+      return fail(s, STORE_ECORRUPT, "%s: %s lacks chunk %llu", s->path, path, (unsigned long long)i);
+  return STORE_OK;
 }
 
 /* Read a 1-D int64 dataset of group g whole (NULL and 0 when empty). */
@@ -434,36 +481,28 @@ static int base_load(store *s, const store_opts *want, int columns_only) {
   /* the columns: all the same length, chunked, unfiltered */
   uint64_t n = UINT64_MAX;
   for (int k = 0; k < NCOL; k++) {
-    bcol *c = &s->col[k];
-    h5_dset_info in;
+    char path[64];
+    snprintf(path, sizeof path, "/memories/%s", col_name[k]);
     if (h5_group_find(mem, col_name[k], &l) != H5_OK || l->type != H5_LINK_HARD ||
-        h5_obj_open(s->f, l->addr, &c->d) != H5_OK || h5_dset_info_get(c->d, &in) != H5_OK)
-      return fail(s, STORE_ECORRUPT, "%s: /memories/%s is missing", s->path, col_name[k]);
-    int want_rank = k == C_EMB ? 2 : 1;
+        h5_obj_open(s->f, l->addr, &s->col[k].d) != H5_OK)
+      return fail(s, STORE_ECORRUPT, "%s: %s is missing", s->path, path);
     size_t esz = col_kind[k] == K_STR ? 16 : k == C_EMB ? (size_t)s->storage : 8;
-    if (in.rank != want_rank || in.layout != H5_LAYOUT_CHUNKED || in.nfilters ||
-        in.type->size != esz || in.type->big_endian || (k == C_EMB && in.dims[1] != (uint64_t)s->dim) ||
-        in.chunk[0] == 0 || (k == C_EMB && in.chunk[1] != (uint64_t)s->dim))
-      return fail(s, STORE_ECORRUPT, "%s: /memories/%s does not have the store's layout",
-                  s->path, col_name[k]);
-    if (n == UINT64_MAX) n = in.dims[0];
-    if (in.dims[0] != n)
-      return fail(s, STORE_ECORRUPT, "%s: /memories/%s has %llu rows, /memories/id %llu",
-                  s->path, col_name[k], (unsigned long long)in.dims[0], (unsigned long long)n);
-    c->crows = in.chunk[0];
-    c->rowbytes = esz * (k == C_EMB ? (size_t)s->dim : 1);
-    c->nchunks = n / c->crows + (n % c->crows != 0);
-    c->caddr = malloc((c->nchunks ? c->nchunks : 1) * sizeof *c->caddr);
-    if (!c->caddr) return fail(s, STORE_ENOMEM, "out of memory");
-    memset(c->caddr, 0xff, (c->nchunks ? c->nchunks : 1) * sizeof *c->caddr);
-    chunk_ctx cc = {c, s};
-    if (h5_dset_chunk_iter(c->d, take_chunk, &cc) != H5_OK)
-      return fail(s, STORE_ECORRUPT, "%s: the chunks of /memories/%s: %s", s->path, col_name[k],
-                  h5_errmsg(s->f));
-    for (uint64_t i = 0; i < c->nchunks; i++)
-      if (c->caddr[i] == UINT64_MAX)
-        return fail(s, STORE_ECORRUPT, "%s: /memories/%s lacks chunk %llu", s->path, col_name[k],
-                    (unsigned long long)i);
+    int rc = map_col(s, s->col[k].d, path, &s->col[k], esz, k == C_EMB ? s->dim : 0, &n);
+    if (rc) return rc;
+  }
+  /* the int8 copy of the embeddings (index=hnsw): the same rows, or none */
+  h5_obj *qd, *qs;
+  if (s->icfg.kind == STORE_INDEX_HNSW && s->icfg.q8 &&
+      h5_obj_open_path(s->f, "/index/q8", &qd) == H5_OK &&
+      h5_obj_open_path(s->f, "/index/q8_scale", &qs) == H5_OK) {
+    /* (derived data: when it does not fit, searches do without it) */
+    int rc = map_col(s, qd, "/index/q8", &s->q8[0], 1, s->dim, &n);
+    if (!rc) rc = map_col(s, qs, "/index/q8_scale", &s->q8[1], 4, 0, &n);
+    if (rc == STORE_ENOMEM) return rc;
+    if (rc) {
+      for (int k = 0; k < 2; k++) free(s->q8[k].caddr);
+      memset(s->q8, 0, sizeof s->q8);
+    }
   }
   s->nbase = n;
   int rc = sindex_load(s, s->f, &s->icfg, n, &s->ix);
@@ -1115,9 +1154,21 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr) hr = attr_str(w, root, "embedder", o->embedder ? o->embedder : "");
   if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
   sindex_cfg ic = {o->index, o->hnsw_m ? o->hnsw_m : 16, o->hnsw_efc ? o->hnsw_efc : 64,
-                   o->ef_search ? o->ef_search : 64};
+                   o->ef_search ? o->ef_search : 64, o->index == STORE_INDEX_HNSW && !o->no_q8};
+  h5w_obj *idx;
   if (!hr) hr = sindex_cfg_write(w, root, &ic);
-  if (!hr) hr = h5w_group(w, root, "index", &d);
+  if (!hr) hr = h5w_group(w, root, "index", &idx);
+  if (!hr && ic.q8) { /* the int8 copy: rows as /memories/embedding's */
+    h5w_dcpl dq;
+    memset(&dq, 0, sizeof dq);
+    dq.layout = H5_LAYOUT_CHUNKED;
+    dq.deflate = -1;
+    dq.chunk[0] = (uint64_t)s->chunk_rows;
+    dq.chunk[1] = (uint64_t)o->dim;
+    uint64_t dims[2] = {0, (uint64_t)o->dim}, maxd[2] = {UINT64_MAX, (uint64_t)o->dim};
+    hr = h5w_dataset(w, idx, "q8", h5_type_new_int(1, 1), 2, dims, maxd, &dq, &d);
+    if (!hr) hr = h5w_dataset(w, idx, "q8_scale", h5_type_new_float(4), 1, dims, maxd, &dq, &d);
+  }
   if (!hr) hr = h5w_group(w, root, "memories", &mem);
   if (!hr) hr = h5w_group(w, root, "h5mem", &meta);
   uint64_t crows = (uint64_t)s->chunk_rows;
@@ -1408,6 +1459,33 @@ static int rebase(store *s, uint64_t upto) {
   return STORE_OK;
 }
 
+/* Append the int8 copies of n embeddings (rows[i]: the stored type, or NULL
+** for none: zeros, scale 0) to /index/q8 and q8_scale, when the store keeps
+** them. */
+static int append_q8(store *s, h5w *w, const void *const *rows, uint64_t n) {
+  h5w_obj *dq, *ds;
+  if (!s->icfg.q8 || !n || h5w_lookup(w, "/index/q8", &dq) != H5_OK ||
+      h5w_lookup(w, "/index/q8_scale", &ds) != H5_OK)
+    return STORE_OK;
+  int8_t *codes = calloc(n, (size_t)s->dim);
+  float *scale = calloc(n, sizeof *scale);
+  int rc = STORE_OK;
+  if (!codes || !scale) {
+    rc = fail(s, STORE_ENOMEM, "out of memory");
+  } else {
+    ann_elem e = s->storage == STORE_F16 ? ANN_F16 : ANN_F32;
+    for (uint64_t i = 0; i < n; i++)
+      if (rows[i] && !ann_row_missing(e, rows[i]))
+        ann_q8_encode(rows[i], e, s->dim, codes + i * (size_t)s->dim, &scale[i]);
+    if (h5w_append(w, dq, codes, n) != H5_OK || h5w_append(w, ds, scale, n) != H5_OK)
+      rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO, "%s: %s", s->path,
+                h5w_errmsg(w));
+  }
+  free(codes);
+  free(scale);
+  return rc;
+}
+
 /* Save a graph of the base when the rows past the saved one call for it
 ** (force: whenever some are), appended copy-on-write like a checkpoint; a
 ** crash leaves the file as the checkpoint left it. */
@@ -1476,6 +1554,18 @@ int store_checkpoint(store *s) {
       rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO,
                 "checkpoint of %s: %s", s->path, h5w_errmsg(w));
   }
+  if (rc == STORE_OK && nlive) {
+    const void **rows = malloc(nlive * sizeof *rows);
+    if (!rows) {
+      rc = fail(s, STORE_ENOMEM, "out of memory");
+    } else {
+      uint64_t j = 0;
+      for (uint64_t i = 0; i < s->ndelta; i++)
+        if (!s->delta[i]->dead) rows[j++] = s->delta[i]->emb;
+      rc = append_q8(s, w, rows, nlive);
+      free(rows);
+    }
+  }
   if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK)
     rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO,
               "checkpoint of %s: %s", s->path, h5w_errmsg(w));
@@ -1522,6 +1612,7 @@ int store_optimize(store *s) {
   o.hnsw_m = s->icfg.m;
   o.hnsw_efc = s->icfg.efc;
   o.ef_search = s->icfg.ef;
+  o.no_q8 = !s->icfg.q8;
   h5w *w;
   if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
     free(tmp);
@@ -1580,6 +1671,13 @@ int store_optimize(store *s) {
       h5w_obj *d;
       if (rc == STORE_OK && (h5w_lookup(w, path, &d) != H5_OK || h5w_append(w, d, buf, m) != H5_OK))
         rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
+      if (rc == STORE_OK && k == C_EMB) { /* and their int8 copies */
+        const void **rows = malloc(m * sizeof *rows);
+        if (!rows) rc = fail(s, STORE_ENOMEM, "out of memory");
+        for (uint64_t i = 0; rows && i < m; i++) rows[i] = buf + i * esz;
+        if (rows) rc = append_q8(s, w, rows, m);
+        free(rows);
+      }
       for (uint64_t i = 0; strs && i < m; i++) free(strs[i]);
       free(strs);
       free(buf);

@@ -68,6 +68,7 @@ typedef struct store_opts {
   int hnsw_m;         /* links per node; 0: 16 */
   int hnsw_efc;       /* ef_construction; 0: 64 */
   int ef_search;      /* a search's default ef; 0: 64 */
+  int no_q8;          /* index=hnsw without the int8 copy of the embeddings */
 } store_opts;
 
 /* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
@@ -106,6 +107,8 @@ typedef struct store_index_info {
   int kind, m, ef_construction, ef_search;
   uint64_t graph_rows; /* base rows the saved graph covers (0: none yet) */
   int in_place;        /* the graph is read from the mapped file, not copied */
+  int q8;              /* the store keeps an int8 copy of the embeddings */
+  uint64_t q8_rows;    /* base rows with an int8 copy mapped */
   const char *note;    /* why a store that should have a graph has none, or "" */
 } store_index_info;
 int store_index(const store *s, store_index_info *info);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "ann/hnsw.h"
+#include "ann/q8.h"
 #include "store_index.h"
 
 #define IMG_CHUNK 65536u
@@ -83,6 +84,22 @@ int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t e
     memcpy(kind, p, n);
     kind[n] = 0;
   }
+  c->q8 = 0; /* (stores made before the int8 copy have no quantize attribute) */
+  if (h5_attr_get(root, "quantize", &a) == H5_OK) {
+    char qz[16] = "";
+    n = 0;
+    p = NULL;
+    if (a->rank <= 0 && a->type->cls == H5_CLASS_VLEN && a->type->vlen_kind == 1 &&
+        h5_vlen_get(f, a->data, &p, &n, &cnt) == H5_OK && p && n < sizeof qz) {
+      memcpy(qz, p, n);
+      qz[n] = 0;
+    }
+    if (!strcmp(qz, "int8")) c->q8 = 1;
+    else if (strcmp(qz, "none")) {
+      snprintf(err, errlen, "the quantize attribute is not 'int8' or 'none'");
+      return -1;
+    }
+  }
   if (!strcmp(kind, "flat")) c->kind = STORE_INDEX_FLAT;
   else if (!strcmp(kind, "hnsw")) c->kind = STORE_INDEX_HNSW;
   else {
@@ -106,15 +123,24 @@ int sindex_cfg_write(h5w *w, h5w_obj *root, const sindex_cfg *c) {
   const char *kind = c->kind == STORE_INDEX_HNSW ? "hnsw" : "flat";
   int64_t v[3] = {c->m, c->efc, c->ef};
   static const char *const name[3] = {"hnsw_M", "hnsw_ef_construction", "ef_search"};
-  uint8_t slot[16] = {0}; /* a variable-length string, as the other attributes */
+  const char *qz = c->q8 ? "int8" : "none";
+  uint8_t slot[16] = {0}, qslot[16] = {0}; /* variable-length strings, as the other attributes */
   memcpy(slot, &kind, sizeof kind);
+  memcpy(qslot, &qz, sizeof qz);
   int hr = h5w_attr(w, root, "index", h5_type_new_string(0, 1), 0, NULL, slot);
+  if (hr == H5_OK) hr = h5w_attr(w, root, "quantize", h5_type_new_string(0, 1), 0, NULL, qslot);
   for (int i = 0; i < 3 && hr == H5_OK; i++)
     hr = h5w_attr(w, root, name[i], h5_type_new_int(8, 1), 0, NULL, &v[i]);
   return hr;
 }
 
 /* ---- loading ----------------------------------------------------------- */
+
+/* Row i's int8 copy for the graph's first pass (NULL: scored exactly). */
+static const int8_t *q8_fn(void *ctx, uint32_t i, float *scale) {
+  const sindex *x = ctx;
+  return store_q8_row(x->s, i, scale);
+}
 
 /* Row i for the graph: NULL when it has no vector (never a neighbour). */
 static const void *row_fn(void *ctx, uint32_t i) {
@@ -207,6 +233,7 @@ static int load_graph(sindex *x, h5_file *f, uint64_t nbase) {
     x->copy = NULL;
     return STORE_OK;
   }
+  if (x->cfg.q8) hnsw_set_q8(g, q8_fn, x);
   x->g = g;
   x->rows = rows;
   return STORE_OK;
