@@ -3,6 +3,7 @@
 ** (which runs hnswlib on the same files in the same run):
 **
 **   bench_ann base.f32 queries.f32 gt.i32 dim metric M efc threads ef1,ef2,...
+*[q8]
 **
 ** base and queries: float32 rows of dim values; gt: int32 rows of 10 ids,
 ** the exact top 10 of each query.  metric: l2, dot or cosine.  Builds the
@@ -10,6 +11,9 @@
 ** a time on one thread.  Prints one line per measurement:
 **   build <threads> <seconds>
 **   search <ef> <recall@10> <qps> <p50 us> <p99 us>
+** and with q8, the same searches walking the graph with an int8 copy of the
+** rows (lib/ann/q8, as the store does by default):
+**   search_q8 <ef> <recall@10> <qps> <p50 us> <p99 us>
 */
 #include "config.h"
 
@@ -20,6 +24,7 @@
 #include <time.h>
 
 #include "ann/hnsw.h"
+#include "ann/q8.h"
 
 #define K 10
 
@@ -31,7 +36,8 @@ static double now(void) {
 
 static void *slurp(const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
+  if (!f)
+    return NULL;
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   rewind(f);
@@ -55,18 +61,34 @@ static const void *row(void *ctx, uint32_t i) {
   return r->f + (size_t)i * (size_t)r->dim;
 }
 
+typedef struct codes {
+  const int8_t *c;
+  const float *scale;
+  int dim;
+} codes;
+
+static const int8_t *q8_row(void *ctx, uint32_t i, float *scale) {
+  const codes *q = ctx;
+  *scale = q->scale[i];
+  return q->c + (size_t)i * (size_t)q->dim;
+}
+
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
-  if (argc != 10) {
-    fprintf(stderr, "usage: bench_ann base.f32 queries.f32 gt.i32 dim metric M efc threads ef,ef,...\n");
+  if (argc != 10 && argc != 11) {
+    fprintf(stderr, "usage: bench_ann base.f32 queries.f32 gt.i32 dim metric M "
+                    "efc threads ef,ef,... [q8]\n");
     return 2;
   }
-  int dim = atoi(argv[4]), M = atoi(argv[6]), efc = atoi(argv[7]), threads = atoi(argv[8]);
-  ann_metric metric = !strcmp(argv[5], "l2") ? ANN_L2 : !strcmp(argv[5], "dot") ? ANN_DOT : ANN_COSINE;
+  int dim = atoi(argv[4]), M = atoi(argv[6]), efc = atoi(argv[7]),
+      threads = atoi(argv[8]);
+  ann_metric metric = !strcmp(argv[5], "l2")    ? ANN_L2
+                      : !strcmp(argv[5], "dot") ? ANN_DOT
+                                                : ANN_COSINE;
   size_t lb, lq, lg;
   float *base = slurp(argv[1], &lb), *qs = slurp(argv[2], &lq);
   int32_t *gt = slurp(argv[3], &lg);
@@ -74,8 +96,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_ann: cannot read the data files\n");
     return 1;
   }
-  uint32_t n = (uint32_t)(lb / 4 / (size_t)dim), nq = (uint32_t)(lq / 4 / (size_t)dim);
-  if (lg / 4 / K < nq) nq = (uint32_t)(lg / 4 / K);
+  uint32_t n = (uint32_t)(lb / 4 / (size_t)dim),
+           nq = (uint32_t)(lq / 4 / (size_t)dim);
+  if (lg / 4 / K < nq)
+    nq = (uint32_t)(lg / 4 / K);
   rows r = {base, dim};
   hnsw_params p = {M, efc, 0, threads};
   hnsw *h;
@@ -92,25 +116,52 @@ int main(int argc, char **argv) {
   fflush(stdout);
   double *lat = malloc(nq * sizeof *lat);
   ann_hit out[K];
-  for (char *tok = strtok(argv[9], ","); tok; tok = strtok(NULL, ",")) {
-    int ef = atoi(tok);
-    for (uint32_t i = 0; i < nq && i < 20; i++) /* warm the caches */
-      hnsw_search(h, qs + (size_t)i * (size_t)dim, K, ef, NULL, NULL, out);
-    long hits = 0;
-    double total = 0;
-    for (uint32_t i = 0; i < nq; i++) {
-      double a = now();
-      int got = hnsw_search(h, qs + (size_t)i * (size_t)dim, K, ef, NULL, NULL, out);
-      lat[i] = now() - a;
-      total += lat[i];
-      for (int j = 0; j < got; j++)
-        for (int t = 0; t < K; t++) hits += (int32_t)out[j].id == gt[(size_t)i * K + (size_t)t];
-    }
-    qsort(lat, nq, sizeof *lat, cmp_d);
-    printf("search %d %.4f %.0f %.1f %.1f\n", ef, (double)hits / ((double)nq * K), nq / total,
-           lat[nq / 2] * 1e6, lat[(size_t)(nq * 0.99)] * 1e6);
-    fflush(stdout);
+  int8_t *c8 = NULL;
+  float *sc = NULL;
+  codes cq = {NULL, NULL, dim};
+  int passes = argc == 11 && !strcmp(argv[10], "q8") ? 2 : 1;
+  if (passes == 2) {
+    c8 = malloc((size_t)n * (size_t)dim);
+    sc = malloc((size_t)n * sizeof *sc);
+    if (!c8 || !sc)
+      return 1;
+    t0 = now();
+    ann_q8_encode_n(base, ANN_F32, dim, n, c8, sc);
+    printf("encode_q8 %.3f\n", now() - t0);
+    cq.c = c8;
+    cq.scale = sc;
   }
+  char *efs = argv[9];
+  for (int pass = 0; pass < passes; pass++) {
+    if (pass)
+      hnsw_set_q8(h, q8_row, &cq);
+    char eflist[256];
+    snprintf(eflist, sizeof eflist, "%s", efs);
+    for (char *tok = strtok(eflist, ","); tok; tok = strtok(NULL, ",")) {
+      int ef = atoi(tok);
+      for (uint32_t i = 0; i < nq && i < 20; i++) /* warm the caches */
+        hnsw_search(h, qs + (size_t)i * (size_t)dim, K, ef, NULL, NULL, out);
+      long hits = 0;
+      double total = 0;
+      for (uint32_t i = 0; i < nq; i++) {
+        double a = now();
+        int got = hnsw_search(h, qs + (size_t)i * (size_t)dim, K, ef, NULL,
+                              NULL, out);
+        lat[i] = now() - a;
+        total += lat[i];
+        for (int j = 0; j < got; j++)
+          for (int t = 0; t < K; t++)
+            hits += (int32_t)out[j].id == gt[(size_t)i * K + (size_t)t];
+      }
+      qsort(lat, nq, sizeof *lat, cmp_d);
+      printf("%s %d %.4f %.0f %.1f %.1f\n", pass ? "search_q8" : "search", ef,
+             (double)hits / ((double)nq * K), nq / total, lat[nq / 2] * 1e6,
+             lat[(size_t)(nq * 0.99)] * 1e6);
+      fflush(stdout);
+    }
+  }
+  free(c8);
+  free(sc);
   free(lat);
   hnsw_free(h);
   free(base);

@@ -9,7 +9,9 @@ Run from the build directory.  Data as in seed 002 (bench_search.data):
 384-d unit vectors, 100 cluster centres plus noise; ground truth is the
 exact top 10 by numpy (dot product = cosine on unit vectors; ties by id).
 
-1. The index alone: bench/bench_ann (lib/ann/hnsw, metric dot) and
+1. The index alone: bench/bench_ann (lib/ann/hnsw, metric dot; the graph
+   walked with the float32 rows, and with their int8 copy as the store
+   does by default, candidates re-scored exactly) and
    bench/peer_hnswlib (Debian libhnswlib-dev 0.6.2, InnerProductSpace,
    compiled here with g++ -O3 -march=native) read the same files; M = 16,
    ef_construction = 64; build on 1 and on 2 threads; recall@10, QPS, p50
@@ -61,14 +63,14 @@ def peer_binary(tmp):
 
 def run(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    build, rows = None, {}
+    build, rows, rows8 = None, {}, {}
     for line in out.splitlines():
         f = line.split()
         if f[0] == "build":
             build = float(f[2])
-        elif f[0] == "search":
-            rows[int(f[1])] = (float(f[2]), float(f[3]), float(f[4]), float(f[5]))
-    return build, rows
+        elif f[0] in ("search", "search_q8"):
+            (rows if f[0] == "search" else rows8)[int(f[1])] = tuple(float(x) for x in f[2:6])
+    return build, rows, rows8
 
 
 def index_alone(sizes, efs, nq, tmp):
@@ -82,19 +84,19 @@ def index_alone(sizes, efs, nq, tmp):
         qs.tofile(files[1])
         gt.tofile(files[2])
         args = files + ["384", "dot", "16", "64"]
-        b1, r_ours = run([ours] + args + ["1", efs])
-        p1, r_peer = run([peer] + args + ["1", efs])
-        b2, _ = run([ours] + args + ["2", ""])
-        p2, _ = run([peer] + args + ["2", ""])
+        b1, r_ours, r_q8 = run([ours] + args + ["1", efs, "q8"])
+        p1, r_peer, _ = run([peer] + args + ["1", efs])
+        b2, _, _ = run([ours] + args + ["2", ""])
+        p2, _, _ = run([peer] + args + ["2", ""])
         print("\n### N = %d\n" % n)
         print("| build | h5mem | hnswlib |\n|---|---:|---:|")
         print("| 1 thread | %.2f s | %.2f s |" % (b1, p1))
         print("| 2 threads | %.2f s | %.2f s |" % (b2, p2))
-        print("\n| ef | h5mem recall@10 | QPS | p50 us | p99 us | hnswlib recall@10 | QPS | p50 us | p99 us |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("\n| ef | h5mem f32 walk: recall@10 | QPS | p50 us | p99 us | h5mem int8 walk: recall@10 | QPS | p50 us | p99 us | hnswlib: recall@10 | QPS | p50 us | p99 us |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for ef in sorted(r_ours):
-            a, b = r_ours[ef], r_peer.get(ef, (0, 0, 0, 0))
-            print("| %d | %.4f | %.0f | %.0f | %.0f | %.4f | %.0f | %.0f | %.0f |" % ((ef,) + a + b))
+            a, b, c = r_ours[ef], r_q8.get(ef, (0, 0, 0, 0)), r_peer.get(ef, (0, 0, 0, 0))
+            print(("| %d" + " | %.4f | %.0f | %.0f | %.0f" * 3 + " |") % ((ef,) + a + b + c))
         sys.stdout.flush()
 
 
