@@ -16,39 +16,12 @@
 #include <time.h>
 
 #include "ann/hnsw.h"
+#include "benchann.h"
 #include "k.h"
 #include "util/pool.h"
 
 #define NQ 200
 #define K 10
-
-typedef struct rows {
-  int dim;
-  ann_elem elem;
-  float *f;
-  uint16_t *h;
-} rows;
-
-static const void *row(void *ctx, uint32_t i) {
-  rows *r = ctx;
-  return r->elem == ANN_F32 ? (const void *)(r->f + (size_t)i * r->dim)
-                            : (const void *)(r->h + (size_t)i * r->dim);
-}
-
-static uint64_t rng = 0x1234567;
-static double unit(void) { /* uniform [-1, 1) */
-  uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int hit_cmp(const void *pa, const void *pb) {
   const ann_hit *a = pa, *b = pb;
@@ -62,18 +35,9 @@ int main(int argc, char **argv) {
   int threads = argc > 3 ? atoi(argv[3]) : util_ncpu();
   ann_elem elem = argc > 4 && strcmp(argv[4], "f16") == 0 ? ANN_F16 : ANN_F32;
   const k_ops *k = k_get();
-  int nc = 256;
   size_t tot = (size_t)n + NQ;
-  rows r = {dim, elem, malloc(tot * dim * sizeof(float)), malloc(tot * dim * 2)};
-  float *cent = malloc((size_t)nc * dim * sizeof *cent);
-  if (!r.f || !r.h || !cent) return 1;
-  for (int i = 0; i < nc * dim; i++) cent[i] = (float)unit();
-  for (size_t i = 0; i < tot; i++) {
-    int c = (int)((unit() + 1) * 0.5 * nc) % nc;
-    for (int j = 0; j < dim; j++)
-      r.f[i * dim + j] = cent[c * dim + j] + 0.25f * (float)(unit() + unit() + unit());
-  }
-  k->f32_to_f16(r.f, r.h, tot * dim);
+  rows r;
+  if (make_rows(&r, tot, dim, elem)) return 1;
   const float *qs = r.f + (size_t)n * dim;
 
   /* exact answers */
@@ -135,8 +99,6 @@ int main(int argc, char **argv) {
   free(truth);
   free(all);
   free(d);
-  free(cent);
-  free(r.f);
-  free(r.h);
+  free_rows(&r);
   return 0;
 }

@@ -29,44 +29,17 @@
 #include <time.h>
 
 #include "ann/ivf.h"
+#include "benchann.h"
 #include "k.h"
 #include "util/pool.h"
 
 #define NQ 1000
 #define K 10
 
-typedef struct rows {
-  int dim;
-  ann_elem elem;
-  float *f;
-  uint16_t *h;
-} rows;
-
-static const void *row(void *ctx, uint32_t i) {
-  rows *r = ctx;
-  return r->elem == ANN_F32 ? (const void *)(r->f + (size_t)i * r->dim)
-                            : (const void *)(r->h + (size_t)i * r->dim);
-}
-
 /* ann_flat_search's view of the same rows: all of them in one block */
 static const void *block(void *ctx, uint64_t pos, uint64_t *count) {
   (void)count;
   return row(ctx, (uint32_t)pos);
-}
-
-static uint64_t rng = 0x1234567;
-static double unit(void) { /* uniform [-1, 1) */
-  uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int dbl_cmp(const void *a, const void *b) {
@@ -181,20 +154,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   const k_ops *k = k_get();
-  int nc = 256;
   size_t tot = (size_t)n + NQ;
-  rows r = {dim, elem, malloc(tot * dim * sizeof(float)), malloc(tot * dim * 2)};
-  float *cent = malloc((size_t)nc * dim * sizeof *cent);
+  rows r;
   ann_hit *truth = malloc((size_t)NQ * K * sizeof *truth);
   ann_res *res = malloc(K * sizeof *res);
-  if (!r.f || !r.h || !cent || !truth || !res) return 1;
-  for (int i = 0; i < nc * dim; i++) cent[i] = (float)unit();
-  for (size_t i = 0; i < tot; i++) {
-    int c = (int)((unit() + 1) * 0.5 * nc) % nc;
-    for (int j = 0; j < dim; j++)
-      r.f[i * dim + j] = cent[c * dim + j] + 0.25f * (float)(unit() + unit() + unit());
-  }
-  k->f32_to_f16(r.f, r.h, tot * dim);
+  if (!truth || !res || make_rows(&r, tot, dim, elem)) return 1;
   if (elem == ANN_F16) k->f16_to_f32(r.h, r.f, (size_t)n * dim); /* the values indexed */
   const float *qs = r.f + (size_t)n * dim;
 
@@ -242,8 +206,6 @@ int main(int argc, char **argv) {
   if (rc == 0) rc = run(&r, n, metric, threads, &nlist, pq_m, rerank, qs, truth);
   free(truth);
   free(res);
-  free(cent);
-  free(r.f);
-  free(r.h);
+  free_rows(&r);
   return rc;
 }

@@ -3,8 +3,8 @@
 ** for IVF-Flat and IVF-PQ, f32 and f16, the three metrics; filters,
 ** deletes, save/load and damaged images, threads, edges.
 **
-** Data: clustered (centres plus noise) from the seeded PRNG in testutil.h;
-** queries come from the same distribution.  Recall figures are printed.
+** Data: clustered (centres plus noise, testann.h); queries come from the
+** same distribution.  Recall figures are printed.
 */
 #include "config.h"
 
@@ -17,102 +17,11 @@
 
 #include "ann/ivf.h"
 #include "k.h"
+#include "testann.h"
 #include "testutil.h"
 #include "util/pool.h"
 
-#define NQ 100
-
-/* rows for the callback: f32 and their f16 copies */
-typedef struct ds {
-  int dim;
-  uint32_t n;
-  ann_elem elem;
-  float *f;
-  uint16_t *h;
-} ds;
-
-static const void *row(void *ctx, uint32_t i) {
-  ds *d = ctx;
-  if (i >= d->n) return NULL;
-  if (d->elem == ANN_F32) return d->f + (size_t)i * d->dim;
-  return d->h + (size_t)i * d->dim;
-}
-
-/* n rows around nc centres uniform in [-1,1]^dim, each coordinate plus
-** 0.35 x (sum of 3 uniforms): clusters that touch */
-static void make_data(ds *d, uint32_t n, int dim, ann_elem elem, uint64_t seed) {
-  t_rng r = {seed};
-  int nc = 32;
-  float *cent = malloc((size_t)nc * dim * sizeof *cent);
-  for (int i = 0; i < nc * dim; i++) cent[i] = t_unit(&r);
-  d->dim = dim;
-  d->n = n;
-  d->elem = elem;
-  d->f = malloc((size_t)n * dim * sizeof *d->f);
-  d->h = malloc((size_t)n * dim * sizeof *d->h);
-  for (uint32_t i = 0; i < n; i++) {
-    int c = (int)(t_next(&r) % (uint64_t)nc);
-    for (int j = 0; j < dim; j++)
-      d->f[(size_t)i * dim + j] =
-          cent[c * dim + j] + 0.35f * (t_unit(&r) + t_unit(&r) + t_unit(&r));
-  }
-  k_get()->f32_to_f16(d->f, d->h, (size_t)n * dim);
-  free(cent);
-}
-
-static void free_data(ds *d) {
-  free(d->f);
-  free(d->h);
-}
-
-/* queries from the same distribution (the same centres), not rows */
-static float *make_queries(int dim, uint64_t seed) {
-  ds qd;
-  make_data(&qd, 1 << 16, dim, ANN_F32, seed);
-  float *q = malloc((size_t)NQ * dim * sizeof *q);
-  memcpy(q, qd.f + ((size_t)(1 << 16) - NQ) * dim, (size_t)NQ * dim * sizeof *q);
-  free_data(&qd);
-  return q;
-}
-
-/* the index's distance, computed here with the same kernels */
-static float tdist(const ds *d, ann_metric m, const float *q, uint32_t i) {
-  const k_ops *k = k_get();
-  size_t dim = (size_t)d->dim;
-  if (d->elem == ANN_F32) {
-    const float *r = d->f + i * dim;
-    return m == ANN_L2 ? k->l2sq_f32(q, r, dim) : m == ANN_DOT ? -k->dot_f32(q, r, dim)
-                                                               : k->cos_f32(q, r, dim);
-  }
-  const uint16_t *r = d->h + i * dim;
-  return m == ANN_L2 ? k->l2sq_f16(q, r, dim) : m == ANN_DOT ? -k->dot_f16(q, r, dim)
-                                                             : k->cos_f16(q, r, dim);
-}
-
-static int hit_cmp(const void *pa, const void *pb) {
-  const ann_hit *a = pa, *b = pb;
-  if (a->dist != b->dist) return a->dist < b->dist ? -1 : 1;
-  return a->id < b->id ? -1 : a->id > b->id;
-}
-
-typedef int (*filt_fn)(void *, uint32_t);
-
-/* exact top k among rows < n that are allowed and not in del[] */
-static int brute(const ds *d, ann_metric m, uint32_t n, const float *q, int k, filt_fn filter,
-                 void *fctx, const uint8_t *del, ann_hit *out) {
-  ann_hit *all = malloc((size_t)n * sizeof *all);
-  uint32_t na = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    if ((del && del[i]) || (filter && !filter(fctx, i))) continue;
-    all[na].id = i;
-    all[na++].dist = tdist(d, m, q, i);
-  }
-  qsort(all, na, sizeof *all, hit_cmp);
-  int r = (int)na < k ? (int)na : k;
-  memcpy(out, all, (size_t)r * sizeof *out);
-  free(all);
-  return r;
-}
+#define NQ T_NQ
 
 static int overlap(const ann_hit *a, int na, const ann_hit *b, int nb) {
   int inter = 0;
@@ -157,16 +66,6 @@ static double recall(const ivf *v, const ds *d, ann_metric m, uint32_t n, const 
     sum += (double)overlap(got, ng, want, nw) / nw;
   }
   return sum / NQ;
-}
-
-static const char *mname(ann_metric m) {
-  return m == ANN_L2 ? "l2" : m == ANN_DOT ? "dot" : "cosine";
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* ---- recall ------------------------------------------------------------- */
@@ -267,14 +166,6 @@ END_TEST
 typedef struct fctx {
   uint32_t mod, keep; /* allowed: hash(i) % mod < keep */
 } fctx;
-
-static uint32_t mix(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  return x ^ (x >> 16);
-}
 
 static int allow(void *ctx, uint32_t i) {
   fctx *f = ctx;
