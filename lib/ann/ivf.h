@@ -20,6 +20,17 @@
 ** Every distance returned is exact (IVF-PQ re-scores before returning), so
 ** with nprobe = nlist IVF-Flat returns what a brute-force scan returns.
 **
+** Inside the index (the lists and codes; ivf.c has the details):
+**   cosine  rows and query are normalised, and the lists and codes are
+**           those of L2 on the unit sphere, whose order is the cosine order
+**   dot     the lists are L2 k-means cells (assigning rows by largest dot
+**           product piles them into the longest centroids), probed by
+**           largest q.c; IVF-PQ ranks by q.c + q.(decoded residual), which
+**           is q.x up to the residual's quantisation
+** IVF-PQ with L2 or cosine also keeps, for its search tables, a per-list
+** term of nlist x pq_m KiB (computed by ivf_train and ivf_load, never
+** saved) unless that would exceed 64 MiB.
+**
 ** Use: ivf_new, then ivf_train on a prefix of the rows (or let ivf_build
 ** train on the rows it is given), then ivf_add / ivf_build, ivf_search.
 **
