@@ -34,14 +34,11 @@ static inline const void *row(void *ctx, uint32_t i) {
   return d->h + (size_t)i * d->dim;
 }
 
-/* n clustered rows: 32 centres uniform in [-1,1]^dim, each coordinate plus
-** 0.35 x (sum of 3 uniforms), a bell-shaped noise of sd 0.35 (clusters that
-** touch, as topics do; with uniform +-0.35 noise the clusters are islands
-** and, for some seeds, one query in a few hundred ends in the neighbouring
-** island: 0.989 at ef=200 in 1 of 16 seeds) */
-static inline void make_data(ds *d, uint32_t n, int dim, ann_elem elem, uint64_t seed) {
+/* n clustered rows: nc centres uniform in [-1,1]^dim, each coordinate plus
+** noise x (sum of 3 uniforms), a bell-shaped noise of sd `noise` */
+static inline void make_data_nc(ds *d, uint32_t n, int dim, ann_elem elem, uint64_t seed,
+                                int nc, float noise) {
   t_rng r = {seed};
-  int nc = 32;
   float *cent = malloc((size_t)nc * dim * sizeof *cent);
   for (int i = 0; i < nc * dim; i++) cent[i] = t_unit(&r);
   d->dim = dim;
@@ -52,10 +49,18 @@ static inline void make_data(ds *d, uint32_t n, int dim, ann_elem elem, uint64_t
   for (uint32_t i = 0; i < n; i++) {
     int c = (int)(t_next(&r) % (uint64_t)nc);
     for (int j = 0; j < dim; j++)
-      d->f[(size_t)i * dim + j] = cent[c * dim + j] + 0.35f * (t_unit(&r) + t_unit(&r) + t_unit(&r));
+      d->f[(size_t)i * dim + j] = cent[c * dim + j] + noise * (t_unit(&r) + t_unit(&r) + t_unit(&r));
   }
   k_get()->f32_to_f16(d->f, d->h, (size_t)n * dim);
   free(cent);
+}
+
+/* The usual rows: 32 centres, noise 0.35 (clusters that touch, as topics
+** do; with uniform +-0.35 noise the clusters are islands and, for some
+** seeds, one query in a few hundred ends in the neighbouring island: 0.989
+** at ef=200 in 1 of 16 seeds) */
+static inline void make_data(ds *d, uint32_t n, int dim, ann_elem elem, uint64_t seed) {
+  make_data_nc(d, n, dim, elem, seed, 32, 0.35f);
 }
 
 static inline void free_data(ds *d) {

@@ -23,10 +23,10 @@
 ** Inside the index (the lists and codes; ivf.c has the details):
 **   cosine  rows and query are normalised, and the lists and codes are
 **           those of L2 on the unit sphere, whose order is the cosine order
-**   dot     the lists are L2 k-means cells (assigning rows by largest dot
-**           product piles them into the longest centroids), probed by
-**           largest q.c; IVF-PQ ranks by q.c + q.(decoded residual), which
-**           is q.x up to the residual's quantisation
+**   dot     rows join, and queries probe, the lists of largest dot product
+**           with the centroid (k-means with that assignment, centroids
+**           still means); IVF-PQ ranks by q.c + q.(decoded residual),
+**           which is q.x up to the residual's quantisation
 ** IVF-PQ with L2 or cosine also keeps, for its search tables, a per-list
 ** term of nlist x pq_m KiB (computed by ivf_train and ivf_load, never
 ** saved) unless that would exceed 64 MiB.
