@@ -70,17 +70,17 @@ static double recall(const ivf *v, const ds *d, ann_metric m, uint32_t n, const 
 
 /* ---- recall ------------------------------------------------------------- */
 
-/* Floors at nprobe = 4 (of 32 lists at 1K rows, 100 at 10K): IVF-Flat
-** recall@10 >= FLAT_FLOOR; IVF-PQ (dim/4 pieces of 4 coordinates, rerank
-** 4k = 40) >= PQ_FLOOR at the same nprobe and >= PQ_ALL_FLOOR with every
-** list probed.  Seeds 1-9 and the default gave at least 0.954 / 0.954 /
-** 0.985 (1K, dot, seed 2 is the hardest; at 10K 0.976 / 0.967). */
-#define NPROBE 4
-#define FLAT_FLOOR 0.93
-#define PQ_FLOOR 0.92
+/* Floors at a moderate nprobe (1 of the 32 lists at 1K rows, 4 of 100 at
+** 10K): IVF-Flat recall@10 >= FLAT_FLOOR; IVF-PQ (dim/4 pieces of 4
+** coordinates, rerank 4k = 40) >= PQ_FLOOR at the same nprobe and >=
+** PQ_ALL_FLOOR with every list probed.  Seeds 1-9 and the default gave at
+** least 0.939 / 0.939 at 1K (l2), 0.976 / 0.967 at 10K (l2), and 0.985
+** with every list. */
+#define FLAT_FLOOR 0.90
+#define PQ_FLOOR 0.90
 #define PQ_ALL_FLOOR 0.95
 
-static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m) {
+static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m, int np) {
   ds d;
   uint64_t seed = t_seed();
   make_data(&d, n, dim, e, seed);
@@ -93,7 +93,6 @@ static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m) {
   uint32_t nl = ivf_nlist(f);
   ck_assert_uint_eq(nl, (uint32_t)llround(sqrt((double)n)));
   ck_assert_uint_eq(ivf_nlist(p), nl);
-  int np = NPROBE;
   double rf_all = recall(f, &d, m, n, qs, 10, (int)nl, 0, 1);
   double rf = recall(f, &d, m, n, qs, 10, np, 0, 0);
   double rp = recall(p, &d, m, n, qs, 10, np, 0, 0);
@@ -123,14 +122,14 @@ static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m) {
 START_TEST(test_recall_1k) {
   static const ann_metric ms[] = {ANN_COSINE, ANN_L2, ANN_DOT};
   for (int e = 0; e < 2; e++)
-    for (int mi = 0; mi < 3; mi++) recall_case(1000, 48, e ? ANN_F16 : ANN_F32, ms[mi]);
+    for (int mi = 0; mi < 3; mi++) recall_case(1000, 48, e ? ANN_F16 : ANN_F32, ms[mi], 1);
 }
 END_TEST
 
 START_TEST(test_recall_10k) {
   static const ann_metric ms[] = {ANN_COSINE, ANN_L2, ANN_DOT};
   for (int e = 0; e < 2; e++)
-    for (int mi = 0; mi < 3; mi++) recall_case(10000, 32, e ? ANN_F16 : ANN_F32, ms[mi]);
+    for (int mi = 0; mi < 3; mi++) recall_case(10000, 32, e ? ANN_F16 : ANN_F32, ms[mi], 4);
 }
 END_TEST
 
