@@ -1,7 +1,7 @@
 /*
 ** lib/ann/ann.h - what the vector search engines share: metrics, element
-** types, results.  Distances are "smaller is closer": cosine distance
-** (1 - cos), squared L2, and the negated dot product.
+** types, results, error codes.  Distances are "smaller is closer": cosine
+** distance (1 - cos), squared L2, and the negated dot product.
 */
 #ifndef H5MEM_ANN_H
 #define H5MEM_ANN_H
@@ -12,6 +12,26 @@
 
 typedef enum { ANN_COSINE = 0, ANN_L2 = 1, ANN_DOT = 2 } ann_metric;
 typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
+
+/* What the graph and list indexes (hnsw.h, ivf.h) return: ANN_OK (0) or
+** a negative code. */
+#define ANN_OK 0
+#define ANN_ERROR (-1)   /* bad argument or state: the message says which */
+#define ANN_NOMEM (-2)   /* out of memory */
+#define ANN_CORRUPT (-3) /* a load: the image is not a valid index */
+
+/* Their rows.  Row i: dim elements of the index's element type (f32, or
+** f16 bit patterns), naturally aligned.  The pointer is used at once,
+** before the next call of the callback from the same thread, and never
+** kept.  It must answer for every row in the index; a NULL answer scores
+** as infinitely far. */
+typedef const void *(*ann_vec_fn)(void *ctx, uint32_t i);
+
+/* Their results: a row and its distance to the query. */
+typedef struct ann_hit {
+  uint32_t id;
+  float dist;
+} ann_hit;
 
 /* Whether a stored row stands for "no vector": the store keeps NaN in the
 ** first element of a record without an embedding. */

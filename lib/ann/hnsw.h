@@ -54,19 +54,7 @@
 #include "ann.h"
 #include "q8.h"
 
-/* ann_metric, ann_elem: ann.h */
-
-#define ANN_OK 0
-#define ANN_ERROR (-1)   /* bad argument or state: the message says which */
-#define ANN_NOMEM (-2)   /* out of memory */
-#define ANN_CORRUPT (-3) /* hnsw_load: the image is not a valid index */
-
-/* Row i: dim elements of the index's element type (f32, or f16 bit
-** patterns), naturally aligned.  The pointer is used at once, before the
-** next call of the callback from the same thread, and never kept.  It must
-** answer for every row in the index; a NULL answer scores as infinitely
-** far. */
-typedef const void *(*ann_vec_fn)(void *ctx, uint32_t i);
+/* ann_metric, ann_elem, the ANN_* codes, ann_vec_fn, ann_hit: ann.h */
 
 /* The index.  Allocated by hnsw_new / hnsw_load, freed by hnsw_free. */
 typedef struct hnsw hnsw;
@@ -112,11 +100,6 @@ void hnsw_set_threads(hnsw *h, int threads);
 ** (its links stay).  ANN_ERROR if i is not in the index; deleting twice is
 ** fine. */
 int hnsw_delete(hnsw *h, uint32_t i);
-
-typedef struct ann_hit {
-  uint32_t id;
-  float dist;
-} ann_hit;
 
 /* The k nearest live rows to q (dim f32 values), looking at
 ** max(ef, k) candidates (max(ef, 2k) on int8 distances, then re-scored,
