@@ -295,6 +295,72 @@ def test_10k(d, rng):
     db.close()
 
 
+def test_ivf(d, rng):
+    """index=ivf (IVF-Flat and IVF-PQ): recall, filters, tail rows, deletes,
+    reopening, retraining as the store grows, a damaged image."""
+    for pq in (0, 8):
+        path = os.path.join(d, "ivf%d.h5" % pq)
+        dim, n, metric = 32, 6000, "l2"
+        X, lab, cent = clustered(rng, n, dim, spread=0.5)
+        tiers = np.where(rng.random(n) < 0.1, "t", "o")
+        db = make(path, dim, metric, extra=", index=ivf, nprobe=8, pq_m=%d" % pq if pq else ", index=ivf, nprobe=8")
+        db.execute("UPDATE mem SET tier = NULL WHERE 0")  # (connects the table)
+        ids = np.arange(1, n + 1)
+        insert(db, X, tiers=tiers)
+        db.execute("SELECT h5mem_checkpoint('mem')")
+        inf = info(db)
+        what = "ivf pq_m=%d" % pq
+        check(inf["index"] == "ivf" and inf["graph_rows"] == n and inf["nlist"] == 77 and inf["nprobe"] == 8
+              and inf["pq_m"] == pq and inf["in_place"] and inf["quantize"] == "none", "%s: %r" % (what, inf))
+        Q = (cent[rng.integers(0, 32, 40)] + 0.5 * rng.standard_normal((40, dim))).astype(np.float32)
+        r = recall_and_distances(db, metric, Q, X, ids, what)
+        r_all = recall_and_distances(db, metric, Q[:10], X, ids, what + " nprobe=all", {"nprobe": 1000})
+        print("recall@10 %s: nprobe 8 %.4f, all %.4f" % (what, r, r_all))
+        check(r >= 0.93, "%s: recall %.4f" % (what, r))
+        check(r_all >= (1.0 if pq == 0 else 0.97), "%s: recall %.4f with every list" % (what, r_all))
+        # a filter (10%), over-fetched through more lists
+        rec = 0.0
+        for qv in Q[:20]:
+            sel = np.nonzero(tiers == "t")[0]
+            want, _ = top(metric, qv, X[sel], ids[sel])
+            got = [g[0] for g in search(db, qv, where=" WHERE tier = 't'")]
+            check(len(got) == K and all(tiers[g - 1] == "t" for g in got), "%s: filtered results" % what)
+            rec += len(set(want) & set(got)) / K
+        check(rec / 20 >= 0.93, "%s: filtered recall %.4f" % (what, rec / 20))
+        # new rows (log, then past the saved lists), deletes, reopening
+        near = (Q[0] + 0.001 * rng.standard_normal((3, dim))).astype(np.float32)
+        insert(db, near, first_id=n + 1)
+        got = [g[0] for g in search(db, Q[0])]
+        check({n + 1, n + 2, n + 3} <= set(got), "%s: new rows found: %r" % (what, got))
+        db.execute("DELETE FROM mem WHERE id IN (%d, %s)" % (n + 1, ",".join(str(i) for i in got[3:6])))
+        gone = {n + 1} | set(got[3:6])
+        db.execute("SELECT h5mem_checkpoint('mem')")
+        before = [search(db, qv) for qv in Q[:10]]
+        check(not any(set(g[0] for g in b) & gone for b in before), "%s: deleted records came back" % what)
+        db.close()
+        db = connect()
+        db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(path))
+        check([search(db, qv) for qv in Q[:10]] == before, "%s: identical results after reopening" % what)
+        # growth: 1/8 more rows adds them to the lists; 4x the trained rows trains anew
+        more = clustered(rng, 3 * n, dim, spread=0.5)[0]
+        insert(db, more[:n // 8], first_id=n + 4)
+        db.execute("SELECT h5mem_checkpoint('mem')")
+        insert(db, more[n // 8:], first_id=n + 4 + n // 8)
+        db.execute("SELECT h5mem_checkpoint('mem')")
+        inf = info(db)
+        total = n + 2 + 3 * n  # (row n + 1 was deleted before it reached the file)
+        check(inf["graph_rows"] == total and inf["nlist"] == round(total ** 0.5), "%s grown: %r" % (what, inf))
+        db.close()
+        with h5py.File(path, "r") as f:
+            saves = f["index/ivf_saves"][:]
+            check([int(r[3]) for r in saves] == [n, n, total] and int(saves[-1][2]) == total,
+                  "%s: trained rows per save %r" % (what, saves.tolist()))
+    db = connect()
+    expect_error(db, "CREATE VIRTUAL TABLE e USING h5mem(path=%s, dim=30, index=ivf, pq_m=8)"
+                 % q(os.path.join(d, "bad.h5")), "pq_m=8 must divide dim=30")
+    db.close()
+
+
 def test_flat_and_old(d, rng):
     """A store made before indexes existed opens as flat; index=flat stays exact."""
     path = os.path.join(d, "old.h5")
@@ -349,7 +415,7 @@ def test_errors(d):
     check((inf["M"], inf["ef_construction"], inf["ef_search"]) == (8, 40, 32), "settings kept: %r" % inf)
     db.execute("INSERT INTO mem(embedding) VALUES (vec_f32('[1,2,3,4]'))")
     qv = np.array([1, 2, 3, 4], np.float32)
-    for opts, word in (({"ef": 0}, "ef"), ({"index": "ivf"}, "index"), ({"nprobe": 4}, "nprobe"),
+    for opts, word in (({"ef": 0}, "ef"), ({"index": "pq"}, "index"), ({"nprobe": 0}, "nprobe"),
                        ({"exact": 1}, "exact")):
         expect_error(db, "SELECT * FROM vec_search('mem', ?, 3, ?)", word, (qv.tobytes(), json.dumps(opts)))
     check(len(search(db, qv, 3, {"index": "flat"})) == 1, "index 'flat' option")
@@ -366,6 +432,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         test_recall_small(d, rng)
         test_10k(d, rng)
+        test_ivf(d, rng)
         test_flat_and_old(d, rng)
         test_errors(d)
     finish()

@@ -152,11 +152,14 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       m->embedder = v;
       continue;
     } else if (KEY("dim") || KEY("chunk") || KEY("autocheckpoint") || KEY("M") ||
-               KEY("ef_construction") || KEY("ef_search")) {
+               KEY("ef_construction") || KEY("ef_search") || KEY("nlist") || KEY("nprobe") ||
+               KEY("pq_m")) {
       char *end;
       long long n = strtoll(v, &end, 10);
       long long lo = KEY("M") ? 2 : 1;
-      long long hi = KEY("dim") ? 65536 : KEY("chunk") || KEY("ef_construction") ? (1 << 20)
+      long long hi = KEY("dim") || KEY("pq_m") ? 65536
+                   : KEY("chunk") || KEY("ef_construction") ? (1 << 20)
+                   : KEY("nlist") || KEY("nprobe") ? (1 << 24)
                    : KEY("M") ? 512 : KEY("ef_search") ? 100000 : (1LL << 40);
       bad = end == v || *end || n < lo || n > hi;
       if (!bad && KEY("dim")) m->o.dim = (int)n;
@@ -164,6 +167,9 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       else if (!bad && KEY("M")) m->o.hnsw_m = (int)n;
       else if (!bad && KEY("ef_construction")) m->o.hnsw_efc = (int)n;
       else if (!bad && KEY("ef_search")) m->o.ef_search = (int)n;
+      else if (!bad && KEY("nlist")) m->o.ivf_nlist = (uint32_t)n;
+      else if (!bad && KEY("nprobe")) m->o.ivf_nprobe = (int)n;
+      else if (!bad && KEY("pq_m")) m->o.ivf_pq_m = (int)n;
       else if (!bad) m->o.autocheckpoint = (uint64_t)n;
       if (bad)
         *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in %lld..%lld", WHO, (int)kl, k, v, lo, hi);
@@ -178,9 +184,10 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       m->have_index = 1;
       if (!sqlite3_stricmp(v, "flat")) m->o.index = STORE_INDEX_FLAT;
       else if (!sqlite3_stricmp(v, "hnsw")) m->o.index = STORE_INDEX_HNSW;
+      else if (!sqlite3_stricmp(v, "ivf")) m->o.index = STORE_INDEX_IVF;
       else {
         bad = 1;
-        *pzErr = sqlite3_mprintf("%s: index=%s: expected flat or hnsw", WHO, v);
+        *pzErr = sqlite3_mprintf("%s: index=%s: expected flat, hnsw or ivf", WHO, v);
       }
     } else if (KEY("metric")) {
       m->have_metric = 1;
@@ -210,7 +217,8 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     } else {
       bad = 1;
       *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: path, dim, metric, storage, "
-                               "index, M, ef_construction, ef_search, quantize, sync, agent, embedder, "
+                               "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
+                               "sync, agent, embedder, "
                                "chunk, autocheckpoint)", WHO, (int)kl, k);
     }
 #undef KEY
@@ -270,7 +278,7 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
       *pzErr = sqlite3_mprintf("%s: %s: metric, storage or index differ from the store's (%s, %s, %s)", WHO, m.path,
                                store_metric(vt->st) == STORE_L2 ? "l2" : store_metric(vt->st) == STORE_DOT ? "dot" : "cosine",
                                store_storage(vt->st) == STORE_F16 ? "float16" : "float32",
-                               store_index(vt->st, NULL) == STORE_INDEX_HNSW ? "hnsw" : "flat");
+                               store_index_name(store_index(vt->st, NULL)));
     }
   }
   opts_free(&m);
@@ -1035,10 +1043,10 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   uint64_t npos = store_npos(vt->st);
   strbuf sb = {0};
   strbuf_printf(&sb, "{\"index\":\"%s\",\"M\":%d,\"ef_construction\":%d,\"ef_search\":%d,"
-                "\"quantize\":\"%s\",\"graph_rows\":%llu,\"exact_rows\":%llu,\"q8_rows\":%llu,"
-                "\"in_place\":%s,\"note\":",
-                in.kind == STORE_INDEX_HNSW ? "hnsw" : "flat", in.m, in.ef_construction, in.ef_search,
-                in.q8 ? "int8" : "none", (unsigned long long)in.graph_rows,
+                "\"quantize\":\"%s\",\"nlist\":%u,\"nprobe\":%d,\"pq_m\":%d,"
+                "\"graph_rows\":%llu,\"exact_rows\":%llu,\"q8_rows\":%llu,\"in_place\":%s,\"note\":",
+                store_index_name(in.kind), in.m, in.ef_construction, in.ef_search,
+                in.q8 ? "int8" : "none", in.nlist, in.nprobe, in.pq_m, (unsigned long long)in.graph_rows,
                 (unsigned long long)(npos - in.graph_rows), (unsigned long long)in.q8_rows,
                 in.in_place ? "true" : "false");
   strbuf_json_string(&sb, in.note, strlen(in.note));

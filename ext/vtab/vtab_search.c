@@ -476,8 +476,8 @@ static int vs_error(sqlite3_vtab *vt, int rc, char *msg) {
   return msg || rc == SQLITE_NOMEM ? rc : SQLITE_NOMEM;
 }
 
-/* Options as JSON: {"exact": bool, "ef": n, "index": "flat"|"hnsw"}
-** ("index": "flat" is "exact": true; "hnsw" the store's default). */
+/* Options as JSON: {"exact": bool, "ef": n, "nprobe": n, "index": "flat"|"hnsw"|"ivf"}
+** ("index": "flat" is "exact": true; the others, the store's index). */
 static int vs_options(sqlite3 *db, sqlite3_value *v, store_knn_opts *o, char **err) {
   memset(o, 0, sizeof *o);
   if (!v || sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
@@ -507,13 +507,19 @@ static int vs_options(sqlite3 *db, sqlite3_value *v, store_knn_opts *o, char **e
       sqlite3_int64 n = sqlite3_column_int64(st, 2);
       ok = !strcmp(type, "integer") && n > 0 && n <= 100000;
       o->ef = (int)n;
+    } else if (!strcmp(key, "nprobe")) {
+      sqlite3_int64 n = sqlite3_column_int64(st, 2);
+      ok = !strcmp(type, "integer") && n > 0 && n <= (1 << 24);
+      o->nprobe = (int)n;
     } else if (!strcmp(key, "index")) {
-      ok = !strcmp(type, "text") && val && (!strcmp(val, "flat") || !strcmp(val, "hnsw"));
+      ok = !strcmp(type, "text") && val &&
+           (!strcmp(val, "flat") || !strcmp(val, "hnsw") || !strcmp(val, "ivf"));
       if (ok && !strcmp(val, "flat")) o->exact = 1;
     }
     if (!ok) {
       *err = sqlite3_mprintf("options: %s%s%s (known: exact true/false, ef an integer 1..100000, "
-                             "index 'flat' or 'hnsw')", strcmp(key, "exact") && strcmp(key, "ef") &&
+                             "nprobe an integer 1..16777216, index 'flat', 'hnsw' or 'ivf')",
+                             strcmp(key, "exact") && strcmp(key, "ef") && strcmp(key, "nprobe") &&
                              strcmp(key, "index") ? "unknown option '" : "bad value for '",
                              key, "'");
       sqlite3_finalize(st);

@@ -147,6 +147,10 @@ int store_dim(const store *s) { return s->dim; }
 int store_metric(const store *s) { return s->metric; }
 sindex *store_sindex(store *s) { return s->ix; }
 
+const char *store_index_name(int kind) {
+  return kind == STORE_INDEX_HNSW ? "hnsw" : kind == STORE_INDEX_IVF ? "ivf" : "flat";
+}
+
 int store_index(const store *s, store_index_info *info) {
   if (info) {
     info->kind = s->icfg.kind;
@@ -155,6 +159,9 @@ int store_index(const store *s, store_index_info *info) {
     info->ef_search = s->icfg.ef;
     info->graph_rows = sindex_rows(s->ix);
     info->in_place = sindex_in_place(s->ix);
+    info->nlist = sindex_nlist(s->ix);
+    info->nprobe = s->icfg.nprobe;
+    info->pq_m = s->icfg.pq_m;
     info->q8 = s->icfg.q8;
     info->q8_rows = s->q8[0].caddr && s->q8[1].caddr ? s->nbase : 0;
     info->note = sindex_note(s->ix);
@@ -464,8 +471,7 @@ static int base_load(store *s, const store_opts *want, int columns_only) {
   if (want && want->dim > 0) {
     if (want->index != s->icfg.kind)
       return fail(s, STORE_EMISMATCH, "%s has index=%s, not index=%s", s->path,
-                  s->icfg.kind == STORE_INDEX_HNSW ? "hnsw" : "flat",
-                  want->index == STORE_INDEX_HNSW ? "hnsw" : "flat");
+                  store_index_name(s->icfg.kind), store_index_name(want->index));
     if (want->dim != s->dim)
       return fail(s, STORE_EMISMATCH, "%s has dim=%d, not dim=%d", s->path, s->dim, want->dim);
     if (want->metric != s->metric)
@@ -1154,7 +1160,8 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr) hr = attr_str(w, root, "embedder", o->embedder ? o->embedder : "");
   if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
   sindex_cfg ic = {o->index, o->hnsw_m ? o->hnsw_m : 16, o->hnsw_efc ? o->hnsw_efc : 64,
-                   o->ef_search ? o->ef_search : 64, o->index == STORE_INDEX_HNSW && !o->no_q8};
+                   o->ef_search ? o->ef_search : 64, o->index == STORE_INDEX_HNSW && !o->no_q8,
+                   o->ivf_nlist, o->ivf_nprobe ? o->ivf_nprobe : 16, o->ivf_pq_m};
   h5w_obj *idx;
   if (!hr) hr = sindex_cfg_write(w, root, &ic);
   if (!hr) hr = h5w_group(w, root, "index", &idx);
@@ -1226,6 +1233,8 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
 ** seen half-written. */
 static int write_new_store(store *s, const store_opts *o) {
   if (o->dim < 1 || o->dim > 65536) return fail(s, STORE_EINVAL, "dim=%d: expected 1..65536", o->dim);
+  if (o->index == STORE_INDEX_IVF && o->ivf_pq_m && o->dim % o->ivf_pq_m)
+    return fail(s, STORE_EINVAL, "pq_m=%d must divide dim=%d", o->ivf_pq_m, o->dim);
   uint8_t id[16];
   if (getrandom(id, sizeof id, 0) != (ssize_t)sizeof id) {
     struct timespec t;
@@ -1490,7 +1499,7 @@ static int append_q8(store *s, h5w *w, const void *const *rows, uint64_t n) {
 ** (force: whenever some are), appended copy-on-write like a checkpoint; a
 ** crash leaves the file as the checkpoint left it. */
 static int index_save(store *s, int force) {
-  if (s->icfg.kind != STORE_INDEX_HNSW || s->nbase <= sindex_rows(s->ix)) return STORE_OK;
+  if (s->icfg.kind == STORE_INDEX_FLAT || s->nbase <= sindex_rows(s->ix)) return STORE_OK;
   if (!force && !sindex_wants_save(s->ix, s->nbase)) return STORE_OK;
   char err[512];
   h5w *w;
@@ -1613,6 +1622,9 @@ int store_optimize(store *s) {
   o.hnsw_efc = s->icfg.efc;
   o.ef_search = s->icfg.ef;
   o.no_q8 = !s->icfg.q8;
+  o.ivf_nlist = s->icfg.nlist;
+  o.ivf_nprobe = s->icfg.nprobe;
+  o.ivf_pq_m = s->icfg.pq_m;
   h5w *w;
   if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
     free(tmp);

@@ -47,7 +47,7 @@ enum {
 enum { STORE_COSINE = 0, STORE_L2 = 1, STORE_DOT = 2 };
 enum { STORE_F16 = 2, STORE_F32 = 4 };                       /* bytes per element */
 enum { STORE_SYNC_OFF = 0, STORE_SYNC_NORMAL = 1, STORE_SYNC_FULL = 2 };
-enum { STORE_INDEX_FLAT = 0, STORE_INDEX_HNSW = 1 };
+enum { STORE_INDEX_FLAT = 0, STORE_INDEX_HNSW = 1, STORE_INDEX_IVF = 2 };
 
 #define STORE_NULL_TIME INT64_MIN /* last_access never set */
 
@@ -64,11 +64,14 @@ typedef struct store_opts {
   int chunk_rows;     /* rows per chunk of new datasets; 0: 1024 */
   uint64_t autocheckpoint; /* log bytes that trigger a checkpoint at commit; 0: 64 MiB */
   /* the vector index, fixed at creation (docs/FORMAT.md, "The vector index") */
-  int index;          /* STORE_INDEX_FLAT (exact scans only) or STORE_INDEX_HNSW */
+  int index;          /* STORE_INDEX_FLAT (exact scans only), _HNSW or _IVF */
   int hnsw_m;         /* links per node; 0: 16 */
   int hnsw_efc;       /* ef_construction; 0: 64 */
   int ef_search;      /* a search's default ef; 0: 64 */
   int no_q8;          /* index=hnsw without the int8 copy of the embeddings */
+  uint32_t ivf_nlist; /* index=ivf: lists; 0: sqrt of the rows when trained */
+  int ivf_nprobe;     /* lists a search scans; 0: 16 */
+  int ivf_pq_m;       /* 0: IVF-Flat; else IVF-PQ with this many sub-quantisers (dividing dim) */
 } store_opts;
 
 /* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
@@ -105,6 +108,8 @@ const char *store_path(const store *s);
 ** info is not NULL, its settings and state. */
 typedef struct store_index_info {
   int kind, m, ef_construction, ef_search;
+  uint32_t nlist;      /* IVF: the lists of the saved index (0: none yet) */
+  int nprobe, pq_m;    /* IVF settings */
   uint64_t graph_rows; /* base rows the saved graph covers (0: none yet) */
   int in_place;        /* the graph is read from the mapped file, not copied */
   int q8;              /* the store keeps an int8 copy of the embeddings */
@@ -112,6 +117,8 @@ typedef struct store_index_info {
   const char *note;    /* why a store that should have a graph has none, or "" */
 } store_index_info;
 int store_index(const store *s, store_index_info *info);
+/* "flat", "hnsw" or "ivf". */
+const char *store_index_name(int kind);
 
 /* Re-read the file and log if they changed on disk (readers only; a no-op
 ** for the writer, whose view is always current). */
@@ -197,6 +204,7 @@ typedef struct store_filter {
 typedef struct store_knn_opts {
   int exact;   /* 1: scan every record */
   int ef;      /* the graph's candidate list; 0: the store's ef_search */
+  int nprobe;  /* IVF lists to scan; 0: the store's */
 } store_knn_opts;
 int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
               const store_knn_opts *opt, ann_res *out, uint64_t *nout);

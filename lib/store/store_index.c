@@ -1,17 +1,23 @@
 /*
-** lib/store/store_index.c - the store's HNSW graph: loading it from the
-** file, saving it at checkpoints, and store_knn, the search that uses it
+** lib/store/store_index.c - the store's vector index, an HNSW graph
+** (lib/ann/hnsw) or an IVF index (lib/ann/ivf): loading it from the file,
+** saving it at checkpoints, and store_knn, the search that uses it
 ** (store_index.h; docs/FORMAT.md, "The vector index").
 **
-** On disk: /index/hnsw_image, a uint8 dataset of saved images one after
-** another, each padded to whole chunks of IMG_CHUNK bytes, and
-** /index/hnsw_saves, one row of four int64 per save: the image's offset and
-** length in hnsw_image, the base rows it covers, 0.  The last row is the
-** graph.  Each image is appended in one go, so its chunks normally lie one
+** On disk: /index/<kind>_image (kind "hnsw" or "ivf"), a uint8 dataset of
+** saved images one after another, each padded to whole chunks of IMG_CHUNK
+** bytes, and /index/<kind>_saves, one row of four int64 per save: the
+** image's offset and length in the image dataset, the base rows it covers,
+** and (IVF) the rows its lists were trained on.  The last row is the
+** index.  Each image is appended in one go, so its chunks normally lie one
 ** after another in the file: it is then read in place from the mapped file
 ** (hnsw_load validates it first); otherwise it is copied.
 **
-** Search: the graph answers for the rows it covers, an exact scan for the
+** An IVF index is trained (k-means) when first saved and again once the
+** store has grown to 4 times the rows it was trained on; in between, saves
+** add the new rows to the lists.
+**
+** Search: the graph (or the IVF lists) answers for the rows it covers, an exact scan for the
 ** rest (rows checkpointed since the save, and the delta), and the two
 ** sorted lists merge.  Filtered searches follow the rule seed 002 measured:
 ** when the allowed rows the graph covers are fewer than the distance
@@ -26,6 +32,7 @@
 #include <string.h>
 
 #include "ann/hnsw.h"
+#include "ann/ivf.h"
 #include "ann/q8.h"
 #include "store_index.h"
 
@@ -33,14 +40,17 @@
 #define SAVE_MIN_ROWS 256   /* rows past the graph before a checkpoint saves one */
 #define SAVE_TAIL_SHARE 8   /* ... and at least 1/8 of the rows it covers */
 #define MAX_EF 100000
+#define RETRAIN_GROWTH 4    /* IVF: train again when the rows reach 4x the trained ones */
 
 struct sindex {
   sindex_cfg cfg;
   store *s;
   ann_elem elem;
   ann_metric metric;
-  hnsw *g;          /* NULL: no graph */
-  uint64_t rows;    /* base rows g covers */
+  hnsw *g;          /* index=hnsw: NULL until there is a graph */
+  ivf *v;           /* index=ivf: NULL until there are lists */
+  uint64_t rows;    /* base rows g or v covers */
+  uint64_t trained; /* IVF: the rows its centroids were trained on */
   void *copy;       /* the image, when it could not be read in place */
   char note[256];
 };
@@ -68,6 +78,7 @@ int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t e
   c->m = 16;
   c->efc = 64;
   c->ef = 64;
+  c->nprobe = 16;
   const h5_attr *a;
   if (h5_attr_get(root, "index", &a) != H5_OK) return 0; /* older stores: flat */
   char kind[16] = "";
@@ -102,34 +113,42 @@ int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t e
   }
   if (!strcmp(kind, "flat")) c->kind = STORE_INDEX_FLAT;
   else if (!strcmp(kind, "hnsw")) c->kind = STORE_INDEX_HNSW;
+  else if (!strcmp(kind, "ivf")) c->kind = STORE_INDEX_IVF;
   else {
-    snprintf(err, errlen, "the index attribute is not 'flat' or 'hnsw'");
+    snprintf(err, errlen, "the index attribute is not 'flat', 'hnsw' or 'ivf'");
     return -1;
   }
-  int64_t m = c->m, efc = c->efc, ef = c->ef;
+  int64_t m = c->m, efc = c->efc, ef = c->ef, nl = 0, np = c->nprobe, pq = 0;
   if (attr_int(root, "hnsw_M", &m) < 0 || attr_int(root, "hnsw_ef_construction", &efc) < 0 ||
-      attr_int(root, "ef_search", &ef) < 0 || m < 2 || m > 512 || efc < 1 || efc > (1 << 20) ||
-      ef < 1 || ef > MAX_EF) {
-    snprintf(err, errlen, "bad hnsw_M, hnsw_ef_construction or ef_search attribute");
+      attr_int(root, "ef_search", &ef) < 0 || attr_int(root, "ivf_nlist", &nl) < 0 ||
+      attr_int(root, "ivf_nprobe", &np) < 0 || attr_int(root, "ivf_pq_m", &pq) < 0 || m < 2 ||
+      m > 512 || efc < 1 || efc > (1 << 20) || ef < 1 || ef > MAX_EF || nl < 0 || nl > (1 << 24) ||
+      np < 1 || np > (1 << 24) || pq < 0 || pq > 65536) {
+    snprintf(err, errlen, "bad hnsw_M, hnsw_ef_construction, ef_search, ivf_nlist, ivf_nprobe or "
+             "ivf_pq_m attribute");
     return -1;
   }
   c->m = (int)m;
   c->efc = (int)efc;
   c->ef = (int)ef;
+  c->nlist = (uint32_t)nl;
+  c->nprobe = (int)np;
+  c->pq_m = (int)pq;
   return 0;
 }
 
 int sindex_cfg_write(h5w *w, h5w_obj *root, const sindex_cfg *c) {
-  const char *kind = c->kind == STORE_INDEX_HNSW ? "hnsw" : "flat";
-  int64_t v[3] = {c->m, c->efc, c->ef};
-  static const char *const name[3] = {"hnsw_M", "hnsw_ef_construction", "ef_search"};
+  const char *kind = store_index_name(c->kind);
+  int64_t v[6] = {c->m, c->efc, c->ef, c->nlist, c->nprobe, c->pq_m};
+  static const char *const name[6] = {"hnsw_M", "hnsw_ef_construction", "ef_search",
+                                      "ivf_nlist", "ivf_nprobe", "ivf_pq_m"};
   const char *qz = c->q8 ? "int8" : "none";
   uint8_t slot[16] = {0}, qslot[16] = {0}; /* variable-length strings, as the other attributes */
   memcpy(slot, &kind, sizeof kind);
   memcpy(qslot, &qz, sizeof qz);
   int hr = h5w_attr(w, root, "index", h5_type_new_string(0, 1), 0, NULL, slot);
   if (hr == H5_OK) hr = h5w_attr(w, root, "quantize", h5_type_new_string(0, 1), 0, NULL, qslot);
-  for (int i = 0; i < 3 && hr == H5_OK; i++)
+  for (int i = 0; i < 6 && hr == H5_OK; i++)
     hr = h5w_attr(w, root, name[i], h5_type_new_int(8, 1), 0, NULL, &v[i]);
   return hr;
 }
@@ -170,40 +189,44 @@ static int no_graph(sindex *x, const char *why) {
   return STORE_OK;
 }
 
-/* The last saved image into x->g, or a note saying why there is none. */
-static int load_graph(sindex *x, h5_file *f, uint64_t nbase) {
+/* The last saved image into x->g or x->v, or a note saying why there is none. */
+static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
+  const char *kind = store_index_name(x->cfg.kind);
+  char sp[64], ip[64];
+  snprintf(sp, sizeof sp, "/index/%s_saves", kind);
+  snprintf(ip, sizeof ip, "/index/%s_image", kind);
   h5_obj *sv, *im;
   h5_dset_info si, ii;
-  if (h5_obj_open_path(f, "/index/hnsw_saves", &sv) != H5_OK) return no_graph(x, "no graph saved yet");
+  if (h5_obj_open_path(f, sp, &sv) != H5_OK) return no_graph(x, "no index saved yet");
   if (h5_dset_info_get(sv, &si) != H5_OK || si.rank != 2 || si.dims[1] != 4 ||
       si.type->cls != H5_CLASS_INTEGER || si.type->size != 8 || si.type->big_endian)
-    return no_graph(x, "/index/hnsw_saves is not an int64 [n, 4] dataset");
-  if (si.dims[0] == 0) return no_graph(x, "no graph saved yet");
+    return no_graph(x, "the saves dataset is not an int64 [n, 4] dataset");
+  if (si.dims[0] == 0) return no_graph(x, "no index saved yet");
   int64_t last[4];
   uint64_t start[2] = {si.dims[0] - 1, 0}, count[2] = {1, 4};
   if (h5_dset_read_slab(sv, start, count, NULL, last, sizeof last) != H5_OK)
-    return no_graph(x, "/index/hnsw_saves cannot be read");
-  if (h5_obj_open_path(f, "/index/hnsw_image", &im) != H5_OK || h5_dset_info_get(im, &ii) != H5_OK ||
+    return no_graph(x, "the saves dataset cannot be read");
+  if (h5_obj_open_path(f, ip, &im) != H5_OK || h5_dset_info_get(im, &ii) != H5_OK ||
       ii.rank != 1 || ii.type->size != 1 || ii.layout != H5_LAYOUT_CHUNKED || ii.chunk[0] != IMG_CHUNK ||
       ii.nfilters)
-    return no_graph(x, "/index/hnsw_image is missing or not a uint8 dataset in 64 KiB chunks");
+    return no_graph(x, "the image dataset is missing or not uint8 in 64 KiB chunks");
   uint64_t off = (uint64_t)last[0], len = (uint64_t)last[1], rows = (uint64_t)last[2];
-  if (last[0] < 0 || last[1] <= 0 || last[2] < 0 || off % IMG_CHUNK || off > ii.dims[0] ||
-      len > ii.dims[0] - off || rows > nbase || rows > UINT32_MAX)
-    return no_graph(x, "the last row of /index/hnsw_saves does not fit the image or the rows");
+  if (last[0] < 0 || last[1] <= 0 || last[2] < 0 || last[3] < 0 || off % IMG_CHUNK ||
+      off > ii.dims[0] || len > ii.dims[0] - off || rows > nbase || rows > UINT32_MAX)
+    return no_graph(x, "the last save does not fit the image or the rows");
   chunks c = {off / IMG_CHUNK, (len + IMG_CHUNK - 1) / IMG_CHUNK, NULL, 0};
   c.addr = malloc(c.n * sizeof *c.addr);
   if (!c.addr) return STORE_ENOMEM;
   memset(c.addr, 0xff, c.n * sizeof *c.addr);
   if (h5_dset_chunk_iter(im, take_chunk, &c) != H5_OK || c.bad) {
     free(c.addr);
-    return no_graph(x, "the chunks of /index/hnsw_image cannot be read");
+    return no_graph(x, "the chunks of the image cannot be read");
   }
   int inplace = 1;
   for (uint64_t i = 0; i < c.n; i++) {
     if (c.addr[i] == UINT64_MAX || !h5_file_span(f, c.addr[i], IMG_CHUNK)) {
       free(c.addr);
-      return no_graph(x, "a chunk of the saved graph is missing");
+      return no_graph(x, "a chunk of the saved index is missing");
     }
     if (c.addr[i] != c.addr[0] + i * IMG_CHUNK) inplace = 0;
   }
@@ -222,20 +245,32 @@ static int load_graph(sindex *x, h5_file *f, uint64_t nbase) {
     img = buf;
   }
   free(c.addr);
-  hnsw *g;
-  int hr = hnsw_load(img, len, store_dim(x->s), x->metric, x->elem, row_fn, x, &g);
+  int hr, ok;
+  const char *why;
+  if (x->cfg.kind == STORE_INDEX_HNSW) {
+    hr = hnsw_load(img, len, store_dim(x->s), x->metric, x->elem, row_fn, x, &x->g);
+    ok = hr == ANN_OK && hnsw_count(x->g) == rows;
+    why = hr != ANN_OK ? hnsw_errmsg(x->g) : "wrong row count";
+  } else {
+    hr = ivf_load(img, len, store_dim(x->s), x->metric, x->elem, row_fn, x, &x->v);
+    ok = hr == ANN_OK && ivf_count(x->v) == rows && ivf_nlist(x->v) > 0;
+    why = hr != ANN_OK ? ivf_errmsg(x->v) : "wrong row count";
+  }
   if (hr == ANN_NOMEM) return STORE_ENOMEM;
-  if (hr != ANN_OK || hnsw_count(g) != rows) {
-    snprintf(x->note, sizeof x->note, "the saved graph is damaged (%s); searches are exact until "
-             "the next checkpoint saves a new one", hr != ANN_OK ? hnsw_errmsg(g) : "wrong row count");
-    hnsw_free(g);
+  if (!ok) {
+    snprintf(x->note, sizeof x->note, "the saved index is damaged (%s); searches are exact until "
+             "the next checkpoint saves a new one", why);
+    hnsw_free(x->g);
+    ivf_free(x->v);
+    x->g = NULL;
+    x->v = NULL;
     free(x->copy);
     x->copy = NULL;
     return STORE_OK;
   }
-  if (x->cfg.q8) hnsw_set_q8(g, q8_fn, x);
-  x->g = g;
+  if (x->g && x->cfg.q8) hnsw_set_q8(x->g, q8_fn, x);
   x->rows = rows;
+  x->trained = (uint64_t)last[3];
   return STORE_OK;
 }
 
@@ -247,7 +282,7 @@ int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sinde
   x->s = s;
   x->elem = elem_of(s);
   x->metric = metric_of(s);
-  int rc = c->kind == STORE_INDEX_HNSW ? load_graph(x, f, nbase) : STORE_OK;
+  int rc = c->kind != STORE_INDEX_FLAT ? load_saved(x, f, nbase) : STORE_OK;
   if (rc) {
     sindex_free(x);
     return rc;
@@ -259,39 +294,46 @@ int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sinde
 void sindex_free(sindex *x) {
   if (!x) return;
   hnsw_free(x->g);
+  ivf_free(x->v);
   free(x->copy);
   free(x);
 }
 
-uint64_t sindex_rows(const sindex *x) { return x && x->g ? x->rows : 0; }
+uint64_t sindex_rows(const sindex *x) { return x && (x->g || x->v) ? x->rows : 0; }
 const char *sindex_note(const sindex *x) { return x ? x->note : ""; }
-int sindex_in_place(const sindex *x) { return x && x->g && !x->copy; }
+int sindex_in_place(const sindex *x) { return x && (x->g || x->v) && !x->copy; }
+uint32_t sindex_nlist(const sindex *x) { return x && x->v ? ivf_nlist(x->v) : 0; }
 
 /* ---- saving ------------------------------------------------------------ */
 
 int sindex_wants_save(const sindex *x, uint64_t nbase) {
-  if (!x || x->cfg.kind != STORE_INDEX_HNSW) return 0;
+  if (!x || x->cfg.kind == STORE_INDEX_FLAT) return 0;
   uint64_t have = sindex_rows(x);
   if (nbase <= have) return 0;
   return nbase - have >= SAVE_MIN_ROWS && nbase - have >= have / SAVE_TAIL_SHARE;
 }
 
 /* The /index datasets of w (made when missing: stores from before). */
-static int index_dsets(h5w *w, h5w_obj **img, h5w_obj **saves) {
+static int index_dsets(h5w *w, const char *kind, h5w_obj **img, h5w_obj **saves) {
   h5w_obj *g;
+  char ip[64], sp[64], in[32], sn[32];
+  snprintf(in, sizeof in, "%s_image", kind);
+  snprintf(sn, sizeof sn, "%s_saves", kind);
+  snprintf(ip, sizeof ip, "/index/%s", in);
+  snprintf(sp, sizeof sp, "/index/%s", sn);
   if (h5w_lookup(w, "/index", &g) != H5_OK && h5w_group(w, h5w_root(w), "index", &g) != H5_OK)
     return -1;
-  if (h5w_lookup(w, "/index/hnsw_image", img) != H5_OK) {
+  if (h5w_lookup(w, ip, img) != H5_OK) {
     h5w_dcpl d;
     memset(&d, 0, sizeof d);
     d.layout = H5_LAYOUT_CHUNKED;
     d.deflate = -1;
     d.chunk[0] = IMG_CHUNK;
     uint64_t dims = 0, maxd = UINT64_MAX;
-    if (h5w_dataset(w, g, "hnsw_image", h5_type_new_int(1, 0), 1, &dims, &maxd, &d, img) != H5_OK)
+    if (h5w_dataset(w, g, in, h5_type_new_int(1, 0), 1, &dims, &maxd, &d, img) != H5_OK)
       return -1;
   }
-  if (h5w_lookup(w, "/index/hnsw_saves", saves) != H5_OK) {
+  if (h5w_lookup(w, sp, saves) != H5_OK) {
     h5w_dcpl d;
     memset(&d, 0, sizeof d);
     d.layout = H5_LAYOUT_CHUNKED;
@@ -299,17 +341,15 @@ static int index_dsets(h5w *w, h5w_obj **img, h5w_obj **saves) {
     d.chunk[0] = 64;
     d.chunk[1] = 4;
     uint64_t dims[2] = {0, 4}, maxd[2] = {UINT64_MAX, 4};
-    if (h5w_dataset(w, g, "hnsw_saves", h5_type_new_int(8, 1), 2, dims, maxd, &d, saves) != H5_OK)
+    if (h5w_dataset(w, g, sn, h5_type_new_int(8, 1), 2, dims, maxd, &d, saves) != H5_OK)
       return -1;
   }
   return 0;
 }
 
-int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_t errlen) {
-  if (nbase > UINT32_MAX) {
-    snprintf(err, errlen, "the graph holds at most 2^32 - 1 rows");
-    return STORE_EINVAL;
-  }
+/* The graph brought up to nbase rows, as an image (malloc'd). */
+static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size_t *len, char *err,
+                     size_t errlen) {
   int hr;
   if (!x->g) {
     hnsw_params p = {x->cfg.m, x->cfg.efc, 0, threads};
@@ -320,17 +360,60 @@ int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_
       x->g = NULL;
       return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
     }
-    x->rows = 0;
   }
   hnsw_set_threads(x->g, threads);
   hr = hnsw_build(x->g, (uint32_t)nbase);
-  uint8_t *img = NULL;
-  size_t len = 0;
-  if (hr == ANN_OK) hr = hnsw_save(x->g, &img, &len);
+  if (hr == ANN_OK) hr = hnsw_save(x->g, img, len);
   if (hr != ANN_OK) {
     snprintf(err, errlen, "graph: %s", hnsw_errmsg(x->g));
     return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
   }
+  return STORE_OK;
+}
+
+/* The IVF lists brought up to nbase rows (trained anew on all of them when
+** there are none yet or the store has grown RETRAIN_GROWTH-fold since), as
+** an image (malloc'd). */
+static int save_ivf(sindex *x, uint64_t nbase, int threads, uint8_t **img, size_t *len, char *err,
+                    size_t errlen) {
+  int hr;
+  if (!x->v || nbase >= RETRAIN_GROWTH * x->trained) {
+    ivf_free(x->v);
+    x->v = NULL;
+    ivf_params p;
+    memset(&p, 0, sizeof p);
+    p.nlist = x->cfg.nlist;
+    p.pq_m = x->cfg.pq_m;
+    p.threads = threads;
+    hr = ivf_new(store_dim(x->s), x->metric, x->elem, &p, row_fn, x, &x->v);
+    if (hr == ANN_OK) hr = ivf_train(x->v, (uint32_t)nbase);
+    if (hr != ANN_OK) {
+      snprintf(err, errlen, "ivf: %s", ivf_errmsg(x->v));
+      ivf_free(x->v);
+      x->v = NULL;
+      return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+    }
+    x->trained = nbase;
+  }
+  hr = ivf_build(x->v, (uint32_t)nbase);
+  if (hr == ANN_OK) hr = ivf_save(x->v, img, len);
+  if (hr != ANN_OK) {
+    snprintf(err, errlen, "ivf: %s", ivf_errmsg(x->v));
+    return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+  }
+  return STORE_OK;
+}
+
+int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_t errlen) {
+  if (nbase > UINT32_MAX) {
+    snprintf(err, errlen, "the index holds at most 2^32 - 1 rows");
+    return STORE_EINVAL;
+  }
+  uint8_t *img = NULL;
+  size_t len = 0;
+  int rc = x->cfg.kind == STORE_INDEX_HNSW ? save_hnsw(x, nbase, threads, &img, &len, err, errlen)
+                                           : save_ivf(x, nbase, threads, &img, &len, err, errlen);
+  if (rc) return rc;
   x->rows = nbase;
   /* pad to whole chunks: every image starts on a chunk, its chunks all full */
   size_t padded = (len + IMG_CHUNK - 1) / IMG_CHUNK * IMG_CHUNK;
@@ -343,12 +426,12 @@ int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_
   memset(p + len, 0, padded - len);
   h5w_obj *di, *ds;
   h5w_info in;
-  int rc = STORE_OK;
-  if (index_dsets(w, &di, &ds) || h5w_obj_info(di, &in) != H5_OK) {
+  if (index_dsets(w, store_index_name(x->cfg.kind), &di, &ds) || h5w_obj_info(di, &in) != H5_OK) {
     snprintf(err, errlen, "%s", h5w_errmsg(w));
     rc = STORE_EIO;
   } else {
-    int64_t row[4] = {(int64_t)in.dims[0], (int64_t)len, (int64_t)nbase, 0};
+    int64_t row[4] = {(int64_t)in.dims[0], (int64_t)len, (int64_t)nbase,
+                      (int64_t)(x->cfg.kind == STORE_INDEX_IVF ? x->trained : 0)};
     if (h5w_append(w, di, p, padded) != H5_OK || h5w_append(w, ds, row, 1) != H5_OK) {
       snprintf(err, errlen, "%s", h5w_errmsg(w));
       rc = STORE_EIO;
@@ -490,6 +573,12 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
   }
   uint64_t ef = opt && opt->ef > 0 ? (uint64_t)opt->ef : (uint64_t)x->cfg.ef;
   uint64_t pool = ef > k ? ef : k, few = pool * 2 * (uint64_t)x->cfg.m;
+  uint64_t nlist = sindex_nlist(x), nprobe = 0;
+  if (x->v) { /* IVF: about nlist + nprobe lists' rows distances */
+    nprobe = opt && opt->nprobe > 0 ? (uint64_t)opt->nprobe : (uint64_t)x->cfg.nprobe;
+    if (nprobe > nlist) nprobe = nlist;
+    few = nlist + nprobe * (gn / nlist + 1);
+  }
   /* the live rows in the graph's part, and the allowed ones (counted, or
   ** estimated from a sample when a function decides) */
   uint64_t live_tail = 0;
@@ -516,10 +605,14 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     return rc;
   }
   uint64_t kg = k < want_g ? k : want_g;
-  if (want_g < live_g) /* over-fetch in proportion to what the filter removes */
-    ef = (uint64_t)((double)pool * (double)live_g / (double)(want_g ? want_g : 1)) + 1;
+  if (want_g < live_g) { /* over-fetch in proportion to what the filter removes */
+    double more = (double)live_g / (double)(want_g ? want_g : 1);
+    ef = (uint64_t)((double)pool * more) + 1;
+    nprobe = (uint64_t)((double)nprobe * more) + 1;
+  }
   if (ef < kg) ef = kg;
   if (ef > MAX_EF) ef = MAX_EF;
+  if (nprobe > nlist) nprobe = nlist;
   ann_res *g = malloc((size_t)(2 * k) * sizeof *g); /* the graph's, then the tail's */
   ann_hit *hits = kg > (uint64_t)INT32_MAX ? NULL : malloc((size_t)(kg ? kg : 1) * sizeof *hits);
   if (!g || !hits) {
@@ -529,7 +622,9 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     return STORE_ENOMEM;
   }
   allow_ctx ac = {s, bits, fn, fctx, 0};
-  int nh = kg ? hnsw_search(x->g, q, (int)kg, (int)ef, graph_allow, &ac, hits) : 0;
+  int nh = !kg ? 0
+           : x->g ? hnsw_search(x->g, q, (int)kg, (int)ef, graph_allow, &ac, hits)
+                  : ivf_search(x->v, q, (int)kg, (int)nprobe, 0, graph_allow, &ac, hits);
   uint64_t ng = 0, nt = 0;
   if (nh < 0) {
     rc = nh == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;

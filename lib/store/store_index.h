@@ -23,6 +23,9 @@ typedef struct sindex_cfg {
   int kind; /* STORE_INDEX_* */
   int m, efc, ef;
   int q8;   /* an int8 copy of the embeddings guides the graph search */
+  uint32_t nlist; /* IVF: lists (0: sqrt of the rows at training) */
+  int nprobe;     /* IVF: lists a search scans by default */
+  int pq_m;       /* IVF: 0 (IVF-Flat) or the sub-quantisers of IVF-PQ */
 } sindex_cfg;
 
 /* Owned by the store: made by sindex_load, freed by sindex_free (before the
@@ -48,6 +51,7 @@ void sindex_free(sindex *x);
 uint64_t sindex_rows(const sindex *x);
 const char *sindex_note(const sindex *x);
 int sindex_in_place(const sindex *x); /* the graph reads the mapped file */
+uint32_t sindex_nlist(const sindex *x); /* IVF lists (0: none, or not IVF) */
 
 /* Whether a checkpoint leaving nbase base rows should save a new graph. */
 int sindex_wants_save(const sindex *x, uint64_t nbase);
