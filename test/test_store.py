@@ -331,7 +331,7 @@ def test_crash(d, rounds, index="flat"):
             qv = "[%d,1,2,3,4,5,6,7]" % (n // 2)
             got = db.execute("SELECT id FROM vec_search('mem', ?, 5, '{\"ef\": 200}')", (qv,)).fetchall()
             want = db.execute("SELECT id FROM vec_search('mem', ?, 5, '{\"exact\": true}')", (qv,)).fetchall()
-            ok = note in ("", "no graph saved yet") and got == want
+            ok = note in ("", "no index saved yet") and got == want
         db.close()
         check(ok, "crash round %d: store holds up to %d, %d reported committed" % (r, n, reported))
         if not ok:
