@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
   if (lg / 4 / K < nq)
     nq = (uint32_t)(lg / 4 / K);
   rows r = {base, dim};
-  hnsw_params p = {M, efc, 0, threads};
+  hnsw_params p = {M, efc, 0, threads, 0};
   hnsw *h;
   if (hnsw_new(dim, metric, ANN_F32, &p, row, &r, &h) != ANN_OK) {
     fprintf(stderr, "bench_ann: %s\n", hnsw_errmsg(h));

@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
   int tlist[2] = {1, threads};
   for (int t = 0; t < (threads > 1 ? 2 : 1); t++) {
     hnsw_free(h);
-    hnsw_params p = {16, 64, 0, tlist[t]};
+    hnsw_params p = {16, 64, 0, tlist[t], 0};
     if (hnsw_new(dim, metric, elem, &p, row, &r, &h) != ANN_OK) return 1;
     double t0 = now();
     if (hnsw_build(h, n) != ANN_OK) {

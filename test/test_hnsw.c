@@ -156,7 +156,7 @@ static float *make_queries(int dim, uint64_t seed, int nq) {
 }
 
 static hnsw *build(ds *d, ann_metric m, uint32_t n, int threads, int M) {
-  hnsw_params p = {M, 0, 0, threads};
+  hnsw_params p = {M, 0, 0, threads, 0};
   hnsw *h = NULL;
   int rc = hnsw_new(d->dim, m, d->elem, &p, row, d, &h);
   T_CHECK(rc == ANN_OK, "hnsw_new: %s", hnsw_errmsg(h));
@@ -270,6 +270,38 @@ START_TEST(test_recall_1k) {
   static const ann_metric ms[] = {ANN_COSINE, ANN_L2, ANN_DOT};
   for (int e = 0; e < 2; e++)
     for (int mi = 0; mi < 3; mi++) recall_case(1000, 48, e ? ANN_F16 : ANN_F32, ms[mi]);
+}
+END_TEST
+
+/* keep_pruned (the paper's keepPrunedConnections) builds another graph of
+** the same rows; both find the exact neighbours at the tested recall. */
+START_TEST(test_keep_pruned) {
+  ds d;
+  uint32_t n = 3000;
+  make_data(&d, n, 32, ANN_F32, t_seed() + 90);
+  float *qs = make_queries(32, t_seed() + 90, NQ);
+  ann_hit *truth = truth_of(&d, ANN_L2, n, qs, NQ, 10);
+  hnsw *h[2];
+  uint8_t *img[2];
+  size_t len[2];
+  for (int kp = 0; kp < 2; kp++) {
+    hnsw_params p = {16, 64, 0, 1, kp};
+    ck_assert_int_eq(hnsw_new(32, ANN_L2, ANN_F32, &p, row, &d, &h[kp]), ANN_OK);
+    ck_assert_int_eq(hnsw_build(h[kp], n), ANN_OK);
+    ck_assert_int_eq(hnsw_save(h[kp], &img[kp], &len[kp]), ANN_OK);
+    long vmax;
+    double r = recall(h[kp], &d, ANN_L2, qs, NQ, 10, 64, truth, &vmax);
+    printf("hnsw keep_pruned=%d: recall@10 %.4f at ef=64\n", kp, r);
+    T_CHECK(r >= 0.97, "keep_pruned=%d: recall %.4f", kp, r);
+  }
+  T_CHECK(len[0] == len[1] && memcmp(img[0], img[1], len[0]) != 0, "keep_pruned made the same graph");
+  for (int kp = 0; kp < 2; kp++) {
+    free(img[kp]);
+    hnsw_free(h[kp]);
+  }
+  free(truth);
+  free(qs);
+  free_data(&d);
 }
 END_TEST
 
@@ -701,7 +733,7 @@ START_TEST(test_threads_line) {
     for (int j = 0; j < 8; j++) r[(size_t)i * 8 + j] = j ? (float)j : (float)i;
   for (int round = 0; round < 3; round++) {
     hnsw *h = NULL;
-    ck_assert_int_eq(hnsw_new(8, ANN_L2, ANN_F32, &(hnsw_params){0, 0, 0, 2}, line_row, r, &h), ANN_OK);
+    ck_assert_int_eq(hnsw_new(8, ANN_L2, ANN_F32, &(hnsw_params){0, 0, 0, 2, 0}, line_row, r, &h), ANN_OK);
     uint8_t *img = NULL;
     for (uint32_t upto = 400; upto < n; upto += 650) {
       ck_assert_int_eq(hnsw_build(h, upto), ANN_OK);
@@ -809,7 +841,7 @@ START_TEST(test_edges) {
   hnsw_free(h);
 
   /* bad arguments */
-  hnsw_params p = {1, 0, 0, 0};
+  hnsw_params p = {1, 0, 0, 0, 0};
   ck_assert_int_eq(hnsw_new(dim, ANN_L2, ANN_F32, &p, row, &d, &h), ANN_ERROR);
   T_CHECK(strstr(hnsw_errmsg(h), "M must") != NULL, "%s", hnsw_errmsg(h));
   ck_assert_int_eq(hnsw_add(h, 0), ANN_ERROR);
@@ -836,6 +868,7 @@ int main(void) {
   tcase_add_loop_test(tc, test_edges, 0, 2);
   tcase_add_test(tc, test_recall_1k);
   tcase_add_test(tc, test_recall_10k);
+  tcase_add_test(tc, test_keep_pruned);
   /* loop tests: _i = 0 exact, 1 with the int8 pass */
   tcase_add_loop_test(tc, test_delete, 0, 2);
   tcase_add_loop_test(tc, test_filter, 0, 2);

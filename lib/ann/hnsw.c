@@ -132,6 +132,7 @@ struct hnsw {
   int broken; /* hnsw_new/hnsw_load failed: only errmsg and free work */
   uint32_t M, M0, efc;
   int threads;
+  int keep_pruned; /* hnsw_params.keep_pruned */
   double mult; /* level multiplier 1/ln(M) */
   uint64_t rng;
   ann_vec_fn vec;
@@ -577,11 +578,11 @@ int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filt
 
 /* ---- insertion ---------------------------------------------------------- */
 
-/* The paper's heuristic (Algorithm 4, keepPrunedConnections, no extended
-** candidates).  cand: nc hits sorted by distance to the base row.  A
-** candidate is kept when it is closer to the base than to every one kept
-** before it; the pruned ones fill up the rest, nearest first.  Writes up
-** to maxk ids into s->keep and returns their number. */
+/* The paper's heuristic (Algorithm 4, no extended candidates).  cand: nc
+** hits sorted by distance to the base row.  A candidate is kept when it is
+** closer to the base than to every one kept before it; with keep_pruned
+** (keepPrunedConnections) the pruned ones fill up the rest, nearest first.
+** Writes up to maxk ids into s->keep and returns their number. */
 static uint32_t select_links(const hnsw *h, scratch *s, const hit *cand,
                              uint32_t nc, uint32_t maxk) {
   uint32_t nk = 0, nd = 0;
@@ -597,7 +598,7 @@ static uint32_t select_links(const hnsw *h, scratch *s, const hit *cand,
     else
       s->disc[nd++] = cand[i];
   }
-  for (uint32_t i = 0; i < nd && nk < maxk; i++) s->keep[nk++] = s->disc[i].id;
+  for (uint32_t i = 0; h->keep_pruned && i < nd && nk < maxk; i++) s->keep[nk++] = s->disc[i].id;
   return nk;
 }
 
@@ -847,7 +848,7 @@ int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
   hnsw *h = alloc_handle(dim, metric, elem, vec, ctx);
   if (!h) return ANN_NOMEM;
   *out = h;
-  hnsw_params d = {0, 0, 0, 0};
+  hnsw_params d = {0, 0, 0, 0, 0};
   if (!p) p = &d;
   int rc = check_args(h, dim, metric, elem, vec);
   if (rc == ANN_OK && (p->M < 0 || p->M == 1 || p->M > HNSW_MAX_M))
@@ -865,6 +866,7 @@ int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
   h->efc = p->ef_construction ? (uint32_t)p->ef_construction : 64;
   if (p->seed) h->rng = p->seed;
   h->threads = p->threads ? p->threads : 1;
+  h->keep_pruned = p->keep_pruned != 0;
   h->owned = 1;
   return ANN_OK;
 }

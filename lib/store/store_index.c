@@ -352,7 +352,7 @@ static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size
                      size_t errlen) {
   int hr;
   if (!x->g) {
-    hnsw_params p = {x->cfg.m, x->cfg.efc, 0, threads};
+    hnsw_params p = {x->cfg.m, x->cfg.efc, 0, threads, 0};
     hr = hnsw_new(store_dim(x->s), x->metric, x->elem, &p, row_fn, x, &x->g);
     if (hr != ANN_OK) {
       snprintf(err, errlen, "graph: %s", hnsw_errmsg(x->g));
