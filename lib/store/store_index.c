@@ -20,10 +20,10 @@
 ** Search: the graph (or the IVF lists) answers for the rows it covers, an exact scan for the
 ** rest (rows checkpointed since the save, and the delta), and the two
 ** sorted lists merge.  Filtered searches follow the rule seed 002 measured:
-** when the allowed rows the graph covers are fewer than the distance
-** computations a graph search would make (about pool x 2M), scan just them;
-** else search the graph with ef raised in proportion to what the filter
-** removes, and scan exactly if the graph still finds fewer than it should.
+** ef (nprobe) raised in proportion to what the filter removes; when the
+** allowed rows the index covers are fewer than the distances that search
+** would compute (about ef x 2M; index_cost), scan just them; else search
+** the index, and scan exactly if it still finds fewer than it should.
 */
 #include "config.h"
 
@@ -507,7 +507,9 @@ static int gather(store *s, const float *q, uint64_t k, const uint8_t *bits, uin
 ** set), or every live one. */
 static int exact_below(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t to,
                        uint64_t nallow, ann_res *out, uint64_t *nout) {
-  if (bits && nallow < to / 16) return gather(s, q, k, bits, to, nallow, out, nout);
+  /* (the gather reads only the allowed rows, on one thread; the scan reads
+  ** them all, in order, on every CPU) */
+  if (bits && nallow < to / 4) return gather(s, q, k, bits, to, nallow, out, nout);
   allow_ctx a = {s, bits, NULL, NULL, 0};
   return scan(s, q, k, &a, 0, to, out, nout);
 }
@@ -545,6 +547,24 @@ static int res_worse(const ann_res *a, const ann_res *b) {
 
 #define SAMPLE 512 /* rows looked at to estimate what a filter function lets through */
 
+/* About how many distances an index search computes for the k best of want
+** allowed rows among live, over-fetching in proportion to what the filter
+** removes: ef x 2M for the graph (seed 002's rule), the centroids plus the
+** probed lists' rows for IVF.  Scanning the allowed rows costs want. */
+static uint64_t index_cost(const sindex *x, uint64_t pool, uint64_t nprobe, uint64_t gn,
+                           uint64_t want, uint64_t live) {
+  double more = want < live ? (double)live / (double)(want ? want : 1) : 1.0;
+  if (x->v) {
+    uint64_t nlist = ivf_nlist(x->v);
+    double np = (double)nprobe * more;
+    if (np > (double)nlist) np = (double)nlist;
+    return nlist + (uint64_t)(np * (double)(gn / nlist + 1));
+  }
+  double ef = (double)pool * more;
+  if (ef > MAX_EF) ef = MAX_EF;
+  return (uint64_t)(ef * 2.0 * x->cfg.m);
+}
+
 int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
               const store_knn_opts *opt, ann_res *out, uint64_t *nout) {
   *nout = 0;
@@ -572,12 +592,11 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     return rc;
   }
   uint64_t ef = opt && opt->ef > 0 ? (uint64_t)opt->ef : (uint64_t)x->cfg.ef;
-  uint64_t pool = ef > k ? ef : k, few = pool * 2 * (uint64_t)x->cfg.m;
+  uint64_t pool = ef > k ? ef : k;
   uint64_t nlist = sindex_nlist(x), nprobe = 0;
-  if (x->v) { /* IVF: about nlist + nprobe lists' rows distances */
+  if (x->v) {
     nprobe = opt && opt->nprobe > 0 ? (uint64_t)opt->nprobe : (uint64_t)x->cfg.nprobe;
     if (nprobe > nlist) nprobe = nlist;
-    few = nlist + nprobe * (gn / nlist + 1);
   }
   /* the live rows in the graph's part, and the allowed ones (counted, or
   ** estimated from a sample when a function decides) */
@@ -594,12 +613,12 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
         ok += fn(fctx, p) != 0;
       }
     want_g = seen ? (uint64_t)((double)ok / (double)seen * (double)live_g) : 0;
-    if (want_g <= 2 * few) { /* perhaps few: find out exactly */
+    if (want_g <= 2 * index_cost(x, pool, nprobe, gn, want_g, live_g)) { /* perhaps few: find out */
       MATERIALIZE();
       want_g = popcount_below(bits, gn);
     }
   }
-  if (bits && want_g <= few) { /* few: scan just them */
+  if (bits && want_g <= index_cost(x, pool, nprobe, gn, want_g, live_g)) { /* few: scan just them */
     rc = gather(s, q, k, bits, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
     free(made);
     return rc;
