@@ -79,8 +79,9 @@ int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
 /* Exact search over a list: the k rows closest to q among the n positions
 ** pos[] (rows without a vector skipped), sorted by distance then position,
 ** into out (room for k); their number in *nout.  For a few allowed rows
-** among many: only those rows are read.  Returns 0, or -1 when out of
-** memory. */
+** among many: only those rows are read, split across threads when they
+** are many (block must then be thread-safe; results do not depend on the
+** threads).  Returns 0, or -1 when out of memory. */
 int ann_flat_gather(const ann_src *src, const float *q, uint64_t k, const uint64_t *pos,
                     uint64_t n, ann_res *out, uint64_t *nout);
 

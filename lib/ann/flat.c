@@ -120,50 +120,71 @@ static int scan_part(void *ctx, size_t part) {
   return 0;
 }
 
+/* Run fn(ctx, part) for each of nparts parts on threads, part i keeping
+** its best (at most k) in (*heaps)[i], which this allocates; then merge
+** them into out, sorted.  Returns 0, or -1 when out of memory. */
+static int parts_topk(uint64_t nparts, uint64_t k, int threads, util_loop_fn fn, void *ctx,
+                      heap **heaps, ann_res *out, uint64_t *nout) {
+  uint64_t per = k < PART_ROWS ? k : PART_ROWS; /* a part never holds more */
+  *heaps = calloc(nparts, sizeof **heaps);
+  ann_res *mem = *heaps ? malloc(nparts * per * sizeof *mem) : NULL;
+  if (!mem) {
+    free(*heaps);
+    return -1;
+  }
+  for (uint64_t i = 0; i < nparts; i++) {
+    (*heaps)[i].h = mem + i * per;
+    (*heaps)[i].k = per;
+  }
+  if (threads <= 0) threads = util_ncpu();
+  util_parallel_for(nparts > 1 ? threads : 1, (size_t)nparts, fn, ctx);
+  heap all = {out, 0, k};
+  for (uint64_t i = 0; i < nparts; i++)
+    for (uint64_t j = 0; j < (*heaps)[i].n; j++) heap_push(&all, (*heaps)[i].h[j]);
+  qsort(out, all.n, sizeof *out, by_dist);
+  *nout = all.n;
+  free(mem);
+  free(*heaps);
+  return 0;
+}
+
 int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
                     int (*allow)(void *actx, uint64_t pos), void *actx, int threads,
                     ann_res *out, uint64_t *nout) {
   *nout = 0;
   if (k == 0 || src->n == 0) return 0;
   scan sc = {src, q, k, allow, actx, (src->n + PART_ROWS - 1) / PART_ROWS, NULL};
-  uint64_t per = k < PART_ROWS ? k : PART_ROWS; /* a part never holds more */
-  sc.heaps = calloc(sc.nparts, sizeof *sc.heaps);
-  ann_res *mem = sc.heaps ? malloc(sc.nparts * per * sizeof *mem) : NULL;
-  if (!mem) {
-    free(sc.heaps);
-    return -1;
+  return parts_topk(sc.nparts, k, threads, scan_part, &sc, &sc.heaps, out, nout);
+}
+
+typedef struct gather {
+  const ann_src *src;
+  const float *q;
+  const uint64_t *pos;
+  uint64_t n;
+  heap *heaps; /* one per part of PART_ROWS positions */
+} gather;
+
+static int gather_part(void *ctx, size_t part) {
+  gather *g = ctx;
+  heap *hp = &g->heaps[part];
+  uint64_t end = ((uint64_t)part + 1) * PART_ROWS;
+  if (end > g->n) end = g->n;
+  for (uint64_t i = (uint64_t)part * PART_ROWS; i < end; i++) {
+    uint64_t cnt = 1;
+    const void *row = g->src->block(g->src->ctx, g->pos[i], &cnt);
+    if (!row || ann_row_missing(g->src->elem, row)) continue;
+    float d;
+    score(g->src, g->q, row, 1, &d);
+    if (!isnan(d)) heap_push(hp, (ann_res){g->pos[i], d});
   }
-  for (uint64_t i = 0; i < sc.nparts; i++) {
-    sc.heaps[i].h = mem + i * per;
-    sc.heaps[i].k = per;
-  }
-  if (threads <= 0) threads = util_ncpu();
-  util_parallel_for(sc.nparts > 1 ? threads : 1, (size_t)sc.nparts, scan_part, &sc);
-  /* merge the parts' best into one heap of k */
-  heap all = {out, 0, k};
-  for (uint64_t i = 0; i < sc.nparts; i++)
-    for (uint64_t j = 0; j < sc.heaps[i].n; j++) heap_push(&all, sc.heaps[i].h[j]);
-  qsort(out, all.n, sizeof *out, by_dist);
-  *nout = all.n;
-  free(mem);
-  free(sc.heaps);
   return 0;
 }
 
 int ann_flat_gather(const ann_src *src, const float *q, uint64_t k, const uint64_t *pos,
                     uint64_t n, ann_res *out, uint64_t *nout) {
   *nout = 0;
-  if (k == 0) return 0;
-  heap hp = {out, 0, k};
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t cnt = 1;
-    const void *row = src->block(src->ctx, pos[i], &cnt);
-    if (!row || ann_row_missing(src->elem, row)) continue;
-    float d;
-    score(src, q, row, 1, &d);
-    if (!isnan(d)) heap_push(&hp, (ann_res){pos[i], d});
-  }
-  qsort(out, hp.n, sizeof *out, by_dist);
-  *nout = hp.n;
-  return 0;
+  if (k == 0 || n == 0) return 0;
+  gather g = {src, q, pos, n, NULL};
+  return parts_topk((n + PART_ROWS - 1) / PART_ROWS, k, 0, gather_part, &g, &g.heaps, out, nout);
 }

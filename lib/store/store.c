@@ -111,6 +111,7 @@ struct store {
   sindex *ix;        /* the vector index of the file (store_index.c) */
   strcodes sc[6];    /* of the string columns (str_cols order), built on demand */
   bcol q8[2];        /* /index/q8 and q8_scale (nchunks 0: none) */
+  int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
   /* base rows deleted since the checkpoint, in order */
   uint64_t *newdead;
   uint64_t nnewdead, capnewdead;
@@ -317,6 +318,8 @@ static void base_free(store *s) {
   sindex_free(s->ix); /* (it may read the mapped file: first) */
   s->ix = NULL;
   for (int k = 0; k < 6; k++) codes_free(&s->sc[k]);
+  free(s->tsc);
+  s->tsc = NULL;
   for (int k = 0; k < NCOL; k++) free(s->col[k].caddr);
   memset(s->col, 0, sizeof s->col);
   for (int k = 0; k < 2; k++) free(s->q8[k].caddr);
@@ -793,10 +796,21 @@ int store_get_ts(store *s, uint64_t pos, int64_t *ts) {
     *ts = s->delta[pos - s->nbase]->ts;
     return STORE_OK;
   }
-  const uint8_t *p = base_row(s, C_TS, pos);
-  if (!p) return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/ts lies outside the file", s->path,
-                      (unsigned long long)pos);
-  *ts = get_i64(p);
+  if (!s->tsc) { /* one pass over the column, for the filters that test every row */
+    int64_t *t = malloc(s->nbase * sizeof *t);
+    if (!t) return fail(s, STORE_ENOMEM, "out of memory");
+    for (uint64_t r = 0; r < s->nbase; r++) {
+      const uint8_t *p = base_row(s, C_TS, r);
+      if (!p) {
+        free(t);
+        return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/ts lies outside the file", s->path,
+                    (unsigned long long)r);
+      }
+      t[r] = get_i64(p);
+    }
+    s->tsc = t;
+  }
+  *ts = s->tsc[pos];
   return STORE_OK;
 }
 

@@ -166,7 +166,8 @@ uint64_t store_count(const store *s); /* live records */
 ** (a checkpoint, refresh or optimize); valid until then. */
 int store_str_codes(store *s, unsigned want, const char *v, size_t n, const uint32_t **codes,
                     uint64_t *ncodes, uint32_t *code);
-/* The ts of the live record at pos, reading only that column. */
+/* The ts of the live record at pos, reading only that column (the file's
+** rows: all of them on the first call, kept until the base changes). */
 int store_get_ts(store *s, uint64_t pos, int64_t *ts);
 
 /* The embeddings of positions pos, pos + 1, ... that lie one after another
