@@ -255,6 +255,11 @@ def test_10k(d, rng):
         check(codes.shape == emb.shape and np.abs(codes).max() <= 127, "h5py: /index/q8 shape and range")
         err = np.abs(codes * scale[:, None] - emb).max(axis=1) / np.maximum(scale, 1e-30)
         check(err.max() <= 0.5001, "h5py: int8 copy within half a step (%.4f)" % err.max())
+        # every chunk starts on 8 bytes: rows are read in place, naturally aligned
+        for ds in ("memories/embedding", "memories/ts", "index/q8_scale", "index/hnsw_image"):
+            dsid = f[ds].id
+            offs = [dsid.get_chunk_info(i).byte_offset for i in range(dsid.get_num_chunks())]
+            check(all(o % 8 == 0 for o in offs), "%s: a chunk not on 8 bytes: %r" % (ds, [o for o in offs if o % 8][:3]))
 
     # damage the saved graph's magic: the store opens, says why, searches exactly
     with open(path, "r+b") as fh:

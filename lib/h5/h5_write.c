@@ -73,8 +73,15 @@ static int pwrite_all(h5w *w, const void *buf, size_t len, uint64_t at) {
   return H5_OK;
 }
 
+/* Every allocation starts on 8 bytes, so that data read in place from a
+** mapped file (rows of float32 or int64, index images) is naturally
+** aligned; the few bytes skipped are a hole (zeros) nothing points to. */
+#define ALLOC_ALIGN 8
+static void align_eoa(h5w *w) { w->eoa = (w->eoa + ALLOC_ALIGN - 1) & ~(uint64_t)(ALLOC_ALIGN - 1); }
+
 /* Write len bytes at the end of the file; *at gets their address. */
 static int append(h5w *w, const void *buf, size_t len, uint64_t *at) {
+  align_eoa(w);
   *at = w->eoa;
   int rc = pwrite_all(w, buf, len, w->eoa);
   if (rc == H5_OK) w->eoa += len;
@@ -86,6 +93,7 @@ int h5w_file_append(h5w *w, const void *buf, size_t len, uint64_t *at) {
 }
 
 int h5w_file_reserve(h5w *w, uint64_t len, uint64_t *at) {
+  align_eoa(w);
   *at = w->eoa;
   w->eoa += len;
   return H5_OK;
@@ -136,6 +144,7 @@ static int gheap_put(h5w *w, const void *data, size_t len, uint8_t id[12]) {
     w->gcol_cap = cap;
     w->gcol_used = 16;
     w->gcol_next = 1;
+    align_eoa(w);
     w->gcol_addr = w->eoa;
     w->eoa += cap; /* reserved now, written when full or at close */
   }
