@@ -52,6 +52,7 @@ struct sindex {
   uint64_t rows;    /* base rows g or v covers */
   uint64_t trained; /* IVF: the rows its centroids were trained on */
   void *copy;       /* the image, when it could not be read in place */
+  int misaligned;   /* the mapped image is not on 4 bytes (the index copies it) */
   char note[256];
 };
 
@@ -245,6 +246,7 @@ static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
     img = buf;
   }
   free(c.addr);
+  x->misaligned = ((uintptr_t)img & 3) != 0;
   int hr, ok;
   const char *why;
   if (x->cfg.kind == STORE_INDEX_HNSW) {
@@ -301,7 +303,7 @@ void sindex_free(sindex *x) {
 
 uint64_t sindex_rows(const sindex *x) { return x && (x->g || x->v) ? x->rows : 0; }
 const char *sindex_note(const sindex *x) { return x ? x->note : ""; }
-int sindex_in_place(const sindex *x) { return x && (x->g || x->v) && !x->copy; }
+int sindex_in_place(const sindex *x) { return x && (x->g || x->v) && !x->copy && !x->misaligned; }
 uint32_t sindex_nlist(const sindex *x) { return x && x->v ? ivf_nlist(x->v) : 0; }
 
 /* ---- saving ------------------------------------------------------------ */
