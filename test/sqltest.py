@@ -42,3 +42,15 @@ def expect_error(db, sql, word, args=()):
 def finish():
     print("%d failures" % len(failures))
     sys.exit(1 if failures else 0)
+
+
+def vec_dist(metric, qv, rows):
+    """numpy: the distance vec_search reports from qv to each row (float64)."""
+    import numpy as np
+    qv = qv.astype(np.float64)
+    rows = rows.astype(np.float64)
+    if metric == "cosine":
+        return 1 - rows @ qv / (np.linalg.norm(rows, axis=1) * np.linalg.norm(qv))
+    if metric == "l2":
+        return np.sqrt(((rows - qv) ** 2).sum(axis=1))
+    return -(rows @ qv)

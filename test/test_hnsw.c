@@ -20,6 +20,7 @@
 #include "ann/hnsw.h"
 #include "ann/q8.h"
 #include "k.h"
+#include "testann.h"
 #include "testutil.h"
 #include "util/pool.h"
 
@@ -28,131 +29,9 @@
 /* hnsw.h: the int8 pass's pool */
 #define Q8_POOL(ef, k) ((ef) > 2 * (k) ? (ef) : 2 * (k))
 
-/* rows for the callbacks: f32, their f16 copies, and the int8 copies of
-** the rows of type elem (rows >= nq8 have none); the callbacks count their
-** calls */
-typedef struct ds {
-  int dim;
-  uint32_t n;
-  ann_elem elem;
-  float *f;
-  uint16_t *h;
-  int8_t *q;
-  float *qs;
-  uint32_t nq8;
-  atomic_long vcalls, qcalls;
-} ds;
-
-static const void *row(void *ctx, uint32_t i) {
-  ds *d = ctx;
-  atomic_fetch_add_explicit(&d->vcalls, 1, memory_order_relaxed);
-  if (i >= d->n) return NULL;
-  if (d->elem == ANN_F32) return d->f + (size_t)i * d->dim;
-  return d->h + (size_t)i * d->dim;
-}
-
-static const int8_t *row_q8(void *ctx, uint32_t i, float *scale) {
-  ds *d = ctx;
-  atomic_fetch_add_explicit(&d->qcalls, 1, memory_order_relaxed);
-  if (i >= d->nq8) return NULL;
-  *scale = d->qs[i];
-  return d->q + (size_t)i * d->dim;
-}
-
 /* q8 on (the int8 copies of d) or off */
 static void use_q8(hnsw *h, ds *d, int on) {
   ck_assert_int_eq(hnsw_set_q8(h, on ? row_q8 : NULL, d), ANN_OK);
-}
-
-/* n clustered rows: 32 centres uniform in [-1,1]^dim, each coordinate plus
-** 0.35 x (sum of 3 uniforms), a bell-shaped noise of sd 0.35 (clusters that
-** touch, as topics do; with uniform +-0.35 noise the clusters are islands
-** and, for some seeds, one query in a few hundred ends in the neighbouring
-** island: 0.989 at ef=200 in 1 of 16 seeds) */
-static void make_data(ds *d, uint32_t n, int dim, ann_elem elem, uint64_t seed) {
-  t_rng r = {seed};
-  int nc = 32;
-  float *cent = malloc((size_t)nc * dim * sizeof *cent);
-  for (int i = 0; i < nc * dim; i++) cent[i] = t_unit(&r);
-  d->dim = dim;
-  d->n = n;
-  d->elem = elem;
-  d->f = malloc((size_t)n * dim * sizeof *d->f);
-  d->h = malloc((size_t)n * dim * sizeof *d->h);
-  for (uint32_t i = 0; i < n; i++) {
-    int c = (int)(t_next(&r) % (uint64_t)nc);
-    for (int j = 0; j < dim; j++)
-      d->f[(size_t)i * dim + j] = cent[c * dim + j] + 0.35f * (t_unit(&r) + t_unit(&r) + t_unit(&r));
-  }
-  k_get()->f32_to_f16(d->f, d->h, (size_t)n * dim);
-  free(cent);
-  d->q = malloc((size_t)n * dim);
-  d->qs = malloc((size_t)n * sizeof *d->qs);
-  d->nq8 = n;
-  ck_assert_int_eq(ann_q8_encode_n(elem == ANN_F32 ? (const void *)d->f : (const void *)d->h,
-                                   elem, dim, n, d->q, d->qs),
-                   0);
-  atomic_init(&d->vcalls, 0);
-  atomic_init(&d->qcalls, 0);
-}
-
-static void free_data(ds *d) {
-  free(d->f);
-  free(d->h);
-  free(d->q);
-  free(d->qs);
-}
-
-/* the index's distance, computed here with the same kernels */
-static float tdist(const ds *d, ann_metric m, const float *q, uint32_t i) {
-  const k_ops *k = k_get();
-  size_t dim = (size_t)d->dim;
-  if (d->elem == ANN_F32) {
-    const float *r = d->f + i * dim;
-    return m == ANN_L2 ? k->l2sq_f32(q, r, dim)
-           : m == ANN_DOT ? -k->dot_f32(q, r, dim)
-                          : k->cos_f32(q, r, dim);
-  }
-  const uint16_t *r = d->h + i * dim;
-  return m == ANN_L2 ? k->l2sq_f16(q, r, dim)
-         : m == ANN_DOT ? -k->dot_f16(q, r, dim)
-                        : k->cos_f16(q, r, dim);
-}
-
-static int hit_cmp(const void *pa, const void *pb) {
-  const ann_hit *a = pa, *b = pb;
-  if (a->dist != b->dist) return a->dist < b->dist ? -1 : 1;
-  return a->id < b->id ? -1 : a->id > b->id;
-}
-
-typedef int (*filt_fn)(void *, uint32_t);
-
-/* exact top k among rows < n that are allowed and not in del[], kept
-** sorted in out by insertion */
-static int brute(const ds *d, ann_metric m, uint32_t n, const float *q, int k,
-                 filt_fn filter, void *fctx, const uint8_t *del, ann_hit *out) {
-  int r = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    if (del && del[i]) continue;
-    if (filter && !filter(fctx, i)) continue;
-    ann_hit x = {i, tdist(d, m, q, i)};
-    if (r == k && hit_cmp(&x, &out[k - 1]) >= 0) continue;
-    int j = r < k ? r++ : k - 1;
-    for (; j > 0 && hit_cmp(&x, &out[j - 1]) < 0; j--) out[j] = out[j - 1];
-    out[j] = x;
-  }
-  return r;
-}
-
-/* nq queries from the same distribution as the rows of seed (the same
-** centres), but not rows themselves */
-static float *make_queries(int dim, uint64_t seed, int nq) {
-  ds qd;
-  make_data(&qd, 1 << 16, dim, ANN_F32, seed);
-  float *q = malloc((size_t)nq * dim * sizeof *q);
-  memcpy(q, qd.f + ((size_t)(1 << 16) - nq) * dim, (size_t)nq * dim * sizeof *q);
-  free_data(&qd);
-  return q;
 }
 
 static hnsw *build(ds *d, ann_metric m, uint32_t n, int threads, int M) {
@@ -207,16 +86,6 @@ static double recall(const hnsw *h, ds *d, ann_metric m, const float *qs, int nq
     sum += (double)inter / k;
   }
   return sum / nq;
-}
-
-static const char *mname(ann_metric m) {
-  return m == ANN_L2 ? "l2" : m == ANN_DOT ? "dot" : "cosine";
-}
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* ---- recall ------------------------------------------------------------- */
@@ -368,14 +237,6 @@ typedef struct fctx {
   uint32_t mod, keep; /* allowed: hash(i) % mod < keep */
   long calls;
 } fctx;
-
-static uint32_t mix(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  return x ^ (x >> 16);
-}
 
 static int allow(void *ctx, uint32_t i) {
   fctx *f = ctx;

@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sqltest import check, connect, expect_error, finish, q  # noqa: E402
+from sqltest import vec_dist as dist  # noqa: E402
 
 K = 10
 
@@ -36,16 +37,6 @@ def clustered(rng, n, dim, ncent=32, spread=0.35):
     lab = rng.integers(0, ncent, n)
     x = cent[lab] + spread * rng.standard_normal((n, dim)).astype(np.float32)
     return x.astype(np.float32), lab, cent
-
-
-def dist(metric, qv, rows):
-    qv = qv.astype(np.float64)
-    rows = rows.astype(np.float64)
-    if metric == "cosine":
-        return 1 - rows @ qv / (np.linalg.norm(rows, axis=1) * np.linalg.norm(qv))
-    if metric == "l2":
-        return np.sqrt(((rows - qv) ** 2).sum(axis=1))
-    return -(rows @ qv)
 
 
 def top(metric, qv, X, ids, k=K):

@@ -84,7 +84,7 @@ static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m, int np) {
   ds d;
   uint64_t seed = t_seed();
   make_data(&d, n, dim, e, seed);
-  float *qs = make_queries(dim, seed);
+  float *qs = make_queries(dim, seed, T_NQ);
   double t0 = now();
   ivf *f = build(&d, m, n, 1, 0, 0);
   double t1 = now();
@@ -143,7 +143,7 @@ START_TEST(test_pq_tables) {
   uint32_t n = 2000;
   int dim = 64;
   make_data(&d, n, dim, ANN_F32, t_seed() + 80);
-  float *qs = make_queries(dim, t_seed() + 80);
+  float *qs = make_queries(dim, t_seed() + 80, T_NQ);
   static const uint32_t nls[] = {40, 1100}; /* 2.5 MiB of terms; 68.75 MiB: none */
   static const ann_metric ms[] = {ANN_L2, ANN_COSINE};
   for (int i = 0; i < 2; i++)
@@ -194,7 +194,7 @@ START_TEST(test_filter) {
   uint32_t n = 3000;
   int dim = 32;
   make_data(&d, n, dim, ANN_F16, t_seed() + 20);
-  float *qs = make_queries(dim, t_seed() + 20);
+  float *qs = make_queries(dim, t_seed() + 20, T_NQ);
   static const ann_metric ms[] = {ANN_COSINE, ANN_L2, ANN_DOT};
   for (int mi = 0; mi < 3; mi++) {
     ivf *f = build(&d, ms[mi], n, 1, 0, 0), *p = build(&d, ms[mi], n, 1, 0, 8);
@@ -237,7 +237,7 @@ START_TEST(test_delete) {
   uint32_t n = 2000;
   int dim = 32;
   make_data(&d, n, dim, ANN_F32, t_seed() + 10);
-  float *qs = make_queries(dim, t_seed() + 10);
+  float *qs = make_queries(dim, t_seed() + 10, T_NQ);
   for (int pq = 0; pq < 2; pq++) {
     ivf *v = build(&d, ANN_L2, n, 1, 0, pq ? 8 : 0);
     int nl = (int)ivf_nlist(v);
@@ -293,7 +293,7 @@ static void save_load_case(int pq_m) {
   uint32_t n = 3000, n0 = 2000;
   int dim = 32;
   make_data(&d, n, dim, ANN_F16, t_seed() + 30);
-  float *qs = make_queries(dim, t_seed() + 30);
+  float *qs = make_queries(dim, t_seed() + 30, T_NQ);
   ivf *h = build(&d, ANN_COSINE, n0, 1, 0, pq_m);
   ivf_delete(h, 7);
   uint8_t *img;
@@ -412,7 +412,7 @@ static void corrupt_case(int pq_m) {
   uint32_t n = 400;
   int dim = 16;
   make_data(&d, n + 1, dim, ANN_F32, t_seed() + 40);
-  float *qs = make_queries(dim, t_seed() + 40);
+  float *qs = make_queries(dim, t_seed() + 40, T_NQ);
   ivf *h = build(&d, ANN_L2, n, 1, 12, pq_m);
   for (uint32_t i = 0; i < n; i += 9) ivf_delete(h, i);
   uint8_t *img;
@@ -536,7 +536,7 @@ START_TEST(test_threads) {
   uint32_t n = 5000;
   int dim = 32;
   make_data(&d, n, dim, ANN_F32, t_seed() + 50);
-  float *qs = make_queries(dim, t_seed() + 50);
+  float *qs = make_queries(dim, t_seed() + 50, T_NQ);
   for (int pq = 0; pq < 2; pq++) {
     double t0 = now();
     ivf *h1 = build(&d, ANN_L2, n, 1, 0, pq ? 8 : 0);
@@ -589,7 +589,7 @@ START_TEST(test_concurrent_search) {
   uint32_t n = 2000;
   int dim = 32;
   make_data(&d, n, dim, ANN_F32, t_seed() + 60);
-  float *qs = make_queries(dim, t_seed() + 60);
+  float *qs = make_queries(dim, t_seed() + 60, T_NQ);
   for (int pq = 0; pq < 2; pq++) {
     ivf *v = build(&d, ANN_DOT, n, 2, 0, pq ? 8 : 0);
     ann_hit *seq = calloc(NQ * 10, sizeof *seq), *par = calloc(NQ * 10, sizeof *par);

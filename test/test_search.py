@@ -24,16 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sqltest import EXT, check, connect, expect_error, failures, finish, q  # noqa: E402
-
-
-def dist(metric, qv, rows):
-    qv = qv.astype(np.float64)
-    rows = rows.astype(np.float64)
-    if metric == "cosine":
-        return 1 - rows @ qv / (np.linalg.norm(rows, axis=1) * np.linalg.norm(qv))
-    if metric == "l2":
-        return np.sqrt(((rows - qv) ** 2).sum(axis=1))
-    return -(rows @ qv)
+from sqltest import vec_dist as dist  # noqa: E402
 
 
 def same_topk(got, ref_ids, ref_d, k, what):

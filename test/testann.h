@@ -7,31 +7,48 @@
 #ifndef H5MEM_TESTANN_H
 #define H5MEM_TESTANN_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "ann/ann.h"
+#include "ann/q8.h"
 #include "k.h"
 #include "testutil.h"
 
 #define T_NQ 100 /* queries make_queries returns */
 
-/* rows for the callback: f32 and their f16 copies */
+/* rows for the callbacks: f32, their f16 copies, and the int8 copies of
+** the rows of type elem (rows >= nq8 have none); the callbacks count their
+** calls */
 typedef struct ds {
   int dim;
   uint32_t n;
   ann_elem elem;
   float *f;
   uint16_t *h;
+  int8_t *q;
+  float *qs;
+  uint32_t nq8;
+  atomic_long vcalls, qcalls;
 } ds;
 
 static inline const void *row(void *ctx, uint32_t i) {
   ds *d = ctx;
+  atomic_fetch_add_explicit(&d->vcalls, 1, memory_order_relaxed);
   if (i >= d->n) return NULL;
   if (d->elem == ANN_F32) return d->f + (size_t)i * d->dim;
   return d->h + (size_t)i * d->dim;
+}
+
+static inline const int8_t *row_q8(void *ctx, uint32_t i, float *scale) {
+  ds *d = ctx;
+  atomic_fetch_add_explicit(&d->qcalls, 1, memory_order_relaxed);
+  if (i >= d->nq8) return NULL;
+  *scale = d->qs[i];
+  return d->q + (size_t)i * d->dim;
 }
 
 /* n clustered rows: nc centres uniform in [-1,1]^dim, each coordinate plus
@@ -53,6 +70,14 @@ static inline void make_data_nc(ds *d, uint32_t n, int dim, ann_elem elem, uint6
   }
   k_get()->f32_to_f16(d->f, d->h, (size_t)n * dim);
   free(cent);
+  d->q = malloc((size_t)n * dim);
+  d->qs = malloc((size_t)n * sizeof *d->qs);
+  d->nq8 = n;
+  if (ann_q8_encode_n(elem == ANN_F32 ? (const void *)d->f : (const void *)d->h, elem, dim, n, d->q,
+                      d->qs) != 0)
+    abort(); /* (the rows are finite) */
+  atomic_init(&d->vcalls, 0);
+  atomic_init(&d->qcalls, 0);
 }
 
 /* The usual rows: 32 centres, noise 0.35 (clusters that touch, as topics
@@ -66,6 +91,8 @@ static inline void make_data(ds *d, uint32_t n, int dim, ann_elem elem, uint64_t
 static inline void free_data(ds *d) {
   free(d->f);
   free(d->h);
+  free(d->q);
+  free(d->qs);
 }
 
 /* the index's distance, computed here with the same kernels */
@@ -110,13 +137,13 @@ static inline int brute(const ds *d, ann_metric m, uint32_t n, const float *q, i
   return r;
 }
 
-/* queries from the same distribution as the rows of seed (the same
+/* nq queries from the same distribution as the rows of seed (the same
 ** centres), but not rows themselves */
-static inline float *make_queries(int dim, uint64_t seed) {
+static inline float *make_queries(int dim, uint64_t seed, int nq) {
   ds qd;
   make_data(&qd, 1 << 16, dim, ANN_F32, seed);
-  float *q = malloc((size_t)T_NQ * dim * sizeof *q);
-  memcpy(q, qd.f + ((size_t)(1 << 16) - T_NQ) * dim, (size_t)T_NQ * dim * sizeof *q);
+  float *q = malloc((size_t)nq * dim * sizeof *q);
+  memcpy(q, qd.f + ((size_t)(1 << 16) - nq) * dim, (size_t)nq * dim * sizeof *q);
   free_data(&qd);
   return q;
 }
