@@ -623,17 +623,8 @@ START_TEST(test_threads_line) {
 }
 END_TEST
 
-typedef struct conc {
-  const hnsw *h;
-  const float *qs;
-  int dim;
-  ann_hit *res; /* NQ x 10 */
-} conc;
-
-static int conc_one(void *ctx, size_t i) {
-  conc *c = ctx;
-  int n = hnsw_search(c->h, c->qs + i * (size_t)c->dim, 10, 64, NULL, NULL, c->res + i * 10);
-  return n == 10 ? 0 : 1;
+static int hnsw_search10(const void *h, const float *q, ann_hit *out) {
+  return hnsw_search(h, q, 10, 64, NULL, NULL, out);
 }
 
 START_TEST(test_concurrent_search) {
@@ -644,14 +635,7 @@ START_TEST(test_concurrent_search) {
   float *qs = make_queries(dim, t_seed() + 60, NQ);
   hnsw *h = build(&d, ANN_DOT, n, 2, 0);
   use_q8(h, &d, _i); /* _i: 0 exact, 1 with the int8 pass */
-  ann_hit *seq = calloc(NQ * 10, sizeof *seq), *par = calloc(NQ * 10, sizeof *par);
-  conc c = {h, qs, dim, seq};
-  for (size_t i = 0; i < NQ; i++) ck_assert_int_eq(conc_one(&c, i), 0);
-  c.res = par;
-  ck_assert_int_eq(util_parallel_for(4, NQ, conc_one, &c), 0);
-  T_CHECK(memcmp(seq, par, NQ * 10 * sizeof *seq) == 0, "concurrent results differ");
-  free(seq);
-  free(par);
+  t_concurrent_same(h, hnsw_search10, qs, dim, NQ);
   hnsw_free(h);
   free(qs);
   free_data(&d);

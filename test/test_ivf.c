@@ -571,17 +571,8 @@ START_TEST(test_threads) {
 }
 END_TEST
 
-typedef struct conc {
-  const ivf *v;
-  const float *qs;
-  int dim;
-  ann_hit *res; /* NQ x 10 */
-} conc;
-
-static int conc_one(void *ctx, size_t i) {
-  conc *c = ctx;
-  int n = ivf_search(c->v, c->qs + i * (size_t)c->dim, 10, 6, 0, NULL, NULL, c->res + i * 10);
-  return n == 10 ? 0 : 1;
+static int ivf_search10(const void *v, const float *q, ann_hit *out) {
+  return ivf_search(v, q, 10, 6, 0, NULL, NULL, out);
 }
 
 START_TEST(test_concurrent_search) {
@@ -592,14 +583,7 @@ START_TEST(test_concurrent_search) {
   float *qs = make_queries(dim, t_seed() + 60, T_NQ);
   for (int pq = 0; pq < 2; pq++) {
     ivf *v = build(&d, ANN_DOT, n, 2, 0, pq ? 8 : 0);
-    ann_hit *seq = calloc(NQ * 10, sizeof *seq), *par = calloc(NQ * 10, sizeof *par);
-    conc c = {v, qs, dim, seq};
-    for (size_t i = 0; i < NQ; i++) ck_assert_int_eq(conc_one(&c, i), 0);
-    c.res = par;
-    ck_assert_int_eq(util_parallel_for(4, NQ, conc_one, &c), 0);
-    T_CHECK(memcmp(seq, par, NQ * 10 * sizeof *seq) == 0, "concurrent results differ");
-    free(seq);
-    free(par);
+    t_concurrent_same(v, ivf_search10, qs, dim, NQ);
     ivf_free(v);
   }
   free(qs);

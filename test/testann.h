@@ -7,6 +7,7 @@
 #ifndef H5MEM_TESTANN_H
 #define H5MEM_TESTANN_H
 
+#include <check.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "ann/q8.h"
 #include "k.h"
 #include "testutil.h"
+#include "util/pool.h"
 
 #define T_NQ 100 /* queries make_queries returns */
 
@@ -165,6 +167,36 @@ static inline uint32_t mix(uint32_t x) {
   x ^= x >> 15;
   x *= 0x846ca68bu;
   return x ^ (x >> 16);
+}
+
+/* Searches running at once give what they give one after another: search
+** (the top 10 of query q into out; returns the hit count) over nq queries,
+** in order, then on 4 threads. */
+typedef int (*t_search10_fn)(const void *index, const float *q, ann_hit *out);
+
+typedef struct t_conc {
+  const void *index;
+  t_search10_fn search;
+  const float *qs;
+  int dim;
+  ann_hit *res; /* nq x 10 */
+} t_conc;
+
+static inline int t_conc_one(void *ctx, size_t i) {
+  t_conc *c = ctx;
+  return c->search(c->index, c->qs + i * (size_t)c->dim, c->res + i * 10) == 10 ? 0 : 1;
+}
+
+static inline void t_concurrent_same(const void *index, t_search10_fn search, const float *qs,
+                                     int dim, int nq) {
+  ann_hit *seq = calloc((size_t)nq * 10, sizeof *seq), *par = calloc((size_t)nq * 10, sizeof *par);
+  t_conc c = {index, search, qs, dim, seq};
+  for (int i = 0; i < nq; i++) ck_assert_int_eq(t_conc_one(&c, (size_t)i), 0);
+  c.res = par;
+  ck_assert_int_eq(util_parallel_for(4, (size_t)nq, t_conc_one, &c), 0);
+  T_CHECK(memcmp(seq, par, (size_t)nq * 10 * sizeof *seq) == 0, "concurrent results differ");
+  free(seq);
+  free(par);
 }
 
 #endif
