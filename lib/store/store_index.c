@@ -349,6 +349,12 @@ static int index_dsets(h5w *w, const char *kind, h5w_obj **img, h5w_obj **saves)
   return 0;
 }
 
+/* An index's failure as the store's: the message into err, the code. */
+static int ann_fail(char *err, size_t errlen, const char *what, const char *msg, int hr) {
+  snprintf(err, errlen, "%s: %s", what, msg);
+  return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+}
+
 /* The graph brought up to nbase rows, as an image (malloc'd). */
 static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size_t *len, char *err,
                      size_t errlen) {
@@ -357,19 +363,16 @@ static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size
     hnsw_params p = {x->cfg.m, x->cfg.efc, 0, threads, 0};
     hr = hnsw_new(store_dim(x->s), x->metric, x->elem, &p, row_fn, x, &x->g);
     if (hr != ANN_OK) {
-      snprintf(err, errlen, "graph: %s", hnsw_errmsg(x->g));
+      int rc = ann_fail(err, errlen, "graph", hnsw_errmsg(x->g), hr);
       hnsw_free(x->g);
       x->g = NULL;
-      return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+      return rc;
     }
   }
   hnsw_set_threads(x->g, threads);
   hr = hnsw_build(x->g, (uint32_t)nbase);
   if (hr == ANN_OK) hr = hnsw_save(x->g, img, len);
-  if (hr != ANN_OK) {
-    snprintf(err, errlen, "graph: %s", hnsw_errmsg(x->g));
-    return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
-  }
+  if (hr != ANN_OK) return ann_fail(err, errlen, "graph", hnsw_errmsg(x->g), hr);
   return STORE_OK;
 }
 
@@ -390,19 +393,16 @@ static int save_ivf(sindex *x, uint64_t nbase, int threads, uint8_t **img, size_
     hr = ivf_new(store_dim(x->s), x->metric, x->elem, &p, row_fn, x, &x->v);
     if (hr == ANN_OK) hr = ivf_train(x->v, (uint32_t)nbase);
     if (hr != ANN_OK) {
-      snprintf(err, errlen, "ivf: %s", ivf_errmsg(x->v));
+      int rc = ann_fail(err, errlen, "ivf", ivf_errmsg(x->v), hr);
       ivf_free(x->v);
       x->v = NULL;
-      return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+      return rc;
     }
     x->trained = nbase;
   }
   hr = ivf_build(x->v, (uint32_t)nbase);
   if (hr == ANN_OK) hr = ivf_save(x->v, img, len);
-  if (hr != ANN_OK) {
-    snprintf(err, errlen, "ivf: %s", ivf_errmsg(x->v));
-    return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
-  }
+  if (hr != ANN_OK) return ann_fail(err, errlen, "ivf", ivf_errmsg(x->v), hr);
   return STORE_OK;
 }
 
