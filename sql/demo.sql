@@ -1,7 +1,8 @@
 -- h5mem demo: run with `make demo` (or: sqlite3 :memory: < sql/demo.sql
 -- from the build directory).  It grows with every capability; today it
 -- shows the extension's identity, its vector functions, HDF5 files
--- written, listed and queried from SQL, and the memory store with vector search.
+-- written, listed and queried from SQL, and the memory store with vector,
+-- keyword (BM25) and hybrid search.
 .load ./h5mem
 .headers on
 .mode box
@@ -108,3 +109,37 @@ SELECT id, round(distance, 4) AS distance, text
 .print '-- filtered before ranking (10% of the memories are source = user):'
 SELECT id, round(distance, 4) AS distance, text, source
   FROM vec_search('big', '[0.5, 0.5, 0.1, -0.3, 0.2, 0.9, -0.5, 0.1]', 3) WHERE source = 'user';
+
+.print '== keyword and hybrid search: memories embedded by a hashed-words embedder (lexical, not semantic)'
+CREATE VIRTUAL TABLE temp.notes USING h5mem(path='h5mem_demo_text.h5', dim=64);
+CREATE TEMP TABLE said(text, source, session, ts);
+INSERT INTO said VALUES
+  ('Alice said she is training for the Mont Blanc marathon in June', 'user', 'day-1', 1796000000),
+  ('The CI runner on ARM keeps failing the float16 kernel tests',   'agent', 'day-1', 1796003600),
+  ('Alice prefers green tea; she stopped drinking coffee last year', 'user', 'day-2', 1796090000),
+  ('Booked the train to Chamonix for the 14th, seat 42',            'agent', 'day-2', 1796093600),
+  ('Résumé: the café near the station opens at seven',              'user', 'day-3', 1796180000),
+  ('Marathon training plan: long runs on Sundays, intervals on Wednesdays', 'user', 'day-3', 1796183600),
+  ('The kernel tests pass again after pinning the compiler version', 'agent', 'day-4', 1796270000);
+INSERT INTO temp.notes(text, embedding, source, session, ts)
+  SELECT text, h5mem_embed_text(text, 64), source, session, ts FROM said;
+SELECT h5mem_tokenize('Résumé: the CAFÉ opens at seven') AS tokens,
+       h5mem_tokenize('Marathon training runs', '{"porter": true}') AS stemmed;
+.print '-- bm25: any word may match, ranked as FTS5 ranks (score = -bm25())'
+SELECT id, round(score, 3) AS score, text FROM bm25('notes', 'marathon training', 3);
+SELECT id, round(score, 3) AS score, text FROM bm25('notes', 'cafe resume', 3);
+SELECT id, round(score, 3) AS score, text, source FROM bm25('notes', 'kernel tests', 5) WHERE source = 'agent';
+.print '-- hybrid: vector 0.4 + keyword 0.6 of min-max normalised scores'
+SELECT id, round(score, 3) AS score, round(vector_score, 3) AS vector, round(keyword_score, 3) AS keyword, text
+  FROM hybrid('notes', 'what does Alice drink', h5mem_embed_text('what does Alice drink', 64), 3);
+.print '-- reciprocal rank fusion, and re-ranking that favours recent memories'
+SELECT id, round(score, 4) AS score, text
+  FROM hybrid('notes', 'kernel tests', h5mem_embed_text('kernel tests', 64), 2, '{"fusion": "rrf"}');
+SELECT id, round(score, 3) AS score, session, text
+  FROM hybrid('notes', 'kernel tests', h5mem_embed_text('kernel tests', 64), 2,
+              '{"rerank": {"recency": 1.0, "half_life_days": 1, "now": 1796300000}}');
+.print '-- confidence: nothing relevant, no rows'
+SELECT count(*) AS rows FROM hybrid('notes', 'quantum chromodynamics', h5mem_embed_text('quantum chromodynamics', 64), 3,
+                                    '{"reject_below": 0.5}');
+SELECT h5mem_checkpoint('notes') AS records,
+       json_extract(h5mem_index('notes'), '$.text') AS text_index;

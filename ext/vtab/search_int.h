@@ -28,6 +28,20 @@ typedef struct knn_filter {
 int knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v);
 void knn_filter_free(knn_filter *f);
 
+/* Which records a search may return, from f: a filter for the store's
+** searches (bits for id IN, else a function testing the rest record by
+** record; neither when f has no conditions), or none at all. */
+typedef struct knn_allow {
+  store_filter flt;
+  int none; /* no record meets f */
+  uint8_t *bits;
+  struct knn_allow_ctx *c;
+} knn_allow;
+int knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr);
+/* After a search: whether testing a record failed (reading the store). */
+int knn_allow_check(const knn_allow *a, store *st, char **pzErr);
+void knn_allow_free(knn_allow *a);
+
 /* Take the usable constraints on the columns colfield maps to KNN_F_*
 ** (column -1, the rowid, is the id) as plan tokens (field, op digits) after
 ** what plan holds, numbering their arguments from *argi + 1. */
@@ -42,6 +56,40 @@ int knn_query(store *st, sqlite3_value *v, float **out, char **pzErr);
 ** distances (sqlite3_malloc'd), sorted. */
 int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
             ann_res **out, uint64_t *nout, char **pzErr);
+
+/* A table-valued function's arguments (NULL when not given). */
+typedef struct search_args {
+  sqlite3_value *query;   /* the query vector */
+  sqlite3_value *qtext;   /* the query text */
+  sqlite3_value *options; /* JSON */
+  int64_t k;
+} search_args;
+
+/* One result: a position and up to three numbers (vec_search: distance,
+** score; bm25: score; hybrid: score, vector_score, keyword_score). */
+typedef struct srow {
+  uint64_t pos;
+  double v[3];
+  uint8_t null; /* bit i: v[i] is SQL NULL */
+} srow;
+
+/* bm25 and hybrid (search_text.c): the results for the arguments and the
+** filter, sqlite3_malloc'd. */
+int bm25_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+             uint64_t *nout, char **pzErr);
+int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+               uint64_t *nout, char **pzErr);
+
+/* Options as a JSON object (NULL: none): each(ctx, key, row, err) for
+** each key, row being json_each's (key, type, value, atom); each returns
+** SQLITE_OK, 1 for an unknown key, or SQLITE_ERROR for a bad value (a
+** reason in *err, sqlite3_mprintf'd, optional).  known lists the keys for
+** the error message. */
+int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
+                   int (*each)(void *ctx, const char *key, sqlite3_stmt *row, char **err),
+                   void *ctx, char **err);
+/* The vector search options (exact, ef, nprobe, index) into o: as each. */
+int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row);
 
 /* A raw distance as the distance column shows it, and as a score. */
 double knn_distance(const store *st, float d);

@@ -113,7 +113,7 @@ static int st_err(memvt *vt, int rc) {
 /* ---- options --------------------------------------------------------- */
 
 typedef struct memopts {
-  char *path, *agent, *embedder;
+  char *path, *agent, *embedder, *tokenize;
   store_opts o;
   int have_metric, have_storage, have_index;
 } memopts;
@@ -151,6 +151,17 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       sqlite3_free(m->embedder);
       m->embedder = v;
       continue;
+    } else if (KEY("tokenize")) {
+      int porter, rd;
+      char norm[64], terr[300];
+      if (store_tokenize_parse(v, &porter, &rd, norm, terr, sizeof terr) != STORE_OK) {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: %s", WHO, terr);
+      } else {
+        sqlite3_free(m->tokenize);
+        m->tokenize = v;
+        continue;
+      }
     } else if (KEY("dim") || KEY("chunk") || KEY("autocheckpoint") || KEY("M") ||
                KEY("ef_construction") || KEY("ef_search") || KEY("nlist") || KEY("nprobe") ||
                KEY("pq_m")) {
@@ -218,7 +229,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       bad = 1;
       *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: path, dim, metric, storage, "
                                "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
-                               "sync, agent, embedder, "
+                               "tokenize, sync, agent, embedder, "
                                "chunk, autocheckpoint)", WHO, (int)kl, k);
     }
 #undef KEY
@@ -231,6 +242,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
   }
   m->o.agent = m->agent;
   m->o.embedder = m->embedder;
+  m->o.tokenize = m->tokenize;
   return SQLITE_OK;
 }
 
@@ -238,6 +250,7 @@ static void opts_free(memopts *m) {
   sqlite3_free(m->path);
   sqlite3_free(m->agent);
   sqlite3_free(m->embedder);
+  sqlite3_free(m->tokenize);
 }
 
 /* ---- connect ----------------------------------------------------------- */
@@ -1050,7 +1063,18 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                 (unsigned long long)(npos - in.graph_rows), (unsigned long long)in.q8_rows,
                 in.in_place ? "true" : "false");
   strbuf_json_string(&sb, in.note, strlen(in.note));
-  strbuf_putc(&sb, '}');
+  store_text_info ti;
+  if (store_text_index(vt->st, &ti) == STORE_ENOMEM) {
+    strbuf_free(&sb);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  strbuf_printf(&sb, ",\"text\":{\"tokenize\":\"%s\",\"image_rows\":%llu,\"terms\":%llu,"
+                "\"memory_rows\":%llu,\"in_place\":%s,\"note\":", ti.tokenize,
+                (unsigned long long)ti.image_rows, (unsigned long long)ti.image_terms,
+                (unsigned long long)ti.memory_rows, ti.in_place ? "true" : "false");
+  strbuf_json_string(&sb, ti.note, strlen(ti.note));
+  strbuf_puts(&sb, "}}");
   if (strbuf_failed(&sb)) {
     strbuf_free(&sb);
     sqlite3_result_error_nomem(ctx);
@@ -1069,26 +1093,23 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   registry *reg = sqlite3_malloc(sizeof *reg);
   if (!reg) return SQLITE_NOMEM;
   memset(reg, 0, sizeof *reg);
-  reg->refs = 4; /* the module, h5mem_checkpoint, h5mem_index, vec_search; on failure
+  reg->refs = 6; /* the module, h5mem_checkpoint, h5mem_index, vec_search, bm25, hybrid; on failure
                     SQLite calls the destructor of what it did not take */
   int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, reg_unref);
   if (rc != SQLITE_OK) {
-    reg_unref(reg);
-    reg_unref(reg);
-    reg_unref(reg);
+    for (int i = 0; i < 5; i++) reg_unref(reg);
     return rc;
   }
   rc = sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
                                   fn_checkpoint, NULL, NULL, reg_unref);
   if (rc != SQLITE_OK) {
-    reg_unref(reg);
-    reg_unref(reg);
+    for (int i = 0; i < 4; i++) reg_unref(reg);
     return rc;
   }
   rc = sqlite3_create_function_v2(db, "h5mem_index", 1, SQLITE_UTF8, reg, fn_index, NULL, NULL,
                                   reg_unref);
   if (rc != SQLITE_OK) {
-    reg_unref(reg);
+    for (int i = 0; i < 3; i++) reg_unref(reg);
     return rc;
   }
   return ext_vtab_search_register(db, reg, reg_unref);

@@ -24,8 +24,6 @@
 #include "search_int.h"
 #include "util/vecjson.h"
 
-#define WHO "vec_search"
-
 /* ---- filters ------------------------------------------------------------ */
 
 void knn_filter_free(knn_filter *f) {
@@ -192,56 +190,91 @@ static int meets_fn(void *ctx, uint64_t pos) {
   return !m->err && meets(m, pos);
 }
 
-int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
-            ann_res **out, uint64_t *nout, char **pzErr) {
-  *out = NULL;
-  *nout = 0;
-  if (f->empty || k == 0 || store_count(st) == 0) return SQLITE_OK;
-  store_filter flt = {NULL, 0, NULL, NULL};
+struct knn_allow_ctx {
   meets_ctx mc;
-  uint8_t *bits = NULL;
-  int src = meets_init(&mc, st, f);
+};
+
+int knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr) {
+  memset(a, 0, sizeof *a);
+  if (f->empty) {
+    a->none = 1;
+    return SQLITE_OK;
+  }
+  a->c = sqlite3_malloc(sizeof *a->c);
+  if (!a->c) return SQLITE_NOMEM;
+  meets_ctx *mc = &a->c->mc;
+  int src = meets_init(mc, st, f);
   if (src != STORE_OK) {
+    knn_allow_free(a);
     if (src == STORE_ENOMEM) return SQLITE_NOMEM;
     *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
     return SQLITE_CORRUPT;
   }
   if (f->has_ids) { /* the listed records that meet the rest */
     uint64_t npos = store_npos(st);
-    bits = sqlite3_malloc64(npos / 8 + 1);
-    if (!bits) return SQLITE_NOMEM;
-    memset(bits, 0, npos / 8 + 1);
-    for (size_t i = 0; i < f->nids && !mc.err; i++) {
+    a->bits = sqlite3_malloc64(npos / 8 + 1);
+    if (!a->bits) {
+      knn_allow_free(a);
+      return SQLITE_NOMEM;
+    }
+    memset(a->bits, 0, npos / 8 + 1);
+    for (size_t i = 0; i < f->nids && !mc->err; i++) {
       uint64_t pos;
-      if (store_find(st, f->ids[i], &pos) == STORE_OK && !(bits[pos / 8] >> (pos % 8) & 1) &&
-          meets(&mc, pos)) {
-        bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
-        flt.nbits++;
+      if (store_find(st, f->ids[i], &pos) == STORE_OK && !(a->bits[pos / 8] >> (pos % 8) & 1) &&
+          meets(mc, pos)) {
+        a->bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
+        a->flt.nbits++;
       }
     }
-    flt.bits = bits;
-    if (!flt.nbits && !mc.err) {
-      sqlite3_free(bits);
-      return SQLITE_OK;
-    }
+    a->flt.bits = a->bits;
+    if (!a->flt.nbits) a->none = 1;
   } else if (f->has[0] || f->has[1] || f->has[2] || f->has_ts) {
-    flt.fn = meets_fn; /* decided row by row, as the search needs */
-    flt.ctx = &mc;
+    a->flt.fn = meets_fn; /* decided row by row, as the search needs */
+    a->flt.ctx = mc;
+  }
+  return knn_allow_check(a, st, pzErr);
+}
+
+int knn_allow_check(const knn_allow *a, store *st, char **pzErr) {
+  if (!a->c || !a->c->mc.err) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
+  return SQLITE_CORRUPT;
+}
+
+void knn_allow_free(knn_allow *a) {
+  sqlite3_free(a->bits);
+  sqlite3_free(a->c);
+  memset(a, 0, sizeof *a);
+}
+
+int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+            ann_res **out, uint64_t *nout, char **pzErr) {
+  *out = NULL;
+  *nout = 0;
+  if (f->empty || k == 0 || store_count(st) == 0) return SQLITE_OK;
+  knn_allow al;
+  int rc = knn_allow_init(st, f, &al, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  if (al.none) {
+    knn_allow_free(&al);
+    return SQLITE_OK;
   }
   if (k > store_count(st)) k = store_count(st);
-  ann_res *res = mc.err ? NULL : sqlite3_malloc64(k * sizeof *res + 1);
-  int rc = res ? store_knn(st, q, k, &flt, o, res, nout) : STORE_ENOMEM;
-  sqlite3_free(bits);
-  if (mc.err) {
-    sqlite3_free(res);
-    *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-    return SQLITE_CORRUPT;
+  ann_res *res = sqlite3_malloc64(k * sizeof *res + 1);
+  int src = res ? store_knn(st, q, k, &al.flt, o, res, nout) : STORE_ENOMEM;
+  rc = knn_allow_check(&al, st, pzErr);
+  knn_allow_free(&al);
+  if (rc == SQLITE_OK && src) {
+    if (src == STORE_ENOMEM) rc = SQLITE_NOMEM;
+    else {
+      *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
+      rc = SQLITE_ERROR;
+    }
   }
-  if (rc) {
+  if (rc != SQLITE_OK) {
     sqlite3_free(res);
-    if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-    *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-    return SQLITE_ERROR;
+    *nout = 0;
+    return rc;
   }
   *out = res;
   return SQLITE_OK;
@@ -362,99 +395,163 @@ void knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *pl
   }
 }
 
-/* ---- vec_search ------------------------------------------------------------ */
+/* ---- the table-valued functions ------------------------------------------ */
 
+/* vec_search, bm25 and hybrid share one module shape: the columns below
+** (their roles), hidden arguments, filters planned by knn_plan, results
+** computed whole in xFilter (srow) and read out by position. */
 enum {
-  VS_ID, VS_DISTANCE, VS_SCORE, VS_TEXT, VS_SOURCE, VS_SESSION, VS_TS, VS_TIER,
-  VS_STORE, VS_QUERY, VS_K, VS_OPTIONS, VS_NCOL
+  R_ID, R_DISTANCE, R_SCORE, R_VSCORE, R_KSCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER,
+  R_STORE, R_QUERY, R_QTEXT, R_K, R_OPTIONS
 };
-static const int vs_field[VS_NCOL] = {KNN_F_ID, -1, -1, -1, KNN_F_SOURCE, KNN_F_SESSION, KNN_F_TS,
-                                      KNN_F_TIER, -1, -1, -1, -1};
+#define R_HIDDEN R_STORE
 
-typedef struct vsvt {
+typedef struct fkind {
+  const char *name;
+  const char *schema;
+  int ncol;
+  int role[16];
+  int order_col;  /* the column whose order the results come in */
+  int order_desc;
+  int (*run)(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+             uint64_t *nout, char **pzErr);
+} fkind;
+
+static int vec_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+                   uint64_t *nout, char **pzErr);
+
+static const fkind kinds[3] = {
+    {"vec_search",
+     "CREATE TABLE x(id INTEGER, distance REAL, score REAL, text TEXT, source TEXT, session TEXT, "
+     "ts INTEGER, tier TEXT, store HIDDEN, query HIDDEN, k HIDDEN, options HIDDEN)",
+     12,
+     {R_ID, R_DISTANCE, R_SCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE, R_QUERY, R_K,
+      R_OPTIONS},
+     1, 0, vec_run},
+    {"bm25",
+     "CREATE TABLE x(id INTEGER, score REAL, text TEXT, source TEXT, session TEXT, ts INTEGER, "
+     "tier TEXT, store HIDDEN, query HIDDEN, k HIDDEN, options HIDDEN)",
+     11,
+     {R_ID, R_SCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE, R_QTEXT, R_K, R_OPTIONS},
+     1, 1, bm25_run},
+    {"hybrid",
+     "CREATE TABLE x(id INTEGER, score REAL, vector_score REAL, keyword_score REAL, text TEXT, "
+     "source TEXT, session TEXT, ts INTEGER, tier TEXT, store HIDDEN, query_text HIDDEN, "
+     "query_vec HIDDEN, k HIDDEN, options HIDDEN)",
+     14,
+     {R_ID, R_SCORE, R_VSCORE, R_KSCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE,
+      R_QTEXT, R_QUERY, R_K, R_OPTIONS},
+     1, 1, hybrid_run},
+};
+
+static const int role_field[R_OPTIONS + 1] = {KNN_F_ID, -1, -1, -1, -1, -1, KNN_F_SOURCE,
+                                              KNN_F_SESSION, KNN_F_TS, KNN_F_TIER, -1, -1, -1,
+                                              -1, -1};
+
+typedef struct svt {
   sqlite3_vtab base;
   sqlite3 *db;
   registry *reg;
-} vsvt;
+  const fkind *kind;
+} svt;
 
-typedef struct vscur {
+typedef struct scur {
   sqlite3_vtab_cursor base;
   memvt *mt;
   store *st;
-  ann_res *res;
+  srow *res;
   uint64_t n, i;
   store_view v;
   int have_v;
-} vscur;
+} scur;
 
-static int vs_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
-                      char **pzErr) {
+static int s_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                     char **pzErr, const fkind *kind) {
   (void)argc;
   (void)argv;
   (void)pzErr;
-  int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(id INTEGER, distance REAL, score REAL, text TEXT, "
-                                    "source TEXT, session TEXT, ts INTEGER, tier TEXT, store HIDDEN, "
-                                    "query HIDDEN, k HIDDEN, options HIDDEN)");
+  int rc = sqlite3_declare_vtab(db, kind->schema);
   if (rc != SQLITE_OK) return rc;
-  vsvt *vt = sqlite3_malloc(sizeof *vt);
+  svt *vt = sqlite3_malloc(sizeof *vt);
   if (!vt) return SQLITE_NOMEM;
   memset(vt, 0, sizeof *vt);
   vt->db = db;
   vt->reg = aux;
+  vt->kind = kind;
   *out = &vt->base;
   return SQLITE_OK;
 }
 
-static int vs_disconnect(sqlite3_vtab *vt) {
+#define CONNECT(fn, i)                                                                            \
+  static int fn(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,    \
+                char **pzErr) {                                                                   \
+    return s_connect(db, aux, argc, argv, out, pzErr, &kinds[i]);                                 \
+  }
+CONNECT(vec_connect, 0)
+CONNECT(bm25_connect, 1)
+CONNECT(hybrid_connect, 2)
+#undef CONNECT
+
+static int s_disconnect(sqlite3_vtab *vt) {
   sqlite3_free(vt);
   return SQLITE_OK;
 }
 
-/* idxStr: one token per argument: 'S','Q','K','O' for the hidden ones, then
-** the filter tokens of knn_plan. */
-static int vs_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
-  (void)base;
-  int need[4] = {-1, -1, -1, -1};
+/* idxStr: one token per argument: 'S','Q','T','K','O' for the hidden
+** ones (store, query vector, query text, k, options), then the filter
+** tokens of knn_plan. */
+static int s_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
+  const fkind *kd = ((svt *)base)->kind;
+  static const char tok[5] = {'S', 'Q', 'T', 'K', 'O'};
+  int need[5] = {-1, -1, -1, -1, -1}, has[5] = {0, 0, 0, 0, 0};
+  int field[16];
+  for (int c = 0; c < kd->ncol; c++) {
+    field[c] = role_field[kd->role[c]];
+    if (kd->role[c] >= R_HIDDEN) has[kd->role[c] - R_HIDDEN] = 1;
+  }
   for (int c = 0; c < info->nConstraint; c++) {
     const struct sqlite3_index_constraint *k = &info->aConstraint[c];
-    if (k->iColumn >= VS_STORE && k->op == SQLITE_INDEX_CONSTRAINT_EQ) {
-      if (!k->usable) return SQLITE_CONSTRAINT;
-      need[k->iColumn - VS_STORE] = c;
-    }
+    if (k->iColumn < 0 || k->iColumn >= kd->ncol || kd->role[k->iColumn] < R_HIDDEN ||
+        k->op != SQLITE_INDEX_CONSTRAINT_EQ)
+      continue;
+    if (!k->usable) return SQLITE_CONSTRAINT;
+    need[kd->role[k->iColumn] - R_HIDDEN] = c;
   }
-  if (need[0] < 0 || need[1] < 0) return SQLITE_CONSTRAINT; /* store and query are required */
+  /* the store and the queries are required */
+  for (int j = 0; j < 3; j++)
+    if (has[j] && need[j] < 0) return SQLITE_CONSTRAINT;
   char *plan = sqlite3_malloc(256);
   if (!plan) return SQLITE_NOMEM;
   int argi = 0, used = 0;
   size_t n = 0;
-  static const char tok[4] = {'S', 'Q', 'K', 'O'};
-  for (int j = 0; j < 4; j++) {
+  for (int j = 0; j < 5; j++) {
     if (need[j] < 0) continue;
     plan[n++] = tok[j];
     info->aConstraintUsage[need[j]].argvIndex = ++argi;
     info->aConstraintUsage[need[j]].omit = 1;
   }
   plan[n] = 0;
-  knn_plan(info, vs_field, VS_NCOL, plan, 256, &argi, &used);
+  knn_plan(info, field, kd->ncol, plan, 256, &argi, &used);
   info->idxStr = plan;
   info->needToFreeIdxStr = 1;
   info->estimatedCost = 1000.0 / (1 + used);
   info->estimatedRows = 10;
-  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == VS_DISTANCE && !info->aOrderBy[0].desc)
+  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == kd->order_col &&
+      info->aOrderBy[0].desc == kd->order_desc)
     info->orderByConsumed = 1;
   return SQLITE_OK;
 }
 
-static int vs_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
+static int s_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
   (void)base;
-  vscur *c = sqlite3_malloc(sizeof *c);
+  scur *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
   *out = &c->base;
   return SQLITE_OK;
 }
 
-static void vs_reset(vscur *c) {
+static void s_reset(scur *c) {
   sqlite3_free(c->res);
   c->res = NULL;
   c->n = c->i = 0;
@@ -463,32 +560,31 @@ static void vs_reset(vscur *c) {
   c->st = NULL;
 }
 
-static int vs_close(sqlite3_vtab_cursor *cur) {
-  vs_reset((vscur *)cur);
+static int s_close(sqlite3_vtab_cursor *cur) {
+  s_reset((scur *)cur);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
 
-static int vs_error(sqlite3_vtab *vt, int rc, char *msg) {
+static int s_error(sqlite3_vtab *vt, int rc, char *msg) {
   sqlite3_free(vt->zErrMsg);
-  vt->zErrMsg = msg ? sqlite3_mprintf("%s: %s", WHO, msg) : NULL;
+  vt->zErrMsg = msg ? sqlite3_mprintf("%s: %s", ((svt *)vt)->kind->name, msg) : NULL;
   sqlite3_free(msg);
   return msg || rc == SQLITE_NOMEM ? rc : SQLITE_NOMEM;
 }
 
-/* Options as JSON: {"exact": bool, "ef": n, "nprobe": n, "index": "flat"|"hnsw"|"ivf"}
-** ("index": "flat" is "exact": true; the others, the store's index). */
-static int vs_options(sqlite3 *db, sqlite3_value *v, store_knn_opts *o, char **err) {
-  memset(o, 0, sizeof *o);
+int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
+                   int (*each)(void *ctx, const char *key, sqlite3_stmt *row, char **err),
+                   void *ctx, char **err) {
   if (!v || sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
   const char *t = (const char *)sqlite3_value_text(v);
   while (t && (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')) t++;
   if (!t || *t != '{') {
-    *err = sqlite3_mprintf("options: expected a JSON object, e.g. '{\"exact\": true}'");
+    *err = sqlite3_mprintf("options: expected a JSON object (known keys: %s)", known);
     return SQLITE_ERROR;
   }
   sqlite3_stmt *st;
-  int rc = sqlite3_prepare_v2(db, "SELECT key, type, value FROM json_each(?1)", -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(db, "SELECT key, type, value, atom FROM json_each(?1)", -1, &st, NULL);
   if (rc != SQLITE_OK) {
     *err = sqlite3_mprintf("options need SQLite's JSON functions: %s", sqlite3_errmsg(db));
     return rc;
@@ -496,32 +592,14 @@ static int vs_options(sqlite3 *db, sqlite3_value *v, store_knn_opts *o, char **e
   sqlite3_bind_value(st, 1, v);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
     const char *key = (const char *)sqlite3_column_text(st, 0);
-    const char *type = (const char *)sqlite3_column_text(st, 1);
-    if (!key || !type) continue;
-    const char *val = (const char *)sqlite3_column_text(st, 2);
-    int ok = 0;
-    if (!strcmp(key, "exact")) {
-      ok = !strcmp(type, "true") || !strcmp(type, "false");
-      if (!strcmp(type, "true")) o->exact = 1;
-    } else if (!strcmp(key, "ef")) {
-      sqlite3_int64 n = sqlite3_column_int64(st, 2);
-      ok = !strcmp(type, "integer") && n > 0 && n <= 100000;
-      o->ef = (int)n;
-    } else if (!strcmp(key, "nprobe")) {
-      sqlite3_int64 n = sqlite3_column_int64(st, 2);
-      ok = !strcmp(type, "integer") && n > 0 && n <= (1 << 24);
-      o->nprobe = (int)n;
-    } else if (!strcmp(key, "index")) {
-      ok = !strcmp(type, "text") && val &&
-           (!strcmp(val, "flat") || !strcmp(val, "hnsw") || !strcmp(val, "ivf"));
-      if (ok && !strcmp(val, "flat")) o->exact = 1;
-    }
-    if (!ok) {
-      *err = sqlite3_mprintf("options: %s%s%s (known: exact true/false, ef an integer 1..100000, "
-                             "nprobe an integer 1..16777216, index 'flat', 'hnsw' or 'ivf')",
-                             strcmp(key, "exact") && strcmp(key, "ef") && strcmp(key, "nprobe") &&
-                             strcmp(key, "index") ? "unknown option '" : "bad value for '",
-                             key, "'");
+    if (!key) continue;
+    char *e = NULL;
+    int r = each(ctx, key, st, &e);
+    if (r != SQLITE_OK) {
+      *err = r == 1 ? sqlite3_mprintf("options: unknown option '%s' (known: %s)", key, known)
+                    : sqlite3_mprintf("options: bad value for '%s'%s%s (known: %s)", key,
+                                      e ? ": " : "", e ? e : "", known);
+      sqlite3_free(e);
       sqlite3_finalize(st);
       return SQLITE_ERROR;
     }
@@ -535,13 +613,81 @@ static int vs_options(sqlite3 *db, sqlite3_value *v, store_knn_opts *o, char **e
   return SQLITE_OK;
 }
 
-static int vs_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
-                     sqlite3_value **argv) {
+int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row) {
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  const char *val = (const char *)sqlite3_column_text(row, 2);
+  sqlite3_int64 n = sqlite3_column_int64(row, 2);
+  if (!type) return SQLITE_ERROR;
+  int isint = !strcmp(type, "integer");
+  if (!strcmp(key, "exact")) {
+    if (strcmp(type, "true") && strcmp(type, "false")) return SQLITE_ERROR;
+    if (!strcmp(type, "true")) o->exact = 1;
+  } else if (!strcmp(key, "ef")) {
+    if (!isint || n <= 0 || n > 100000) return SQLITE_ERROR;
+    o->ef = (int)n;
+  } else if (!strcmp(key, "nprobe")) {
+    if (!isint || n <= 0 || n > (1 << 24)) return SQLITE_ERROR;
+    o->nprobe = (int)n;
+  } else if (!strcmp(key, "index")) {
+    if (strcmp(type, "text") || !val || (strcmp(val, "flat") && strcmp(val, "hnsw") && strcmp(val, "ivf")))
+      return SQLITE_ERROR;
+    if (!strcmp(val, "flat")) o->exact = 1;
+  } else {
+    return 1;
+  }
+  return SQLITE_OK;
+}
+
+#define KNN_KNOWN "exact true/false, ef an integer 1..100000, nprobe an integer 1..16777216, " \
+                  "index 'flat', 'hnsw' or 'ivf'"
+
+static int vec_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+  (void)err;
+  return knn_option(ctx, key, row);
+}
+
+/* vec_search: the k nearest; options {"exact": bool, "ef": n, "nprobe": n,
+** "index": "flat"|"hnsw"|"ivf"} ("index": "flat" is "exact": true; the
+** others, the store's index). */
+static int vec_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+                   uint64_t *nout, char **pzErr) {
+  store_knn_opts ko;
+  memset(&ko, 0, sizeof ko);
+  int rc = search_options(db, a->options, KNN_KNOWN, vec_option, &ko, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  float *q = NULL;
+  if ((rc = knn_query(st, a->query, &q, pzErr)) != SQLITE_OK) return rc;
+  ann_res *res = NULL;
+  uint64_t n = 0;
+  rc = knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
+  sqlite3_free(q);
+  if (rc != SQLITE_OK) return rc;
+  srow *r = sqlite3_malloc64(n * sizeof *r + 1);
+  if (!r) {
+    sqlite3_free(res);
+    return SQLITE_NOMEM;
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    memset(&r[i], 0, sizeof r[i]);
+    r[i].pos = res[i].pos;
+    r[i].v[0] = knn_distance(st, res[i].dist);
+    r[i].v[1] = knn_score(st, res[i].dist);
+  }
+  sqlite3_free(res);
+  *out = r;
+  *nout = n;
+  return SQLITE_OK;
+}
+
+static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
+                    sqlite3_value **argv) {
   (void)idxNum;
-  vscur *c = (vscur *)cur;
-  vsvt *vt = (vsvt *)cur->pVtab;
-  vs_reset(c);
-  sqlite3_value *store_v = NULL, *query_v = NULL, *k_v = NULL, *opt_v = NULL;
+  scur *c = (scur *)cur;
+  svt *vt = (svt *)cur->pVtab;
+  s_reset(c);
+  sqlite3_value *store_v = NULL, *k_v = NULL;
+  search_args sa;
+  memset(&sa, 0, sizeof sa);
   knn_filter f;
   memset(&f, 0, sizeof f);
   int a = 0, rc = SQLITE_OK;
@@ -549,9 +695,10 @@ static int vs_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   for (; *p && a < argc && rc == SQLITE_OK; a++) {
     switch (*p) {
     case 'S': store_v = argv[a]; p++; break;
-    case 'Q': query_v = argv[a]; p++; break;
+    case 'Q': sa.query = argv[a]; p++; break;
+    case 'T': sa.qtext = argv[a]; p++; break;
     case 'K': k_v = argv[a]; p++; break;
-    case 'O': opt_v = argv[a]; p++; break;
+    case 'O': sa.options = argv[a]; p++; break;
     default:
       if (!p[1]) break;
       rc = knn_filter_add(&f, p[0] - '0', p[1] - '0', argv[a]);
@@ -566,36 +713,25 @@ static int vs_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   char *err = NULL;
   if (!name) {
     knn_filter_free(&f);
-    return vs_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("the first argument names an h5mem table"));
+    return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("the first argument names an h5mem table"));
   }
-  int64_t k = 10;
+  sa.k = 10;
   if (k_v && sqlite3_value_type(k_v) != SQLITE_NULL) {
     if (sqlite3_value_numeric_type(k_v) != SQLITE_INTEGER || sqlite3_value_int64(k_v) < 0) {
       knn_filter_free(&f);
-      return vs_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("k must be an integer >= 0"));
+      return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("k must be an integer >= 0"));
     }
-    k = sqlite3_value_int64(k_v);
-  }
-  store_knn_opts ko;
-  if ((rc = vs_options(vt->db, opt_v, &ko, &err)) != SQLITE_OK) {
-    knn_filter_free(&f);
-    return vs_error(&vt->base, rc, err);
+    sa.k = sqlite3_value_int64(k_v);
   }
   memvt *mt = h5mem_table(vt->reg, vt->db, name, &err);
   if (!mt) {
     knn_filter_free(&f);
-    return vs_error(&vt->base, SQLITE_ERROR, err);
+    return s_error(&vt->base, SQLITE_ERROR, err);
   }
   store *st = h5mem_table_store(mt);
-  float *q = NULL;
-  if ((rc = knn_query(st, query_v, &q, &err)) != SQLITE_OK) {
-    knn_filter_free(&f);
-    return vs_error(&vt->base, rc, err);
-  }
-  rc = knn_run(st, q, (uint64_t)k, &f, &ko, &c->res, &c->n, &err);
-  sqlite3_free(q);
+  rc = vt->kind->run(vt->db, st, &sa, &f, &c->res, &c->n, &err);
   knn_filter_free(&f);
-  if (rc != SQLITE_OK) return vs_error(&vt->base, rc, err);
+  if (rc != SQLITE_OK) return s_error(&vt->base, rc, err);
   c->mt = mt;
   c->st = st;
   h5mem_table_hold(mt, +1);
@@ -603,35 +739,37 @@ static int vs_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   return SQLITE_OK;
 }
 
-static int vs_next(sqlite3_vtab_cursor *cur) {
-  vscur *c = (vscur *)cur;
+static int s_next(sqlite3_vtab_cursor *cur) {
+  scur *c = (scur *)cur;
   c->i++;
   c->have_v = 0;
   return SQLITE_OK;
 }
 
-static int vs_eof(sqlite3_vtab_cursor *cur) {
-  vscur *c = (vscur *)cur;
+static int s_eof(sqlite3_vtab_cursor *cur) {
+  scur *c = (scur *)cur;
   return c->i >= c->n;
 }
 
-static int vs_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
-  *rowid = (sqlite3_int64)((vscur *)cur)->i;
+static int s_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  *rowid = (sqlite3_int64)((scur *)cur)->i;
   return SQLITE_OK;
 }
 
-static int vs_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
-  vscur *c = (vscur *)cur;
-  const ann_res *r = &c->res[c->i];
-  if (col == VS_DISTANCE) {
-    sqlite3_result_double(ctx, knn_distance(c->st, r->dist));
+static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  scur *c = (scur *)cur;
+  const fkind *kd = ((svt *)cur->pVtab)->kind;
+  const srow *r = &c->res[c->i];
+  int role = col >= 0 && col < kd->ncol ? kd->role[col] : R_STORE;
+  /* the numbers: v[] in the order of the kind's number columns */
+  int vi = role == R_DISTANCE || (role == R_SCORE && kd != &kinds[0]) ? 0
+           : role == R_SCORE || role == R_VSCORE ? 1 : role == R_KSCORE ? 2 : -1;
+  if (vi >= 0) {
+    if (r->null >> vi & 1) sqlite3_result_null(ctx);
+    else sqlite3_result_double(ctx, r->v[vi]);
     return SQLITE_OK;
   }
-  if (col == VS_SCORE) {
-    sqlite3_result_double(ctx, knn_score(c->st, r->dist));
-    return SQLITE_OK;
-  }
-  if (col >= VS_STORE) {
+  if (role >= R_HIDDEN) {
     sqlite3_result_null(ctx);
     return SQLITE_OK;
   }
@@ -639,38 +777,48 @@ static int vs_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     memset(&c->v, 0, sizeof c->v);
     c->have_v = 1;
   }
-  unsigned want = col == VS_TEXT ? STORE_V_TEXT : col == VS_SOURCE ? STORE_V_SOURCE
-                  : col == VS_SESSION ? STORE_V_SESSION : col == VS_TIER ? STORE_V_TIER
-                  : col == VS_TS ? STORE_V_NUM : 0;
+  unsigned want = role == R_TEXT ? STORE_V_TEXT : role == R_SOURCE ? STORE_V_SOURCE
+                  : role == R_SESSION ? STORE_V_SESSION : role == R_TIER ? STORE_V_TIER
+                  : role == R_TS ? STORE_V_NUM : 0;
   if (store_get(c->st, r->pos, want, &c->v) != STORE_OK) {
     sqlite3_result_error(ctx, store_errmsg(c->st), -1);
     return SQLITE_ERROR;
   }
-  switch (col) {
-  case VS_ID: sqlite3_result_int64(ctx, c->v.id); break;
-  case VS_TEXT: h5mem_result_text(ctx, c->v.text, c->v.text_len); break;
-  case VS_SOURCE: h5mem_result_text(ctx, c->v.source, c->v.source_len); break;
-  case VS_SESSION: h5mem_result_text(ctx, c->v.session, c->v.session_len); break;
-  case VS_TIER: h5mem_result_text(ctx, c->v.tier, c->v.tier_len); break;
-  case VS_TS: sqlite3_result_int64(ctx, c->v.ts); break;
+  switch (role) {
+  case R_ID: sqlite3_result_int64(ctx, c->v.id); break;
+  case R_TEXT: h5mem_result_text(ctx, c->v.text, c->v.text_len); break;
+  case R_SOURCE: h5mem_result_text(ctx, c->v.source, c->v.source_len); break;
+  case R_SESSION: h5mem_result_text(ctx, c->v.session, c->v.session_len); break;
+  case R_TIER: h5mem_result_text(ctx, c->v.tier, c->v.tier_len); break;
+  case R_TS: sqlite3_result_int64(ctx, c->v.ts); break;
   }
   return SQLITE_OK;
 }
 
-static sqlite3_module vs_module = {
-    .iVersion = 1,
-    .xConnect = vs_connect,
-    .xBestIndex = vs_best_index,
-    .xDisconnect = vs_disconnect,
-    .xOpen = vs_open,
-    .xClose = vs_close,
-    .xFilter = vs_filter,
-    .xNext = vs_next,
-    .xEof = vs_eof,
-    .xColumn = vs_column,
-    .xRowid = vs_rowid,
-};
+#define MODULE(var, connect)                                                                      \
+  static sqlite3_module var = {                                                                   \
+      .iVersion = 1, .xConnect = connect, .xBestIndex = s_best_index,                             \
+      .xDisconnect = s_disconnect, .xOpen = s_open, .xClose = s_close, .xFilter = s_filter,       \
+      .xNext = s_next, .xEof = s_eof, .xColumn = s_column, .xRowid = s_rowid,                     \
+  };
+MODULE(vec_module, vec_connect)
+MODULE(bm25_module, bm25_connect)
+MODULE(hybrid_module, hybrid_connect)
+#undef MODULE
 
 int ext_vtab_search_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *)) {
-  return sqlite3_create_module_v2(db, "vec_search", &vs_module, reg, reg_unref);
+  /* reg holds a reference for each module: on failure SQLite calls the
+  ** destructor of the one it did not take; the rest are let go here */
+  int rc = sqlite3_create_module_v2(db, "vec_search", &vec_module, reg, reg_unref);
+  if (rc != SQLITE_OK) {
+    reg_unref(reg);
+    reg_unref(reg);
+    return rc;
+  }
+  rc = sqlite3_create_module_v2(db, "bm25", &bm25_module, reg, reg_unref);
+  if (rc != SQLITE_OK) {
+    reg_unref(reg);
+    return rc;
+  }
+  return sqlite3_create_module_v2(db, "hybrid", &hybrid_module, reg, reg_unref);
 }

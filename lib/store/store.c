@@ -28,6 +28,8 @@
 #include "k.h"
 #include "store.h"
 #include "store_index.h"
+#include "store_int.h"
+#include "store_text.h"
 #include "ann/q8.h"
 #include "util/pool.h"
 #include "wal.h"
@@ -109,6 +111,11 @@ struct store {
   uint64_t ckpt_seq; /* log frames up to this one are in the file */
   sindex_cfg icfg;
   sindex *ix;        /* the vector index of the file (store_index.c) */
+  text_tok_opts tcfg;
+  char tokenize[64]; /* tcfg in normal form */
+  tindex *tx;        /* the text index of the file (store_text.c) */
+  uint64_t changes;  /* records added, deleted or taken back */
+  uint64_t reuses;   /* inserts undone (their positions may be taken again) */
   strcodes sc[6];    /* of the string columns (str_cols order), built on demand */
   bcol q8[2];        /* /index/q8 and q8_scale (nchunks 0: none) */
   int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
@@ -147,6 +154,10 @@ const char *store_errmsg(const store *s) { return s ? s->err : "out of memory"; 
 int store_dim(const store *s) { return s->dim; }
 int store_metric(const store *s) { return s->metric; }
 sindex *store_sindex(store *s) { return s->ix; }
+tindex *store_tindex(store *s) { return s->tx; }
+uint64_t store_changes(const store *s) { return s->changes; }
+uint64_t store_reuses(const store *s) { return s->reuses; }
+const char *store_tokenize(const store *s) { return s->tokenize; }
 
 const char *store_index_name(int kind) {
   return kind == STORE_INDEX_HNSW ? "hnsw" : kind == STORE_INDEX_IVF ? "ivf" : "flat";
@@ -315,8 +326,10 @@ static void codes_free(strcodes *c) {
 }
 
 static void base_free(store *s) {
-  sindex_free(s->ix); /* (it may read the mapped file: first) */
+  sindex_free(s->ix); /* (they may read the mapped file: first) */
   s->ix = NULL;
+  tindex_free(s->tx);
+  s->tx = NULL;
   for (int k = 0; k < 6; k++) codes_free(&s->sc[k]);
   free(s->tsc);
   s->tsc = NULL;
@@ -334,35 +347,12 @@ static void base_free(store *s) {
 }
 
 static int read_attr_int(h5_obj *o, const char *name, int64_t *v) {
-  const h5_attr *a;
-  if (h5_attr_get(o, name, &a) != H5_OK || a->rank > 0 || a->type->cls != H5_CLASS_INTEGER)
-    return -1;
-  uint64_t bits;
-  int sgn;
-  if (h5_elem_int(a->type, a->data, &bits, &sgn) != H5_OK) return -1;
-  *v = (int64_t)bits;
-  return 0;
+  return store_attr_int(o, name, v) > 0 ? 0 : -1;
 }
 
 /* A string attribute into buf (NUL-terminated), or -1. */
 static int read_attr_str(store *s, h5_obj *o, const char *name, char *buf, size_t n) {
-  const h5_attr *a;
-  if (h5_attr_get(o, name, &a) != H5_OK || a->rank > 0) return -1;
-  const uint8_t *p;
-  size_t len;
-  if (a->type->cls == H5_CLASS_VLEN && a->type->vlen_kind == 1) {
-    uint32_t cnt;
-    if (h5_vlen_get(s->f, a->data, &p, &len, &cnt) != H5_OK) return -1;
-  } else if (a->type->cls == H5_CLASS_STRING) {
-    p = a->data;
-    len = h5_fixed_string_len(a->type, a->data);
-  } else {
-    return -1;
-  }
-  if (len >= n) return -1;
-  if (len) memcpy(buf, p, len);
-  buf[len] = 0;
-  return 0;
+  return store_attr_str(s->f, o, name, buf, n) > 0 ? 0 : -1;
 }
 
 static int hexval(char c) {
@@ -469,8 +459,11 @@ static int base_load(store *s, const store_opts *want, int columns_only) {
     if (a < 0 || b < 0) return fail(s, STORE_ECORRUPT, "%s: bad store_id", s->path);
     s->store_id[i] = (uint8_t)(a * 16 + b);
   }
-  if (sindex_cfg_read(s->f, root, &s->icfg, err, sizeof err))
+  if (sindex_cfg_read(s->f, root, &s->icfg, err, sizeof err) ||
+      tindex_cfg_read(s->f, root, &s->tcfg, err, sizeof err))
     return fail(s, STORE_ECORRUPT, "%s: %s", s->path, err);
+  snprintf(s->tokenize, sizeof s->tokenize, "%sunicode61 remove_diacritics %d",
+           s->tcfg.porter ? "porter " : "", s->tcfg.remove_diacritics);
   if (want && want->dim > 0) {
     if (want->index != s->icfg.kind)
       return fail(s, STORE_EMISMATCH, "%s has index=%s, not index=%s", s->path,
@@ -483,6 +476,13 @@ static int base_load(store *s, const store_opts *want, int columns_only) {
     if (want->storage != s->storage)
       return fail(s, STORE_EMISMATCH, "%s has storage=%s, not storage=%s", s->path, storage,
                   want->storage == STORE_F16 ? "float16" : "float32");
+    int porter, rd;
+    char norm[64];
+    if (want->tokenize &&
+        (store_tokenize_parse(want->tokenize, &porter, &rd, norm, err, sizeof err) ||
+         strcmp(norm, s->tokenize)))
+      return fail(s, STORE_EMISMATCH, "%s has tokenize='%s', not '%s'", s->path, s->tokenize,
+                  want->tokenize);
   }
   if (h5_group_find(root, "memories", &l) != H5_OK || h5_obj_open(s->f, l->addr, &mem) != H5_OK ||
       h5_group_find(root, "h5mem", &l) != H5_OK || h5_obj_open(s->f, l->addr, &meta) != H5_OK)
@@ -515,6 +515,7 @@ static int base_load(store *s, const store_opts *want, int columns_only) {
   }
   s->nbase = n;
   int rc = sindex_load(s, s->f, &s->icfg, n, &s->ix);
+  if (!rc) rc = tindex_load(s, s->f, &s->tcfg, n, &s->tx);
   if (rc) return fail(s, rc, "out of memory");
   if (columns_only) return STORE_OK;
   uint64_t nid, ndel, nck;
@@ -855,6 +856,7 @@ static int apply_put(store *s, const store_rec *r) {
   }
   s->delta[s->ndelta++] = d;
   s->live++;
+  s->changes++;
   if (r->id > s->max_id) s->max_id = r->id;
   return ul_push(s, 1, pos);
 }
@@ -883,6 +885,7 @@ static int apply_delete(store *s, int64_t id) {
   }
   map_del(&s->map, id);
   s->live--;
+  s->changes++;
   return ul_push(s, 0, pos);
 }
 
@@ -890,8 +893,43 @@ static int64_t pos_id(const store *s, uint64_t pos) {
   return pos < s->nbase ? s->base_id[pos] : s->delta[pos - s->nbase]->id;
 }
 
+int64_t store_pos_id(const store *s, uint64_t pos) { return pos_id(s, pos); }
+
+int store_set_error(store *s, int code, const char *msg) { return fail(s, code, "%s", msg); }
+
+int store_text_at(store *s, uint64_t pos, const char **text, size_t *len) {
+  *text = NULL;
+  *len = 0;
+  if (pos >= s->nbase) {
+    if (pos - s->nbase >= s->ndelta) return fail(s, STORE_ENOTFOUND, "no record at position %llu",
+                                                 (unsigned long long)pos);
+    const drec *d = s->delta[pos - s->nbase];
+    *text = d->str[0];
+    *len = d->len[0];
+    return STORE_OK;
+  }
+  const uint8_t *p = base_row(s, C_TEXT, pos), *data;
+  uint32_t cnt;
+  if (!p)
+    return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/text lies outside the file", s->path,
+                (unsigned long long)pos);
+  if (h5_vlen_get(s->f, p, &data, len, &cnt) != H5_OK)
+    return fail(s, STORE_ECORRUPT, "%s: row %llu of /memories/text: %s", s->path,
+                (unsigned long long)pos, h5_errmsg(s->f));
+  *text = (const char *)data;
+  return STORE_OK;
+}
+
+int store_text_index(store *s, store_text_info *info) {
+  int rc = tindex_info(s->tx, info);
+  info->tokenize = s->tokenize;
+  return rc;
+}
+
 static void undo_one(store *s, const undo *u) {
+  s->changes++;
   if (u->insert) { /* the last delta record */
+    s->reuses++;
     drec *d = s->delta[--s->ndelta];
     map_del(&s->map, d->id);
     drec_free(d);
@@ -1126,7 +1164,14 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
   memcpy(s->walpath, path, n);
   memcpy(s->walpath + n, "-wal", 5);
   struct stat st;
-  int rc = STORE_OK;
+  int rc = STORE_OK, porter, rd;
+  char norm[64], terr[256];
+  if (create && create->tokenize &&
+      store_tokenize_parse(create->tokenize, &porter, &rd, norm, terr, sizeof terr)) {
+    snprintf(err, errlen, "%s", terr);
+    store_close(s);
+    return STORE_EINVAL;
+  }
   if (stat(path, &st) != 0) {
     if (errno != ENOENT || !create || create->dim <= 0 || readonly)
       rc = fail(s, STORE_EIO, "%s: %s%s", path, strerror(errno),
@@ -1178,6 +1223,15 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
                    o->ivf_nlist, o->ivf_nprobe ? o->ivf_nprobe : 16, o->ivf_pq_m};
   h5w_obj *idx;
   if (!hr) hr = sindex_cfg_write(w, root, &ic);
+  if (!hr) {
+    text_tok_opts to = {0, 0};
+    char norm[64], terr[256];
+    if (store_tokenize_parse(o->tokenize, &to.porter, &to.remove_diacritics, norm, terr,
+                             sizeof terr) == STORE_OK)
+      hr = tindex_cfg_write(w, root, &to);
+    else
+      hr = -1; /* (store_open checks it first) */
+  }
   if (!hr) hr = h5w_group(w, root, "index", &idx);
   if (!hr && ic.q8) { /* the int8 copy: rows as /memories/embedding's */
     h5w_dcpl dq;
@@ -1509,26 +1563,30 @@ static int append_q8(store *s, h5w *w, const void *const *rows, uint64_t n) {
   return rc;
 }
 
-/* Save a graph of the base when the rows past the saved one call for it
-** (force: whenever some are), appended copy-on-write like a checkpoint; a
-** crash leaves the file as the checkpoint left it. */
+/* Save a graph of the base (and an image of the text index) when the rows
+** past the saved one call for it (force: whenever some are), appended
+** copy-on-write like a checkpoint; a crash leaves the file as the
+** checkpoint left it. */
 static int index_save(store *s, int force) {
-  if (s->icfg.kind == STORE_INDEX_FLAT || s->nbase <= sindex_rows(s->ix)) return STORE_OK;
-  if (!force && !sindex_wants_save(s->ix, s->nbase)) return STORE_OK;
+  int vec = s->icfg.kind != STORE_INDEX_FLAT && s->nbase > sindex_rows(s->ix) &&
+            (force || sindex_wants_save(s->ix, s->nbase));
+  int txt = force ? s->nbase > 0 : tindex_wants_save(s->tx, s->nbase);
+  if (!vec && !txt) return STORE_OK;
   char err[512];
   h5w *w;
   if (h5w_open(s->path, 1, &w, err, sizeof err) != H5_OK)
-    return fail(s, STORE_EIO, "saving the index of %s: %s", s->path, err);
-  int rc = sindex_save(s->ix, w, s->nbase, util_ncpu(), err, sizeof err);
+    return fail(s, STORE_EIO, "saving the indexes of %s: %s", s->path, err);
+  int rc = vec ? sindex_save(s->ix, w, s->nbase, util_ncpu(), err, sizeof err) : STORE_OK;
+  if (rc == STORE_OK && txt) rc = tindex_save(s->tx, w, s->nbase, err, sizeof err);
   if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK) {
     snprintf(err, sizeof err, "%s", h5w_errmsg(w));
     rc = errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO;
   }
   h5w_free(w);
-  /* map the file again (the graph built in memory goes; the saved one is read in place) */
+  /* map the file again (what was built in memory goes; the saved images are read in place) */
   int lrc = rebase(s, s->ckpt_seq);
   if (lrc != STORE_OK) lrc = state_load(s, NULL, 1);
-  if (rc != STORE_OK) return fail(s, rc, "saving the index of %s: %s", s->path, err);
+  if (rc != STORE_OK) return fail(s, rc, "saving the indexes of %s: %s", s->path, err);
   return lrc;
 }
 
@@ -1639,6 +1697,7 @@ int store_optimize(store *s) {
   o.ivf_nlist = s->icfg.nlist;
   o.ivf_nprobe = s->icfg.nprobe;
   o.ivf_pq_m = s->icfg.pq_m;
+  o.tokenize = s->tokenize;
   h5w *w;
   if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
     free(tmp);

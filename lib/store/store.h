@@ -72,6 +72,10 @@ typedef struct store_opts {
   uint32_t ivf_nlist; /* index=ivf: lists; 0: sqrt of the rows when trained */
   int ivf_nprobe;     /* lists a search scans; 0: 16 */
   int ivf_pq_m;       /* 0: IVF-Flat; else IVF-PQ with this many sub-quantisers (dividing dim) */
+  /* the text index's tokenizer, FTS5's syntax: "unicode61" or "porter
+  ** unicode61", each optionally followed by "remove_diacritics 0|1|2";
+  ** NULL: "unicode61 remove_diacritics 1" (store_tokenize_parse) */
+  const char *tokenize;
 } store_opts;
 
 /* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
@@ -176,7 +180,9 @@ int store_get_ts(store *s, uint64_t pos, int64_t *ts);
 ** has no embedding (or is dead in the delta; *count is then 1).  Dead base
 ** rows are included: check store_pos_live.  Thread-safe (reads only). */
 const void *store_emb_block(const store *s, uint64_t pos, uint64_t *count);
-int64_t store_max_id(const store *s);  /* largest id ever used (0 if none) */
+int64_t store_max_id(const store *s);
+/* The id of the record at pos (dead or alive; pos < store_npos). */
+int64_t store_pos_id(const store *s, uint64_t pos);  /* largest id ever used (0 if none) */
 
 /* Which records a search may return: a bitmap over positions (bit pos % 8
 ** of byte pos / 8; only live records set, nbits of them), or else a
@@ -209,6 +215,41 @@ typedef struct store_knn_opts {
 } store_knn_opts;
 int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
               const store_knn_opts *opt, ann_res *out, uint64_t *nout);
+
+/* ---- keyword search (BM25) ------------------------------------------- */
+
+/* The text index's tokenizer setting parsed (store_opts.tokenize); its
+** normal form into norm (room for 64 bytes).  STORE_EINVAL with a message
+** in err when not understood. */
+int store_tokenize_parse(const char *spec, int *porter, int *remove_diacritics, char *norm,
+                         char *err, size_t errlen);
+/* The store's tokenizer setting, in normal form. */
+const char *store_tokenize(const store *s);
+
+typedef struct store_hit {
+  uint64_t pos;
+  double score; /* BM25, higher is better (FTS5's bm25() is its negation) */
+} store_hit;
+
+/* The k allowed records (flt as for store_knn; NULL: every live record)
+** that best match the words of query[0..n) by BM25 (k1 = 1.2, b = 0.75),
+** any word matching: the query is tokenized as the text is, each distinct
+** term counted once.  The statistics (records, average length, records
+** holding a term) are over every live record with text, filtered or not,
+** as FTS5 computes them.  Sorted by score, then id; *nout of them (fewer
+** when fewer match). */
+int store_bm25(store *s, const char *query, size_t n, uint64_t k, const store_filter *flt,
+               store_hit *out, uint64_t *nout);
+
+typedef struct store_text_info {
+  const char *tokenize;  /* the setting, normal form */
+  uint64_t image_rows;   /* base rows the saved image covers (0: none) */
+  uint64_t image_terms;  /* its distinct terms */
+  uint64_t memory_rows;  /* rows tokenized in memory (as of the last search) */
+  int in_place;          /* the image is read from the mapped file */
+  const char *note;      /* why there is no image, or "" */
+} store_text_info;
+int store_text_index(store *s, store_text_info *info);
 
 /* ---- writing --------------------------------------------------------- */
 

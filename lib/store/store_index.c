@@ -4,14 +4,10 @@
 ** saving it at checkpoints, and store_knn, the search that uses it
 ** (store_index.h; docs/FORMAT.md, "The vector index").
 **
-** On disk: /index/<kind>_image (kind "hnsw" or "ivf"), a uint8 dataset of
-** saved images one after another, each padded to whole chunks of IMG_CHUNK
-** bytes, and /index/<kind>_saves, one row of four int64 per save: the
-** image's offset and length in the image dataset, the base rows it covers,
-** and (IVF) the rows its lists were trained on.  The last row is the
-** index.  Each image is appended in one go, so its chunks normally lie one
-** after another in the file: it is then read in place from the mapped file
-** (hnsw_load validates it first); otherwise it is copied.
+** On disk (store_image.h): images under kind "hnsw" or "ivf", each save's
+** row holding the base rows the index covers and (IVF) the rows its lists
+** were trained on.  An image read in place is validated first (hnsw_load,
+** ivf_load).
 **
 ** An IVF index is trained (k-means) when first saved and again once the
 ** store has grown to 4 times the rows it was trained on; in between, saves
@@ -34,9 +30,9 @@
 #include "ann/hnsw.h"
 #include "ann/ivf.h"
 #include "ann/q8.h"
+#include "store_int.h"
 #include "store_index.h"
 
-#define IMG_CHUNK 65536u
 #define SAVE_MIN_ROWS 256   /* rows past the graph before a checkpoint saves one */
 #define SAVE_TAIL_SHARE 8   /* ... and at least 1/8 of the rows it covers */
 #define MAX_EF 100000
@@ -63,54 +59,21 @@ static ann_elem elem_of(const store *s) { return store_storage(s) == STORE_F16 ?
 
 /* ---- settings ---------------------------------------------------------- */
 
-static int attr_int(h5_obj *o, const char *name, int64_t *v) {
-  const h5_attr *a;
-  if (h5_attr_get(o, name, &a) != H5_OK) return 0;
-  uint64_t bits;
-  int sgn;
-  if (a->rank > 0 || a->type->cls != H5_CLASS_INTEGER || h5_elem_int(a->type, a->data, &bits, &sgn) != H5_OK)
-    return -1;
-  *v = (int64_t)bits;
-  return 1;
-}
-
 int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t errlen) {
   memset(c, 0, sizeof *c);
   c->m = 16;
   c->efc = 64;
   c->ef = 64;
   c->nprobe = 16;
-  const h5_attr *a;
-  if (h5_attr_get(root, "index", &a) != H5_OK) return 0; /* older stores: flat */
-  char kind[16] = "";
-  const uint8_t *p = NULL;
-  size_t n = 0;
-  uint32_t cnt;
-  if (a->rank <= 0 && a->type->cls == H5_CLASS_VLEN && a->type->vlen_kind == 1) {
-    if (h5_vlen_get(f, a->data, &p, &n, &cnt) != H5_OK) p = NULL;
-  } else if (a->rank <= 0 && a->type->cls == H5_CLASS_STRING) {
-    p = a->data;
-    n = h5_fixed_string_len(a->type, a->data);
-  }
-  if (p && n < sizeof kind) {
-    memcpy(kind, p, n);
-    kind[n] = 0;
-  }
-  c->q8 = 0; /* (stores made before the int8 copy have no quantize attribute) */
-  if (h5_attr_get(root, "quantize", &a) == H5_OK) {
-    char qz[16] = "";
-    n = 0;
-    p = NULL;
-    if (a->rank <= 0 && a->type->cls == H5_CLASS_VLEN && a->type->vlen_kind == 1 &&
-        h5_vlen_get(f, a->data, &p, &n, &cnt) == H5_OK && p && n < sizeof qz) {
-      memcpy(qz, p, n);
-      qz[n] = 0;
-    }
-    if (!strcmp(qz, "int8")) c->q8 = 1;
-    else if (strcmp(qz, "none")) {
-      snprintf(err, errlen, "the quantize attribute is not 'int8' or 'none'");
-      return -1;
-    }
+  char kind[16] = "", qz[16] = "";
+  int has = store_attr_str(f, root, "index", kind, sizeof kind);
+  if (has == 0) return 0; /* older stores: flat */
+  /* (stores made before the int8 copy have no quantize attribute) */
+  int hq = store_attr_str(f, root, "quantize", qz, sizeof qz);
+  c->q8 = hq > 0 && !strcmp(qz, "int8");
+  if (hq < 0 || (hq > 0 && !c->q8 && strcmp(qz, "none"))) {
+    snprintf(err, errlen, "the quantize attribute is not 'int8' or 'none'");
+    return -1;
   }
   if (!strcmp(kind, "flat")) c->kind = STORE_INDEX_FLAT;
   else if (!strcmp(kind, "hnsw")) c->kind = STORE_INDEX_HNSW;
@@ -120,9 +83,9 @@ int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t e
     return -1;
   }
   int64_t m = c->m, efc = c->efc, ef = c->ef, nl = 0, np = c->nprobe, pq = 0;
-  if (attr_int(root, "hnsw_M", &m) < 0 || attr_int(root, "hnsw_ef_construction", &efc) < 0 ||
-      attr_int(root, "ef_search", &ef) < 0 || attr_int(root, "ivf_nlist", &nl) < 0 ||
-      attr_int(root, "ivf_nprobe", &np) < 0 || attr_int(root, "ivf_pq_m", &pq) < 0 || m < 2 ||
+  if (store_attr_int(root, "hnsw_M", &m) < 0 || store_attr_int(root, "hnsw_ef_construction", &efc) < 0 ||
+      store_attr_int(root, "ef_search", &ef) < 0 || store_attr_int(root, "ivf_nlist", &nl) < 0 ||
+      store_attr_int(root, "ivf_nprobe", &np) < 0 || store_attr_int(root, "ivf_pq_m", &pq) < 0 || m < 2 ||
       m > 512 || efc < 1 || efc > (1 << 20) || ef < 1 || ef > MAX_EF || nl < 0 || nl > (1 << 24) ||
       np < 1 || np > (1 << 24) || pq < 0 || pq > 65536) {
     snprintf(err, errlen, "bad hnsw_M, hnsw_ef_construction, ef_search, ivf_nlist, ivf_nprobe or "
@@ -170,21 +133,6 @@ static const void *row_fn(void *ctx, uint32_t i) {
   return p && !ann_row_missing(x->elem, p) ? p : NULL;
 }
 
-typedef struct chunks {
-  uint64_t first, n; /* chunk numbers wanted */
-  uint64_t *addr;
-  int bad;
-} chunks;
-
-static int take_chunk(void *ctx, const uint64_t *off, uint64_t addr, uint64_t size, uint32_t mask) {
-  chunks *c = ctx;
-  uint64_t k = off[0] / IMG_CHUNK;
-  if (k < c->first || k - c->first >= c->n) return H5_OK;
-  if (off[0] % IMG_CHUNK || size != IMG_CHUNK || mask) c->bad = 1;
-  c->addr[k - c->first] = addr;
-  return H5_OK;
-}
-
 static int no_graph(sindex *x, const char *why) {
   snprintf(x->note, sizeof x->note, "%s", why);
   return STORE_OK;
@@ -192,60 +140,19 @@ static int no_graph(sindex *x, const char *why) {
 
 /* The last saved image into x->g or x->v, or a note saying why there is none. */
 static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
-  const char *kind = store_index_name(x->cfg.kind);
-  char sp[64], ip[64];
-  snprintf(sp, sizeof sp, "/index/%s_saves", kind);
-  snprintf(ip, sizeof ip, "/index/%s_image", kind);
-  h5_obj *sv, *im;
-  h5_dset_info si, ii;
-  if (h5_obj_open_path(f, sp, &sv) != H5_OK) return no_graph(x, "no index saved yet");
-  if (h5_dset_info_get(sv, &si) != H5_OK || si.rank != 2 || si.dims[1] != 4 ||
-      si.type->cls != H5_CLASS_INTEGER || si.type->size != 8 || si.type->big_endian)
-    return no_graph(x, "the saves dataset is not an int64 [n, 4] dataset");
-  if (si.dims[0] == 0) return no_graph(x, "no index saved yet");
-  int64_t last[4];
-  uint64_t start[2] = {si.dims[0] - 1, 0}, count[2] = {1, 4};
-  if (h5_dset_read_slab(sv, start, count, NULL, last, sizeof last) != H5_OK)
-    return no_graph(x, "the saves dataset cannot be read");
-  if (h5_obj_open_path(f, ip, &im) != H5_OK || h5_dset_info_get(im, &ii) != H5_OK ||
-      ii.rank != 1 || ii.type->size != 1 || ii.layout != H5_LAYOUT_CHUNKED || ii.chunk[0] != IMG_CHUNK ||
-      ii.nfilters)
-    return no_graph(x, "the image dataset is missing or not uint8 in 64 KiB chunks");
-  uint64_t off = (uint64_t)last[0], len = (uint64_t)last[1], rows = (uint64_t)last[2];
-  if (last[0] < 0 || last[1] <= 0 || last[2] < 0 || last[3] < 0 || off % IMG_CHUNK ||
-      off > ii.dims[0] || len > ii.dims[0] - off || rows > nbase || rows > UINT32_MAX)
-    return no_graph(x, "the last save does not fit the image or the rows");
-  chunks c = {off / IMG_CHUNK, (len + IMG_CHUNK - 1) / IMG_CHUNK, NULL, 0};
-  c.addr = malloc(c.n * sizeof *c.addr);
-  if (!c.addr) return STORE_ENOMEM;
-  memset(c.addr, 0xff, c.n * sizeof *c.addr);
-  if (h5_dset_chunk_iter(im, take_chunk, &c) != H5_OK || c.bad) {
-    free(c.addr);
-    return no_graph(x, "the chunks of the image cannot be read");
+  simage im;
+  const char *why0;
+  int lr = simage_load(f, store_index_name(x->cfg.kind), &im, &why0);
+  if (lr == STORE_ENOMEM) return lr;
+  if (lr != STORE_OK) return no_graph(x, why0);
+  const int64_t *last = im.row;
+  uint64_t len = im.len, rows = (uint64_t)last[2];
+  if (rows > nbase || rows > UINT32_MAX) {
+    free(im.copy);
+    return no_graph(x, "the last save covers more rows than the store has");
   }
-  int inplace = 1;
-  for (uint64_t i = 0; i < c.n; i++) {
-    if (c.addr[i] == UINT64_MAX || !h5_file_span(f, c.addr[i], IMG_CHUNK)) {
-      free(c.addr);
-      return no_graph(x, "a chunk of the saved index is missing");
-    }
-    if (c.addr[i] != c.addr[0] + i * IMG_CHUNK) inplace = 0;
-  }
-  const void *img = inplace ? h5_file_span(f, c.addr[0], len) : NULL;
-  if (!img) { /* scattered chunks: gather a copy */
-    uint8_t *buf = malloc(len);
-    if (!buf) {
-      free(c.addr);
-      return STORE_ENOMEM;
-    }
-    for (uint64_t i = 0; i < c.n; i++) {
-      uint64_t n = len - i * IMG_CHUNK < IMG_CHUNK ? len - i * IMG_CHUNK : IMG_CHUNK;
-      memcpy(buf + i * IMG_CHUNK, h5_file_span(f, c.addr[i], IMG_CHUNK), n);
-    }
-    x->copy = buf;
-    img = buf;
-  }
-  free(c.addr);
+  const void *img = im.p;
+  x->copy = im.copy;
   x->misaligned = ((uintptr_t)img & 3) != 0;
   int hr, ok;
   const char *why;
@@ -313,40 +220,6 @@ int sindex_wants_save(const sindex *x, uint64_t nbase) {
   uint64_t have = sindex_rows(x);
   if (nbase <= have) return 0;
   return nbase - have >= SAVE_MIN_ROWS && nbase - have >= have / SAVE_TAIL_SHARE;
-}
-
-/* The /index datasets of w (made when missing: stores from before). */
-static int index_dsets(h5w *w, const char *kind, h5w_obj **img, h5w_obj **saves) {
-  h5w_obj *g;
-  char ip[64], sp[64], in[32], sn[32];
-  snprintf(in, sizeof in, "%s_image", kind);
-  snprintf(sn, sizeof sn, "%s_saves", kind);
-  snprintf(ip, sizeof ip, "/index/%s", in);
-  snprintf(sp, sizeof sp, "/index/%s", sn);
-  if (h5w_lookup(w, "/index", &g) != H5_OK && h5w_group(w, h5w_root(w), "index", &g) != H5_OK)
-    return -1;
-  if (h5w_lookup(w, ip, img) != H5_OK) {
-    h5w_dcpl d;
-    memset(&d, 0, sizeof d);
-    d.layout = H5_LAYOUT_CHUNKED;
-    d.deflate = -1;
-    d.chunk[0] = IMG_CHUNK;
-    uint64_t dims = 0, maxd = UINT64_MAX;
-    if (h5w_dataset(w, g, in, h5_type_new_int(1, 0), 1, &dims, &maxd, &d, img) != H5_OK)
-      return -1;
-  }
-  if (h5w_lookup(w, sp, saves) != H5_OK) {
-    h5w_dcpl d;
-    memset(&d, 0, sizeof d);
-    d.layout = H5_LAYOUT_CHUNKED;
-    d.deflate = -1;
-    d.chunk[0] = 64;
-    d.chunk[1] = 4;
-    uint64_t dims[2] = {0, 4}, maxd[2] = {UINT64_MAX, 4};
-    if (h5w_dataset(w, g, sn, h5_type_new_int(8, 1), 2, dims, maxd, &d, saves) != H5_OK)
-      return -1;
-  }
-  return 0;
 }
 
 /* An index's failure as the store's: the message into err, the code. */
@@ -417,29 +290,9 @@ int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_
                                            : save_ivf(x, nbase, threads, &img, &len, err, errlen);
   if (rc) return rc;
   x->rows = nbase;
-  /* pad to whole chunks: every image starts on a chunk, its chunks all full */
-  size_t padded = (len + IMG_CHUNK - 1) / IMG_CHUNK * IMG_CHUNK;
-  uint8_t *p = realloc(img, padded);
-  if (!p) {
-    free(img);
-    snprintf(err, errlen, "out of memory");
-    return STORE_ENOMEM;
-  }
-  memset(p + len, 0, padded - len);
-  h5w_obj *di, *ds;
-  h5w_info in;
-  if (index_dsets(w, store_index_name(x->cfg.kind), &di, &ds) || h5w_obj_info(di, &in) != H5_OK) {
-    snprintf(err, errlen, "%s", h5w_errmsg(w));
-    rc = STORE_EIO;
-  } else {
-    int64_t row[4] = {(int64_t)in.dims[0], (int64_t)len, (int64_t)nbase,
-                      (int64_t)(x->cfg.kind == STORE_INDEX_IVF ? x->trained : 0)};
-    if (h5w_append(w, di, p, padded) != H5_OK || h5w_append(w, ds, row, 1) != H5_OK) {
-      snprintf(err, errlen, "%s", h5w_errmsg(w));
-      rc = STORE_EIO;
-    }
-  }
-  free(p);
+  rc = simage_append(w, store_index_name(x->cfg.kind), img, len, (int64_t)nbase,
+                     (int64_t)(x->cfg.kind == STORE_INDEX_IVF ? x->trained : 0), err, errlen);
+  free(img);
   return rc;
 }
 
