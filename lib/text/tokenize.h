@@ -23,8 +23,8 @@
 **     therefore valid UTF-8 whenever the input is.
 **   - porter stems tokens of 3 to 64 bytes with FTS5's Porter rules, byte
 **     by byte: non-ASCII bytes count as consonants, so non-ASCII tokens
-**     are stemmed too ("cafés" -> "café"), which can (rarely) cut a UTF-8
-**     sequence, exactly as FTS5 does.
+**     are stemmed too ("cafés" -> "café" with remove_diacritics 0), which
+**     can (rarely) cut a UTF-8 sequence, exactly as FTS5 does.
 **
 ** Tokens are not truncated (FTS5's index keeps at most 32768 bytes of one).
 */
