@@ -47,6 +47,9 @@ void ext_result_json(sqlite3_context *ctx, sqlite3_str *s);
 /* Register the vector functions of ext/func_vec.c. */
 int ext_vec_register(sqlite3 *db);
 
+/* h5mem_tokenize and h5mem_embed_text (ext/func_text.c). */
+int ext_text_register(sqlite3 *db);
+
 /* The h5mem virtual table and h5mem_checkpoint() (ext/vtab/vtab_h5mem.c). */
 int ext_vtab_h5mem_register(sqlite3 *db);
 

@@ -118,6 +118,7 @@ int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
         SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_RESULT_SUBTYPE, NULL, fn_info,
         NULL, NULL, NULL);
   if (rc == SQLITE_OK) rc = ext_vec_register(db);
+  if (rc == SQLITE_OK) rc = ext_text_register(db);
   if (rc == SQLITE_OK) rc = ext_h5_register(db);
   if (rc == SQLITE_OK) rc = ext_vtab_h5_register(db);
   if (rc == SQLITE_OK) rc = ext_vtab_h5mem_register(db);
