@@ -234,14 +234,14 @@ def test_full_run(tmp):
 
 
 def test_tokenizers(tmp):
-    for tok, fts, opts in [
+    for ti, (tok, fts, opts) in enumerate([
             ("porter unicode61", "porter unicode61", '{"porter": true}'),
             ("unicode61 remove_diacritics 0", "unicode61 remove_diacritics 0",
              '{"remove_diacritics": 0}'),
             ("unicode61 remove_diacritics 2", "unicode61 remove_diacritics 2",
-             '{"remove_diacritics": 2}')]:
+             '{"remove_diacritics": 2}')]):
         rng = random.Random(3)
-        m = Mirror(os.path.join(tmp, "tok%d.h5" % len(opts)), tok, fts)
+        m = Mirror(os.path.join(tmp, "tok%d.h5" % ti), tok, fts)
         m.put([make_record(rng, i) for i in range(1, 1501)])
         compare(m, rng, 60, tok + " (log)", opts)
         m.db.execute("SELECT h5mem_checkpoint('mem')")
