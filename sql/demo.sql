@@ -131,7 +131,7 @@ SELECT id, round(score, 3) AS score, text FROM bm25('notes', 'cafe resume', 3);
 SELECT id, round(score, 3) AS score, text, source FROM bm25('notes', 'kernel tests', 5) WHERE source = 'agent';
 .print '-- hybrid: vector 0.4 + keyword 0.6 of min-max normalised scores'
 SELECT id, round(score, 3) AS score, round(vector_score, 3) AS vector, round(keyword_score, 3) AS keyword, text
-  FROM hybrid('notes', 'what does Alice drink', h5mem_embed_text('what does Alice drink', 64), 3);
+  FROM hybrid('notes', 'does Alice drink coffee', h5mem_embed_text('does Alice drink coffee', 64), 3);
 .print '-- reciprocal rank fusion, and re-ranking that favours recent memories'
 SELECT id, round(score, 4) AS score, text
   FROM hybrid('notes', 'kernel tests', h5mem_embed_text('kernel tests', 64), 2, '{"fusion": "rrf"}');
@@ -141,5 +141,5 @@ SELECT id, round(score, 3) AS score, session, text
 .print '-- confidence: nothing relevant, no rows'
 SELECT count(*) AS rows FROM hybrid('notes', 'quantum chromodynamics', h5mem_embed_text('quantum chromodynamics', 64), 3,
                                     '{"reject_below": 0.5}');
-SELECT h5mem_checkpoint('notes') AS records,
-       json_extract(h5mem_index('notes'), '$.text') AS text_index;
+SELECT json_extract(h5mem_index('notes'), '$.text.tokenize') AS tokenizer,
+       json_extract(h5mem_index('notes'), '$.text.memory_rows') AS records_indexed;
