@@ -73,30 +73,33 @@ enum { IF_M0, IF_M1, IF_M1_ST };
 ** suffix meets the condition. */
 typedef struct porter_rule {
   const char *suffix, *repl;
-  int cond; /* IF_M0 (m > 0), IF_M1 (m > 1), IF_M1_ST (m > 1, stem ends s or t) */
+  unsigned char nsuffix, nrepl;
+  unsigned char cond; /* IF_M0 (m > 0), IF_M1 (m > 1), IF_M1_ST (m > 1, stem ends s or t) */
 } porter_rule;
 
+#define R(suffix, repl, cond) {suffix, repl, sizeof suffix - 1, sizeof repl - 1, cond}
+
 static const porter_rule step2[] = {
-    {"ational", "ate", IF_M0}, {"tional", "tion", IF_M0}, {"enci", "ence", IF_M0},
-    {"anci", "ance", IF_M0},   {"izer", "ize", IF_M0},    {"logi", "log", IF_M0},
-    {"bli", "ble", IF_M0},     {"alli", "al", IF_M0},     {"entli", "ent", IF_M0},
-    {"eli", "e", IF_M0},       {"ousli", "ous", IF_M0},   {"ization", "ize", IF_M0},
-    {"ation", "ate", IF_M0},   {"ator", "ate", IF_M0},    {"alism", "al", IF_M0},
-    {"iveness", "ive", IF_M0}, {"fulness", "ful", IF_M0}, {"ousness", "ous", IF_M0},
-    {"aliti", "al", IF_M0},    {"iviti", "ive", IF_M0},   {"biliti", "ble", IF_M0},
-    {NULL, NULL, 0}};
+    R("ational", "ate", IF_M0), R("tional", "tion", IF_M0), R("enci", "ence", IF_M0),
+    R("anci", "ance", IF_M0),   R("izer", "ize", IF_M0),    R("logi", "log", IF_M0),
+    R("bli", "ble", IF_M0),     R("alli", "al", IF_M0),     R("entli", "ent", IF_M0),
+    R("eli", "e", IF_M0),       R("ousli", "ous", IF_M0),   R("ization", "ize", IF_M0),
+    R("ation", "ate", IF_M0),   R("ator", "ate", IF_M0),    R("alism", "al", IF_M0),
+    R("iveness", "ive", IF_M0), R("fulness", "ful", IF_M0), R("ousness", "ous", IF_M0),
+    R("aliti", "al", IF_M0),    R("iviti", "ive", IF_M0),   R("biliti", "ble", IF_M0),
+    {NULL, NULL, 0, 0, 0}};
 
 static const porter_rule step3[] = {
-    {"icate", "ic", IF_M0}, {"ative", "", IF_M0}, {"alize", "al", IF_M0},
-    {"iciti", "ic", IF_M0}, {"ical", "ic", IF_M0}, {"ful", "", IF_M0},
-    {"ness", "", IF_M0},    {NULL, NULL, 0}};
+    R("icate", "ic", IF_M0), R("ative", "", IF_M0), R("alize", "al", IF_M0),
+    R("iciti", "ic", IF_M0), R("ical", "ic", IF_M0), R("ful", "", IF_M0),
+    R("ness", "", IF_M0),    {NULL, NULL, 0, 0, 0}};
 
 static const porter_rule step4[] = {
-    {"al", "", IF_M1},    {"ance", "", IF_M1}, {"ence", "", IF_M1},    {"er", "", IF_M1},
-    {"ic", "", IF_M1},    {"able", "", IF_M1}, {"ible", "", IF_M1},    {"ant", "", IF_M1},
-    {"ement", "", IF_M1}, {"ment", "", IF_M1}, {"ent", "", IF_M1},     {"ion", "", IF_M1_ST},
-    {"ou", "", IF_M1},    {"ism", "", IF_M1},  {"ate", "", IF_M1},     {"iti", "", IF_M1},
-    {"ous", "", IF_M1},   {"ive", "", IF_M1},  {"ize", "", IF_M1},     {NULL, NULL, 0}};
+    R("al", "", IF_M1),    R("ance", "", IF_M1), R("ence", "", IF_M1),    R("er", "", IF_M1),
+    R("ic", "", IF_M1),    R("able", "", IF_M1), R("ible", "", IF_M1),    R("ant", "", IF_M1),
+    R("ement", "", IF_M1), R("ment", "", IF_M1), R("ent", "", IF_M1),     R("ion", "", IF_M1_ST),
+    R("ou", "", IF_M1),    R("ism", "", IF_M1),  R("ate", "", IF_M1),     R("iti", "", IF_M1),
+    R("ous", "", IF_M1),   R("ive", "", IF_M1),  R("ize", "", IF_M1),     {NULL, NULL, 0, 0, 0}};
 
 /* 1 when w[0..n) ends with suf and is longer than it. */
 static int ends(const char *w, size_t n, const char *suf, size_t ns) {
@@ -105,17 +108,17 @@ static int ends(const char *w, size_t n, const char *suf, size_t ns) {
 
 /* Applies the first rule of r whose suffix w[0..*n) ends with. */
 static void apply(char *w, size_t *n, const porter_rule *r) {
+  char last = w[*n - 1];
   for (; r->suffix; r++) {
-    size_t ns = strlen(r->suffix);
-    if (!ends(w, *n, r->suffix, ns)) continue;
+    size_t ns = r->nsuffix;
+    if (r->suffix[ns - 1] != last || !ends(w, *n, r->suffix, ns)) continue;
     size_t k = *n - ns; /* the stem */
     int ok = r->cond == IF_M0 ? measure(w, k) > 0
              : r->cond == IF_M1 ? measure(w, k) > 1
                                 : (w[k - 1] == 's' || w[k - 1] == 't') && measure(w, k) > 1;
     if (ok) {
-      size_t nr = strlen(r->repl);
-      memcpy(w + k, r->repl, nr);
-      *n = k + nr;
+      memcpy(w + k, r->repl, r->nrepl);
+      *n = k + r->nrepl;
     }
     return;
   }
