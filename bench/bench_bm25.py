@@ -1,6 +1,6 @@
 """Keyword and hybrid retrieval (issue 7's benchmark), same process, same data:
 
-  /usr/bin/python3 bench/bench_text.py [--sizes 10000,100000] [--hybrid-sizes 1000,10000,100000]
+  /usr/bin/python3 bench/bench_bm25.py [--sizes 10000,100000] [--hybrid-sizes 1000,10000,100000]
                                         [--queries 200]
 
 run from the build directory (./h5mem.so).
