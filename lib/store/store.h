@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "ann/ann.h"
+#include "graph/graph.h"
 
 enum {
   STORE_OK = 0,
@@ -270,6 +271,59 @@ int store_prepare(store *s);
 ** committed. */
 int store_commit(store *s, int may_checkpoint);
 void store_rollback(store *s);
+
+/* ---- the knowledge graph ---------------------------------------------- */
+
+/* Three tables kept with the memories, in the same file and log and the
+** same transactions (store_begin ... store_commit; store_mark/undo_to
+** undo them too): entities, relations between entities, and mentions (a
+** memory mentions an entity).  Each record has an int64 id (> 0, never
+** reused, like a memory's).  They are held in memory whole (read when the
+** store opens).  Deleting an entity or a memory leaves the relations and
+** mentions that name it (a traversal ignores relations to entities that
+** are gone); nothing cascades. */
+enum { STORE_G_ENTITY = 0, STORE_G_RELATION = 1, STORE_G_MENTION = 2, STORE_G_NTABLES = 3 };
+
+/* One record; which fields mean what depends on the table:
+**   entity:   s[0] name, s[1] type, s[2] aliases (JSON array text), s[3] meta (JSON text)
+**   relation: a src, b dst (entity ids), s[1] type, s[3] meta, weight, ts
+**   mention:  a memory id, b entity id
+** Strings are UTF-8, NULL when absent (n ignored); unused fields are
+** ignored on input and zero / NULL on output. */
+typedef struct store_grec {
+  int64_t id;
+  int64_t a, b;
+  const char *s[4];
+  size_t n[4];
+  double weight;
+  int64_t ts;
+} store_grec;
+
+/* Insert r into table t (r->id must be free: STORE_EEXISTS); a mention
+** whose (memory, entity) pair is already there is STORE_EEXISTS too. */
+int store_g_put(store *s, int t, const store_grec *r);
+int store_g_delete(store *s, int t, int64_t id);
+/* Records by position (0 .. store_g_npos - 1, some dead) and by id. */
+uint64_t store_g_npos(const store *s, int t);
+uint64_t store_g_count(const store *s, int t); /* live records */
+int store_g_find(const store *s, int t, int64_t id, uint64_t *pos);
+/* The live record at pos (STORE_ENOTFOUND when dead); its strings stay
+** valid until the record is deleted or the store changes files
+** (checkpoint, refresh). */
+int store_g_get(const store *s, int t, uint64_t pos, store_grec *r);
+int64_t store_g_max_id(const store *s, int t); /* the largest id ever used (0: none) */
+/* A number that changes whenever any of the three tables changes (the
+** caller's caches of the graph are stale when it differs). */
+uint64_t store_g_version(const store *s);
+/* The adjacency of the live entities and relations for lib/graph's
+** traversals, built on first use and kept until the graph changes (valid
+** until then).  Relation types are coded by store_g_type_code (a NULL
+** type is ""). */
+int store_g_adj(store *s, const kg_adj **out);
+/* The code of a relation type in the adjacency (UINT32_MAX: no live
+** relation has it); the type of code c (NULL if none), as given. */
+uint32_t store_g_type_code(store *s, const char *type, size_t n);
+const char *store_g_type_name(store *s, uint32_t code, size_t *n);
 
 /* Checkpoint now (the writer only; outside a transaction). */
 int store_checkpoint(store *s);
