@@ -586,9 +586,5 @@ int main(void) {
   tcase_add_test(tr, test_slabs);
   tcase_add_test(tr, test_slab_args);
   suite_add_tcase(s, tr);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return t_run(s);
 }

@@ -724,9 +724,5 @@ int main(void) {
   tcase_add_loop_test(tc, test_concurrent_search, 0, 2);
   tcase_add_test(tc, test_q8_partial);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return t_run(s);
 }

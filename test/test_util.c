@@ -918,9 +918,5 @@ int main(void) {
   tcase_add_test(tc, test_iso8601_roundtrip);
   tcase_add_test(tc, test_iso8601_tz_locale);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return t_run(s);
 }

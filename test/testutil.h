@@ -4,6 +4,7 @@
 #ifndef H5MEM_TESTUTIL_H
 #define H5MEM_TESTUTIL_H
 
+#include <check.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,5 +38,14 @@ static inline uint64_t t_seed(void) {
   do {                                     \
     if (!(cond)) ck_abort_msg(__VA_ARGS__); \
   } while (0)
+
+/* Run every test of s; the exit status of a test program. */
+static inline int t_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
 
 #endif

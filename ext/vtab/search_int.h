@@ -73,6 +73,9 @@ typedef struct srow {
   uint8_t null; /* bit i: v[i] is SQL NULL */
 } srow;
 
+/* n zeroed rows (sqlite3_malloc'd), or NULL. */
+srow *srow_alloc(uint64_t n);
+
 /* bm25 and hybrid (search_text.c): the results for the arguments and the
 ** filter, sqlite3_malloc'd. */
 int bm25_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,

@@ -98,13 +98,12 @@ int bm25_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, 
   rc = keyword_hits(st, t, n, (uint64_t)a->k, &al, &h, &m, pzErr);
   knn_allow_free(&al);
   if (rc != SQLITE_OK) return rc;
-  srow *r = sqlite3_malloc64(m * sizeof *r + 1);
+  srow *r = srow_alloc(m);
   if (!r) {
     sqlite3_free(h);
     return SQLITE_NOMEM;
   }
   for (uint64_t i = 0; i < m; i++) {
-    memset(&r[i], 0, sizeof r[i]);
     r[i].pos = h[i].pos;
     r[i].v[0] = h[i].score;
   }
@@ -493,7 +492,7 @@ int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f
   if (rc == SQLITE_OK) {
     qsort(u, nu, sizeof *u, by_score);
     if (nu > k) nu = k;
-    r = sqlite3_malloc64(nu * sizeof *r + 1);
+    r = srow_alloc(nu);
     if (!r) rc = SQLITE_NOMEM;
     for (uint64_t i = 0; r && i < nu; i++) {
       r[i].pos = u[i].pos;

@@ -638,6 +638,12 @@ int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row) {
   return SQLITE_OK;
 }
 
+srow *srow_alloc(uint64_t n) {
+  srow *r = sqlite3_malloc64(n * sizeof *r + 1);
+  if (r) memset(r, 0, n * sizeof *r);
+  return r;
+}
+
 #define KNN_KNOWN "exact true/false, ef an integer 1..100000, nprobe an integer 1..16777216, " \
                   "index 'flat', 'hnsw' or 'ivf'"
 
@@ -662,13 +668,12 @@ static int vec_run(sqlite3 *db, store *st, const search_args *a, const knn_filte
   rc = knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
   sqlite3_free(q);
   if (rc != SQLITE_OK) return rc;
-  srow *r = sqlite3_malloc64(n * sizeof *r + 1);
+  srow *r = srow_alloc(n);
   if (!r) {
     sqlite3_free(res);
     return SQLITE_NOMEM;
   }
   for (uint64_t i = 0; i < n; i++) {
-    memset(&r[i], 0, sizeof r[i]);
     r[i].pos = res[i].pos;
     r[i].v[0] = knn_distance(st, res[i].dist);
     r[i].v[1] = knn_score(st, res[i].dist);

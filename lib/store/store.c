@@ -29,6 +29,7 @@
 #include "store.h"
 #include "store_index.h"
 #include "store_int.h"
+#include "store_graph.h"
 #include "store_text.h"
 #include "ann/q8.h"
 #include "util/pool.h"
@@ -82,15 +83,10 @@ typedef struct drec {
   void *emb; /* stored type, or NULL */
 } drec;
 
-/* id -> position, open addressing with linear probing. */
-typedef struct idmap {
-  int64_t *key;
-  uint64_t *val; /* UINT64_MAX: empty */
-  uint64_t cap, n;
-} idmap;
 
 typedef struct undo {
   int insert;   /* 1: a delta record was added at pos; 0: pos was deleted */
+  int table;    /* 0: the memories; 1 + STORE_G_*: a graph table */
   uint64_t pos;
 } undo;
 
@@ -114,6 +110,7 @@ struct store {
   text_tok_opts tcfg;
   char tokenize[64]; /* tcfg in normal form */
   tindex *tx;        /* the text index of the file (store_text.c) */
+  gstore *g;         /* the knowledge graph's tables (store_graph.c) */
   uint64_t changes;  /* records added, deleted or taken back */
   uint64_t reuses;   /* inserts undone (their positions may be taken again) */
   strcodes sc[6];    /* of the string columns (str_cols order), built on demand */
@@ -155,6 +152,7 @@ int store_dim(const store *s) { return s->dim; }
 int store_metric(const store *s) { return s->metric; }
 sindex *store_sindex(store *s) { return s->ix; }
 tindex *store_tindex(store *s) { return s->tx; }
+gstore *store_gstore(store *s) { return s->g; }
 uint64_t store_changes(const store *s) { return s->changes; }
 uint64_t store_reuses(const store *s) { return s->reuses; }
 const char *store_tokenize(const store *s) { return s->tokenize; }
@@ -194,94 +192,6 @@ static int64_t now_ns(void) {
 
 /* ---- the id map --------------------------------------------------------- */
 
-static uint64_t hash64(int64_t k) {
-  uint64_t x = (uint64_t)k;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
-static int map_grow(idmap *m) {
-  uint64_t cap = m->cap ? m->cap * 2 : 1024;
-  int64_t *key = malloc(cap * sizeof *key);
-  uint64_t *val = malloc(cap * sizeof *val);
-  if (!key || !val) {
-    free(key);
-    free(val);
-    return STORE_ENOMEM;
-  }
-  memset(val, 0xff, cap * sizeof *val);
-  for (uint64_t i = 0; i < m->cap; i++) {
-    if (m->val[i] == UINT64_MAX) continue;
-    uint64_t h = hash64(m->key[i]) & (cap - 1);
-    while (val[h] != UINT64_MAX) h = (h + 1) & (cap - 1);
-    key[h] = m->key[i];
-    val[h] = m->val[i];
-  }
-  free(m->key);
-  free(m->val);
-  m->key = key;
-  m->val = val;
-  m->cap = cap;
-  return STORE_OK;
-}
-
-static uint64_t *map_slot(const idmap *m, int64_t id) {
-  if (!m->cap) return NULL;
-  uint64_t h = hash64(id) & (m->cap - 1);
-  while (m->val[h] != UINT64_MAX) {
-    if (m->key[h] == id) return &m->val[h];
-    h = (h + 1) & (m->cap - 1);
-  }
-  return NULL;
-}
-
-static int map_put(idmap *m, int64_t id, uint64_t pos) {
-  uint64_t *v = map_slot(m, id);
-  if (v) {
-    *v = pos;
-    return STORE_OK;
-  }
-  if ((m->n + 1) * 4 > m->cap * 3) {
-    int rc = map_grow(m);
-    if (rc) return rc;
-  }
-  uint64_t h = hash64(id) & (m->cap - 1);
-  while (m->val[h] != UINT64_MAX) h = (h + 1) & (m->cap - 1);
-  m->key[h] = id;
-  m->val[h] = pos;
-  m->n++;
-  return STORE_OK;
-}
-
-/* Remove id (backward-shift deletion keeps probe chains whole). */
-static void map_del(idmap *m, int64_t id) {
-  uint64_t *v = map_slot(m, id);
-  if (!v) return;
-  uint64_t i = (uint64_t)(v - m->val), mask = m->cap - 1;
-  m->val[i] = UINT64_MAX;
-  m->n--;
-  for (uint64_t j = (i + 1) & mask; m->val[j] != UINT64_MAX; j = (j + 1) & mask) {
-    uint64_t h = hash64(m->key[j]) & mask;
-    /* j's entry may move to i when i lies cyclically in [h, j) */
-    int move = i <= j ? (h <= i || h > j) : (h <= i && h > j);
-    if (move) {
-      m->key[i] = m->key[j];
-      m->val[i] = m->val[j];
-      m->val[j] = UINT64_MAX;
-      i = j;
-    }
-  }
-}
-
-static void map_free(idmap *m) {
-  free(m->key);
-  free(m->val);
-  memset(m, 0, sizeof *m);
-}
 
 /* ---- the base (the checkpointed file) ------------------------------------ */
 
@@ -827,6 +737,7 @@ static int ul_push(store *s, int insert, uint64_t pos) {
     s->capul = cap;
   }
   s->ul[s->nul].insert = insert;
+  s->ul[s->nul].table = 0;
   s->ul[s->nul].pos = pos;
   s->nul++;
   return STORE_OK;
@@ -927,6 +838,10 @@ int store_text_index(store *s, store_text_info *info) {
 }
 
 static void undo_one(store *s, const undo *u) {
+  if (u->table) {
+    gstore_undo(s->g, u->table - 1, u->insert, u->pos);
+    return;
+  }
   s->changes++;
   if (u->insert) { /* the last delta record */
     s->reuses++;
@@ -964,6 +879,7 @@ static int frame_put(store *s, const void *p, size_t n) {
 }
 
 static int frame_u32(store *s, uint32_t v) { return frame_put(s, &v, 4); }
+static int frame_cb(void *ctx, const void *p, size_t n) { return frame_put(ctx, p, n); }
 static int frame_i64(store *s, int64_t v) { return frame_put(s, &v, 8); }
 
 static int frame_build(store *s) {
@@ -971,6 +887,10 @@ static int frame_build(store *s) {
   int bad = 0;
   for (uint64_t i = 0; i < s->nul && !bad; i++) {
     const undo *u = &s->ul[i];
+    if (u->table) {
+      bad |= gstore_encode(s->g, u->table - 1, u->insert, u->pos, frame_cb, s);
+      continue;
+    }
     if (!u->insert) {
       bad |= frame_put(s, "D", 1) | frame_i64(s, pos_id(s, u->pos));
       continue;
@@ -1025,6 +945,15 @@ static int replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
     if (*op == 'D') {
       int64_t id = take_i64(&r);
       if (!r.bad) rc = apply_delete(s, id);
+      continue;
+    }
+    if (gstore_is_op(*op)) {
+      int gr = gstore_replay(s->g, *op, &r.p, r.end);
+      if (gr == STORE_ECORRUPT) r.bad = 1;
+      else if (gr) rc = fail(s, gr, "%s: log frame %llu: a graph change does not apply (%s)",
+                             s->walpath, (unsigned long long)seq,
+                             gr == STORE_EEXISTS ? "id taken" : gr == STORE_ENOTFOUND ? "no such id"
+                                                                                     : "out of memory");
       continue;
     }
     if (*op != 'P') {
@@ -1086,6 +1015,8 @@ static void delta_free(store *s) {
 }
 
 static void state_free(store *s) {
+  gstore_free(s->g);
+  s->g = NULL;
   delta_free(s);
   base_free(s);
   map_free(&s->map);
@@ -1120,6 +1051,9 @@ static int state_load1(store *s, const store_opts *want, int for_write) {
   int rc = base_load(s, want, 0);
   if (rc) return rc;
   char err[512];
+  if (gstore_new(&s->g)) return fail(s, STORE_ENOMEM, "out of memory");
+  if ((rc = gstore_load(s->g, s->f, err, sizeof err)))
+    return fail(s, rc, "%s: %s", s->path, rc == STORE_ENOMEM ? "out of memory" : err);
   int wr = wal_open(s->walpath, s->store_id, !for_write, &s->log, err, sizeof err);
   if (wr != WAL_OK)
     return fail(s, wr == WAL_ENOMEM ? STORE_ENOMEM : wr == WAL_EMISMATCH ? STORE_EMISMATCH : STORE_EIO,
@@ -1301,6 +1235,8 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
 ** seen half-written. */
 static int write_new_store(store *s, const store_opts *o) {
   if (o->dim < 1 || o->dim > 65536) return fail(s, STORE_EINVAL, "dim=%d: expected 1..65536", o->dim);
+  if (o->storage != STORE_F16 && o->storage != STORE_F32)
+    return fail(s, STORE_EINVAL, "storage must be float16 or float32");
   if (o->index == STORE_INDEX_IVF && o->ivf_pq_m && o->dim % o->ivf_pq_m)
     return fail(s, STORE_EINVAL, "pq_m=%d must divide dim=%d", o->ivf_pq_m, o->dim);
   uint8_t id[16];
@@ -1398,6 +1334,47 @@ int store_put(store *s, const store_rec *r) {
 int store_delete(store *s, int64_t id) {
   if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
   return apply_delete(s, id);
+}
+
+static const char *const gname[STORE_G_NTABLES] = {"entity", "relation", "mention"};
+
+/* Room for one more undo entry, so that a change made is always undoable. */
+static int ul_room(store *s) {
+  if (s->nul < s->capul) return STORE_OK;
+  int rc = ul_push(s, 1, 0);
+  if (!rc) s->nul--;
+  return rc;
+}
+
+int store_g_put(store *s, int t, const store_grec *r) {
+  if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
+  if (t < 0 || t >= STORE_G_NTABLES) return fail(s, STORE_EINVAL, "no graph table %d", t);
+  int rc = ul_room(s);
+  if (rc) return rc;
+  rc = gstore_put(s->g, t, r);
+  if (rc == STORE_EEXISTS) {
+    uint64_t p;
+    if (t == STORE_G_MENTION && store_g_find(s, t, r->id, &p) != STORE_OK)
+      return fail(s, rc, "memory %lld already mentions entity %lld", (long long)r->a, (long long)r->b);
+    return fail(s, rc, "%s id %lld exists", gname[t], (long long)r->id);
+  }
+  if (rc) return fail(s, rc, rc == STORE_ENOMEM ? "out of memory" : "bad %s", gname[t]);
+  rc = ul_push(s, 1, store_g_npos(s, t) - 1);
+  s->ul[s->nul - 1].table = 1 + t;
+  return rc;
+}
+
+int store_g_delete(store *s, int t, int64_t id) {
+  if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
+  if (t < 0 || t >= STORE_G_NTABLES) return fail(s, STORE_EINVAL, "no graph table %d", t);
+  int rc = ul_room(s);
+  if (rc) return rc;
+  uint64_t pos;
+  rc = gstore_delete(s->g, t, id, &pos);
+  if (rc) return fail(s, rc, "no %s with id %lld", gname[t], (long long)id);
+  rc = ul_push(s, 0, pos);
+  s->ul[s->nul - 1].table = 1 + t;
+  return rc;
 }
 
 uint64_t store_mark(const store *s) { return s->nul; }
@@ -1529,6 +1506,7 @@ static int rebase(store *s, uint64_t upto) {
   }
   s->ndelta = 0;
   s->nnewdead = 0;
+  gstore_rebase(s->g);
   s->base_id = ids;
   s->base_dead = dead;
   s->ckpt_seq = upto;
@@ -1646,6 +1624,11 @@ int store_checkpoint(store *s) {
       rc = append_q8(s, w, rows, nlive);
       free(rows);
     }
+  }
+  if (rc == STORE_OK) {
+    int gr = gstore_checkpoint(s->g, w, err, sizeof err);
+    if (gr) rc = fail(s, gr == STORE_ENOMEM ? gr : errno == ENOSPC || errno == EFBIG ? STORE_EFULL : gr,
+                      "checkpoint of %s: %s", s->path, err);
   }
   if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK)
     rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO,
@@ -1767,6 +1750,10 @@ int store_optimize(store *s) {
       free(strs);
       free(buf);
     }
+  }
+  if (rc == STORE_OK) {
+    int gr = gstore_write_live(s->g, w, err, sizeof err);
+    if (gr) rc = fail(s, gr, "optimize %s: %s", s->path, err);
   }
   h5w_obj *ck, *mx;
   int64_t v = (int64_t)s->ckpt_seq;

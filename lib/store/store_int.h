@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "h5/h5.h"
+#include "store.h"
 
 #define STORE_IMG_CHUNK 65536u
 
@@ -43,5 +44,20 @@ int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int6
 ** such attribute; -1 when it has one of another kind or too long. */
 int store_attr_int(h5_obj *o, const char *name, int64_t *v);
 int store_attr_str(h5_file *f, h5_obj *o, const char *name, char *buf, size_t n);
+
+/* store.c: set the store's error message (store_errmsg); returns code. */
+int store_set_error(store *s, int code, const char *msg);
+
+/* int64 key -> position, open addressing with linear probing (zero it
+** to start; map_free to end). */
+typedef struct idmap {
+  int64_t *key;
+  uint64_t *val; /* UINT64_MAX: empty */
+  uint64_t cap, n;
+} idmap;
+uint64_t *map_slot(const idmap *m, int64_t id); /* NULL: absent */
+int map_put(idmap *m, int64_t id, uint64_t pos); /* STORE_OK or STORE_ENOMEM */
+void map_del(idmap *m, int64_t id);
+void map_free(idmap *m);
 
 #endif

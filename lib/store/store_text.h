@@ -50,7 +50,6 @@ int store_text_at(store *s, uint64_t pos, const char **text, size_t *len);
 ** when a position is taken back (an insert undone: reused). */
 uint64_t store_changes(const store *s);
 uint64_t store_reuses(const store *s);
-/* Set the store's error message; returns code. */
-int store_set_error(store *s, int code, const char *msg);
+
 
 #endif
