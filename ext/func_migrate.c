@@ -642,7 +642,10 @@ static int open_dest(mig_run *m) {
   char err[512];
   int exists = file_exists(m->dstpath);
   if (exists) {
-    int sr = store_open(m->dstpath, NULL, m->o.dry_run, &m->st, err, sizeof err);
+    store_opts oo;
+    memset(&oo, 0, sizeof oo); /* dim 0: open only */
+    oo.sync = STORE_SYNC_NORMAL;
+    int sr = store_open(m->dstpath, &oo, m->o.dry_run, &m->st, err, sizeof err);
     if (sr != STORE_OK) {
       snprintf(m->err, sizeof m->err, "the destination %s exists and is not an h5mem store "
                "that can be opened (%s); it is left alone", m->dstpath, err);
@@ -700,7 +703,10 @@ static int open_dest(mig_run *m) {
   so.dim = m->dim;
   so.metric = m->metric;
   so.storage = m->o.storage >= 0 ? m->o.storage : STORE_F32;
-  so.sync = STORE_SYNC_FULL;
+  /* normal: the log is fdatasync'ed every 100 ms and at checkpoints; a
+     killed process loses nothing, a crashed machine at most the last
+     batches, which running the migration again writes */
+  so.sync = STORE_SYNC_NORMAL;
   so.index = m->o.index >= 0 ? m->o.index : STORE_INDEX_FLAT;
   so.agent = m->o.agent;
   so.embedder = m->o.embedder ? m->o.embedder : m->plan.embedder;
