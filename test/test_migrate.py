@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import signal
 import sqlite3
 import struct
@@ -31,7 +32,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sqltest import EXT, check, connect, expect_error, finish, q  # noqa: E402
+from sqltest import EXT, check, connect, expect_error, failures, finish, q  # noqa: E402
 
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VEC0 = os.path.join(SRCDIR, "test", "node_modules", "sqlite-vec-linux-x64", "vec0")
@@ -626,6 +627,8 @@ def main():
             check(hashlib.sha256(f.read()).hexdigest() == digest, "%s: the source's bytes changed" % p)
         check(os.stat(p).st_mtime_ns == mtime, "%s: the source's mtime changed" % p)
         check(not os.path.exists(p + "-journal") and not os.path.exists(p + "-wal"), "%s: a journal appeared" % p)
+    if not failures:
+        shutil.rmtree(TMP, ignore_errors=True)
     finish()
 
 
