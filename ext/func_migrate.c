@@ -939,6 +939,12 @@ static int run(mig_run *m, const char *src, const char *dst) {
       rc = sr == STORE_EFULL ? SQLITE_FULL : SQLITE_IOERR;
     }
   }
+  if (rc == SQLITE_OK && !strcmp(m->plan.schema, "clawhdf5") && !m->stopped_by_limit) {
+    char *ge = NULL;
+    rc = mig_graph_write(m->src, writing ? m->st : NULL, &m->plan, &ge);
+    if (rc != SQLITE_OK) snprintf(m->err, sizeof m->err, "%s", ge ? ge : sqlite3_errstr(rc));
+    sqlite3_free(ge);
+  }
   if (rc == SQLITE_OK && writing && store_checkpoint(m->st) != STORE_OK) {
     snprintf(m->err, sizeof m->err, "checkpoint of %s: %s", m->dstpath, store_errmsg(m->st));
     rc = SQLITE_IOERR;

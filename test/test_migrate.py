@@ -376,8 +376,21 @@ def clawhdf5():
           skipped(rep, "wrong_dimension") == 1 and skipped(rep, "empty_text") == 1 and
           skipped(rep, "bad_embedding") == 1, "clawhdf5: %r" % rep["skipped"])
     g = rep["graph"]
-    check(g["status"].startswith("pending (issue 8)") and g["entities"] == 3 and g["relations"] == 3 and
+    check(g["status"] == "read and checked" and g["entities"] == 3 and g["relations"] == 3 and
           g["invalid_entities"] == 1 and g["dangling_relations"] == 1, "clawhdf5 graph: %r" % g)
+    gw = rep["graph_written"]
+    check(gw == {"entities": 2, "relations": 2, "skipped": {"invalid": 1, "dangling": 1, "duplicate": 0}},
+          "clawhdf5 graph written: %r" % gw)
+    with h5py.File(dst, "r") as f:
+        names = [x.decode() for x in f["/graph/entities/name"][()]]
+        rels = list(zip(f["/graph/relations/src"][()].tolist(), f["/graph/relations/dst"][()].tolist(),
+                        [x.decode() for x in f["/graph/relations/type"][()]],
+                        f["/graph/relations/ts"][()].tolist()))
+    check(names == ["Alice", "Bob"], "entities in /graph: %r" % names)
+    check(rels == [(1, 2, "knows", 1700000000), (2, 1, "knows", 1700000000)], "relations in /graph: %r" % rels)
+    rep = migrate(p, dst, {"append": True})
+    check(rep["graph_written"]["skipped"]["duplicate"] == 4 and rep["graph_written"]["entities"] == 0,
+          "a second run writes the graph once: %r" % rep["graph_written"])
     compare("clawhdf5", records(dst), want)
     check_h5("clawhdf5", dst, want)
     # include_deleted brings row 4 back

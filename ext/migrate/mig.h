@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "ext.h"
+#include "store/store.h"
 
 /* The store's columns a source column can feed, and two controls:
 ** MIG_F_SKIP (text: a reason to skip the row, e.g. "deleted") and
@@ -110,9 +111,11 @@ int mig_vec0_open(sqlite3 *src, const char *table, const mig_want *w, mig_plan *
 /* 1 when the CREATE statement sql declares a vec0 virtual table. */
 int mig_is_vec0(const char *sql);
 
-/* The ClawhDF5 graph (entities, relations): read and checked only, until
-** the store keeps a graph (issue 8). */
+/* The ClawhDF5 graph (entities, relations): read and checked at
+** detection; written to the store's graph (st NULL: a dry run, counted
+** only) after the memories. */
 int mig_graph_clawhdf5(sqlite3 *src, mig_plan *p, char **err);
+int mig_graph_write(sqlite3 *src, store *st, mig_plan *p, char **err);
 
 /* s[0..n) (UTF-8) as a JSON string literal appended to out. */
 void mig_json_str(sqlite3_str *out, const char *s, size_t n);

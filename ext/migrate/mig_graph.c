@@ -3,13 +3,18 @@
 ** schema: entities(id, name, type, embedding_idx) and relations(src, tgt,
 ** relation, weight, timestamp).
 **
-** PENDING (issue 8): the store does not keep a graph yet, so these tables
-** are read and checked, and the report counts them as "pending (issue 8)";
-** nothing is written.  When lib/store gains its graph API, mig_graph_clawhdf5
-** is the one place to wire: map each valid entity and relation to it here,
-** in the same batches as the memories.  Nothing else in the migration
-** depends on it.
+** mig_graph_clawhdf5 reads and checks them when the source is detected
+** (counts for the report); mig_graph_write writes the valid ones to the
+** store's graph after the memories, in one transaction: an entity keeps
+** its id, name and type (embedding_idx, when >= 0, goes to its meta); a
+** relation gets the source row's rowid as its id, src and tgt as src and
+** dst, relation as its type, weight (NULL: 1.0) and timestamp (seconds,
+** rounded down).  Rows already in the store (a migration run again) count
+** as duplicates; relations naming an entity that is not there are skipped
+** as dangling.
 */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "mig.h"
@@ -46,7 +51,7 @@ int mig_graph_clawhdf5(sqlite3 *db, mig_plan *p, char **err) {
   int he = has_columns(db, "entities", ent), hr = has_columns(db, "relations", rel);
   if (!he && !hr && !count(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('entities','relations')"))
     return SQLITE_OK;
-  sqlite3_str_appendall(p->info, ",\"graph\":{\"status\":\"pending (issue 8): read and checked, not written\"");
+  sqlite3_str_appendall(p->info, ",\"graph\":{\"status\":\"read and checked\"");
   if (he) {
     sqlite3_str_appendf(
         p->info, ",\"entities\":%lld,\"invalid_entities\":%lld",
@@ -76,4 +81,126 @@ int mig_graph_clawhdf5(sqlite3 *db, mig_plan *p, char **err) {
   }
   sqlite3_str_appendchar(p->info, 1, '}');
   return SQLITE_OK;
+}
+
+int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
+  static const char *const ent[] = {"id", "name", "type", "embedding_idx", NULL};
+  static const char *const rel[] = {"src", "tgt", "relation", "weight", "timestamp", NULL};
+  if (!has_columns(db, "entities", ent)) return SQLITE_OK;
+  int64_t n_ent = 0, n_rel = 0, invalid = 0, dangling = 0, dup = 0;
+  int rc = SQLITE_OK;
+  if (st && store_begin(st) != STORE_OK) {
+    *err = sqlite3_mprintf("graph: %s", store_errmsg(st));
+    return SQLITE_BUSY;
+  }
+  sqlite3_stmt *q;
+  /* entities: kept in a set of ids for the relations' check (dry runs too) */
+  rc = sqlite3_prepare_v2(db, "SELECT id, name, type, embedding_idx FROM entities ORDER BY id", -1,
+                          &q, NULL);
+  sqlite3 *mem = NULL;
+  sqlite3_stmt *ins = NULL, *has = NULL;
+  if (rc == SQLITE_OK) rc = sqlite3_open(":memory:", &mem);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(mem, "CREATE TABLE e(id INTEGER PRIMARY KEY)", NULL, NULL, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(mem, "INSERT OR IGNORE INTO e VALUES (?1)", -1, &ins, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(mem, "SELECT 1 FROM e WHERE id = ?1", -1, &has, NULL);
+  while (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) {
+    if (sqlite3_column_type(q, 0) != SQLITE_INTEGER || sqlite3_column_type(q, 1) != SQLITE_TEXT ||
+        sqlite3_column_bytes(q, 1) == 0 || sqlite3_column_type(q, 2) != SQLITE_TEXT) {
+      invalid++;
+      continue;
+    }
+    store_grec r;
+    memset(&r, 0, sizeof r);
+    r.id = sqlite3_column_int64(q, 0);
+    r.s[0] = (const char *)sqlite3_column_text(q, 1);
+    r.n[0] = (size_t)sqlite3_column_bytes(q, 1);
+    r.s[1] = (const char *)sqlite3_column_text(q, 2);
+    r.n[1] = (size_t)sqlite3_column_bytes(q, 2);
+    char meta[64];
+    if (sqlite3_column_type(q, 3) == SQLITE_INTEGER && sqlite3_column_int64(q, 3) >= 0) {
+      snprintf(meta, sizeof meta, "{\"embedding_idx\":%lld}", (long long)sqlite3_column_int64(q, 3));
+      r.s[3] = meta;
+      r.n[3] = strlen(meta);
+    }
+    uint64_t pos;
+    sqlite3_bind_int64(ins, 1, r.id);
+    sqlite3_step(ins);
+    sqlite3_reset(ins);
+    if (st && store_g_find(st, STORE_G_ENTITY, r.id, &pos) == STORE_OK) {
+      dup++;
+      continue;
+    }
+    if (st && store_g_put(st, STORE_G_ENTITY, &r) != STORE_OK) {
+      *err = sqlite3_mprintf("graph: entity %lld: %s", (long long)r.id, store_errmsg(st));
+      rc = SQLITE_ERROR;
+      break;
+    }
+    n_ent++;
+  }
+  sqlite3_finalize(q);
+  q = NULL;
+  if (rc == SQLITE_OK && has_columns(db, "relations", rel))
+    rc = sqlite3_prepare_v2(db, "SELECT rowid, src, tgt, relation, weight, timestamp FROM relations "
+                            "ORDER BY rowid", -1, &q, NULL);
+  while (rc == SQLITE_OK && q && sqlite3_step(q) == SQLITE_ROW) {
+    int wt = sqlite3_column_type(q, 4);
+    if (sqlite3_column_type(q, 1) != SQLITE_INTEGER || sqlite3_column_type(q, 2) != SQLITE_INTEGER ||
+        sqlite3_column_type(q, 3) != SQLITE_TEXT || sqlite3_column_bytes(q, 3) == 0 ||
+        (wt != SQLITE_INTEGER && wt != SQLITE_FLOAT && wt != SQLITE_NULL)) {
+      invalid++;
+      continue;
+    }
+    store_grec r;
+    memset(&r, 0, sizeof r);
+    r.id = sqlite3_column_int64(q, 0);
+    r.a = sqlite3_column_int64(q, 1);
+    r.b = sqlite3_column_int64(q, 2);
+    r.s[1] = (const char *)sqlite3_column_text(q, 3);
+    r.n[1] = (size_t)sqlite3_column_bytes(q, 3);
+    r.weight = wt == SQLITE_NULL ? 1.0 : sqlite3_column_double(q, 4);
+    double ts = sqlite3_column_double(q, 5);
+    r.ts = ts > -9e18 && ts < 9e18 ? (int64_t)floor(ts) : 0;
+    int known = 1;
+    for (int k = 0; k < 2 && known; k++) {
+      int64_t e = k ? r.b : r.a;
+      uint64_t pos;
+      sqlite3_bind_int64(has, 1, e);
+      known = sqlite3_step(has) == SQLITE_ROW || (st && store_g_find(st, STORE_G_ENTITY, e, &pos) == STORE_OK);
+      sqlite3_reset(has);
+    }
+    if (!known) {
+      dangling++;
+      continue;
+    }
+    uint64_t pos;
+    if (st && store_g_find(st, STORE_G_RELATION, r.id, &pos) == STORE_OK) {
+      dup++;
+      continue;
+    }
+    if (st && store_g_put(st, STORE_G_RELATION, &r) != STORE_OK) {
+      *err = sqlite3_mprintf("graph: relation %lld: %s", (long long)r.id, store_errmsg(st));
+      rc = SQLITE_ERROR;
+      break;
+    }
+    n_rel++;
+  }
+  sqlite3_finalize(q);
+  sqlite3_finalize(ins);
+  sqlite3_finalize(has);
+  sqlite3_close(mem);
+  if (st) {
+    int sr = rc == SQLITE_OK ? store_prepare(st) : STORE_EIO;
+    if (sr == STORE_OK) sr = store_commit(st, 1);
+    else store_rollback(st);
+    if (sr != STORE_OK && rc == SQLITE_OK) {
+      *err = sqlite3_mprintf("graph: %s", store_errmsg(st));
+      rc = SQLITE_IOERR;
+    }
+  }
+  if (rc == SQLITE_OK)
+    sqlite3_str_appendf(p->info, ",\"graph_written\":{\"entities\":%lld,\"relations\":%lld,"
+                        "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}}",
+                        (long long)n_ent, (long long)n_rel, (long long)invalid, (long long)dangling,
+                        (long long)dup);
+  return rc;
 }
