@@ -476,7 +476,7 @@ int store_bm25(store *s, const char *query, size_t n, uint64_t k, const store_fi
       hp.n--;
       sift_down(&hp, 0);
     }
-    memcpy(out, hp.h, m * sizeof *out);
+    if (m) memcpy(out, hp.h, m * sizeof *out);
     *nout = m;
   }
   free(hp.h);

@@ -465,7 +465,7 @@ int bm25_img_build(const bm25_img *old, const bm25_seg *g, uint64_t rows, uint32
     }
     e->toff = (uint32_t)terms.n;
     e->tlen = tl;
-    memcpy(terms.b + terms.n, tb, tl);
+    if (tl) memcpy(terms.b + terms.n, tb, tl);
     terms.n += tl;
     e->off = post.n;
     uint64_t prev = 0;
@@ -481,7 +481,7 @@ int bm25_img_build(const bm25_img *old, const bm25_seg *g, uint64_t rows, uint32
         rc = BM25_ENOMEM;
         goto done;
       }
-      memcpy(post.b + post.n, old->post + poff, pn);
+      if (pn) memcpy(post.b + post.n, old->post + poff, pn);
       post.n += pn;
       e->df = rd32(oe + 12);
       e->last = rd32(oe + 16);
