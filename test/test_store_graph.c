@@ -200,7 +200,7 @@ START_TEST(test_random_life) {
     switch (t_next(&r) % 6) {
     case 0: ck_assert_int_eq(store_checkpoint(s), STORE_OK); break;
     case 1: /* close without a checkpoint: the log replays (a crash) */ {
-      char path[512], wal[520], copy[600];
+      char path[512], wal[520], copy[2200];
       snprintf(path, sizeof path, "%s/g.h5", dir);
       snprintf(wal, sizeof wal, "%s-wal", path);
       snprintf(copy, sizeof copy, "cp %s %s.crash && cp %s %s.crash-wal", path, path, wal, path);
