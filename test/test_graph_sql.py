@@ -143,6 +143,14 @@ def test_tables(d):
     check(other.execute("SELECT count(*) FROM mem_entities WHERE name = 'late'").fetchone()[0] == 1,
           "and what is committed later")
     expect_error(other, "INSERT INTO mem_entities(name) VALUES ('x')", "being written")
+    # a reader's names after the writer's checkpoints and optimize (the store reloads)
+    for k, cmd in enumerate(["checkpoint", "optimize", "checkpoint"]):
+        check(other.execute("SELECT count(*) FROM kg_resolve('mem', 'late', 0)").fetchone()[0] == 1, "reader resolves")
+        db.execute("INSERT INTO mem(mem) VALUES (?)", (cmd,))
+        db.execute("INSERT INTO mem_entities(name, aliases) VALUES (?, '[\"x\"]')", ("after%d" % k,))
+        check(other.execute("SELECT name FROM kg_resolve('mem', ?, 0)", ("AFTER%d" % k,)).fetchall() ==
+              [("after%d" % k,)], "the reader's names follow the writer's %s" % cmd)
+    db.execute("DELETE FROM mem_entities WHERE name LIKE 'after%'")
     other.close()
     # DROP TABLE mem drops the companions, not the files, and not a user's table
     db.execute("DROP TABLE mem_mentions")
