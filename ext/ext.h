@@ -50,6 +50,9 @@ int ext_vec_register(sqlite3 *db);
 /* h5mem_tokenize and h5mem_embed_text (ext/func_text.c). */
 int ext_text_register(sqlite3 *db);
 
+/* h5mem_migrate(): SQLite memory stores into an h5mem store (ext/func_migrate.c). */
+int ext_migrate_register(sqlite3 *db);
+
 /* The h5mem virtual table and h5mem_checkpoint() (ext/vtab/vtab_h5mem.c). */
 int ext_vtab_h5mem_register(sqlite3 *db);
 

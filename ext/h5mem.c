@@ -122,6 +122,7 @@ int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
   if (rc == SQLITE_OK) rc = ext_h5_register(db);
   if (rc == SQLITE_OK) rc = ext_vtab_h5_register(db);
   if (rc == SQLITE_OK) rc = ext_vtab_h5mem_register(db);
+  if (rc == SQLITE_OK) rc = ext_migrate_register(db);
   if (rc != SQLITE_OK)
     *pzErrMsg = sqlite3_mprintf("h5mem: cannot register functions: %s",
                                 sqlite3_errmsg(db));

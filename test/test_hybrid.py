@@ -43,20 +43,22 @@ def setup(tmp, n=2000, seed=5):
     db = connect()
     db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=%d)" % (q(path), DIM))
     db.execute("CREATE VIRTUAL TABLE f USING fts5(t)")
-    db.execute("CREATE TABLE m(id INTEGER PRIMARY KEY, source, ts, access_count)")
+    db.execute("CREATE TABLE m(id INTEGER PRIMARY KEY, source, ts, access_count, last_access)")
     recs = []
     for i in range(1, n + 1):
         words = " ".join(rng.choice(WORDS[:int(rng.paretovariate(1.2) * 3) % len(WORDS) + 1])
                          for _ in range(rng.randint(3, 25)))
         v = cent[rng.randrange(8)] + 0.5 * nrng.standard_normal(DIM).astype(np.float32)
         recs.append((i, words, v.astype(np.float32).tobytes(), rng.choice(SOURCES),
-                     NOW - rng.randint(0, 200 * 86400), rng.choice([0, 0, 0, 1, 3, 10])))
+                     NOW - rng.randint(0, 200 * 86400), rng.choice([0, 0, 0, 1, 3, 10]),
+                     rng.choice([None, NOW - rng.randint(0, 90 * 86400), NOW + 5])))
     db.execute("BEGIN")
-    db.executemany("INSERT INTO mem(id, text, embedding, source, ts, access_count) "
-                   "VALUES (?, ?, ?, ?, ?, ?)", recs)
+    db.executemany("INSERT INTO mem(id, text, embedding, source, ts, access_count, last_access) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?)", recs)
     db.execute("COMMIT")
     db.executemany("INSERT INTO f(rowid, t) VALUES (?, ?)", [(r[0], r[1]) for r in recs])
-    db.executemany("INSERT INTO m VALUES (?, ?, ?, ?)", [(r[0], r[3], r[4], r[5]) for r in recs])
+    db.executemany("INSERT INTO m VALUES (?, ?, ?, ?, ?)", [(r[0], r[3], r[4], r[5], r[6])
+                                                              for r in recs])
     return db, path, {r[0]: r for r in recs}, cent, nrng
 
 
@@ -115,15 +117,20 @@ def expected(db, text, qv, k, opts, where="", fwhere="", args=()):
         src = rr.get("sources", {})
         dflt = rr.get("default_authority", 0.5)
         meta = {r[0]: r[1:] for r in db.execute(
-            "SELECT id, source, ts, access_count FROM m WHERE id IN (%s)" % ",".join(
+            "SELECT id, source, ts, access_count, last_access FROM m WHERE id IN (%s)" % ",".join(
                 map(str, union)))}
         best = max(score.values())
-        maxacc = max(meta[i][2] for i in union)
+        raw = {}
         for i in union:
-            s, ts, acc = meta[i]
+            acc, la = meta[i][2], meta[i][3]
+            idle = 0 if la is None else now - la
+            raw[i] = (math.log1p(acc) if acc > 0 else 0) * (1.0 if idle <= 0 else math.pow(0.5, idle / hl))
+        maxact = max(raw.values())
+        for i in union:
+            s, ts, acc, la = meta[i]
             age = now - ts
             rec = 1.0 if age <= 0 else math.pow(0.5, age / hl)
-            act = math.log1p(acc) / math.log1p(maxacc) if maxacc > 0 and acc > 0 else 0
+            act = raw[i] / maxact if maxact > 0 else 0
             auth = min(max(src.get(s, dflt), 0), 1)
             rel = score[i] / best if best > 0 else 0
             score[i] = w_rel * rel + w_rec * rec + w_auth * auth + w_act * act

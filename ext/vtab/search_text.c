@@ -277,10 +277,11 @@ static double authority(hopts *o, const char *src, size_t n, sqlite3_stmt *looku
 }
 
 /* Re-rank u[0..n) in place: score = relevance (score / the best score) x
-** w_rel + recency x w_rec + authority x w_auth + activation x w_act. */
+** w_rel + recency x w_rec + authority x w_auth + activation x w_act, where
+** recency = 0.5^(age / half life), and activation = ln(1 + access_count) x
+** 0.5^(time since last_access / half life) over the union's largest. */
 static int rerank(sqlite3 *db, store *st, hopts *o, hrec *u, uint64_t n, char **pzErr) {
   double best = 0;
-  int64_t maxacc = 0;
   for (uint64_t i = 0; i < n; i++)
     if (u[i].score > best) best = u[i].score;
   sqlite3_stmt *lookup = NULL;
@@ -298,22 +299,33 @@ static int rerank(sqlite3 *db, store *st, hopts *o, hrec *u, uint64_t n, char **
     sqlite3_finalize(lookup);
     return SQLITE_NOMEM;
   }
-  for (uint64_t i = 0; i < n; i++) {
+  double *raw = sqlite3_malloc64(n * sizeof *raw + 1);
+  double maxact = 0;
+  for (uint64_t i = 0; raw && i < n; i++) {
     memset(&v[i], 0, sizeof v[i]);
     if (store_get(st, u[i].pos, STORE_V_NUM, &v[i]) != STORE_OK) {
       sqlite3_free(v);
+      sqlite3_free(raw);
       sqlite3_finalize(lookup);
       *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
       return SQLITE_CORRUPT;
     }
-    if (v[i].access_count > maxacc) maxacc = v[i].access_count;
+    /* activation: uses, fading with the time since the last one */
+    double uses = v[i].access_count > 0 ? log1p((double)v[i].access_count) : 0;
+    double idle = v[i].last_access == STORE_NULL_TIME ? 0 : (double)(o->now - v[i].last_access);
+    raw[i] = uses * (idle <= 0 ? 1.0 : pow(0.5, idle / o->half_life));
+    if (raw[i] > maxact) maxact = raw[i];
+  }
+  if (!raw) {
+    sqlite3_free(v);
+    sqlite3_finalize(lookup);
+    return SQLITE_NOMEM;
   }
   for (uint64_t i = 0; i < n; i++) {
     double rel = best > 0 ? u[i].score / best : 0;
     double age = (double)(o->now - v[i].ts);
     double rec = age <= 0 ? 1.0 : pow(0.5, age / o->half_life);
-    double act = maxacc > 0 && v[i].access_count > 0
-                     ? log1p((double)v[i].access_count) / log1p((double)maxacc) : 0;
+    double act = maxact > 0 ? raw[i] / maxact : 0;
     double auth = o->auth_default;
     if (o->w_auth > 0 && o->sources) {
       store_view sv;
@@ -323,6 +335,7 @@ static int rerank(sqlite3 *db, store *st, hopts *o, hrec *u, uint64_t n, char **
     }
     u[i].score = o->w_rel * rel + o->w_rec * rec + o->w_auth * auth + o->w_act * act;
   }
+  sqlite3_free(raw);
   sqlite3_free(v);
   sqlite3_finalize(lookup);
   return SQLITE_OK;

@@ -36,6 +36,7 @@
 #include "wal.h"
 
 #define FORMAT_NAME "h5mem-store"
+#define MIGRATED_PREFIX "migrated_" /* extra attributes of / (store_opts.attrs) */
 #define FORMAT_VERSION 1
 #define DEFAULT_CHUNK 1024
 #define DEFAULT_AUTOCKPT ((uint64_t)64 << 20)
@@ -159,6 +160,12 @@ const char *store_tokenize(const store *s) { return s->tokenize; }
 
 const char *store_index_name(int kind) {
   return kind == STORE_INDEX_HNSW ? "hnsw" : kind == STORE_INDEX_IVF ? "ivf" : "flat";
+}
+
+int store_attr(const store *s, const char *name, char *buf, size_t n) {
+  h5_obj *root;
+  if (!s->f || h5_root(s->f, &root) != H5_OK) return STORE_ENOTFOUND;
+  return store_attr_str(s->f, root, name, buf, n) > 0 ? STORE_OK : STORE_ENOTFOUND;
 }
 
 int store_index(const store *s, store_index_info *info) {
@@ -1101,6 +1108,13 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
   struct stat st;
   int rc = STORE_OK, porter, rd;
   char norm[64], terr[256];
+  for (const char *const *a = create ? create->attrs : NULL; a && a[0]; a += 2)
+    if (strncmp(a[0], MIGRATED_PREFIX, strlen(MIGRATED_PREFIX)) != 0 || !a[1]) {
+      snprintf(err, errlen, "%s: attribute '%s': extra attributes are named " MIGRATED_PREFIX
+               "... and have a value", path, a[0]);
+      store_close(s);
+      return STORE_EINVAL;
+    }
   if (create && create->tokenize &&
       store_tokenize_parse(create->tokenize, &porter, &rd, norm, terr, sizeof terr)) {
     snprintf(err, errlen, "%s", terr);
@@ -1153,6 +1167,8 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr) hr = attr_str(w, root, "agent", o->agent ? o->agent : "");
   if (!hr) hr = attr_str(w, root, "embedder", o->embedder ? o->embedder : "");
   if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
+  for (const char *const *a = o->attrs; !hr && a && a[0] && a[1]; a += 2)
+    hr = attr_str(w, root, a[0], a[1]);
   sindex_cfg ic = {o->index, o->hnsw_m ? o->hnsw_m : 16, o->hnsw_efc ? o->hnsw_efc : 64,
                    o->ef_search ? o->ef_search : 64, o->index == STORE_INDEX_HNSW && !o->no_q8,
                    o->ivf_nlist, o->ivf_nprobe ? o->ivf_nprobe : 16, o->ivf_pq_m};
@@ -1651,6 +1667,41 @@ int store_checkpoint(store *s) {
   return rc;
 }
 
+/* The migrated_* string attributes of / as name, value, ..., NULL (each
+** strdup'd; extra_attrs_free frees them), for optimize to write again. */
+typedef struct extra_attrs {
+  store *s;
+  h5_obj *root;
+  char **v; /* n names and values, then NULL */
+  size_t n;
+  int oom;
+} extra_attrs;
+
+static int collect_migrated(void *ctx, const h5_attr *a) {
+  extra_attrs *ex = ctx;
+  char buf[65536];
+  if (strncmp(a->name, MIGRATED_PREFIX, strlen(MIGRATED_PREFIX)) != 0 ||
+      store_attr_str(ex->s->f, ex->root, a->name, buf, sizeof buf) <= 0)
+    return 0;
+  char **v = realloc(ex->v, (ex->n + 3) * sizeof *v);
+  if (!v) {
+    ex->oom = 1;
+    return 1;
+  }
+  ex->v = v;
+  v[ex->n] = strdup(a->name);
+  v[ex->n + 1] = strdup(buf);
+  v[ex->n + 2] = NULL;
+  if (!v[ex->n] || !v[ex->n + 1]) ex->oom = 1;
+  ex->n += 2;
+  return ex->oom;
+}
+
+static void extra_attrs_free(extra_attrs *ex) {
+  for (size_t i = 0; i < ex->n; i++) free(ex->v[i]);
+  free(ex->v);
+}
+
 int store_optimize(store *s) {
   int rc = store_checkpoint(s);
   if (rc) return rc;
@@ -1682,12 +1733,22 @@ int store_optimize(store *s) {
   o.ivf_nprobe = s->icfg.nprobe;
   o.ivf_pq_m = s->icfg.pq_m;
   o.tokenize = s->tokenize;
+  extra_attrs ex = {s, NULL, NULL, 0, 0};
+  if (h5_root(s->f, &ex.root) == H5_OK) h5_attr_iter(ex.root, collect_migrated, &ex);
+  if (ex.oom) {
+    extra_attrs_free(&ex);
+    free(tmp);
+    return fail(s, STORE_ENOMEM, "out of memory");
+  }
+  o.attrs = (const char *const *)ex.v;
   h5w *w;
   if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
+    extra_attrs_free(&ex);
     free(tmp);
     return fail(s, STORE_EIO, "optimize %s: %s", s->path, err);
   }
   rc = write_layout(s, w, &o, s->store_id);
+  extra_attrs_free(&ex);
   /* the live base rows, a block of rows at a time */
   uint64_t block = 4096;
   for (uint64_t r0 = 0; rc == STORE_OK && r0 < s->nbase; r0 += block) {

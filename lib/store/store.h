@@ -77,6 +77,11 @@ typedef struct store_opts {
   ** unicode61", each optionally followed by "remove_diacritics 0|1|2";
   ** NULL: "unicode61 remove_diacritics 1" (store_tokenize_parse) */
   const char *tokenize;
+  /* NULL, or more string attributes of / written at creation: name, value,
+  ** name, value, ..., NULL.  Each name must begin with "migrated_" (the
+  ** provenance h5mem_migrate records; STORE_EINVAL otherwise); optimize
+  ** keeps them. */
+  const char *const *attrs;
 } store_opts;
 
 /* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
@@ -105,6 +110,9 @@ int store_close(store *s);
 const char *store_errmsg(const store *s);
 
 int store_dim(const store *s);
+/* The string attribute name of / into buf (room for n bytes, NUL-terminated):
+** STORE_OK, STORE_ENOTFOUND (none, or not a string that fits). */
+int store_attr(const store *s, const char *name, char *buf, size_t n);
 int store_metric(const store *s);
 int store_storage(const store *s);
 const char *store_path(const store *s);

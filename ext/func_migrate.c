@@ -1,0 +1,1039 @@
+/*
+** ext/func_migrate.c - h5mem_migrate(source_db, dest_h5 [, options_json]):
+** an existing SQLite memory store moved into an h5mem store, and a JSON
+** report of what was read, written and skipped, and why.
+**
+**   SELECT h5mem_migrate('agent.sqlite', 'agent.h5');
+**   SELECT h5mem_migrate('vec.db', 'vec.h5', '{"dry_run": true}');
+**
+** The source is opened read-only through its own connection (a
+** file:...?mode=ro URI; immutable=1 on request) and never written.  Its
+** schema is recognised by ext/migrate/mig_detect.c (or named in the
+** options); rows come from an SQL statement or from sqlite-vec's shadow
+** tables (mig_vec0.c) as cells named after the store's columns.  Here each
+** row is checked (id, text, embedding: float32, float64, JSON, int8; NaN,
+** wrong dimension, empty text, duplicates) and written through the store's
+** C API in transactions of `batch` rows; the store checkpoints by itself
+** when its log passes its limit, and once more at the end.  The source's
+** integer ids are kept, so a run cut short resumes by running it again:
+** rows already in the destination count as duplicates.
+**
+** docs/MIGRATION.md describes the options, the report and every mapping.
+** Registered SQLITE_DIRECTONLY (it writes files): not usable from
+** triggers or views.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ext.h"
+#include "h5/h5.h"
+#include "h5sql.h"
+#include "migrate/mig.h"
+#include "store/store.h"
+#include "util/json.h"
+#include "util/timefmt.h"
+#include "util/vecjson.h"
+#include "vtab/search_int.h"
+
+#define WHO "h5mem_migrate"
+#define MIG_KNOWN                                                                        \
+  "dry_run, overwrite, append, dim, metric, storage, index, schema, table, query, "      \
+  "columns, vector_column, encoding, batch, limit, progress, progress_every, "           \
+  "include_deleted, immutable, agent, embedder"
+
+/* ---- options ------------------------------------------------------------- */
+
+/* Everything the options say; strings are sqlite3_mprintf'd copies. */
+typedef struct mig_opts {
+  int dry_run, overwrite, append, include_deleted, immutable;
+  int dim, metric, storage, index; /* metric, storage, index: -1 unless given */
+  int encoding;                    /* MIG_ENC_*, -1 unless given */
+  sqlite3_int64 batch, limit, progress_every;
+  char *schema, *table, *query, *vector_column, *progress, *agent, *embedder;
+  char *col[MIG_NFIELD];
+} mig_opts;
+
+static void opts_free(mig_opts *o) {
+  sqlite3_free(o->schema);
+  sqlite3_free(o->table);
+  sqlite3_free(o->query);
+  sqlite3_free(o->vector_column);
+  sqlite3_free(o->progress);
+  sqlite3_free(o->agent);
+  sqlite3_free(o->embedder);
+  for (int i = 0; i < MIG_NFIELD; i++) sqlite3_free(o->col[i]);
+}
+
+static int opt_bool(sqlite3_stmt *row, int *out) {
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  if (!type || (strcmp(type, "true") && strcmp(type, "false"))) return SQLITE_ERROR;
+  *out = !strcmp(type, "true");
+  return SQLITE_OK;
+}
+
+static int opt_int(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out) {
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  if (!type || strcmp(type, "integer")) return SQLITE_ERROR;
+  sqlite3_int64 v = sqlite3_column_int64(row, 2);
+  if (v < lo || v > hi) return SQLITE_ERROR;
+  *out = v;
+  return SQLITE_OK;
+}
+
+static int opt_str(sqlite3_stmt *row, char **out) {
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  if (!type || strcmp(type, "text")) return SQLITE_ERROR;
+  sqlite3_free(*out);
+  *out = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(row, 2));
+  return *out ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* One of names (NULL-ended) by the text value: its index, or -1. */
+static int opt_pick(sqlite3_stmt *row, const char *const *names) {
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  const char *v = (const char *)sqlite3_column_text(row, 2);
+  if (!type || strcmp(type, "text") || !v) return -1;
+  for (int i = 0; names[i]; i++)
+    if (!sqlite3_stricmp(v, names[i])) return i;
+  return -1;
+}
+
+static int column_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+  mig_opts *o = ctx;
+  (void)err;
+  for (int f = 0; f < MIG_F_SKIP; f++)
+    if (!strcmp(key, mig_field_name[f])) return opt_str(row, &o->col[f]);
+  return 1;
+}
+
+static int mig_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+  mig_opts *o = ctx;
+  sqlite3_int64 n;
+  int rc = SQLITE_ERROR;
+  static const char *const metrics[] = {"cosine", "l2", "dot", NULL};
+  static const char *const storages[] = {"float16", "float32", "f16", "f32", NULL};
+  static const char *const indexes[] = {"flat", "hnsw", "ivf", NULL};
+  static const char *const encs[] = {"auto", "float32", "float64", "json", NULL};
+  if (!strcmp(key, "dry_run")) return opt_bool(row, &o->dry_run);
+  if (!strcmp(key, "overwrite")) return opt_bool(row, &o->overwrite);
+  if (!strcmp(key, "append")) return opt_bool(row, &o->append);
+  if (!strcmp(key, "include_deleted")) return opt_bool(row, &o->include_deleted);
+  if (!strcmp(key, "immutable")) return opt_bool(row, &o->immutable);
+  if (!strcmp(key, "dim")) {
+    if ((rc = opt_int(row, 1, 65536, &n)) == SQLITE_OK) o->dim = (int)n;
+    return rc;
+  }
+  if (!strcmp(key, "batch")) return opt_int(row, 1, 1000000, &o->batch);
+  if (!strcmp(key, "limit")) return opt_int(row, 0, LLONG_MAX, &o->limit);
+  if (!strcmp(key, "progress_every")) return opt_int(row, 1, LLONG_MAX, &o->progress_every);
+  if (!strcmp(key, "metric")) return (o->metric = opt_pick(row, metrics)) < 0 ? SQLITE_ERROR : SQLITE_OK;
+  if (!strcmp(key, "storage")) {
+    int i = opt_pick(row, storages);
+    o->storage = i < 0 ? -1 : i % 2 == 0 ? STORE_F16 : STORE_F32;
+    return i < 0 ? SQLITE_ERROR : SQLITE_OK;
+  }
+  if (!strcmp(key, "index")) return (o->index = opt_pick(row, indexes)) < 0 ? SQLITE_ERROR : SQLITE_OK;
+  if (!strcmp(key, "encoding")) {
+    int i = opt_pick(row, encs);
+    o->encoding = i == 0 ? MIG_ENC_AUTO : i == 1 || i == 3 ? MIG_ENC_F32 : i == 2 ? MIG_ENC_F64 : -1;
+    return i < 0 ? SQLITE_ERROR : SQLITE_OK;
+  }
+  if (!strcmp(key, "schema")) return opt_str(row, &o->schema);
+  if (!strcmp(key, "table")) return opt_str(row, &o->table);
+  if (!strcmp(key, "query")) return opt_str(row, &o->query);
+  if (!strcmp(key, "vector_column")) return opt_str(row, &o->vector_column);
+  if (!strcmp(key, "progress")) return opt_str(row, &o->progress);
+  if (!strcmp(key, "agent")) return opt_str(row, &o->agent);
+  if (!strcmp(key, "embedder")) return opt_str(row, &o->embedder);
+  if (!strcmp(key, "columns")) {
+    const char *type = (const char *)sqlite3_column_text(row, 1);
+    if (!type || strcmp(type, "object")) return SQLITE_ERROR;
+    char *e = NULL;
+    rc = search_options(sqlite3_db_handle(row), sqlite3_column_value(row, 2),
+                        "id, text, embedding, source, session, tags, tier, ts, importance, meta",
+                        column_option, o, &e);
+    if (rc != SQLITE_OK) *err = e;
+    else sqlite3_free(e);
+    return rc;
+  }
+  return 1;
+}
+
+/* ---- the migration ------------------------------------------------------- */
+
+/* Why rows were skipped; the report lists them in this order. */
+enum {
+  R_DUPLICATE, R_WRONG_DIM, R_NAN, R_EMPTY_TEXT, R_BAD_EMB, R_BAD_TEXT, R_BAD_ID, R_F16_RANGE,
+  R_OTHER, NREASON
+};
+static const char *const reason_name[NREASON] = {
+    "duplicate", "wrong_dimension", "nan_or_inf", "empty_text", "bad_embedding",
+    "bad_text",  "bad_id",          "float16_range", NULL};
+
+/* Encodings seen; the report counts each. */
+enum { E_F32, E_F64, E_JSON, E_I8, E_VEC0, NENC };
+static const char *const enc_name[NENC] = {"float32_blob", "float64_blob", "json", "int8_blob",
+                                           "vec0_float32"};
+
+#define MAX_EXAMPLES 10
+#define MAX_OTHER 16
+
+/* One migration's state.  Owns everything it points to except db, src
+** (owned by the caller) and the plan (mig_plan_free). */
+typedef struct mig_run {
+  sqlite3 *db;  /* the connection the function runs on */
+  sqlite3 *src; /* the source, read-only */
+  mig_opts o;
+  mig_plan plan;
+  mig_reader *rd;
+  store *st;   /* the destination; NULL in a dry run without one */
+  int dim, metric, enc, created, resumed, existing;
+  int field[MIG_NFIELD]; /* reader column of each field, or -1 */
+  float *vec;
+  char *srcpath, *dstpath, *key;
+  /* counts */
+  sqlite3_int64 read, written, skipped, no_emb, reason[NREASON], enc_seen[NENC];
+  sqlite3_int64 ts_unparsed, meta_quoted, next_id, before;
+  char other_name[MAX_OTHER][32];
+  sqlite3_int64 other_count[MAX_OTHER];
+  int nother, stopped_by_limit;
+  const char *dim_from; /* where dim came from, for the report */
+  sqlite3_str *examples;
+  int nexamples;
+  double t0;
+  FILE *progress;
+  sqlite3_stmt *unescape; /* json_extract on the source connection */
+  char err[1600];
+} mig_run;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Count a skipped row under reason r (or the named reason why when r is
+** R_OTHER), keeping the first few as examples. */
+static void skip(mig_run *m, int r, const char *why, const mig_cell *id, const char *detail) {
+  m->skipped++;
+  const char *name = reason_name[r];
+  if (r == R_OTHER) {
+    int i = 0;
+    while (i < m->nother && strcmp(m->other_name[i], why)) i++;
+    if (i == m->nother && i < MAX_OTHER) snprintf(m->other_name[m->nother++], 32, "%s", why);
+    if (i < MAX_OTHER) m->other_count[i]++;
+    name = why;
+  } else {
+    m->reason[r]++;
+  }
+  if (m->nexamples >= MAX_EXAMPLES) return;
+  m->nexamples++;
+  sqlite3_str_appendf(m->examples, "%s{\"id\":", m->nexamples > 1 ? "," : "");
+  if (id && id->type == SQLITE_INTEGER) sqlite3_str_appendf(m->examples, "%lld", (long long)id->i);
+  else sqlite3_str_appendall(m->examples, "null");
+  sqlite3_str_appendf(m->examples, ",\"row\":%lld,\"reason\":", (long long)m->read);
+  mig_json_str(m->examples, name, strlen(name));
+  if (detail) {
+    sqlite3_str_appendall(m->examples, ",\"detail\":");
+    mig_json_str(m->examples, detail, strlen(detail));
+  }
+  sqlite3_str_appendchar(m->examples, 1, '}');
+}
+
+static const mig_cell null_cell = {SQLITE_NULL, 0, 0, NULL, 0};
+
+static const mig_cell *cell(const mig_run *m, int f) {
+  return m->field[f] >= 0 ? &m->rd->cells[m->field[f]] : &null_cell;
+}
+
+/* ---- embeddings ---- */
+
+/* The number of values in an embedding cell under encoding enc (0 when it
+** has none or cannot be read), for the dimension of a new store. */
+static int emb_count(const mig_cell *c, int enc) {
+  if (c->type == SQLITE_TEXT) {
+    float *f = NULL;
+    size_t n = 0;
+    char e[8];
+    if (util_json_to_f32(c->p, (size_t)c->n, &f, &n, e, sizeof e)) return 0;
+    free(f);
+    return n <= 65536 ? (int)n : 0;
+  }
+  if (c->type != SQLITE_BLOB || c->n <= 0) return 0;
+  int n = enc == MIG_ENC_F64 ? c->n / 8 : enc == MIG_ENC_I8 ? c->n : c->n / 4;
+  return n <= 65536 ? n : 0;
+}
+
+static double le_f64(const uint8_t *p) {
+  uint64_t x = 0;
+  for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
+  double d;
+  memcpy(&d, &x, 8);
+  return d;
+}
+
+static float le_f32(const uint8_t *p) {
+  uint32_t x = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+/* The embedding cell into m->vec: *has 1 when there is one.  Returns -1
+** when usable, else the reason to skip the row (detail in buf). */
+static int emb_decode(mig_run *m, const mig_cell *c, int *has, char *buf, size_t n) {
+  int dim = m->dim, enc = m->enc, e = -1;
+  float *v = m->vec;
+  *has = 0;
+  if (c->type == SQLITE_NULL || (c->type == SQLITE_BLOB && c->n == 0)) return -1;
+  if (c->type == SQLITE_TEXT) {
+    float *f = NULL;
+    size_t cnt = 0;
+    if (util_json_to_f32(c->p, (size_t)c->n, &f, &cnt, buf, n)) return R_BAD_EMB;
+    if (cnt == 0) return -1; /* "[]": no embedding */
+    if (cnt != (size_t)dim) {
+      free(f);
+      snprintf(buf, n, "%zu values; the store has dim=%d", cnt, dim);
+      return R_WRONG_DIM;
+    }
+    memcpy(v, f, (size_t)dim * 4);
+    free(f);
+    e = E_JSON;
+  } else if (c->type == SQLITE_BLOB) {
+    const uint8_t *b = c->p;
+    size_t len = (size_t)c->n;
+    if (enc == MIG_ENC_AUTO) enc = len == (size_t)dim * 8 ? MIG_ENC_F64 : MIG_ENC_F32;
+    size_t esz = enc == MIG_ENC_F64 ? 8 : enc == MIG_ENC_I8 ? 1 : 4;
+    if (len % esz) {
+      snprintf(buf, n, "a BLOB of %zu bytes is not whole %s values", len,
+               esz == 8 ? "float64" : "float32");
+      return R_BAD_EMB;
+    }
+    if (len / esz != (size_t)dim) {
+      snprintf(buf, n, "%zu %s values; the store has dim=%d", len / esz,
+               esz == 8 ? "float64" : esz == 1 ? "int8" : "float32", dim);
+      return R_WRONG_DIM;
+    }
+    if (esz == 8) {
+      for (int i = 0; i < dim; i++) v[i] = (float)le_f64(b + 8 * i);
+      e = E_F64;
+    } else if (esz == 1) {
+      for (int i = 0; i < dim; i++) v[i] = (float)(int8_t)b[i];
+      e = E_I8;
+    } else {
+      for (int i = 0; i < dim; i++) v[i] = le_f32(b + 4 * i);
+      e = enc == MIG_ENC_VEC0 ? E_VEC0 : E_F32;
+    }
+  } else {
+    snprintf(buf, n, "an %s where an embedding was expected",
+             c->type == SQLITE_INTEGER ? "INTEGER" : "REAL");
+    return R_BAD_EMB;
+  }
+  for (int i = 0; i < dim; i++) {
+    if (!isfinite(v[i])) {
+      snprintf(buf, n, "element %d is %s", i, isnan(v[i]) ? "NaN" : "infinite");
+      return R_NAN;
+    }
+    if (m->st && store_storage(m->st) == STORE_F16 && fabsf(v[i]) > 65504.0f) {
+      snprintf(buf, n, "element %d (%g) is outside float16's range", i, (double)v[i]);
+      return R_F16_RANGE;
+    }
+  }
+  m->enc_seen[e]++;
+  *has = 1;
+  return -1;
+}
+
+/* ---- other columns ---- */
+
+/* A text value (TEXT, or a BLOB holding UTF-8, or a number written out)
+** into *s / *n (NULL for NULL); 0, or -1 when it is not text. */
+static int text_of(const mig_cell *c, char *num, size_t numlen, const char **s, size_t *n) {
+  *s = NULL;
+  *n = 0;
+  switch (c->type) {
+  case SQLITE_NULL: return 0;
+  case SQLITE_INTEGER: *n = (size_t)snprintf(num, numlen, "%lld", (long long)c->i); *s = num; return 0;
+  case SQLITE_FLOAT: *n = (size_t)snprintf(num, numlen, "%.17g", c->d); *s = num; return 0;
+  default: break;
+  }
+  if (c->n && (!h5_utf8_valid(c->p, (size_t)c->n) || memchr(c->p, 0, (size_t)c->n))) return -1;
+  *s = c->n ? c->p : "";
+  *n = (size_t)c->n;
+  return 0;
+}
+
+/* Skip JSON whitespace from i. */
+static size_t jws(const char *s, size_t i, size_t n) {
+  while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+  return i;
+}
+
+/* The end of the JSON value starting at i (valid JSON assumed). */
+static size_t jend(const char *s, size_t i, size_t n) {
+  if (i >= n) return n;
+  if (s[i] == '"') {
+    for (i++; i < n && s[i] != '"'; i++)
+      if (s[i] == '\\') i++;
+    return i + 1;
+  }
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    for (; i < n; i++) {
+      if (s[i] == '"') {
+        i = jend(s, i, n) - 1;
+      } else if (s[i] == '{' || s[i] == '[') {
+        depth++;
+      } else if (s[i] == '}' || s[i] == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return n;
+  }
+  while (i < n && !strchr(",}] \t\n\r", s[i])) i++;
+  return i;
+}
+
+/* The value at a LangGraph field path ("a.b", "content.0") in the JSON
+** text s[0..n): its span in *v0, *v1; 0, or -1 when absent. */
+static int json_at_path(const char *s, size_t n, const char *path, size_t *v0, size_t *v1) {
+  size_t i = jws(s, 0, n);
+  if (!strcmp(path, "$")) {
+    *v0 = i;
+    *v1 = jend(s, i, n);
+    return 0;
+  }
+  while (*path) {
+    const char *dot = strchr(path, '.');
+    size_t plen = dot ? (size_t)(dot - path) : strlen(path);
+    int found = 0;
+    if (i < n && s[i] == '{') {
+      i = jws(s, i + 1, n);
+      while (i < n && s[i] == '"') {
+        size_t k0 = i + 1, k1 = jend(s, i, n) - 1; /* the key, raw (escapes kept) */
+        i = jws(s, jws(s, k1 + 1, n) + 1, n);      /* past ':' */
+        size_t e = jend(s, i, n);
+        if (k1 - k0 == plen && !memcmp(s + k0, path, plen)) {
+          found = 1;
+          break;
+        }
+        i = jws(s, e, n);
+        if (i < n && s[i] == ',') i = jws(s, i + 1, n);
+      }
+    } else if (i < n && s[i] == '[') {
+      char *endp;
+      long idx = strtol(path, &endp, 10);
+      if (endp == path + plen && plen && idx >= 0) {
+        i = jws(s, i + 1, n);
+        for (long k = 0; i < n && s[i] != ']'; k++) {
+          if (k == idx) {
+            found = 1;
+            break;
+          }
+          i = jws(s, jend(s, i, n), n);
+          if (i < n && s[i] == ',') i = jws(s, i + 1, n);
+        }
+      }
+    }
+    if (!found) return -1;
+    path += plen + (dot ? 1 : 0);
+  }
+  *v0 = i;
+  *v1 = jend(s, i, n);
+  return 0;
+}
+
+/* A time cell as unix seconds (NULL: now); 0, or -1 when unreadable. */
+static int time_of(const mig_cell *c, int64_t *out) {
+  switch (c->type) {
+  case SQLITE_NULL: *out = (int64_t)time(NULL); return 0;
+  case SQLITE_INTEGER: *out = c->i; return 0;
+  case SQLITE_FLOAT:
+    if (!(fabs(c->d) < 9.2e18)) return -1;
+    *out = (int64_t)floor(c->d);
+    return 0;
+  case SQLITE_TEXT: {
+    if (util_iso8601_parse(c->p, (size_t)c->n, out, NULL, 0) == 0) return 0;
+    char buf[64], *end;
+    if (c->n <= 0 || c->n >= (int)sizeof buf) return -1;
+    memcpy(buf, c->p, (size_t)c->n);
+    buf[c->n] = 0;
+    double d = strtod(buf, &end);
+    if (end == buf || *end || !(fabs(d) < 9.2e18)) return -1;
+    *out = (int64_t)floor(d);
+    return 0;
+  }
+  default: return -1;
+  }
+}
+
+static int blank(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!strchr(" \t\n\r", s[i])) return 0;
+  return 1;
+}
+
+/* One row of the reader into the store (or only checked, in a dry run).
+** Returns SQLITE_OK (written or skipped) or an error of the store. */
+static int migrate_row(mig_run *m) {
+  const mig_cell *idc = cell(m, MIG_F_ID), *sk = cell(m, MIG_F_SKIP);
+  char detail[200], num[MIG_NFIELD][40];
+  if (sk->type != SQLITE_NULL) {
+    char why[32];
+    snprintf(why, sizeof why, "%.*s", sk->type == SQLITE_TEXT ? sk->n : 0,
+             sk->type == SQLITE_TEXT ? (const char *)sk->p : "");
+    skip(m, R_OTHER, why[0] ? why : "skipped", idc, NULL);
+    return SQLITE_OK;
+  }
+  store_rec r;
+  memset(&r, 0, sizeof r);
+  /* id */
+  if (m->plan.ids) {
+    if (idc->type == SQLITE_INTEGER) r.id = idc->i;
+    else if (idc->type == SQLITE_FLOAT && floor(idc->d) == idc->d && fabs(idc->d) < 9.2e18)
+      r.id = (int64_t)idc->d;
+    else {
+      skip(m, R_BAD_ID, NULL, idc, "the id is not an integer");
+      return SQLITE_OK;
+    }
+    uint64_t pos;
+    if (m->st && store_find(m->st, r.id, &pos) == STORE_OK) {
+      skip(m, R_DUPLICATE, NULL, idc, NULL);
+      return SQLITE_OK;
+    }
+  } else {
+    r.id = ++m->next_id;
+  }
+  /* text, and the other strings */
+  const char **dst[] = {&r.text, &r.source, &r.session, &r.tags, &r.tier, &r.meta};
+  size_t *dlen[] = {&r.text_len, &r.source_len, &r.session_len, &r.tags_len, &r.tier_len, &r.meta_len};
+  static const int fld[] = {MIG_F_TEXT, MIG_F_SOURCE, MIG_F_SESSION, MIG_F_TAGS, MIG_F_TIER, MIG_F_META};
+  for (int k = 0; k < 6; k++) {
+    if (text_of(cell(m, fld[k]), num[fld[k]], sizeof num[0], dst[k], dlen[k])) {
+      snprintf(detail, sizeof detail, "%s is not UTF-8 text", mig_field_name[fld[k]]);
+      skip(m, R_BAD_TEXT, NULL, idc, detail);
+      return SQLITE_OK;
+    }
+  }
+  const mig_cell *tp = cell(m, MIG_F_TEXTPATH);
+  char *owned = NULL; /* the text, when unescaped from JSON here */
+  if (tp->type == SQLITE_TEXT && r.text) {
+    char path[512];
+    size_t v0, v1;
+    snprintf(path, sizeof path, "%.*s", tp->n, (const char *)tp->p);
+    if (util_json_valid(r.text, r.text_len, NULL, 0) ||
+        json_at_path(r.text, r.text_len, path, &v0, &v1)) {
+      r.text = NULL;
+    } else if (r.text[v0] == '"') { /* a JSON string: the text is its value */
+      if (!m->unescape &&
+          sqlite3_prepare_v2(m->src, "SELECT json_extract(?1, '$')", -1, &m->unescape, NULL) != SQLITE_OK)
+        return SQLITE_ERROR;
+      sqlite3_reset(m->unescape);
+      sqlite3_bind_text(m->unescape, 1, r.text + v0, (int)(v1 - v0), SQLITE_STATIC);
+      const char *u = sqlite3_step(m->unescape) == SQLITE_ROW
+                          ? (const char *)sqlite3_column_text(m->unescape, 0) : NULL;
+      owned = u ? sqlite3_mprintf("%s", u) : NULL;
+      sqlite3_reset(m->unescape);
+      r.text = owned;
+      r.text_len = owned ? strlen(owned) : 0;
+    } else { /* a number, object, ...: its JSON text */
+      r.text += v0;
+      r.text_len = v1 - v0;
+    }
+  }
+  if (m->plan.has_text && (!r.text || blank(r.text, r.text_len))) {
+    sqlite3_free(owned);
+    skip(m, R_EMPTY_TEXT, NULL, idc, NULL);
+    return SQLITE_OK;
+  }
+  /* the embedding */
+  int has = 0;
+  int why = emb_decode(m, cell(m, MIG_F_EMB), &has, detail, sizeof detail);
+  if (why >= 0) {
+    sqlite3_free(owned);
+    skip(m, why, NULL, idc, detail);
+    return SQLITE_OK;
+  }
+  r.emb = has ? m->vec : NULL;
+  if (!has) m->no_emb++;
+  /* meta: JSON as it is; anything else kept as a JSON string */
+  char *quoted = NULL;
+  if (r.meta && util_json_valid(r.meta, r.meta_len, NULL, 0)) {
+    sqlite3_str *q = sqlite3_str_new(NULL);
+    mig_json_str(q, r.meta, r.meta_len);
+    r.meta_len = (size_t)sqlite3_str_length(q);
+    quoted = sqlite3_str_finish(q);
+    if (!quoted) {
+      sqlite3_free(owned);
+      return SQLITE_NOMEM;
+    }
+    r.meta = quoted;
+    m->meta_quoted++;
+  }
+  /* times and numbers */
+  if (time_of(cell(m, MIG_F_TS), &r.ts)) {
+    r.ts = (int64_t)time(NULL);
+    m->ts_unparsed++;
+  }
+  r.last_access = STORE_NULL_TIME;
+  const mig_cell *imp = cell(m, MIG_F_IMPORTANCE);
+  r.importance = (imp->type == SQLITE_INTEGER || imp->type == SQLITE_FLOAT) && isfinite(imp->d) ? imp->d : NAN;
+  int rc = STORE_OK;
+  if (m->st && !m->o.dry_run) rc = store_put(m->st, &r);
+  sqlite3_free(owned);
+  sqlite3_free(quoted);
+  if (rc == STORE_EEXISTS) {
+    skip(m, R_DUPLICATE, NULL, idc, NULL);
+    return SQLITE_OK;
+  }
+  if (rc != STORE_OK) {
+    snprintf(m->err, sizeof m->err, "writing %s: %s", m->dstpath, store_errmsg(m->st));
+    return rc == STORE_ENOMEM ? SQLITE_NOMEM : rc == STORE_EFULL ? SQLITE_FULL : SQLITE_IOERR;
+  }
+  m->written++;
+  return SQLITE_OK;
+}
+
+/* ---- source and destination --------------------------------------------- */
+
+/* The source opened read-only: file:<path>?mode=ro[&immutable=1]. */
+static int open_source(mig_run *m, const char *path) {
+  sqlite3_str *u = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(u, "file:");
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+        strchr("/-._~", *p))
+      sqlite3_str_appendchar(u, 1, (char)*p);
+    else
+      sqlite3_str_appendf(u, "%%%02X", *p);
+  }
+  sqlite3_str_appendf(u, "?mode=ro%s", m->o.immutable ? "&immutable=1" : "");
+  char *uri = sqlite3_str_finish(u);
+  if (!uri) return SQLITE_NOMEM;
+  int rc = sqlite3_open_v2(uri, &m->src, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+  sqlite3_free(uri);
+  if (rc == SQLITE_OK) {
+    /* reading sqlite_master proves it is a database */
+    rc = sqlite3_exec(m->src, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+  }
+  if (rc != SQLITE_OK)
+    snprintf(m->err, sizeof m->err, "cannot open the source %s read-only: %s", path,
+             m->src ? sqlite3_errmsg(m->src) : "out of memory");
+  return rc;
+}
+
+static int file_exists(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0;
+}
+
+/* The destination: opened, created, replaced or refused.  Sets m->st (NULL
+** in a dry run with no destination yet). */
+static int open_dest(mig_run *m) {
+  char err[512];
+  int exists = file_exists(m->dstpath);
+  if (exists) {
+    store_opts oo;
+    memset(&oo, 0, sizeof oo); /* dim 0: open only */
+    oo.sync = STORE_SYNC_NORMAL;
+    int sr = store_open(m->dstpath, &oo, m->o.dry_run, &m->st, err, sizeof err);
+    if (sr != STORE_OK) {
+      snprintf(m->err, sizeof m->err, "the destination %s exists and is not an h5mem store "
+               "that can be opened (%s); it is left alone", m->dstpath, err);
+      return SQLITE_ERROR;
+    }
+    m->existing = 1;
+    uint64_t n = store_count(m->st);
+    char key[4096];
+    int same = store_attr(m->st, "migrated_source", key, sizeof key) == STORE_OK && !strcmp(key, m->key);
+    if (n > 0 && m->o.overwrite) {
+      if (m->o.dry_run) {
+        store_close(m->st);
+        m->st = NULL; /* a dry run: as if replaced */
+      } else {
+        store_close(m->st);
+        m->st = NULL;
+        char *wal = sqlite3_mprintf("%s-wal", m->dstpath);
+        if (!wal) return SQLITE_NOMEM;
+        if (unlink(m->dstpath) != 0 || (unlink(wal) != 0 && errno != ENOENT)) {
+          snprintf(m->err, sizeof m->err, "cannot remove %s to overwrite it: %s", m->dstpath,
+                   strerror(errno));
+          sqlite3_free(wal);
+          return SQLITE_CANTOPEN;
+        }
+        sqlite3_free(wal);
+        exists = 0;
+      }
+      m->existing = 0;
+    } else if (n > 0 && !m->o.append && !same) {
+      snprintf(m->err, sizeof m->err, "the destination %s already holds %llu records: give "
+               "{\"append\": true} to add to it or {\"overwrite\": true} to replace it",
+               m->dstpath, (unsigned long long)n);
+      return SQLITE_ERROR;
+    } else {
+      m->resumed = n > 0 && same;
+      if (!m->dim) m->dim = store_dim(m->st);
+      if (m->dim != store_dim(m->st)) {
+        snprintf(m->err, sizeof m->err, "the destination %s has dim=%d; the source has dim=%d",
+                 m->dstpath, store_dim(m->st), m->dim);
+        return SQLITE_ERROR;
+      }
+      m->before = (sqlite3_int64)n;
+      m->next_id = store_max_id(m->st);
+      return SQLITE_OK;
+    }
+  }
+  if (m->o.dry_run || exists) return SQLITE_OK;
+  if (!m->dim) {
+    snprintf(m->err, sizeof m->err, "the source has no embedding to take the dimension from: "
+             "give {\"dim\": N}");
+    return SQLITE_ERROR;
+  }
+  store_opts so;
+  memset(&so, 0, sizeof so);
+  so.dim = m->dim;
+  so.metric = m->metric;
+  so.storage = m->o.storage >= 0 ? m->o.storage : STORE_F32;
+  /* normal: the log is fdatasync'ed every 100 ms and at checkpoints; a
+     killed process loses nothing, a crashed machine at most the last
+     batches, which running the migration again writes */
+  so.sync = STORE_SYNC_NORMAL;
+  so.index = m->o.index >= 0 ? m->o.index : STORE_INDEX_FLAT;
+  so.agent = m->o.agent;
+  so.embedder = m->o.embedder ? m->o.embedder : m->plan.embedder;
+  /* provenance: where, what and when; the plan's own (OpenClaw's meta) */
+  char when[UTIL_ISO8601_BUFSIZE];
+  util_iso8601_format((int64_t)time(NULL), when);
+  const char *attrs[2 * (MIG_MAX_ATTRS + 4) + 1];
+  int k = 0;
+  attrs[k++] = "migrated_source", attrs[k++] = m->key;
+  attrs[k++] = "migrated_from", attrs[k++] = m->srcpath;
+  attrs[k++] = "migrated_schema", attrs[k++] = m->plan.schema;
+  attrs[k++] = "migrated_at", attrs[k++] = when;
+  for (int i = 0; m->plan.attrs[i]; i++) attrs[k++] = m->plan.attrs[i];
+  attrs[k] = NULL;
+  so.attrs = attrs;
+  int sr = store_open(m->dstpath, &so, 0, &m->st, err, sizeof err);
+  if (sr != STORE_OK) {
+    snprintf(m->err, sizeof m->err, "cannot create %s: %s", m->dstpath, err);
+    return sr == STORE_ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+  }
+  m->created = 1;
+  return SQLITE_OK;
+}
+
+/* The dimension from the first embedding in the source (0: none). */
+static int probe_dim(mig_run *m) {
+  char *err = NULL;
+  int dim = 0, rc;
+  while (!dim && (rc = m->rd->next(m->rd, &err)) == SQLITE_ROW)
+    if (cell(m, MIG_F_SKIP)->type == SQLITE_NULL) dim = emb_count(cell(m, MIG_F_EMB), m->enc);
+  sqlite3_free(err);
+  err = NULL;
+  m->rd->rewind(m->rd, &err);
+  sqlite3_free(err);
+  return dim;
+}
+
+/* ---- progress and report ---------------------------------------------- */
+
+static void progress_line(mig_run *m, int done) {
+  if (!m->progress) return;
+  fprintf(m->progress, "{\"rows_read\":%lld,\"rows_written\":%lld,\"rows_skipped\":%lld,"
+          "\"seconds\":%.3f%s}\n", (long long)m->read, (long long)m->written,
+          (long long)m->skipped, now_s() - m->t0, done ? ",\"done\":true" : "");
+  fflush(m->progress);
+}
+
+static char *report(mig_run *m) {
+  sqlite3_str *s = sqlite3_str_new(m->db);
+  double secs = now_s() - m->t0;
+  sqlite3_str_appendall(s, "{\"source\":");
+  mig_json_str(s, m->srcpath, strlen(m->srcpath));
+  sqlite3_str_appendall(s, ",\"destination\":");
+  mig_json_str(s, m->dstpath, strlen(m->dstpath));
+  sqlite3_str_appendf(s, ",\"schema\":\"%s\",\"based_on\":", m->plan.schema);
+  mig_json_str(s, m->plan.based_on ? m->plan.based_on : "", m->plan.based_on ? strlen(m->plan.based_on) : 0);
+  sqlite3_str_appendall(s, ",\"table\":");
+  mig_json_str(s, m->plan.table ? m->plan.table : "", m->plan.table ? strlen(m->plan.table) : 0);
+  sqlite3_str_appendf(s, ",\"dry_run\":%s", m->o.dry_run ? "true" : "false");
+  sqlite3_str_appendf(s, ",\"complete\":%s", m->stopped_by_limit ? "false" : "true");
+  sqlite3_str_appendf(s, ",\"rows_read\":%lld,\"rows_written\":%lld,\"rows_skipped\":%lld",
+                      (long long)m->read, (long long)m->written, (long long)m->skipped);
+  sqlite3_str_appendall(s, ",\"skipped\":{");
+  int first = 1;
+  for (int r = 0; r < R_OTHER; r++) {
+    if (!m->reason[r] && r > R_BAD_EMB) continue;
+    sqlite3_str_appendf(s, "%s\"%s\":%lld", first ? "" : ",", reason_name[r], (long long)m->reason[r]);
+    first = 0;
+  }
+  for (int i = 0; i < m->nother; i++) {
+    sqlite3_str_appendchar(s, 1, ',');
+    mig_json_str(s, m->other_name[i], strlen(m->other_name[i]));
+    sqlite3_str_appendf(s, ":%lld", (long long)m->other_count[i]);
+  }
+  char *ex = sqlite3_str_finish(m->examples);
+  m->examples = NULL;
+  sqlite3_str_appendf(s, "},\"skipped_examples\":[%s]", ex ? ex : "");
+  sqlite3_free(ex);
+  sqlite3_str_appendf(s, ",\"without_embedding\":%lld,\"dim\":%d,\"dim_from\":\"%s\"",
+                      (long long)m->no_emb, m->dim, m->dim_from ? m->dim_from : "none");
+  sqlite3_str_appendall(s, ",\"embedding_encodings\":{");
+  first = 1;
+  for (int e = 0; e < NENC; e++) {
+    if (!m->enc_seen[e]) continue;
+    sqlite3_str_appendf(s, "%s\"%s\":%lld", first ? "" : ",", enc_name[e], (long long)m->enc_seen[e]);
+    first = 0;
+  }
+  sqlite3_str_appendf(s, "},\"ids\":\"%s\"", m->plan.ids_from ? m->plan.ids_from : "");
+  sqlite3_str_appendf(s, ",\"resumable\":%s,\"resumed\":%s", m->plan.ids ? "true" : "false",
+                      m->resumed ? "true" : "false");
+  if (m->st) {
+    sqlite3_str_appendf(s, ",\"store\":{\"created\":%s,\"records_before\":%lld,\"records\":%llu,"
+                        "\"metric\":\"%s\",\"storage\":\"%s\",\"index\":\"%s\"}",
+                        m->created ? "true" : "false", (long long)m->before,
+                        (unsigned long long)store_count(m->st),
+                        store_metric(m->st) == STORE_L2 ? "l2" : store_metric(m->st) == STORE_DOT ? "dot" : "cosine",
+                        store_storage(m->st) == STORE_F16 ? "float16" : "float32",
+                        store_index_name(store_index(m->st, NULL)));
+  } else {
+    sqlite3_str_appendall(s, ",\"store\":null");
+  }
+  if (m->ts_unparsed) sqlite3_str_appendf(s, ",\"ts_unreadable\":%lld", (long long)m->ts_unparsed);
+  if (m->meta_quoted) sqlite3_str_appendf(s, ",\"meta_not_json\":%lld", (long long)m->meta_quoted);
+  char *info = sqlite3_str_finish(m->plan.info);
+  m->plan.info = NULL;
+  if (info) sqlite3_str_appendall(s, info);
+  sqlite3_free(info);
+  char *notes = sqlite3_str_finish(m->plan.notes);
+  m->plan.notes = NULL;
+  sqlite3_str_appendf(s, ",\"notes\":[%s]", notes ? notes + (notes[0] == ',') : "");
+  sqlite3_free(notes);
+  sqlite3_str_appendf(s, ",\"seconds\":%.3f,\"rows_per_second\":%.0f}", secs,
+                      secs > 0 ? (double)m->read / secs : 0.0);
+  if (sqlite3_str_errcode(s)) {
+    sqlite3_free(sqlite3_str_finish(s));
+    return NULL;
+  }
+  return sqlite3_str_finish(s);
+}
+
+/* ---- the function --------------------------------------------------------- */
+
+static int run(mig_run *m, const char *src, const char *dst) {
+  int rc = open_source(m, src);
+  if (rc != SQLITE_OK) return rc;
+  mig_want w;
+  memset(&w, 0, sizeof w);
+  w.schema = m->o.schema;
+  w.table = m->o.table;
+  w.query = m->o.query;
+  w.vector_column = m->o.vector_column;
+  w.include_deleted = m->o.include_deleted;
+  for (int f = 0; f < MIG_NFIELD; f++) w.col[f] = m->o.col[f];
+  char *err = NULL;
+  rc = mig_detect(m->src, &w, &m->plan, &err);
+  if (rc == SQLITE_OK)
+    rc = m->plan.vec0 ? mig_vec0_open(m->src, m->plan.vec0, &w, &m->plan, &m->rd, &err)
+                      : mig_reader_open(m->src, &m->plan, &w, &m->rd, &err);
+  if (rc != SQLITE_OK) {
+    snprintf(m->err, sizeof m->err, "%s", err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    return rc;
+  }
+  for (int f = 0; f < MIG_NFIELD; f++) {
+    m->field[f] = -1;
+    for (int i = 0; i < m->rd->ncol; i++)
+      if (!strcmp(m->rd->names[i], mig_field_name[f])) m->field[f] = i;
+  }
+  m->enc = m->o.encoding >= 0 && !m->plan.vec0 ? m->o.encoding : m->plan.enc;
+  m->metric = m->o.metric >= 0 ? m->o.metric : m->plan.metric >= 0 ? m->plan.metric
+              : m->plan.vec0 ? STORE_L2 : STORE_COSINE;
+  m->key = sqlite3_mprintf("%s:%s:%s", m->plan.schema, m->srcpath, m->plan.table ? m->plan.table : "");
+  if (!m->key) return SQLITE_NOMEM;
+  m->dim = m->o.dim ? m->o.dim : m->plan.dim;
+  if (m->o.dim && m->plan.dim && m->o.dim != m->plan.dim)
+    mig_note(&m->plan, "dim %d from the options; the source declares %d", m->o.dim, m->plan.dim);
+  (void)dst;
+  if (m->dim) m->dim_from = m->o.dim ? "options" : "source schema";
+  if (!m->dim && !m->o.overwrite && file_exists(m->dstpath)) {
+    store *t;
+    char e[256];
+    if (store_open(m->dstpath, NULL, 1, &t, e, sizeof e) == STORE_OK) {
+      m->dim = store_dim(t);
+      m->dim_from = "destination";
+      store_close(t);
+    }
+  }
+  if (!m->dim) {
+    m->dim = probe_dim(m);
+    m->dim_from = m->dim > 0 ? "first embedding" : "none";
+    if (m->dim && m->enc == MIG_ENC_AUTO)
+      mig_note(&m->plan, "dim %d taken from the first embedding (a BLOB read as float32; give "
+               "{\"encoding\": \"float64\"} or {\"dim\": N} otherwise)", m->dim);
+  }
+  if ((rc = open_dest(m)) != SQLITE_OK) return rc;
+  m->vec = sqlite3_malloc64((sqlite3_uint64)(m->dim > 0 ? m->dim : 1) * 4);
+  if (!m->vec) return SQLITE_NOMEM;
+  if (m->o.progress) {
+    m->progress = !strcmp(m->o.progress, "stderr") ? stderr : fopen(m->o.progress, "a");
+    if (!m->progress) {
+      snprintf(m->err, sizeof m->err, "progress: cannot open %s: %s", m->o.progress, strerror(errno));
+      return SQLITE_CANTOPEN;
+    }
+  }
+  /* the rows, in transactions of batch rows */
+  int writing = m->st && !m->o.dry_run, in_tx = 0;
+  sqlite3_int64 in_batch = 0;
+  while (rc == SQLITE_OK) {
+    if (m->o.limit && m->read >= m->o.limit) {
+      m->stopped_by_limit = 1;
+      break;
+    }
+    int r = m->rd->next(m->rd, &err);
+    if (r == SQLITE_DONE) break;
+    if (r != SQLITE_ROW) {
+      snprintf(m->err, sizeof m->err, "%s", err ? err : sqlite3_errstr(r));
+      rc = r;
+      break;
+    }
+    m->read++;
+    if (writing && !in_tx) {
+      if (store_begin(m->st) != STORE_OK) {
+        snprintf(m->err, sizeof m->err, "%s: %s", m->dstpath, store_errmsg(m->st));
+        rc = SQLITE_BUSY;
+        break;
+      }
+      in_tx = 1;
+    }
+    rc = migrate_row(m);
+    if (rc == SQLITE_OK && in_tx && ++in_batch >= m->o.batch) {
+      int sr = store_prepare(m->st);
+      if (sr == STORE_OK) sr = store_commit(m->st, 1);
+      else store_rollback(m->st);
+      in_tx = 0;
+      in_batch = 0;
+      if (sr != STORE_OK) {
+        snprintf(m->err, sizeof m->err, "committing to %s: %s", m->dstpath, store_errmsg(m->st));
+        rc = sr == STORE_EFULL ? SQLITE_FULL : SQLITE_IOERR;
+      }
+    }
+    if (m->progress && m->read % m->o.progress_every == 0) progress_line(m, 0);
+  }
+  sqlite3_free(err);
+  if (in_tx) {
+    int sr = rc == SQLITE_OK ? store_prepare(m->st) : STORE_EIO;
+    if (sr == STORE_OK) sr = store_commit(m->st, 1);
+    else store_rollback(m->st);
+    if (sr != STORE_OK && rc == SQLITE_OK) {
+      snprintf(m->err, sizeof m->err, "committing to %s: %s", m->dstpath, store_errmsg(m->st));
+      rc = sr == STORE_EFULL ? SQLITE_FULL : SQLITE_IOERR;
+    }
+  }
+  if (rc == SQLITE_OK && writing && store_checkpoint(m->st) != STORE_OK) {
+    snprintf(m->err, sizeof m->err, "checkpoint of %s: %s", m->dstpath, store_errmsg(m->st));
+    rc = SQLITE_IOERR;
+  }
+  progress_line(m, 1);
+  return rc;
+}
+
+/* h5mem_migrate(source_db, dest_h5 [, options_json]) */
+static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const char *src = (const char *)sqlite3_value_text(argv[0]);
+  const char *dst = (const char *)sqlite3_value_text(argv[1]);
+  if (!src || !dst || !*src || !*dst) {
+    sqlite3_result_error(ctx, WHO ": give the source database and the destination .h5 file", -1);
+    return;
+  }
+  mig_run *m = sqlite3_malloc(sizeof *m);
+  if (!m) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  memset(m, 0, sizeof *m);
+  m->db = sqlite3_context_db_handle(ctx);
+  m->o.metric = m->o.storage = m->o.index = m->o.encoding = -1;
+  m->o.batch = 1000;
+  m->o.progress_every = 10000;
+  m->examples = sqlite3_str_new(NULL);
+  m->t0 = now_s();
+  char *e = NULL;
+  int rc = search_options(m->db, argc > 2 ? argv[2] : NULL, MIG_KNOWN, mig_option, &m->o, &e);
+  if (rc != SQLITE_OK) snprintf(m->err, sizeof m->err, "%s", e ? e : "bad options");
+  sqlite3_free(e);
+  if (rc == SQLITE_OK && m->o.overwrite && m->o.append) {
+    snprintf(m->err, sizeof m->err, "options: overwrite and append exclude each other");
+    rc = SQLITE_ERROR;
+  }
+  if (rc == SQLITE_OK) {
+    char *rs = realpath(src, NULL);
+    m->srcpath = sqlite3_mprintf("%s", rs ? rs : src);
+    free(rs);
+    m->dstpath = sqlite3_mprintf("%s", dst);
+    if (!m->srcpath || !m->dstpath) rc = SQLITE_NOMEM;
+  }
+  if (rc == SQLITE_OK) {
+    struct stat a, b;
+    if (stat(src, &a) != 0) {
+      snprintf(m->err, sizeof m->err, "the source %s: %s", src, strerror(errno));
+      rc = SQLITE_CANTOPEN;
+    } else if (stat(dst, &b) == 0 && h5sql_same_file(&a, &b)) {
+      snprintf(m->err, sizeof m->err, "the source and the destination are the same file");
+      rc = SQLITE_ERROR;
+    }
+  }
+  if (rc == SQLITE_OK) rc = run(m, src, dst);
+  char *rep = rc == SQLITE_OK ? report(m) : NULL;
+  if (rc == SQLITE_OK && !rep) rc = SQLITE_NOMEM;
+  /* close the destination (its checkpoint was taken) and the source */
+  if (m->st && store_close(m->st) != STORE_OK && rc == SQLITE_OK && !m->o.dry_run) {
+    snprintf(m->err, sizeof m->err, "closing %s failed", m->dstpath);
+    rc = SQLITE_IOERR;
+  }
+  if (m->rd) m->rd->close(m->rd);
+  sqlite3_finalize(m->unescape);
+  sqlite3_close(m->src);
+  if (m->progress && m->progress != stderr) fclose(m->progress);
+  if (rc == SQLITE_OK) {
+    sqlite3_result_text(ctx, rep, -1, sqlite3_free);
+    sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+  } else {
+    sqlite3_free(rep);
+    if (rc == SQLITE_NOMEM) {
+      sqlite3_result_error_nomem(ctx);
+    } else {
+      char *msg = sqlite3_mprintf(WHO ": %s", m->err[0] ? m->err : sqlite3_errstr(rc));
+      sqlite3_result_error(ctx, msg ? msg : WHO, -1);
+      sqlite3_result_error_code(ctx, rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_ERROR : rc);
+      sqlite3_free(msg);
+    }
+  }
+  sqlite3_free(sqlite3_str_finish(m->examples));
+  mig_plan_free(&m->plan);
+  opts_free(&m->o);
+  sqlite3_free(m->vec);
+  sqlite3_free(m->srcpath);
+  sqlite3_free(m->dstpath);
+  sqlite3_free(m->key);
+  sqlite3_free(m);
+}
+
+int ext_migrate_register(sqlite3 *db) {
+  if (!h5sql_directonly_ok()) return SQLITE_OK; /* it writes files: only where views cannot call it */
+  int rc = SQLITE_OK;
+  for (int n = 2; n <= 3 && rc == SQLITE_OK; n++)
+    rc = sqlite3_create_function_v2(db, "h5mem_migrate", n,
+                                    SQLITE_UTF8 | SQLITE_DIRECTONLY | SQLITE_RESULT_SUBTYPE, NULL,
+                                    fn_migrate, NULL, NULL, NULL);
+  return rc;
+}

@@ -1,0 +1,123 @@
+/*
+** ext/migrate/mig.h - h5mem_migrate's parts: what a source database is
+** (mig_detect.c), how its rows are read (an SQL statement, or vec0's shadow
+** tables in mig_vec0.c), and the rows as cells the driver (ext/func_migrate.c)
+** turns into store records.  docs/MIGRATION.md describes every mapping.
+**
+** Every source is read through its own read-only connection; nothing here
+** writes to it.  Every function returns an SQLite status and, on failure, a
+** message in *err (sqlite3_mprintf'd; the caller frees it).
+*/
+#ifndef H5MEM_EXT_MIGRATE_MIG_H
+#define H5MEM_EXT_MIGRATE_MIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ext.h"
+
+/* The store's columns a source column can feed, and two controls:
+** MIG_F_SKIP (text: a reason to skip the row, e.g. "deleted") and
+** MIG_F_TEXTPATH (text: a path into the JSON of the text column, whose
+** value at that path is the text; LangGraph's field_name). */
+enum {
+  MIG_F_ID, MIG_F_TEXT, MIG_F_EMB, MIG_F_SOURCE, MIG_F_SESSION, MIG_F_TAGS, MIG_F_TIER,
+  MIG_F_TS, MIG_F_IMPORTANCE, MIG_F_META, MIG_F_SKIP, MIG_F_TEXTPATH, MIG_NFIELD
+};
+extern const char *const mig_field_name[MIG_NFIELD];
+
+/* How the embedding column's values are encoded. */
+enum {
+  MIG_ENC_AUTO,  /* BLOB: float32 or float64 LE by its length and the dim; TEXT: JSON */
+  MIG_ENC_F32,   /* BLOB: float32 LE; TEXT: JSON */
+  MIG_ENC_F64,   /* BLOB: float64 LE; TEXT: JSON */
+  MIG_ENC_I8,    /* BLOB: int8 (sqlite-vec's int8[N]) */
+  MIG_ENC_VEC0   /* float32 rows cut from sqlite-vec's vector chunks */
+};
+
+/* One value of a source row.  p points into the source's statement or
+** buffers: valid until the next row. */
+typedef struct mig_cell {
+  int type;   /* SQLITE_NULL, _INTEGER, _FLOAT, _TEXT, _BLOB */
+  int64_t i;
+  double d;
+  const void *p; /* TEXT / BLOB bytes */
+  int n;
+} mig_cell;
+
+/* A row reader.  next: SQLITE_ROW with ncol cells in cells, SQLITE_DONE,
+** or an error (message in *err).  rewind: back to the first row.  Names of
+** the cells are in names[0..ncol).  close frees the reader. */
+typedef struct mig_reader mig_reader;
+struct mig_reader {
+  int ncol;
+  const char **names;
+  mig_cell *cells;
+  int (*next)(mig_reader *r, char **err);
+  int (*rewind)(mig_reader *r, char **err);
+  void (*close)(mig_reader *r);
+};
+
+/* A source understood: its schema, how to read it, what to tell.  Owned
+** by the caller of mig_detect (mig_plan_free). */
+#define MIG_MAX_ATTRS 8
+typedef struct mig_plan {
+  const char *schema;   /* "openclaw", "openclaw-legacy", "sqlite-vec", "clawhdf5",
+                           "langchain", "langgraph", "generic" (static) */
+  char *based_on;       /* the version of the schema the mapping follows */
+  char *table;          /* the main table read */
+  char *sql;            /* the SELECT reading it (NULL for vec0) */
+  char *vec0;           /* the vec0 table read through its shadow tables, or NULL */
+  int enc;              /* MIG_ENC_* of the embedding column */
+  int dim;              /* the dimension the source declares (0: unknown) */
+  int metric;           /* STORE_* the source declares, or -1 */
+  int has_text;         /* rows have a text column (empty text is then skipped) */
+  int ids;              /* 1: the source's own integer ids; 0: assigned ones */
+  const char *ids_from; /* what the ids are (static text) */
+  char *embedder;       /* for a new store (provider/model), or NULL */
+  char *attrs[2 * MIG_MAX_ATTRS + 1]; /* migrated_* name, value pairs, NULL-ended */
+  sqlite3_str *info;    /* JSON members (",\"key\":value...") for the report */
+  sqlite3_str *notes;   /* JSON strings (",\"...\"") for the report's notes */
+} mig_plan;
+
+void mig_plan_free(mig_plan *p);
+/* Append a note (printf-style) to the plan's notes. */
+void mig_note(mig_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record an attribute (name must begin with migrated_); value copied. */
+int mig_attr(mig_plan *p, const char *name, const char *value);
+
+/* The user's choices that detection needs. */
+typedef struct mig_want {
+  const char *schema;   /* forced schema, or NULL: detect */
+  const char *table;    /* a table to read (generic or vec0), or NULL */
+  const char *query;    /* a SELECT to read (generic), or NULL */
+  const char *col[MIG_NFIELD]; /* column names given for the store's fields */
+  const char *vector_column;   /* vec0 with several vector columns */
+  int include_deleted;  /* clawhdf5: migrate rows marked deleted */
+} mig_want;
+
+/* Look at the source (read-only connection src) and choose a plan. */
+int mig_detect(sqlite3 *src, const mig_want *w, mig_plan *p, char **err);
+
+/* A reader for the plan: its SQL, or its vec0 table. */
+int mig_reader_open(sqlite3 *src, const mig_plan *p, const mig_want *w, mig_reader **out,
+                    char **err);
+
+/* vec0 (mig_vec0.c): a reader over the shadow tables of table; fills the
+** plan's dim, metric and info from its declaration. */
+int mig_vec0_open(sqlite3 *src, const char *table, const mig_want *w, mig_plan *p,
+                  mig_reader **out, char **err);
+/* 1 when the CREATE statement sql declares a vec0 virtual table. */
+int mig_is_vec0(const char *sql);
+
+/* The ClawhDF5 graph (entities, relations): read and checked only, until
+** the store keeps a graph (issue 8). */
+int mig_graph_clawhdf5(sqlite3 *src, mig_plan *p, char **err);
+
+/* s[0..n) (UTF-8) as a JSON string literal appended to out. */
+void mig_json_str(sqlite3_str *out, const char *s, size_t n);
+
+/* Quote s as an SQL identifier ("..."), sqlite3_mprintf'd. */
+char *mig_ident(const char *s);
+
+#endif

@@ -1,0 +1,761 @@
+/*
+** ext/migrate/mig_detect.c - which memory store a SQLite database is, and
+** the SELECT that reads it as the h5mem store's columns.
+**
+** Each known schema is recognised by exact table and column names (PRAGMA
+** table_info), never by guessing: a table that has the right name but not
+** every column is not taken, and the error says what it lacks.  Two schemas
+** matching at once is an error too ({"schema": ...} chooses).  The mappings
+** and the versions they follow are in docs/MIGRATION.md; keep the two in
+** step.
+**
+** The SELECTs build each record's meta JSON with json_object(); every
+** value given to it passes through J() first, so a BLOB where text was
+** expected becomes hex instead of an error that would stop the migration.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mig.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+const char *const mig_field_name[MIG_NFIELD] = {
+    "id", "text", "embedding", "source", "session", "tags", "tier", "ts", "importance", "meta",
+    "_skip", "_text_path"};
+
+char *mig_ident(const char *s) { return sqlite3_mprintf("\"%w\"", s); }
+
+void mig_json_str(sqlite3_str *out, const char *s, size_t n) {
+  strbuf b = {0};
+  strbuf_json_string(&b, s, n);
+  if (strbuf_failed(&b)) sqlite3_str_appendall(out, "null");
+  else sqlite3_str_append(out, b.buf, (int)b.len);
+  strbuf_free(&b);
+}
+
+void mig_plan_free(mig_plan *p) {
+  sqlite3_free(p->based_on);
+  sqlite3_free(p->table);
+  sqlite3_free(p->sql);
+  sqlite3_free(p->vec0);
+  sqlite3_free(p->embedder);
+  for (int i = 0; p->attrs[i]; i++) sqlite3_free(p->attrs[i]);
+  sqlite3_free(sqlite3_str_finish(p->info));
+  sqlite3_free(sqlite3_str_finish(p->notes));
+  memset(p, 0, sizeof *p);
+}
+
+void mig_note(mig_plan *p, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *m = sqlite3_vmprintf(fmt, ap);
+  va_end(ap);
+  if (m) {
+    sqlite3_str_appendchar(p->notes, 1, ',');
+    mig_json_str(p->notes, m, strlen(m));
+  }
+  sqlite3_free(m);
+}
+
+int mig_attr(mig_plan *p, const char *name, const char *value) {
+  int i = 0;
+  while (p->attrs[i]) i += 2;
+  if (i >= 2 * MIG_MAX_ATTRS) return SQLITE_OK;
+  p->attrs[i] = sqlite3_mprintf("%s", name);
+  p->attrs[i + 1] = sqlite3_mprintf("%s", value ? value : "");
+  return p->attrs[i] && p->attrs[i + 1] ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* ---- looking at the source ------------------------------------------ */
+
+/* The declared type of column col of table (upper case in buf), 1 when the
+** column exists, 0 when not. */
+static int col_type(sqlite3 *db, const char *table, const char *col, char *buf, size_t n) {
+  sqlite3_stmt *st;
+  int found = 0;
+  if (buf && n) buf[0] = 0;
+  if (sqlite3_prepare_v2(db, "SELECT type FROM pragma_table_info(?1) WHERE name = ?2", -1, &st,
+                         NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+  sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    found = 1;
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    if (buf && n && t) {
+      size_t i = 0;
+      for (; t[i] && i + 1 < n; i++) buf[i] = (char)(t[i] >= 'a' && t[i] <= 'z' ? t[i] - 32 : t[i]);
+      buf[i] = 0;
+    }
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+static int has_table(sqlite3 *db, const char *name) {
+  sqlite3_stmt *st;
+  int found = 0;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                         -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+  found = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return found;
+}
+
+/* The number of columns of table (0 when it does not exist). */
+static int ncols(sqlite3 *db, const char *table) {
+  sqlite3_stmt *st;
+  int n = 0;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1)", -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+  if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+/* 1 when table exists with every column in cols (NULL-ended); else 0, and
+** when the table exists, the missing columns appended to why. */
+static int has_cols(sqlite3 *db, const char *table, const char *const *cols, sqlite3_str *why) {
+  if (!has_table(db, table)) return 0;
+  int ok = 1;
+  for (int i = 0; cols[i]; i++)
+    if (!col_type(db, table, cols[i], NULL, 0)) {
+      if (why) sqlite3_str_appendf(why, "%s%s.%s", ok ? "" : ", ", table, cols[i]);
+      ok = 0;
+    }
+  if (!ok && why) sqlite3_str_appendall(why, " missing; ");
+  return ok;
+}
+
+/* Rows of table, or -1 when it cannot be counted (a vec0 table, whose
+** module is not loaded here, is counted by its _rowids shadow table). */
+static sqlite3_int64 count_rows(sqlite3 *db, const char *table) {
+  char *q = sqlite3_mprintf(has_table(db, table) && !ncols(db, table) ? "SELECT count(*) FROM \"%w_rowids\""
+                                                                      : "SELECT count(*) FROM \"%w\"", table);
+  sqlite3_stmt *st;
+  sqlite3_int64 n = -1;
+  if (q && sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK) {
+    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_free(q);
+  return n;
+}
+
+/* "table": rows into the report's "tables" object, for the tables that exist. */
+static void report_tables(sqlite3 *db, mig_plan *p, const char *const *names) {
+  int first = 1;
+  sqlite3_str_appendall(p->info, ",\"tables\":{");
+  for (int i = 0; names[i]; i++) {
+    if (!has_table(db, names[i])) continue;
+    if (!first) sqlite3_str_appendchar(p->info, 1, ',');
+    mig_json_str(p->info, names[i], strlen(names[i]));
+    sqlite3_str_appendf(p->info, ":%lld", (long long)count_rows(db, names[i]));
+    first = 0;
+  }
+  sqlite3_str_appendall(p->info, "}");
+}
+
+/* J(col): a column as a value json_object() accepts. */
+#define J(c) "CASE typeof(" c ") WHEN 'blob' THEN hex(" c ") ELSE " c " END"
+
+/* Milliseconds (as OpenClaw's Date.now() writes) to seconds; values below
+** 1e11 (before 1973 in ms, after 5138 in s) are taken as seconds. */
+#define MS_TO_S(c)                                                                         \
+  "CASE WHEN typeof(" c ") IN ('integer','real') AND abs(" c ") >= 100000000000 THEN " c \
+  " / 1000 ELSE " c " END"
+
+/* OpenClaw's meta row (key memory_index_meta_v1, a JSON object with
+** provider, model, vectorDims, ...) into the plan: embedder, attributes. */
+static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
+  char *q = sqlite3_mprintf(
+      "SELECT value, json_extract(value, '$.provider'), json_extract(value, '$.model'),"
+      " json_extract(value, '$.vectorDims') FROM \"%w\" WHERE key = 'memory_index_meta_v1'"
+      " AND json_valid(value)", table);
+  sqlite3_stmt *st;
+  if (!q) return SQLITE_NOMEM;
+  int rc = sqlite3_prepare_v2(db, q, -1, &st, NULL);
+  sqlite3_free(q);
+  if (rc != SQLITE_OK) return SQLITE_OK; /* no JSON functions: nothing to learn */
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    const char *raw = (const char *)sqlite3_column_text(st, 0);
+    const char *prov = (const char *)sqlite3_column_text(st, 1);
+    const char *model = (const char *)sqlite3_column_text(st, 2);
+    sqlite3_int64 dims = sqlite3_column_int64(st, 3);
+    rc = mig_attr(p, "migrated_meta", raw);
+    if (rc == SQLITE_OK && prov) rc = mig_attr(p, "migrated_provider", prov);
+    if (rc == SQLITE_OK && model) rc = mig_attr(p, "migrated_model", model);
+    if (dims > 0 && dims <= 65536) {
+      char b[32];
+      snprintf(b, sizeof b, "%lld", (long long)dims);
+      if (rc == SQLITE_OK) rc = mig_attr(p, "migrated_dims", b);
+      p->dim = (int)dims;
+    }
+    if (prov || model)
+      p->embedder = sqlite3_mprintf("%s%s%s", prov ? prov : "", prov && model ? "/" : "",
+                                    model ? model : "");
+    sqlite3_str_appendf(p->info, ",\"source_meta\":%s", raw && *raw ? raw : "null");
+  } else {
+    mig_note(p, "%s has no memory_index_meta_v1 row: provider, model and dims unknown", table);
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ---- the schemas ------------------------------------------------------- */
+
+/* Each detector: 1 when the source is this schema (the plan filled), 0 when
+** not (why it almost was, in why), or an SQLite error. */
+
+/* OpenClaw, legacy per-agent file (~/.openclaw/memory/<agent>.sqlite). */
+static int det_openclaw_legacy(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
+  (void)w;
+  static const char *const chunks[] = {"id", "path", "start_line", "end_line", "hash", "model",
+                                       "text", "embedding", "updated_at", NULL};
+  static const char *const kv[] = {"key", "value", NULL};
+  static const char *const files[] = {"path", "hash", "mtime", "size", NULL};
+  if (!has_table(db, "chunks") || !has_table(db, "meta")) return 0;
+  int ok = has_cols(db, "meta", kv, why);
+  ok = has_cols(db, "files", files, why) && ok;
+  ok = has_cols(db, "chunks", chunks, why) && ok;
+  if (!ok) {
+    sqlite3_str_appendall(why, "(not OpenClaw's legacy memory index) ");
+    return 0;
+  }
+  int has_source = col_type(db, "chunks", "source", NULL, 0);
+  int has_dims = col_type(db, "chunks", "dims", NULL, 0);
+  p->schema = "openclaw-legacy";
+  p->based_on = sqlite3_mprintf("openclaw/openclaw src/memory/memory-schema.ts (meta, files, "
+                                "chunks with JSON embeddings, chunks_fts, chunks_vec)");
+  p->table = sqlite3_mprintf("chunks");
+  p->enc = MIG_ENC_F32; /* TEXT values: JSON arrays */
+  p->metric = STORE_COSINE;
+  p->has_text = 1;
+  p->ids = 1;
+  p->ids_from = "the rowid of chunks (its id is text: kept in meta.openclaw_id)";
+  p->sql = sqlite3_mprintf(
+      "SELECT rowid AS id, text, embedding, %s AS source,"
+      " CASE WHEN %s = 'sessions' THEN path END AS session, " MS_TO_S("updated_at") " AS ts,"
+      " json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', " J("start_line")
+      ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " J("model")
+      ", 'updated_at', " J("updated_at") "%s) AS meta FROM chunks ORDER BY rowid",
+      has_source ? "source" : "'memory'", has_source ? "source" : "'memory'",
+      has_dims ? ", 'dims', " J("dims") : "");
+  int rc = openclaw_meta(db, "meta", p);
+  static const char *const t[] = {"meta", "files", "chunks", "chunks_fts", "chunks_vec",
+                                  "embedding_cache", NULL};
+  report_tables(db, p, t);
+  if (has_table(db, "chunks_vec"))
+    mig_note(p, "chunks_vec (sqlite-vec) holds the same vectors as chunks.embedding; read from chunks");
+  return rc == SQLITE_OK ? 1 : rc;
+}
+
+/* OpenClaw, current memory_index_* tables (per-agent database). */
+static int det_openclaw(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
+  (void)w;
+  static const char *const chunks[] = {"id", "path", "source", "start_line", "end_line", "hash",
+                                       "model", "text", "embedding", "updated_at", NULL};
+  static const char *const kv[] = {"key", "value", NULL};
+  if (!has_table(db, "memory_index_chunks")) return 0;
+  int ok = has_cols(db, "memory_index_meta", kv, why);
+  if (!has_table(db, "memory_index_meta")) {
+    sqlite3_str_appendall(why, "memory_index_meta missing; ");
+    ok = 0;
+  }
+  ok = has_cols(db, "memory_index_chunks", chunks, why) && ok;
+  char et[64];
+  col_type(db, "memory_index_chunks", "embedding", et, sizeof et);
+  if (ok && strcmp(et, "BLOB") && strcmp(et, "TEXT")) {
+    sqlite3_str_appendf(why, "memory_index_chunks.embedding is declared '%s', not BLOB or TEXT; ", et);
+    ok = 0;
+  }
+  if (!ok) {
+    sqlite3_str_appendall(why, "(not OpenClaw's memory_index_* schema) ");
+    return 0;
+  }
+  int rowid_col = col_type(db, "memory_index_chunks", "chunk_rowid", NULL, 0);
+  int imp = col_type(db, "memory_index_chunks", "importance", NULL, 0);
+  int trig = col_type(db, "memory_index_chunks", "triggers", NULL, 0);
+  int proj = col_type(db, "memory_index_chunks", "project_key", NULL, 0);
+  p->schema = "openclaw";
+  p->based_on = sqlite3_mprintf(
+      "openclaw/openclaw packages/memory-host-sdk/src/host/memory-schema-base.ts and "
+      "memory-schema-storage-migration.ts (memory_index_chunks with float64 LE BLOB embeddings "
+      "and chunk_rowid, or the earlier JSON TEXT embeddings)");
+  p->table = sqlite3_mprintf("memory_index_chunks");
+  p->enc = MIG_ENC_F64; /* BLOB: float64 LE; TEXT: JSON */
+  p->metric = STORE_COSINE;
+  p->has_text = 1;
+  p->ids = 1;
+  p->ids_from = rowid_col ? "memory_index_chunks.chunk_rowid (its text id in meta.openclaw_id)"
+                          : "the rowid of memory_index_chunks (its text id in meta.openclaw_id)";
+  p->sql = sqlite3_mprintf(
+      "SELECT %s AS id, text, embedding, source, CASE WHEN source = 'sessions' THEN path END AS"
+      " session, " MS_TO_S("updated_at") " AS ts, %s AS importance,"
+      " json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', " J("start_line")
+      ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " J("model")
+      ", 'updated_at', " J("updated_at") "%s%s) AS meta FROM memory_index_chunks ORDER BY %s",
+      rowid_col ? "chunk_rowid" : "rowid", imp ? "importance" : "NULL",
+      trig ? ", 'triggers', " J("triggers") : "", proj ? ", 'project_key', " J("project_key") : "",
+      rowid_col ? "chunk_rowid" : "rowid");
+  int rc = openclaw_meta(db, "memory_index_meta", p);
+  static const char *const t[] = {
+      "memory_index_meta", "memory_index_sources", "memory_index_chunks",
+      "memory_index_chunks_fts", "memory_index_chunks_vec", "memory_index_chunk_recall_metadata",
+      "memory_index_chunk_provenance", "memory_embedding_cache", "memory_index_state", NULL};
+  report_tables(db, p, t);
+  if (has_table(db, "memory_index_chunk_recall_metadata") ||
+      has_table(db, "memory_index_chunk_provenance"))
+    mig_note(p, "memory_index_chunk_recall_metadata and memory_index_chunk_provenance are not "
+                "migrated (their layout is not documented upstream; see docs/MIGRATION.md)");
+  return rc == SQLITE_OK ? 1 : rc;
+}
+
+/* ClawhDF5's migration schema (clawhdf5-migrate's input). */
+static int det_clawhdf5(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
+  static const char *const mc[] = {"id", "chunk", "embedding", "source_channel", "timestamp",
+                                   "session_id", "tags", "deleted", NULL};
+  if (!has_table(db, "memory_chunks")) return 0;
+  if (!has_cols(db, "memory_chunks", mc, why)) {
+    sqlite3_str_appendall(why, "(not ClawhDF5's migration schema) ");
+    return 0;
+  }
+  p->schema = "clawhdf5";
+  p->based_on = sqlite3_mprintf("redclawsystems/clawhdf5@befeeaa8 crates/clawhdf5-migrate "
+                                "(sqlite_reader.rs and the test schema in main.rs)");
+  p->table = sqlite3_mprintf("memory_chunks");
+  p->enc = MIG_ENC_F32;
+  p->metric = STORE_COSINE;
+  p->has_text = 1;
+  p->ids = 1;
+  p->ids_from = "memory_chunks.id";
+  p->sql = sqlite3_mprintf(
+      "SELECT id, chunk AS text, embedding, source_channel AS source, session_id AS session,"
+      " tags, timestamp AS ts, %s AS _skip,"
+      " CASE WHEN typeof(timestamp) = 'real' AND timestamp <> CAST(timestamp AS INTEGER) THEN"
+      " json_object('timestamp', timestamp) END AS meta FROM memory_chunks ORDER BY id",
+      w->include_deleted ? "NULL" : "CASE WHEN deleted THEN 'deleted' END");
+  static const char *const t[] = {"memory_chunks", "sessions", "entities", "relations", NULL};
+  report_tables(db, p, t);
+  if (has_table(db, "sessions"))
+    mig_note(p, "sessions rows are not records: each memory keeps its session_id in the session "
+                "column (the summaries are not migrated)");
+  char *e = NULL;
+  int rc = mig_graph_clawhdf5(db, p, &e);
+  sqlite3_free(e);
+  return rc == SQLITE_OK ? 1 : rc;
+}
+
+/* LangChain's SQLiteVec: a table of exactly (rowid, text, metadata,
+** text_embedding), beside its {table}_vec vec0 table. */
+static int langchain_shaped(sqlite3 *db, const char *t) {
+  static const char *const c[] = {"rowid", "text", "metadata", "text_embedding", NULL};
+  return ncols(db, t) == 4 && has_cols(db, t, c, NULL);
+}
+
+static int langchain_plan(sqlite3 *db, const char *t, mig_plan *p) {
+  p->schema = "langchain";
+  p->based_on = sqlite3_mprintf("langchain-ai/langchain-community@153fdf16 "
+                                "libs/community/langchain_community/vectorstores/sqlitevec.py");
+  p->table = sqlite3_mprintf("%s", t);
+  p->enc = MIG_ENC_F32;
+  p->metric = -1;
+  p->has_text = 1;
+  p->ids = 1;
+  p->ids_from = "the table's rowid";
+  p->sql = sqlite3_mprintf("SELECT rowid AS id, text, text_embedding AS embedding,"
+                           " metadata AS meta FROM \"%w\" ORDER BY rowid", t);
+  char *vec = sqlite3_mprintf("%s_vec", t);
+  const char *tabs[] = {t, vec, NULL};
+  report_tables(db, p, tabs);
+  sqlite3_free(vec);
+  return p->sql ? 1 : SQLITE_NOMEM;
+}
+
+static int det_langchain(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
+  (void)w;
+  sqlite3_stmt *st;
+  char *found = NULL;
+  int n = 0;
+  if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+                         -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    if (t && langchain_shaped(db, t)) {
+      if (!n++) found = sqlite3_mprintf("%s", t);
+    }
+  }
+  sqlite3_finalize(st);
+  if (n > 1) {
+    sqlite3_str_appendf(why, "%d LangChain SQLiteVec tables (give {\"table\": ...}); ", n);
+    sqlite3_free(found);
+    return 0;
+  }
+  if (!n) return 0;
+  int rc = langchain_plan(db, found, p);
+  sqlite3_free(found);
+  return rc;
+}
+
+/* LangGraph's SqliteStore (store, store_vectors). */
+static int det_langgraph(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
+  (void)w;
+  static const char *const s[] = {"prefix", "key", "value", "created_at", "updated_at", NULL};
+  static const char *const v[] = {"prefix", "key", "field_name", "embedding", "created_at",
+                                  "updated_at", NULL};
+  if (!has_table(db, "store_vectors") && !has_table(db, "store")) return 0;
+  int ok = has_cols(db, "store", s, why);
+  ok = has_cols(db, "store_vectors", v, why) && ok;
+  if (!ok) {
+    if (!has_table(db, "store_vectors")) sqlite3_str_appendall(why, "store_vectors missing; ");
+    sqlite3_str_appendall(why, "(not LangGraph's SqliteStore with an index) ");
+    return 0;
+  }
+  p->schema = "langgraph";
+  p->based_on = sqlite3_mprintf("langchain-ai/langgraph@66ebe1a0 libs/checkpoint-sqlite/"
+                                "langgraph/store/sqlite/base.py (langgraph-checkpoint-sqlite 3.1.1)");
+  p->table = sqlite3_mprintf("store_vectors");
+  p->enc = MIG_ENC_F32;
+  p->metric = -1;
+  p->has_text = 1;
+  p->ids = 1;
+  p->ids_from = "the rowid of store_vectors (namespace, key and field in meta)";
+  p->sql = sqlite3_mprintf(
+      "SELECT v.rowid AS id, s.value AS text, v.field_name AS _text_path, v.embedding,"
+      " v.prefix AS source, v.updated_at AS ts,"
+      " CASE WHEN s.key IS NULL THEN 'orphan' END AS _skip,"
+      " json_object('namespace', " J("v.prefix") ", 'key', " J("v.key") ", 'field', " J("v.field_name")
+      ", 'value', CASE WHEN json_valid(s.value) THEN json(s.value) ELSE " J("s.value") " END"
+      ", 'created_at', " J("v.created_at") ") AS meta"
+      " FROM store_vectors AS v LEFT JOIN store AS s ON s.prefix = v.prefix AND s.key = v.key"
+      " ORDER BY v.rowid");
+  static const char *const t[] = {"store", "store_vectors", NULL};
+  report_tables(db, p, t);
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM store AS s WHERE NOT EXISTS (SELECT 1 FROM "
+                         "store_vectors AS v WHERE v.prefix = s.prefix AND v.key = s.key)", -1,
+                         &st, NULL) == SQLITE_OK) {
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+      mig_note(p, "%lld store items have no embedding (not indexed) and are not migrated",
+               (long long)sqlite3_column_int64(st, 0));
+    sqlite3_finalize(st);
+  }
+  return p->sql ? 1 : SQLITE_NOMEM;
+}
+
+/* Any table or SELECT, columns as named in the options (or named as the
+** store's columns). */
+static int det_generic(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
+  char *from = w->query ? sqlite3_mprintf("(%s)", w->query) : mig_ident(w->table);
+  if (!from) return SQLITE_NOMEM;
+  char *probe = sqlite3_mprintf("SELECT * FROM %s", from);
+  sqlite3_stmt *st = NULL;
+  int rc = probe ? sqlite3_prepare_v2(db, probe, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(probe);
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("%s: %s", w->query ? "query" : w->table, sqlite3_errmsg(db));
+    sqlite3_free(from);
+    return SQLITE_ERROR;
+  }
+  int n = sqlite3_column_count(st);
+  const char *col[MIG_NFIELD] = {0};
+  for (int f = 0; f < MIG_NFIELD && rc == SQLITE_OK; f++) {
+    const char *want = w->col[f] ? w->col[f] : mig_field_name[f];
+    for (int i = 0; i < n; i++)
+      if (!sqlite3_stricmp(sqlite3_column_name(st, i), want)) col[f] = sqlite3_column_name(st, i);
+    if (w->col[f] && !col[f]) {
+      *err = sqlite3_mprintf("columns: %s has no column '%s' (for %s)",
+                             w->query ? "the query" : w->table, w->col[f], mig_field_name[f]);
+      rc = SQLITE_ERROR;
+    }
+  }
+  if (rc == SQLITE_OK && !col[MIG_F_EMB] && !col[MIG_F_TEXT]) {
+    *err = sqlite3_mprintf("%s has neither a text nor an embedding column (name them: "
+                           "{\"columns\": {\"text\": ..., \"embedding\": ...}})",
+                           w->query ? "the query" : w->table);
+    rc = SQLITE_ERROR;
+  }
+  /* ids: the id column, else a table's rowid */
+  int rowid = 0;
+  if (rc == SQLITE_OK && !col[MIG_F_ID] && !w->query) {
+    char *q = sqlite3_mprintf("SELECT rowid FROM %s", from);
+    sqlite3_stmt *t;
+    if (q && sqlite3_prepare_v2(db, q, -1, &t, NULL) == SQLITE_OK) {
+      rowid = 1;
+      sqlite3_finalize(t);
+    }
+    sqlite3_free(q);
+  }
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_str_appendall(s, "SELECT ");
+    for (int f = 0; f < MIG_NFIELD; f++) {
+      if (f) sqlite3_str_appendall(s, ", ");
+      if (col[f]) sqlite3_str_appendf(s, "\"%w\"", col[f]);
+      else if (f == MIG_F_ID && rowid) sqlite3_str_appendall(s, "rowid");
+      else sqlite3_str_appendall(s, "NULL");
+      sqlite3_str_appendf(s, " AS \"%w\"", mig_field_name[f]);
+    }
+    sqlite3_str_appendf(s, " FROM %s%s", from, rowid ? " ORDER BY rowid" : "");
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(from);
+  char *sql = sqlite3_str_finish(s);
+  if (rc != SQLITE_OK) {
+    sqlite3_free(sql);
+    return rc;
+  }
+  if (!sql) return SQLITE_NOMEM;
+  p->schema = "generic";
+  p->based_on = sqlite3_mprintf("the options");
+  p->table = sqlite3_mprintf("%s", w->query ? "(query)" : w->table);
+  p->sql = sql;
+  p->enc = MIG_ENC_AUTO;
+  p->metric = -1;
+  p->has_text = col[MIG_F_TEXT] != NULL;
+  p->ids = col[MIG_F_ID] || rowid;
+  p->ids_from = col[MIG_F_ID] ? "the id column" : rowid ? "the table's rowid" : "assigned (new ids)";
+  if (!p->ids)
+    mig_note(p, "the source has no integer ids: new ids are assigned, so running it again "
+                "adds the rows again");
+  return SQLITE_OK;
+}
+
+/* The vec0 tables of the source that no detected schema owns. */
+static int vec0_tables(sqlite3 *db, char **first, int *n) {
+  sqlite3_stmt *st;
+  *first = NULL;
+  *n = 0;
+  if (sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name",
+                         -1, &st, NULL) != SQLITE_OK)
+    return SQLITE_OK;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    const char *sql = (const char *)sqlite3_column_text(st, 1);
+    if (!name || !sql || !mig_is_vec0(sql)) continue;
+    if (!(*n)++) *first = sqlite3_mprintf("%s", name);
+  }
+  sqlite3_finalize(st);
+  return SQLITE_OK;
+}
+
+static int is_vec0_table(sqlite3 *db, const char *t) {
+  sqlite3_stmt *st;
+  int yes = 0;
+  if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                         -1, &st, NULL) != SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    const char *sql = (const char *)sqlite3_column_text(st, 0);
+    yes = sql && mig_is_vec0(sql);
+  }
+  sqlite3_finalize(st);
+  return yes;
+}
+
+typedef int (*detector)(sqlite3 *, const mig_want *, mig_plan *, sqlite3_str *);
+static const struct {
+  const char *name;
+  detector fn;
+} detectors[] = {{"openclaw", det_openclaw},
+                 {"openclaw-legacy", det_openclaw_legacy},
+                 {"clawhdf5", det_clawhdf5},
+                 {"langchain", det_langchain},
+                 {"langgraph", det_langgraph}};
+#define NDET ((int)(sizeof detectors / sizeof detectors[0]))
+
+static void plan_init(mig_plan *p) {
+  memset(p, 0, sizeof *p);
+  p->metric = -1;
+  p->info = sqlite3_str_new(NULL);
+  p->notes = sqlite3_str_new(NULL);
+}
+
+int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
+  plan_init(p);
+  if (w->query || (w->schema && !strcmp(w->schema, "generic"))) {
+    if (!w->query && !w->table) {
+      *err = sqlite3_mprintf("schema generic needs {\"table\": ...} or {\"query\": ...}");
+      return SQLITE_ERROR;
+    }
+    return det_generic(db, w, p, err);
+  }
+  if (w->table) {
+    if (!has_table(db, w->table)) {
+      *err = sqlite3_mprintf("the source has no table '%s'", w->table);
+      return SQLITE_ERROR;
+    }
+    if (is_vec0_table(db, w->table)) { /* read by mig_vec0_open */
+      p->vec0 = sqlite3_mprintf("%s", w->table);
+      return p->vec0 ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    if (langchain_shaped(db, w->table) && (!w->schema || !strcmp(w->schema, "langchain"))) {
+      int rc = langchain_plan(db, w->table, p);
+      return rc == 1 ? SQLITE_OK : rc;
+    }
+    if (!w->schema) return det_generic(db, w, p, err);
+  }
+  if (w->schema && !strcmp(w->schema, "sqlite-vec")) {
+    char *first;
+    int n;
+    vec0_tables(db, &first, &n);
+    if (n != 1) {
+      *err = sqlite3_mprintf(n ? "%d vec0 tables: name one with {\"table\": ...}"
+                               : "no vec0 table in the source", n);
+      sqlite3_free(first);
+      return SQLITE_ERROR;
+    }
+    p->vec0 = first;
+    return SQLITE_OK;
+  }
+  sqlite3_str *why = sqlite3_str_new(NULL);
+  int matches = 0, rc = SQLITE_OK;
+  char names[256] = "";
+  for (int i = 0; i < NDET && rc == SQLITE_OK; i++) {
+    if (w->schema && strcmp(w->schema, detectors[i].name)) continue;
+    mig_plan trial;
+    plan_init(&trial);
+    int r = detectors[i].fn(db, w, &trial, why);
+    if (r < 0 || r > 1) {
+      rc = r;
+      mig_plan_free(&trial);
+    } else if (r == 1) {
+      if (!matches++) {
+        mig_plan_free(p);
+        *p = trial;
+      } else {
+        mig_plan_free(&trial);
+      }
+      size_t l = strlen(names);
+      snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", detectors[i].name);
+    } else {
+      mig_plan_free(&trial);
+    }
+  }
+  char *whys = sqlite3_str_finish(why);
+  if (rc == SQLITE_OK && matches > 1) {
+    *err = sqlite3_mprintf("the source matches several schemas (%s): choose one with "
+                           "{\"schema\": ...}", names);
+    rc = SQLITE_ERROR;
+  } else if (rc == SQLITE_OK && !matches) {
+    char *first = NULL;
+    int n = 0;
+    if (!w->schema) vec0_tables(db, &first, &n);
+    if (n == 1) {
+      mig_plan_free(p);
+      plan_init(p);
+      p->vec0 = first;
+      first = NULL;
+    } else if (w->schema) {
+      int known = 0;
+      for (int i = 0; i < NDET; i++) known |= !strcmp(w->schema, detectors[i].name);
+      *err = known ? sqlite3_mprintf("the source is not %s: %s", w->schema,
+                                     whys && *whys ? whys : "its tables are missing")
+                   : sqlite3_mprintf("unknown schema '%s' (known: openclaw, openclaw-legacy, "
+                                     "clawhdf5, langchain, langgraph, sqlite-vec, generic)",
+                                     w->schema);
+      rc = SQLITE_ERROR;
+    } else {
+      *err = sqlite3_mprintf(
+          "no known memory schema in the source%s%s%s; name a table or a query and its columns "
+          "(docs/MIGRATION.md)",
+          n > 1 ? " (several vec0 tables: name one with {\"table\": ...})" : "",
+          whys && *whys ? ": " : "", whys ? whys : "");
+      rc = SQLITE_ERROR;
+    }
+    sqlite3_free(first);
+  }
+  sqlite3_free(whys);
+  return rc;
+}
+
+/* ---- reading with SQL ---------------------------------------------------- */
+
+typedef struct sql_reader {
+  mig_reader base;
+  sqlite3_stmt *st;
+  const char *names[MIG_NFIELD + 8];
+} sql_reader;
+
+static int sql_next(mig_reader *r, char **err) {
+  sql_reader *s = (sql_reader *)r;
+  int rc = sqlite3_step(s->st);
+  if (rc == SQLITE_DONE) return rc;
+  if (rc != SQLITE_ROW) {
+    *err = sqlite3_mprintf("reading the source: %s", sqlite3_errmsg(sqlite3_db_handle(s->st)));
+    return rc;
+  }
+  for (int i = 0; i < r->ncol; i++) {
+    mig_cell *c = &r->cells[i];
+    c->type = sqlite3_column_type(s->st, i);
+    c->p = NULL;
+    c->n = 0;
+    switch (c->type) {
+    case SQLITE_INTEGER: c->i = sqlite3_column_int64(s->st, i); c->d = (double)c->i; break;
+    case SQLITE_FLOAT: c->d = sqlite3_column_double(s->st, i); break;
+    case SQLITE_TEXT:
+      c->p = sqlite3_column_text(s->st, i);
+      c->n = sqlite3_column_bytes(s->st, i);
+      if (!c->p) return SQLITE_NOMEM;
+      break;
+    case SQLITE_BLOB:
+      c->p = sqlite3_column_blob(s->st, i);
+      c->n = sqlite3_column_bytes(s->st, i);
+      break;
+    default: break;
+    }
+  }
+  return SQLITE_ROW;
+}
+
+static int sql_rewind(mig_reader *r, char **err) {
+  (void)err;
+  sqlite3_reset(((sql_reader *)r)->st);
+  return SQLITE_OK;
+}
+
+static void sql_close(mig_reader *r) {
+  sql_reader *s = (sql_reader *)r;
+  if (!s) return;
+  sqlite3_finalize(s->st);
+  sqlite3_free(r->cells);
+  sqlite3_free(s);
+}
+
+int mig_reader_open(sqlite3 *db, const mig_plan *p, const mig_want *w, mig_reader **out,
+                    char **err) {
+  (void)w;
+  *out = NULL;
+  sql_reader *s = sqlite3_malloc(sizeof *s);
+  if (!s) return SQLITE_NOMEM;
+  memset(s, 0, sizeof *s);
+  int rc = sqlite3_prepare_v2(db, p->sql, -1, &s->st, NULL);
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("reading %s: %s", p->table ? p->table : "the source", sqlite3_errmsg(db));
+    sqlite3_free(s);
+    return rc;
+  }
+  int n = sqlite3_column_count(s->st);
+  if (n > (int)(sizeof s->names / sizeof s->names[0])) n = (int)(sizeof s->names / sizeof s->names[0]);
+  s->base.ncol = n;
+  s->base.names = s->names;
+  for (int i = 0; i < n; i++) s->names[i] = sqlite3_column_name(s->st, i);
+  s->base.cells = sqlite3_malloc64(sizeof(mig_cell) * (sqlite3_uint64)(n ? n : 1));
+  s->base.next = sql_next;
+  s->base.rewind = sql_rewind;
+  s->base.close = sql_close;
+  if (!s->base.cells) {
+    sql_close(&s->base);
+    return SQLITE_NOMEM;
+  }
+  *out = &s->base;
+  return SQLITE_OK;
+}
