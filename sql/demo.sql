@@ -143,3 +143,19 @@ SELECT count(*) AS rows FROM hybrid('notes', 'quantum chromodynamics', h5mem_emb
                                     '{"reject_below": 0.5}');
 SELECT json_extract(h5mem_index('notes'), '$.text.tokenize') AS tokenizer,
        json_extract(h5mem_index('notes'), '$.text.memory_rows') AS records_indexed;
+
+.print '== the knowledge graph: entities, relations and mentions in the same file and transactions'
+BEGIN;
+INSERT INTO notes_entities(name, type, aliases) VALUES
+  ('Alice', 'person', '["Al"]'), ('Mont Blanc marathon', 'event', NULL), ('Chamonix', 'place', NULL),
+  ('Bob', 'person', NULL);
+INSERT INTO notes_relations(src, dst, type) VALUES (1, 2, 'trains_for'), (2, 3, 'held_in'), (4, 1, 'coaches');
+INSERT INTO notes_mentions(memory_id, entity_id) VALUES (1, 1), (1, 2), (3, 1), (4, 3), (6, 2);  -- memory, entity
+COMMIT;
+.print '-- everything within 2 hops of Alice (found by her alias, any case):'
+SELECT id, name, depth, path, relation FROM kg_bfs('notes', 'al', 2);
+SELECT id, name, match, edits FROM kg_resolve('notes', 'Chamonics');
+.print '-- hybrid search among the memories that mention what Alice is connected to:'
+SELECT id, round(score, 3) AS score, text FROM hybrid('notes', 'train', h5mem_embed_text('train', 64), 3)
+ WHERE id IN (SELECT memory_id FROM notes_mentions
+               WHERE entity_id IN (SELECT id FROM kg_bfs('notes', 'Alice', 2)));

@@ -91,6 +91,9 @@ int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f
 int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
                    int (*each)(void *ctx, const char *key, sqlite3_stmt *row, char **err),
                    void *ctx, char **err);
+/* An option's value (a json_each row, as each gets it) that must be a
+** number in lo .. hi, into *out; else SQLITE_ERROR with a reason in *err. */
+int search_option_num(sqlite3_stmt *row, double lo, double hi, double *out, char **err);
 /* The vector search options (exact, ef, nprobe, index) into o: as each. */
 int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row);
 

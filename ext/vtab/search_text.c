@@ -140,7 +140,7 @@ typedef struct hopts {
 #define RERANK_KNOWN "relevance, recency, authority, activation (weights >= 0), half_life_days, " \
   "now (unix seconds), sources (an object: source -> authority 0..1), default_authority"
 
-static int num(sqlite3_stmt *row, double lo, double hi, double *out, char **err) {
+int search_option_num(sqlite3_stmt *row, double lo, double hi, double *out, char **err) {
   const char *type = (const char *)sqlite3_column_text(row, 1);
   if (!type || (strcmp(type, "integer") && strcmp(type, "real"))) {
     *err = sqlite3_mprintf("expected a number");
@@ -158,18 +158,18 @@ static int num(sqlite3_stmt *row, double lo, double hi, double *out, char **err)
 static int rerank_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
   hopts *o = ctx;
   double d;
-  if (!strcmp(key, "relevance")) return num(row, 0, 1e9, &o->w_rel, err);
-  if (!strcmp(key, "recency")) return num(row, 0, 1e9, &o->w_rec, err);
-  if (!strcmp(key, "authority")) return num(row, 0, 1e9, &o->w_auth, err);
-  if (!strcmp(key, "activation")) return num(row, 0, 1e9, &o->w_act, err);
-  if (!strcmp(key, "default_authority")) return num(row, 0, 1, &o->auth_default, err);
+  if (!strcmp(key, "relevance")) return search_option_num(row, 0, 1e9, &o->w_rel, err);
+  if (!strcmp(key, "recency")) return search_option_num(row, 0, 1e9, &o->w_rec, err);
+  if (!strcmp(key, "authority")) return search_option_num(row, 0, 1e9, &o->w_auth, err);
+  if (!strcmp(key, "activation")) return search_option_num(row, 0, 1e9, &o->w_act, err);
+  if (!strcmp(key, "default_authority")) return search_option_num(row, 0, 1, &o->auth_default, err);
   if (!strcmp(key, "half_life_days")) {
-    int rc = num(row, 1e-9, 1e9, &d, err);
+    int rc = search_option_num(row, 1e-9, 1e9, &d, err);
     o->half_life = d * 86400.0;
     return rc;
   }
   if (!strcmp(key, "now")) {
-    int rc = num(row, -9e18, 9e18, &d, err);
+    int rc = search_option_num(row, -9e18, 9e18, &d, err);
     o->now = (int64_t)d;
     o->has_now = 1;
     return rc;
@@ -201,12 +201,12 @@ static int hybrid_option(void *ctx, const char *key, sqlite3_stmt *row, char **e
     o->rrf = !strcmp(val, "rrf");
     return SQLITE_OK;
   }
-  if (!strcmp(key, "vector_weight")) return num(row, 0, 1e9, &o->wv, err);
-  if (!strcmp(key, "keyword_weight")) return num(row, 0, 1e9, &o->wk, err);
-  if (!strcmp(key, "rrf_k")) return num(row, 0, 1e9, &o->rrf_k, err);
+  if (!strcmp(key, "vector_weight")) return search_option_num(row, 0, 1e9, &o->wv, err);
+  if (!strcmp(key, "keyword_weight")) return search_option_num(row, 0, 1e9, &o->wk, err);
+  if (!strcmp(key, "rrf_k")) return search_option_num(row, 0, 1e9, &o->rrf_k, err);
   if (!strcmp(key, "reject_below")) {
     o->reject = 1;
-    return num(row, -1e300, 1e300, &o->reject_below, err);
+    return search_option_num(row, -1e300, 1e300, &o->reject_below, err);
   }
   if (!strcmp(key, "candidates") || !strcmp(key, "keyword_candidates")) {
     if (!type || strcmp(type, "integer") || sqlite3_column_int64(row, 2) < 1) {

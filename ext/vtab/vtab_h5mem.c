@@ -39,7 +39,6 @@
 #include "util/vecjson.h"
 
 #define WHO "h5mem"
-#define MAXSP 64
 
 enum {
   COL_ID, COL_TEXT, COL_EMB, COL_SOURCE, COL_SESSION, COL_TAGS, COL_TS, COL_TIER,
@@ -51,10 +50,34 @@ static const int knn_field[NCOLS] = {KNN_F_ID, -1, -1, KNN_F_SOURCE, KNN_F_SESSI
                                      KNN_F_TIER, -1, -1, -1, -1, -1, -1, -1};
 
 /* The h5mem tables open on one connection, for h5mem_checkpoint(name) and
-** vec_search(name, ...). */
+** vec_search(name, ...), and their stores. */
 struct registry {
   memvt *first;
+  memstore *stores;
   int refs;
+};
+
+/* One store handle and its transaction, shared by an h5mem table and its
+** companion tables (h5mem_int.h).  In the registry's list while referenced;
+** refs counts the tables holding it; the last release closes the store.
+** key is "schema.table" of the h5mem table, so that the table connecting
+** again (after a schema reload) finds the handle its companions still hold;
+** NULL once the table is dropped. */
+enum { MS_IDLE, MS_OPEN, MS_PREPARED };
+struct memstore {
+  registry *reg;
+  memstore *next;
+  char *key;
+  store *st;
+  int refs;
+  int holds;        /* readers holding positions: no checkpoint moves rows under them */
+  int state;        /* MS_*: the store transaction */
+  int pending_cmd;  /* 1 checkpoint, 2 optimize, at commit */
+  int nsp;          /* savepoints 0 .. nsp-1 have marks, sp[i] */
+  int spcap;
+  uint64_t *sp;
+  void *cache;      /* the graph functions' (h5mem_store_cache_set) */
+  void (*cache_free)(void *);
 };
 
 struct memvt {
@@ -62,11 +85,9 @@ struct memvt {
   sqlite3 *db;
   registry *reg;
   memvt *next;
-  char *name;
-  store *st;
-  int cursors;      /* open cursors: no checkpoint moves rows under them */
-  int pending_cmd;  /* 1 checkpoint, 2 optimize, at commit */
-  uint64_t sp[MAXSP];
+  char *schema, *name;
+  memstore *ms;
+  store *st;        /* ms->st */
   float *vec;       /* scratch: one embedding */
 };
 
@@ -93,7 +114,7 @@ static int vt_err(memvt *vt, int rc, const char *fmt, ...) {
   return vt->base.zErrMsg ? rc : SQLITE_NOMEM;
 }
 
-static int store_rc(int rc) {
+int h5mem_store_rc(int rc) {
   switch (rc) {
   case STORE_OK: return SQLITE_OK;
   case STORE_ENOMEM: return SQLITE_NOMEM;
@@ -107,7 +128,7 @@ static int store_rc(int rc) {
 
 static int st_err(memvt *vt, int rc) {
   if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-  return vt_err(vt, store_rc(rc), "%s", store_errmsg(vt->st));
+  return vt_err(vt, h5mem_store_rc(rc), "%s", store_errmsg(vt->st));
 }
 
 /* ---- options --------------------------------------------------------- */
@@ -253,6 +274,172 @@ static void opts_free(memopts *m) {
   sqlite3_free(m->tokenize);
 }
 
+/* ---- the shared store ---------------------------------------------------- */
+
+/* The store the table key ("schema.table") opened on this connection and a
+** companion still holds, if it is the file at path; a handle of that key on
+** another file (the table was dropped and made again elsewhere) is let go
+** of the key. */
+static memstore *ms_find(registry *reg, const char *key, const char *path) {
+  for (memstore *ms = reg->stores; ms; ms = ms->next) {
+    if (!ms->key || sqlite3_stricmp(ms->key, key)) continue;
+    if (!strcmp(store_path(ms->st), path)) return ms;
+    sqlite3_free(ms->key);
+    ms->key = NULL;
+  }
+  return NULL;
+}
+
+/* A new shared store holding st (taken, closed on failure), one reference. */
+static memstore *ms_new(registry *reg, const char *key, store *st) {
+  memstore *ms = sqlite3_malloc(sizeof *ms);
+  if (!ms) {
+    store_close(st);
+    return NULL;
+  }
+  memset(ms, 0, sizeof *ms);
+  ms->key = sqlite3_mprintf("%s", key);
+  if (!ms->key) {
+    sqlite3_free(ms);
+    store_close(st);
+    return NULL;
+  }
+  ms->reg = reg;
+  ms->st = st;
+  ms->refs = 1;
+  ms->next = reg->stores;
+  reg->stores = ms;
+  return ms;
+}
+
+memstore *h5mem_table_share(memvt *vt) {
+  vt->ms->refs++;
+  return vt->ms;
+}
+
+void h5mem_store_release(memstore *ms) {
+  if (!ms || --ms->refs > 0) return;
+  for (memstore **p = &ms->reg->stores; *p; p = &(*p)->next)
+    if (*p == ms) {
+      *p = ms->next;
+      break;
+    }
+  store_close(ms->st); /* checkpoints the writer's changes */
+  if (ms->cache_free) ms->cache_free(ms->cache);
+  sqlite3_free(ms->sp);
+  sqlite3_free(ms->key);
+  sqlite3_free(ms);
+}
+
+store *h5mem_store_handle(const memstore *ms) { return ms->st; }
+void h5mem_store_hold(memstore *ms, int delta) { ms->holds += delta; }
+int h5mem_store_holds(const memstore *ms) { return ms->holds; }
+int h5mem_store_orphaned(const memstore *ms) { return ms->key == NULL; }
+void *h5mem_store_cache(const memstore *ms) { return ms->cache; }
+void h5mem_store_cache_set(memstore *ms, void *p, void (*free_fn)(void *)) {
+  if (ms->cache_free && ms->cache != p) ms->cache_free(ms->cache);
+  ms->cache = p;
+  ms->cache_free = free_fn;
+}
+
+static char *store_msg(memstore *ms) { return sqlite3_mprintf("%s", store_errmsg(ms->st)); }
+
+/* ---- the shared transaction ------------------------------------------------ */
+
+int h5mem_tx_begin(memstore *ms, char **pzErr) {
+  if (ms->state != MS_IDLE) return SQLITE_OK; /* another table of the store began it */
+  ms->pending_cmd = 0;
+  ms->nsp = 0;
+  int rc = store_begin(ms->st);
+  if (rc) {
+    *pzErr = store_msg(ms);
+    return h5mem_store_rc(rc);
+  }
+  ms->state = MS_OPEN;
+  return SQLITE_OK;
+}
+
+int h5mem_tx_need(memstore *ms, char **pzErr) {
+  return ms->state == MS_IDLE ? h5mem_tx_begin(ms, pzErr) : SQLITE_OK;
+}
+
+int h5mem_tx_sync(memstore *ms, char **pzErr) {
+  if (ms->state != MS_OPEN) return SQLITE_OK; /* none, or written by another table's xSync */
+  int rc = store_prepare(ms->st);
+  if (rc) {
+    *pzErr = store_msg(ms);
+    return h5mem_store_rc(rc);
+  }
+  ms->state = MS_PREPARED;
+  return SQLITE_OK;
+}
+
+/* The first table's xCommit commits; the pending command runs then. */
+int h5mem_tx_commit(memstore *ms, char **pzErr) {
+  if (ms->state == MS_IDLE) return SQLITE_OK;
+  int rc = store_commit(ms->st, ms->holds == 0);
+  int cmd = ms->pending_cmd;
+  ms->state = MS_IDLE;
+  ms->pending_cmd = 0;
+  ms->nsp = 0;
+  if (rc == STORE_OK && cmd) {
+    if (ms->holds) {
+      *pzErr = sqlite3_mprintf("cannot checkpoint while a query reads the store");
+      return SQLITE_BUSY;
+    }
+    rc = (cmd & 2) ? store_optimize(ms->st) : store_checkpoint(ms->st);
+  }
+  if (rc) {
+    *pzErr = store_msg(ms);
+    return h5mem_store_rc(rc);
+  }
+  return SQLITE_OK;
+}
+
+void h5mem_tx_rollback(memstore *ms) {
+  if (ms->state == MS_IDLE) return;
+  store_rollback(ms->st);
+  ms->state = MS_IDLE;
+  ms->pending_cmd = 0;
+  ms->nsp = 0;
+}
+
+/* Savepoint i opens (SQLite numbers them from 0, innermost highest).  Called
+** for every table in the transaction when a savepoint opens, and for a table
+** joining the transaction for the innermost open savepoint: that one was
+** marked already when it opened (keep that mark, earlier), or it and the
+** ones below it opened before the store's transaction began (mark 0, its
+** beginning). */
+int h5mem_tx_savepoint(memstore *ms, int i) {
+  if (ms->state == MS_IDLE || i < 0 || i < ms->nsp) return SQLITE_OK;
+  if (i >= ms->spcap) {
+    int cap = i + 16;
+    uint64_t *sp = sqlite3_realloc64(ms->sp, (sqlite3_uint64)cap * sizeof *sp);
+    if (!sp) return SQLITE_NOMEM;
+    ms->sp = sp;
+    ms->spcap = cap;
+  }
+  for (int k = ms->nsp; k < i; k++) ms->sp[k] = 0;
+  ms->sp[i] = store_mark(ms->st);
+  ms->nsp = i + 1;
+  return SQLITE_OK;
+}
+
+/* Savepoint i and those inside it close (-1: the savepoint that began the
+** transaction, which SQLite does not number). */
+void h5mem_tx_release(memstore *ms, int i) {
+  if (i < ms->nsp) ms->nsp = i < 0 ? 0 : i;
+}
+
+/* Back to where savepoint i opened (-1: the beginning); it stays open. */
+void h5mem_tx_rollback_to(memstore *ms, int i) {
+  if (ms->state == MS_IDLE) return;
+  store_undo_to(ms->st, i >= 0 && i < ms->nsp ? ms->sp[i] : 0);
+  if (i + 1 < ms->nsp) ms->nsp = i < 0 ? 0 : i + 1;
+}
+
+int h5mem_tx_dirty(const memstore *ms) { return ms->state != MS_IDLE && store_mark(ms->st) != 0; }
+
 /* ---- connect ----------------------------------------------------------- */
 
 static int mem_disconnect(sqlite3_vtab *base);
@@ -273,16 +460,29 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
   }
   memset(vt, 0, sizeof *vt);
   vt->db = db;
+  vt->schema = sqlite3_mprintf("%s", argv[1]);
   vt->name = sqlite3_mprintf("%s", argv[2]);
+  char *key = sqlite3_mprintf("%s.%s", argv[1], argv[2]);
   char err[600];
   store_opts o = m.o;
   if (!m.o.dim) o.dim = 0; /* open only; then metric/storage are not checked */
-  if (!vt->name) {
+  if (!vt->schema || !vt->name || !key) {
     rc = SQLITE_NOMEM;
+  } else if ((vt->ms = ms_find(reg, key, m.path)) != NULL) {
+    vt->ms->refs++; /* connected again while a companion holds the store */
+    vt->st = vt->ms->st;
   } else {
-    int sr = store_open(m.path, &o, 0, &vt->st, err, sizeof err);
-    if (sr != STORE_OK) {
-      rc = store_rc(sr) == SQLITE_CONSTRAINT ? SQLITE_ERROR : store_rc(sr);
+    store *st = NULL;
+    int sr = store_open(m.path, &o, 0, &st, err, sizeof err);
+    if (sr == STORE_OK) {
+      vt->ms = ms_new(reg, key, st);
+      vt->st = vt->ms ? st : NULL;
+      if (!vt->ms) sr = STORE_ENOMEM;
+    }
+    if (sr == STORE_ENOMEM) {
+      rc = SQLITE_NOMEM;
+    } else if (sr != STORE_OK) {
+      rc = h5mem_store_rc(sr) == SQLITE_CONSTRAINT ? SQLITE_ERROR : h5mem_store_rc(sr);
       *pzErr = sqlite3_mprintf("%s: %s", WHO, err);
     } else if (m.o.dim == 0 && ((m.have_metric && m.o.metric != store_metric(vt->st)) ||
                                 (m.have_storage && m.o.storage != store_storage(vt->st)) ||
@@ -294,6 +494,7 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
                                store_index_name(store_index(vt->st, NULL)));
     }
   }
+  sqlite3_free(key);
   opts_free(&m);
   if (rc == SQLITE_OK) {
     char *q = sqlite3_mprintf(
@@ -328,12 +529,92 @@ static int mem_disconnect(sqlite3_vtab *base) {
         break;
       }
   }
-  store_close(vt->st); /* checkpoints the writer's changes */
+  h5mem_store_release(vt->ms);
   sqlite3_free(vt->vec);
+  sqlite3_free(vt->schema);
   sqlite3_free(vt->name);
   sqlite3_free(vt->base.zErrMsg);
   sqlite3_free(vt);
   return SQLITE_OK;
+}
+
+/* ---- the companion tables ------------------------------------------------ */
+
+const char *const h5mem_companion[3] = {"entities", "relations", "mentions"};
+const char *const h5mem_companion_module[3] = {"h5mem_entities", "h5mem_relations", "h5mem_mentions"};
+
+/* CREATE VIRTUAL TABLE mem makes mem_entities, mem_relations and
+** mem_mentions beside it (in the same schema, bound to mem by name), as
+** FTS5 makes its shadow tables: a table of that name already there is left
+** alone. */
+static int mem_create(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                      sqlite3_vtab **out, char **pzErr) {
+  int rc = mem_connect(db, aux, argc, argv, out, pzErr);
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE IF NOT EXISTS \"%w\".\"%w_%s\" USING %s(\"%w\")",
+                                argv[1], argv[2], h5mem_companion[k], h5mem_companion_module[k], argv[2]);
+    char *err = NULL;
+    rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &err) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK) {
+      *pzErr = sqlite3_mprintf("%s: creating %s_%s: %s", WHO, argv[2], h5mem_companion[k],
+                               err ? err : sqlite3_errstr(rc));
+      mem_disconnect(*out);
+      *out = NULL;
+    }
+    sqlite3_free(err);
+  }
+  return rc;
+}
+
+/* Whether schema.table is a companion table made by module k (not a table
+** of the user's that has the name). */
+static int is_companion(sqlite3 *db, const char *schema, const char *table, int k) {
+  char *sql = sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_master WHERE type = 'table' AND name = ?1",
+                              schema);
+  sqlite3_stmt *st = NULL;
+  int yes = 0;
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      const char *def = (const char *)sqlite3_column_text(st, 0);
+      char *want = sqlite3_mprintf("%% USING %s(%%", h5mem_companion_module[k]);
+      yes = def && want && sqlite3_strlike(want, def, 0) == 0;
+      sqlite3_free(want);
+    }
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return yes;
+}
+
+/* DROP TABLE mem drops its companion tables too (never the files).  Not in
+** a transaction that changed the store and has not committed: those changes
+** would have no table left to commit them. */
+static int mem_destroy(sqlite3_vtab *base) {
+  memvt *vt = (memvt *)base;
+  if (h5mem_tx_dirty(vt->ms))
+    return vt_err(vt, SQLITE_LOCKED, "cannot drop %s while this transaction has uncommitted changes "
+                  "to its store; COMMIT or ROLLBACK first", vt->name); /* (SQLite shows its own
+                  message for SQLITE_LOCKED: "database table is locked") */
+  for (int k = 0; k < 3; k++) {
+    char *table = sqlite3_mprintf("%s_%s", vt->name, h5mem_companion[k]);
+    if (!table) return SQLITE_NOMEM;
+    int rc = SQLITE_OK;
+    if (is_companion(vt->db, vt->schema, table, k)) {
+      char *sql = sqlite3_mprintf("DROP TABLE \"%w\".\"%w\"", vt->schema, table);
+      char *err = NULL;
+      rc = sql ? sqlite3_exec(vt->db, sql, NULL, NULL, &err) : SQLITE_NOMEM;
+      if (rc != SQLITE_OK) vt_err(vt, rc, "dropping %s: %s", table, err ? err : sqlite3_errstr(rc));
+      sqlite3_free(err);
+      sqlite3_free(sql);
+    }
+    sqlite3_free(table);
+    if (rc != SQLITE_OK) return rc;
+  }
+  sqlite3_free(vt->ms->key); /* a companion left behind (by another name) now refuses to work */
+  vt->ms->key = NULL;
+  return mem_disconnect(base);
 }
 
 /* ---- reading ------------------------------------------------------------ */
@@ -432,14 +713,14 @@ static int mem_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
   memcur *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  vt->cursors++;
+  vt->ms->holds++;
   *out = &c->base;
   return SQLITE_OK;
 }
 
 static int mem_close(sqlite3_vtab_cursor *cur) {
   memvt *vt = (memvt *)cur->pVtab;
-  vt->cursors--;
+  vt->ms->holds--;
   sqlite3_free(((memcur *)cur)->res);
   sqlite3_free(cur);
   return SQLITE_OK;
@@ -504,7 +785,7 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
   c->have_v = 0;
-  if (vt->cursors == 1) { /* a reader sees what others committed; not under another scan */
+  if (vt->ms->holds == 1) { /* a reader sees what others committed; not under another scan */
     int rc = store_refresh(vt->st);
     if (rc) return st_err(vt, rc);
   }
@@ -662,30 +943,38 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 /* ---- writing ------------------------------------------------------------- */
 
 /* A column's value as text (NULL stays NULL). */
-static int text_arg(memvt *vt, sqlite3_value *v, const char *col, const char **s, size_t *n) {
+int h5mem_value_text(sqlite3_value *v, const char *col, const char **s, size_t *n, char **msg) {
   *s = NULL;
   *n = 0;
   if (sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
   if (sqlite3_value_type(v) == SQLITE_BLOB) {
     const uint8_t *b = sqlite3_value_blob(v);
     int len = sqlite3_value_bytes(v);
-    if (len && !h5_utf8_valid(b, (size_t)len))
-      return vt_err(vt, SQLITE_MISMATCH, "%s: a BLOB that is not UTF-8 text", col);
+    if (len && !h5_utf8_valid(b, (size_t)len)) {
+      *msg = sqlite3_mprintf("%s: a BLOB that is not UTF-8 text", col);
+      return SQLITE_MISMATCH;
+    }
   }
   *s = (const char *)sqlite3_value_text(v);
   *n = (size_t)sqlite3_value_bytes(v);
   if (!*s) return SQLITE_NOMEM;
-  if (memchr(*s, 0, *n)) return vt_err(vt, SQLITE_MISMATCH, "%s: text with a NUL byte", col);
+  if (memchr(*s, 0, *n)) {
+    *msg = sqlite3_mprintf("%s: text with a NUL byte", col);
+    return SQLITE_MISMATCH;
+  }
   return SQLITE_OK;
 }
 
 /* A time: INTEGER or REAL unix seconds, or ISO-8601 text. */
-static int time_arg(memvt *vt, sqlite3_value *v, const char *col, int64_t *out) {
+int h5mem_value_time(sqlite3_value *v, const char *col, int64_t *out, char **msg) {
   switch (sqlite3_value_type(v)) {
   case SQLITE_INTEGER: *out = sqlite3_value_int64(v); return SQLITE_OK;
   case SQLITE_FLOAT: {
     double d = sqlite3_value_double(v);
-    if (!(fabs(d) < 9.2e18)) return vt_err(vt, SQLITE_MISMATCH, "%s: %g is not a time", col, d);
+    if (!(fabs(d) < 9.2e18)) {
+      *msg = sqlite3_mprintf("%s: %g is not a time", col, d);
+      return SQLITE_MISMATCH;
+    }
     *out = (int64_t)floor(d);
     return SQLITE_OK;
   }
@@ -695,12 +984,52 @@ static int time_arg(memvt *vt, sqlite3_value *v, const char *col, int64_t *out) 
     char err[200];
     if (util_iso8601_parse(s, n, out, err, sizeof err) == 0) return SQLITE_OK;
     int t = sqlite3_value_numeric_type(v);
-    if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) return time_arg(vt, v, col, out);
-    return vt_err(vt, SQLITE_MISMATCH, "%s: '%s' is neither unix seconds nor an ISO-8601 time (%s)",
-                  col, s, err);
+    if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) return h5mem_value_time(v, col, out, msg);
+    *msg = sqlite3_mprintf("%s: '%s' is neither unix seconds nor an ISO-8601 time (%s)", col, s, err);
+    return SQLITE_MISMATCH;
   }
-  default: return vt_err(vt, SQLITE_MISMATCH, "%s: expected unix seconds or ISO-8601 text", col);
+  default:
+    *msg = sqlite3_mprintf("%s: expected unix seconds or ISO-8601 text", col);
+    return SQLITE_MISMATCH;
   }
+}
+
+/* An id: an integer (or an integral REAL); NULL: not given. */
+int h5mem_value_id(sqlite3_value *v, const char *col, int64_t *id, int *given, char **msg) {
+  *given = 0;
+  if (sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
+  int t = sqlite3_value_numeric_type(v);
+  if (t == SQLITE_INTEGER) {
+    *id = sqlite3_value_int64(v);
+  } else if (t == SQLITE_FLOAT && floor(sqlite3_value_double(v)) == sqlite3_value_double(v) &&
+             fabs(sqlite3_value_double(v)) < 9.2e18) {
+    *id = (int64_t)sqlite3_value_double(v);
+  } else {
+    *msg = sqlite3_mprintf("%s: expected an integer", col);
+    return SQLITE_MISMATCH;
+  }
+  *given = 1;
+  return SQLITE_OK;
+}
+
+/* The shared value checks above, their message as the table's error. */
+static int vt_msg(memvt *vt, int rc, char **msg) {
+  /* (msg by reference: it is read after the call that sets it) */
+  if (rc == SQLITE_OK || !*msg) return rc;
+  rc = vt_err(vt, rc, "%s", *msg);
+  sqlite3_free(*msg);
+  *msg = NULL;
+  return rc;
+}
+
+static int text_arg(memvt *vt, sqlite3_value *v, const char *col, const char **s, size_t *n) {
+  char *msg = NULL;
+  return vt_msg(vt, h5mem_value_text(v, col, s, n, &msg), &msg);
+}
+
+static int time_arg(memvt *vt, sqlite3_value *v, const char *col, int64_t *out) {
+  char *msg = NULL;
+  return vt_msg(vt, h5mem_value_time(v, col, out, &msg), &msg);
 }
 
 /* The embedding: a float32 BLOB (float16 with vec_f16's subtype), or JSON. */
@@ -802,25 +1131,14 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, store_rec *r)
 }
 
 static int id_arg(memvt *vt, sqlite3_value *v, int64_t *id, int *given) {
-  *given = 0;
-  if (sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
-  int t = sqlite3_value_numeric_type(v);
-  if (t == SQLITE_INTEGER) {
-    *id = sqlite3_value_int64(v);
-  } else if (t == SQLITE_FLOAT && floor(sqlite3_value_double(v)) == sqlite3_value_double(v) &&
-             fabs(sqlite3_value_double(v)) < 9.2e18) {
-    *id = (int64_t)sqlite3_value_double(v);
-  } else {
-    return vt_err(vt, SQLITE_MISMATCH, "id: expected an integer");
-  }
-  *given = 1;
-  return SQLITE_OK;
+  char *msg = NULL;
+  return vt_msg(vt, h5mem_value_id(v, "id", id, given, &msg), &msg);
 }
 
 static int run_command(memvt *vt, sqlite3_value *cmd) {
   const char *c = (const char *)sqlite3_value_text(cmd);
-  if (c && !sqlite3_stricmp(c, "checkpoint")) vt->pending_cmd |= 1;
-  else if (c && !sqlite3_stricmp(c, "optimize")) vt->pending_cmd |= 2;
+  if (c && !sqlite3_stricmp(c, "checkpoint")) vt->ms->pending_cmd |= 1;
+  else if (c && !sqlite3_stricmp(c, "optimize")) vt->ms->pending_cmd |= 2;
   else return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize')", c ? c : "");
   return SQLITE_OK;
 }
@@ -828,6 +1146,9 @@ static int run_command(memvt *vt, sqlite3_value *cmd) {
 static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
   memvt *vt = (memvt *)base;
   store *s = vt->st;
+  char *msg = NULL;
+  int trc = h5mem_tx_need(vt->ms, &msg);
+  if (trc != SQLITE_OK) return vt_msg(vt, trc, &msg);
   if (argc == 1) { /* DELETE */
     int64_t id = sqlite3_value_int64(argv[0]);
     int rc = store_delete(s, id);
@@ -881,53 +1202,37 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
   return SQLITE_OK;
 }
 
+/* The transaction methods: the store's transaction is shared with the
+** companion tables (h5mem_tx_*). */
 static int mem_begin(sqlite3_vtab *base) {
-  memvt *vt = (memvt *)base;
-  vt->pending_cmd = 0;
-  int rc = store_begin(vt->st);
-  return rc ? st_err(vt, rc) : SQLITE_OK;
+  char *msg = NULL;
+  return vt_msg((memvt *)base, h5mem_tx_begin(((memvt *)base)->ms, &msg), &msg);
 }
 
 static int mem_sync(sqlite3_vtab *base) {
-  memvt *vt = (memvt *)base;
-  int rc = store_prepare(vt->st);
-  return rc ? st_err(vt, rc) : SQLITE_OK;
+  char *msg = NULL;
+  return vt_msg((memvt *)base, h5mem_tx_sync(((memvt *)base)->ms, &msg), &msg);
 }
 
 static int mem_commit(sqlite3_vtab *base) {
-  memvt *vt = (memvt *)base;
-  int rc = store_commit(vt->st, vt->cursors == 0);
-  int cmd = vt->pending_cmd;
-  vt->pending_cmd = 0;
-  if (rc == STORE_OK && cmd) {
-    if (vt->cursors) return vt_err(vt, SQLITE_BUSY, "cannot checkpoint while a query reads %s", vt->name);
-    rc = (cmd & 2) ? store_optimize(vt->st) : store_checkpoint(vt->st);
-  }
-  return rc ? st_err(vt, rc) : SQLITE_OK;
+  char *msg = NULL;
+  return vt_msg((memvt *)base, h5mem_tx_commit(((memvt *)base)->ms, &msg), &msg);
 }
 
 static int mem_rollback(sqlite3_vtab *base) {
-  memvt *vt = (memvt *)base;
-  vt->pending_cmd = 0;
-  store_rollback(vt->st);
+  h5mem_tx_rollback(((memvt *)base)->ms);
   return SQLITE_OK;
 }
 
-static int mem_savepoint(sqlite3_vtab *base, int i) {
-  memvt *vt = (memvt *)base;
-  if (i >= 0 && i < MAXSP) vt->sp[i] = store_mark(vt->st);
-  return SQLITE_OK;
-}
+static int mem_savepoint(sqlite3_vtab *base, int i) { return h5mem_tx_savepoint(((memvt *)base)->ms, i); }
 
 static int mem_release(sqlite3_vtab *base, int i) {
-  (void)base;
-  (void)i;
+  h5mem_tx_release(((memvt *)base)->ms, i);
   return SQLITE_OK;
 }
 
 static int mem_rollback_to(sqlite3_vtab *base, int i) {
-  memvt *vt = (memvt *)base;
-  if (i >= 0 && i < MAXSP) store_undo_to(vt->st, vt->sp[i]);
+  h5mem_tx_rollback_to(((memvt *)base)->ms, i);
   return SQLITE_OK;
 }
 
@@ -942,11 +1247,11 @@ static int mem_rename(sqlite3_vtab *base, const char *name) {
 
 static sqlite3_module mem_module = {
     .iVersion = 2,
-    .xCreate = mem_connect,
+    .xCreate = mem_create,
     .xConnect = mem_connect,
     .xBestIndex = mem_best_index,
     .xDisconnect = mem_disconnect,
-    .xDestroy = mem_disconnect, /* DROP TABLE leaves the store's files alone */
+    .xDestroy = mem_destroy, /* DROP TABLE leaves the store's files alone */
     .xOpen = mem_open,
     .xClose = mem_close,
     .xFilter = mem_filter,
@@ -997,7 +1302,9 @@ memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
 }
 
 store *h5mem_table_store(memvt *vt) { return vt->st; }
-void h5mem_table_hold(memvt *vt, int delta) { vt->cursors += delta; }
+memstore *h5mem_table_ms(memvt *vt) { return vt->ms; }
+const char *h5mem_table_schema(const memvt *vt) { return vt->schema; }
+void h5mem_table_hold(memvt *vt, int delta) { vt->ms->holds += delta; }
 const char *h5mem_table_name(const memvt *vt) { return vt->name; }
 
 /* ---- h5mem_checkpoint(name) ------------------------------------------------- */
@@ -1014,7 +1321,7 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
     sqlite3_free(m);
     return;
   }
-  if (vt->cursors) {
+  if (vt->ms->holds) {
     sqlite3_result_error(ctx, "h5mem_checkpoint: the table is being read by a query", -1);
     return;
   }
@@ -1022,7 +1329,7 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   if (rc) {
     char *m = sqlite3_mprintf("h5mem_checkpoint: %s", store_errmsg(vt->st));
     sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint failed", -1);
-    sqlite3_result_error_code(ctx, store_rc(rc));
+    sqlite3_result_error_code(ctx, h5mem_store_rc(rc));
     sqlite3_free(m);
     return;
   }
@@ -1045,7 +1352,7 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_free(m);
     return;
   }
-  if (!vt->cursors && store_refresh(vt->st) != STORE_OK) {
+  if (!vt->ms->holds && store_refresh(vt->st) != STORE_OK) {
     char *m = sqlite3_mprintf("h5mem_index: %s", store_errmsg(vt->st));
     sqlite3_result_error(ctx, m ? m : "h5mem_index failed", -1);
     sqlite3_free(m);
@@ -1084,6 +1391,8 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   strbuf_free(&sb);
 }
 
+void h5mem_registry_ref(registry *reg) { reg->refs++; }
+
 static void reg_unref(void *p) {
   registry *reg = p;
   if (--reg->refs == 0) sqlite3_free(reg);
@@ -1112,5 +1421,9 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
     for (int i = 0; i < 3; i++) reg_unref(reg);
     return rc;
   }
-  return ext_vtab_search_register(db, reg, reg_unref);
+  rc = ext_vtab_search_register(db, reg, reg_unref);
+  /* the graph's modules and functions take a reference each (h5mem_int.h) */
+  if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg, reg_unref);
+  if (rc == SQLITE_OK) rc = ext_func_graph_register(db, reg, reg_unref);
+  return rc;
 }

@@ -1054,11 +1054,12 @@ static int state_load(store *s, const store_opts *want, int for_write) {
 }
 
 static int state_load1(store *s, const store_opts *want, int for_write) {
+  uint64_t gversion = gstore_version(s->g) + 1; /* the graph's versions never repeat */
   state_free(s);
   int rc = base_load(s, want, 0);
   if (rc) return rc;
   char err[512];
-  if (gstore_new(&s->g)) return fail(s, STORE_ENOMEM, "out of memory");
+  if (gstore_new(&s->g, gversion)) return fail(s, STORE_ENOMEM, "out of memory");
   if ((rc = gstore_load(s->g, s->f, err, sizeof err)))
     return fail(s, rc, "%s: %s", s->path, rc == STORE_ENOMEM ? "out of memory" : err);
   int wr = wal_open(s->walpath, s->store_id, !for_write, &s->log, err, sizeof err);

@@ -74,10 +74,13 @@ struct gstore {
   idmap tmap; /* hash of a type -> code */
 };
 
-int gstore_new(gstore **out) {
+int gstore_new(gstore **out, uint64_t version) {
   *out = calloc(1, sizeof **out);
+  if (*out) (*out)->version = version;
   return *out ? STORE_OK : STORE_ENOMEM;
 }
+
+uint64_t gstore_version(const gstore *g) { return g ? g->version : 0; }
 
 static void types_free(gstore *g) {
   kg_adj_free(g->adj);

@@ -20,7 +20,13 @@
 
 typedef struct gstore gstore;
 
-int gstore_new(gstore **out);
+/* An empty graph whose version (store_g_version) starts past version: a
+** store that loads its graph again (a refresh, optimize) passes the old
+** one's + 1, so that versions never repeat and caches keyed on them stay
+** true. */
+int gstore_new(gstore **out, uint64_t version);
+/* The version of g (0 for NULL). */
+uint64_t gstore_version(const gstore *g);
 void gstore_free(gstore *g);
 /* Read /graph of f (none: empty tables).  STORE_ECORRUPT with a message. */
 int gstore_load(gstore *g, h5_file *f, char *err, size_t errlen);

@@ -1,0 +1,1497 @@
+/*
+** ext/vtab/func_graph.c - the knowledge graph's functions, over the
+** entities and relations of an h5mem table's store (lib/graph on the
+** store's cached adjacency, store_g_adj):
+**
+**   kg_bfs(store, start, max_depth [, options])  id, name, depth, path, relation, relation_id
+**   kg_activate(store, seeds [, options])         id, name, activation
+**   kg_resolve(store, name [, max_edits])         id, name, match, edits
+**   kg_entity(store, name [, type])               the entity's id; made when no name matches
+**   kg_import_jsonl(store, text)                  the MCP memory server's JSONL in; a report
+**   kg_export_jsonl(store)                        the graph as that JSONL
+**
+** The table-valued ones compute their rows whole in xFilter (copies: no
+** position of the store is held afterwards).  The writers go through the
+** companion tables (INSERT INTO mem_entities ...), so that what they write
+** is in the SQLite transaction like any other statement's changes.
+*/
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+#include "graph_int.h"
+#include "h5mem_int.h"
+#include "search_int.h"
+#include "util/json.h"
+#include "util/strbuf.h"
+
+/* ---- the store and its entities' names ---------------------------------------- */
+
+/* The store of the h5mem table named by v, as of its last commit (a
+** reader's view refreshed unless a query holds it). */
+static int graph_store(registry *reg, sqlite3 *db, sqlite3_value *v, memvt **out, char **err) {
+  const char *name = v ? (const char *)sqlite3_value_text(v) : NULL;
+  if (!name) {
+    *err = sqlite3_mprintf("the first argument names an h5mem table");
+    return SQLITE_ERROR;
+  }
+  memvt *mt = h5mem_table(reg, db, name, err);
+  if (!mt) return SQLITE_ERROR;
+  memstore *ms = h5mem_table_ms(mt);
+  if (h5mem_store_orphaned(ms)) {
+    *err = sqlite3_mprintf("the h5mem table %s was dropped", name);
+    return SQLITE_ERROR;
+  }
+  store *st = h5mem_store_handle(ms);
+  if (!h5mem_store_holds(ms) && store_refresh(st) != STORE_OK) {
+    *err = sqlite3_mprintf("%s", store_errmsg(st));
+    return SQLITE_ERROR;
+  }
+  *out = mt;
+  return SQLITE_OK;
+}
+
+static int store_fail(store *st, int rc, char **err) {
+  if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
+  *err = sqlite3_mprintf("%s", store_errmsg(st));
+  return h5mem_store_rc(rc);
+}
+
+/* An entity's record by id (0: found). */
+static int entity_get(store *st, int64_t id, store_grec *r) {
+  uint64_t pos;
+  if (store_g_find(st, STORE_G_ENTITY, id, &pos) != STORE_OK) return -1;
+  return store_g_get(st, STORE_G_ENTITY, pos, r) == STORE_OK ? 0 : -1;
+}
+
+/* Every name and alias of the live entities, for kg_resolve; kept with the
+** store until the graph changes (store_g_version).  Strings are copies:
+** the store's move at checkpoints. */
+typedef struct gnames {
+  uint64_t version;
+  kg_name *v;
+  size_t n;
+  char *text;
+} gnames;
+
+static void gnames_free(void *p) {
+  gnames *g = p;
+  if (!g) return;
+  sqlite3_free(g->v);
+  free(g->text);
+  sqlite3_free(g);
+}
+
+typedef struct nbuild {
+  strbuf sb;
+  kg_name *v; /* s holds the offset in sb until the end */
+  size_t n, cap;
+  int64_t id;
+} nbuild;
+
+static int nb_add(nbuild *b, const char *s, size_t n, int alias) {
+  if (b->n == b->cap) {
+    size_t cap = b->cap ? 2 * b->cap : 64;
+    kg_name *v = sqlite3_realloc64(b->v, cap * sizeof *v);
+    if (!v) return -2;
+    b->v = v;
+    b->cap = cap;
+  }
+  b->v[b->n].id = b->id;
+  b->v[b->n].s = (const char *)(uintptr_t)b->sb.len;
+  b->v[b->n].n = n;
+  b->v[b->n].alias = alias;
+  b->n++;
+  strbuf_append(&b->sb, s, n);
+  strbuf_putc(&b->sb, 0);
+  return strbuf_failed(&b->sb) ? -2 : 0;
+}
+
+static int nb_alias(void *ctx, const char *s, size_t n) { return nb_add(ctx, s, n, 1); }
+
+static int gnames_get(memstore *ms, const gnames **out) {
+  store *st = h5mem_store_handle(ms);
+  gnames *g = h5mem_store_cache(ms);
+  if (g && g->version == store_g_version(st)) {
+    *out = g;
+    return SQLITE_OK;
+  }
+  nbuild b;
+  memset(&b, 0, sizeof b);
+  uint64_t npos = store_g_npos(st, STORE_G_ENTITY);
+  int rc = 0;
+  for (uint64_t p = 0; p < npos && rc == 0; p++) {
+    store_grec r;
+    if (store_g_get(st, STORE_G_ENTITY, p, &r) != STORE_OK || !r.s[0]) continue;
+    b.id = r.id;
+    rc = nb_add(&b, r.s[0], r.n[0], 0);
+    char err[200];
+    if (rc == 0 && r.s[2]) { /* aliases were checked when written; a bad one is skipped */
+      rc = graph_json_strings(r.s[2], r.n[2], nb_alias, &b, err, sizeof err);
+      if (rc == -1) rc = 0;
+    }
+  }
+  g = rc == 0 ? sqlite3_malloc(sizeof *g) : NULL;
+  if (!g) {
+    sqlite3_free(b.v);
+    strbuf_free(&b.sb);
+    return SQLITE_NOMEM;
+  }
+  for (size_t i = 0; i < b.n; i++) b.v[i].s = b.sb.buf + (uintptr_t)b.v[i].s;
+  g->version = store_g_version(st);
+  g->v = b.v;
+  g->n = b.n;
+  g->text = b.sb.buf;
+  h5mem_store_cache_set(ms, g, gnames_free);
+  *out = g;
+  return SQLITE_OK;
+}
+
+enum { REF_FOUND = 0, REF_NONE = 1 };
+
+/* The entity a value names: an integer is an id (of a live entity); text
+** is an entity's name, else an alias, else a case-insensitive match of
+** either: unique at the first of these that matches.  Several there: an
+** error listing them, or with pick_first the lowest id.  REF_FOUND,
+** REF_NONE (*err says so) or an SQLite error. */
+static int entity_ref(memstore *ms, sqlite3_value *v, const char *what, int pick_first, int64_t *id,
+                      char **err) {
+  store *st = h5mem_store_handle(ms);
+  int t = sqlite3_value_type(v);
+  if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) {
+    store_grec r;
+    double d = sqlite3_value_double(v);
+    *id = sqlite3_value_int64(v);
+    if (t == SQLITE_FLOAT && (floor(d) != d || !(fabs(d) < 9.2e18))) {
+      *err = sqlite3_mprintf("%s: %g is not an entity id", what, d);
+      return SQLITE_ERROR;
+    }
+    if (entity_get(st, *id, &r)) {
+      *err = sqlite3_mprintf("%s: no entity with id %lld", what, (long long)*id);
+      return REF_NONE;
+    }
+    return REF_FOUND;
+  }
+  if (t != SQLITE_TEXT) {
+    *err = sqlite3_mprintf("%s: expected an entity id or name, not %s", what, t == SQLITE_NULL ? "NULL" : "a BLOB");
+    return SQLITE_ERROR;
+  }
+  const char *q = (const char *)sqlite3_value_text(v);
+  size_t qn = (size_t)sqlite3_value_bytes(v);
+  const gnames *g;
+  int rc = gnames_get(ms, &g);
+  if (rc != SQLITE_OK) return rc;
+  kg_match *m = NULL;
+  size_t nm = 0;
+  if (kg_resolve(g->v, g->n, q, qn, 0, &m, &nm) == KG_ENOMEM) return SQLITE_NOMEM;
+  size_t same = 0;
+  while (same < nm && m[same].kind == m[0].kind && m[same].kind != KG_MATCH_EDIT) same++;
+  if (same == 1 || (same > 1 && pick_first)) {
+    *id = m[0].id;
+    free(m);
+    return REF_FOUND;
+  }
+  if (same == 0) {
+    free(m);
+    *err = sqlite3_mprintf("%s: no entity is named '%s'", what, q);
+    return REF_NONE;
+  }
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendf(s, "%s: '%s' %s %d entities (ids", what, q,
+                      m[0].kind == KG_MATCH_EXACT ? "names" : m[0].kind == KG_MATCH_ALIAS ? "is an alias of"
+                                                                                        : "matches",
+                      (int)same);
+  for (size_t i = 0; i < same && i < 10; i++) sqlite3_str_appendf(s, "%s %lld", i ? "," : "", (long long)m[i].id);
+  sqlite3_str_appendf(s, "%s); give an id", same > 10 ? ", ..." : "");
+  free(m);
+  *err = sqlite3_str_finish(s);
+  return *err ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* ---- the table-valued functions ------------------------------------------------ */
+
+/* A result cell: SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT (s
+** sqlite3_malloc'd) or SQLITE_NULL (zeroed). */
+typedef struct cell {
+  int type;
+  sqlite3_int64 i;
+  double d;
+  char *s;
+  size_t n;
+} cell;
+
+/* The rows of one call: nvis cells each. */
+typedef struct fres {
+  cell *c;
+  size_t nrows, cap;
+  int nvis;
+} fres;
+
+static void fres_free(fres *r) {
+  for (size_t i = 0; i < r->nrows * (size_t)r->nvis; i++) sqlite3_free(r->c[i].s);
+  sqlite3_free(r->c);
+  r->c = NULL;
+  r->nrows = r->cap = 0;
+}
+
+/* A new row of NULLs; NULL when out of memory. */
+static cell *fres_row(fres *r) {
+  if (r->nrows == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 16;
+    cell *c = sqlite3_realloc64(r->c, cap * (size_t)r->nvis * sizeof *c);
+    if (!c) return NULL;
+    r->c = c;
+    r->cap = cap;
+  }
+  cell *row = r->c + r->nrows++ * (size_t)r->nvis;
+  memset(row, 0, (size_t)r->nvis * sizeof *row);
+  return row;
+}
+
+static void cell_int(cell *c, sqlite3_int64 v) {
+  c->type = SQLITE_INTEGER;
+  c->i = v;
+}
+
+static void cell_real(cell *c, double v) {
+  c->type = SQLITE_FLOAT;
+  c->d = v;
+}
+
+/* A copy of s (NULL: SQL NULL); SQLITE_NOMEM or SQLITE_OK. */
+static int cell_text(cell *c, const char *s, size_t n) {
+  if (!s) return SQLITE_OK;
+  c->s = sqlite3_malloc64(n + 1);
+  if (!c->s) return SQLITE_NOMEM;
+  memcpy(c->s, s, n);
+  c->s[n] = 0;
+  c->n = n;
+  c->type = SQLITE_TEXT;
+  return SQLITE_OK;
+}
+
+/* The entity's name into c. */
+static int cell_name(cell *c, store *st, int64_t id) {
+  store_grec r;
+  return entity_get(st, id, &r) ? SQLITE_OK : cell_text(c, r.s[0], r.n[0]);
+}
+
+typedef struct fkind fkind;
+typedef struct fcall {
+  sqlite3 *db;
+  registry *reg;
+  const fkind *kind;
+  fres *res;
+} fcall;
+
+struct fkind {
+  const char *name;
+  const char *schema;
+  const char *usage;
+  int nvis, nargs, nreq; /* visible columns, then the arguments (the first nreq required) */
+  int (*run)(fcall *f, sqlite3_value **args, char **err);
+};
+
+static int bfs_run(fcall *f, sqlite3_value **a, char **err);
+static int act_run(fcall *f, sqlite3_value **a, char **err);
+static int res_run(fcall *f, sqlite3_value **a, char **err);
+
+static const fkind fkinds[3] = {
+    {"kg_bfs",
+     "CREATE TABLE x(id INTEGER, name TEXT, depth INTEGER, path TEXT, relation TEXT, "
+     "relation_id INTEGER, store HIDDEN, start HIDDEN, max_depth HIDDEN, options HIDDEN)",
+     "kg_bfs(store, start, max_depth [, options])", 6, 4, 3, bfs_run},
+    {"kg_activate",
+     "CREATE TABLE x(id INTEGER, name TEXT, activation REAL, store HIDDEN, seeds HIDDEN, "
+     "options HIDDEN)",
+     "kg_activate(store, seeds [, options])", 3, 3, 2, act_run},
+    {"kg_resolve",
+     "CREATE TABLE x(id INTEGER, name TEXT, match TEXT, edits INTEGER, store HIDDEN, query HIDDEN, "
+     "max_edits HIDDEN)",
+     "kg_resolve(store, name [, max_edits])", 4, 3, 2, res_run},
+};
+
+typedef struct fvt {
+  sqlite3_vtab base;
+  sqlite3 *db;
+  registry *reg;
+  const fkind *kind;
+} fvt;
+
+typedef struct fcur {
+  sqlite3_vtab_cursor base;
+  fres res;
+  size_t i;
+} fcur;
+
+static int f_connect(sqlite3 *db, void *aux, const fkind *kind, sqlite3_vtab **out) {
+  int rc = sqlite3_declare_vtab(db, kind->schema);
+  if (rc != SQLITE_OK) return rc;
+  fvt *vt = sqlite3_malloc(sizeof *vt);
+  if (!vt) return SQLITE_NOMEM;
+  memset(vt, 0, sizeof *vt);
+  vt->db = db;
+  vt->reg = aux;
+  vt->kind = kind;
+  *out = &vt->base;
+  return SQLITE_OK;
+}
+
+#define CONNECT(fn, i)                                                                            \
+  static int fn(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,    \
+                char **pzErr) {                                                                   \
+    (void)argc;                                                                                   \
+    (void)argv;                                                                                   \
+    (void)pzErr;                                                                                  \
+    return f_connect(db, aux, &fkinds[i], out);                                                   \
+  }
+CONNECT(bfs_connect, 0)
+CONNECT(act_connect, 1)
+CONNECT(res_connect, 2)
+#undef CONNECT
+
+static int f_disconnect(sqlite3_vtab *vt) {
+  sqlite3_free(vt->zErrMsg);
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}
+
+/* idxNum: bit j set when argument j is given; they come in argument order. */
+static int f_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
+  const fkind *kd = ((fvt *)base)->kind;
+  int use[8];
+  for (int j = 0; j < kd->nargs; j++) use[j] = -1;
+  for (int c = 0; c < info->nConstraint; c++) {
+    const struct sqlite3_index_constraint *k = &info->aConstraint[c];
+    int j = k->iColumn - kd->nvis;
+    if (j < 0 || j >= kd->nargs || k->op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
+    if (!k->usable) return SQLITE_CONSTRAINT;
+    use[j] = c;
+  }
+  int argi = 0, mask = 0;
+  for (int j = 0; j < kd->nargs; j++) {
+    if (use[j] < 0) continue;
+    info->aConstraintUsage[use[j]].argvIndex = ++argi;
+    info->aConstraintUsage[use[j]].omit = 1;
+    mask |= 1 << j;
+  }
+  info->idxNum = mask;
+  info->estimatedCost = 100;
+  info->estimatedRows = 100;
+  return SQLITE_OK;
+}
+
+static int f_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
+  fcur *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  c->res.nvis = ((fvt *)base)->kind->nvis;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static int f_close(sqlite3_vtab_cursor *cur) {
+  fres_free(&((fcur *)cur)->res);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+static int f_filter(sqlite3_vtab_cursor *cur, int mask, const char *idxStr, int argc,
+                    sqlite3_value **argv) {
+  (void)idxStr;
+  fcur *c = (fcur *)cur;
+  fvt *vt = (fvt *)cur->pVtab;
+  const fkind *kd = vt->kind;
+  fres_free(&c->res);
+  c->i = 0;
+  sqlite3_value *args[8];
+  int a = 0;
+  for (int j = 0; j < kd->nargs; j++) args[j] = (mask >> j & 1) && a < argc ? argv[a++] : NULL;
+  char *err = NULL;
+  int rc = SQLITE_OK;
+  for (int j = 0; j < kd->nreq && rc == SQLITE_OK; j++)
+    if (!args[j]) {
+      err = sqlite3_mprintf("too few arguments: %s", kd->usage);
+      rc = SQLITE_ERROR;
+    }
+  if (rc == SQLITE_OK) {
+    fcall f = {vt->db, vt->reg, kd, &c->res};
+    rc = kd->run(&f, args, &err);
+  }
+  if (rc != SQLITE_OK) {
+    fres_free(&c->res);
+    sqlite3_free(vt->base.zErrMsg);
+    vt->base.zErrMsg = err ? sqlite3_mprintf("%s: %s", kd->name, err) : NULL;
+    sqlite3_free(err);
+    return vt->base.zErrMsg || rc == SQLITE_NOMEM ? rc : SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+static int f_next(sqlite3_vtab_cursor *cur) {
+  ((fcur *)cur)->i++;
+  return SQLITE_OK;
+}
+
+static int f_eof(sqlite3_vtab_cursor *cur) {
+  fcur *c = (fcur *)cur;
+  return c->i >= c->res.nrows;
+}
+
+static int f_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  *rowid = (sqlite3_int64)((fcur *)cur)->i;
+  return SQLITE_OK;
+}
+
+static int f_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  fcur *c = (fcur *)cur;
+  if (col < 0 || col >= c->res.nvis) {
+    sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  const cell *x = &c->res.c[c->i * (size_t)c->res.nvis + (size_t)col];
+  switch (x->type) {
+  case SQLITE_INTEGER: sqlite3_result_int64(ctx, x->i); break;
+  case SQLITE_FLOAT: sqlite3_result_double(ctx, x->d); break;
+  case SQLITE_TEXT: sqlite3_result_text64(ctx, x->s, x->n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
+  default: sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
+}
+
+/* ---- options ------------------------------------------------------------------- */
+
+typedef struct gopts {
+  store *st;
+  int dir;
+  uint32_t *types; /* kg_bfs: the relation types' codes (ntypes; types_given) */
+  size_t ntypes;
+  int types_given;
+  int64_t limit;
+  double decay, threshold;
+  int steps;
+} gopts;
+
+static int dir_option(sqlite3_stmt *row, int *dir, char **err) {
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  const char *v = (const char *)sqlite3_column_text(row, 2);
+  if (type && !strcmp(type, "text") && v) {
+    if (!strcmp(v, "out")) *dir = KG_OUT;
+    else if (!strcmp(v, "in")) *dir = KG_IN;
+    else if (!strcmp(v, "both")) *dir = KG_BOTH;
+    else v = NULL;
+    if (v) return SQLITE_OK;
+  }
+  *err = sqlite3_mprintf("expected \"out\", \"in\" or \"both\"");
+  return SQLITE_ERROR;
+}
+
+static int type_code(void *ctx, const char *s, size_t n) {
+  gopts *o = ctx;
+  uint32_t code = store_g_type_code(o->st, s, n);
+  if (code == UINT32_MAX) return 0; /* no relation has it */
+  uint32_t *t = sqlite3_realloc64(o->types, (o->ntypes + 1) * sizeof *t);
+  if (!t) return -2;
+  o->types = t;
+  o->types[o->ntypes++] = code;
+  return 0;
+}
+
+#define BFS_KNOWN "direction \"out\"/\"in\"/\"both\", types an array of relation types, limit an integer >= 1"
+
+static int bfs_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+  gopts *o = ctx;
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  if (!strcmp(key, "direction")) return dir_option(row, &o->dir, err);
+  if (!strcmp(key, "limit")) {
+    if (!type || strcmp(type, "integer") || sqlite3_column_int64(row, 2) < 1) {
+      *err = sqlite3_mprintf("expected an integer >= 1");
+      return SQLITE_ERROR;
+    }
+    o->limit = sqlite3_column_int64(row, 2);
+    return SQLITE_OK;
+  }
+  if (!strcmp(key, "types")) {
+    const char *v = (const char *)sqlite3_column_text(row, 2);
+    char e[200];
+    o->types_given = 1;
+    int rc = type && !strcmp(type, "array") && v
+                 ? graph_json_strings(v, (size_t)sqlite3_column_bytes(row, 2), type_code, o, e, sizeof e)
+                 : -1;
+    if (rc == -2) return SQLITE_NOMEM;
+    if (rc) {
+      *err = sqlite3_mprintf("expected an array of relation types, e.g. [\"works_with\"]");
+      return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
+  }
+  return 1;
+}
+
+#define ACT_KNOWN "decay a number in (0, 1], threshold a number > 0, steps an integer 1..1000, " \
+                  "direction \"out\"/\"in\"/\"both\""
+
+static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+  gopts *o = ctx;
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  if (!strcmp(key, "direction")) return dir_option(row, &o->dir, err);
+  if (!strcmp(key, "decay")) {
+    int rc = search_option_num(row, 0, 1, &o->decay, err);
+    if (rc == SQLITE_OK && o->decay == 0) {
+      *err = sqlite3_mprintf("expected a number in (0, 1]");
+      rc = SQLITE_ERROR;
+    }
+    return rc;
+  }
+  if (!strcmp(key, "threshold")) {
+    int rc = search_option_num(row, 0, 1e300, &o->threshold, err);
+    if (rc == SQLITE_OK && o->threshold == 0) {
+      *err = sqlite3_mprintf("expected a number > 0");
+      rc = SQLITE_ERROR;
+    }
+    return rc;
+  }
+  if (!strcmp(key, "steps")) {
+    sqlite3_int64 n = sqlite3_column_int64(row, 2);
+    if (!type || strcmp(type, "integer") || n < 1 || n > 1000) {
+      *err = sqlite3_mprintf("expected an integer from 1 to 1000");
+      return SQLITE_ERROR;
+    }
+    o->steps = (int)n;
+    return SQLITE_OK;
+  }
+  return 1;
+}
+
+/* ---- kg_bfs ----------------------------------------------------------------------- */
+
+typedef struct idpos {
+  int64_t id;
+  size_t i;
+} idpos;
+
+static int by_id(const void *a, const void *b) {
+  int64_t x = ((const idpos *)a)->id, y = ((const idpos *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+static size_t row_of(const idpos *ix, size_t n, int64_t id) {
+  idpos key = {id, 0};
+  const idpos *p = bsearch(&key, ix, n, sizeof *ix, by_id);
+  return p ? p->i : 0;
+}
+
+/* One row per entity reached: its path is the chain of parents back to
+** the start (every parent is an earlier row). */
+static int bfs_rows(fcall *f, store *st, const kg_bfs_row *rows, size_t n) {
+  idpos *ix = sqlite3_malloc64(n * sizeof *ix + 1);
+  int64_t *chain = NULL;
+  int rc = ix ? SQLITE_OK : SQLITE_NOMEM;
+  int maxd = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (ix) ix[i] = (idpos){rows[i].id, i};
+    if (rows[i].depth > maxd) maxd = rows[i].depth;
+  }
+  if (rc == SQLITE_OK) {
+    qsort(ix, n, sizeof *ix, by_id);
+    chain = sqlite3_malloc64(((size_t)maxd + 1) * sizeof *chain);
+    if (!chain) rc = SQLITE_NOMEM;
+  }
+  for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+    const kg_bfs_row *r = &rows[i];
+    cell *c = fres_row(f->res);
+    if (!c) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    cell_int(&c[0], r->id);
+    rc = cell_name(&c[1], st, r->id);
+    cell_int(&c[2], r->depth);
+    size_t at = i;
+    for (int d = r->depth; d >= 0; d--) {
+      chain[d] = rows[at].id;
+      if (d) at = row_of(ix, n, rows[at].parent);
+    }
+    sqlite3_str *p = sqlite3_str_new(NULL);
+    sqlite3_str_appendchar(p, 1, '[');
+    for (int d = 0; d <= r->depth; d++) sqlite3_str_appendf(p, "%s%lld", d ? "," : "", (long long)chain[d]);
+    sqlite3_str_appendchar(p, 1, ']');
+    int plen = sqlite3_str_length(p);
+    char *path = sqlite3_str_finish(p);
+    if (!path) rc = SQLITE_NOMEM;
+    else {
+      c[3].type = SQLITE_TEXT;
+      c[3].s = path;
+      c[3].n = (size_t)plen;
+    }
+    if (r->depth > 0) { /* the relation's own type: NULL stays NULL */
+      uint64_t pos;
+      store_grec rel;
+      if (rc == SQLITE_OK && store_g_find(st, STORE_G_RELATION, r->relation, &pos) == STORE_OK &&
+          store_g_get(st, STORE_G_RELATION, pos, &rel) == STORE_OK)
+        rc = cell_text(&c[4], rel.s[1], rel.n[1]);
+      cell_int(&c[5], r->relation);
+    }
+  }
+  sqlite3_free(chain);
+  sqlite3_free(ix);
+  return rc;
+}
+
+static int bfs_run(fcall *f, sqlite3_value **a, char **err) {
+  memvt *mt;
+  int rc = graph_store(f->reg, f->db, a[0], &mt, err);
+  if (rc != SQLITE_OK) return rc;
+  memstore *ms = h5mem_table_ms(mt);
+  store *st = h5mem_store_handle(ms);
+  int64_t start;
+  rc = entity_ref(ms, a[1], "start", 0, &start, err);
+  if (rc != REF_FOUND) return rc == REF_NONE ? SQLITE_ERROR : rc;
+  if (sqlite3_value_numeric_type(a[2]) != SQLITE_INTEGER || sqlite3_value_int64(a[2]) < 0) {
+    *err = sqlite3_mprintf("max_depth must be an integer >= 0");
+    return SQLITE_ERROR;
+  }
+  sqlite3_int64 maxd = sqlite3_value_int64(a[2]);
+  gopts o;
+  memset(&o, 0, sizeof o);
+  o.st = st;
+  o.dir = KG_OUT;
+  rc = search_options(f->db, a[3], BFS_KNOWN, bfs_option, &o, err);
+  const kg_adj *adj = NULL;
+  if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
+  kg_bfs_row *rows = NULL;
+  size_t n = 0;
+  if (rc == SQLITE_OK) {
+    kg_bfs_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.dir = o.dir;
+    /* no relation has any of the types asked for: the start alone */
+    bo.max_depth = o.types_given && !o.ntypes ? 0 : maxd > 1000000000 ? 1000000000 : (int)maxd;
+    bo.types = o.types_given ? o.types : NULL;
+    bo.ntypes = o.ntypes;
+    bo.limit = (size_t)o.limit;
+    int kr = kg_bfs(adj, start, &bo, &rows, &n);
+    if (kr == KG_ENOMEM) rc = SQLITE_NOMEM;
+    else if (kr != KG_OK) {
+      *err = sqlite3_mprintf("start: entity %lld is not in the graph", (long long)start);
+      rc = SQLITE_ERROR;
+    }
+  }
+  if (rc == SQLITE_OK) rc = bfs_rows(f, st, rows, n);
+  free(rows);
+  sqlite3_free(o.types);
+  return rc;
+}
+
+/* ---- kg_activate ---------------------------------------------------------------- */
+
+typedef struct seeds {
+  int64_t *id;
+  double *act;
+  size_t n, cap;
+  int weighted; /* given as an object: act holds the values */
+} seeds;
+
+static int seed_add(seeds *s, int64_t id, double act) {
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 16;
+    int64_t *i = sqlite3_realloc64(s->id, cap * sizeof *i);
+    if (!i) return SQLITE_NOMEM;
+    s->id = i;
+    double *a = sqlite3_realloc64(s->act, cap * sizeof *a);
+    if (!a) return SQLITE_NOMEM;
+    s->act = a;
+    s->cap = cap;
+  }
+  s->id[s->n] = id;
+  s->act[s->n++] = act;
+  return SQLITE_OK;
+}
+
+/* Seeds: an id, a name, a JSON array of ids and names, or a JSON object
+** {name or id: initial activation}. */
+static int seeds_parse(fcall *f, memstore *ms, sqlite3_value *v, seeds *s, char **err) {
+  int t = sqlite3_value_type(v);
+  const char *txt = t == SQLITE_TEXT ? (const char *)sqlite3_value_text(v) : NULL;
+  while (txt && (*txt == ' ' || *txt == '\t' || *txt == '\n' || *txt == '\r')) txt++;
+  if (!txt || (*txt != '[' && *txt != '{')) { /* one seed */
+    int64_t id;
+    int rc = entity_ref(ms, v, "seeds", 0, &id, err);
+    if (rc != REF_FOUND) return rc == REF_NONE ? SQLITE_ERROR : rc;
+    return seed_add(s, id, 1.0);
+  }
+  char verr[200];
+  if (util_json_valid(txt, strlen(txt), verr, sizeof verr)) {
+    *err = sqlite3_mprintf("seeds: malformed JSON: %s", verr);
+    return SQLITE_ERROR;
+  }
+  s->weighted = *txt == '{';
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(f->db, "SELECT key, type, value FROM json_each(?1)", -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("seeds need SQLite's JSON functions: %s", sqlite3_errmsg(f->db));
+    return rc;
+  }
+  sqlite3_bind_value(st, 1, v);
+  int k = 0, step = SQLITE_DONE;
+  while (rc == SQLITE_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *type = (const char *)sqlite3_column_text(st, 1);
+    int64_t id = 0;
+    double act = 1.0;
+    int found;
+    if (!s->weighted) {
+      if (!type || (strcmp(type, "integer") && strcmp(type, "text"))) {
+        *err = sqlite3_mprintf("seeds: element %d must be an entity id or a name", k);
+        rc = SQLITE_ERROR;
+        break;
+      }
+      found = entity_ref(ms, sqlite3_column_value(st, 2), "seeds", 0, &id, err);
+    } else {
+      if (!type || (strcmp(type, "integer") && strcmp(type, "real")) ||
+          !isfinite(act = sqlite3_column_double(st, 2)) || act < 0) {
+        *err = sqlite3_mprintf("seeds: the value of '%s' must be a number >= 0 (its initial activation)",
+                               (const char *)sqlite3_column_text(st, 0));
+        rc = SQLITE_ERROR;
+        break;
+      }
+      /* a key is a name; failing that, digits are an id */
+      sqlite3_value *key = sqlite3_column_value(st, 0);
+      found = entity_ref(ms, key, "seeds", 0, &id, err);
+      const char *ks = (const char *)sqlite3_column_text(st, 0);
+      if (found == REF_NONE && ks && *ks && strspn(ks, "0123456789") == strlen(ks) && strlen(ks) < 19) {
+        int64_t kid = (int64_t)strtoll(ks, NULL, 10);
+        store_grec r;
+        if (entity_get(h5mem_store_handle(ms), kid, &r) == 0) {
+          sqlite3_free(*err);
+          *err = NULL;
+          id = kid;
+          found = REF_FOUND;
+        }
+      }
+    }
+    if (found != REF_FOUND) {
+      rc = found == REF_NONE ? SQLITE_ERROR : found;
+      break;
+    }
+    rc = seed_add(s, id, act);
+    k++;
+  }
+  if (rc == SQLITE_OK && step != SQLITE_DONE) {
+    *err = sqlite3_mprintf("seeds: %s", sqlite3_errmsg(f->db));
+    rc = SQLITE_ERROR;
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int act_run(fcall *f, sqlite3_value **a, char **err) {
+  memvt *mt;
+  int rc = graph_store(f->reg, f->db, a[0], &mt, err);
+  if (rc != SQLITE_OK) return rc;
+  memstore *ms = h5mem_table_ms(mt);
+  store *st = h5mem_store_handle(ms);
+  seeds s;
+  memset(&s, 0, sizeof s);
+  gopts o;
+  memset(&o, 0, sizeof o);
+  o.st = st;
+  o.dir = KG_BOTH;
+  o.decay = 0.5;
+  o.threshold = 0.01;
+  o.steps = 3;
+  rc = seeds_parse(f, ms, a[1], &s, err);
+  if (rc == SQLITE_OK) rc = search_options(f->db, a[2], ACT_KNOWN, act_option, &o, err);
+  const kg_adj *adj = NULL;
+  if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
+  kg_act_row *rows = NULL;
+  size_t n = 0;
+  if (rc == SQLITE_OK) {
+    kg_act_opts ao = {o.decay, o.threshold, o.steps, o.dir};
+    int kr = kg_activate(adj, s.id, s.weighted ? s.act : NULL, s.n, &ao, &rows, &n);
+    if (kr == KG_ENOMEM) rc = SQLITE_NOMEM;
+    else if (kr != KG_OK) {
+      *err = sqlite3_mprintf("bad arguments");
+      rc = SQLITE_ERROR;
+    }
+  }
+  for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+    cell *c = fres_row(f->res);
+    if (!c) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    cell_int(&c[0], rows[i].id);
+    rc = cell_name(&c[1], st, rows[i].id);
+    cell_real(&c[2], rows[i].activation);
+  }
+  free(rows);
+  sqlite3_free(s.id);
+  sqlite3_free(s.act);
+  return rc;
+}
+
+/* ---- kg_resolve ------------------------------------------------------------------ */
+
+static int res_run(fcall *f, sqlite3_value **a, char **err) {
+  memvt *mt;
+  int rc = graph_store(f->reg, f->db, a[0], &mt, err);
+  if (rc != SQLITE_OK) return rc;
+  memstore *ms = h5mem_table_ms(mt);
+  store *st = h5mem_store_handle(ms);
+  if (sqlite3_value_type(a[1]) == SQLITE_NULL) return SQLITE_OK;
+  int max_edits = 2;
+  if (a[2] && sqlite3_value_type(a[2]) != SQLITE_NULL) {
+    if (sqlite3_value_numeric_type(a[2]) != SQLITE_INTEGER || sqlite3_value_int64(a[2]) < 0 ||
+        sqlite3_value_int64(a[2]) > 16) {
+      *err = sqlite3_mprintf("max_edits must be an integer from 0 to 16");
+      return SQLITE_ERROR;
+    }
+    max_edits = sqlite3_value_int(a[2]);
+  }
+  const char *q = (const char *)sqlite3_value_text(a[1]);
+  if (!q) return SQLITE_NOMEM;
+  const gnames *g;
+  if ((rc = gnames_get(ms, &g)) != SQLITE_OK) return rc;
+  kg_match *m = NULL;
+  size_t n = 0;
+  if (kg_resolve(g->v, g->n, q, (size_t)sqlite3_value_bytes(a[1]), max_edits, &m, &n) == KG_ENOMEM)
+    return SQLITE_NOMEM;
+  static const char *const kinds[4] = {"exact", "alias", "case", "edit"};
+  for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+    cell *c = fres_row(f->res);
+    if (!c) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    cell_int(&c[0], m[i].id);
+    rc = cell_name(&c[1], st, m[i].id);
+    if (rc == SQLITE_OK) {
+      const char *k = m[i].kind >= 0 && m[i].kind < 4 ? kinds[m[i].kind] : "edit";
+      rc = cell_text(&c[2], k, strlen(k));
+    }
+    cell_int(&c[3], m[i].edits);
+  }
+  free(m);
+  return rc;
+}
+
+/* ---- writing through the companion tables -------------------------------------- */
+
+/* INSERT INTO the companion table k of the h5mem table mt, with the
+** columns cols (?1, ?2, ...). */
+static int companion_insert(sqlite3 *db, memvt *mt, int k, const char *cols, int ncols,
+                            sqlite3_stmt **out, char **err) {
+  sqlite3_str *s = sqlite3_str_new(db);
+  sqlite3_str_appendf(s, "INSERT INTO \"%w\".\"%w_%s\"(%s) VALUES (", h5mem_table_schema(mt),
+                      h5mem_table_name(mt), h5mem_companion[k], cols);
+  for (int i = 1; i <= ncols; i++) sqlite3_str_appendf(s, "%s?%d", i > 1 ? ", " : "", i);
+  sqlite3_str_appendchar(s, 1, ')');
+  char *sql = sqlite3_str_finish(s);
+  if (!sql) return SQLITE_NOMEM;
+  int rc = sqlite3_prepare_v2(db, sql, -1, out, NULL);
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK)
+    *err = sqlite3_mprintf("%s (the companion table %s_%s is made with CREATE VIRTUAL TABLE %s_%s "
+                           "USING %s(%s))", sqlite3_errmsg(db), h5mem_table_name(mt), h5mem_companion[k],
+                           h5mem_table_name(mt), h5mem_companion[k], h5mem_companion_module[k],
+                           h5mem_table_name(mt));
+  return rc;
+}
+
+/* Run an INSERT made by companion_insert (bound); reset it. */
+static int run_insert(sqlite3 *db, sqlite3_stmt *st, char **err) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  if (rc == SQLITE_DONE) return SQLITE_OK;
+  *err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  return rc == SQLITE_ROW ? SQLITE_ERROR : sqlite3_errcode(db);
+}
+
+static void result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
+  if (rc == SQLITE_NOMEM || !err) {
+    sqlite3_free(err);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  char *m = sqlite3_mprintf("%s: %s", fn, err);
+  sqlite3_result_error(ctx, m ? m : err, -1);
+  sqlite3_result_error_code(ctx, rc == SQLITE_ERROR || rc == SQLITE_OK ? SQLITE_ERROR : rc);
+  sqlite3_free(m);
+  sqlite3_free(err);
+}
+
+/* kg_entity(store, name [, type]): the entity the name resolves to (name,
+** alias or case-insensitive match; several: the lowest id of the best
+** kind), else a new entity with this name and type (type is used only
+** then). */
+static void fn_entity(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  registry *reg = sqlite3_user_data(ctx);
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  memvt *mt;
+  char *err = NULL;
+  int rc = graph_store(reg, db, argv[0], &mt, &err);
+  if (rc != SQLITE_OK) return result_err(ctx, "kg_entity", rc, err);
+  if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT || !sqlite3_value_bytes(argv[1]))
+    return result_err(ctx, "kg_entity", SQLITE_ERROR, sqlite3_mprintf("name: expected a non-empty name"));
+  memstore *ms = h5mem_table_ms(mt);
+  store *st = h5mem_store_handle(ms);
+  int64_t id;
+  rc = entity_ref(ms, argv[1], "name", 1, &id, &err);
+  if (rc == REF_FOUND) return sqlite3_result_int64(ctx, id);
+  if (rc != REF_NONE) return result_err(ctx, "kg_entity", rc, err);
+  sqlite3_free(err);
+  err = NULL;
+  sqlite3_stmt *ins = NULL;
+  rc = companion_insert(db, mt, 0, "id, name, type", 3, &ins, &err);
+  if (rc == SQLITE_OK) {
+    id = store_g_max_id(st, STORE_G_ENTITY) + 1;
+    sqlite3_bind_int64(ins, 1, id);
+    sqlite3_bind_value(ins, 2, argv[1]);
+    if (argc > 2) sqlite3_bind_value(ins, 3, argv[2]);
+    rc = run_insert(db, ins, &err);
+  }
+  sqlite3_finalize(ins);
+  if (rc != SQLITE_OK) return result_err(ctx, "kg_entity", rc, err);
+  sqlite3_result_int64(ctx, id);
+}
+
+/* ---- kg_import_jsonl ---------------------------------------------------------------- */
+
+/* A set of byte strings with a value each: names to ids, relations and
+** observations already there. */
+typedef struct bent {
+  uint64_t h;
+  char *k; /* NULL: empty slot */
+  size_t n;
+  int64_t v;
+} bent;
+
+typedef struct bmap {
+  bent *e;
+  size_t cap, n;
+} bmap;
+
+static uint64_t fnv1a(const char *k, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)k[i]) * 1099511628211ULL;
+  return h;
+}
+
+static bent *bmap_slot(const bmap *m, const char *k, size_t n, uint64_t h) {
+  size_t mask = m->cap - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    bent *e = &m->e[i];
+    if (!e->k || (e->h == h && e->n == n && !memcmp(e->k, k, n))) return e;
+  }
+}
+
+static int bmap_get(const bmap *m, const char *k, size_t n, int64_t *v) {
+  if (!m->cap) return 0;
+  bent *e = bmap_slot(m, k, n, fnv1a(k, n));
+  if (!e->k) return 0;
+  *v = e->v;
+  return 1;
+}
+
+/* 1: added; 0: there (its value becomes the smaller); SQLITE_NOMEM < 0. */
+static int bmap_put(bmap *m, const char *k, size_t n, int64_t v) {
+  if (2 * (m->n + 1) > m->cap) {
+    bmap g = {NULL, m->cap ? 2 * m->cap : 64, m->n};
+    g.e = sqlite3_malloc64(g.cap * sizeof *g.e);
+    if (!g.e) return -1;
+    memset(g.e, 0, g.cap * sizeof *g.e);
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->e[i].k) *bmap_slot(&g, m->e[i].k, m->e[i].n, m->e[i].h) = m->e[i];
+    sqlite3_free(m->e);
+    *m = g;
+  }
+  uint64_t h = fnv1a(k, n);
+  bent *e = bmap_slot(m, k, n, h);
+  if (e->k) {
+    if (v < e->v) e->v = v;
+    return 0;
+  }
+  e->k = sqlite3_malloc64(n + 1);
+  if (!e->k) return -1;
+  memcpy(e->k, k, n);
+  e->h = h;
+  e->n = n;
+  e->v = v;
+  m->n++;
+  return 1;
+}
+
+static void bmap_free(bmap *m) {
+  for (size_t i = 0; i < m->cap; i++) sqlite3_free(m->e[i].k);
+  sqlite3_free(m->e);
+  memset(m, 0, sizeof *m);
+}
+
+typedef struct import {
+  sqlite3 *db;
+  store *st;
+  sqlite3_stmt *parse, *ins_ent, *ins_mem, *ins_men, *ins_rel;
+  bmap names; /* name -> the lowest id of an entity of that name */
+  bmap rels;  /* src, dst, type: there */
+  bmap obs;   /* entity id, text: there */
+  strbuf key;
+  int64_t entity; /* the entity whose observations are being added */
+  char *err;
+  int64_t n_ent, n_ent_old, n_rel, n_rel_old, n_obs, n_obs_old, lines;
+} import;
+
+/* A relation's key: src, dst, then the type (a NULL type differs from ""). */
+static void rel_key(strbuf *k, int64_t src, int64_t dst, const char *type, size_t n) {
+  k->len = 0;
+  strbuf_append(k, (const char *)&src, 8);
+  strbuf_append(k, (const char *)&dst, 8);
+  strbuf_putc(k, type ? 't' : 'n');
+  if (type) strbuf_append(k, type, n);
+}
+
+static void obs_key(strbuf *k, int64_t entity, const char *text, size_t n) {
+  k->len = 0;
+  strbuf_append(k, (const char *)&entity, 8);
+  strbuf_append(k, text, n);
+}
+
+/* What the store holds already: names, relations, observations. */
+static int import_scan(import *im) {
+  store *st = im->st;
+  uint64_t n = store_g_npos(st, STORE_G_ENTITY);
+  for (uint64_t p = 0; p < n; p++) {
+    store_grec r;
+    if (store_g_get(st, STORE_G_ENTITY, p, &r) == STORE_OK && r.s[0] &&
+        bmap_put(&im->names, r.s[0], r.n[0], r.id) < 0)
+      return SQLITE_NOMEM;
+  }
+  n = store_g_npos(st, STORE_G_RELATION);
+  for (uint64_t p = 0; p < n; p++) {
+    store_grec r;
+    if (store_g_get(st, STORE_G_RELATION, p, &r) != STORE_OK) continue;
+    rel_key(&im->key, r.a, r.b, r.s[1], r.n[1]);
+    if (strbuf_failed(&im->key) || bmap_put(&im->rels, im->key.buf, im->key.len, r.id) < 0)
+      return SQLITE_NOMEM;
+  }
+  n = store_g_npos(st, STORE_G_MENTION);
+  for (uint64_t p = 0; p < n; p++) {
+    store_grec r;
+    uint64_t mpos;
+    store_view v;
+    memset(&v, 0, sizeof v);
+    if (store_g_get(st, STORE_G_MENTION, p, &r) != STORE_OK || store_find(st, r.a, &mpos) != STORE_OK)
+      continue;
+    int rc = store_get(st, mpos, STORE_V_TEXT, &v);
+    if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
+    if (rc != STORE_OK || !v.text) continue;
+    obs_key(&im->key, r.b, v.text, v.text_len);
+    if (strbuf_failed(&im->key) || bmap_put(&im->obs, im->key.buf, im->key.len, r.a) < 0)
+      return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* One observation of im->entity: a memory (text, source 'mcp') that
+** mentions it, unless the entity has that observation already. */
+static int import_obs(void *ctx, const char *s, size_t n) {
+  import *im = ctx;
+  obs_key(&im->key, im->entity, s, n);
+  if (strbuf_failed(&im->key)) return SQLITE_NOMEM;
+  int added = bmap_put(&im->obs, im->key.buf, im->key.len, 0);
+  if (added < 0) return SQLITE_NOMEM;
+  if (!added) {
+    im->n_obs_old++;
+    return SQLITE_OK;
+  }
+  int64_t mid = store_max_id(im->st) + 1;
+  sqlite3_bind_int64(im->ins_mem, 1, mid);
+  sqlite3_bind_text64(im->ins_mem, 2, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+  sqlite3_bind_text(im->ins_mem, 3, "mcp", 3, SQLITE_STATIC);
+  int rc = run_insert(im->db, im->ins_mem, &im->err);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(im->ins_men, 1, mid);
+    sqlite3_bind_int64(im->ins_men, 2, im->entity);
+    rc = run_insert(im->db, im->ins_men, &im->err);
+  }
+  if (rc == SQLITE_OK) im->n_obs++;
+  return rc;
+}
+
+enum {
+  P_TYPE, P_TYPE_T, P_NAME_T, P_NAME, P_ETYPE_T, P_ETYPE, P_OBS_T, P_OBS, P_FROM_T, P_FROM, P_TO_T,
+  P_TO, P_RTYPE_T, P_RTYPE
+};
+
+/* A string member that must be there (or, optional, may be absent or
+** null): its text into *s (NULL when absent). */
+static int member(import *im, int col, const char *name, int optional, const char **s, size_t *n) {
+  const char *t = (const char *)sqlite3_column_text(im->parse, col);
+  *s = NULL;
+  *n = 0;
+  if ((!t || !strcmp(t, "null")) && optional) return SQLITE_OK;
+  if (!t || strcmp(t, "text")) {
+    im->err = sqlite3_mprintf("\"%s\" must be a string%s", name, optional ? " or null" : "");
+    return SQLITE_ERROR;
+  }
+  *s = (const char *)sqlite3_column_text(im->parse, col + 1);
+  *n = (size_t)sqlite3_column_bytes(im->parse, col + 1);
+  return *s ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* One line, in pass 1 (entities) or 2 (relations). */
+static int import_line(import *im, const char *line, size_t len, int pass) {
+  char verr[200];
+  if (util_json_valid(line, len, verr, sizeof verr)) {
+    im->err = sqlite3_mprintf("malformed JSON: %s", verr);
+    return SQLITE_ERROR;
+  }
+  if (!util_json_is_object(line, len)) {
+    im->err = sqlite3_mprintf("not a JSON object");
+    return SQLITE_ERROR;
+  }
+  sqlite3_bind_text64(im->parse, 1, line, len, SQLITE_STATIC, SQLITE_UTF8);
+  int rc = sqlite3_step(im->parse);
+  if (rc != SQLITE_ROW) {
+    im->err = sqlite3_mprintf("%s", sqlite3_errmsg(im->db));
+    sqlite3_reset(im->parse);
+    return SQLITE_ERROR;
+  }
+  rc = SQLITE_OK;
+  const char *type = (const char *)sqlite3_column_text(im->parse, P_TYPE);
+  const char *tt = (const char *)sqlite3_column_text(im->parse, P_TYPE_T);
+  int entity = tt && !strcmp(tt, "text") && type && !strcmp(type, "entity");
+  int relation = tt && !strcmp(tt, "text") && type && !strcmp(type, "relation");
+  if (!entity && !relation) {
+    im->err = sqlite3_mprintf("\"type\" must be \"entity\" or \"relation\"");
+    rc = SQLITE_ERROR;
+  } else if (entity && pass == 1) {
+    const char *name, *etype;
+    size_t nn, tn;
+    int64_t id;
+    if ((rc = member(im, P_NAME_T, "name", 0, &name, &nn)) == SQLITE_OK &&
+        (rc = member(im, P_ETYPE_T, "entityType", 1, &etype, &tn)) == SQLITE_OK && !nn) {
+      im->err = sqlite3_mprintf("\"name\" is empty");
+      rc = SQLITE_ERROR;
+    }
+    if (rc == SQLITE_OK && bmap_get(&im->names, name, nn, &id)) {
+      im->n_ent_old++;
+    } else if (rc == SQLITE_OK) {
+      id = store_g_max_id(im->st, STORE_G_ENTITY) + 1;
+      sqlite3_bind_int64(im->ins_ent, 1, id);
+      sqlite3_bind_text64(im->ins_ent, 2, name, nn, SQLITE_TRANSIENT, SQLITE_UTF8);
+      if (etype) sqlite3_bind_text64(im->ins_ent, 3, etype, tn, SQLITE_TRANSIENT, SQLITE_UTF8);
+      if ((rc = run_insert(im->db, im->ins_ent, &im->err)) == SQLITE_OK) {
+        im->n_ent++;
+        if (bmap_put(&im->names, name, nn, id) < 0) rc = SQLITE_NOMEM;
+      }
+    }
+    const char *ot = (const char *)sqlite3_column_text(im->parse, P_OBS_T);
+    if (rc == SQLITE_OK && ot && strcmp(ot, "null")) {
+      const char *obs = (const char *)sqlite3_column_text(im->parse, P_OBS);
+      char e[200];
+      im->entity = id;
+      int r = strcmp(ot, "array") || !obs
+                  ? -1
+                  : graph_json_strings(obs, (size_t)sqlite3_column_bytes(im->parse, P_OBS), import_obs, im, e,
+                                       sizeof e);
+      if (r == -1) {
+        im->err = sqlite3_mprintf("\"observations\" must be an array of strings");
+        rc = SQLITE_ERROR;
+      } else {
+        rc = r == -2 ? SQLITE_NOMEM : r;
+      }
+    }
+  } else if (relation && pass == 2) {
+    const char *from, *to, *rtype;
+    size_t fn, tn, rn;
+    int64_t src = 0, dst = 0;
+    if ((rc = member(im, P_FROM_T, "from", 0, &from, &fn)) == SQLITE_OK &&
+        (rc = member(im, P_TO_T, "to", 0, &to, &tn)) == SQLITE_OK &&
+        (rc = member(im, P_RTYPE_T, "relationType", 1, &rtype, &rn)) == SQLITE_OK &&
+        (!bmap_get(&im->names, from, fn, &src) || !bmap_get(&im->names, to, tn, &dst))) {
+      const char *who = src ? to : from;
+      im->err = sqlite3_mprintf("relation %s \"%s\": no entity has that name (in the file or the store)",
+                                src ? "to" : "from", who);
+      rc = SQLITE_ERROR;
+    }
+    if (rc == SQLITE_OK) {
+      rel_key(&im->key, src, dst, rtype, rn);
+      int added = strbuf_failed(&im->key) ? -1 : bmap_put(&im->rels, im->key.buf, im->key.len, 0);
+      if (added < 0) {
+        rc = SQLITE_NOMEM;
+      } else if (!added) {
+        im->n_rel_old++;
+      } else {
+        sqlite3_bind_int64(im->ins_rel, 1, src);
+        sqlite3_bind_int64(im->ins_rel, 2, dst);
+        if (rtype) sqlite3_bind_text64(im->ins_rel, 3, rtype, rn, SQLITE_TRANSIENT, SQLITE_UTF8);
+        if ((rc = run_insert(im->db, im->ins_rel, &im->err)) == SQLITE_OK) im->n_rel++;
+      }
+    }
+  }
+  sqlite3_reset(im->parse);
+  return rc;
+}
+
+static const char import_parse_sql[] =
+    "SELECT json_extract(?1, '$.type'), json_type(?1, '$.type'), "
+    "json_type(?1, '$.name'), json_extract(?1, '$.name'), "
+    "json_type(?1, '$.entityType'), json_extract(?1, '$.entityType'), "
+    "json_type(?1, '$.observations'), json_extract(?1, '$.observations'), "
+    "json_type(?1, '$.from'), json_extract(?1, '$.from'), "
+    "json_type(?1, '$.to'), json_extract(?1, '$.to'), "
+    "json_type(?1, '$.relationType'), json_extract(?1, '$.relationType')";
+
+/* Both passes over the lines: entities (and their observations) first, so
+** that relations may name entities of later lines. */
+static int import_run(import *im, memvt *mt, const char *text, size_t len, int64_t *bad_line) {
+  int rc = sqlite3_prepare_v2(im->db, import_parse_sql, -1, &im->parse, NULL);
+  if (rc != SQLITE_OK) {
+    im->err = sqlite3_mprintf("needs SQLite's JSON functions: %s", sqlite3_errmsg(im->db));
+    return rc;
+  }
+  if ((rc = companion_insert(im->db, mt, 0, "id, name, type", 3, &im->ins_ent, &im->err)) ||
+      (rc = companion_insert(im->db, mt, 1, "src, dst, type", 3, &im->ins_rel, &im->err)) ||
+      (rc = companion_insert(im->db, mt, 2, "memory_id, entity_id", 2, &im->ins_men, &im->err)))
+    return rc;
+  char *sql = sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(id, text, source) VALUES (?1, ?2, ?3)",
+                              h5mem_table_schema(mt), h5mem_table_name(mt));
+  rc = sql ? sqlite3_prepare_v2(im->db, sql, -1, &im->ins_mem, NULL) : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK) {
+    if (rc != SQLITE_NOMEM) im->err = sqlite3_mprintf("%s", sqlite3_errmsg(im->db));
+    return rc;
+  }
+  if ((rc = import_scan(im)) != SQLITE_OK) return rc;
+  for (int pass = 1; pass <= 2 && rc == SQLITE_OK; pass++) {
+    int64_t ln = 0;
+    for (size_t i = 0; i < len && rc == SQLITE_OK;) {
+      size_t e = i;
+      while (e < len && text[e] != '\n') e++;
+      size_t n = e - i;
+      if (n && text[i + n - 1] == '\r') n--;
+      ln++;
+      size_t b = 0;
+      while (b < n && (text[i + b] == ' ' || text[i + b] == '\t')) b++;
+      if (b < n) {
+        if (pass == 1) im->lines++;
+        rc = import_line(im, text + i, n, pass);
+        if (rc != SQLITE_OK) *bad_line = ln;
+      }
+      i = e + 1;
+    }
+  }
+  return rc;
+}
+
+/* kg_import_jsonl(store, text): the MCP memory server's JSONL (lines
+** {"type":"entity","name","entityType","observations"} and
+** {"type":"relation","from","to","relationType"}) into the store, all or
+** nothing; a JSON report of what was added and what was there already. */
+static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  registry *reg = sqlite3_user_data(ctx);
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  memvt *mt;
+  char *err = NULL;
+  int rc = graph_store(reg, db, argv[0], &mt, &err);
+  if (rc != SQLITE_OK) return result_err(ctx, "kg_import_jsonl", rc, err);
+  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT)
+    return result_err(ctx, "kg_import_jsonl", SQLITE_ERROR, sqlite3_mprintf("text: expected the JSONL as text"));
+  const char *text = (const char *)sqlite3_value_text(argv[1]);
+  size_t len = (size_t)sqlite3_value_bytes(argv[1]);
+  import im;
+  memset(&im, 0, sizeof im);
+  im.db = db;
+  im.st = h5mem_store_handle(h5mem_table_ms(mt));
+  /* all or nothing: a savepoint, unless a statement that writes is running
+  ** (then that statement's own transaction holds the import) */
+  int sp = sqlite3_exec(db, "SAVEPOINT kg_import_jsonl", NULL, NULL, NULL) == SQLITE_OK;
+  int64_t bad_line = 0;
+  rc = import_run(&im, mt, text, len, &bad_line);
+  sqlite3_finalize(im.parse);
+  sqlite3_finalize(im.ins_ent);
+  sqlite3_finalize(im.ins_mem);
+  sqlite3_finalize(im.ins_men);
+  sqlite3_finalize(im.ins_rel);
+  bmap_free(&im.names);
+  bmap_free(&im.rels);
+  bmap_free(&im.obs);
+  strbuf_free(&im.key);
+  if (sp && rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO kg_import_jsonl", NULL, NULL, NULL);
+  if (sp) {
+    int r = sqlite3_exec(db, "RELEASE kg_import_jsonl", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && r != SQLITE_OK) {
+      rc = r;
+      im.err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    }
+  }
+  if (rc != SQLITE_OK) {
+    if (bad_line && im.err) {
+      char *m = sqlite3_mprintf("line %lld: %s", (long long)bad_line, im.err);
+      sqlite3_free(im.err);
+      im.err = m;
+    }
+    return result_err(ctx, "kg_import_jsonl", rc, im.err);
+  }
+  char *rep = sqlite3_mprintf("{\"lines\":%lld,\"entities\":%lld,\"entities_existing\":%lld,"
+                              "\"relations\":%lld,\"relations_existing\":%lld,"
+                              "\"observations\":%lld,\"observations_existing\":%lld}",
+                              (long long)im.lines, (long long)im.n_ent, (long long)im.n_ent_old,
+                              (long long)im.n_rel, (long long)im.n_rel_old, (long long)im.n_obs,
+                              (long long)im.n_obs_old);
+  if (!rep) return sqlite3_result_error_nomem(ctx);
+  sqlite3_result_text(ctx, rep, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+}
+
+/* ---- kg_export_jsonl ------------------------------------------------------------------ */
+
+typedef struct pair {
+  int64_t a, b;
+} pair;
+
+static int by_pair(const void *x, const void *y) {
+  const pair *p = x, *q = y;
+  if (p->a != q->a) return p->a < q->a ? -1 : 1;
+  return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* (id, position) of the live records of table t, by id. */
+static int live_by_id(store *st, int t, pair **out, size_t *n) {
+  uint64_t np = store_g_npos(st, t);
+  pair *v = sqlite3_malloc64(np * sizeof *v + 1);
+  if (!v) return SQLITE_NOMEM;
+  size_t k = 0;
+  for (uint64_t p = 0; p < np; p++) {
+    store_grec r;
+    if (store_g_get(st, t, p, &r) == STORE_OK) v[k++] = (pair){r.id, (int64_t)p};
+  }
+  qsort(v, k, sizeof *v, by_pair);
+  *out = v;
+  *n = k;
+  return SQLITE_OK;
+}
+
+/* The text of JSON string s, or "" for NULL. */
+static void json_str(strbuf *sb, const char *s, size_t n) { strbuf_json_string(sb, s ? s : "", s ? n : 0); }
+
+static int export_graph(store *st, strbuf *sb) {
+  pair *ent = NULL, *rel = NULL, *men = NULL;
+  size_t nent = 0, nrel = 0, nmen = 0;
+  int rc = live_by_id(st, STORE_G_ENTITY, &ent, &nent);
+  if (rc == SQLITE_OK) rc = live_by_id(st, STORE_G_RELATION, &rel, &nrel);
+  if (rc == SQLITE_OK) { /* (entity, memory) of each mention, sorted */
+    rc = live_by_id(st, STORE_G_MENTION, &men, &nmen);
+    for (size_t i = 0; i < nmen && rc == SQLITE_OK; i++) {
+      store_grec r;
+      store_g_get(st, STORE_G_MENTION, (uint64_t)men[i].b, &r);
+      men[i] = (pair){r.b, r.a};
+    }
+    if (men) qsort(men, nmen, sizeof *men, by_pair);
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < nent && rc == SQLITE_OK; i++) {
+    store_grec e;
+    store_g_get(st, STORE_G_ENTITY, (uint64_t)ent[i].b, &e);
+    strbuf_puts(sb, "{\"type\":\"entity\",\"name\":");
+    json_str(sb, e.s[0], e.n[0]);
+    strbuf_puts(sb, ",\"entityType\":");
+    json_str(sb, e.s[1], e.n[1]);
+    strbuf_puts(sb, ",\"observations\":[");
+    while (m < nmen && men[m].a < e.id) m++;
+    int first = 1;
+    for (; m < nmen && men[m].a == e.id; m++) {
+      uint64_t pos;
+      store_view v;
+      memset(&v, 0, sizeof v);
+      if (store_find(st, men[m].b, &pos) != STORE_OK) continue;
+      int sr = store_get(st, pos, STORE_V_TEXT, &v);
+      if (sr == STORE_ENOMEM) rc = SQLITE_NOMEM;
+      if (sr != STORE_OK || !v.text) continue;
+      if (!first) strbuf_putc(sb, ',');
+      first = 0;
+      strbuf_json_string(sb, v.text, v.text_len);
+    }
+    strbuf_puts(sb, "]}\n");
+  }
+  for (size_t i = 0; i < nrel && rc == SQLITE_OK; i++) {
+    store_grec r, a, b;
+    store_g_get(st, STORE_G_RELATION, (uint64_t)rel[i].b, &r);
+    if (entity_get(st, r.a, &a) || entity_get(st, r.b, &b)) continue; /* an end is gone */
+    strbuf_puts(sb, "{\"type\":\"relation\",\"from\":");
+    json_str(sb, a.s[0], a.n[0]);
+    strbuf_puts(sb, ",\"to\":");
+    json_str(sb, b.s[0], b.n[0]);
+    strbuf_puts(sb, ",\"relationType\":");
+    json_str(sb, r.s[1], r.n[1]);
+    strbuf_puts(sb, "}\n");
+  }
+  sqlite3_free(ent);
+  sqlite3_free(rel);
+  sqlite3_free(men);
+  return rc == SQLITE_OK && strbuf_failed(sb) ? SQLITE_NOMEM : rc;
+}
+
+/* kg_export_jsonl(store): entities by id (observations: the text of the
+** memories that mention each, by memory id), then relations by id (those
+** whose two ends are live), one JSON object a line. */
+static void fn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  registry *reg = sqlite3_user_data(ctx);
+  memvt *mt;
+  char *err = NULL;
+  int rc = graph_store(reg, sqlite3_context_db_handle(ctx), argv[0], &mt, &err);
+  if (rc != SQLITE_OK) return result_err(ctx, "kg_export_jsonl", rc, err);
+  strbuf sb = {0};
+  rc = export_graph(h5mem_store_handle(h5mem_table_ms(mt)), &sb);
+  if (rc != SQLITE_OK) {
+    strbuf_free(&sb);
+    return sqlite3_result_error_nomem(ctx);
+  }
+  sqlite3_result_text64(ctx, sb.buf ? sb.buf : "", sb.len, SQLITE_TRANSIENT, SQLITE_UTF8);
+  strbuf_free(&sb);
+}
+
+/* ---- registration ------------------------------------------------------------------ */
+
+#define MODULE(var, connect)                                                                      \
+  static sqlite3_module var = {                                                                   \
+      .iVersion = 1, .xConnect = connect, .xBestIndex = f_best_index,                             \
+      .xDisconnect = f_disconnect, .xOpen = f_open, .xClose = f_close, .xFilter = f_filter,       \
+      .xNext = f_next, .xEof = f_eof, .xColumn = f_column, .xRowid = f_rowid,                     \
+  };
+MODULE(bfs_module, bfs_connect)
+MODULE(act_module, act_connect)
+MODULE(res_module, res_connect)
+#undef MODULE
+
+int ext_func_graph_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *)) {
+  sqlite3_module *mods[3] = {&bfs_module, &act_module, &res_module};
+  int rc = SQLITE_OK;
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    h5mem_registry_ref(reg); /* SQLite lets it go, on failure too */
+    rc = sqlite3_create_module_v2(db, fkinds[k].name, mods[k], reg, reg_unref);
+  }
+  static const struct {
+    const char *name;
+    int nargs, flags;
+    void (*fn)(sqlite3_context *, int, sqlite3_value **);
+  } fns[] = {
+      {"kg_entity", 2, SQLITE_DIRECTONLY, fn_entity},
+      {"kg_entity", 3, SQLITE_DIRECTONLY, fn_entity},
+      {"kg_import_jsonl", 2, SQLITE_DIRECTONLY, fn_import},
+      {"kg_export_jsonl", 1, 0, fn_export},
+  };
+  for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
+    h5mem_registry_ref(reg);
+    rc = sqlite3_create_function_v2(db, fns[k].name, fns[k].nargs, SQLITE_UTF8 | fns[k].flags, reg,
+                                    fns[k].fn, NULL, NULL, reg_unref);
+  }
+  return rc;
+}
