@@ -43,9 +43,10 @@
 ** mostly cancel.
 **
 ** What a search relies on (hnsw.h): an int8 distance is off by less than
-** the gap between a query's k-th nearest row and the last of a candidate
-** pool of max(ef, 2k), so the true k nearest are in the pool; the pool is
-** then scored with the exact kernels, and everything returned is exact.
+** the gap between a query's k-th nearest row and the 2k-th of the
+** candidate pool, so the true k nearest are among the pool's best 2k by
+** int8 distance; those are then scored with the exact kernels, and
+** everything returned is exact.
 ** The bounds above are not used at run time; rank swaps near the k-th row
 ** are what the pool's margin absorbs (measured, see hnsw.h).
 */
@@ -91,11 +92,11 @@ struct k_ops; /* kernels/k.h */
 float ann_q8_dist(const struct k_ops *k, ann_metric m, const int8_t *a, float sa,
                   const int8_t *b, float sb, size_t dim);
 
-/* ann_q8_dist of q (scale sq) and each of n rows stored one after another
-** (dim codes each, scales[r] row r's scale) into out[0..n): the same
-** values, with the query's own sums computed once. */
+/* ann_q8_dist of q (scale sq) and each of n rows (rows[r]: dim codes,
+** scales[r]: its scale) into out[0..n): the same values, with the query's
+** own sums computed once. */
 void ann_q8_dist_batch(const struct k_ops *k, ann_metric m, const int8_t *q, float sq,
-                       const int8_t *rows, const float *scales, size_t n, size_t dim,
-                       float *out);
+                       const int8_t *const *rows, const float *scales, size_t n,
+                       size_t dim, float *out);
 
 #endif /* H5MEM_ANN_Q8_H */
