@@ -58,10 +58,10 @@
 
 #include "ann.h"
 
-/* Row i's int8 copy: dim codes, and its scale in *scale.  The pointer is
-** used at once, before the next call from the same thread, and never
-** kept.  NULL: row i has no int8 copy (it is then scored exactly).  Must be
-** safe to call from several threads at once. */
+/* Row i's int8 copy: dim codes, and its scale in *scale.  The pointer must
+** stay valid until the index call that asked for it returns, as ann_vec_fn's
+** (ann.h), and is never kept.  NULL: row i has no int8 copy (it is then
+** scored exactly).  Must be safe to call from several threads at once. */
 typedef const int8_t *(*ann_q8_fn)(void *ctx, uint32_t i, float *scale);
 
 /* Encode one row of dim elements of type elem (f32, or f16 bit patterns)
