@@ -3,7 +3,7 @@
 ** (which runs hnswlib on the same files in the same run):
 **
 **   bench_ann base.f32 queries.f32 gt.i32 dim metric M efc threads ef1,ef2,...
-*[q8]
+**             [q8] [seed=N]
 **
 ** base and queries: float32 rows of dim values; gt: int32 rows of 10 ids,
 ** the exact top 10 of each query.  metric: l2, dot or cosine.  Builds the
@@ -14,6 +14,8 @@
 ** and with q8, the same searches walking the graph with an int8 copy of the
 ** rows (lib/ann/q8, as the store does by default):
 **   search_q8 <ef> <recall@10> <qps> <p50 us> <p99 us>
+** seed=N: the level generator's seed (hnsw_params.seed; default: the
+** library's), for comparing builds.
 */
 #include "config.h"
 
@@ -79,9 +81,19 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 10 && argc != 11) {
+  int passes = 1;
+  uint64_t seed = 0;
+  for (int a = 10; a < argc; a++) {
+    if (!strcmp(argv[a], "q8"))
+      passes = 2;
+    else if (!strncmp(argv[a], "seed=", 5))
+      seed = strtoull(argv[a] + 5, NULL, 10);
+    else
+      argc = 0; /* unknown: the usage */
+  }
+  if (argc < 10) {
     fprintf(stderr, "usage: bench_ann base.f32 queries.f32 gt.i32 dim metric M "
-                    "efc threads ef,ef,... [q8]\n");
+                    "efc threads ef,ef,... [q8] [seed=N]\n");
     return 2;
   }
   int dim = atoi(argv[4]), M = atoi(argv[6]), efc = atoi(argv[7]),
@@ -101,7 +113,7 @@ int main(int argc, char **argv) {
   if (lg / 4 / K < nq)
     nq = (uint32_t)(lg / 4 / K);
   rows r = {base, dim};
-  hnsw_params p = {M, efc, 0, threads, 0};
+  hnsw_params p = {M, efc, seed, threads, 0};
   hnsw *h;
   if (hnsw_new(dim, metric, ANN_F32, &p, row, &r, &h) != ANN_OK) {
     fprintf(stderr, "bench_ann: %s\n", hnsw_errmsg(h));
@@ -119,7 +131,6 @@ int main(int argc, char **argv) {
   int8_t *c8 = NULL;
   float *sc = NULL;
   codes cq = {NULL, NULL, dim};
-  int passes = argc == 11 && !strcmp(argv[10], "q8") ? 2 : 1;
   if (passes == 2) {
     c8 = malloc((size_t)n * (size_t)dim);
     sc = malloc((size_t)n * sizeof *sc);

@@ -4,6 +4,7 @@ searches through SQL (issue 6's benchmark).
     make bench/bench_ann       # (make bench builds it too)
     /usr/bin/python3 bench/bench_ann.py [--sizes 1000,10000,100000] [--efs 16,32,64,128,256]
                                         [--queries 200] [--filtered 100000]
+                                        [--repeat N] [--before PATH] [--seeds 1,2,3]
 
 Run from the build directory.  Data as in seed 002 (bench_search.data):
 384-d unit vectors, 100 cluster centres plus noise; ground truth is the
@@ -16,6 +17,16 @@ exact top 10 by numpy (dot product = cosine on unit vectors; ties by id).
    compiled here with g++ -O3 -march=native) read the same files; M = 16,
    ef_construction = 64; build on 1 and on 2 threads; recall@10, QPS, p50
    and p99 of one query at a time on one thread, per ef.
+   --repeat N: the single-thread runs N times each, in turn (ours, the
+   --before binary if any, hnswlib), and the median of each figure: on a
+   busy machine the runs of one round see the same conditions.
+   --before PATH: another build's bench/bench_ann (e.g. of the commit
+   before a change) run on the same files in the same rounds, its columns
+   beside ours.
+   --seeds S1,S2,..: the graphs' share of recall: single-thread builds of
+   ours (hnsw_params.seed) and of hnswlib (random_seed) with each seed,
+   recall@10 per ef (int8 walk for ours) and the mean; one build per seed
+   and library, so the default run time is unchanged without it.
 2. Through SQL (--filtered N): a store with index=hnsw (cosine, float32);
    vec_search with no filter, tier = (50%), session = (10%), source = (1%),
    ts = the cluster farthest from the query; recall@10 against numpy's
@@ -73,7 +84,18 @@ def run(cmd):
     return build, rows, rows8
 
 
-def index_alone(sizes, efs, nq, tmp):
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def med_rows(results, i):
+    """per ef, the median of each figure over the runs (i: 1 f32 walk, 2 int8)"""
+    efs = results[0][i].keys()
+    return {ef: tuple(median([r[i][ef][j] for r in results]) for j in range(4)) for ef in efs}
+
+
+def index_alone(sizes, efs, nq, tmp, repeat=1, before=None, seeds=None):
     peer = peer_binary(tmp)
     ours = os.path.join(BUILD, "bench", "bench_ann")
     for n in sizes:
@@ -84,20 +106,56 @@ def index_alone(sizes, efs, nq, tmp):
         qs.tofile(files[1])
         gt.tofile(files[2])
         args = files + ["384", "dot", "16", "64"]
-        b1, r_ours, r_q8 = run([ours] + args + ["1", efs, "q8"])
-        p1, r_peer, _ = run([peer] + args + ["1", efs])
+        r_o, r_b, r_p = [], [], []
+        for _ in range(repeat):  # the commands take turns
+            r_o.append(run([ours] + args + ["1", efs, "q8"]))
+            if before:
+                r_b.append(run([before] + args + ["1", efs, "q8"]))
+            r_p.append(run([peer] + args + ["1", efs]))
+        b1, p1 = median([r[0] for r in r_o]), median([r[0] for r in r_p])
+        r_ours, r_q8, r_peer = med_rows(r_o, 1), med_rows(r_o, 2), med_rows(r_p, 1)
         b2, _, _ = run([ours] + args + ["2", ""])
         p2, _, _ = run([peer] + args + ["2", ""])
         print("\n### N = %d\n" % n)
-        print("| build | h5mem | hnswlib |\n|---|---:|---:|")
-        print("| 1 thread | %.2f s | %.2f s |" % (b1, p1))
-        print("| 2 threads | %.2f s | %.2f s |" % (b2, p2))
-        print("\n| ef | h5mem f32 walk: recall@10 | QPS | p50 us | p99 us | h5mem int8 walk: recall@10 | QPS | p50 us | p99 us | hnswlib: recall@10 | QPS | p50 us | p99 us |")
-        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        if repeat > 1:
+            print("Medians of %d runs each, taking turns.\n" % repeat)
+        cols = [("h5mem f32 walk", r_ours), ("h5mem int8 walk", r_q8)]
+        if before:
+            bb = median([r[0] for r in r_b])
+            cols += [("before: f32 walk", med_rows(r_b, 1)), ("before: int8 walk", med_rows(r_b, 2))]
+            print("before: %s\n" % before)
+        cols.append(("hnswlib", r_peer))
+        mid = ("before | ", "---:|", "%.2f s | " % bb, "| ") if before else ("", "", "", "")
+        print("| build | h5mem | %shnswlib |\n|---|---:|%s---:|" % mid[:2])
+        print("| 1 thread | %.2f s | %s%.2f s |" % (b1, mid[2], p1))
+        print("| 2 threads | %.2f s | %s%.2f s |" % (b2, mid[3], p2))
+        print("\n| ef |" + "".join(" %s: recall@10 | QPS | p50 us | p99 us |" % c for c, _ in cols))
+        print("|---:|" + "---:|" * (4 * len(cols)))
         for ef in sorted(r_ours):
-            a, b, c = r_ours[ef], r_q8.get(ef, (0, 0, 0, 0)), r_peer.get(ef, (0, 0, 0, 0))
-            print(("| %d" + " | %.4f | %.0f | %.0f | %.0f" * 3 + " |") % ((ef,) + a + b + c))
+            row = (ef,) + sum((c.get(ef, (0, 0, 0, 0)) for _, c in cols), ())
+            print(("| %d" + " | %.4f | %.0f | %.0f | %.0f" * len(cols) + " |") % row)
         sys.stdout.flush()
+        if seeds:
+            graphs(args, efs, seeds, ours, peer)
+
+
+def graphs(args, efs, seeds, ours, peer):
+    """recall@10 per ef of single-thread builds with each seed, both libraries"""
+    got = []
+    for sd in seeds:
+        _, _, r8 = run([ours] + args + ["1", efs, "q8", "seed=%d" % sd])
+        _, rp, _ = run([peer] + args + ["1", efs, "seed=%d" % sd])
+        got.append((sd, r8, rp))
+    efl = sorted(got[0][1])
+    print("\nRecall@10 of single-thread builds by seed (h5mem: int8 walk, hnswlib):\n")
+    print("| seed |" + "".join(" ef %d h5mem | hnswlib |" % ef for ef in efl))
+    print("|---:|" + "---:|---:|" * len(efl))
+    for sd, r8, rp in got:
+        print("| %d |" % sd + "".join(" %.4f | %.4f |" % (r8[ef][0], rp[ef][0]) for ef in efl))
+    print("| mean |" + "".join(" %.4f | %.4f |" % (sum(g[1][ef][0] for g in got) / len(got),
+                                                    sum(g[2][ef][0] for g in got) / len(got))
+                                for ef in efl))
+    sys.stdout.flush()
 
 
 def filtered(n, nq, tmp):
@@ -173,13 +231,17 @@ def main():
     ap.add_argument("--efs", default="16,32,64,128,256")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--filtered", type=int, default=100000, help="0: skip")
+    ap.add_argument("--repeat", type=int, default=1, help="single-thread runs of each, medians")
+    ap.add_argument("--before", help="another build's bench/bench_ann, run beside ours")
+    ap.add_argument("--seeds", help="comma-separated level seeds: recall of builds by seed")
     a = ap.parse_args()
     print("h5mem %s, %s, %d CPUs" % (
         subprocess.run(["git", "-C", SRC, "rev-parse", "--short", "HEAD"], capture_output=True,
                        text=True).stdout.strip(), platform.processor() or platform.machine(), os.cpu_count()))
     with tempfile.TemporaryDirectory() as tmp:
         if a.sizes:
-            index_alone([int(x) for x in a.sizes.split(",")], a.efs, a.queries, tmp)
+            index_alone([int(x) for x in a.sizes.split(",")], a.efs, a.queries, tmp, max(1, a.repeat),
+                        a.before, [int(x) for x in a.seeds.split(",")] if a.seeds else None)
         if a.filtered:
             filtered(a.filtered, a.queries, tmp)
 

@@ -3,11 +3,12 @@
 // bench/bench_ann.c, so the two run side by side on the same data.  A
 // benchmark peer only: never part of h5mem.
 //
-//   peer_hnswlib base.f32 queries.f32 gt.i32 dim metric M efc threads ef,ef,...
+//   peer_hnswlib base.f32 queries.f32 gt.i32 dim metric M efc threads ef,ef,... [seed=N]
 //
 // metric: l2 (L2Space) or dot (InnerProductSpace, 1 - dot).  The build on
 // `threads` threads hands out rows through an atomic counter, as hnswlib's
 // own Python binding does; searches run one query at a time on one thread.
+// seed=N: hnswlib's random_seed (its level generator; default 100).
 #include <hnswlib/hnswlib.h>
 
 #include <algorithm>
@@ -37,8 +38,11 @@ static std::vector<T> slurp(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 10) {
-    std::fprintf(stderr, "usage: peer_hnswlib base queries gt dim metric M efc threads ef,...\n");
+  size_t seed = 100;
+  if (argc == 11 && !std::strncmp(argv[10], "seed=", 5)) seed = std::strtoull(argv[10] + 5, nullptr, 10);
+  else if (argc != 10) argc = 0;
+  if (argc < 10) {
+    std::fprintf(stderr, "usage: peer_hnswlib base queries gt dim metric M efc threads ef,... [seed=N]\n");
     return 2;
   }
   const int K = 10;
@@ -52,7 +56,7 @@ int main(int argc, char **argv) {
     space = new hnswlib::L2Space(dim);
   else
     space = new hnswlib::InnerProductSpace(dim);
-  auto *h = new hnswlib::HierarchicalNSW<float>(space, n, M, efc, 100);
+  auto *h = new hnswlib::HierarchicalNSW<float>(space, n, M, efc, seed);
   double t0 = now();
   if (threads <= 1) {
     for (size_t i = 0; i < n; i++) h->addPoint(base.data() + i * dim, i);

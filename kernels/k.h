@@ -22,7 +22,8 @@
 **
 ** Mixed f16 kernels take an f32 query and f16 rows ("_f16" below means
 ** "f32 query x f16 row").  Batched forms score one query against nrows rows
-** stored one after another, dim elements each, writing out[0..nrows-1].
+** of dim elements each, writing out[0..nrows-1]: f32 and f16 rows stored one
+** after another, int8 rows through an array of row pointers.
 **
 ** Accuracy: the scalar level accumulates in double and is the reference.
 ** SIMD levels accumulate in float lanes; test/test_kernels.c holds them to
@@ -47,13 +48,15 @@ typedef enum k_level {
   K_AVX2,
   K_AVX512,
   K_NEON,
+  K_AVX512VNNI, /* (after K_NEON: the numbers of the others stay) */
   K_NLEVEL
 } k_level;
 
 /* One SIMD level's kernels.  Tables are static constants: never freed. */
 typedef struct k_ops {
   k_level level;
-  const char *name; /* "scalar", "sse2", "avx2", "avx512", "neon" */
+  const char *name; /* "scalar", "sse2", "avx2", "avx512", "neon",
+                       "avx512vnni" */
 
   /* one pair */
   float (*dot_f32)(const float *a, const float *b, size_t n);
@@ -81,15 +84,17 @@ typedef struct k_ops {
                          size_t dim, float *out);
   void (*cos_f16_batch)(const float *q, const uint16_t *rows, size_t nrows,
                         size_t dim, float *out);
-  /* row scales: scales[r] belongs to row r */
-  void (*dot_i8_batch)(const int8_t *q, float sq, const int8_t *rows,
+  /* int8 rows are gathered, not consecutive: rows[r] points at row r's
+  ** dim codes and scales[r] is its scale (a graph search scores the rows
+  ** where they lie, without copying them together first) */
+  void (*dot_i8_batch)(const int8_t *q, float sq, const int8_t *const *rows,
                        const float *scales, size_t nrows, size_t dim,
                        float *out);
-  void (*l2sq_i8_batch)(const int8_t *q, float sq, const int8_t *rows,
+  void (*l2sq_i8_batch)(const int8_t *q, float sq, const int8_t *const *rows,
                         const float *scales, size_t nrows, size_t dim,
                         float *out);
-  void (*cos_i8_batch)(const int8_t *q, const int8_t *rows, size_t nrows,
-                       size_t dim, float *out);
+  void (*cos_i8_batch)(const int8_t *q, const int8_t *const *rows,
+                       size_t nrows, size_t dim, float *out);
 
   /* bulk conversion, round to nearest-even; src and dst must not overlap */
   void (*f16_to_f32)(const uint16_t *src, float *dst, size_t n);

@@ -1,26 +1,43 @@
 /*
-** kernels/k_avx512.c - AVX-512 F+BW level (compiled with AVX512_CFLAGS).
+** kernels/k_avx512.c - AVX-512 F+BW level (compiled with AVX512_CFLAGS),
+** and with K_VNNI defined (k_avx512vnni.c, AVX512VNNI_CFLAGS) the
+** AVX-512 VNNI level: the same source, but int8 sums by vpdpbusd.
 **
-** The loops are k_float.h's and k_int8.h's, on 16-lane vectors.  When K_EMULATE is defined the same source
-** is compiled against SIMDe's portable AVX-512 (test builds only), so the
-** test suite can check this level on a CPU that lacks AVX-512.
+** The loops are k_float.h's and k_int8.h's, on 16-lane vectors.  When
+** K_EMULATE is defined the same source is compiled against SIMDe's portable
+** AVX-512 (test builds only), so the test suite can check both levels on a
+** CPU that lacks AVX-512.
 */
 #include "config.h"
 
 #ifdef K_EMULATE
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
+#ifdef K_VNNI
+#define K_TABLE k_avx512vnni_emu_ops
+#else
 #define K_TABLE k_avx512_emu_ops
+#endif
 #else
 #include <immintrin.h>
+#ifdef K_VNNI
+#define K_TABLE k_avx512vnni_ops
+#else
 #define K_TABLE k_avx512_ops
+#endif
 #endif
 
 #include "k_internal.h"
 
+#ifdef K_VNNI
+/* Each of the 16 lanes of a.b (s - c) takes K_I8_BLOCK/64 groups of 4
+** products of at most 2^14: 2^26 per lane, 2^30 over the 16 lanes. */
+#define K_I8_BLOCK 65536u
+#else
 /* Each int32 lane takes K_I8_BLOCK/32 vpmaddwd results of at most 2^15:
 ** 2^26 per lane, 2^30 over the 16 lanes. */
 #define K_I8_BLOCK 65536u
+#endif
 
 static inline __m512 tail_ps(const float *p, size_t n) {
   float t[16] = {0};
@@ -60,11 +77,53 @@ static inline __m512i dot32_i8(__m512i acc, const int8_t *a, const int8_t *b) {
   return _mm512_add_epi32(acc, _mm512_madd_epi16(load_i8(a), load_i8(b)));
 }
 
+#ifdef K_VNNI
+/* vpdpbusd multiplies unsigned bytes by signed ones.  b is made unsigned by
+** flipping its sign bit (b + 128), so s gathers sum a*(b + 128); c gathers
+** sum a*128 alongside, and a.b = s - c, exactly (the int32 lanes wrap alike
+** and the difference fits, by the block bound).  Two of each, so that no
+** vpdpbusd waits for the one before it. */
+typedef struct vnni_acc {
+  __m512i s0, s1, c0, c1;
+} vnni_acc;
+
+static inline vnni_acc vnni_zero(void) {
+  __m512i z = _mm512_setzero_si512();
+  vnni_acc v = {z, z, z, z};
+  return v;
+}
+
+/* 128 int8 of a and b, their products summed 4 by 4 into the lanes */
+static inline vnni_acc dot128_i8(vnni_acc acc, const int8_t *a, const int8_t *b) {
+  const __m512i k80 = _mm512_set1_epi8((char)0x80);
+  __m512i a0 = _mm512_loadu_si512((const void *)a);
+  __m512i a1 = _mm512_loadu_si512((const void *)(a + 64));
+  __m512i b0 = _mm512_xor_si512(_mm512_loadu_si512((const void *)b), k80);
+  __m512i b1 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(b + 64)), k80);
+  acc.s0 = _mm512_dpbusd_epi32(acc.s0, b0, a0);
+  acc.s1 = _mm512_dpbusd_epi32(acc.s1, b1, a1);
+  acc.c0 = _mm512_dpbusd_epi32(acc.c0, k80, a0);
+  acc.c1 = _mm512_dpbusd_epi32(acc.c1, k80, a1);
+  return acc;
+}
+
+static inline int64_t vnni_hsum(vnni_acc acc) {
+  __m512i s = _mm512_add_epi32(acc.s0, acc.s1), c = _mm512_add_epi32(acc.c0, acc.c1);
+  return _mm512_reduce_add_epi32(_mm512_sub_epi32(s, c));
+}
+
+#define KI_ACC vnni_acc
+#define KI_STEP 128
+#define KI_ZERO() vnni_zero()
+#define KI_DOT(acc, a, b) dot128_i8(acc, a, b)
+#define KI_HSUM(acc) vnni_hsum(acc)
+#else
 #define KI_ACC __m512i
 #define KI_STEP 32
 #define KI_ZERO() _mm512_setzero_si512()
 #define KI_DOT(acc, a, b) dot32_i8(acc, a, b)
 #define KI_HSUM(acc) _mm512_reduce_add_epi32(acc)
+#endif
 #include "k_int8.h"
 
 K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
@@ -82,6 +141,11 @@ K_PRIM void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
   for (; i < n; i++) dst[i] = k_f2h(src[i]);
 }
 
+#ifdef K_VNNI
+#define K_LEVEL K_AVX512VNNI
+#define K_LEVEL_NAME "avx512vnni"
+#else
 #define K_LEVEL K_AVX512
 #define K_LEVEL_NAME "avx512"
+#endif
 #include "k_impl.h"

@@ -16,8 +16,8 @@
 #define K_X86 1
 #endif
 
-static const char *const k_names[K_NLEVEL] = {"scalar", "sse2", "avx2",
-                                              "avx512", "neon"};
+static const char *const k_names[K_NLEVEL] = {"scalar", "sse2",   "avx2",
+                                              "avx512", "neon", "avx512vnni"};
 
 const char *k_level_name(k_level level) {
   return (unsigned)level < K_NLEVEL ? k_names[level] : "unknown";
@@ -54,6 +54,8 @@ static unsigned k_cpu_levels(void) {
   if (avx2 && fma && f16c) mask |= 1u << K_AVX2;
   if ((mask & (1u << K_AVX2)) && avx512f && avx512bw && (xcr0 & 0xe6) == 0xe6)
     mask |= 1u << K_AVX512;
+  if ((mask & (1u << K_AVX512)) && (c & (1u << 11))) /* AVX512_VNNI */
+    mask |= 1u << K_AVX512VNNI;
   return mask;
 }
 #elif defined(__aarch64__)
@@ -78,6 +80,9 @@ static const k_ops *k_compiled(k_level level) {
 #endif
 #ifdef HAVE_K_NEON
   case K_NEON: return &k_neon_ops;
+#endif
+#ifdef HAVE_K_AVX512VNNI
+  case K_AVX512VNNI: return &k_avx512vnni_ops;
 #endif
   default: return NULL;
   }
@@ -107,7 +112,8 @@ static void k_init(void) {
   unsigned cpu = k_cpu_levels();
   for (int i = 0; i < K_NLEVEL; i++)
     if ((cpu & (1u << i)) && k_compiled((k_level)i)) k_usable_mask |= 1u << i;
-  /* best usable level: the highest-numbered x86 level, or NEON */
+  /* best usable level: the highest-numbered one (on x86 the widest, VNNI
+  ** above plain AVX-512; NEON never runs beside an x86 level) */
   k_active = &k_scalar_ops;
   for (int i = 0; i < K_NLEVEL; i++)
     if (k_usable_mask & (1u << i)) k_active = k_compiled((k_level)i);

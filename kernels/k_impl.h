@@ -129,31 +129,31 @@ static float k_cos_i8(const int8_t *a, const int8_t *b, size_t n) {
   return k_cos_finish((double)ab, (double)kp_dot_i8(a, a, n), (double)bb);
 }
 
-static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *rows,
+static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
                            const float *scales, size_t nrows, size_t dim,
                            float *out) {
   for (size_t r = 0; r < nrows; r++)
     out[r] = (float)((double)sq * (double)scales[r] *
-                     (double)kp_dot_i8(q, rows + r * dim, dim));
+                     (double)kp_dot_i8(q, rows[r], dim));
 }
 
-static void k_l2sq_i8_batch(const int8_t *q, float sq, const int8_t *rows,
+static void k_l2sq_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
                             const float *scales, size_t nrows, size_t dim,
                             float *out) {
   int64_t qq = kp_dot_i8(q, q, dim);
   for (size_t r = 0; r < nrows; r++) {
     int64_t rr;
-    int64_t qr = kp_dotnorm_i8(q, rows + r * dim, dim, &rr);
+    int64_t qr = kp_dotnorm_i8(q, rows[r], dim, &rr);
     out[r] = k_i8_l2sq_finish(qr, qq, rr, sq, scales[r]);
   }
 }
 
-static void k_cos_i8_batch(const int8_t *q, const int8_t *rows, size_t nrows,
-                           size_t dim, float *out) {
+static void k_cos_i8_batch(const int8_t *q, const int8_t *const *rows,
+                           size_t nrows, size_t dim, float *out) {
   double qq = (double)kp_dot_i8(q, q, dim);
   for (size_t r = 0; r < nrows; r++) {
     int64_t rr;
-    int64_t qr = kp_dotnorm_i8(q, rows + r * dim, dim, &rr);
+    int64_t qr = kp_dotnorm_i8(q, rows[r], dim, &rr);
     out[r] = k_cos_finish((double)qr, qq, (double)rr);
   }
 }

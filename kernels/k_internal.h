@@ -91,5 +91,8 @@ extern const k_ops k_avx512_ops;
 #ifdef HAVE_K_NEON
 extern const k_ops k_neon_ops;
 #endif
+#ifdef HAVE_K_AVX512VNNI
+extern const k_ops k_avx512vnni_ops;
+#endif
 
 #endif /* H5MEM_K_INTERNAL_H */

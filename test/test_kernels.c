@@ -25,6 +25,7 @@
 
 #ifdef HAVE_SIMDE
 extern const k_ops k_avx512_emu_ops;
+extern const k_ops k_avx512vnni_emu_ops;
 extern const k_ops k_neon_emu_ops;
 #endif
 
@@ -33,9 +34,9 @@ extern const k_ops k_neon_emu_ops;
 #define ABS_TOL 1e-6
 #define COS_TOL 1e-5
 
-static const k_ops *levels[K_NLEVEL + 2];
-static const char *level_label[K_NLEVEL + 2];
-static int level_emulated[K_NLEVEL + 2];
+static const k_ops *levels[K_NLEVEL + 3];
+static const char *level_label[K_NLEVEL + 3];
+static int level_emulated[K_NLEVEL + 3];
 static int nlevels;
 
 /* levels[0] is the scalar reference, then every other level that can run
@@ -51,6 +52,9 @@ static void collect_levels(void) {
   level_label[nlevels] = "avx512 (SIMDe)";
   level_emulated[nlevels] = 1;
   levels[nlevels++] = &k_avx512_emu_ops;
+  level_label[nlevels] = "avx512vnni (SIMDe)";
+  level_emulated[nlevels] = 1;
+  levels[nlevels++] = &k_avx512vnni_emu_ops;
   level_label[nlevels] = "neon (SIMDe)";
   level_emulated[nlevels] = 1;
   levels[nlevels++] = &k_neon_emu_ops;
@@ -225,7 +229,12 @@ START_TEST(test_batches) {
     fill_f16(&rng, hrows, NROWS * d, 1.0f);
     fill_i8(&rng, qi, d);
     fill_i8(&rng, irows, NROWS * d);
-    for (int r = 0; r < NROWS; r++) sc[r] = 0.01f * (float)(r + 1);
+    /* the int8 rows gathered backwards: out of order, as a graph walk */
+    const int8_t *ip[NROWS];
+    for (int r = 0; r < NROWS; r++) {
+      sc[r] = 0.01f * (float)(r + 1);
+      ip[r] = irows + (NROWS - 1 - r) * d;
+    }
 #define BATCH_EQ(name, call, pair)                                           \
   do {                                                                       \
     call;                                                                    \
@@ -245,13 +254,12 @@ START_TEST(test_batches) {
              k->l2sq_f16(q, hrows + r * d, d));
     BATCH_EQ("cos_f16_batch", k->cos_f16_batch(q, hrows, NROWS, d, out),
              k->cos_f16(q, hrows + r * d, d));
-    BATCH_EQ("dot_i8_batch", k->dot_i8_batch(qi, 0.5f, irows, sc, NROWS, d, out),
-             k->dot_i8(qi, 0.5f, irows + r * d, sc[r], d));
-    BATCH_EQ("l2sq_i8_batch",
-             k->l2sq_i8_batch(qi, 0.5f, irows, sc, NROWS, d, out),
-             k->l2sq_i8(qi, 0.5f, irows + r * d, sc[r], d));
-    BATCH_EQ("cos_i8_batch", k->cos_i8_batch(qi, irows, NROWS, d, out),
-             k->cos_i8(qi, irows + r * d, d));
+    BATCH_EQ("dot_i8_batch", k->dot_i8_batch(qi, 0.5f, ip, sc, NROWS, d, out),
+             k->dot_i8(qi, 0.5f, ip[r], sc[r], d));
+    BATCH_EQ("l2sq_i8_batch", k->l2sq_i8_batch(qi, 0.5f, ip, sc, NROWS, d, out),
+             k->l2sq_i8(qi, 0.5f, ip[r], sc[r], d));
+    BATCH_EQ("cos_i8_batch", k->cos_i8_batch(qi, ip, NROWS, d, out),
+             k->cos_i8(qi, ip[r], d));
 #undef BATCH_EQ
     free(q - off);
     free(rows - (7 - off));
@@ -359,7 +367,8 @@ START_TEST(test_zero_length) {
   ck_assert(out[0] == 0.0f && out[1] == 0.0f);
   k->cos_f16_batch(a, h, 2, 0, out);
   ck_assert(out[0] == 1.0f && out[1] == 1.0f);
-  k->l2sq_i8_batch(c, 1, c, sc, 2, 0, out);
+  const int8_t *cp[2] = {c, c};
+  k->l2sq_i8_batch(c, 1, cp, sc, 2, 0, out);
   ck_assert(out[0] == 0.0f && out[1] == 0.0f);
 }
 END_TEST
@@ -392,9 +401,10 @@ START_TEST(test_exact_bounds) {
     k->dot_f16_batch(a, hrows, 2, n, out);
     k->l2sq_f16_batch(a, hrows, 2, n, out);
     k->cos_f16_batch(a, hrows, 2, n, out);
-    k->dot_i8_batch(i8, 1, irows, sc, 2, n, out);
-    k->l2sq_i8_batch(i8, 1, irows, sc, 2, n, out);
-    k->cos_i8_batch(i8, irows, 2, n, out);
+    const int8_t *ip[2] = {irows, irows + n};
+    k->dot_i8_batch(i8, 1, ip, sc, 2, n, out);
+    k->l2sq_i8_batch(i8, 1, ip, sc, 2, n, out);
+    k->cos_i8_batch(i8, ip, 2, n, out);
     T_CHECK(isfinite(sum) && isfinite(out[0]) && isfinite(out[1]),
             "%s n=%zu: non-finite result", level_label[_i], n);
     free(a);

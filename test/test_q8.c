@@ -298,20 +298,22 @@ START_TEST(test_dist_batch) {
   size_t dim = 77, n = 9;
   float x[77], scales[9], sq;
   int8_t q[77], rows[9 * 77];
+  const int8_t *rp[9];
   for (size_t i = 0; i < dim; i++) x[i] = t_unit(&r);
   ck_assert_int_eq(ann_q8_query(x, (int)dim, q, &sq), 0);
   for (size_t j = 0; j < n; j++) {
     for (size_t i = 0; i < dim; i++) x[i] = t_unit(&r) * (float)(j + 1);
     ck_assert_int_eq(ann_q8_encode(x, ANN_F32, (int)dim, rows + j * dim, scales + j), 0);
+    rp[j] = rows + j * dim;
   }
   for (int m = 0; m < 3; m++) {
     float ref[9];
-    ann_q8_dist_batch(k_ops_for(K_SCALAR), (ann_metric)m, q, sq, rows, scales, n, dim, ref);
+    ann_q8_dist_batch(k_ops_for(K_SCALAR), (ann_metric)m, q, sq, rp, scales, n, dim, ref);
     for (int lv = 0; lv < K_NLEVEL; lv++) {
       const k_ops *k = k_ops_for((k_level)lv);
       if (!k) continue;
       float out[9];
-      ann_q8_dist_batch(k, (ann_metric)m, q, sq, rows, scales, n, dim, out);
+      ann_q8_dist_batch(k, (ann_metric)m, q, sq, rp, scales, n, dim, out);
       for (size_t j = 0; j < n; j++) {
         float one = ann_q8_dist(k, (ann_metric)m, q, sq, rows + j * dim, scales[j], dim);
         T_CHECK(out[j] == one && out[j] == ref[j], "%s metric %d row %zu: %g %g %g", k->name, m,

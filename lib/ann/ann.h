@@ -21,10 +21,13 @@ typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
 #define ANN_CORRUPT (-3) /* a load: the image is not a valid index */
 
 /* Their rows.  Row i: dim elements of the index's element type (f32, or
-** f16 bit patterns), naturally aligned.  The pointer is used at once,
-** before the next call of the callback from the same thread, and never
-** kept.  It must answer for every row in the index; a NULL answer scores
-** as infinitely far. */
+** f16 bit patterns), naturally aligned.  The pointer must stay valid until
+** the index call that asked for it returns, and is never kept past that: a
+** search or an insertion asks for a node's neighbours together and
+** prefetches them before it scores the first (rows in a mapped file or in
+** memory qualify; a buffer reused by the next call does not).  It must
+** answer for every row in the index; a NULL answer scores as infinitely
+** far. */
 typedef const void *(*ann_vec_fn)(void *ctx, uint32_t i);
 
 /* Their results: a row and its distance to the query. */

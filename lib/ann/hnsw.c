@@ -32,22 +32,27 @@
 ** least l.  After that no walk of the graph can leave the arrays.
 **
 ** Search: greedy descent through the upper levels, then a best-first
-** search of level 0 with two heaps: W, the ef best allowed rows (a max-heap
-** of fixed size ef), and C, the candidates still to expand (a min-heap).
-** Without a filter every live entry of C is also in W, so C is compacted
-** (entries worse than W's worst dropped) rather than grown and stays within
-** ef + 1; with a filter or deleted rows C holds rows W refused and grows as
-** the exploration needs.  Ties are broken by id everywhere, so results are
-** a function of the graph and the query.  An expanded node's unvisited
-** links are scored together (dists): one by one with the exact kernels,
-** or, in the int8 pass, gathered into the scratch and scored by one batch
-** kernel call.
+** search of level 0 keeping W, the ef best allowed rows, and C, the
+** candidates still to expand.  When rows are refused (a filter, or deleted
+** rows to hide) W is a max-heap of fixed size ef and C a min-heap that holds
+** the rows W refused too and grows as the exploration needs
+** (search_layer).  Otherwise, in every insertion and in most searches,
+** every candidate to expand is in W: W is one sorted array with an
+** "expanded" flag per entry and C is the entries not flagged
+** (search_pool), which walks the same rows in the same order.  Ties are
+** broken by id everywhere, so results are a function of the graph and the
+** query.  An expanded node's unvisited links are scored together (dists):
+** one by one with the exact kernels, or, in the int8 pass, prefetched
+** all at once and scored by one batch kernel call where they lie.  The link
+** block of the candidate likely to be expanded next is prefetched while
+** the current one's links are scored.  While no row is deleted the walk
+** never reads the node flags.
 **
 ** int8 pass (hnsw_set_q8): the same walk with the query's int8 codes
 ** (quantised once into the scratch, so concurrent searches share nothing)
-** against the rows' int8 copies; W, the pool, holds max(ef, 2k) and is
-** scored again exactly before the k best are taken.  Why 2k, and why
-** construction stays exact: hnsw.h.
+** against the rows' int8 copies; W, the pool, holds max(ef, 2k), and its
+** best 2k are scored again exactly before the k best are taken.  Why 2k,
+** and why construction stays exact: hnsw.h.
 **
 ** Visited rows are marked in a per-scratch uint16 array with a generation
 ** number: a new search bumps the number instead of clearing the array
@@ -102,17 +107,19 @@ typedef struct scratch {
   uint16_t *vis; /* visited generation per row, vcap rows */
   uint32_t vcap;
   uint16_t gen;
-  hit *w;        /* result max-heap, wcap */
+  hit *w;        /* result: max-heap (search_layer) or sorted (search_pool), wcap */
+  uint8_t *xp;   /* search_pool: w[i] expanded, wcap */
   hit *c;        /* candidate min-heap, ccap (grows) */
   hit *sel;      /* selection input, wcap + 1 */
   hit *disc;     /* heuristic: the pruned ones, wcap + 1 */
   uint32_t wcap, ccap;
   uint32_t *ids;  /* one copied link list, M0 */
+  const void **vp; /* its rows (the vec callback's), M0 */
   uint32_t *keep; /* heuristic output, M0 */
   float *q, *e, *t; /* dim floats each: inserted row, relinked row, temp */
   float *d;         /* distances of one link list, M0 */
   int8_t *qc;       /* the query's codes, dim (int8 pass) */
-  int8_t *rc;       /* one link list's codes gathered, M0 x dim */
+  const int8_t **rp; /* one link list's int8 rows (the callback's), M0 */
   float *rs;        /* their scales, M0 */
   uint32_t *slot;   /* where each gathered row's distance goes, M0 */
 } scratch;
@@ -145,6 +152,7 @@ struct hnsw {
 
   uint32_t n;     /* table rows: ids < n have l0 and node entries */
   uint32_t count; /* present rows (deleted included) */
+  uint32_t ndel;  /* deleted rows: while 0 a search skips their flags */
   uint32_t entry; /* HNSW_NONE when empty */
   int max_level;
 
@@ -299,13 +307,24 @@ static uint32_t copy_links(const hnsw *h, uint32_t i, int lev, uint32_t *dst) {
   return n;
 }
 
-/* distance from the f32 query q to row id, smaller is closer */
-static inline float dist_row(const hnsw *h, const float *q, uint32_t id) {
-  const void *r = h->vec(h->ctx, id);
+/* Ask for the cache lines of [p, p + len) without waiting for them. */
+static inline void prefetch(const void *p, size_t len) {
+  uintptr_t a = (uintptr_t)p & ~(uintptr_t)63, end = (uintptr_t)p + len;
+  for (; a < end; a += 64) __builtin_prefetch((const void *)a);
+}
+
+/* distance from the f32 query q to row r (the callback's; NULL: none),
+** smaller is closer */
+static inline float dist_at(const hnsw *h, const float *q, const void *r) {
   if (!r) return INFINITY;
   float d = h->elem == ANN_F32 ? h->df32(q, r, (size_t)h->dim)
                                : h->df16(q, r, (size_t)h->dim);
   return h->metric == ANN_DOT ? -d : d;
+}
+
+/* distance from the f32 query q to row id */
+static inline float dist_row(const hnsw *h, const float *q, uint32_t id) {
+  return dist_at(h, q, h->vec(h->ctx, id));
 }
 
 /* A query: f32 values and, for an int8 pass, their codes. */
@@ -317,16 +336,23 @@ typedef struct qry {
 
 /* Distances from q to rows ids[0..n) (n <= M0) into s->d.  Without codes
 ** they are exact; with codes, a row that has an int8 copy is scored on it
-** (ann_q8_dist), one that has none exactly.  The copies are gathered into
-** s->rc and scored in one batch: the values of ann_q8_dist, without the
-** query's norm computed again for every row. */
+** (ann_q8_dist), one that has none exactly.  The rows are asked for all at
+** once and prefetched before the first is scored, so their cache misses
+** overlap (a build is 1.2x as fast, an exact walk 1.25x); int8 rows are
+** then scored in one batch where they lie: the values of ann_q8_dist,
+** without the query's norm computed again for every row. */
 static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
                   uint32_t n) {
+  size_t dim = (size_t)h->dim;
   if (!q->c) {
-    for (uint32_t j = 0; j < n; j++) s->d[j] = dist_row(h, q->f, ids[j]);
+    size_t rb = dim * (size_t)h->elem;
+    for (uint32_t j = 0; j < n; j++) {
+      s->vp[j] = h->vec(h->ctx, ids[j]);
+      if (s->vp[j]) prefetch(s->vp[j], rb);
+    }
+    for (uint32_t j = 0; j < n; j++) s->d[j] = dist_at(h, q->f, s->vp[j]);
     return;
   }
-  size_t dim = (size_t)h->dim;
   uint32_t nb = 0;
   for (uint32_t j = 0; j < n; j++) {
     const int8_t *r = h->q8(h->qctx, ids[j], &s->rs[nb]);
@@ -334,11 +360,12 @@ static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
       s->d[j] = dist_row(h, q->f, ids[j]);
       continue;
     }
-    memcpy(s->rc + nb * dim, r, dim);
+    prefetch(r, dim);
+    s->rp[nb] = r;
     s->slot[nb++] = j;
   }
   float *bd = s->d + n; /* room for M0 more */
-  ann_q8_dist_batch(h->k, h->metric, q->c, q->cs, s->rc, s->rs, nb, dim, bd);
+  ann_q8_dist_batch(h->k, h->metric, q->c, q->cs, s->rp, s->rs, nb, dim, bd);
   for (uint32_t b = 0; b < nb; b++) s->d[s->slot[b]] = bd[b];
 }
 
@@ -353,23 +380,33 @@ static void load_row(const hnsw *h, uint32_t id, float *buf) {
     h->k->f16_to_f32(r, buf, (size_t)h->dim);
 }
 
+/* row id as f32: where it lies if it is f32, else load_row's copy in buf */
+static const float *row_f32(const hnsw *h, uint32_t id, float *buf) {
+  const void *r = h->elem == ANN_F32 ? h->vec(h->ctx, id) : NULL;
+  if (r) return r;
+  load_row(h, id, buf);
+  return buf;
+}
+
 /* ---- scratch pool ------------------------------------------------------- */
 
 static void scratch_free(scratch *s) {
   if (!s) return;
   free(s->vis);
   free(s->w);
+  free(s->xp);
   free(s->c);
   free(s->sel);
   free(s->disc);
   free(s->ids);
+  free(s->vp);
   free(s->keep);
   free(s->q);
   free(s->e);
   free(s->t);
   free(s->d);
   free(s->qc);
-  free(s->rc);
+  free(s->rp);
   free(s->rs);
   free(s->slot);
   free(s);
@@ -393,7 +430,7 @@ static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
     s->gen = 0;
   }
   if (s->wcap < ef) {
-    if (grow((void **)&s->w, ef, sizeof(hit)) ||
+    if (grow((void **)&s->w, ef, sizeof(hit)) || grow((void **)&s->xp, ef, 1) ||
         grow((void **)&s->sel, (size_t)ef + 1, sizeof(hit)) ||
         grow((void **)&s->disc, (size_t)ef + 1, sizeof(hit)))
       return -1;
@@ -405,10 +442,10 @@ static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
   }
   if (h->q8 && !s->qc) {
     s->qc = malloc((size_t)h->dim);
-    s->rc = malloc((size_t)h->M0 * (size_t)h->dim);
+    s->rp = malloc((size_t)h->M0 * sizeof *s->rp);
     s->rs = malloc((size_t)h->M0 * sizeof *s->rs);
     s->slot = malloc((size_t)h->M0 * sizeof *s->slot);
-    if (!s->qc || !s->rc || !s->rs || !s->slot) return -1;
+    if (!s->qc || !s->rp || !s->rs || !s->slot) return -1;
   }
   return 0;
 }
@@ -417,12 +454,13 @@ static scratch *scratch_new(const hnsw *h) {
   scratch *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->ids = malloc((size_t)h->M0 * sizeof *s->ids);
+  s->vp = malloc((size_t)h->M0 * sizeof *s->vp);
   s->keep = malloc((size_t)h->M0 * sizeof *s->keep);
   s->q = malloc((size_t)h->dim * sizeof *s->q);
   s->e = malloc((size_t)h->dim * sizeof *s->e);
   s->t = malloc((size_t)h->dim * sizeof *s->t);
   s->d = malloc((size_t)h->M0 * 2 * sizeof *s->d);
-  if (!s->ids || !s->keep || !s->q || !s->e || !s->t || !s->d) {
+  if (!s->ids || !s->vp || !s->keep || !s->q || !s->e || !s->t || !s->d) {
     scratch_free(s);
     return NULL;
   }
@@ -484,9 +522,32 @@ static void greedy(const hnsw *h, scratch *s, const qry *q, uint32_t *cur,
 
 typedef int (*ann_filter_fn)(void *fctx, uint32_t i);
 
+/* Node id's links on level lev that no walk of this search has reached
+** yet, marked reached now, into s->ids; returns their number. */
+static uint32_t unvisited(const hnsw *h, scratch *s, uint32_t id, int lev) {
+  node_lock(h, id);
+  const uint32_t *b = links(h, id, lev);
+  uint32_t nl = b[0], nn = 0;
+  uint16_t *vis = s->vis, gen = s->gen;
+  for (uint32_t j = 1; j <= nl; j++) {
+    uint32_t t = b[j];
+    s->ids[nn] = t;
+    nn += vis[t] != gen; /* (kept only if new: no branch to mispredict) */
+    vis[t] = gen;
+  }
+  node_unlock(h, id);
+  return nn;
+}
+
+/* the link block of node id on level lev, asked for ahead of its use */
+static inline void prefetch_links(const hnsw *h, uint32_t id, int lev) {
+  prefetch(links(h, id, lev), (size_t)(1 + (lev ? h->M : h->M0)) * 4);
+}
+
 /* Best-first search of level lev from ep: leaves the ef best allowed rows
 ** in the max-heap s->w and returns their number, or ANN_NOMEM.  Rows are
-** allowed unless (hide_deleted and deleted) or the filter refuses them. */
+** allowed unless (hide_deleted and deleted) or the filter refuses them.
+** For searches that refuse rows; search_pool does the others. */
 static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
                         float epd, uint32_t ef, int lev, ann_filter_fn filter,
                         void *fctx, int hide_deleted) {
@@ -503,14 +564,9 @@ static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
     hit c = s->c[0];
     if (nw == ef && hit_lt(s->w[0], c)) break; /* nothing better is left */
     heap_pop(s->c, &nc, 0);
+    if (nc) prefetch_links(h, s->c[0].id, lev); /* (likely the next one) */
     /* the links not seen yet, then their distances, then each in turn */
-    uint32_t nl = copy_links(h, c.id, lev, s->ids), nn = 0;
-    for (uint32_t j = 0; j < nl; j++) {
-      uint32_t id = s->ids[j];
-      if (s->vis[id] == s->gen) continue;
-      s->vis[id] = s->gen;
-      s->ids[nn++] = id;
-    }
+    uint32_t nn = unvisited(h, s, c.id, lev);
     dists(h, s, q, s->ids, nn);
     for (uint32_t j = 0; j < nn; j++) {
       uint32_t id = s->ids[j];
@@ -543,6 +599,67 @@ static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
   return (int)nw;
 }
 
+/* hit_lt without branches, for the binary search */
+static inline int hit_lt_nb(hit a, hit b) {
+  return (a.d < b.d) | ((a.d == b.d) & (a.id < b.id));
+}
+
+/* the position of x in the sorted w[0..n): the number of hits before it */
+static inline uint32_t pool_pos(const hit *w, uint32_t n, hit x) {
+  if (n == 0) return 0;
+  const hit *b = w;
+  while (n > 1) {
+    uint32_t half = n / 2;
+    b = hit_lt_nb(b[half - 1], x) ? b + half : b;
+    n -= half;
+  }
+  return (uint32_t)(b - w) + (uint32_t)hit_lt_nb(*b, x);
+}
+
+/* search_layer when no row is refused (no filter, no deleted row hidden):
+** the same walk, which then needs no candidate heap.  Every candidate
+** still to expand is among the ef best seen so far (W), and the next one
+** is the best of those not expanded yet; so W is kept as one sorted array,
+** s->w[0..nw), with a flag per entry (s->xp) for expanded, and a cursor at
+** the first entry not expanded.  A new hit is placed by binary search and
+** the tail moved down by one (ef words: cheaper than two heaps' unpredictable
+** branches).  The rows expanded, their order and the result are those of
+** search_layer: W leaves sorted by distance, then id.  Returns nw. */
+static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
+                       float epd, uint32_t ef, int lev) {
+  hit *w = s->w;
+  uint8_t *xp = s->xp;
+  uint32_t nw = 1, cur = 0;
+  visit_reset(s);
+  s->vis[ep] = s->gen;
+  w[0] = (hit){epd, ep};
+  xp[0] = 0;
+  while (cur < nw) {
+    uint32_t c = w[cur].id;
+    xp[cur] = 1;
+    uint32_t nx = cur + 1; /* the next one to expand, unless a hit lands before it */
+    while (nx < nw && xp[nx]) nx++;
+    if (nx < nw) prefetch_links(h, w[nx].id, lev);
+    uint32_t nn = unvisited(h, s, c, lev);
+    dists(h, s, q, s->ids, nn);
+    for (uint32_t j = 0; j < nn; j++) {
+      hit x = {s->d[j], s->ids[j]};
+      if (nw == ef && !hit_lt(x, w[nw - 1])) continue;
+      uint32_t p = pool_pos(w, nw, x);
+      if (nw == ef) nw--; /* the worst leaves */
+      memmove(w + p + 1, w + p, (size_t)(nw - p) * sizeof *w);
+      memmove(xp + p + 1, xp + p, nw - p);
+      w[p] = x;
+      xp[p] = 0;
+      nw++;
+      if (p < nx) nx = p;
+    }
+    cur = nx;
+    while (cur < nw && xp[cur]) cur++;
+  }
+  return (int)nw;
+}
+
 int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filter,
                 void *fctx, ann_hit *out) {
   if (!h || h->broken) return ANN_ERROR;
@@ -561,16 +678,28 @@ int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filt
   dists(h, s, &qq, &cur, 1);
   float curd = s->d[0];
   greedy(h, s, &qq, &cur, &curd, h->max_level, 0);
-  int nw = search_layer(h, s, &qq, cur, curd, e, 0, filter, fctx, 1);
-  if (qq.c) /* the pool, scored exactly */
-    for (int i = 0; i < nw; i++) s->w[i].d = dist_row(h, q, s->w[i].id);
-  if (nw > 0) {
-    qsort(s->w, (size_t)nw, sizeof(hit), hit_cmp);
-    if (nw > k) nw = k;
-    for (int i = 0; i < nw; i++) {
-      out[i].id = s->w[i].id;
-      out[i].dist = s->w[i].d;
+  /* a search that refuses no row walks with the sorted pool; the flags of
+  ** the rows reached are not even read while none is deleted */
+  int all = !filter && h->ndel == 0;
+  int nw = all ? search_pool(h, s, &qq, cur, curd, e, 0)
+               : search_layer(h, s, &qq, cur, curd, e, 0, filter, fctx, h->ndel != 0);
+  if (nw > 0 && !all) qsort(s->w, (size_t)nw, sizeof(hit), hit_cmp);
+  if (nw > 0 && qq.c) {
+    /* the best 2k of the pool by int8 distance, scored exactly (hnsw.h) */
+    if (nw > 2 * k) nw = 2 * k;
+    qry fq = {q, NULL, 0};
+    for (int i = 0; i < nw; i += (int)h->M0) { /* dists takes up to M0 */
+      uint32_t m = (uint32_t)(nw - i) < h->M0 ? (uint32_t)(nw - i) : h->M0;
+      for (uint32_t j = 0; j < m; j++) s->ids[j] = s->w[i + (int)j].id;
+      dists(h, s, &fq, s->ids, m);
+      for (uint32_t j = 0; j < m; j++) s->w[i + (int)j].d = s->d[j];
     }
+    qsort(s->w, (size_t)nw, sizeof(hit), hit_cmp);
+  }
+  if (nw > k) nw = k;
+  for (int i = 0; i < nw; i++) {
+    out[i].id = s->w[i].id;
+    out[i].dist = s->w[i].d;
   }
   scratch_put(h, s);
   return nw;
@@ -589,9 +718,9 @@ static uint32_t select_links(const hnsw *h, scratch *s, const hit *cand,
   for (uint32_t i = 0; i < nc && nk < maxk; i++) {
     int good = 1;
     if (nk) {
-      load_row(h, cand[i].id, s->t);
+      const float *t = row_f32(h, cand[i].id, s->t);
       for (uint32_t j = 0; j < nk && good; j++)
-        if (!(cand[i].d < dist_row(h, s->t, s->keep[j]))) good = 0;
+        if (!(cand[i].d < dist_row(h, t, s->keep[j]))) good = 0;
     }
     if (good)
       s->keep[nk++] = cand[i].id;
@@ -618,9 +747,11 @@ static void link_to(const hnsw *h, scratch *s, uint32_t e, uint32_t q, int lev) 
     b[1 + n] = q;
     b[0] = n + 1;
   } else {
-    load_row(h, e, s->e);
-    for (uint32_t j = 0; j < n; j++) s->sel[j] = (hit){dist_row(h, s->e, b[1 + j]), b[1 + j]};
-    s->sel[n] = (hit){dist_row(h, s->e, q), q};
+    const float *er = row_f32(h, e, s->e);
+    qry eq = {er, NULL, 0};
+    dists(h, s, &eq, b + 1, n);
+    for (uint32_t j = 0; j < n; j++) s->sel[j] = (hit){s->d[j], b[1 + j]};
+    s->sel[n] = (hit){dist_row(h, er, q), q};
     qsort(s->sel, (size_t)n + 1, sizeof(hit), hit_cmp);
     uint32_t nk = select_links(h, s, s->sel, n + 1, cap);
     memcpy(b + 1, s->keep, (size_t)nk * 4);
@@ -648,7 +779,9 @@ static void set_links(const hnsw *h, scratch *s, uint32_t id, int lev, const uin
     return;
   }
   uint32_t m = 0;
-  for (uint32_t j = 0; j < have; j++) s->sel[m++] = (hit){dist_row(h, s->q, b[1 + j]), b[1 + j]};
+  const qry iq = {s->q, NULL, 0};
+  dists(h, s, &iq, b + 1, have);
+  for (uint32_t j = 0; j < have; j++) s->sel[m++] = (hit){s->d[j], b[1 + j]};
   for (uint32_t j = 0; j < n; j++) {
     int dup = 0;
     for (uint32_t t = 0; t < have && !dup; t++) dup = b[1 + t] == sel[j];
@@ -687,16 +820,12 @@ static int insert(hnsw *h, scratch *s, uint32_t id) {
   float epd = dist_row(h, s->q, ep);
   greedy(h, s, &iq, &ep, &epd, top, lvl);
   for (int lev = lvl < top ? lvl : top; lev >= 0; lev--) {
-    int nw = search_layer(h, s, &iq, ep, epd, h->efc, lev, NULL, NULL, 0);
-    if (nw < 0) { /* cannot happen: without a filter C never grows */
-      if (raise && h->locks) pthread_mutex_unlock(&h->glock);
-      return nw;
-    }
-    uint32_t nc = 0;
+    int nw = search_pool(h, s, &iq, ep, epd, h->efc, lev);
+    if (nw < 0) return nw;
+    uint32_t nc = 0; /* (sorted: the pool's order) */
     for (int j = 0; j < nw; j++)
       if (s->w[j].id != id) s->sel[nc++] = s->w[j];
     if (nc == 0) continue;
-    qsort(s->sel, nc, sizeof(hit), hit_cmp);
     ep = s->sel[0].id;
     epd = s->sel[0].d;
     uint32_t nk = select_links(h, s, s->sel, nc, h->M);
@@ -1024,6 +1153,7 @@ int hnsw_delete(hnsw *h, uint32_t i) {
   int rc = own(h);
   if (rc != ANN_OK) return rc;
   h->node[2 * (size_t)i] |= NODE_DELETED;
+  h->ndel++;
   return ANN_OK;
 }
 
@@ -1093,6 +1223,7 @@ static int check_graph(hnsw *h) {
       if ((int)(f & NODE_LEVEL) > h->max_level)
         return set_err(h, ANN_CORRUPT, "node %u: level above the top", i);
       present++;
+      if (f & NODE_DELETED) h->ndel++;
     }
     if (off != run) return set_err(h, ANN_CORRUPT, "node %u: bad upper offset", i);
     run += f & NODE_PRESENT ? f & NODE_LEVEL : 0;
@@ -1192,3 +1323,4 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
   h->broken = 0;
   return ANN_OK;
 }
+

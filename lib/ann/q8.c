@@ -111,8 +111,8 @@ float ann_q8_dist(const k_ops *k, ann_metric m, const int8_t *a, float sa,
 }
 
 void ann_q8_dist_batch(const k_ops *k, ann_metric m, const int8_t *q, float sq,
-                       const int8_t *rows, const float *scales, size_t n, size_t dim,
-                       float *out) {
+                       const int8_t *const *rows, const float *scales, size_t n,
+                       size_t dim, float *out) {
   switch (m) {
   case ANN_L2:
     k->l2sq_i8_batch(q, sq, rows, scales, n, dim, out);

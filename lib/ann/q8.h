@@ -43,9 +43,10 @@
 ** mostly cancel.
 **
 ** What a search relies on (hnsw.h): an int8 distance is off by less than
-** the gap between a query's k-th nearest row and the last of a candidate
-** pool of max(ef, 2k), so the true k nearest are in the pool; the pool is
-** then scored with the exact kernels, and everything returned is exact.
+** the gap between a query's k-th nearest row and the 2k-th of the
+** candidate pool, so the true k nearest are among the pool's best 2k by
+** int8 distance; those are then scored with the exact kernels, and
+** everything returned is exact.
 ** The bounds above are not used at run time; rank swaps near the k-th row
 ** are what the pool's margin absorbs (measured, see hnsw.h).
 */
@@ -57,10 +58,10 @@
 
 #include "ann.h"
 
-/* Row i's int8 copy: dim codes, and its scale in *scale.  The pointer is
-** used at once, before the next call from the same thread, and never
-** kept.  NULL: row i has no int8 copy (it is then scored exactly).  Must be
-** safe to call from several threads at once. */
+/* Row i's int8 copy: dim codes, and its scale in *scale.  The pointer must
+** stay valid until the index call that asked for it returns, as ann_vec_fn's
+** (ann.h), and is never kept.  NULL: row i has no int8 copy (it is then
+** scored exactly).  Must be safe to call from several threads at once. */
 typedef const int8_t *(*ann_q8_fn)(void *ctx, uint32_t i, float *scale);
 
 /* Encode one row of dim elements of type elem (f32, or f16 bit patterns)
@@ -91,11 +92,11 @@ struct k_ops; /* kernels/k.h */
 float ann_q8_dist(const struct k_ops *k, ann_metric m, const int8_t *a, float sa,
                   const int8_t *b, float sb, size_t dim);
 
-/* ann_q8_dist of q (scale sq) and each of n rows stored one after another
-** (dim codes each, scales[r] row r's scale) into out[0..n): the same
-** values, with the query's own sums computed once. */
+/* ann_q8_dist of q (scale sq) and each of n rows (rows[r]: dim codes,
+** scales[r]: its scale) into out[0..n): the same values, with the query's
+** own sums computed once. */
 void ann_q8_dist_batch(const struct k_ops *k, ann_metric m, const int8_t *q, float sq,
-                       const int8_t *rows, const float *scales, size_t n, size_t dim,
-                       float *out);
+                       const int8_t *const *rows, const float *scales, size_t n,
+                       size_t dim, float *out);
 
 #endif /* H5MEM_ANN_Q8_H */

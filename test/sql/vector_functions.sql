@@ -7,7 +7,7 @@
 
 SELECT h5mem_version() GLOB '[0-9]*.[0-9]*.[0-9]*' AS version_ok,
        json_valid(h5mem_info()) AS info_is_json,
-       json_extract(h5mem_info(), '$.simd') IN ('scalar','sse2','avx2','avx512','neon') AS simd_ok;
+       json_extract(h5mem_info(), '$.simd') IN ('scalar','sse2','avx2','avx512','avx512vnni','neon') AS simd_ok;
 
 -- construction and printing
 SELECT vec_to_json(vec_f32('[1, 2.5, -3]')) AS json,
