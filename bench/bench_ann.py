@@ -4,7 +4,7 @@ searches through SQL (issue 6's benchmark).
     make bench/bench_ann       # (make bench builds it too)
     /usr/bin/python3 bench/bench_ann.py [--sizes 1000,10000,100000] [--efs 16,32,64,128,256]
                                         [--queries 200] [--filtered 100000]
-                                        [--repeat N] [--before PATH] [--seeds 1,2,3]
+                                        [--repeat N] [--before PATH] [--seeds 1,2,3] [--efc 64]
 
 Run from the build directory.  Data as in seed 002 (bench_search.data):
 384-d unit vectors, 100 cluster centres plus noise; ground truth is the
@@ -95,7 +95,7 @@ def med_rows(results, i):
     return {ef: tuple(median([r[i][ef][j] for r in results]) for j in range(4)) for ef in efs}
 
 
-def index_alone(sizes, efs, nq, tmp, repeat=1, before=None, seeds=None):
+def index_alone(sizes, efs, nq, tmp, repeat=1, before=None, seeds=None, efc=64):
     peer = peer_binary(tmp)
     ours = os.path.join(BUILD, "bench", "bench_ann")
     for n in sizes:
@@ -105,7 +105,7 @@ def index_alone(sizes, efs, nq, tmp, repeat=1, before=None, seeds=None):
         base.tofile(files[0])
         qs.tofile(files[1])
         gt.tofile(files[2])
-        args = files + ["384", "dot", "16", "64"]
+        args = files + ["384", "dot", "16", str(efc)]
         r_o, r_b, r_p = [], [], []
         for _ in range(repeat):  # the commands take turns
             r_o.append(run([ours] + args + ["1", efs, "q8"]))
@@ -234,6 +234,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="single-thread runs of each, medians")
     ap.add_argument("--before", help="another build's bench/bench_ann, run beside ours")
     ap.add_argument("--seeds", help="comma-separated level seeds: recall of builds by seed")
+    ap.add_argument("--efc", type=int, default=64, help="ef_construction of both libraries")
     a = ap.parse_args()
     print("h5mem %s, %s, %d CPUs" % (
         subprocess.run(["git", "-C", SRC, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -241,7 +242,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         if a.sizes:
             index_alone([int(x) for x in a.sizes.split(",")], a.efs, a.queries, tmp, max(1, a.repeat),
-                        a.before, [int(x) for x in a.seeds.split(",")] if a.seeds else None)
+                        a.before, [int(x) for x in a.seeds.split(",")] if a.seeds else None, a.efc)
         if a.filtered:
             filtered(a.filtered, a.queries, tmp)
 
