@@ -1169,7 +1169,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
   for (const char *const *a = o->attrs; !hr && a && a[0] && a[1]; a += 2)
     hr = attr_str(w, root, a[0], a[1]);
-  sindex_cfg ic = {o->index, o->hnsw_m ? o->hnsw_m : 16, o->hnsw_efc ? o->hnsw_efc : 64,
+  sindex_cfg ic = {o->index, o->hnsw_m ? o->hnsw_m : 16, o->hnsw_efc ? o->hnsw_efc : 128,
                    o->ef_search ? o->ef_search : 64, o->index == STORE_INDEX_HNSW && !o->no_q8,
                    o->ivf_nlist, o->ivf_nprobe ? o->ivf_nprobe : 16, o->ivf_pq_m};
   h5w_obj *idx;

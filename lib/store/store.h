@@ -67,7 +67,7 @@ typedef struct store_opts {
   /* the vector index, fixed at creation (docs/FORMAT.md, "The vector index") */
   int index;          /* STORE_INDEX_FLAT (exact scans only), _HNSW or _IVF */
   int hnsw_m;         /* links per node; 0: 16 */
-  int hnsw_efc;       /* ef_construction; 0: 64 */
+  int hnsw_efc;       /* ef_construction; 0: 128 */
   int ef_search;      /* a search's default ef; 0: 64 */
   int no_q8;          /* index=hnsw without the int8 copy of the embeddings */
   uint32_t ivf_nlist; /* index=ivf: lists; 0: sqrt of the rows when trained */
