@@ -25,6 +25,7 @@
 #include "graph_int.h"
 #include "h5mem_int.h"
 #include "search_int.h"
+#include "vtab_args.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 
@@ -328,15 +329,12 @@ typedef struct fcur {
 } fcur;
 
 static int f_connect(sqlite3 *db, void *aux, const fkind *kind, sqlite3_vtab **out) {
-  int rc = sqlite3_declare_vtab(db, kind->schema);
+  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(fvt), out);
   if (rc != SQLITE_OK) return rc;
-  fvt *vt = sqlite3_malloc(sizeof *vt);
-  if (!vt) return SQLITE_NOMEM;
-  memset(vt, 0, sizeof *vt);
+  fvt *vt = (fvt *)*out;
   vt->db = db;
   vt->reg = aux;
   vt->kind = kind;
-  *out = &vt->base;
   return SQLITE_OK;
 }
 

@@ -51,3 +51,13 @@ int ext_vtab_arg(const char *arg, const char **key, size_t *klen, char **value) 
 int ext_key_is(const char *key, size_t klen, const char *name) {
   return klen == strlen(name) && sqlite3_strnicmp(key, name, (int)klen) == 0;
 }
+
+int ext_vtab_declare_new(sqlite3 *db, const char *schema, size_t size, sqlite3_vtab **out) {
+  int rc = sqlite3_declare_vtab(db, schema);
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_vtab *vt = sqlite3_malloc64(size);
+  if (!vt) return SQLITE_NOMEM;
+  memset(vt, 0, size);
+  *out = vt;
+  return SQLITE_OK;
+}

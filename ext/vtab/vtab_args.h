@@ -1,5 +1,6 @@
 /*
-** ext/vtab/vtab_args.h - CREATE VIRTUAL TABLE arguments (vtab_args.c).
+** ext/vtab/vtab_args.h - CREATE VIRTUAL TABLE arguments, and a helper of
+** xConnect (vtab_args.c).
 */
 #ifndef H5MEM_EXT_VTAB_ARGS_H
 #define H5MEM_EXT_VTAB_ARGS_H
@@ -19,5 +20,10 @@ int ext_vtab_arg(const char *arg, const char **key, size_t *klen, char **value);
 
 /* Whether key[0..klen) is name, ignoring case. */
 int ext_key_is(const char *key, size_t klen, const char *name);
+
+/* For a table-valued function's xConnect: declare schema and allocate
+** the table object, size bytes (a struct starting with its sqlite3_vtab),
+** zeroed, into *out. */
+int ext_vtab_declare_new(sqlite3 *db, const char *schema, size_t size, sqlite3_vtab **out);
 
 #endif

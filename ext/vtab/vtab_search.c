@@ -22,6 +22,7 @@
 #include "h5mem_int.h"
 #include "k.h"
 #include "search_int.h"
+#include "vtab_args.h"
 #include "util/vecjson.h"
 
 /* ---- filters ------------------------------------------------------------ */
@@ -470,15 +471,12 @@ static int s_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
   (void)argc;
   (void)argv;
   (void)pzErr;
-  int rc = sqlite3_declare_vtab(db, kind->schema);
+  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(svt), out);
   if (rc != SQLITE_OK) return rc;
-  svt *vt = sqlite3_malloc(sizeof *vt);
-  if (!vt) return SQLITE_NOMEM;
-  memset(vt, 0, sizeof *vt);
+  svt *vt = (svt *)*out;
   vt->db = db;
   vt->reg = aux;
   vt->kind = kind;
-  *out = &vt->base;
   return SQLITE_OK;
 }
 
