@@ -126,6 +126,81 @@ static inline int64_t vnni_hsum(vnni_acc acc) {
 #endif
 #include "k_int8.h"
 
+#ifdef K_VNNI
+/* One query against many rows.  With b' = b + 128 (b's sign bit flipped:
+** an unsigned byte), vpdpbusd gives sum b' a, sum b' b and sum b' (ones),
+** and
+**   a.b = sum b' a - 128 sum a          (sum a: the query's, taken once)
+**   b.b = sum b' b - 128 sum b,  sum b = sum b' - 128 n
+** One vpdpbusd per 64 bytes of a row for the dot product (dot128_i8 spends
+** two more on the query's sum with every row), three with the norm.  Lane
+** bounds: 4 products of at most 255 x 128 per vpdpbusd, K_I8_BLOCK / 64 of
+** them per flush: below 2^27. */
+#define KP_DOT_I8_ROWS 1
+K_PRIM void kp_dot_i8_rows(const int8_t *q, const int8_t *const *rows, size_t nrows,
+                           size_t dim, int64_t *sums, int64_t *norms) {
+  const __m512i k80 = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
+  size_t full = dim / 64 * 64, rest = dim - full;
+  int8_t qt[64] = {0}, ot[64] = {0};
+  memcpy(qt, q + full, rest);
+  memset(ot, 1, rest);
+  const __m512i qlast = _mm512_loadu_si512((const void *)qt);
+  const __m512i olast = _mm512_loadu_si512((const void *)ot);
+  int64_t qsum = 0;
+  for (size_t i = 0; i < full;) {
+    size_t end = full - i > K_I8_BLOCK ? i + K_I8_BLOCK : full;
+    __m512i t = _mm512_setzero_si512();
+    for (; i < end; i += 64) t = _mm512_dpbusd_epi32(t, ones, _mm512_loadu_si512((const void *)(q + i)));
+    qsum += _mm512_reduce_add_epi32(t);
+  }
+  for (size_t i = full; i < dim; i++) qsum += q[i];
+  for (size_t r = 0; r < nrows; r++) {
+    const int8_t *b = rows[r];
+    int64_t sab = 0, sbb = 0, sb = 0;
+    for (size_t i = 0; i < full;) {
+      size_t end = full - i > K_I8_BLOCK ? i + K_I8_BLOCK : full;
+      __m512i s0 = _mm512_setzero_si512(), s1 = s0, t = s0, u = s0;
+      if (norms) {
+        for (; i < end; i += 64) {
+          __m512i bv = _mm512_loadu_si512((const void *)(b + i));
+          __m512i bx = _mm512_xor_si512(bv, k80);
+          s0 = _mm512_dpbusd_epi32(s0, bx, _mm512_loadu_si512((const void *)(q + i)));
+          t = _mm512_dpbusd_epi32(t, bx, bv);
+          u = _mm512_dpbusd_epi32(u, bx, ones);
+        }
+        sbb += _mm512_reduce_add_epi32(t);
+        sb += _mm512_reduce_add_epi32(u);
+      } else {
+        for (; i + 128 <= end; i += 128) {
+          __m512i b0 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(b + i)), k80);
+          __m512i b1 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(b + i + 64)), k80);
+          s0 = _mm512_dpbusd_epi32(s0, b0, _mm512_loadu_si512((const void *)(q + i)));
+          s1 = _mm512_dpbusd_epi32(s1, b1, _mm512_loadu_si512((const void *)(q + i + 64)));
+        }
+        if (i < end) { /* one block of 64 left */
+          __m512i b0 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(b + i)), k80);
+          s0 = _mm512_dpbusd_epi32(s0, b0, _mm512_loadu_si512((const void *)(q + i)));
+          i += 64;
+        }
+      }
+      sab += _mm512_reduce_add_epi32(_mm512_add_epi32(s0, s1));
+    }
+    if (rest) { /* zero-padded: the padding's (0 + 128) x 0 adds nothing */
+      int8_t bt[64] = {0};
+      memcpy(bt, b + full, rest);
+      __m512i bv = _mm512_loadu_si512((const void *)bt), bx = _mm512_xor_si512(bv, k80);
+      sab += _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), bx, qlast));
+      if (norms) {
+        sbb += _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), bx, bv));
+        sb += _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), bx, olast));
+      }
+    }
+    sums[r] = sab - 128 * qsum;
+    if (norms) norms[r] = sbb - 128 * (sb - 128 * (int64_t)dim);
+  }
+}
+#endif
+
 K_PRIM void kp_f16_to_f32(const uint16_t *src, float *dst, size_t n) {
   size_t i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, load_ph(src + i));

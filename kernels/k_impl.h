@@ -19,6 +19,12 @@
 **   void    kp_f16_to_f32(const uint16_t *src, float *dst, size_t n);
 **   void    kp_f32_to_f16(const float *src, uint16_t *dst, size_t n);
 **
+** and, optionally (defining KP_DOT_I8_ROWS; else kp_dot_i8 row by row):
+**   void    kp_dot_i8_rows(const int8_t *q, const int8_t *const *rows,
+**                          size_t nrows, size_t dim, int64_t *sums,
+**                          int64_t *norms)   sums[r] = q.row r, and unless
+**                                            norms is NULL norms[r] = r.r
+**
 ** Everything derived from them (cosine, the int8 scale arithmetic, the
 ** batched loops) is written once, here, so every level computes it the
 ** same way.
@@ -129,32 +135,47 @@ static float k_cos_i8(const int8_t *a, const int8_t *b, size_t n) {
   return k_cos_finish((double)ab, (double)kp_dot_i8(a, a, n), (double)bb);
 }
 
+#ifndef KP_DOT_I8_ROWS /* a level without its own: one row at a time */
+K_PRIM void kp_dot_i8_rows(const int8_t *q, const int8_t *const *rows, size_t nrows,
+                           size_t dim, int64_t *sums, int64_t *norms) {
+  for (size_t r = 0; r < nrows; r++)
+    sums[r] = norms ? kp_dotnorm_i8(q, rows[r], dim, &norms[r]) : kp_dot_i8(q, rows[r], dim);
+}
+#endif
+
 static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
                            const float *scales, size_t nrows, size_t dim,
                            float *out) {
-  for (size_t r = 0; r < nrows; r++)
-    out[r] = (float)((double)sq * (double)scales[r] *
-                     (double)kp_dot_i8(q, rows[r], dim));
+  int64_t sums[64];
+  for (size_t r0 = 0; r0 < nrows; r0 += 64) {
+    size_t m = nrows - r0 < 64 ? nrows - r0 : 64;
+    kp_dot_i8_rows(q, rows + r0, m, dim, sums, NULL);
+    for (size_t r = 0; r < m; r++)
+      out[r0 + r] = (float)((double)sq * (double)scales[r0 + r] * (double)sums[r]);
+  }
 }
 
 static void k_l2sq_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
                             const float *scales, size_t nrows, size_t dim,
                             float *out) {
-  int64_t qq = kp_dot_i8(q, q, dim);
-  for (size_t r = 0; r < nrows; r++) {
-    int64_t rr;
-    int64_t qr = kp_dotnorm_i8(q, rows[r], dim, &rr);
-    out[r] = k_i8_l2sq_finish(qr, qq, rr, sq, scales[r]);
+  int64_t qq = kp_dot_i8(q, q, dim), sums[64], norms[64];
+  for (size_t r0 = 0; r0 < nrows; r0 += 64) {
+    size_t m = nrows - r0 < 64 ? nrows - r0 : 64;
+    kp_dot_i8_rows(q, rows + r0, m, dim, sums, norms);
+    for (size_t r = 0; r < m; r++)
+      out[r0 + r] = k_i8_l2sq_finish(sums[r], qq, norms[r], sq, scales[r0 + r]);
   }
 }
 
 static void k_cos_i8_batch(const int8_t *q, const int8_t *const *rows,
                            size_t nrows, size_t dim, float *out) {
   double qq = (double)kp_dot_i8(q, q, dim);
-  for (size_t r = 0; r < nrows; r++) {
-    int64_t rr;
-    int64_t qr = kp_dotnorm_i8(q, rows[r], dim, &rr);
-    out[r] = k_cos_finish((double)qr, qq, (double)rr);
+  int64_t sums[64], norms[64];
+  for (size_t r0 = 0; r0 < nrows; r0 += 64) {
+    size_t m = nrows - r0 < 64 ? nrows - r0 : 64;
+    kp_dot_i8_rows(q, rows + r0, m, dim, sums, norms);
+    for (size_t r = 0; r < m; r++)
+      out[r0 + r] = k_cos_finish((double)sums[r], qq, (double)norms[r]);
   }
 }
 

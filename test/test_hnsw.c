@@ -584,6 +584,63 @@ START_TEST(test_q8_partial) {
 }
 END_TEST
 
+/* hnsw_set_q8_rows (the int8 rows in one array, as the store keeps them)
+** walks exactly as the callback does: the same hits, bit for bit, with
+** copies of every row or of a prefix (the rest scored exactly), at a stride
+** wider than dim too; on a graph read in place and after hnsw_own copies it
+** (big_alloc'd memory). */
+START_TEST(test_q8_rows) {
+  ds d;
+  uint32_t n = 4000;
+  int dim = 40;
+  make_data(&d, n, dim, _i ? ANN_F16 : ANN_F32, t_seed() + 85);
+  float *qs = make_queries(dim, t_seed() + 85, NQ);
+  hnsw *h = build(&d, ANN_COSINE, n, 1, 0);
+  uint8_t *img;
+  size_t len;
+  ck_assert_int_eq(hnsw_save(h, &img, &len), ANN_OK);
+  hnsw *g = NULL;
+  ck_assert_int_eq(hnsw_load(img, len, dim, ANN_COSINE, d.elem, row, &d, &g), ANN_OK);
+  size_t stride = 64; /* rows on 64-byte boundaries, as bigmem.h gives */
+  int8_t *wide = calloc((size_t)n, stride);
+  for (uint32_t i = 0; i < n; i++) memcpy(wide + i * stride, d.q + (size_t)i * dim, (size_t)dim);
+  static const uint32_t cover[] = {4000, 2500};
+  ann_hit a[20], b[20];
+  for (int own = 0; own < 2; own++) {
+    if (own) ck_assert_int_eq(hnsw_own(g), ANN_OK);
+    for (int ci = 0; ci < 2; ci++) {
+      d.nq8 = cover[ci];
+      for (int qi = 0; qi < NQ; qi++) {
+        const float *q = qs + (size_t)qi * dim;
+        ck_assert_int_eq(hnsw_set_q8(g, row_q8, &d), ANN_OK);
+        int na = hnsw_search(g, q, 20, 40, NULL, NULL, a);
+        ck_assert_int_eq(hnsw_set_q8_rows(g, wide, stride, d.qs, cover[ci]), ANN_OK);
+        int nb = hnsw_search(g, q, 20, 40, NULL, NULL, b);
+        ck_assert_int_eq(na, 20);
+        T_CHECK(na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0,
+                "own %d cover %u query %d differs", own, cover[ci], qi);
+        nb = hnsw_search(g, q, 20, 40, allow_all, NULL, b); /* the heaps' walk */
+        T_CHECK(na == nb && memcmp(a, b, (size_t)na * sizeof *a) == 0,
+                "own %d cover %u query %d: filtered walk differs", own, cover[ci], qi);
+      }
+    }
+  }
+  free(img); /* (after hnsw_own the graph no longer reads it) */
+  ck_assert_int_eq(hnsw_set_q8_rows(g, wide, (size_t)dim - 1, d.qs, n), ANN_ERROR);
+  ck_assert_int_eq(hnsw_set_q8_rows(g, wide, stride, NULL, n), ANN_ERROR);
+  ck_assert_int_eq(hnsw_set_q8_rows(g, NULL, 0, NULL, 0), ANN_OK); /* off */
+  same_results(g, h, qs, dim);
+  ck_assert_int_eq(hnsw_set_q8_rows(NULL, wide, stride, d.qs, n), ANN_ERROR);
+  ck_assert_int_eq(hnsw_own(NULL), ANN_ERROR);
+  ck_assert_int_eq(hnsw_own(h), ANN_OK); /* owns it already: nothing to do */
+  free(wide);
+  hnsw_free(g);
+  hnsw_free(h);
+  free(qs);
+  free_data(&d);
+}
+END_TEST
+
 /* ---- threads, determinism ----------------------------------------------- */
 
 START_TEST(test_threads) {
@@ -777,6 +834,7 @@ int main(void) {
   tcase_add_test(tc, test_threads_line);
   tcase_add_loop_test(tc, test_concurrent_search, 0, 2);
   tcase_add_test(tc, test_q8_partial);
+  tcase_add_loop_test(tc, test_q8_rows, 0, 2);
   suite_add_tcase(s, tc);
   return t_run(s);
 }

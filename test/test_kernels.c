@@ -199,9 +199,21 @@ START_TEST(test_i8_no_overflow) {
   T_CHECK(k->dot_i8(a, 1.0f, b, 1.0f, n) == (float)want,
                 "%s dot_i8 = %.9g, want %.9g", level_label[_i],
                 k->dot_i8(a, 1.0f, b, 1.0f, n), want);
+  /* the batched forms (one query, many rows) flush alike */
+  const int8_t *rp[2] = {b, a};
+  float sc[2] = {1.0f, 1.0f}, out[2];
+  k->dot_i8_batch(a, 1.0f, rp, sc, 2, n, out);
+  T_CHECK(out[1] == (float)want, "%s dot_i8_batch = %.9g, want %.9g", level_label[_i], out[1],
+          want);
   memset(b, 0x7f, n); /* 127: l2 = n * 255^2 */
   ck_assert(k->l2sq_i8(a, 1.0f, b, 1.0f, n) == (float)(65025.0 * (double)n));
   ck_assert(k->cos_i8(a, b, n) == 2.0f);
+  k->dot_i8_batch(a, 1.0f, rp, sc, 2, n, out);
+  ck_assert(out[0] == (float)(-16256.0 * (double)n));
+  k->l2sq_i8_batch(a, 1.0f, rp, sc, 2, n, out);
+  ck_assert(out[0] == (float)(65025.0 * (double)n) && out[1] == 0.0f);
+  k->cos_i8_batch(a, rp, 2, n, out);
+  ck_assert(out[0] == 2.0f && out[1] == 0.0f);
   free(a);
   free(b);
 }

@@ -79,6 +79,7 @@
 #include "hnsw.h"
 #include "k.h"
 #include "q8.h"
+#include "util/bigmem.h"
 #include "util/pool.h"
 
 #define HNSW_MAGIC "H5MHNSW1"
@@ -147,8 +148,12 @@ struct hnsw {
   const k_ops *k;
   float (*df32)(const float *, const float *, size_t);
   float (*df16)(const float *, const uint16_t *, size_t);
-  ann_q8_fn q8; /* NULL: no int8 pass (hnsw_set_q8) */
+  ann_q8_fn q8; /* NULL: no int8 pass (hnsw_set_q8) ... */
   void *qctx;
+  const int8_t *q8c; /* ... unless the rows are in one array (hnsw_set_q8_rows) */
+  const float *q8s;
+  size_t q8stride;
+  uint32_t q8n;
 
   uint32_t n;     /* table rows: ids < n have l0 and node entries */
   uint32_t count; /* present rows (deleted included) */
@@ -327,6 +332,9 @@ static inline float dist_row(const hnsw *h, const float *q, uint32_t id) {
   return dist_at(h, q, h->vec(h->ctx, id));
 }
 
+/* the int8 pass is on (hnsw_set_q8 or hnsw_set_q8_rows) */
+static inline int q8_on(const hnsw *h) { return h->q8 || h->q8c; }
+
 /* A query: f32 values and, for an int8 pass, their codes. */
 typedef struct qry {
   const float *f;
@@ -354,15 +362,32 @@ static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
     return;
   }
   uint32_t nb = 0;
-  for (uint32_t j = 0; j < n; j++) {
-    const int8_t *r = h->q8(h->qctx, ids[j], &s->rs[nb]);
-    if (!r) {
-      s->d[j] = dist_row(h, q->f, ids[j]);
-      continue;
+  if (h->q8c) {
+    /* rows and scales prefetched first, the scales read after: their
+    ** misses overlap the rows' */
+    for (uint32_t j = 0; j < n; j++) {
+      if (ids[j] >= h->q8n) {
+        s->d[j] = dist_row(h, q->f, ids[j]);
+        continue;
+      }
+      const int8_t *r = h->q8c + ids[j] * h->q8stride;
+      prefetch(r, dim);
+      __builtin_prefetch(h->q8s + ids[j]);
+      s->rp[nb] = r;
+      s->slot[nb++] = j;
     }
-    prefetch(r, dim);
-    s->rp[nb] = r;
-    s->slot[nb++] = j;
+    for (uint32_t b = 0; b < nb; b++) s->rs[b] = h->q8s[ids[s->slot[b]]];
+  } else {
+    for (uint32_t j = 0; j < n; j++) {
+      const int8_t *r = h->q8(h->qctx, ids[j], &s->rs[nb]);
+      if (!r) {
+        s->d[j] = dist_row(h, q->f, ids[j]);
+        continue;
+      }
+      prefetch(r, dim);
+      s->rp[nb] = r;
+      s->slot[nb++] = j;
+    }
   }
   float *bd = s->d + n; /* room for M0 more */
   ann_q8_dist_batch(h->k, h->metric, q->c, q->cs, s->rp, s->rs, nb, dim, bd);
@@ -440,7 +465,7 @@ static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
     if (grow((void **)&s->c, (size_t)ef + 1, sizeof(hit))) return -1;
     s->ccap = ef + 1;
   }
-  if (h->q8 && !s->qc) {
+  if (q8_on(h) && !s->qc) {
     s->qc = malloc((size_t)h->dim);
     s->rp = malloc((size_t)h->M0 * sizeof *s->rp);
     s->rs = malloc((size_t)h->M0 * sizeof *s->rs);
@@ -660,6 +685,24 @@ static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
   return (int)nw;
 }
 
+/* s->w[0..nw) scored again with q's distances, then sorted: by insertion,
+** since the new order is mostly the old one */
+static void rescore(const hnsw *h, scratch *s, const qry *q, int nw) {
+  hit *w = s->w;
+  for (int i = 0; i < nw; i += (int)h->M0) { /* dists takes up to M0 */
+    uint32_t m = (uint32_t)(nw - i) < h->M0 ? (uint32_t)(nw - i) : h->M0;
+    for (uint32_t j = 0; j < m; j++) s->ids[j] = w[i + (int)j].id;
+    dists(h, s, q, s->ids, m);
+    for (uint32_t j = 0; j < m; j++) w[i + (int)j].d = s->d[j];
+  }
+  for (int i = 1; i < nw; i++) {
+    hit x = w[i];
+    int j = i;
+    for (; j > 0 && hit_lt(x, w[j - 1]); j--) w[j] = w[j - 1];
+    w[j] = x;
+  }
+}
+
 int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filter,
                 void *fctx, ann_hit *out) {
   if (!h || h->broken) return ANN_ERROR;
@@ -667,13 +710,13 @@ int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filt
   if (!q || !out) return ANN_ERROR;
   /* the int8 pass's pool is at least 2k (hnsw.h) */
   uint32_t e = (uint32_t)(ef > k ? ef : k);
-  if (h->q8 && e < 2 * (uint32_t)k) e = 2 * (uint32_t)k;
+  if (q8_on(h) && e < 2 * (uint32_t)k) e = 2 * (uint32_t)k;
   if (e > h->count) e = h->count;
   scratch *s = scratch_get(h, e);
   if (!s) return ANN_NOMEM;
   qry qq = {q, NULL, 0};
   /* (a query that is not finite is searched exactly) */
-  if (h->q8 && ann_q8_query(q, h->dim, s->qc, &qq.cs) == 0) qq.c = s->qc;
+  if (q8_on(h) && ann_q8_query(q, h->dim, s->qc, &qq.cs) == 0) qq.c = s->qc;
   uint32_t cur = h->entry;
   dists(h, s, &qq, &cur, 1);
   float curd = s->d[0];
@@ -688,13 +731,7 @@ int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filt
     /* the best 2k of the pool by int8 distance, scored exactly (hnsw.h) */
     if (nw > 2 * k) nw = 2 * k;
     qry fq = {q, NULL, 0};
-    for (int i = 0; i < nw; i += (int)h->M0) { /* dists takes up to M0 */
-      uint32_t m = (uint32_t)(nw - i) < h->M0 ? (uint32_t)(nw - i) : h->M0;
-      for (uint32_t j = 0; j < m; j++) s->ids[j] = s->w[i + (int)j].id;
-      dists(h, s, &fq, s->ids, m);
-      for (uint32_t j = 0; j < m; j++) s->w[i + (int)j].d = s->d[j];
-    }
-    qsort(s->w, (size_t)nw, sizeof(hit), hit_cmp);
+    rescore(h, s, &fq, nw);
   }
   if (nw > k) nw = k;
   for (int i = 0; i < nw; i++) {
@@ -848,13 +885,13 @@ static int insert(hnsw *h, scratch *s, uint32_t id) {
 static int own(hnsw *h) {
   if (h->owned) return ANN_OK;
   size_t ncap = h->n ? h->n : 1, upcap = h->n_up ? h->n_up : 1;
-  uint32_t *l0 = malloc(ncap * (1 + h->M0) * 4);
-  uint32_t *node = malloc(ncap * 2 * 4);
-  uint32_t *up = malloc(upcap * (1 + h->M) * 4);
+  uint32_t *l0 = big_alloc(ncap * (1 + h->M0) * 4);
+  uint32_t *node = big_alloc(ncap * 2 * 4);
+  uint32_t *up = big_alloc(upcap * (1 + h->M) * 4);
   if (!l0 || !node || !up) {
-    free(l0);
-    free(node);
-    free(up);
+    big_free(l0, ncap * (1 + h->M0) * 4);
+    big_free(node, ncap * 2 * 4);
+    big_free(up, upcap * (1 + h->M) * 4);
     return set_err(h, ANN_NOMEM, "out of memory");
   }
   if (h->n) {
@@ -878,11 +915,19 @@ static int reserve_rows(hnsw *h, uint32_t n) {
     size_t cap = h->ncap * 2 > 64 ? h->ncap * 2 : 64;
     if (cap < n) cap = n;
     if (cap > (size_t)UINT32_MAX) cap = UINT32_MAX;
-    uint32_t *l0 = realloc(h->l0, cap * (1 + h->M0) * 4);
-    if (!l0) return set_err(h, ANN_NOMEM, "out of memory");
+    uint32_t *l0 = big_alloc(cap * (1 + h->M0) * 4), *node = big_alloc(cap * 2 * 4);
+    if (!l0 || !node) {
+      big_free(l0, cap * (1 + h->M0) * 4);
+      big_free(node, cap * 2 * 4);
+      return set_err(h, ANN_NOMEM, "out of memory");
+    }
+    if (h->n) {
+      memcpy(l0, h->l0, (size_t)h->n * (1 + h->M0) * 4);
+      memcpy(node, h->node, (size_t)h->n * 2 * 4);
+    }
+    big_free(h->l0, h->ncap * (1 + h->M0) * 4);
+    big_free(h->node, h->ncap * 2 * 4);
     h->l0 = l0;
-    uint32_t *node = realloc(h->node, cap * 2 * 4);
-    if (!node) return set_err(h, ANN_NOMEM, "out of memory");
     h->node = node;
     h->ncap = cap;
   }
@@ -899,7 +944,7 @@ static int reserve_up(hnsw *h, size_t more) {
   if (need <= h->upcap) return ANN_OK;
   size_t cap = h->upcap * 2 > 64 ? h->upcap * 2 : 64;
   if (cap < need) cap = need;
-  uint32_t *up = realloc(h->up, cap * (1 + h->M) * 4);
+  uint32_t *up = big_realloc(h->up, h->upcap * (1 + h->M) * 4, cap * (1 + h->M) * 4);
   if (!up) return set_err(h, ANN_NOMEM, "out of memory");
   h->up = up;
   h->upcap = cap;
@@ -1003,9 +1048,9 @@ int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
 void hnsw_free(hnsw *h) {
   if (!h) return;
   if (h->owned) {
-    free(h->l0);
-    free(h->node);
-    free(h->up);
+    big_free(h->l0, h->ncap * (1 + h->M0) * 4);
+    big_free(h->node, h->ncap * 2 * 4);
+    big_free(h->up, h->upcap * (1 + h->M) * 4);
   }
   free(h->locks);
   scratch *s = h->pool->free;
@@ -1035,7 +1080,32 @@ int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx) {
   h->err[0] = 0;
   h->q8 = q8;
   h->qctx = q8 ? qctx : NULL;
+  h->q8c = NULL;
+  h->q8s = NULL;
+  h->q8stride = 0;
+  h->q8n = 0;
   return ANN_OK;
+}
+
+int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *scales,
+                     uint32_t n) {
+  if (!h || h->broken) return ANN_ERROR;
+  h->err[0] = 0;
+  if (codes && (!scales || stride < (size_t)h->dim))
+    return set_err(h, ANN_ERROR, "int8 rows: no scales, or a stride below dim");
+  h->q8 = NULL;
+  h->qctx = NULL;
+  h->q8c = codes;
+  h->q8s = codes ? scales : NULL;
+  h->q8stride = codes ? stride : 0;
+  h->q8n = codes ? n : 0;
+  return ANN_OK;
+}
+
+int hnsw_own(hnsw *h) {
+  if (!h || h->broken) return ANN_ERROR;
+  h->err[0] = 0;
+  return own(h);
 }
 
 int hnsw_add(hnsw *h, uint32_t i) {
@@ -1255,9 +1325,9 @@ static int check_graph(hnsw *h) {
   return ANN_OK;
 }
 
-/* little-endian words from the image into a malloc'd host array */
+/* little-endian words from the image into a host array (big_alloc'd, n words) */
 static uint32_t *copy_words(const uint8_t *src, size_t n) {
-  uint32_t *w = malloc(n ? n * 4 : 4);
+  uint32_t *w = big_alloc(n * 4);
   if (!w) return NULL;
   for (size_t i = 0; i < n; i++) w[i] = get_le32(src + 4 * i);
   return w;

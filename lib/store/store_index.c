@@ -32,6 +32,7 @@
 #include "ann/q8.h"
 #include "store_int.h"
 #include "store_index.h"
+#include "util/bigmem.h"
 
 #define SAVE_MIN_ROWS 256   /* rows past the graph before a checkpoint saves one */
 #define SAVE_TAIL_SHARE 8   /* ... and at least 1/8 of the rows it covers */
@@ -48,6 +49,10 @@ struct sindex {
   uint64_t rows;    /* base rows g or v covers */
   uint64_t trained; /* IVF: the rows its centroids were trained on */
   void *copy;       /* the image, when it could not be read in place */
+  int8_t *q8c;      /* the int8 rows the graph covers, copied (sindex_warm) */
+  float *q8s;       /* their scales */
+  uint64_t q8n;     /* rows in q8c (0: the callback reads the file) */
+  int warmed;       /* sindex_warm ran */
   int misaligned;   /* the mapped image is not on 4 bytes (the index copies it) */
   char note[256];
 };
@@ -130,6 +135,10 @@ static const void *row_fn(void *ctx, uint32_t i) {
   const sindex *x = ctx;
   uint64_t one = 1;
   const void *p = store_emb_block(x->s, i, &one);
+  /* a row whose int8 copy has a scale has a vector (a missing one encodes
+  ** as scale 0): no need to read it here, where the miss would not overlap
+  ** the others' (hnsw.c asks for a list's rows, then prefetches them) */
+  if (p && i < x->q8n && x->q8s[i] != 0) return p;
   return p && !ann_row_missing(x->elem, p) ? p : NULL;
 }
 
@@ -203,6 +212,8 @@ int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sinde
 void sindex_free(sindex *x) {
   if (!x) return;
   hnsw_free(x->g);
+  big_free(x->q8c, x->q8n * (size_t)store_dim(x->s));
+  big_free(x->q8s, x->q8n * sizeof *x->q8s);
   ivf_free(x->v);
   free(x->copy);
   free(x);
@@ -212,6 +223,37 @@ uint64_t sindex_rows(const sindex *x) { return x && (x->g || x->v) ? x->rows : 0
 const char *sindex_note(const sindex *x) { return x ? x->note : ""; }
 int sindex_in_place(const sindex *x) { return x && (x->g || x->v) && !x->copy && !x->misaligned; }
 uint32_t sindex_nlist(const sindex *x) { return x && x->v ? ivf_nlist(x->v) : 0; }
+
+/* Before the first search of a loaded graph: its int8 rows copied into one
+** array and its links into memory it owns, both on huge pages (bigmem.h),
+** so the walk reads each row with no call and no chunk lookup and the TLB
+** covers what it reads.  Up to WARM_MAX bytes of rows; a larger store, or
+** one short of memory, keeps reading the file in place. */
+#define WARM_MAX ((uint64_t)1 << 30)
+static void sindex_warm(sindex *x) {
+  if (x->warmed || !x->g) return;
+  x->warmed = 1;
+  uint64_t n = x->rows;
+  size_t dim = (size_t)store_dim(x->s);
+  (void)hnsw_own(x->g); /* (ANN_NOMEM: it reads the image in place) */
+  if (!x->cfg.q8 || !n || n * (dim + 4) > WARM_MAX) return;
+  int8_t *c = big_alloc(n * dim);
+  float *sc = big_alloc(n * sizeof *sc);
+  uint64_t i = 0;
+  for (; c && sc && i < n; i++) {
+    const int8_t *r = store_q8_row(x->s, (uint32_t)i, &sc[i]);
+    if (!r) break; /* (a row without: keep the callback) */
+    memcpy(c + i * dim, r, dim);
+  }
+  if (c && sc && i == n && hnsw_set_q8_rows(x->g, c, dim, sc, (uint32_t)n) == ANN_OK) {
+    x->q8c = c;
+    x->q8s = sc;
+    x->q8n = n;
+    return;
+  }
+  big_free(c, n * dim);
+  big_free(sc, n * sizeof *sc);
+}
 
 /* ---- saving ------------------------------------------------------------ */
 
@@ -446,6 +488,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     free(made);
     return rc;
   }
+  sindex_warm(x);
   uint64_t ef = opt && opt->ef > 0 ? (uint64_t)opt->ef : (uint64_t)x->cfg.ef;
   uint64_t pool = ef > k ? ef : k;
   uint64_t nlist = sindex_nlist(x), nprobe = 0;
@@ -496,9 +539,12 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     return STORE_ENOMEM;
   }
   allow_ctx ac = {s, bits, fn, fctx, 0};
+  /* no filter and every row the index covers alive: nothing to refuse (the
+  ** graph then walks without asking, hnsw.c's search_pool) */
+  int (*gallow)(void *, uint32_t) = bits || fn || live_g < gn ? graph_allow : NULL;
   int nh = !kg ? 0
-           : x->g ? hnsw_search(x->g, q, (int)kg, (int)ef, graph_allow, &ac, hits)
-                  : ivf_search(x->v, q, (int)kg, (int)nprobe, 0, graph_allow, &ac, hits);
+           : x->g ? hnsw_search(x->g, q, (int)kg, (int)ef, gallow, &ac, hits)
+                  : ivf_search(x->v, q, (int)kg, (int)nprobe, 0, gallow, &ac, hits);
   uint64_t ng = 0, nt = 0;
   if (nh < 0) {
     rc = nh == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
