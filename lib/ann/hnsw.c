@@ -48,11 +48,18 @@
 ** the current one's links are scored.  While no row is deleted the walk
 ** never reads the node flags.
 **
-** int8 pass (hnsw_set_q8): the same walk with the query's int8 codes
-** (quantised once into the scratch, so concurrent searches share nothing)
-** against the rows' int8 copies; W, the pool, holds max(ef, 2k), and its
-** best 2k are scored again exactly before the k best are taken.  Why 2k,
-** and why construction stays exact: hnsw.h.
+** int8 pass (hnsw_set_q8, or hnsw_set_q8_rows for rows in one array): the
+** same walk with the query's int8 codes (quantised once into the scratch,
+** so concurrent searches share nothing) against the rows' int8 copies; W,
+** the pool, holds max(ef, 2k), and its best 2k are scored again exactly
+** (re-sorted by insertion: the order barely changes) before the k best are
+** taken.  Why 2k, and why construction stays exact: hnsw.h.  With the rows
+** in one array a list's rows and their scales are prefetched together and
+** the scales read only after the last prefetch, so no scale's cache miss
+** waits alone.
+**
+** Memory: owned arrays come from bigmem.h (huge pages for the large ones),
+** so that a walk's reads at random across them do not also miss the TLB.
 **
 ** Visited rows are marked in a per-scratch uint16 array with a generation
 ** number: a new search bumps the number instead of clearing the array
@@ -362,6 +369,17 @@ static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
     return;
   }
   uint32_t nb = 0;
+  if (h->q8c && h->q8n >= h->n) { /* every row has its copy: no checks, no slots */
+    for (uint32_t j = 0; j < n; j++) {
+      const int8_t *r = h->q8c + ids[j] * h->q8stride;
+      prefetch(r, dim);
+      __builtin_prefetch(h->q8s + ids[j]);
+      s->rp[j] = r;
+    }
+    for (uint32_t j = 0; j < n; j++) s->rs[j] = h->q8s[ids[j]];
+    ann_q8_dist_batch(h->k, h->metric, q->c, q->cs, s->rp, s->rs, n, dim, s->d);
+    return;
+  }
   if (h->q8c) {
     /* rows and scales prefetched first, the scales read after: their
     ** misses overlap the rows' */
@@ -624,21 +642,23 @@ static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
   return (int)nw;
 }
 
-/* hit_lt without branches, for the binary search */
-static inline int hit_lt_nb(hit a, hit b) {
-  return (a.d < b.d) | ((a.d == b.d) & (a.id < b.id));
-}
-
-/* the position of x in the sorted w[0..n): the number of hits before it */
+/* the position of x in the sorted w[0..n): the number of hits before it.
+** By distance alone, then past the hits at x's distance with smaller ids
+** (ties are rare).  Not a binary search, whose steps each wait for the
+** load before: 7 pivots, compared all at once, pick an eighth of the pool,
+** whose entries are then counted (independent compares again). */
 static inline uint32_t pool_pos(const hit *w, uint32_t n, hit x) {
-  if (n == 0) return 0;
-  const hit *b = w;
-  while (n > 1) {
-    uint32_t half = n / 2;
-    b = hit_lt_nb(b[half - 1], x) ? b + half : b;
-    n -= half;
+  uint32_t lo = 0, hi = n;
+  if (n >= 16) {
+    uint32_t step = n / 8, seg = 0;
+    for (uint32_t i = 1; i < 8; i++) seg += w[i * step - 1].d < x.d;
+    lo = seg * step;
+    hi = seg == 7 ? n : lo + step;
   }
-  return (uint32_t)(b - w) + (uint32_t)hit_lt_nb(*b, x);
+  uint32_t p = lo;
+  for (uint32_t i = lo; i < hi; i++) p += w[i].d < x.d;
+  while (p < n && w[p].d == x.d && w[p].id < x.id) p++;
+  return p;
 }
 
 /* search_layer when no row is refused (no filter, no deleted row hidden):

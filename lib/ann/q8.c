@@ -9,6 +9,7 @@
 */
 #include "config.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -34,15 +35,20 @@ static int encode(const k_ops *k, const void *row, ann_elem elem, size_t dim,
   for (size_t off = 0; off < dim; off += Q8_BLOCK) {
     size_t len = dim - off < Q8_BLOCK ? dim - off : Q8_BLOCK;
     const float *x = block(k, row, elem, off, len, buf);
+    /* (no branch on the data: a query is encoded for every search) */
+    float bm = 0;
+    int bad = 0;
     for (size_t i = 0; i < len; i++) {
-      if (!isfinite(x[i])) {
-        memset(out, 0, dim);
-        *scale = 0;
-        return -1;
-      }
-      double a = fabs((double)x[i]);
-      if (a > m) m = a;
+      float a = fabsf(x[i]);
+      bad |= !(a <= FLT_MAX); /* NaN or infinity */
+      bm = a > bm ? a : bm;
     }
+    if (bad) {
+      memset(out, 0, dim);
+      *scale = 0;
+      return -1;
+    }
+    if ((double)bm > m) m = bm;
   }
   if (m == 0) {
     memset(out, 0, dim);
@@ -57,9 +63,9 @@ static int encode(const k_ops *k, const void *row, ann_elem elem, size_t dim,
     const float *x = block(k, row, elem, off, len, buf);
     for (size_t i = 0; i < len; i++) {
       double v = (double)x[i] * inv;
-      v = v < 0 ? v - 0.5 : v + 0.5; /* halves away from zero ... */
-      if (v > 127) v = 127;
-      if (v < -127) v = -127;
+      v += copysign(0.5, v);               /* halves away from zero ... */
+      v = v > 127.0 ? 127.0 : v;
+      v = v < -127.0 ? -127.0 : v;
       out[off + i] = (int8_t)v; /* ... with the truncation toward zero */
     }
   }
