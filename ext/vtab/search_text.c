@@ -436,7 +436,7 @@ int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f
       memset(bits, 0, npos / 8 + 1);
       for (uint64_t i = 0; i < nu; i++)
         if (!u[i].has_v) bits[u[i].pos / 8] |= (uint8_t)(1u << (u[i].pos % 8));
-      store_filter mf = {bits, nmiss, NULL, NULL};
+      store_filter mf = {bits, nmiss, NULL, NULL, NULL};
       store_knn_opts ex;
       memset(&ex, 0, sizeof ex);
       ex.exact = 1;

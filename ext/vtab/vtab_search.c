@@ -191,6 +191,69 @@ static int meets_fn(void *ctx, uint64_t pos) {
   return !m->err && meets(m, pos);
 }
 
+/* bit j: c[j] == w, for j < 8 */
+static inline unsigned eq8(const uint32_t *c, uint32_t w) {
+  unsigned m = 0;
+  for (unsigned j = 0; j < 8; j++) m |= (unsigned)(c[j] == w) << j;
+  return m;
+}
+
+/* bit j: lo <= t[j] <= hi, for j < 8 */
+static inline unsigned in8(const int64_t *t, int64_t lo, int64_t hi) {
+  unsigned m = 0;
+  for (unsigned j = 0; j < 8; j++) m |= (unsigned)(t[j] >= lo && t[j] <= hi) << j;
+  return m;
+}
+
+/* the bits set in a byte (no popcnt instruction in a generic build) */
+static inline unsigned pop8(unsigned x) {
+  x = x - ((x >> 1) & 0x55u);
+  x = (x & 0x33u) + ((x >> 2) & 0x33u);
+  return (x + (x >> 4)) & 0x0fu;
+}
+
+/* meets_fn for every position below npos at once (store_filter.fn_all):
+** the live bits, then for the file's rows the code and ts columns tested
+** in one pass each, and meets for the records in memory. */
+static int meets_all(void *ctx, uint64_t npos, uint8_t *bits, uint64_t *n) {
+  meets_ctx *m = ctx;
+  const knn_filter *f = m->f;
+  if (m->err) return -1;
+  store_live_bits(m->st, npos, bits, n);
+  const int64_t *ts = NULL;
+  uint64_t nts = 0, cover = npos; /* positions the columns answer for */
+  if (f->has_ts && store_ts_column(m->st, &ts, &nts) != STORE_OK) {
+    m->err = 1;
+    return -1;
+  }
+  if (f->has_ts && nts < cover) cover = nts;
+  for (int k = 0; k < 3; k++)
+    if (f->has[k] && m->ncodes[k] < cover) cover = m->ncodes[k];
+  /* the file's rows 8 at a time (a byte of bits), a column at a time,
+  ** without branches on the data */
+  uint64_t c = 0, p = 0;
+  for (; p + 8 <= cover; p += 8) {
+    unsigned ok = bits[p / 8];
+    if (!ok) continue;
+    for (int k = 0; k < 3; k++)
+      if (f->has[k]) ok &= eq8(m->codes[k] + p, m->code[k]);
+    if (ts) ok &= in8(ts + p, f->ts_lo, f->ts_hi);
+    bits[p / 8] = (uint8_t)ok;
+    c += pop8(ok);
+  }
+  for (; p < npos; p++) { /* the rest, and the records in memory */
+    unsigned bit = 1u << (p % 8);
+    if (!(bits[p / 8] & bit)) continue;
+    if (meets(m, p))
+      c++;
+    else
+      bits[p / 8] &= (uint8_t)~bit;
+    if (m->err) return -1;
+  }
+  *n = c;
+  return 0;
+}
+
 struct knn_allow_ctx {
   meets_ctx mc;
 };
@@ -231,6 +294,7 @@ int knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr) {
     if (!a->flt.nbits) a->none = 1;
   } else if (f->has[0] || f->has[1] || f->has[2] || f->has_ts) {
     a->flt.fn = meets_fn; /* decided row by row, as the search needs */
+    a->flt.fn_all = meets_all; /* or for all at once */
     a->flt.ctx = mc;
   }
   return knn_allow_check(a, st, pzErr);

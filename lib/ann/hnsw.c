@@ -666,8 +666,8 @@ static inline uint32_t pool_pos(const hit *w, uint32_t n, hit x) {
 ** still to expand is among the ef best seen so far (W), and the next one
 ** is the best of those not expanded yet; so W is kept as one sorted array,
 ** s->w[0..nw), with a flag per entry (s->xp) for expanded, and a cursor at
-** the first entry not expanded.  A new hit is placed by binary search and
-** the tail moved down by one (ef words: cheaper than two heaps' unpredictable
+** the first entry not expanded.  A new hit is placed by pool_pos and the
+** tail moved down by one (ef words: cheaper than two heaps' unpredictable
 ** branches).  The rows expanded, their order and the result are those of
 ** search_layer: W leaves sorted by distance, then id.  Returns nw. */
 static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,

@@ -708,13 +708,8 @@ int store_str_codes(store *s, unsigned want, const char *v, size_t n, const uint
   return STORE_OK;
 }
 
-int store_get_ts(store *s, uint64_t pos, int64_t *ts) {
-  if (pos >= s->nbase) {
-    if (!store_pos_live(s, pos)) return fail(s, STORE_ENOTFOUND, "no record at position %llu", (unsigned long long)pos);
-    *ts = s->delta[pos - s->nbase]->ts;
-    return STORE_OK;
-  }
-  if (!s->tsc) { /* one pass over the column, for the filters that test every row */
+int store_ts_column(store *s, const int64_t **ts, uint64_t *n) {
+  if (!s->tsc && s->nbase) { /* one pass over the column, for the filters that test every row */
     int64_t *t = malloc(s->nbase * sizeof *t);
     if (!t) return fail(s, STORE_ENOMEM, "out of memory");
     for (uint64_t r = 0; r < s->nbase; r++) {
@@ -728,8 +723,46 @@ int store_get_ts(store *s, uint64_t pos, int64_t *ts) {
     }
     s->tsc = t;
   }
-  *ts = s->tsc[pos];
+  *ts = s->tsc;
+  *n = s->nbase;
   return STORE_OK;
+}
+
+int store_get_ts(store *s, uint64_t pos, int64_t *ts) {
+  if (pos >= s->nbase) {
+    if (!store_pos_live(s, pos)) return fail(s, STORE_ENOTFOUND, "no record at position %llu", (unsigned long long)pos);
+    *ts = s->delta[pos - s->nbase]->ts;
+    return STORE_OK;
+  }
+  const int64_t *col;
+  uint64_t n;
+  int rc = store_ts_column(s, &col, &n);
+  if (rc != STORE_OK) return rc;
+  *ts = col[pos];
+  return STORE_OK;
+}
+
+void store_live_bits(const store *s, uint64_t npos, uint8_t *bits, uint64_t *n) {
+  uint64_t c = 0, nb = npos < s->nbase ? npos : s->nbase, p = 0;
+  for (; p + 8 <= nb; p += 8) { /* 8 dead flags (0 or 1 bytes) into one byte of bits */
+    uint64_t v;
+    memcpy(&v, s->base_dead + p, 8);
+    v = ~v & 0x0101010101010101ull;
+    unsigned byte = (unsigned)((v * 0x0102040810204080ull) >> 56);
+    bits[p / 8] = (uint8_t)byte; /* (p is a multiple of 8: a whole byte) */
+    c += (uint64_t)((v * 0x0101010101010101ull) >> 56); /* (bytes of 0/1: their sum) */
+  }
+  for (; p < nb; p++) {
+    unsigned live = !s->base_dead[p];
+    bits[p / 8] |= (uint8_t)(live << (p % 8));
+    c += live;
+  }
+  for (p = nb; p < npos; p++)
+    if (store_pos_live(s, p)) {
+      bits[p / 8] |= (uint8_t)(1u << (p % 8));
+      c++;
+    }
+  *n = c;
 }
 
 /* ---- changes ------------------------------------------------------------------ */

@@ -182,6 +182,10 @@ int store_str_codes(store *s, unsigned want, const char *v, size_t n, const uint
 /* The ts of the live record at pos, reading only that column (the file's
 ** rows: all of them on the first call, kept until the base changes). */
 int store_get_ts(store *s, uint64_t pos, int64_t *ts);
+/* The ts of every file row, ts[pos] for pos < *n (the rows store_get_ts
+** reads from; records in memory are past them): built on first use, kept
+** until the base changes. */
+int store_ts_column(store *s, const int64_t **ts, uint64_t *n);
 
 /* The embeddings of positions pos, pos + 1, ... that lie one after another
 ** in memory (one chunk of the file, or one delta record), in the stored
@@ -197,13 +201,22 @@ int64_t store_pos_id(const store *s, uint64_t pos);  /* largest id ever used (0 
 ** of byte pos / 8; only live records set, nbits of them), or else a
 ** function saying whether the live record at pos is allowed (called from
 ** the searching thread only; it reports its own errors through ctx), or
-** neither (every live record). */
+** neither (every live record).  With fn, fn_all may give the same answers
+** for every position below npos at once, when a search wants the allowed
+** set whole: bits (npos / 8 + 1 bytes, zeroed) set for the live allowed
+** records, their number in *n; 0, or -1 on an error (reported through ctx
+** as fn's). */
 typedef struct store_filter {
   const uint8_t *bits;
   uint64_t nbits;
   int (*fn)(void *ctx, uint64_t pos);
   void *ctx;
+  int (*fn_all)(void *ctx, uint64_t npos, uint8_t *bits, uint64_t *n);
 } store_filter;
+
+/* The live positions below npos (<= store_npos) into bits (npos / 8 + 1
+** bytes, zeroed), their number in *n. */
+void store_live_bits(const store *s, uint64_t npos, uint8_t *bits, uint64_t *n);
 
 /* The k nearest allowed records to q (dim float32 values); flt may be NULL
 ** (every live record).  Results (position and distance, sorted by distance

@@ -411,15 +411,23 @@ static int exact_below(store *s, const float *q, uint64_t k, const uint8_t *bits
   return scan(s, q, k, &a, 0, to, out, nout);
 }
 
-/* The bitmap of the live rows below npos that fn accepts (malloc'd), their
-** number in *n. */
-static uint8_t *materialize(const store *s, int (*fn)(void *, uint64_t), void *ctx, uint64_t npos,
-                            uint64_t *n) {
+/* The bitmap of the live rows below npos that the filter's fn accepts
+** (malloc'd; by its fn_all when it has one), their number in *n; NULL when
+** out of memory.  A failing fn_all allows nothing (the filter reports its
+** error through its ctx, as fn does). */
+static uint8_t *materialize(const store *s, const store_filter *flt, uint64_t npos, uint64_t *n) {
   uint8_t *b = calloc(npos / 8 + 1, 1);
   *n = 0;
   if (!b) return NULL;
+  if (flt->fn_all) {
+    if (flt->fn_all(flt->ctx, npos, b, n) != 0) {
+      memset(b, 0, npos / 8 + 1);
+      *n = 0;
+    }
+    return b;
+  }
   for (uint64_t p = 0; p < npos; p++)
-    if (store_pos_live(s, p) && fn(ctx, p)) {
+    if (store_pos_live(s, p) && flt->fn(flt->ctx, p)) {
       b[p / 8] |= (uint8_t)(1u << (p % 8));
       (*n)++;
     }
@@ -478,7 +486,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
   int rc = STORE_OK;
 #define MATERIALIZE()                                                      \
   do {                                                                     \
-    if (!(made = materialize(s, fn, fctx, npos, &nallow))) return STORE_ENOMEM; \
+    if (!(made = materialize(s, flt, npos, &nallow))) return STORE_ENOMEM; \
     bits = made;                                                           \
     fn = NULL;                                                             \
   } while (0)
@@ -550,7 +558,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     rc = nh == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
   } else if ((uint64_t)nh < kg) { /* the graph could not reach them all: be exact */
     if (fn && !made) {
-      made = materialize(s, fn, fctx, npos, &nallow);
+      made = materialize(s, flt, npos, &nallow);
       bits = made;
       want_g = made ? popcount_below(bits, gn) : 0;
       ac.bits = bits;
