@@ -587,8 +587,8 @@ END_TEST
 /* hnsw_set_q8_rows (the int8 rows in one array, as the store keeps them)
 ** walks exactly as the callback does: the same hits, bit for bit, with
 ** copies of every row or of a prefix (the rest scored exactly), at a stride
-** wider than dim too; on a graph read in place and after hnsw_own copies it
-** (big_alloc'd memory). */
+** wider than dim too; on a graph read in place and on one that owns its
+** links (after an insertion). */
 START_TEST(test_q8_rows) {
   ds d;
   uint32_t n = 4000;
@@ -601,13 +601,16 @@ START_TEST(test_q8_rows) {
   ck_assert_int_eq(hnsw_save(h, &img, &len), ANN_OK);
   hnsw *g = NULL;
   ck_assert_int_eq(hnsw_load(img, len, dim, ANN_COSINE, d.elem, row, &d, &g), ANN_OK);
-  size_t stride = 64; /* rows on 64-byte boundaries, as bigmem.h gives */
+  size_t stride = 64; /* a stride wider than dim (40) */
   int8_t *wide = calloc((size_t)n, stride);
   for (uint32_t i = 0; i < n; i++) memcpy(wide + i * stride, d.q + (size_t)i * dim, (size_t)dim);
   static const uint32_t cover[] = {4000, 2500};
   ann_hit a[20], b[20];
   for (int own = 0; own < 2; own++) {
-    if (own) ck_assert_int_eq(hnsw_own(g), ANN_OK);
+    if (own) { /* an insertion copies the image into the index's memory */
+      ck_assert_int_eq(hnsw_delete(g, n - 1), ANN_OK);
+      ck_assert_int_eq(hnsw_delete(h, n - 1), ANN_OK);
+    }
     for (int ci = 0; ci < 2; ci++) {
       d.nq8 = cover[ci];
       for (int qi = 0; qi < NQ; qi++) {
@@ -625,14 +628,12 @@ START_TEST(test_q8_rows) {
       }
     }
   }
-  free(img); /* (after hnsw_own the graph no longer reads it) */
+  free(img); /* (after the delete the graph no longer reads it) */
   ck_assert_int_eq(hnsw_set_q8_rows(g, wide, (size_t)dim - 1, d.qs, n), ANN_ERROR);
   ck_assert_int_eq(hnsw_set_q8_rows(g, wide, stride, NULL, n), ANN_ERROR);
   ck_assert_int_eq(hnsw_set_q8_rows(g, NULL, 0, NULL, 0), ANN_OK); /* off */
   same_results(g, h, qs, dim);
   ck_assert_int_eq(hnsw_set_q8_rows(NULL, wide, stride, d.qs, n), ANN_ERROR);
-  ck_assert_int_eq(hnsw_own(NULL), ANN_ERROR);
-  ck_assert_int_eq(hnsw_own(h), ANN_OK); /* owns it already: nothing to do */
   free(wide);
   hnsw_free(g);
   hnsw_free(h);

@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "testutil.h"
-#include "util/bigmem.h"
 #include "util/json.h"
 #include "util/timefmt.h"
 #include "util/vecjson.h"
@@ -894,50 +893,6 @@ START_TEST(test_iso8601_tz_locale) {
 }
 END_TEST
 
-/* ---- bigmem ------------------------------------------------------------- */
-
-/* Sizes on both sides of BIG_MIN: zeroed, aligned (64 bytes; 2 MiB when
-** mapped), writable to the last byte; big_realloc keeps the bytes both
-** sizes share and zeroes the rest, growing and shrinking, across BIG_MIN
-** too and within one mapping. */
-START_TEST(test_bigmem) {
-  static const size_t sizes[] = {0, 1, 100, BIG_MIN - 1, BIG_MIN, BIG_MIN + 1, 3 * BIG_MIN + 5};
-  size_t ns = sizeof sizes / sizeof sizes[0];
-  for (size_t i = 0; i < ns; i++) {
-    size_t n = sizes[i];
-    uint8_t *p = big_alloc(n);
-    ck_assert_ptr_nonnull(p);
-    ck_assert_uint_eq((uintptr_t)p % (n >= BIG_MIN ? BIG_MIN : 64), 0);
-    for (size_t j = 0; j < n; j++) T_CHECK(p[j] == 0, "size %zu byte %zu not zero", n, j);
-    for (size_t j = 0; j < n; j++) p[j] = (uint8_t)(j * 7 + 1);
-    for (size_t k = 0; k < ns; k++) {
-      size_t m = sizes[k];
-      uint8_t *q = big_alloc(n);
-      ck_assert_ptr_nonnull(q);
-      memcpy(q, p, n);
-      q = big_realloc(q, n, m);
-      ck_assert_ptr_nonnull(q);
-      for (size_t j = 0; j < m; j++)
-        T_CHECK(q[j] == (j < n ? (uint8_t)(j * 7 + 1) : 0), "%zu -> %zu: byte %zu is %u", n, m,
-                j, q[j]);
-      if (m) q[m - 1] = 1;
-      big_free(q, m);
-    }
-    big_free(p, n);
-  }
-  /* shrink then grow within one mapping: the bytes between were zeroed */
-  uint8_t *p = big_alloc(BIG_MIN + 1000);
-  memset(p, 0xab, BIG_MIN + 1000);
-  p = big_realloc(p, BIG_MIN + 1000, BIG_MIN + 10);
-  p = big_realloc(p, BIG_MIN + 10, BIG_MIN + 1000);
-  ck_assert_uint_eq(p[BIG_MIN + 9], 0xab);
-  for (size_t j = BIG_MIN + 10; j < BIG_MIN + 1000; j++) T_CHECK(p[j] == 0, "byte %zu", j);
-  big_free(p, BIG_MIN + 1000);
-  big_free(NULL, 5);
-  big_free(NULL, BIG_MIN);
-}
-END_TEST
-
 int main(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("vecjson");
@@ -962,10 +917,6 @@ int main(void) {
   tcase_add_test(tc, test_iso8601_format);
   tcase_add_test(tc, test_iso8601_roundtrip);
   tcase_add_test(tc, test_iso8601_tz_locale);
-  suite_add_tcase(s, tc);
-  tc = tcase_create("bigmem");
-  tcase_set_timeout(tc, 120);
-  tcase_add_test(tc, test_bigmem);
   suite_add_tcase(s, tc);
   return t_run(s);
 }

@@ -57,9 +57,7 @@
 ** in one array a list's rows and their scales are prefetched together and
 ** the scales read only after the last prefetch, so no scale's cache miss
 ** waits alone.
-**
-** Memory: owned arrays come from bigmem.h (huge pages for the large ones),
-** so that a walk's reads at random across them do not also miss the TLB.
+
 **
 ** Visited rows are marked in a per-scratch uint16 array with a generation
 ** number: a new search bumps the number instead of clearing the array
@@ -86,7 +84,6 @@
 #include "hnsw.h"
 #include "k.h"
 #include "q8.h"
-#include "util/bigmem.h"
 #include "util/pool.h"
 
 #define HNSW_MAGIC "H5MHNSW1"
@@ -905,13 +902,13 @@ static int insert(hnsw *h, scratch *s, uint32_t id) {
 static int own(hnsw *h) {
   if (h->owned) return ANN_OK;
   size_t ncap = h->n ? h->n : 1, upcap = h->n_up ? h->n_up : 1;
-  uint32_t *l0 = big_alloc(ncap * (1 + h->M0) * 4);
-  uint32_t *node = big_alloc(ncap * 2 * 4);
-  uint32_t *up = big_alloc(upcap * (1 + h->M) * 4);
+  uint32_t *l0 = malloc(ncap * (1 + h->M0) * 4);
+  uint32_t *node = malloc(ncap * 2 * 4);
+  uint32_t *up = malloc(upcap * (1 + h->M) * 4);
   if (!l0 || !node || !up) {
-    big_free(l0, ncap * (1 + h->M0) * 4);
-    big_free(node, ncap * 2 * 4);
-    big_free(up, upcap * (1 + h->M) * 4);
+    free(l0);
+    free(node);
+    free(up);
     return set_err(h, ANN_NOMEM, "out of memory");
   }
   if (h->n) {
@@ -935,19 +932,11 @@ static int reserve_rows(hnsw *h, uint32_t n) {
     size_t cap = h->ncap * 2 > 64 ? h->ncap * 2 : 64;
     if (cap < n) cap = n;
     if (cap > (size_t)UINT32_MAX) cap = UINT32_MAX;
-    uint32_t *l0 = big_alloc(cap * (1 + h->M0) * 4), *node = big_alloc(cap * 2 * 4);
-    if (!l0 || !node) {
-      big_free(l0, cap * (1 + h->M0) * 4);
-      big_free(node, cap * 2 * 4);
-      return set_err(h, ANN_NOMEM, "out of memory");
-    }
-    if (h->n) {
-      memcpy(l0, h->l0, (size_t)h->n * (1 + h->M0) * 4);
-      memcpy(node, h->node, (size_t)h->n * 2 * 4);
-    }
-    big_free(h->l0, h->ncap * (1 + h->M0) * 4);
-    big_free(h->node, h->ncap * 2 * 4);
+    uint32_t *l0 = realloc(h->l0, cap * (1 + h->M0) * 4);
+    if (!l0) return set_err(h, ANN_NOMEM, "out of memory");
     h->l0 = l0;
+    uint32_t *node = realloc(h->node, cap * 2 * 4);
+    if (!node) return set_err(h, ANN_NOMEM, "out of memory");
     h->node = node;
     h->ncap = cap;
   }
@@ -964,7 +953,7 @@ static int reserve_up(hnsw *h, size_t more) {
   if (need <= h->upcap) return ANN_OK;
   size_t cap = h->upcap * 2 > 64 ? h->upcap * 2 : 64;
   if (cap < need) cap = need;
-  uint32_t *up = big_realloc(h->up, h->upcap * (1 + h->M) * 4, cap * (1 + h->M) * 4);
+  uint32_t *up = realloc(h->up, cap * (1 + h->M) * 4);
   if (!up) return set_err(h, ANN_NOMEM, "out of memory");
   h->up = up;
   h->upcap = cap;
@@ -1068,9 +1057,9 @@ int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
 void hnsw_free(hnsw *h) {
   if (!h) return;
   if (h->owned) {
-    big_free(h->l0, h->ncap * (1 + h->M0) * 4);
-    big_free(h->node, h->ncap * 2 * 4);
-    big_free(h->up, h->upcap * (1 + h->M) * 4);
+    free(h->l0);
+    free(h->node);
+    free(h->up);
   }
   free(h->locks);
   scratch *s = h->pool->free;
@@ -1120,12 +1109,6 @@ int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *s
   h->q8stride = codes ? stride : 0;
   h->q8n = codes ? n : 0;
   return ANN_OK;
-}
-
-int hnsw_own(hnsw *h) {
-  if (!h || h->broken) return ANN_ERROR;
-  h->err[0] = 0;
-  return own(h);
 }
 
 int hnsw_add(hnsw *h, uint32_t i) {
@@ -1345,9 +1328,9 @@ static int check_graph(hnsw *h) {
   return ANN_OK;
 }
 
-/* little-endian words from the image into a host array (big_alloc'd, n words) */
+/* little-endian words from the image into a malloc'd host array */
 static uint32_t *copy_words(const uint8_t *src, size_t n) {
-  uint32_t *w = big_alloc(n * 4);
+  uint32_t *w = malloc(n ? n * 4 : 4);
   if (!w) return NULL;
   for (size_t i = 0; i < n; i++) w[i] = get_le32(src + 4 * i);
   return w;

@@ -39,7 +39,7 @@
 ** same whether or not the int8 copies exist yet.
 **
 ** Threads: one writer at a time (hnsw_add, hnsw_build, hnsw_delete,
-** hnsw_set_q8, hnsw_set_q8_rows, hnsw_own, hnsw_free); hnsw_build itself
+** hnsw_set_q8, hnsw_set_q8_rows, hnsw_free); hnsw_build itself
 ** may use several threads.  Any
 ** number of hnsw_search calls may run at once on an index nobody is
 ** writing.  The vec (and q8) callbacks must then be safe to call from
@@ -136,20 +136,13 @@ int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx);
 /* The int8 pass over copies the caller keeps in one array: row i < n at
 ** codes + i * stride (stride >= dim bytes), its scale at scales[i]; rows
 ** at or past n are scored exactly.  The same pass as hnsw_set_q8's, without
-** a call per row (the store's layout: bigmem.h memory, rows on 64-byte
-** boundaries).  Replaces a callback set before, as hnsw_set_q8 replaces
+** a call per row (the store's layout: one malloc'd copy, rows on 64-byte
+** boundaries when dim is a multiple of 64).  Replaces a callback set before, as hnsw_set_q8 replaces
 ** these; codes NULL turns the pass off.  The arrays are borrowed and must
 ** stay unchanged while searches run.  A writer call.  ANN_ERROR for a
 ** stride below dim or no scales. */
 int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *scales,
                      uint32_t n);
-
-/* Copy the graph of an index read in place (hnsw_load) into memory the
-** index owns (bigmem.h: huge pages when the system has them), as its first
-** write would; the image may then go.  Nothing to do for an index that
-** owns its graph.  A writer call.  ANN_NOMEM when out of memory (the index
-** still reads the image). */
-int hnsw_own(hnsw *h);
 
 /* The number of rows in the index, deleted ones included. */
 uint32_t hnsw_count(const hnsw *h);

@@ -32,7 +32,6 @@
 #include "ann/q8.h"
 #include "store_int.h"
 #include "store_index.h"
-#include "util/bigmem.h"
 
 #define SAVE_MIN_ROWS 256   /* rows past the graph before a checkpoint saves one */
 #define SAVE_TAIL_SHARE 8   /* ... and at least 1/8 of the rows it covers */
@@ -212,8 +211,8 @@ int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sinde
 void sindex_free(sindex *x) {
   if (!x) return;
   hnsw_free(x->g);
-  big_free(x->q8c, x->q8n * (size_t)store_dim(x->s));
-  big_free(x->q8s, x->q8n * sizeof *x->q8s);
+  free(x->q8c);
+  free(x->q8s);
   ivf_free(x->v);
   free(x->copy);
   free(x);
@@ -224,26 +223,26 @@ const char *sindex_note(const sindex *x) { return x ? x->note : ""; }
 int sindex_in_place(const sindex *x) { return x && (x->g || x->v) && !x->copy && !x->misaligned; }
 uint32_t sindex_nlist(const sindex *x) { return x && x->v ? ivf_nlist(x->v) : 0; }
 
-/* Before the first search of a loaded graph: its int8 rows copied into one
-** array and its links into memory it owns, both on huge pages (bigmem.h),
-** so the walk reads each row with no call and no chunk lookup and the TLB
-** covers what it reads.  Up to WARM_MAX bytes of rows; a larger store, or
-** one short of memory, keeps reading the file in place. */
+/* Before the first search of a loaded graph: the int8 rows it covers copied
+** into one array (on 64-byte boundaries: a 384-byte row spans 6 cache
+** lines, not 7), so the walk reads each row with no call and no chunk
+** lookup (hnsw_set_q8_rows).  Up to WARM_MAX bytes of rows; a larger store,
+** or one short of memory, keeps reading them from the file. */
 #define WARM_MAX ((uint64_t)1 << 30)
 static void sindex_warm(sindex *x) {
   if (x->warmed || !x->g) return;
   x->warmed = 1;
   uint64_t n = x->rows;
   size_t dim = (size_t)store_dim(x->s);
-  (void)hnsw_own(x->g); /* (ANN_NOMEM: it reads the image in place) */
   if (!x->cfg.q8 || !n || n * (dim + 4) > WARM_MAX) return;
-  int8_t *c = big_alloc(n * dim);
-  float *sc = big_alloc(n * sizeof *sc);
+  void *c = NULL;
+  float *sc = malloc(n * sizeof *sc);
+  if (posix_memalign(&c, 64, n * dim)) c = NULL;
   uint64_t i = 0;
   for (; c && sc && i < n; i++) {
     const int8_t *r = store_q8_row(x->s, (uint32_t)i, &sc[i]);
     if (!r) break; /* (a row without: keep the callback) */
-    memcpy(c + i * dim, r, dim);
+    memcpy((int8_t *)c + i * dim, r, dim);
   }
   if (c && sc && i == n && hnsw_set_q8_rows(x->g, c, dim, sc, (uint32_t)n) == ANN_OK) {
     x->q8c = c;
@@ -251,8 +250,8 @@ static void sindex_warm(sindex *x) {
     x->q8n = n;
     return;
   }
-  big_free(c, n * dim);
-  big_free(sc, n * sizeof *sc);
+  free(c);
+  free(sc);
 }
 
 /* ---- saving ------------------------------------------------------------ */
