@@ -27,6 +27,7 @@
 
 #include "ann/hnsw.h"
 #include "ann/q8.h"
+#include "passes.h"
 
 #define K 10
 
@@ -61,11 +62,6 @@ typedef struct rows {
 static const void *row(void *ctx, uint32_t i) {
   const rows *r = ctx;
   return r->f + (size_t)i * (size_t)r->dim;
-}
-
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
@@ -167,7 +163,7 @@ int main(int argc, char **argv) {
         hnsw_search(h, qs + (size_t)i * (size_t)dim, K, ef, NULL, NULL, out);
       /* npass passes over the queries: the best (by QPS) is printed, with
       ** the first pass's QPS after it */
-      double best = 0, first_qps = 0, p50 = 0, p99 = 0;
+      bench_passes bp = {0, 0, 0, 0};
       long hits = 0;
       for (int ps = 0; ps < npass; ps++) {
         double total = 0;
@@ -181,17 +177,10 @@ int main(int argc, char **argv) {
             for (int t = 0; t < K; t++)
               hits += (int32_t)out[j].id == gt[(size_t)i * K + (size_t)t];
         }
-        qsort(lat, nq, sizeof *lat, cmp_d);
-        double qps = nq / total;
-        if (!ps) first_qps = qps;
-        if (qps > best) {
-          best = qps;
-          p50 = lat[nq / 2] * 1e6;
-          p99 = lat[(size_t)(nq * 0.99)] * 1e6;
-        }
+        bench_pass_add(&bp, ps, lat, nq, total);
       }
       printf("%s %d %.4f %.0f %.1f %.1f %.0f\n", pass ? "search_q8" : "search", ef,
-             (double)hits / ((double)nq * K), best, p50, p99, first_qps);
+             (double)hits / ((double)nq * K), bp.best, bp.p50 * 1e6, bp.p99 * 1e6, bp.first);
       fflush(stdout);
     }
   }

@@ -11,6 +11,8 @@
 // seed=N: hnswlib's random_seed (its level generator; default 100).
 #include <hnswlib/hnswlib.h>
 
+#include "passes.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -85,7 +87,7 @@ int main(int argc, char **argv) {
     h->setEf(ef);
     for (size_t i = 0; i < nq && i < 20; i++) h->searchKnn(qs.data() + i * dim, K);
     // npass passes over the queries, as bench_ann: the best, then the first's QPS
-    double best = 0, first_qps = 0, p50 = 0, p99 = 0;
+    bench_passes bp = {0, 0, 0, 0};
     long hits = 0;
     for (int ps = 0; ps < npass; ps++) {
       double total = 0;
@@ -101,17 +103,10 @@ int main(int argc, char **argv) {
           for (int t = 0; t < K; t++) hits += (int32_t)id == gt[i * K + t];
         }
       }
-      std::sort(lat.begin(), lat.end());
-      double qps = nq / total;
-      if (!ps) first_qps = qps;
-      if (qps > best) {
-        best = qps;
-        p50 = lat[nq / 2] * 1e6;
-        p99 = lat[(size_t)(nq * 0.99)] * 1e6;
-      }
+      bench_pass_add(&bp, ps, lat.data(), nq, total);
     }
-    std::printf("search %d %.4f %.0f %.1f %.1f %.0f\n", ef, (double)hits / (nq * K), best, p50,
-                p99, first_qps);
+    std::printf("search %d %.4f %.0f %.1f %.1f %.0f\n", ef, (double)hits / (nq * K), bp.best,
+                bp.p50 * 1e6, bp.p99 * 1e6, bp.first);
     std::fflush(stdout);
   }
   delete h;
