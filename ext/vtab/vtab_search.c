@@ -213,8 +213,8 @@ static inline unsigned pop8(unsigned x) {
 }
 
 /* meets_fn for every position below npos at once (store_filter.fn_all):
-** the live bits, then for the file's rows the code and ts columns tested
-** in one pass each, and meets for the records in memory. */
+** the live bits, then the file's rows 8 at a time against the code and ts
+** columns, and meets for the records in memory. */
 static int meets_all(void *ctx, uint64_t npos, uint8_t *bits, uint64_t *n) {
   meets_ctx *m = ctx;
   const knn_filter *f = m->f;

@@ -57,7 +57,6 @@
 ** in one array a list's rows and their scales are prefetched together and
 ** the scales read only after the last prefetch, so no scale's cache miss
 ** waits alone.
-
 **
 ** Visited rows are marked in a per-scratch uint16 array with a generation
 ** number: a new search bumps the number instead of clearing the array
