@@ -96,6 +96,13 @@ typedef struct k_ops {
   void (*cos_i8_batch)(const int8_t *q, const int8_t *const *rows,
                        size_t nrows, size_t dim, float *out);
 
+  /* int8 quantisation (lib/ann/q8.h): absmax_f32 is max |x[i]|, exact, or
+  ** NaN when some x[i] is NaN or infinite; q8_f32 writes out[i] =
+  ** trunc(v + copysign(0.5, v)) with v = (double)x[i] * inv clamped to
+  ** [-127, 127] (double arithmetic: the same codes at every level) */
+  float (*absmax_f32)(const float *x, size_t n);
+  void (*q8_f32)(const float *x, size_t n, double inv, int8_t *out);
+
   /* bulk conversion, round to nearest-even; src and dst must not overlap */
   void (*f16_to_f32)(const uint16_t *src, float *dst, size_t n);
   void (*f32_to_f16)(const float *src, uint16_t *dst, size_t n);

@@ -216,6 +216,59 @@ K_PRIM void kp_f32_to_f16(const float *src, uint16_t *dst, size_t n) {
   for (; i < n; i++) dst[i] = k_f2h(src[i]);
 }
 
+/* int8 quantisation (k.h absmax_f32, q8_f32): the scalar loops' arithmetic,
+** 16 (max) or 8 (codes, in double) lanes at a time.  Not under SIMDe, which
+** lacks some of these: the emulated tables keep the scalar loops. */
+#ifndef K_EMULATE
+#define KP_Q8 1
+K_PRIM float kp_absmax_f32(const float *x, size_t n) {
+  const __m512i absmask = _mm512_set1_epi32(0x7fffffff);
+  const __m512 fmax = _mm512_set1_ps(FLT_MAX);
+  __m512 m = _mm512_setzero_ps();
+  __mmask16 bad = 0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 a = _mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512((const void *)(x + i)), absmask));
+    bad |= _mm512_cmp_ps_mask(a, fmax, _CMP_NLE_UQ); /* not a <= FLT_MAX: NaN or inf */
+    m = _mm512_max_ps(m, a);
+  }
+  float r = _mm512_reduce_max_ps(m);
+  int b = bad != 0;
+  for (; i < n; i++) {
+    float a = fabsf(x[i]);
+    b |= !(a <= FLT_MAX);
+    r = a > r ? a : r;
+  }
+  return b ? NAN : r;
+}
+
+K_PRIM void kp_q8_f32(const float *x, size_t n, double inv, int8_t *out) {
+  const __m512d vinv = _mm512_set1_pd(inv), half = _mm512_set1_pd(0.5);
+  const __m512d hi = _mm512_set1_pd(127.0), lo = _mm512_set1_pd(-127.0);
+  const __m512i sign = _mm512_set1_epi64((long long)0x8000000000000000ull);
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256i c[2];
+    for (int g = 0; g < 2; g++) {
+      __m512d v = _mm512_mul_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8 * g)), vinv);
+      __m512d h = _mm512_castsi512_pd(_mm512_or_si512(
+          _mm512_and_si512(_mm512_castpd_si512(v), sign), _mm512_castpd_si512(half)));
+      v = _mm512_max_pd(_mm512_min_pd(_mm512_add_pd(v, h), hi), lo);
+      c[g] = _mm512_cvttpd_epi32(v);
+    }
+    __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(c[0]), c[1], 1);
+    _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi32_epi8(both));
+  }
+  for (; i < n; i++) {
+    double v = (double)x[i] * inv;
+    v += copysign(0.5, v);
+    v = v > 127.0 ? 127.0 : v;
+    v = v < -127.0 ? -127.0 : v;
+    out[i] = (int8_t)v;
+  }
+}
+#endif
+
 #ifdef K_VNNI
 #define K_LEVEL K_AVX512VNNI
 #define K_LEVEL_NAME "avx512vnni"

@@ -19,6 +19,9 @@
 **   void    kp_f16_to_f32(const uint16_t *src, float *dst, size_t n);
 **   void    kp_f32_to_f16(const float *src, uint16_t *dst, size_t n);
 **
+** and, optionally (defining KP_Q8; else scalar loops here):
+**   float   kp_absmax_f32(const float *x, size_t n)
+**   void    kp_q8_f32(const float *x, size_t n, double inv, int8_t *out)
 ** and, optionally (defining KP_DOT_I8_ROWS; else kp_dot_i8 row by row):
 **   void    kp_dot_i8_rows(const int8_t *q, const int8_t *const *rows,
 **                          size_t nrows, size_t dim, int64_t *sums,
@@ -179,6 +182,31 @@ static void k_cos_i8_batch(const int8_t *q, const int8_t *const *rows,
   }
 }
 
+/* ---- int8 quantisation --------------------------------------------------- */
+
+#ifndef KP_Q8 /* a level without its own: the scalar loops */
+K_PRIM float kp_absmax_f32(const float *x, size_t n) {
+  float m = 0;
+  int bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    float a = fabsf(x[i]);
+    bad |= !(a <= FLT_MAX);
+    m = a > m ? a : m;
+  }
+  return bad ? NAN : m;
+}
+
+K_PRIM void kp_q8_f32(const float *x, size_t n, double inv, int8_t *out) {
+  for (size_t i = 0; i < n; i++) {
+    double v = (double)x[i] * inv;
+    v += copysign(0.5, v);
+    v = v > 127.0 ? 127.0 : v;
+    v = v < -127.0 ? -127.0 : v;
+    out[i] = (int8_t)v;
+  }
+}
+#endif
+
 const k_ops K_TABLE = {
     .level = K_LEVEL,
     .name = K_LEVEL_NAME,
@@ -200,6 +228,8 @@ const k_ops K_TABLE = {
     .dot_i8_batch = k_dot_i8_batch,
     .l2sq_i8_batch = k_l2sq_i8_batch,
     .cos_i8_batch = k_cos_i8_batch,
+    .absmax_f32 = kp_absmax_f32,
+    .q8_f32 = kp_q8_f32,
     .f16_to_f32 = kp_f16_to_f32,
     .f32_to_f16 = kp_f32_to_f16,
 };

@@ -8,6 +8,7 @@
 #ifndef H5MEM_K_INTERNAL_H
 #define H5MEM_K_INTERNAL_H
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 

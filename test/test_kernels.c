@@ -224,6 +224,50 @@ static const size_t batch_dims[] = {1,  2,  3,  7,  8,   9,   15,  16,  17,
                                     129, 255, 256, 257, 384, 768, 1100};
 #define NROWS 9
 
+/* int8 quantisation: absmax_f32 and q8_f32 equal the scalar level's, bit
+** for bit, at every length (the SIMD bodies and their tails): random
+** magnitudes, zeros of both signs, exact halves, values at the clamp; a NaN
+** or an infinity anywhere makes absmax NaN. */
+START_TEST(test_q8_quantise) {
+  const k_ops *k = levels[_i], *sc = k_ops_for(K_SCALAR);
+  const char *lvl = level_label[_i];
+  t_rng rng = {t_seed() + 11};
+  float x[100];
+  int8_t a[100], b[100];
+  for (size_t n = 0; n <= 100; n++) {
+    for (int round = 0; round < 4; round++) {
+      for (size_t i = 0; i < n; i++) x[i] = t_unit(&rng) * (float)(1 << (t_next(&rng) % 8));
+      if (n > 3 && round == 1) {
+        x[0] = -0.0f;
+        x[1] = 0.0f;
+        x[2] = 2.5f; /* with inv 1: a half */
+        x[3] = -126.5f;
+      }
+      float ma = k->absmax_f32(x, n), mr = sc->absmax_f32(x, n);
+      T_CHECK(ma == mr, "%s absmax n=%zu: %.9g != %.9g", lvl, n, ma, mr);
+      double inv = round == 1 ? 1.0 : (mr > 0 ? 127.0 / mr : 1.0);
+      if (round == 2) inv *= 1.0000001; /* the largest just past 127: clamped */
+      memset(a, 0x55, sizeof a);
+      memset(b, 0x55, sizeof b);
+      k->q8_f32(x, n, inv, a);
+      sc->q8_f32(x, n, inv, b);
+      T_CHECK(memcmp(a, b, sizeof a) == 0, "%s q8_f32 n=%zu round %d", lvl, n, round);
+      if (n && round == 3) {
+        size_t at = t_next(&rng) % n;
+        x[at] = (t_next(&rng) & 1) ? NAN : -INFINITY;
+        T_CHECK(isnan(k->absmax_f32(x, n)), "%s absmax n=%zu: not NaN with a bad value", lvl, n);
+      }
+    }
+  }
+  for (int i = 0; i < 4; i++) x[i] = 2.5f;
+  k->q8_f32(x, 4, 1.0, a);
+  ck_assert(a[0] == 3 && a[3] == 3); /* halves away from zero */
+  x[0] = -2.5f;
+  k->q8_f32(x, 1, 1.0, a);
+  ck_assert(a[0] == -3);
+}
+END_TEST
+
 /* Batched forms equal the same level's pair kernels bit for bit. */
 START_TEST(test_batches) {
   const k_ops *k = levels[_i];
@@ -519,6 +563,7 @@ int main(void) {
   tcase_add_test(tc, test_dispatch);
   tcase_add_loop_test(tc, test_i8_no_overflow, 0, nlevels);
   tcase_add_loop_test(tc, test_batches, 0, nlevels);
+  tcase_add_loop_test(tc, test_q8_quantise, 0, nlevels);
   tcase_add_loop_test(tc, test_zero_length, 0, nlevels);
   tcase_add_loop_test(tc, test_exact_bounds, 0, nlevels);
   tcase_add_loop_test(tc, test_cos_out_of_range, 0, nlevels);

@@ -9,7 +9,6 @@
 */
 #include "config.h"
 
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -35,15 +34,8 @@ static int encode(const k_ops *k, const void *row, ann_elem elem, size_t dim,
   for (size_t off = 0; off < dim; off += Q8_BLOCK) {
     size_t len = dim - off < Q8_BLOCK ? dim - off : Q8_BLOCK;
     const float *x = block(k, row, elem, off, len, buf);
-    /* (no branch on the data: a query is encoded for every search) */
-    float bm = 0;
-    int bad = 0;
-    for (size_t i = 0; i < len; i++) {
-      float a = fabsf(x[i]);
-      bad |= !(a <= FLT_MAX); /* NaN or infinity */
-      bm = a > bm ? a : bm;
-    }
-    if (bad) {
+    float bm = k->absmax_f32(x, len); /* (NaN: a NaN or an infinity) */
+    if (isnan(bm)) {
       memset(out, 0, dim);
       *scale = 0;
       return -1;
@@ -61,13 +53,9 @@ static int encode(const k_ops *k, const void *row, ann_elem elem, size_t dim,
   for (size_t off = 0; off < dim; off += Q8_BLOCK) {
     size_t len = dim - off < Q8_BLOCK ? dim - off : Q8_BLOCK;
     const float *x = block(k, row, elem, off, len, buf);
-    for (size_t i = 0; i < len; i++) {
-      double v = (double)x[i] * inv;
-      v += copysign(0.5, v);               /* halves away from zero ... */
-      v = v > 127.0 ? 127.0 : v;
-      v = v < -127.0 ? -127.0 : v;
-      out[off + i] = (int8_t)v; /* ... with the truncation toward zero */
-    }
+    /* x * 127 / max|x|, halves away from zero (the truncation of v +
+    ** copysign(0.5, v)), within [-127, 127]: k.h q8_f32 */
+    k->q8_f32(x, len, inv, out + off);
   }
   *scale = (float)(m / 127.0);
   return 0;
