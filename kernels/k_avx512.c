@@ -259,13 +259,7 @@ K_PRIM void kp_q8_f32(const float *x, size_t n, double inv, int8_t *out) {
     __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(c[0]), c[1], 1);
     _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtepi32_epi8(both));
   }
-  for (; i < n; i++) {
-    double v = (double)x[i] * inv;
-    v += copysign(0.5, v);
-    v = v > 127.0 ? 127.0 : v;
-    v = v < -127.0 ? -127.0 : v;
-    out[i] = (int8_t)v;
-  }
+  for (; i < n; i++) out[i] = k_q8_one(x[i], inv);
 }
 #endif
 

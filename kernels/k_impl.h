@@ -197,13 +197,7 @@ K_PRIM float kp_absmax_f32(const float *x, size_t n) {
 }
 
 K_PRIM void kp_q8_f32(const float *x, size_t n, double inv, int8_t *out) {
-  for (size_t i = 0; i < n; i++) {
-    double v = (double)x[i] * inv;
-    v += copysign(0.5, v);
-    v = v > 127.0 ? 127.0 : v;
-    v = v < -127.0 ? -127.0 : v;
-    out[i] = (int8_t)v;
-  }
+  for (size_t i = 0; i < n; i++) out[i] = k_q8_one(x[i], inv);
 }
 #endif
 

@@ -96,4 +96,14 @@ extern const k_ops k_neon_ops;
 extern const k_ops k_avx512vnni_ops;
 #endif
 
+/* One value's int8 code (k.h q8_f32): v = x * inv, halves away from zero
+** (the truncation of v + copysign(0.5, v)), within [-127, 127]. */
+static inline int8_t k_q8_one(float x, double inv) {
+  double v = (double)x * inv;
+  v += copysign(0.5, v);
+  v = v > 127.0 ? 127.0 : v;
+  v = v < -127.0 ? -127.0 : v;
+  return (int8_t)v;
+}
+
 #endif /* H5MEM_K_INTERNAL_H */
