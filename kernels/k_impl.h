@@ -146,6 +146,13 @@ K_PRIM void kp_dot_i8_rows(const int8_t *q, const int8_t *const *rows, size_t nr
 }
 #endif
 
+#ifdef KP_DOT_I8_BATCH /* the level's own */
+static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
+                           const float *scales, size_t nrows, size_t dim,
+                           float *out) {
+  kp_dot_i8_batch(q, sq, rows, scales, nrows, dim, out);
+}
+#else
 static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
                            const float *scales, size_t nrows, size_t dim,
                            float *out) {
@@ -157,6 +164,7 @@ static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
       out[r0 + r] = (float)((double)sq * (double)scales[r0 + r] * (double)sums[r]);
   }
 }
+#endif
 
 static void k_l2sq_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
                             const float *scales, size_t nrows, size_t dim,

@@ -186,6 +186,31 @@ START_TEST(test_i8_pairs) {
 }
 END_TEST
 
+/* The batched dot at the extremes of one K_I8_BLOCK (65536 codes: every
+** level's flush length) with enough rows for the 4-row forms: each row's
+** 16 int32 lanes hold nearly 2^31 and must add up without wrapping. */
+START_TEST(test_i8_batch_block_extremes) {
+  const k_ops *k = levels[_i];
+  size_t n = 65536;
+  int8_t *q = abuf(n), *hi = abuf(n), *lo = abuf(n), *mix = abuf(n);
+  memset(q, 0x80, n);   /* -128 */
+  memset(hi, 0x7f, n);  /* 127 */
+  memset(lo, 0x80, n);  /* -128 */
+  for (size_t i = 0; i < n; i++) mix[i] = (int8_t)(i & 1 ? 127 : -128);
+  const int8_t *rp[6] = {hi, lo, mix, hi, lo, hi};
+  double want[6] = {-16256.0, 16384.0, 64.0, -16256.0, 16384.0, -16256.0};
+  float sc[6] = {1, 1, 1, 1, 1, 1}, out[6];
+  k->dot_i8_batch(q, 1.0f, rp, sc, 6, n, out);
+  for (int r = 0; r < 6; r++)
+    T_CHECK(out[r] == (float)(want[r] * (double)n), "%s row %d: %.9g, want %.9g",
+            level_label[_i], r, out[r], want[r] * (double)n);
+  free(q);
+  free(hi);
+  free(lo);
+  free(mix);
+}
+END_TEST
+
 /* Sums must not wrap, neither in total (2^21 * 2^14 = 2^35) nor in any
 ** one int32 lane, which without the K_I8_BLOCK flushes would take more than
 ** 2^31 here at every level. */
@@ -562,6 +587,7 @@ int main(void) {
   tcase_add_test(tc, test_scalar_reference);
   tcase_add_test(tc, test_dispatch);
   tcase_add_loop_test(tc, test_i8_no_overflow, 0, nlevels);
+  tcase_add_loop_test(tc, test_i8_batch_block_extremes, 0, nlevels);
   tcase_add_loop_test(tc, test_batches, 0, nlevels);
   tcase_add_loop_test(tc, test_q8_quantise, 0, nlevels);
   tcase_add_loop_test(tc, test_zero_length, 0, nlevels);

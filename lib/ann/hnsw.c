@@ -113,6 +113,7 @@ typedef struct scratch {
   uint16_t gen;
   hit *w;        /* result: max-heap (search_layer) or sorted (search_pool), wcap */
   uint8_t *xp;   /* search_pool: w[i] expanded, wcap */
+  uint64_t *pk;  /* search_pool: W's keys, then the new hits', wcap + M0 */
   hit *c;        /* candidate min-heap, ccap (grows) */
   hit *sel;      /* selection input, wcap + 1 */
   hit *disc;     /* heuristic: the pruned ones, wcap + 1 */
@@ -434,6 +435,7 @@ static void scratch_free(scratch *s) {
   free(s->vis);
   free(s->w);
   free(s->xp);
+  free(s->pk);
   free(s->c);
   free(s->sel);
   free(s->disc);
@@ -469,7 +471,10 @@ static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
     s->gen = 0;
   }
   if (s->wcap < ef) {
-    if (grow((void **)&s->w, ef, sizeof(hit)) || grow((void **)&s->xp, ef, 1) ||
+    /* (search_pool merges up to M0 new hits into a full pool) */
+    if (grow((void **)&s->w, ef, sizeof(hit)) ||
+        grow((void **)&s->xp, (size_t)ef + h->M0, 1) ||
+        grow((void **)&s->pk, (size_t)ef + 2 * (size_t)h->M0, sizeof(uint64_t)) ||
         grow((void **)&s->sel, (size_t)ef + 1, sizeof(hit)) ||
         grow((void **)&s->disc, (size_t)ef + 1, sizeof(hit)))
       return -1;
@@ -638,66 +643,92 @@ static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
   return (int)nw;
 }
 
-/* the position of x in the sorted w[0..n): the number of hits before it.
-** By distance alone, then past the hits at x's distance with smaller ids
-** (ties are rare).  Not a binary search, whose steps each wait for the
-** load before: 7 pivots, compared all at once, pick an eighth of the pool,
-** whose entries are then counted (independent compares again). */
-static inline uint32_t pool_pos(const hit *w, uint32_t n, hit x) {
-  uint32_t lo = 0, hi = n;
-  if (n >= 16) {
-    uint32_t step = n / 8, seg = 0;
-    for (uint32_t i = 1; i < 8; i++) seg += w[i * step - 1].d < x.d;
-    lo = seg * step;
-    hi = seg == 7 ? n : lo + step;
-  }
-  uint32_t p = lo;
-  for (uint32_t i = lo; i < hi; i++) p += w[i].d < x.d;
-  while (p < n && w[p].d == x.d && w[p].id < x.id) p++;
-  return p;
+/* A hit as one integer that sorts as hit_lt does: the distance's bits made
+** to sort as integers (sign set: all flipped; else the sign set) above the
+** id.  -0 is made +0 first, as the float compare has them equal; a
+** distance is never NaN (finite rows and query; hnsw.h). */
+static inline uint64_t hit_key(float d, uint32_t id) {
+  uint32_t u;
+  d += 0.0f;
+  memcpy(&u, &d, 4);
+  u ^= (uint32_t)((int32_t)u >> 31) | 0x80000000u;
+  return (uint64_t)u << 32 | id;
+}
+
+static inline hit key_hit(uint64_t k) {
+  uint32_t u = (uint32_t)(k >> 32);
+  u ^= (uint32_t)((int32_t)~u >> 31) | 0x80000000u;
+  hit x;
+  memcpy(&x.d, &u, 4);
+  x.id = (uint32_t)k;
+  return x;
 }
 
 /* search_layer when no row is refused (no filter, no deleted row hidden):
 ** the same walk, which then needs no candidate heap.  Every candidate
 ** still to expand is among the ef best seen so far (W), and the next one
-** is the best of those not expanded yet; so W is kept as one sorted array,
-** s->w[0..nw), with a flag per entry (s->xp) for expanded, and a cursor at
-** the first entry not expanded.  A new hit is placed by pool_pos and the
-** tail moved down by one (ef words: cheaper than two heaps' unpredictable
-** branches).  The rows expanded, their order and the result are those of
-** search_layer: W leaves sorted by distance, then id.  Returns nw. */
+** is the best of those not expanded yet; so W is kept as one sorted array
+** of hit_keys, with a flag per entry (s->xp) for expanded, and a cursor at
+** the first entry not expanded.  The hits of one expanded node that beat
+** W's worst are sorted among themselves (a few, by insertion) and merged
+** into W from its end in one pass, which then keeps its ef best: each entry
+** moves once per expansion, not once per new hit.  The ef best of W and
+** the new hits are the same whichever way they go in, so the rows
+** expanded, their order and the result are those of search_layer.  W
+** leaves in s->w[0..nw) sorted by distance, then id; returns nw. */
 static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
                        float epd, uint32_t ef, int lev) {
-  hit *w = s->w;
+  uint64_t *w = s->pk, *add = s->pk + ef + h->M0;
   uint8_t *xp = s->xp;
   uint32_t nw = 1, cur = 0;
   visit_reset(s);
   s->vis[ep] = s->gen;
-  w[0] = (hit){epd, ep};
+  w[0] = hit_key(epd, ep);
   xp[0] = 0;
   while (cur < nw) {
-    uint32_t c = w[cur].id;
+    uint32_t c = (uint32_t)w[cur];
     xp[cur] = 1;
     uint32_t nx = cur + 1; /* the next one to expand, unless a hit lands before it */
     while (nx < nw && xp[nx]) nx++;
-    if (nx < nw) prefetch_links(h, w[nx].id, lev);
+    if (nx < nw) prefetch_links(h, (uint32_t)w[nx], lev);
     uint32_t nn = unvisited(h, s, c, lev);
     dists(h, s, q, s->ids, nn);
+    /* the new hits that beat the worst, sorted */
+    uint32_t m = 0;
+    uint64_t worst = nw == ef ? w[nw - 1] : UINT64_MAX;
     for (uint32_t j = 0; j < nn; j++) {
-      hit x = {s->d[j], s->ids[j]};
-      if (nw == ef && !hit_lt(x, w[nw - 1])) continue;
-      uint32_t p = pool_pos(w, nw, x);
-      if (nw == ef) nw--; /* the worst leaves */
-      memmove(w + p + 1, w + p, (size_t)(nw - p) * sizeof *w);
-      memmove(xp + p + 1, xp + p, nw - p);
-      w[p] = x;
-      xp[p] = 0;
-      nw++;
-      if (p < nx) nx = p;
+      uint64_t x = hit_key(s->d[j], s->ids[j]);
+      if (x >= worst) continue;
+      uint32_t t = m++;
+      for (; t > 0 && x < add[t - 1]; t--) add[t] = add[t - 1];
+      add[t] = x;
     }
+    if (!m) {
+      cur = nx;
+      continue;
+    }
+    /* merged from the end: w[i] or add[j] to slot t (mostly w[i]) */
+    uint32_t t = nw + m, i = nw;
+    for (uint32_t j = m; j > 0;) {
+      t--;
+      if (i > 0 && add[j - 1] < w[i - 1]) {
+        i--;
+        w[t] = w[i];
+        xp[t] = xp[i];
+      } else {
+        j--;
+        w[t] = add[j];
+        xp[t] = 0;
+      }
+    }
+    /* now w[0..t) were not moved and w[t] is the best new hit */
+    if (t < nx) nx = t;
+    nw += m;
+    if (nw > ef) nw = ef;
     cur = nx;
     while (cur < nw && xp[cur]) cur++;
   }
+  for (uint32_t i = 0; i < nw; i++) s->w[i] = key_hit(w[i]);
   return (int)nw;
 }
 
