@@ -585,7 +585,15 @@ static uint32_t unvisited(const hnsw *h, scratch *s, uint32_t id, int lev) {
 
 /* the link block of node id on level lev, asked for ahead of its use */
 static inline void prefetch_links(const hnsw *h, uint32_t id, int lev) {
-  prefetch(links(h, id, lev), (size_t)(1 + (lev ? h->M : h->M0)) * 4);
+  const char *b = (const char *)links(h, id, lev);
+  size_t len = (size_t)(1 + (lev ? h->M : h->M0)) * 4;
+  if (len > 192) {
+    prefetch(b, len);
+    return;
+  }
+  __builtin_prefetch(b); /* (no loop for the usual M <= 23) */
+  __builtin_prefetch(b + len / 2);
+  __builtin_prefetch(b + len - 1);
 }
 
 /* Best-first search of level lev from ep: leaves the ef best allowed rows
@@ -699,6 +707,7 @@ static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
     for (uint32_t j = 0; j < nn; j++) {
       uint64_t x = hit_key(s->d[j], s->ids[j]);
       if (x >= worst) continue;
+      prefetch_links(h, s->ids[j], lev);
       uint32_t t = m++;
       for (; t > 0 && x < add[t - 1]; t--) add[t] = add[t - 1];
       add[t] = x;
