@@ -111,9 +111,8 @@ void ann_q8_dist_batch(const k_ops *k, ann_metric m, const int8_t *q, float sq,
   case ANN_L2:
     k->l2sq_i8_batch(q, sq, rows, scales, n, dim, out);
     break;
-  case ANN_DOT:
-    k->dot_i8_batch(q, sq, rows, scales, n, dim, out);
-    for (size_t r = 0; r < n; r++) out[r] = -out[r];
+  case ANN_DOT: /* (-sq: the products negated exactly, as -out would be) */
+    k->dot_i8_batch(q, -sq, rows, scales, n, dim, out);
     break;
   default:
     k->cos_i8_batch(q, rows, n, dim, out);
