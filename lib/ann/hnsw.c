@@ -112,8 +112,7 @@ typedef struct scratch {
   uint32_t vcap;
   uint16_t gen;
   hit *w;        /* result: max-heap (search_layer) or sorted (search_pool), wcap */
-  uint8_t *xp;   /* search_pool: w[i] expanded, wcap */
-  uint64_t *pk;  /* search_pool: W's keys, then the new hits', wcap + M0 */
+  uint64_t *pk;  /* search_pool: W's keys, then the new hits', wcap + 2 M0 */
   hit *c;        /* candidate min-heap, ccap (grows) */
   hit *sel;      /* selection input, wcap + 1 */
   hit *disc;     /* heuristic: the pruned ones, wcap + 1 */
@@ -434,7 +433,6 @@ static void scratch_free(scratch *s) {
   if (!s) return;
   free(s->vis);
   free(s->w);
-  free(s->xp);
   free(s->pk);
   free(s->c);
   free(s->sel);
@@ -473,7 +471,6 @@ static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
   if (s->wcap < ef) {
     /* (search_pool merges up to M0 new hits into a full pool) */
     if (grow((void **)&s->w, ef, sizeof(hit)) ||
-        grow((void **)&s->xp, (size_t)ef + h->M0, 1) ||
         grow((void **)&s->pk, (size_t)ef + 2 * (size_t)h->M0, sizeof(uint64_t)) ||
         grow((void **)&s->sel, (size_t)ef + 1, sizeof(hit)) ||
         grow((void **)&s->disc, (size_t)ef + 1, sizeof(hit)))
@@ -652,23 +649,29 @@ static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
 }
 
 /* A hit as one integer that sorts as hit_lt does: the distance's bits made
-** to sort as integers (sign set: all flipped; else the sign set) above the
-** id.  -0 is made +0 first, as the float compare has them equal; a
-** distance is never NaN (finite rows and query; hnsw.h). */
+** to sort as integers (sign set: all flipped; else the sign set), then the
+** id, then bit 0, search_pool's "expanded" flag (never needed to order two
+** entries: no id is in the pool twice).  -0 is made +0 first, as the float
+** compare has them equal.  (A NaN, which only a row that is not finite
+** could give and the store refuses those, sorts before or after all.)
+** Ids must be below 2^31: search_pool checks. */
+#define POOL_MAX_N 0x80000000u
 static inline uint64_t hit_key(float d, uint32_t id) {
   uint32_t u;
   d += 0.0f;
   memcpy(&u, &d, 4);
   u ^= (uint32_t)((int32_t)u >> 31) | 0x80000000u;
-  return (uint64_t)u << 32 | id;
+  return (uint64_t)u << 32 | (uint64_t)id << 1;
 }
+
+static inline uint32_t key_id(uint64_t k) { return (uint32_t)k >> 1; }
 
 static inline hit key_hit(uint64_t k) {
   uint32_t u = (uint32_t)(k >> 32);
   u ^= (uint32_t)((int32_t)~u >> 31) | 0x80000000u;
   hit x;
   memcpy(&x.d, &u, 4);
-  x.id = (uint32_t)k;
+  x.id = key_id(k);
   return x;
 }
 
@@ -676,32 +679,37 @@ static inline hit key_hit(uint64_t k) {
 ** the same walk, which then needs no candidate heap.  Every candidate
 ** still to expand is among the ef best seen so far (W), and the next one
 ** is the best of those not expanded yet; so W is kept as one sorted array
-** of hit_keys, with a flag per entry (s->xp) for expanded, and a cursor at
-** the first entry not expanded.  The hits of one expanded node that beat
-** W's worst are sorted among themselves (a few, by insertion) and merged
-** into W from its end in one pass, which then keeps its ef best: each entry
-** moves once per expansion, not once per new hit.  The ef best of W and
-** the new hits are the same whichever way they go in, so the rows
-** expanded, their order and the result are those of search_layer.  W
-** leaves in s->w[0..nw) sorted by distance, then id; returns nw. */
+** of hit_keys (each with its "expanded" bit), and a cursor at the first
+** entry not expanded.  The hits of one expanded node that beat W's worst
+** are sorted among themselves (a few, by insertion) and merged into W from
+** its end in one pass, which then keeps its ef best: each entry moves once
+** per expansion, not once per new hit.  The ef best of W and the new hits
+** are the same whichever way they go in, so the rows expanded, their order
+** and the result are those of search_layer.  W leaves in s->w[0..nw)
+** sorted by distance, then id; returns nw (or ANN_NOMEM: the heaps, for a
+** table of 2^31 rows or more, whose ids do not fit the keys). */
 static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
                        float epd, uint32_t ef, int lev) {
+  if (h->n > POOL_MAX_N) {
+    int nw = search_layer(h, s, q, ep, epd, ef, lev, NULL, NULL, 0);
+    if (nw > 0) qsort(s->w, (size_t)nw, sizeof(hit), hit_cmp);
+    return nw;
+  }
   uint64_t *w = s->pk, *add = s->pk + ef + h->M0;
-  uint8_t *xp = s->xp;
   uint32_t nw = 1, cur = 0;
   visit_reset(s);
   s->vis[ep] = s->gen;
   w[0] = hit_key(epd, ep);
-  xp[0] = 0;
   while (cur < nw) {
-    uint32_t c = (uint32_t)w[cur];
-    xp[cur] = 1;
+    uint32_t c = key_id(w[cur]);
+    w[cur] |= 1;
     uint32_t nx = cur + 1; /* the next one to expand, unless a hit lands before it */
-    while (nx < nw && xp[nx]) nx++;
-    if (nx < nw) prefetch_links(h, (uint32_t)w[nx], lev);
+    while (nx < nw && (w[nx] & 1)) nx++;
+    if (nx < nw) prefetch_links(h, key_id(w[nx]), lev);
     uint32_t nn = unvisited(h, s, c, lev);
     dists(h, s, q, s->ids, nn);
-    /* the new hits that beat the worst, sorted */
+    /* the new hits that beat the worst, sorted; their links asked for (the
+    ** best of them is often the next to expand) */
     uint32_t m = 0;
     uint64_t worst = nw == ef ? w[nw - 1] : UINT64_MAX;
     for (uint32_t j = 0; j < nn; j++) {
@@ -720,22 +728,17 @@ static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
     uint32_t t = nw + m, i = nw;
     for (uint32_t j = m; j > 0;) {
       t--;
-      if (i > 0 && add[j - 1] < w[i - 1]) {
-        i--;
-        w[t] = w[i];
-        xp[t] = xp[i];
-      } else {
-        j--;
-        w[t] = add[j];
-        xp[t] = 0;
-      }
+      if (i > 0 && add[j - 1] < w[i - 1])
+        w[t] = w[--i];
+      else
+        w[t] = add[--j];
     }
     /* now w[0..t) were not moved and w[t] is the best new hit */
     if (t < nx) nx = t;
     nw += m;
     if (nw > ef) nw = ef;
     cur = nx;
-    while (cur < nw && xp[cur]) cur++;
+    while (cur < nw && (w[cur] & 1)) cur++;
   }
   for (uint32_t i = 0; i < nw; i++) s->w[i] = key_hit(w[i]);
   return (int)nw;
