@@ -712,11 +712,15 @@ static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
     ** best of them is often the next to expand) */
     uint32_t m = 0;
     uint64_t worst = nw == ef ? w[nw - 1] : UINT64_MAX;
-    for (uint32_t j = 0; j < nn; j++) {
+    for (uint32_t j = 0; j < nn; j++) { /* (no branch on the distance) */
       uint64_t x = hit_key(s->d[j], s->ids[j]);
-      if (x >= worst) continue;
-      prefetch_links(h, s->ids[j], lev);
-      uint32_t t = m++;
+      add[m] = x;
+      m += x < worst;
+    }
+    for (uint32_t j = 0; j < m; j++) {
+      uint64_t x = add[j];
+      prefetch_links(h, key_id(x), lev);
+      uint32_t t = j;
       for (; t > 0 && x < add[t - 1]; t--) add[t] = add[t - 1];
       add[t] = x;
     }
