@@ -27,6 +27,10 @@
 **                          size_t nrows, size_t dim, int64_t *sums,
 **                          int64_t *norms)   sums[r] = q.row r, and unless
 **                                            norms is NULL norms[r] = r.r
+** and, optionally (defining KP_DOT_I8_BATCH; else k_dot_i8_batch below):
+**   void    kp_dot_i8_batch(q, sq, rows, scales, nrows, dim, out)
+**                                            k.h's dot_i8_batch, which must
+**                                            give the same floats as below
 **
 ** Everything derived from them (cosine, the int8 scale arithmetic, the
 ** batched loops) is written once, here, so every level computes it the

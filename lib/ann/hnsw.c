@@ -37,16 +37,17 @@
 ** rows to hide) W is a max-heap of fixed size ef and C a min-heap that holds
 ** the rows W refused too and grows as the exploration needs
 ** (search_layer).  Otherwise, in every insertion and in most searches,
-** every candidate to expand is in W: W is one sorted array with an
-** "expanded" flag per entry and C is the entries not flagged
+** every candidate to expand is in W: W is one sorted array of integer keys
+** (distance, id, an "expanded" bit) and C is the entries not flagged
 ** (search_pool), which walks the same rows in the same order.  Ties are
 ** broken by id everywhere, so results are a function of the graph and the
 ** query.  An expanded node's unvisited links are scored together (dists):
 ** one by one with the exact kernels, or, in the int8 pass, prefetched
 ** all at once and scored by one batch kernel call where they lie.  The link
 ** block of the candidate likely to be expanded next is prefetched while
-** the current one's links are scored.  While no row is deleted the walk
-** never reads the node flags.
+** the current one's links are scored, and so is that of every new hit
+** that enters W (the best of them is often the next).  While no row is
+** deleted the walk never reads the node flags.
 **
 ** int8 pass (hnsw_set_q8, or hnsw_set_q8_rows for rows in one array): the
 ** same walk with the query's int8 codes (quantised once into the scratch,
