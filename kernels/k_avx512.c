@@ -225,11 +225,11 @@ static inline __m128i hsum4_epi32(__m512i a, __m512i b, __m512i c, __m512i d) {
 ** sq * scale * (sum b' a - 128 sum a), 4 lanes at a time (the same
 ** operations in the same order, so the same floats).  A last part of a row
 ** shorter than 64 is read zero-padded (its padding, made 128 by the flip,
-** times the query's zero padding).  Longer rows, and the last rows that do
-** not make 4, go through kp_dot_i8_rows. */
-#define KP_DOT_I8_BATCH 1
-K_PRIM void kp_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
-                            const float *scales, size_t nrows, size_t dim, float *out) {
+** times the query's zero padding).  Returns the rows done; longer rows,
+** and the last rows that do not make 4, are k_dot_i8_batch's. */
+#define KP_DOT_I8_HEAD 1
+K_PRIM size_t kp_dot_i8_head(const int8_t *q, float sq, const int8_t *const *rows,
+                             const float *scales, size_t nrows, size_t dim, float *out) {
   size_t r = 0;
   if (dim <= K_I8_BLOCK && nrows >= 4) {
     const __m512i k80 = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
@@ -262,13 +262,7 @@ K_PRIM void kp_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows
       _mm_storeu_ps(out + r, _mm256_cvtpd_ps(_mm256_mul_pd(f, dot)));
     }
   }
-  int64_t sums[4];
-  for (; r < nrows; r += 4) {
-    size_t m = nrows - r < 4 ? nrows - r : 4;
-    kp_dot_i8_rows(q, rows + r, m, dim, sums, NULL);
-    for (size_t j = 0; j < m; j++)
-      out[r + j] = (float)((double)sq * (double)scales[r + j] * (double)sums[j]);
-  }
+  return r;
 }
 #endif
 

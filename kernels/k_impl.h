@@ -27,10 +27,12 @@
 **                          size_t nrows, size_t dim, int64_t *sums,
 **                          int64_t *norms)   sums[r] = q.row r, and unless
 **                                            norms is NULL norms[r] = r.r
-** and, optionally (defining KP_DOT_I8_BATCH; else k_dot_i8_batch below):
-**   void    kp_dot_i8_batch(q, sq, rows, scales, nrows, dim, out)
-**                                            k.h's dot_i8_batch, which must
-**                                            give the same floats as below
+** and, optionally (defining KP_DOT_I8_HEAD; else none):
+**   size_t  kp_dot_i8_head(q, sq, rows, scales, nrows, dim, out)
+**                                            k.h's dot_i8_batch for the first
+**                                            rows it takes (their number
+**                                            returned), the same floats as
+**                                            k_dot_i8_batch, which does the rest
 **
 ** Everything derived from them (cosine, the int8 scale arithmetic, the
 ** batched loops) is written once, here, so every level computes it the
@@ -150,25 +152,25 @@ K_PRIM void kp_dot_i8_rows(const int8_t *q, const int8_t *const *rows, size_t nr
 }
 #endif
 
-#ifdef KP_DOT_I8_BATCH /* the level's own */
-static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
-                           const float *scales, size_t nrows, size_t dim,
-                           float *out) {
-  kp_dot_i8_batch(q, sq, rows, scales, nrows, dim, out);
+#ifndef KP_DOT_I8_HEAD /* a level without its own: no row done ahead */
+K_PRIM size_t kp_dot_i8_head(const int8_t *q, float sq, const int8_t *const *rows,
+                             const float *scales, size_t nrows, size_t dim, float *out) {
+  (void)q, (void)sq, (void)rows, (void)scales, (void)nrows, (void)dim, (void)out;
+  return 0;
 }
-#else
+#endif
+
 static void k_dot_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
                            const float *scales, size_t nrows, size_t dim,
                            float *out) {
   int64_t sums[64];
-  for (size_t r0 = 0; r0 < nrows; r0 += 64) {
+  for (size_t r0 = kp_dot_i8_head(q, sq, rows, scales, nrows, dim, out); r0 < nrows; r0 += 64) {
     size_t m = nrows - r0 < 64 ? nrows - r0 : 64;
     kp_dot_i8_rows(q, rows + r0, m, dim, sums, NULL);
     for (size_t r = 0; r < m; r++)
       out[r0 + r] = (float)((double)sq * (double)scales[r0 + r] * (double)sums[r]);
   }
 }
-#endif
 
 static void k_l2sq_i8_batch(const int8_t *q, float sq, const int8_t *const *rows,
                             const float *scales, size_t nrows, size_t dim,
