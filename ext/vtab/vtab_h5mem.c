@@ -72,7 +72,6 @@ struct memstore {
   int refs;
   int holds;        /* readers holding positions: no checkpoint moves rows under them */
   int state;        /* MS_*: the store transaction */
-  int pending_cmd;  /* 1 checkpoint, 2 optimize, at commit */
   int nsp;          /* savepoints 0 .. nsp-1 have marks, sp[i] */
   int spcap;
   uint64_t *sp;
@@ -348,7 +347,6 @@ static char *store_msg(memstore *ms) { return sqlite3_mprintf("%s", store_errmsg
 
 int h5mem_tx_begin(memstore *ms, char **pzErr) {
   if (ms->state != MS_IDLE) return SQLITE_OK; /* another table of the store began it */
-  ms->pending_cmd = 0;
   ms->nsp = 0;
   int rc = store_begin(ms->st);
   if (rc) {
@@ -374,21 +372,13 @@ int h5mem_tx_sync(memstore *ms, char **pzErr) {
   return SQLITE_OK;
 }
 
-/* The first table's xCommit commits; the pending command runs then. */
+/* The first table's xCommit commits (and may checkpoint when the log is
+** over its limit: that failing leaves the commit made). */
 int h5mem_tx_commit(memstore *ms, char **pzErr) {
   if (ms->state == MS_IDLE) return SQLITE_OK;
   int rc = store_commit(ms->st, ms->holds == 0);
-  int cmd = ms->pending_cmd;
   ms->state = MS_IDLE;
-  ms->pending_cmd = 0;
   ms->nsp = 0;
-  if (rc == STORE_OK && cmd) {
-    if (ms->holds) {
-      *pzErr = sqlite3_mprintf("cannot checkpoint while a query reads the store");
-      return SQLITE_BUSY;
-    }
-    rc = (cmd & 2) ? store_optimize(ms->st) : store_checkpoint(ms->st);
-  }
   if (rc) {
     *pzErr = store_msg(ms);
     return h5mem_store_rc(rc);
@@ -400,7 +390,6 @@ void h5mem_tx_rollback(memstore *ms) {
   if (ms->state == MS_IDLE) return;
   store_rollback(ms->st);
   ms->state = MS_IDLE;
-  ms->pending_cmd = 0;
   ms->nsp = 0;
 }
 
@@ -1135,12 +1124,32 @@ static int id_arg(memvt *vt, sqlite3_value *v, int64_t *id, int *given) {
   return vt_msg(vt, h5mem_value_id(v, "id", id, given, &msg), &msg);
 }
 
+/* INSERT INTO mem(mem) VALUES('checkpoint' | 'optimize'): run at once, so
+** that its failure (a full disk, busy readers) fails the statement; SQLite
+** ignores what xCommit returns.  Only outside a transaction that changed
+** the store: the commands move committed records, and a transaction's own
+** changes are not committed yet.  The store's (empty) transaction is ended
+** for the command and begun again after it. */
 static int run_command(memvt *vt, sqlite3_value *cmd) {
   const char *c = (const char *)sqlite3_value_text(cmd);
-  if (c && !sqlite3_stricmp(c, "checkpoint")) vt->ms->pending_cmd |= 1;
-  else if (c && !sqlite3_stricmp(c, "optimize")) vt->ms->pending_cmd |= 2;
-  else return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize')", c ? c : "");
-  return SQLITE_OK;
+  int opt = c && !sqlite3_stricmp(c, "optimize");
+  if (!opt && !(c && !sqlite3_stricmp(c, "checkpoint")))
+    return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize')", c ? c : "");
+  if (h5mem_tx_dirty(vt->ms))
+    return vt_err(vt, SQLITE_ERROR, "%s: this transaction has changed the store; COMMIT first, "
+                  "then run the command", c);
+  if (vt->ms->holds)
+    return vt_err(vt, SQLITE_BUSY, "%s: the table is being read by a query", c);
+  h5mem_tx_rollback(vt->ms);
+  int rc = opt ? store_optimize(vt->st) : store_checkpoint(vt->st);
+  int erc = rc ? st_err(vt, rc) : SQLITE_OK;
+  char *msg = NULL;
+  int brc = h5mem_tx_begin(vt->ms, &msg);
+  if (brc != SQLITE_OK) {
+    if (erc == SQLITE_OK) return vt_msg(vt, brc, &msg);
+    sqlite3_free(msg);
+  }
+  return erc;
 }
 
 static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
@@ -1381,6 +1390,12 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                 (unsigned long long)ti.image_rows, (unsigned long long)ti.image_terms,
                 (unsigned long long)ti.memory_rows, ti.in_place ? "true" : "false");
   strbuf_json_string(&sb, ti.note, strlen(ti.note));
+  store_log_info li;
+  char lnote[1024];
+  store_log(vt->st, &li, lnote, sizeof lnote);
+  strbuf_printf(&sb, "},\"log\":{\"frames\":%llu,\"bytes\":%llu,\"note\":",
+                (unsigned long long)li.frames, (unsigned long long)li.bytes);
+  strbuf_json_string(&sb, lnote, strlen(lnote));
   strbuf_puts(&sb, "}}");
   if (strbuf_failed(&sb)) {
     strbuf_free(&sb);

@@ -796,6 +796,11 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     return s_error(&vt->base, SQLITE_ERROR, err);
   }
   store *st = h5mem_table_store(mt);
+  /* a reader sees what others committed (not under another scan of the store) */
+  if (!h5mem_store_holds(h5mem_table_ms(mt)) && store_refresh(st) != STORE_OK) {
+    knn_filter_free(&f);
+    return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("%s", store_errmsg(st)));
+  }
   rc = vt->kind->run(vt->db, st, &sa, &f, &c->res, &c->n, &err);
   knn_filter_free(&f);
   if (rc != SQLITE_OK) return s_error(&vt->base, rc, err);

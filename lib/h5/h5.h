@@ -31,7 +31,8 @@ enum {
   H5_EUNSUPPORTED = -4, /* valid HDF5 this engine does not handle (yet) */
   H5_ENOTFOUND = -5,    /* no such link, attribute, ... */
   H5_EINVAL = -6,       /* a bad argument from the caller */
-  H5_ESTOP = -7         /* an iteration callback asked to stop */
+  H5_ESTOP = -7,        /* an iteration callback asked to stop */
+  H5_EFULL = -8         /* a write found no space (disk full, file size limit, quota) */
 };
 
 #define H5_UNDEF_ADDR UINT64_MAX /* "no address" in any offset size */
@@ -359,11 +360,26 @@ int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
 ** moment leaves the file as the last completed flush (or h5w_create /
 ** h5w_open) left it. */
 int h5w_flush(h5w *w, int sync);
+/* Called around every superblock write of w (the commit point of a flush):
+** fn(ctx, 1) just before it, fn(ctx, 0) once it is written (and synced when
+** the flush syncs), whether it succeeded or not.  fn(ctx, 1) returning
+** nonzero fails the flush before anything is committed (its message: "msg").
+** For a caller that must keep others from reading the file while its
+** superblock changes (lib/store's readers and checkpoints). */
+void h5w_on_commit(h5w *w, int (*fn)(void *ctx, int before), void *ctx, const char *msg);
+/* After a failed write or flush: cut the file back to where the last
+** committed superblock says it ends, so a failed attempt leaves no tail;
+** nothing is cut when the failure may have reached the superblock (its
+** write was started).  Returns H5_OK, or H5_EIO if the cut failed. */
+int h5w_discard(h5w *w);
 /* h5w_flush, then close the file; then free it with h5w_free (which alone,
 ** without h5w_close, leaves the file as the last flush left it). */
 int h5w_close(h5w *w, int sync);
 void h5w_free(h5w *w);
 const char *h5w_errmsg(const h5w *w);
+/* The H5_E* code of the last failure h5w_errmsg describes (H5_EFULL: no
+** space left), H5_OK if none. */
+int h5w_errcode(const h5w *w);
 
 /* Open an existing HDF5 file to add to it, copy-on-write: new data and new
 ** headers go past its end of allocation (bytes past it, from a writer that

@@ -388,6 +388,9 @@ int h5_gheap_get(h5_file *f, uint64_t addr, uint32_t idx,
 /* Record a failure of w (its message in h5w_errmsg); returns code. */
 int h5w_err(h5w *w, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Record a failed write or sync (errno set by it): H5_EFULL when it found no
+** space, else H5_EIO, with what failed in the message. */
+int h5w_errno(h5w *w, const char *what);
 /* Write len bytes at the end of the file; *at gets their address. */
 int h5w_file_append(h5w *w, const void *buf, size_t len, uint64_t *at);
 /* Set len bytes aside at the end of the file, to be written later with

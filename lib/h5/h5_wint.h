@@ -83,6 +83,7 @@ struct h5w {
   int threads;
   int failed;
   char err[512];
+  int code;     /* the H5_E* code of the last failure (err) */
   /* the global heap collection being filled (variable-length data) */
   uint8_t *gcol;
   uint64_t gcol_addr, gcol_cap, gcol_used;
@@ -91,6 +92,11 @@ struct h5w {
   int sb_version;
   uint64_t ext_addr;
   h5_file *rf; /* the opened file as it was (h5w_open), or NULL */
+  uint64_t committed_eoa; /* the end of file the last superblock on disk records */
+  int sb_started;         /* a superblock write was begun and not completed */
+  int (*on_commit)(void *ctx, int before); /* h5w_on_commit */
+  void *commit_ctx;
+  const char *commit_msg;
 };
 
 /* h5_write.c */

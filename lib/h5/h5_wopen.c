@@ -188,6 +188,7 @@ int h5w_open(const char *path, int threads, h5w **out, char *err, size_t errlen)
   root->addr = h5_obj_addr(ro);
   w->fd = fd;
   w->eoa = eoa;
+  w->committed_eoa = eoa;
   w->root = root;
   w->threads = threads > 0 ? threads : util_ncpu();
   w->sb_version = version;

@@ -46,6 +46,7 @@
 #define werr h5w_err /* (h5_int.h) the error message of w; returns code */
 
 int h5w_err(h5w *w, int code, const char *fmt, ...) {
+  w->code = code;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(w->err, sizeof w->err, fmt, ap);
@@ -54,6 +55,19 @@ int h5w_err(h5w *w, int code, const char *fmt, ...) {
 }
 
 const char *h5w_errmsg(const h5w *w) { return w ? w->err : "no writer"; }
+
+int h5w_errcode(const h5w *w) { return w ? w->code : H5_EINVAL; }
+
+/* A failed write or sync (errno as it failed): H5_EFULL for no space, else H5_EIO. */
+int h5w_errno(h5w *w, const char *what) {
+  int e = errno;
+  int full = e == ENOSPC || e == EFBIG;
+#ifdef EDQUOT
+  full = full || e == EDQUOT;
+#endif
+  return werr(w, full ? H5_EFULL : H5_EIO, "%s: %s%s", what, strerror(e),
+              full ? " (no space left for the file)" : "");
+}
 
 /* ---- low-level output ----------------------------------------------------- */
 
@@ -64,7 +78,7 @@ static int pwrite_all(h5w *w, const void *buf, size_t len, uint64_t at) {
     if (n < 0) {
       if (errno == EINTR) continue;
       w->failed = 1;
-      return werr(w, H5_EIO, "write failed: %s", strerror(errno));
+      return h5w_errno(w, "write failed");
     }
     p += n;
     len -= (size_t)n;
@@ -1308,20 +1322,42 @@ int h5w_flush(h5w *w, int sync) {
   int rc = flush_raw(w, w->root, 0);
   if (rc == H5_OK) rc = gcol_flush(w);
   if (rc == H5_OK) rc = flush_meta(w, w->root, 0);
-  if (rc == H5_OK && sync && fsync(w->fd) != 0)
-    rc = werr(w, H5_EIO, "fsync failed: %s", strerror(errno));
+  if (rc == H5_OK && sync && fsync(w->fd) != 0) rc = h5w_errno(w, "fsync failed");
+  if (rc != H5_OK) return rc;
   /* the commit point: until here the file on disk is the last flushed one */
-  if (rc == H5_OK) rc = write_superblock(w);
-  if (rc == H5_OK && sync && fsync(w->fd) != 0)
-    rc = werr(w, H5_EIO, "fsync failed: %s", strerror(errno));
+  if (w->on_commit && w->on_commit(w->commit_ctx, 1) != 0)
+    return werr(w, H5_EIO, "%s", w->commit_msg ? w->commit_msg : "the commit was refused");
+  w->sb_started = 1;
+  rc = write_superblock(w);
+  if (rc == H5_OK && sync && fsync(w->fd) != 0) rc = h5w_errno(w, "fsync failed");
+  if (rc == H5_OK) {
+    w->sb_started = 0;
+    w->committed_eoa = w->eoa;
+  }
+  if (w->on_commit) w->on_commit(w->commit_ctx, 0);
   return rc;
+}
+
+void h5w_on_commit(h5w *w, int (*fn)(void *ctx, int before), void *ctx, const char *msg) {
+  w->on_commit = fn;
+  w->commit_ctx = ctx;
+  w->commit_msg = msg;
+}
+
+int h5w_discard(h5w *w) {
+  if (!w || w->fd < 0 || w->sb_started || !w->committed_eoa) return H5_OK;
+  struct stat st;
+  if (fstat(w->fd, &st) != 0 || (uint64_t)st.st_size <= w->committed_eoa) return H5_OK;
+  if (ftruncate(w->fd, (off_t)w->committed_eoa) != 0)
+    return werr(w, H5_EIO, "cannot cut the failed write's tail: %s", strerror(errno));
+  return H5_OK;
 }
 
 int h5w_close(h5w *w, int sync) {
   if (!w) return H5_OK;
   int rc = h5w_flush(w, sync);
   if (w->fd >= 0 && close(w->fd) != 0 && rc == H5_OK)
-    rc = werr(w, H5_EIO, "close failed: %s", strerror(errno));
+    rc = h5w_errno(w, "close failed");
   w->fd = -1;
   return rc;
 }

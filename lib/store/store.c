@@ -33,6 +33,7 @@
 #include "store_text.h"
 #include "ann/q8.h"
 #include "util/pool.h"
+#include "gate.h"
 #include "wal.h"
 
 #define FORMAT_NAME "h5mem-store"
@@ -94,6 +95,9 @@ typedef struct undo {
 struct store {
   char *path, *walpath;
   int readonly, writer, lockfd;
+  int gatefd;        /* readers: the log, open to take the gate's read side (-1: none) */
+  int gated;         /* the writer holds the gate's write side (gate_write_begin's result + 1) */
+  int loaded;        /* the state below is a whole view (a failed load leaves 0) */
   int dim, metric, storage, sync, chunk_rows;
   uint64_t autockpt;
   uint8_t store_id[16];
@@ -128,7 +132,6 @@ struct store {
   int64_t max_id;
   /* the log */
   wal *log;
-  uint64_t log_seen_bytes; /* readers: the log's size when last read */
   int replay_rc;           /* why replay_frame stopped */
   int64_t last_sync_ns;
   /* the open transaction */
@@ -146,6 +149,16 @@ static int fail(store *s, int code, const char *fmt, ...) {
   vsnprintf(s->err, sizeof s->err, fmt, ap);
   va_end(ap);
   return code;
+}
+
+/* A failure of the HDF5 writer w while doing what (e.g. "checkpoint of"):
+** STORE_EFULL when it found no space, STORE_BUSY when the gate was not
+** obtained (readers kept the store busy). */
+static int wfail(store *s, h5w *w, const char *what) {
+  int c = h5w_errcode(w);
+  int code = c == H5_EFULL ? STORE_EFULL : c == H5_ENOMEM ? STORE_ENOMEM : STORE_EIO;
+  if (s->gated < 0) code = STORE_BUSY;
+  return fail(s, code, "%s %s: %s", what, s->path, h5w_errmsg(w));
 }
 
 const char *store_errmsg(const store *s) { return s ? s->err : "out of memory"; }
@@ -1070,18 +1083,104 @@ static void state_free(store *s) {
 /* Load the file and replay the log (for writing: repair the log's tail). */
 static int state_load1(store *s, const store_opts *want, int for_write);
 
+/* ---- readers and checkpoints (gate.h; docs/FORMAT.md) --------------------- */
+
+/* Readers: the log open for the gate's read side, opened again when the
+** file at its path is another one; -1 when there is no log. */
+static int reader_gatefd(store *s) {
+  struct stat a, b;
+  if (s->gatefd >= 0 && (fstat(s->gatefd, &a) != 0 || stat(s->walpath, &b) != 0 ||
+                         a.st_ino != b.st_ino || a.st_dev != b.st_dev)) {
+    close(s->gatefd);
+    s->gatefd = -1;
+  }
+  if (s->gatefd < 0) {
+    int fd = open(s->walpath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode))) {
+      close(fd);
+      fd = -1;
+    }
+    s->gatefd = fd;
+  }
+  return s->gatefd;
+}
+
+/* h5w_on_commit for the writer's own file: the gate's write side before
+** the superblock is written; kept until gate_release (a checkpoint also
+** empties the log under it). */
+static int gate_take(void *ctx, int before) {
+  store *s = ctx;
+  if (!before || s->gated > 0) return 0;
+  int g = gate_write_begin(s->lockfd);
+  if (g != GATE_OK && g != GATE_NONE) {
+    s->gated = -1; /* (wfail: busy) */
+    return -1;
+  }
+  s->gated = g + 1;
+  return 0;
+}
+
+static void gate_release(store *s) {
+  if (s->gated > 0) gate_write_end(s->lockfd, s->gated - 1);
+  s->gated = 0;
+}
+
+/* The identity of the file at path as stat tells it (0 if none). */
+typedef struct fileid {
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtim;
+} fileid;
+
+static void file_id(const char *path, fileid *id) {
+  struct stat st;
+  memset(id, 0, sizeof *id);
+  if (stat(path, &st) != 0) return;
+  id->dev = st.st_dev;
+  id->ino = st.st_ino;
+  id->size = st.st_size;
+  id->mtim = st.st_mtim;
+}
+
+static int same_file(const fileid *a, const fileid *b) {
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+         a->mtim.tv_sec == b->mtim.tv_sec && a->mtim.tv_nsec == b->mtim.tv_nsec;
+}
+
+/* Load a view.  A writer's view is its own.  A reader loads inside the
+** gate's read side, where no checkpoint moves the file or the log; where
+** there is no gate (no log yet, a system without open file description
+** locks, or a wait that timed out) it checks afterwards that neither the
+** .h5 file nor the log's header changed while it read them, and that the
+** log starts where the file's last checkpoint ends, and reads again if
+** not.  A failed load leaves the handle with no view (s->loaded 0): the
+** next refresh loads again, and nothing reads an empty view as the store. */
 static int state_load(store *s, const store_opts *want, int for_write) {
-  /* A reader can race a writer's checkpoint: the file read before the
-  ** checkpoint and the log read after it empties the log would miss the
-  ** frames in between (the log then starts past the file's last frame).
-  ** Read again until they fit. */
+  if (for_write) {
+    int rc = state_load1(s, want, 1);
+    s->loaded = rc == STORE_OK;
+    return rc;
+  }
   for (int tries = 0;; tries++) {
-    int rc = state_load1(s, want, for_write);
-    if (rc || for_write) return rc;
-    uint64_t first = wal_last_seq(s->log) - wal_frames(s->log) + 1;
-    if (first <= s->ckpt_seq + 1) return STORE_OK;
+    fileid before, after, wbefore, wafter;
+    file_id(s->path, &before);
+    file_id(s->walpath, &wbefore);
+    int g = gate_read_begin(reader_gatefd(s));
+    int rc = state_load1(s, want, 0);
+    int gap = rc == STORE_OK && wal_last_seq(s->log) - wal_frames(s->log) + 1 > s->ckpt_seq + 1;
+    int moved = 0;
+    if (g != GATE_OK) { /* (a failure before the log was read: did it change at all?) */
+      file_id(s->path, &after);
+      file_id(s->walpath, &wafter);
+      moved = !same_file(&before, &after) ||
+              (s->log ? wal_changed(s->log, 1) : rc != STORE_OK && !same_file(&wbefore, &wafter));
+    }
+    gate_read_end(s->gatefd, g);
+    s->loaded = rc == STORE_OK && !gap && !moved;
+    if (s->loaded || (rc != STORE_OK && !moved)) return rc;
     if (tries == 20)
-      return fail(s, STORE_EIO, "%s: the store keeps changing under this reader", s->path);
+      return rc != STORE_OK ? rc : fail(s, STORE_EIO, "%s: the store keeps changing under this reader", s->path);
     usleep(1000u << (tries < 6 ? tries : 6));
   }
 }
@@ -1108,7 +1207,6 @@ static int state_load1(store *s, const store_opts *want, int for_write) {
   ** anew): number its frames after it, or replay would skip them */
   if (for_write && wal_last_seq(s->log) < s->ckpt_seq && wal_reset(s->log, s->ckpt_seq) != WAL_OK)
     return fail(s, STORE_EIO, "%s", wal_errmsg(s->log));
-  s->log_seen_bytes = wal_bytes(s->log);
   return STORE_OK;
 }
 
@@ -1123,6 +1221,7 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
     return STORE_ENOMEM;
   }
   s->lockfd = -1;
+  s->gatefd = -1;
   s->readonly = readonly;
   s->sync = create ? create->sync : STORE_SYNC_FULL;
   s->chunk_rows = create && create->chunk_rows > 0 ? create->chunk_rows : DEFAULT_CHUNK;
@@ -1304,15 +1403,17 @@ static int write_new_store(store *s, const store_opts *o) {
   char err[512];
   h5w *w;
   int rc = STORE_OK;
-  if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
-    rc = fail(s, STORE_EIO, "cannot create %s: %s", s->path, err);
+  int hr = h5w_create(tmp, 1, &w, err, sizeof err);
+  if (hr != H5_OK) {
+    rc = fail(s, hr == H5_EFULL ? STORE_EFULL : STORE_EIO, "cannot create %s: %s", s->path, err);
   } else {
     rc = write_layout(s, w, o, id);
-    if (rc == STORE_OK && h5w_close(w, o->sync != STORE_SYNC_OFF) != H5_OK)
-      rc = fail(s, STORE_EIO, "cannot write %s: %s", s->path, h5w_errmsg(w));
+    if (rc != STORE_OK && h5w_errcode(w) == H5_EFULL) rc = wfail(s, w, "cannot write");
+    if (rc == STORE_OK && h5w_close(w, o->sync != STORE_SYNC_OFF) != H5_OK) rc = wfail(s, w, "cannot write");
     h5w_free(w);
     if (rc == STORE_OK && link(tmp, s->path) != 0 && errno != EEXIST)
-      rc = fail(s, STORE_EIO, "cannot create %s: %s", s->path, strerror(errno));
+      rc = fail(s, errno == ENOSPC ? STORE_EFULL : STORE_EIO, "cannot create %s: %s", s->path,
+                strerror(errno));
   }
   unlink(tmp);
   free(tmp);
@@ -1326,8 +1427,21 @@ static int write_new_store(store *s, const store_opts *o) {
 static int become_writer(store *s) {
   if (s->writer) return STORE_OK;
   if (s->readonly) return fail(s, STORE_EINVAL, "%s is open read-only", s->path);
-  int fd = open(s->walpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return fail(s, STORE_EIO, "%s: %s", s->walpath, strerror(errno));
+  /* the log, never through a link (a planted one must not be followed to
+  ** another file), created exclusively when missing */
+  int fd = open(s->walpath, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    fd = open(s->walpath, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) fd = open(s->walpath, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  struct stat lst;
+  if (fd >= 0 && (fstat(fd, &lst) != 0 || !S_ISREG(lst.st_mode))) {
+    close(fd);
+    return fail(s, STORE_EIO, "%s is not a regular file; a log must be one", s->walpath);
+  }
+  if (fd < 0)
+    return fail(s, STORE_EIO, "%s: %s", s->walpath,
+                errno == ELOOP ? "it is a symbolic link (a log is never opened through one)"
+                               : strerror(errno));
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int e = errno;
     close(fd);
@@ -1353,16 +1467,42 @@ static int become_writer(store *s) {
   return STORE_OK;
 }
 
+void store_log(const store *s, store_log_info *info, char *note, size_t n) {
+  info->frames = wal_frames(s->log);
+  info->bytes = wal_bytes(s->log);
+  const char *w = wal_note(s->log);
+  if (*w) {
+    snprintf(note, n, "%s", w);
+    return;
+  }
+  note[0] = 0;
+  /* copies of damaged logs kept by an earlier writer */
+  size_t len = strlen(s->walpath) + 32;
+  char *name = malloc(len);
+  struct stat st;
+  int k = 1;
+  while (name && k < 1000) {
+    snprintf(name, len, "%s.corrupt-%d", s->walpath, k);
+    if (lstat(name, &st) != 0) break;
+    k++;
+  }
+  if (name && k > 1)
+    snprintf(note, n, "%d damaged log%s kept beside the store (%s.corrupt-1%s): the frames "
+             "after the damage in them were not replayed", k - 1, k > 2 ? "s" : "", s->walpath,
+             k > 2 ? " ..." : "");
+  free(name);
+}
+
 int store_refresh(store *s) {
   if (s->writer || s->in_txn) return STORE_OK;
-  struct stat st, ws;
-  if (stat(s->path, &st) != 0) return fail(s, STORE_EIO, "%s: %s", s->path, strerror(errno));
-  int wal_now = stat(s->walpath, &ws) == 0 ? 1 : 0;
-  uint64_t wbytes = wal_now ? (uint64_t)ws.st_size : 0;
-  if (st.st_ino == s->fst.st_ino && st.st_size == s->fst.st_size &&
-      st.st_mtim.tv_sec == s->fst.st_mtim.tv_sec && st.st_mtim.tv_nsec == s->fst.st_mtim.tv_nsec &&
-      wbytes == s->log_seen_bytes)
-    return STORE_OK;
+  if (s->loaded) {
+    struct stat st;
+    if (stat(s->path, &st) != 0) return fail(s, STORE_EIO, "%s: %s", s->path, strerror(errno));
+    if (st.st_dev == s->fst.st_dev && st.st_ino == s->fst.st_ino && st.st_size == s->fst.st_size &&
+        st.st_mtim.tv_sec == s->fst.st_mtim.tv_sec && st.st_mtim.tv_nsec == s->fst.st_mtim.tv_nsec &&
+        !wal_changed(s->log, 0))
+      return STORE_OK;
+  }
   return state_load(s, NULL, 0);
 }
 
@@ -1560,7 +1700,6 @@ static int rebase(store *s, uint64_t upto) {
   s->base_id = ids;
   s->base_dead = dead;
   s->ckpt_seq = upto;
-  s->log_seen_bytes = wal_bytes(s->log);
   return STORE_OK;
 }
 
@@ -1583,8 +1722,7 @@ static int append_q8(store *s, h5w *w, const void *const *rows, uint64_t n) {
       if (rows[i] && !ann_row_missing(e, rows[i]))
         ann_q8_encode(rows[i], e, s->dim, codes + i * (size_t)s->dim, &scale[i]);
     if (h5w_append(w, dq, codes, n) != H5_OK || h5w_append(w, ds, scale, n) != H5_OK)
-      rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO, "%s: %s", s->path,
-                h5w_errmsg(w));
+      rc = wfail(s, w, "the int8 copy of");
   }
   free(codes);
   free(scale);
@@ -1604,12 +1742,16 @@ static int index_save(store *s, int force) {
   h5w *w;
   if (h5w_open(s->path, 1, &w, err, sizeof err) != H5_OK)
     return fail(s, STORE_EIO, "saving the indexes of %s: %s", s->path, err);
+  h5w_on_commit(w, gate_take, s, "readers kept the store busy");
   int rc = vec ? sindex_save(s->ix, w, s->nbase, util_ncpu(), err, sizeof err) : STORE_OK;
   if (rc == STORE_OK && txt) rc = tindex_save(s->tx, w, s->nbase, err, sizeof err);
+  if (rc != STORE_OK && h5w_errcode(w) == H5_EFULL) rc = STORE_EFULL;
   if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK) {
+    rc = wfail(s, w, "saving the indexes of");
     snprintf(err, sizeof err, "%s", h5w_errmsg(w));
-    rc = errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO;
   }
+  gate_release(s);
+  if (rc != STORE_OK) h5w_discard(w); /* no tail left behind */
   h5w_free(w);
   /* map the file again (what was built in memory goes; the saved images are read in place) */
   int lrc = rebase(s, s->ckpt_seq);
@@ -1630,8 +1772,10 @@ int store_checkpoint(store *s) {
   uint64_t upto = wal_last_seq(s->log);
   char err[512];
   h5w *w;
-  if (h5w_open(s->path, 1, &w, err, sizeof err) != H5_OK)
-    return fail(s, STORE_EIO, "checkpoint of %s: %s", s->path, err);
+  int orc = h5w_open(s->path, 1, &w, err, sizeof err);
+  if (orc != H5_OK)
+    return fail(s, orc == H5_EFULL ? STORE_EFULL : STORE_EIO, "checkpoint of %s: %s", s->path, err);
+  h5w_on_commit(w, gate_take, s, "readers kept the store busy");
   int rc = STORE_OK;
   for (int k = 0; rc == STORE_OK && k < NCOL + 3; k++) {
     char path[64];
@@ -1659,9 +1803,7 @@ int store_checkpoint(store *s) {
       int64_t v = k == NCOL + 1 ? (int64_t)upto : s->max_id;
       hr = h5w_append(w, d, &v, 1);
     }
-    if (hr != H5_OK)
-      rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO,
-                "checkpoint of %s: %s", s->path, h5w_errmsg(w));
+    if (hr != H5_OK) rc = wfail(s, w, "checkpoint of");
   }
   if (rc == STORE_OK && nlive) {
     const void **rows = malloc(nlive * sizeof *rows);
@@ -1677,18 +1819,23 @@ int store_checkpoint(store *s) {
   }
   if (rc == STORE_OK) {
     int gr = gstore_checkpoint(s->g, w, err, sizeof err);
-    if (gr) rc = fail(s, gr == STORE_ENOMEM ? gr : errno == ENOSPC || errno == EFBIG ? STORE_EFULL : gr,
+    if (gr) rc = fail(s, gr == STORE_ENOMEM ? gr : h5w_errcode(w) == H5_EFULL ? STORE_EFULL : gr,
                       "checkpoint of %s: %s", s->path, err);
   }
-  if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK)
-    rc = fail(s, errno == ENOSPC || errno == EFBIG ? STORE_EFULL : STORE_EIO,
-              "checkpoint of %s: %s", s->path, h5w_errmsg(w));
+  if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK) rc = wfail(s, w, "checkpoint of");
+  if (rc != STORE_OK) {
+    /* the file is as it was (its failed tail cut off); the log still holds everything */
+    gate_release(s);
+    h5w_discard(w);
+    h5w_free(w);
+    return rc;
+  }
   h5w_free(w);
-  if (rc != STORE_OK) return rc; /* the file is as it was; the log still holds everything */
-  /* The file now holds everything up to frame upto: empty the log (if
-  ** that fails, the frames are in both: opening skips them by sequence
-  ** number), and make the delta's live records base rows. */
+  /* The file now holds everything up to frame upto: empty the log, still
+  ** inside the gate (if that fails, the frames are in both: opening skips
+  ** them by sequence number), and make the delta's live records base rows. */
   if (wal_reset(s->log, upto) != WAL_OK) rc = fail(s, STORE_EIO, "%s", wal_errmsg(s->log));
+  gate_release(s);
   if (rebase(s, upto) != STORE_OK) { /* read it all again */
     char keep[sizeof s->err];
     memcpy(keep, s->err, sizeof keep);
@@ -1775,10 +1922,11 @@ int store_optimize(store *s) {
   }
   o.attrs = (const char *const *)ex.v;
   h5w *w;
-  if (h5w_create(tmp, 1, &w, err, sizeof err) != H5_OK) {
+  int hr = h5w_create(tmp, 1, &w, err, sizeof err);
+  if (hr != H5_OK) {
     extra_attrs_free(&ex);
     free(tmp);
-    return fail(s, STORE_EIO, "optimize %s: %s", s->path, err);
+    return fail(s, hr == H5_EFULL ? STORE_EFULL : STORE_EIO, "optimize %s: %s", s->path, err);
   }
   rc = write_layout(s, w, &o, s->store_id);
   extra_attrs_free(&ex);
@@ -1833,7 +1981,7 @@ int store_optimize(store *s) {
       snprintf(path, sizeof path, "/memories/%s", col_name[k]);
       h5w_obj *d;
       if (rc == STORE_OK && (h5w_lookup(w, path, &d) != H5_OK || h5w_append(w, d, buf, m) != H5_OK))
-        rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
+        rc = wfail(s, w, "optimize");
       if (rc == STORE_OK && k == C_EMB) { /* and their int8 copies */
         const void **rows = malloc(m * sizeof *rows);
         if (!rows) rc = fail(s, STORE_ENOMEM, "out of memory");
@@ -1848,7 +1996,7 @@ int store_optimize(store *s) {
   }
   if (rc == STORE_OK) {
     int gr = gstore_write_live(s->g, w, err, sizeof err);
-    if (gr) rc = fail(s, gr, "optimize %s: %s", s->path, err);
+    if (gr) rc = fail(s, h5w_errcode(w) == H5_EFULL ? STORE_EFULL : gr, "optimize %s: %s", s->path, err);
   }
   h5w_obj *ck, *mx;
   int64_t v = (int64_t)s->ckpt_seq;
@@ -1856,12 +2004,17 @@ int store_optimize(store *s) {
                          h5w_append(w, ck, &v, 1) != H5_OK ||
                          h5w_lookup(w, "/h5mem/max_id", &mx) != H5_OK ||
                          h5w_append(w, mx, &s->max_id, 1) != H5_OK))
-    rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
-  if (rc == STORE_OK && h5w_close(w, s->sync != STORE_SYNC_OFF) != H5_OK)
-    rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, h5w_errmsg(w));
+    rc = wfail(s, w, "optimize");
+  if (rc == STORE_OK && h5w_close(w, s->sync != STORE_SYNC_OFF) != H5_OK) rc = wfail(s, w, "optimize");
   h5w_free(w);
+  /* the new file replaces the old inside the gate: no reader is between
+  ** opening the .h5 file and reading the log */
+  int g = rc == STORE_OK ? gate_write_begin(s->lockfd) : GATE_NONE;
+  if (g != GATE_OK && g != GATE_NONE)
+    rc = fail(s, STORE_BUSY, "optimize %s: readers kept the store busy", s->path);
   if (rc == STORE_OK && rename(tmp, s->path) != 0)
     rc = fail(s, STORE_EIO, "optimize %s: %s", s->path, strerror(errno));
+  gate_write_end(s->lockfd, g);
   if (rc != STORE_OK) unlink(tmp);
   free(tmp);
   if (rc != STORE_OK) return rc;
@@ -1876,7 +2029,9 @@ int store_close(store *s) {
   if (s->writer && s->log && (s->ndelta || s->nnewdead || wal_frames(s->log))) rc = store_checkpoint(s);
   if (s->writer && s->log && s->sync == STORE_SYNC_NORMAL) wal_sync(s->log);
   state_free(s);
+  gate_release(s);
   if (s->lockfd >= 0) close(s->lockfd);
+  if (s->gatefd >= 0) close(s->gatefd);
   free(s->ul);
   free(s->frame);
   free(s->path);

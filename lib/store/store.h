@@ -133,6 +133,16 @@ int store_index(const store *s, store_index_info *info);
 /* "flat", "hnsw" or "ivf". */
 const char *store_index_name(int kind);
 
+/* The log as this handle read it: its valid frames and bytes, and into
+** note (n bytes) "" or what is wrong with it: frames that look valid after
+** a damaged one (not replayed; a writer keeps the log as it was in
+** "<log>.corrupt-N" before cutting it back: wal.h, wal_note), or such
+** copies found beside the store. */
+typedef struct store_log_info {
+  uint64_t frames, bytes;
+} store_log_info;
+void store_log(const store *s, store_log_info *info, char *note, size_t n);
+
 /* Re-read the file and log if they changed on disk (readers only; a no-op
 ** for the writer, whose view is always current). */
 int store_refresh(store *s);

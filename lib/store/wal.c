@@ -50,6 +50,7 @@ struct wal {
   size_t cap;
   XXH64_state_t *xs; /* for appends: header, payload and trailer apart */
   char err[256];
+  char note[512];    /* a damaged frame with valid-looking ones after it, or "" */
 };
 
 /* ---- little helpers ------------------------------------------------------ */
@@ -79,6 +80,16 @@ static void add_err(wal *w, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(w->err + n, sizeof w->err - n, fmt, ap);
+  va_end(ap);
+}
+
+/* Append to the note. */
+static void add_note(wal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(wal *w, const char *fmt, ...) {
+  size_t n = strlen(w->note);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->note + n, sizeof w->note - n, fmt, ap);
   va_end(ap);
 }
 
@@ -282,7 +293,69 @@ static void pos_advance(wal_pos *p, size_t len, uint64_t sum) {
   p->chain = sum;
 }
 
-/* Find the valid prefix of a file of size bytes whose header is in w. */
+/* How many frames chain from offset off by their lengths, the first with
+** seq sq (its magic checked already, len its length): each header has the
+** magic, a length that fits the file and the next seq. */
+static uint64_t chained(wal *w, uint64_t off, uint64_t len, uint64_t sq, uint64_t size) {
+  uint64_t n = 0;
+  for (;;) {
+    n++;
+    off += len + WAL_FRAME_OVERHEAD;
+    uint8_t h[16];
+    if (size - off < WAL_FRAME_OVERHEAD || read_at(w->fd, h, 16, off) != 0 ||
+        get_le(h, 4) != WAL_FRAME_MAGIC || get_le(h + 8, 8) != sq + n)
+      return n;
+    len = get_le(h + 4, 4);
+    if (len > WAL_MAX_FRAME || len > size - off - WAL_FRAME_OVERHEAD) return n;
+  }
+}
+
+/* Frames that look valid after the end of the valid prefix p of a file of
+** size bytes: a frame header (magic, a length that fits, a seq past the
+** next one expected) at some later offset, then the frames chained after
+** it.  A torn tail (a crash in the middle of an append) is the end of the
+** file; frames after a bad one mean the log was damaged.  Their number in
+** *n (0: none); the seq of the first in *seq. */
+static int later_frames(wal *w, const wal_pos *p, uint64_t size, uint64_t *n, uint64_t *seq) {
+  *n = 0;
+  uint8_t buf[65536 + 16];
+  uint64_t next = p->last_seq + 2; /* the frame after the bad one */
+  for (uint64_t at = p->end + 1; at + WAL_FRAME_OVERHEAD <= size;) {
+    size_t want = size - at < sizeof buf ? (size_t)(size - at) : sizeof buf;
+    int r = read_at(w->fd, buf, want, at);
+    if (r < 0) return -1;
+    if (r > 0) return 0; /* (it got shorter meanwhile) */
+    size_t lim = want >= 16 ? want - 15 : 0;
+    for (size_t i = 0; i < lim; i++) {
+      if (buf[i] != 'W' || get_le(buf + i, 4) != WAL_FRAME_MAGIC) continue;
+      uint64_t len = get_le(buf + i + 4, 4), sq = get_le(buf + i + 8, 8), off = at + i;
+      if (len > WAL_MAX_FRAME || len > size - off - WAL_FRAME_OVERHEAD || sq < next ||
+          sq - next > (size - p->end) / WAL_FRAME_OVERHEAD)
+        continue;
+      *seq = sq;
+      *n = chained(w, off, len, sq, size);
+      return 0;
+    }
+    at += lim ? lim : 1;
+  }
+  return 0;
+}
+
+/* A damaged header followed by what looks like frames (one right after it):
+** their number in *n. */
+static void frames_after_bad_header(wal *w, uint64_t size, uint64_t *n) {
+  uint8_t h[16];
+  *n = 0;
+  if (size < WAL_HEADER_SIZE + WAL_FRAME_OVERHEAD ||
+      read_at(w->fd, h, 16, WAL_HEADER_SIZE) != 0 || get_le(h, 4) != WAL_FRAME_MAGIC)
+    return;
+  uint64_t len = get_le(h + 4, 4);
+  if (len <= WAL_MAX_FRAME && len <= size - WAL_HEADER_SIZE - WAL_FRAME_OVERHEAD)
+    *n = chained(w, WAL_HEADER_SIZE, len, get_le(h + 8, 8), size);
+}
+
+/* Find the valid prefix of a file of size bytes whose header is in w (and
+** whether frames follow a damaged one: w->note). */
 static int scan(wal *w, uint64_t size) {
   wal_pos p = empty_pos(w);
   for (;;) {
@@ -295,28 +368,92 @@ static int scan(wal *w, uint64_t size) {
   }
   trim_buf(w);
   w->cur = w->synced = p;
+  w->note[0] = 0;
+  uint64_t nlater = 0, seq = 0;
+  if (p.end < size && later_frames(w, &p, size, &nlater, &seq) != 0) {
+    set_err(w, "cannot read %s: %s", w->path, strerror(errno));
+    return WAL_EIO;
+  }
+  if (nlater)
+    snprintf(w->note, sizeof w->note,
+             "frame %llu at offset %llu of %s is damaged; %llu later frame%s (from %llu) "
+             "cannot be replayed", (unsigned long long)(p.last_seq + 1),
+             (unsigned long long)p.end, w->path, (unsigned long long)nlater,
+             nlater == 1 ? "" : "s", (unsigned long long)seq);
   return WAL_OK;
+}
+
+/* Copy the whole log to "<path>.corrupt-N" (the first N free; created
+** exclusively, never through a link) and sync it, before a writer cuts a
+** damaged log back to its valid prefix: the bytes past it stay readable. */
+static int keep_aside(wal *w, uint64_t size) {
+  size_t n = strlen(w->path) + 32;
+  char *name = malloc(n);
+  if (!name) {
+    set_err(w, "out of memory keeping %s aside", w->path);
+    return WAL_ENOMEM;
+  }
+  int fd = -1;
+  for (int k = 1; fd < 0 && k < 1000; k++) {
+    snprintf(name, n, "%s.corrupt-%d", w->path, k);
+    fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  int rc = WAL_OK;
+  uint8_t buf[65536];
+  for (uint64_t at = 0; fd >= 0 && rc == WAL_OK && at < size;) {
+    size_t want = size - at < sizeof buf ? (size_t)(size - at) : sizeof buf;
+    struct iovec iov = {buf, want};
+    if (read_at(w->fd, buf, want, at) != 0 || write_at(fd, &iov, 1, at) != 0) rc = WAL_EIO;
+    at += want;
+  }
+  if (fd < 0 || rc != WAL_OK || fsync(fd) != 0 || sync_dir(name) != 0) {
+    const char *what;
+    rc = write_status(errno, &what);
+    set_err(w, "%s; keeping the damaged log aside as %s failed (%s: %s), so it is left as it is",
+            w->note, name, what, strerror(errno));
+    if (fd >= 0) unlink(name);
+  } else {
+    add_note(w, "; the log as it was is kept in %s", name);
+  }
+  if (fd >= 0) close(fd);
+  free(name);
+  return rc;
 }
 
 /* ---- open and close -------------------------------------------------------- */
 
+/* Open the log file, never through a symbolic link (O_NOFOLLOW), and only
+** a regular file: a planted link or device must not be read, truncated or
+** written in place of the log. */
 static int open_fd(wal *w, int *created) {
   *created = 0;
   if (w->readonly) {
-    w->fd = open(w->path, O_RDONLY | O_CLOEXEC);
+    w->fd = open(w->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (w->fd < 0 && errno == ENOENT) return WAL_OK;
   } else {
     for (int tries = 0; w->fd < 0 && tries < 2; tries++) {
-      w->fd = open(w->path, O_RDWR | O_CLOEXEC);
+      w->fd = open(w->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
       if (w->fd >= 0 || errno != ENOENT) break;
-      w->fd = open(w->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      w->fd = open(w->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
       if (w->fd >= 0) *created = 1;
       else if (errno != EEXIST) break;
     }
   }
-  if (w->fd >= 0) return WAL_OK;
-  set_err(w, "cannot open %s: %s", w->path, strerror(errno));
-  return WAL_EIO;
+  if (w->fd < 0) {
+    set_err(w, "cannot open %s: %s", w->path,
+            errno == ELOOP ? "it is a symbolic link (a log is never opened through one)"
+                           : strerror(errno));
+    return WAL_EIO;
+  }
+  struct stat st;
+  if (fstat(w->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    set_err(w, "%s is not a regular file; a log must be one", w->path);
+    close(w->fd);
+    w->fd = -1;
+    return WAL_EIO;
+  }
+  return WAL_OK;
 }
 
 /* Start a new, empty log: header for base 1, nothing after it. */
@@ -362,6 +499,13 @@ static int load(wal *w, int created) {
     return WAL_EMISMATCH;
   }
   if (hdr == HDR_BAD) {
+    uint64_t nlater = 0;
+    frames_after_bad_header(w, w->size, &nlater);
+    w->note[0] = 0;
+    if (nlater)
+      snprintf(w->note, sizeof w->note, "the header of %s is damaged; %llu frame%s after it "
+               "cannot be replayed", w->path, (unsigned long long)nlater, nlater == 1 ? "" : "s");
+    if (!w->readonly && nlater && (r = keep_aside(w, w->size)) != WAL_OK) return r;
     if (!w->readonly) return start_fresh(w, created);
     w->base = 1; /* nothing to read; the file stays as it is */
     w->cur = w->synced = empty_pos(w);
@@ -369,6 +513,7 @@ static int load(wal *w, int created) {
   }
   int rc = scan(w, w->size);
   if (rc != WAL_OK || w->readonly) return rc;
+  if (w->note[0] && (rc = keep_aside(w, w->size)) != WAL_OK) return rc;
   if ((w->size != w->cur.end && ftruncate(w->fd, (off_t)w->cur.end) != 0) || fsync(w->fd) != 0) {
     set_err(w, "cannot cut %s back to its %llu valid bytes: %s", w->path,
             (unsigned long long)w->cur.end, strerror(errno));
@@ -455,6 +600,27 @@ uint64_t wal_last_seq(const wal *w) { return w ? w->cur.last_seq : 0; }
 uint64_t wal_frames(const wal *w) { return w ? w->cur.frames : 0; }
 
 const char *wal_errmsg(const wal *w) { return w ? w->err : "no log"; }
+
+const char *wal_note(const wal *w) { return w ? w->note : ""; }
+
+int wal_changed(wal *w, int header_only) {
+  if (!w) return 0;
+  struct stat st, fs;
+  if (stat(w->path, &st) != 0) return w->fd >= 0;            /* gone (or was never there) */
+  if (w->fd < 0) return 1;                                    /* made since */
+  if (fstat(w->fd, &fs) != 0 || fs.st_ino != st.st_ino || fs.st_dev != st.st_dev) return 1;
+  uint8_t h[WAL_HEADER_SIZE];
+  if (read_at(w->fd, h, sizeof h, 0) != 0 || memcmp(h, WAL_MAGIC, 8) != 0 ||
+      get_le(h + 56, 8) != w->hdr_sum)
+    return 1;
+  if (header_only) return 0;
+  if ((uint64_t)st.st_size != w->size) return 1;
+  /* the same bytes as when it was read, but a frame that was being written
+  ** then (bytes past the valid prefix) may be whole now */
+  size_t len;
+  uint64_t sum;
+  return w->cur.end < w->size && frame_read(w, &w->cur, w->size, &len, &sum) == 1;
+}
 
 /* ---- writing ---------------------------------------------------------------- */
 

@@ -35,6 +35,9 @@
 **   left over from before a reset, from another log, or copied from
 **   elsewhere in this one never validate.
 **
+** The log is opened only as a regular file and never through a symbolic
+** link (O_NOFOLLOW); a new one is created exclusively (O_EXCL).
+**
 ** The valid prefix is the frames up to the first one that is cut short,
 ** has a bad magic or length, a seq that is not the previous + 1, or a
 ** checksum that does not match.  A writer cuts the file back to the valid
@@ -130,5 +133,20 @@ uint64_t wal_last_seq(const wal *w); /* seq of the last valid frame (header's ba
 uint64_t wal_frames(const wal *w);   /* number of valid frames */
 void wal_close(wal *w);              /* no fsync; NULL is a no-op */
 const char *wal_errmsg(const wal *w); /* the last error ("" if none) */
+/* "" or, when the valid prefix is followed by frames that look valid (the
+** log was damaged, not cut short by a crash), what was found: "frame 1 at
+** offset 64 of agent.h5-wal is damaged; 40 later frames (from 2) cannot be
+** replayed".  wal_open for writing first copies such a log whole to
+** "<path>.corrupt-N" (the first N free, created exclusively) and syncs it
+** before cutting the log back, and says so here; if the copy fails the
+** open fails (the log left as it is). */
+const char *wal_note(const wal *w);
+/* 1 if the log on disk is no longer the one w read: another file at its
+** path (or none where there was one, or one where there was none), a
+** rewritten header (wal_reset gives every epoch a new salt, so its header
+** checksum differs), or, unless header_only, a different size or a frame
+** past the valid prefix that validates now (it was being written when w
+** read the log); 0 if the same.  Reads 64 bytes (and a frame header). */
+int wal_changed(wal *w, int header_only);
 
 #endif
