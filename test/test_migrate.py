@@ -619,7 +619,15 @@ def mem0():
     expect_error(db, "SELECT h5mem_migrate(%s, %s, %s)" % (q(p), q(path("x.h5")), q(json.dumps(
         {"query": "SELECT vector AS embedding FROM vectors", "columns": {"id": "rowid"}}))),
         "columns: id: the query has no rowid")
+    # new ids after the destination's largest: none left after 2^63-1
+    full = path("mem0_full.h5")
+    db.execute("CREATE VIRTUAL TABLE f USING h5mem(path=%s, dim=4)" % q(full))
+    db.execute("INSERT INTO f(id, text) VALUES (9223372036854775807, 'last')")
+    db.execute("DROP TABLE f")
+    expect_error(db, "SELECT h5mem_migrate(%s, %s, %s)" % (q(p), q(full), q(json.dumps(
+        {"query": "SELECT id, vector AS embedding FROM vectors", "append": True}))), "no ids left")
     db.close()
+    check([r["id"] for r in records(full).values()] == [9223372036854775807], "no ids left: nothing written")
     # meta of every shape
     dst = path("odd.h5")
     rep = migrate(p, dst, {"table": "odd", "columns": cols})
