@@ -40,6 +40,7 @@
 #include "migrate/mig.h"
 #include "store/store.h"
 #include "util/json.h"
+#include "util/strbuf.h"
 #include "util/timefmt.h"
 #include "util/vecjson.h"
 #include "vtab/search_int.h"
@@ -202,7 +203,9 @@ typedef struct mig_run {
   char *srcpath, *dstpath, *key;
   /* counts */
   sqlite3_int64 read, written, skipped, no_emb, reason[NREASON], enc_seen[NENC];
-  sqlite3_int64 ts_unparsed, meta_quoted, next_id, before;
+  sqlite3_int64 ts_unparsed, meta_quoted, utf8_fixed, next_id, before;
+  int complete;
+  strbuf fix[MIG_NFIELD]; /* a row's strings with their invalid UTF-8 replaced */
   char other_name[MAX_OTHER][32];
   sqlite3_int64 other_count[MAX_OTHER];
   int nother, stopped_by_limit;
@@ -355,21 +358,19 @@ static int emb_decode(mig_run *m, const mig_cell *c, int *has, char *buf, size_t
 
 /* ---- other columns ---- */
 
-/* A text value (TEXT, or a BLOB holding UTF-8, or a number written out)
-** into *s / *n (NULL for NULL); 0, or -1 when it is not text. */
-static int text_of(const mig_cell *c, char *num, size_t numlen, const char **s, size_t *n) {
+/* A text value (TEXT, a BLOB of text, or a number written out) into *s /
+** *n (NULL for NULL), ill-formed UTF-8 replaced in fix: mig_utf8's
+** result (0, 1 repaired, -1 a NUL byte unless nul_ok, -2 out of memory). */
+static int text_of(const mig_cell *c, int nul_ok, char *num, size_t numlen, strbuf *fix, const char **s,
+                   size_t *n) {
   *s = NULL;
   *n = 0;
   switch (c->type) {
   case SQLITE_NULL: return 0;
   case SQLITE_INTEGER: *n = (size_t)snprintf(num, numlen, "%lld", (long long)c->i); *s = num; return 0;
   case SQLITE_FLOAT: *n = (size_t)snprintf(num, numlen, "%.17g", c->d); *s = num; return 0;
-  default: break;
+  default: return mig_utf8(c->n ? c->p : "", (size_t)c->n, nul_ok, fix, s, n);
   }
-  if (c->n && (!h5_utf8_valid(c->p, (size_t)c->n) || memchr(c->p, 0, (size_t)c->n))) return -1;
-  *s = c->n ? c->p : "";
-  *n = (size_t)c->n;
-  return 0;
 }
 
 /* Skip JSON whitespace from i. */
@@ -482,6 +483,43 @@ static int blank(const char *s, size_t n) {
   return 1;
 }
 
+/* meta with the source's own id c first, as "source_id" (a JSON number
+** or string, its invalid UTF-8 replaced): {"source_id": id, meta's
+** members...} when meta is an object (one with a source_id of its own is
+** kept as it is), {"source_id": id, "meta": meta} when it is other JSON,
+** {"source_id": id} when there is none.  Into *out (sqlite3_malloc'd);
+** 0, 1 when the id was repaired, -1 out of memory. */
+static int with_source_id(mig_run *m, const mig_cell *c, const char *meta, size_t len, char **out) {
+  char num[40];
+  const char *id;
+  size_t n, v0, v1;
+  int t = text_of(c, 1, num, sizeof num, &m->fix[MIG_F_SOURCE_ID], &id, &n);
+  if (t < 0) return -1;
+  size_t i = meta ? jws(meta, 0, len) : 0;
+  int object = meta && util_json_is_object(meta, len);
+  if (object && json_at_path(meta, len, "source_id", &v0, &v1) == 0) {
+    *out = sqlite3_mprintf("%.*s", (int)len, meta);
+    return *out ? 0 : -1;
+  }
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, "{\"source_id\":");
+  if (c->type == SQLITE_INTEGER || c->type == SQLITE_FLOAT) sqlite3_str_append(s, id, (int)n);
+  else mig_json_str(s, id, n);
+  if (object) {
+    i = jws(meta, i + 1, len); /* past '{' */
+    if (meta[i] != '}') sqlite3_str_appendchar(s, 1, ',');
+    sqlite3_str_append(s, meta + i, (int)(len - i));
+  } else {
+    if (meta) {
+      sqlite3_str_appendall(s, ",\"meta\":");
+      sqlite3_str_append(s, meta + i, (int)(len - i));
+    }
+    sqlite3_str_appendchar(s, 1, '}');
+  }
+  *out = sqlite3_str_finish(s);
+  return *out ? t : -1;
+}
+
 /* One row of the reader into the store (or only checked, in a dry run).
 ** Returns SQLITE_OK (written or skipped) or an error of the store. */
 static int migrate_row(mig_run *m) {
@@ -511,18 +549,27 @@ static int migrate_row(mig_run *m) {
       return SQLITE_OK;
     }
   } else {
+    if (m->next_id == INT64_MAX) {
+      snprintf(m->err, sizeof m->err, "writing %s: no ids left (new ids are assigned after the "
+               "largest, %lld)", m->dstpath, (long long)m->next_id);
+      return SQLITE_FULL;
+    }
     r.id = ++m->next_id;
   }
   /* text, and the other strings */
   const char **dst[] = {&r.text, &r.source, &r.session, &r.tags, &r.tier, &r.meta};
   size_t *dlen[] = {&r.text_len, &r.source_len, &r.session_len, &r.tags_len, &r.tier_len, &r.meta_len};
   static const int fld[] = {MIG_F_TEXT, MIG_F_SOURCE, MIG_F_SESSION, MIG_F_TAGS, MIG_F_TIER, MIG_F_META};
+  int fixed = 0;
   for (int k = 0; k < 6; k++) {
-    if (text_of(cell(m, fld[k]), num[fld[k]], sizeof num[0], dst[k], dlen[k])) {
-      snprintf(detail, sizeof detail, "%s is not UTF-8 text", mig_field_name[fld[k]]);
+    int t = text_of(cell(m, fld[k]), 0, num[fld[k]], sizeof num[0], &m->fix[fld[k]], dst[k], dlen[k]);
+    if (t == -2) return SQLITE_NOMEM;
+    if (t < 0) {
+      snprintf(detail, sizeof detail, "%s holds a NUL byte", mig_field_name[fld[k]]);
       skip(m, R_BAD_TEXT, NULL, idc, detail);
       return SQLITE_OK;
     }
+    fixed |= t;
   }
   const mig_cell *tp = cell(m, MIG_F_TEXTPATH);
   char *owned = NULL; /* the text, when unescaped from JSON here */
@@ -579,6 +626,20 @@ static int migrate_row(mig_run *m) {
     r.meta = quoted;
     m->meta_quoted++;
   }
+  /* the source's own id (not an integer) first in meta, as source_id */
+  char *withid = NULL;
+  const mig_cell *sid = cell(m, MIG_F_SOURCE_ID);
+  if (sid->type != SQLITE_NULL) {
+    int t = with_source_id(m, sid, r.meta, r.meta_len, &withid);
+    if (t < 0) {
+      sqlite3_free(owned);
+      sqlite3_free(quoted);
+      return SQLITE_NOMEM;
+    }
+    fixed |= t;
+    r.meta = withid;
+    r.meta_len = strlen(withid);
+  }
   /* times and numbers */
   if (time_of(cell(m, MIG_F_TS), &r.ts)) {
     r.ts = (int64_t)time(NULL);
@@ -591,6 +652,7 @@ static int migrate_row(mig_run *m) {
   if (m->st && !m->o.dry_run) rc = store_put(m->st, &r);
   sqlite3_free(owned);
   sqlite3_free(quoted);
+  sqlite3_free(withid);
   if (rc == STORE_EEXISTS) {
     skip(m, R_DUPLICATE, NULL, idc, NULL);
     return SQLITE_OK;
@@ -600,6 +662,7 @@ static int migrate_row(mig_run *m) {
     return rc == STORE_ENOMEM ? SQLITE_NOMEM : rc == STORE_EFULL ? SQLITE_FULL : SQLITE_IOERR;
   }
   m->written++;
+  m->utf8_fixed += fixed;
   return SQLITE_OK;
 }
 
@@ -766,7 +829,7 @@ static char *report(mig_run *m) {
   sqlite3_str_appendall(s, ",\"table\":");
   mig_json_str(s, m->plan.table ? m->plan.table : "", m->plan.table ? strlen(m->plan.table) : 0);
   sqlite3_str_appendf(s, ",\"dry_run\":%s", m->o.dry_run ? "true" : "false");
-  sqlite3_str_appendf(s, ",\"complete\":%s", m->stopped_by_limit ? "false" : "true");
+  sqlite3_str_appendf(s, ",\"complete\":%s", m->complete ? "true" : "false");
   sqlite3_str_appendf(s, ",\"rows_read\":%lld,\"rows_written\":%lld,\"rows_skipped\":%lld",
                       (long long)m->read, (long long)m->written, (long long)m->skipped);
   sqlite3_str_appendall(s, ",\"skipped\":{");
@@ -810,6 +873,7 @@ static char *report(mig_run *m) {
   }
   if (m->ts_unparsed) sqlite3_str_appendf(s, ",\"ts_unreadable\":%lld", (long long)m->ts_unparsed);
   if (m->meta_quoted) sqlite3_str_appendf(s, ",\"meta_not_json\":%lld", (long long)m->meta_quoted);
+  if (m->utf8_fixed) sqlite3_str_appendf(s, ",\"utf8_repaired\":%lld", (long long)m->utf8_fixed);
   char *info = sqlite3_str_finish(m->plan.info);
   m->plan.info = NULL;
   if (info) sqlite3_str_appendall(s, info);
@@ -949,6 +1013,12 @@ static int run(mig_run *m, const char *src, const char *dst) {
     snprintf(m->err, sizeof m->err, "checkpoint of %s: %s", m->dstpath, store_errmsg(m->st));
     rc = SQLITE_IOERR;
   }
+  /* complete: read to the end, and something of a non-empty source is in
+     the destination (written now, or there already: a resumed run) */
+  m->complete = !m->stopped_by_limit && (m->read == 0 || m->written + m->reason[R_DUPLICATE] > 0);
+  if (!m->stopped_by_limit && !m->complete)
+    mig_note(&m->plan, "none of the %lld rows read %s written (see skipped): not complete",
+             (long long)m->read, m->o.dry_run ? "would be" : "was");
   progress_line(m, 1);
   return rc;
 }
@@ -1025,6 +1095,7 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     }
   }
   sqlite3_free(sqlite3_str_finish(m->examples));
+  for (int f = 0; f < MIG_NFIELD; f++) strbuf_free(&m->fix[f]);
   mig_plan_free(&m->plan);
   opts_free(&m->o);
   sqlite3_free(m->vec);

@@ -28,6 +28,7 @@
 #include "text/tokenize.h"
 #include "util/json.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 
 /* Report "<function>: <msg>" as the function's error. */
 static void text_error(sqlite3_context *ctx, const char *msg) {
@@ -143,40 +144,6 @@ static int parse_options(const char *z, size_t n, text_tok_opts *o, int *offsets
 
 /* ----------------------------------------------------------------- output */
 
-/* How many bytes at p[0..left) belong to one character: the whole sequence
-** when it is well-formed UTF-8 (*ok = 1), else its maximal valid beginning,
-** at least one byte (*ok = 0), as the Unicode Standard's "maximal subpart"
-** practice for U+FFFD substitution reads it. */
-static size_t utf8_span(const unsigned char *p, size_t left, int *ok) {
-  unsigned c = p[0], lo = 0x80, hi = 0xBF;
-  size_t need, k = 1;
-  *ok = 0;
-  if (c < 0x80) {
-    *ok = 1;
-    return 1;
-  }
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    need = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    need = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 1;
-  }
-  while (k < need && k < left) {
-    unsigned b = p[k];
-    if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xBF)) break;
-    k++;
-  }
-  *ok = k == need;
-  return k;
-}
-
 /* State of one h5mem_tokenize call: the JSON array being written and a
 ** scratch buffer for repairing invalid UTF-8.  Both malloc'd, freed by the
 ** caller (strbuf_free). */
@@ -191,19 +158,10 @@ static int on_token(void *ctx, const char *tok, size_t ntok, size_t start, size_
   tok_out *t = ctx;
   const char *s = tok;
   size_t ns = ntok;
-  int ok = 1;
 
-  for (size_t i = 0; i < ntok && ok;) i += utf8_span((const unsigned char *)tok + i, ntok - i, &ok);
-  if (!ok) {
+  if (util_utf8_check(tok, ntok, 1) < ntok) {
     t->fix.len = 0;
-    for (size_t i = 0; i < ntok;) {
-      size_t k = utf8_span((const unsigned char *)tok + i, ntok - i, &ok);
-      if (ok)
-        strbuf_append(&t->fix, tok + i, k);
-      else
-        strbuf_append(&t->fix, "\xEF\xBF\xBD", 3);
-      i += k;
-    }
+    util_utf8_repair(&t->fix, tok, ntok);
     if (strbuf_failed(&t->fix)) return TEXT_ENOMEM;
     s = t->fix.buf;
     ns = t->fix.len;

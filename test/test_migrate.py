@@ -330,21 +330,25 @@ def sqlite_vec():
 
 # ---------------------------------------------------------------- ClawhDF5
 
+# ClawhDF5's migration schema (docs/MIGRATION.md)
+CLAWHDF5 = """
+CREATE TABLE memory_chunks (id INTEGER PRIMARY KEY, chunk TEXT NOT NULL, embedding BLOB NOT NULL,
+    source_channel TEXT DEFAULT 'api', timestamp REAL NOT NULL, session_id TEXT, tags TEXT DEFAULT '',
+    deleted INTEGER DEFAULT 0);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, start_idx INTEGER, end_idx INTEGER, channel TEXT,
+    timestamp REAL, summary TEXT);
+CREATE TABLE entities (id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
+    embedding_idx INTEGER DEFAULT -1);
+CREATE TABLE relations (src INTEGER NOT NULL, tgt INTEGER NOT NULL, relation TEXT NOT NULL,
+    weight REAL DEFAULT 1.0, timestamp REAL, FOREIGN KEY (src) REFERENCES entities(id),
+    FOREIGN KEY (tgt) REFERENCES entities(id));
+"""
+
+
 def clawhdf5():
     p = path("zeroclaw.db")
     db = sqlite3.connect(p)
-    db.executescript("""
-    CREATE TABLE memory_chunks (id INTEGER PRIMARY KEY, chunk TEXT NOT NULL, embedding BLOB NOT NULL,
-        source_channel TEXT DEFAULT 'api', timestamp REAL NOT NULL, session_id TEXT, tags TEXT DEFAULT '',
-        deleted INTEGER DEFAULT 0);
-    CREATE TABLE sessions (id TEXT PRIMARY KEY, start_idx INTEGER, end_idx INTEGER, channel TEXT,
-        timestamp REAL, summary TEXT);
-    CREATE TABLE entities (id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
-        embedding_idx INTEGER DEFAULT -1);
-    CREATE TABLE relations (src INTEGER NOT NULL, tgt INTEGER NOT NULL, relation TEXT NOT NULL,
-        weight REAL DEFAULT 1.0, timestamp REAL, FOREIGN KEY (src) REFERENCES entities(id),
-        FOREIGN KEY (tgt) REFERENCES entities(id));
-    """)
+    db.executescript(CLAWHDF5)
     want = {}
     for i in range(1, 9):
         v = [i, i * 0.5, -i, 0.25]
@@ -540,6 +544,177 @@ def generic():
     db.close()
 
 
+# ---------------------------------------------------------------- text ids (mem0)
+
+def mem0():
+    """mem0's SQLite vector store: vectors(id TEXT PRIMARY KEY (UUIDs), vector BLOB, payload TEXT (JSON))."""
+    import uuid
+    p = path("mem0.db")
+    db = sqlite3.connect(p)
+    db.execute("CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB, payload TEXT)")
+    rng = np.random.default_rng(3)
+    want, uuids = {}, {}
+    for i in range(1, 200):
+        u = str(uuid.UUID(bytes=bytes(rng.integers(0, 256, 16, dtype=np.uint8))))
+        v = [float(x) for x in rng.standard_normal(4).astype("<f4")]
+        pay = {"data": "memory %d" % i, "hash": "h%d" % i, "user_id": "alice", "created_at": "2026-01-01"}
+        db.execute("INSERT INTO vectors VALUES (?, ?, ?)", (u, f32(v), json.dumps(pay)))
+        want[i] = {"emb": v, "text": None, "meta": dict(pay, source_id=u)}
+        uuids[i] = u
+    # meta of every shape beside its text id
+    db.execute("CREATE TABLE odd (id, vector BLOB, payload TEXT)")
+    odd = [("u-1", '{"data": "x"}', {"source_id": "u-1", "data": "x"}),
+           ("u-2", "{}", {"source_id": "u-2"}),
+           ("u-3", None, {"source_id": "u-3"}),
+           ("u-4", "[1, 2]", {"source_id": "u-4", "meta": [1, 2]}),
+           ("u-5", "not json", {"source_id": "u-5", "meta": "not json"}),
+           ("u-6", '{"source_id": "mine", "n": 1}', {"source_id": "mine", "n": 1}),
+           (7, '{"n": 7}', {"source_id": 7, "n": 7}),
+           (None, '{"n": 8}', {"n": 8})]
+    for u, pay, _ in odd:
+        db.execute("INSERT INTO odd VALUES (?, ?, ?)", (u, f32([1, 2, 3, 4]), pay))
+    db.commit()
+    db.close()
+    seal(p)
+    cols = {"embedding": "vector", "meta": "payload"}
+    # a dry run counts every row
+    rep = migrate(p, path("mem0_dry.h5"), {"table": "vectors", "columns": cols, "dry_run": True})
+    check(rep["complete"] and rep["rows_written"] == 199 and rep["rows_skipped"] == 0, "mem0 dry run: %r" % rep)
+    dst = path("mem0.h5")
+    rep = migrate(p, dst, {"table": "vectors", "columns": cols})
+    check(rep["complete"] and rep["rows_read"] == 199 and rep["rows_written"] == 199 and
+          skipped(rep, "bad_id") == 0, "mem0: %r" % rep)
+    check(rep["ids"] == "the table's rowid (the id column's text in meta.source_id)" and rep["resumable"],
+          "mem0 ids: %r" % rep["ids"])
+    check(any("meta.source_id" in n for n in rep["notes"]), "mem0 notes: %r" % rep["notes"])
+    got = records(dst)
+    compare("mem0", got, want)
+    check(all(list(json.loads(got[i]["meta"]))[0] == "source_id" for i in got), "mem0: source_id comes first")
+    check_h5("mem0", dst, want)
+    # run again: every row is there already, and that is complete
+    rep = migrate(p, dst, {"table": "vectors", "columns": cols})
+    check(rep["resumed"] and rep["complete"] and rep["rows_written"] == 0 and skipped(rep, "duplicate") == 199,
+          "mem0 again: %r" % rep)
+    # {"id": "rowid"}: the rowid, and no source_id
+    dst = path("mem0_rowid.h5")
+    rep = migrate(p, dst, {"table": "vectors", "columns": dict(cols, id="rowid", text="payload")})
+    check(rep["complete"] and rep["rows_written"] == 199 and rep["ids"] == "the table's rowid", "rowid: %r" % rep)
+    got = records(dst)
+    check(json.loads(got[5]["meta"]) == json.loads(got[5]["text"]) and "source_id" not in json.loads(got[5]["meta"]),
+          "id=rowid meta: %r" % got[5]["meta"])
+    # the text from the payload, by a query selecting the rowid
+    dst = path("mem0_q.h5")
+    rep = migrate(p, dst, {"query": "SELECT rowid AS id, json_extract(payload, '$.data') AS text, vector AS "
+                                    "embedding, json_set(payload, '$.source_id', id) AS meta FROM vectors"})
+    check(rep["complete"] and rep["rows_written"] == 199 and rep["ids"] == "the id column", "mem0 query: %r" % rep)
+    check(records(dst)[17]["text"] == "memory 17" and json.loads(records(dst)[17]["meta"])["source_id"] == uuids[17],
+          "mem0 query: text and source_id")
+    # a query whose id is text: new ids, the text in meta.source_id, not resumable
+    dst = path("mem0_q2.h5")
+    rep = migrate(p, dst, {"query": "SELECT id, vector AS embedding, payload AS meta FROM vectors ORDER BY rowid"})
+    check(rep["complete"] and rep["rows_written"] == 199 and not rep["resumable"] and
+          rep["ids"] == "assigned (new ids; the id column's text in meta.source_id)", "text ids, query: %r" % rep)
+    compare("mem0 query ids", records(dst), want)
+    db = connect()
+    expect_error(db, "SELECT h5mem_migrate(%s, %s, %s)" % (q(p), q(path("x.h5")), q(json.dumps(
+        {"query": "SELECT vector AS embedding FROM vectors", "columns": {"id": "rowid"}}))),
+        "columns: id: the query has no rowid")
+    # new ids after the destination's largest: none left after 2^63-1
+    full = path("mem0_full.h5")
+    db.execute("CREATE VIRTUAL TABLE f USING h5mem(path=%s, dim=4)" % q(full))
+    db.execute("INSERT INTO f(id, text) VALUES (9223372036854775807, 'last')")
+    db.execute("DROP TABLE f")
+    expect_error(db, "SELECT h5mem_migrate(%s, %s, %s)" % (q(p), q(full), q(json.dumps(
+        {"query": "SELECT id, vector AS embedding FROM vectors", "append": True}))), "no ids left")
+    db.close()
+    check([r["id"] for r in records(full).values()] == [9223372036854775807], "no ids left: nothing written")
+    # meta of every shape
+    dst = path("odd.h5")
+    rep = migrate(p, dst, {"table": "odd", "columns": cols})
+    check(rep["rows_written"] == len(odd) and rep["complete"] and rep["meta_not_json"] == 1, "odd: %r" % rep)
+    compare("odd", records(dst), {i + 1: {"meta": m} for i, (_, _, m) in enumerate(odd)})
+    # nothing written of a non-empty source is not complete (dry run too); an empty source is
+    for dry in (False, True):
+        rep = migrate(p, path("mem0_dim8.h5"), {"table": "vectors", "columns": cols, "dim": 8, "dry_run": dry})
+        check(not rep["complete"] and rep["rows_written"] == 0 and skipped(rep, "wrong_dimension") == 199 and
+              any("not complete" in n for n in rep["notes"]), "all skipped (dry_run %s): %r" % (dry, rep))
+    e = path("empty.db")
+    db = sqlite3.connect(e)
+    db.execute("CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB, payload TEXT)")
+    db.commit()
+    db.close()
+    rep = migrate(e, path("empty.h5"), {"table": "vectors", "columns": cols, "dim": 4})
+    check(rep["complete"] and rep["rows_read"] == 0 and rep["store"]["records"] == 0, "empty source: %r" % rep)
+
+
+# ---------------------------------------------------------------- invalid UTF-8
+
+def utf8():
+    """Text with invalid UTF-8 is kept with U+FFFD (counted); a NUL byte skips its row."""
+    from test_utf8 import every_string_decodes
+    p = path("badutf8.db")
+    db = sqlite3.connect(p)
+    db.executescript("""
+    CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT, embedding BLOB, source TEXT, tags TEXT, meta TEXT);
+    CREATE TABLE uuids (id TEXT, text TEXT, embedding BLOB);
+    """)
+    e = f32([1, 0, 0])
+    rows = [(1, b"ok", b"src", None, '{"a": 1}'),
+            (2, b"caf\xe9", b"src", b"t", None),                      # Latin-1
+            (3, b"ab\xed\xa0\x80cd", b"s\xc0\xaf", b"\xff", None),   # surrogate, overlong, FF
+            (4, b"cut \xe2\x82", None, None, b'{"k": "\xf4\x90\x80\x80"}'),  # truncated; meta JSON once repaired
+            (5, b"a\x00b", None, None, None)]                          # NUL: skipped
+    for i, t, src, tags, meta in rows:
+        db.execute("INSERT INTO notes VALUES (?, CAST(? AS TEXT), ?, CAST(? AS TEXT), CAST(? AS TEXT), "
+                   "CAST(? AS TEXT))", (i, t, e, src, tags, meta))
+    db.execute("INSERT INTO uuids VALUES (CAST(? AS TEXT), 'x', ?)", (b"id-\xff", e))
+    db.commit()
+    db.close()
+    seal(p)
+    dst = path("badutf8.h5")
+    rep = migrate(p, dst, {"table": "notes"})
+    check(rep["rows_written"] == 4 and rep["utf8_repaired"] == 3 and skipped(rep, "bad_text") == 1 and
+          rep["complete"], "utf8: %r" % rep)
+    ex = [x for x in rep["skipped_examples"] if x["reason"] == "bad_text"]
+    check(ex and ex[0]["id"] == 5 and ex[0]["detail"] == "text holds a NUL byte", "utf8 examples: %r" % ex)
+    got = records(dst)
+    check(got[1]["text"] == "ok" and got[1]["meta"] == '{"a": 1}', "utf8: a valid row unchanged")
+    check(got[2]["text"] == "caf\ufffd" and got[2]["tags"] == "t", "utf8 row 2: %r" % got[2])
+    check(got[3]["text"] == "ab\ufffd\ufffd\ufffdcd" and got[3]["source"] == "s\ufffd\ufffd" and
+          got[3]["tags"] == "\ufffd", "utf8 row 3: %r" % got[3])
+    check(got[4]["text"] == "cut \ufffd" and json.loads(got[4]["meta"]) == {"k": "\ufffd" * 4},
+          "utf8 row 4: %r" % got[4])
+    every_string_decodes(dst, "migrated with invalid UTF-8")
+    dst = path("badutf8_ids.h5")
+    rep = migrate(p, dst, {"table": "uuids"})
+    check(rep["rows_written"] == 1 and rep["utf8_repaired"] == 1, "utf8 text id: %r" % rep)
+    check(json.loads(records(dst)[1]["meta"]) == {"source_id": "id-\ufffd"}, "utf8 text id: %r" % records(dst))
+    # the ClawhDF5 graph: a name repaired, a name with a NUL byte invalid
+    p = path("badutf8_claw.db")
+    db = sqlite3.connect(p)
+    db.executescript(CLAWHDF5)
+    db.execute("INSERT INTO memory_chunks VALUES (1, 'one', ?, 'api', 1700000000, 's', '', 0)", (e,))
+    db.execute("INSERT INTO entities VALUES (1, CAST(? AS TEXT), 'person', -1)", (b"Jos\xe9",))
+    db.execute("INSERT INTO entities VALUES (2, CAST(? AS TEXT), 'person', -1)", (b"a\x00b",))
+    db.execute("INSERT INTO entities VALUES (3, 'Ann', CAST(? AS TEXT), -1)", (b"\xc0",))
+    db.execute("INSERT INTO relations VALUES (1, 3, CAST(? AS TEXT), 1.0, 1700000000)", (b"kn\xc3ows",))
+    db.commit()
+    db.close()
+    seal(p)
+    dst = path("badutf8_claw.h5")
+    rep = migrate(p, dst)
+    gw = rep["graph_written"]
+    check(gw == {"entities": 2, "relations": 1, "skipped": {"invalid": 1, "dangling": 0, "duplicate": 0},
+                 "utf8_repaired": 3}, "utf8 graph: %r" % gw)
+    with h5py.File(dst, "r") as f:
+        names = [x.decode() for x in f["/graph/entities/name"][()]]
+        types = [x.decode() for x in f["/graph/entities/type"][()]]
+        rtypes = [x.decode() for x in f["/graph/relations/type"][()]]
+    check(names == ["Jos\ufffd", "Ann"] and types == ["person", "\ufffd"] and rtypes == ["kn\ufffdows"],
+          "utf8 graph strings: %r %r %r" % (names, types, rtypes))
+    every_string_decodes(dst, "graph migrated with invalid UTF-8")
+
+
 # ---------------------------------------------------------------- destination rules
 
 def destination_rules():
@@ -633,6 +808,8 @@ def main():
     langchain()
     langgraph()
     generic()
+    mem0()
+    utf8()
     destination_rules()
     resume()
     for p, digest, mtime in SOURCES:

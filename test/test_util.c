@@ -1,6 +1,6 @@
 /*
 ** test/test_util.c - lib/util: the JSON vector parser and float printing,
-** the JSON validator, ISO 8601 timestamps.
+** the JSON validator, ISO 8601 timestamps, the UTF-8 checker.
 */
 #include "config.h"
 
@@ -15,6 +15,7 @@
 #include "testutil.h"
 #include "util/json.h"
 #include "util/timefmt.h"
+#include "util/utf8.h"
 #include "util/vecjson.h"
 
 static int parse(const char *s, float **v, size_t *n, char *err) {
@@ -893,6 +894,105 @@ START_TEST(test_iso8601_tz_locale) {
 }
 END_TEST
 
+/* ---- UTF-8 ---- */
+
+/* The reference: decode each sequence by its lead byte's bit pattern and
+** judge the code point (not the byte ranges of Table 3-7 utf8.c uses). */
+static size_t ref_utf8_check(const unsigned char *s, size_t n, int nul_ok) {
+  for (size_t i = 0; i < n;) {
+    unsigned c = s[i];
+    size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (!len || (c == 0 && !nul_ok) || i + len > n) return i;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (size_t k = 1; k < len; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) return i;
+      cp = cp << 6 | (s[i + k] & 0x3F);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
+  }
+  return n;
+}
+
+static const struct {
+  const char *s;
+  size_t len, bad, bad_nul; /* first bad byte (NUL allowed; NUL refused) */
+  const char *fixed;        /* after util_utf8_repair */
+  size_t flen;
+} utf8_cases[] = {
+#define U(lit, bad, bad_nul, fixed) {lit, sizeof lit - 1, bad, bad_nul, fixed, sizeof fixed - 1}
+    U("", 0, 0, ""),
+    U("plain ASCII, longer than eight bytes", 36, 36, "plain ASCII, longer than eight bytes"),
+    U("a\0b", 3, 1, "a\0b"),
+    U("\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf", 24, 24,
+      "\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf"),
+    U("ab\xc0\xaf", 2, 2, "ab\xef\xbf\xbd\xef\xbf\xbd"),               /* overlong: C0 and AF each */
+    U("\xe0\x80\xaf", 0, 0, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"),     /* overlong 3-byte */
+    U("\xf0\x80\x80\x41", 0, 0, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "A"),
+    U("abc\xed\xa0\x80z", 3, 3, "abc\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz"), /* a surrogate */
+    U("\xf4\x90\x80\x80", 0, 0, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"), /* U+110000 */
+    U("\xff\xfe", 0, 0, "\xef\xbf\xbd\xef\xbf\xbd"),
+    U("ab\xe2\x82", 2, 2, "ab\xef\xbf\xbd"),                              /* cut by the end: one */
+    U("\xe2\x82x", 0, 0, "\xef\xbf\xbdx"),                               /* cut in the middle */
+    U("\xf0\x9f\x98\xf0\x9f\x98\x80", 0, 0, "\xef\xbf\xbd\xf0\x9f\x98\x80"),
+    U("12345678\x80", 8, 8, "12345678\xef\xbf\xbd"),                      /* after a whole word */
+    U("1234567\0\x80", 8, 7, "1234567\0\xef\xbf\xbd"),
+#undef U
+};
+
+START_TEST(test_utf8_table) {
+  for (size_t i = 0; i < sizeof utf8_cases / sizeof utf8_cases[0]; i++) {
+    const char *s = utf8_cases[i].s;
+    size_t n = utf8_cases[i].len;
+    char *c = exact_copy(s, n);
+    T_CHECK(util_utf8_check(c, n, 1) == utf8_cases[i].bad, "case %zu: %zu", i, util_utf8_check(c, n, 1));
+    T_CHECK(util_utf8_check(c, n, 0) == utf8_cases[i].bad_nul, "case %zu: %zu (NUL refused)", i,
+            util_utf8_check(c, n, 0));
+    strbuf out = {0};
+    size_t fixes = util_utf8_repair(&out, c, n);
+    size_t want = utf8_cases[i].flen;
+    T_CHECK(!strbuf_failed(&out) && out.len == want && (!want || !memcmp(out.buf, utf8_cases[i].fixed, want)),
+            "case %zu: repaired to %zu bytes", i, out.len);
+    T_CHECK((fixes == 0) == (utf8_cases[i].bad == n), "case %zu: %zu repairs", i, fixes);
+    T_CHECK(util_utf8_check(out.buf, out.len, 1) == out.len, "case %zu: the repair is not UTF-8", i);
+    strbuf_free(&out);
+    free(c);
+  }
+  ck_assert_uint_eq(util_utf8_check(NULL, 0, 0), 0);
+}
+END_TEST
+
+/* Random strings (mostly ASCII runs, to cross the 8-byte steps, with lead
+** bytes, continuation bytes and NULs strewn in) against the reference. */
+START_TEST(test_utf8_random) {
+  t_rng rng = {t_seed()};
+  unsigned char buf[64];
+  static const unsigned char pick[] = {0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+                                       0xE0, 0xE1, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF};
+  for (int it = 0; it < 200000; it++) {
+    size_t n = t_next(&rng) % sizeof buf;
+    for (size_t k = 0; k < n; k++) {
+      uint64_t r = t_next(&rng);
+      buf[k] = r % 4 ? (unsigned char)('a' + r % 26) : pick[(r >> 8) % sizeof pick];
+    }
+    char *c = exact_copy((const char *)buf, n);
+    for (int nul_ok = 0; nul_ok < 2; nul_ok++) {
+      size_t got = util_utf8_check(c, n, nul_ok), want = ref_utf8_check(buf, n, nul_ok);
+      if (got != want) {
+        ck_abort_msg("iteration %d (nul_ok %d): %zu, the reference says %zu", it, nul_ok, got, want);
+      }
+    }
+    strbuf out = {0};
+    util_utf8_repair(&out, c, n);
+    ck_assert(!strbuf_failed(&out));
+    ck_assert_uint_eq(ref_utf8_check((const unsigned char *)out.buf, out.len, 1), out.len);
+    strbuf_free(&out);
+    free(c);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("vecjson");
@@ -917,6 +1017,11 @@ int main(void) {
   tcase_add_test(tc, test_iso8601_format);
   tcase_add_test(tc, test_iso8601_roundtrip);
   tcase_add_test(tc, test_iso8601_tz_locale);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("utf8");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_utf8_table);
+  tcase_add_test(tc, test_utf8_random);
   suite_add_tcase(s, tc);
   return t_run(s);
 }

@@ -16,14 +16,17 @@
 
 #include "ext.h"
 #include "store/store.h"
+#include "util/strbuf.h"
 
-/* The store's columns a source column can feed, and two controls:
-** MIG_F_SKIP (text: a reason to skip the row, e.g. "deleted") and
+/* The store's columns a source column can feed, and three controls:
+** MIG_F_SKIP (text: a reason to skip the row, e.g. "deleted"),
 ** MIG_F_TEXTPATH (text: a path into the JSON of the text column, whose
-** value at that path is the text; LangGraph's field_name). */
+** value at that path is the text; LangGraph's field_name) and
+** MIG_F_SOURCE_ID (the source's own id when it is not an integer, e.g. a
+** UUID: kept in meta.source_id while the rowid is the id). */
 enum {
   MIG_F_ID, MIG_F_TEXT, MIG_F_EMB, MIG_F_SOURCE, MIG_F_SESSION, MIG_F_TAGS, MIG_F_TIER,
-  MIG_F_TS, MIG_F_IMPORTANCE, MIG_F_META, MIG_F_SKIP, MIG_F_TEXTPATH, MIG_NFIELD
+  MIG_F_TS, MIG_F_IMPORTANCE, MIG_F_META, MIG_F_SKIP, MIG_F_TEXTPATH, MIG_F_SOURCE_ID, MIG_NFIELD
 };
 extern const char *const mig_field_name[MIG_NFIELD];
 
@@ -116,6 +119,13 @@ int mig_is_vec0(const char *sql);
 ** only) after the memories. */
 int mig_graph_clawhdf5(sqlite3 *src, mig_plan *p, char **err);
 int mig_graph_write(sqlite3 *src, store *st, mig_plan *p, char **err);
+
+/* A source's string s[0..n) as the store takes it: 0 and s itself when
+** it is well-formed UTF-8; 1 and its copy in fix (emptied first) with each
+** ill-formed sequence replaced by U+FFFD; -1 when it holds a NUL byte and
+** not nul_ok (the store refuses those: the row is skipped); -2 out of
+** memory.  *out, *outn: the text. */
+int mig_utf8(const char *s, size_t n, int nul_ok, strbuf *fix, const char **out, size_t *outn);
 
 /* s[0..n) (UTF-8) as a JSON string literal appended to out. */
 void mig_json_str(sqlite3_str *out, const char *s, size_t n);

@@ -21,10 +21,11 @@
 #include "mig.h"
 #include "store/store.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 
 const char *const mig_field_name[MIG_NFIELD] = {
     "id", "text", "embedding", "source", "session", "tags", "tier", "ts", "importance", "meta",
-    "_skip", "_text_path"};
+    "_skip", "_text_path", "_source_id"};
 
 char *mig_ident(const char *s) { return sqlite3_mprintf("\"%w\"", s); }
 
@@ -34,6 +35,19 @@ void mig_json_str(sqlite3_str *out, const char *s, size_t n) {
   if (strbuf_failed(&b)) sqlite3_str_appendall(out, "null");
   else sqlite3_str_append(out, b.buf, (int)b.len);
   strbuf_free(&b);
+}
+
+int mig_utf8(const char *s, size_t n, int nul_ok, strbuf *fix, const char **out, size_t *outn) {
+  *out = s;
+  *outn = n;
+  if (!nul_ok && n && memchr(s, 0, n)) return -1;
+  if (util_utf8_check(s, n, 1) == n) return 0;
+  fix->len = 0;
+  util_utf8_repair(fix, s, n);
+  if (strbuf_failed(fix)) return -2;
+  *out = fix->buf;
+  *outn = fix->len;
+  return 1;
 }
 
 void mig_plan_free(mig_plan *p) {
@@ -450,6 +464,22 @@ static int det_langgraph(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_st
   return p->sql ? 1 : SQLITE_NOMEM;
 }
 
+/* 1 when column c of from (a table or a parenthesised SELECT) holds a
+** value that is not an integer (nor NULL, nor an integral REAL an id can
+** be): text ids; 0 when it holds none; else an error of the source. */
+static int text_ids(sqlite3 *db, const char *from, const char *c) {
+  char *q = sqlite3_mprintf("SELECT 1 FROM (SELECT \"%w\" AS v FROM %s) WHERE typeof(v) NOT IN "
+                            "('integer', 'null') AND NOT (typeof(v) = 'real' AND v = CAST(v AS INTEGER) "
+                            "AND abs(v) < 9.2e18) LIMIT 1", c, from);
+  sqlite3_stmt *st;
+  int rc = q ? sqlite3_prepare_v2(db, q, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(q);
+  if (rc != SQLITE_OK) return rc;
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : rc;
+}
+
 /* Any table or SELECT, columns as named in the options (or named as the
 ** store's columns). */
 static int det_generic(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
@@ -466,11 +496,13 @@ static int det_generic(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) 
   }
   int n = sqlite3_column_count(st);
   const char *col[MIG_NFIELD] = {0};
-  for (int f = 0; f < MIG_NFIELD && rc == SQLITE_OK; f++) {
+  /* {"id": "rowid"}: the table's rowid, unless a column has that name */
+  int want_rowid = w->col[MIG_F_ID] && !sqlite3_stricmp(w->col[MIG_F_ID], "rowid");
+  for (int f = 0; f < MIG_F_SOURCE_ID && rc == SQLITE_OK; f++) {
     const char *want = w->col[f] ? w->col[f] : mig_field_name[f];
     for (int i = 0; i < n; i++)
       if (!sqlite3_stricmp(sqlite3_column_name(st, i), want)) col[f] = sqlite3_column_name(st, i);
-    if (w->col[f] && !col[f]) {
+    if (w->col[f] && !col[f] && !(f == MIG_F_ID && want_rowid)) {
       *err = sqlite3_mprintf("columns: %s has no column '%s' (for %s)",
                              w->query ? "the query" : w->table, w->col[f], mig_field_name[f]);
       rc = SQLITE_ERROR;
@@ -482,7 +514,17 @@ static int det_generic(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) 
                            w->query ? "the query" : w->table);
     rc = SQLITE_ERROR;
   }
-  /* ids: the id column, else a table's rowid */
+  /* ids: the id column when it holds integers; else (UUIDs, as mem0's
+     vectors table has) it goes to meta.source_id and the table's rowid is
+     the id, or new ids for a query or a table without rowid */
+  int texts = rc == SQLITE_OK && col[MIG_F_ID] ? text_ids(db, from, col[MIG_F_ID]) : 0;
+  if (texts == 1) {
+    col[MIG_F_SOURCE_ID] = col[MIG_F_ID];
+    col[MIG_F_ID] = NULL;
+  } else if (texts) {
+    *err = sqlite3_mprintf("%s: %s", w->query ? "query" : w->table, sqlite3_errmsg(db));
+    rc = texts;
+  }
   int rowid = 0;
   if (rc == SQLITE_OK && !col[MIG_F_ID] && !w->query) {
     char *q = sqlite3_mprintf("SELECT rowid FROM %s", from);
@@ -493,6 +535,15 @@ static int det_generic(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) 
     }
     sqlite3_free(q);
   }
+  if (rc == SQLITE_OK && want_rowid && !col[MIG_F_ID] && !rowid) {
+    *err = sqlite3_mprintf("columns: id: %s has no rowid%s", w->query ? "the query" : w->table,
+                           w->query ? " (select one: SELECT rowid AS id, ...)" : " (WITHOUT ROWID)");
+    rc = SQLITE_ERROR;
+  }
+  if (rc == SQLITE_OK && col[MIG_F_SOURCE_ID])
+    mig_note(p, "the id column \"%s\" holds text (or other non-integers), not integer ids: %s, and "
+             "each row's %s is kept in meta.source_id", col[MIG_F_SOURCE_ID],
+             rowid ? "the table's rowid is the id" : "new ids are assigned", col[MIG_F_SOURCE_ID]);
   sqlite3_str *s = sqlite3_str_new(NULL);
   if (rc == SQLITE_OK) {
     sqlite3_str_appendall(s, "SELECT ");
@@ -521,7 +572,10 @@ static int det_generic(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) 
   p->metric = -1;
   p->has_text = col[MIG_F_TEXT] != NULL;
   p->ids = col[MIG_F_ID] || rowid;
-  p->ids_from = col[MIG_F_ID] ? "the id column" : rowid ? "the table's rowid" : "assigned (new ids)";
+  p->ids_from = col[MIG_F_ID] ? "the id column"
+                : col[MIG_F_SOURCE_ID] ? (rowid ? "the table's rowid (the id column's text in meta.source_id)"
+                                                : "assigned (new ids; the id column's text in meta.source_id)")
+                : rowid ? "the table's rowid" : "assigned (new ids)";
   if (!p->ids)
     mig_note(p, "the source has no integer ids: new ids are assigned, so running it again "
                 "adds the rows again");

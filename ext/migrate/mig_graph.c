@@ -83,11 +83,30 @@ int mig_graph_clawhdf5(sqlite3 *db, mig_plan *p, char **err) {
   return SQLITE_OK;
 }
 
+/* The name (column name_col of q, -1: none) and the type (type_col) of a
+** graph record into r->s[0], r->s[1] as the store takes them (mig_utf8,
+** copies in fix[0], fix[1]): 0, 1 when one was repaired, -1 when one holds
+** a NUL byte (an invalid row) or memory ran out (*rc SQLITE_NOMEM). */
+static int strings(sqlite3_stmt *q, int name_col, int type_col, store_grec *r, strbuf *fix, int *rc) {
+  int fixed = 0;
+  for (int k = 0; k < 2; k++) {
+    int c = k ? type_col : name_col;
+    if (c < 0) continue;
+    const char *v = (const char *)sqlite3_column_text(q, c);
+    int t = v ? mig_utf8(v, (size_t)sqlite3_column_bytes(q, c), 0, &fix[k], &r->s[k], &r->n[k]) : -2;
+    if (t == -2) *rc = SQLITE_NOMEM;
+    if (t < 0) return -1;
+    fixed |= t;
+  }
+  return fixed;
+}
+
 int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   static const char *const ent[] = {"id", "name", "type", "embedding_idx", NULL};
   static const char *const rel[] = {"src", "tgt", "relation", "weight", "timestamp", NULL};
   if (!has_columns(db, "entities", ent)) return SQLITE_OK;
-  int64_t n_ent = 0, n_rel = 0, invalid = 0, dangling = 0, dup = 0;
+  int64_t n_ent = 0, n_rel = 0, invalid = 0, dangling = 0, dup = 0, fixed = 0;
+  strbuf fix[2] = {{0}, {0}}; /* name and type with invalid UTF-8 replaced */
   int rc = SQLITE_OK;
   if (st && store_begin(st) != STORE_OK) {
     *err = sqlite3_mprintf("graph: %s", store_errmsg(st));
@@ -104,18 +123,16 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(mem, "INSERT OR IGNORE INTO e VALUES (?1)", -1, &ins, NULL);
   if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(mem, "SELECT 1 FROM e WHERE id = ?1", -1, &has, NULL);
   while (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) {
-    if (sqlite3_column_type(q, 0) != SQLITE_INTEGER || sqlite3_column_type(q, 1) != SQLITE_TEXT ||
-        sqlite3_column_bytes(q, 1) == 0 || sqlite3_column_type(q, 2) != SQLITE_TEXT) {
-      invalid++;
-      continue;
-    }
     store_grec r;
     memset(&r, 0, sizeof r);
+    int t = -1;
+    if (sqlite3_column_type(q, 0) != SQLITE_INTEGER || sqlite3_column_type(q, 1) != SQLITE_TEXT ||
+        sqlite3_column_bytes(q, 1) == 0 || sqlite3_column_type(q, 2) != SQLITE_TEXT ||
+        (t = strings(q, 1, 2, &r, fix, &rc)) < 0) {
+      invalid += rc == SQLITE_OK;
+      continue;
+    }
     r.id = sqlite3_column_int64(q, 0);
-    r.s[0] = (const char *)sqlite3_column_text(q, 1);
-    r.n[0] = (size_t)sqlite3_column_bytes(q, 1);
-    r.s[1] = (const char *)sqlite3_column_text(q, 2);
-    r.n[1] = (size_t)sqlite3_column_bytes(q, 2);
     char meta[64];
     if (sqlite3_column_type(q, 3) == SQLITE_INTEGER && sqlite3_column_int64(q, 3) >= 0) {
       snprintf(meta, sizeof meta, "{\"embedding_idx\":%lld}", (long long)sqlite3_column_int64(q, 3));
@@ -136,6 +153,7 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
       break;
     }
     n_ent++;
+    fixed += t;
   }
   sqlite3_finalize(q);
   q = NULL;
@@ -143,20 +161,19 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
     rc = sqlite3_prepare_v2(db, "SELECT rowid, src, tgt, relation, weight, timestamp FROM relations "
                             "ORDER BY rowid", -1, &q, NULL);
   while (rc == SQLITE_OK && q && sqlite3_step(q) == SQLITE_ROW) {
-    int wt = sqlite3_column_type(q, 4);
-    if (sqlite3_column_type(q, 1) != SQLITE_INTEGER || sqlite3_column_type(q, 2) != SQLITE_INTEGER ||
-        sqlite3_column_type(q, 3) != SQLITE_TEXT || sqlite3_column_bytes(q, 3) == 0 ||
-        (wt != SQLITE_INTEGER && wt != SQLITE_FLOAT && wt != SQLITE_NULL)) {
-      invalid++;
-      continue;
-    }
+    int wt = sqlite3_column_type(q, 4), t = -1;
     store_grec r;
     memset(&r, 0, sizeof r);
+    if (sqlite3_column_type(q, 1) != SQLITE_INTEGER || sqlite3_column_type(q, 2) != SQLITE_INTEGER ||
+        sqlite3_column_type(q, 3) != SQLITE_TEXT || sqlite3_column_bytes(q, 3) == 0 ||
+        (wt != SQLITE_INTEGER && wt != SQLITE_FLOAT && wt != SQLITE_NULL) ||
+        (t = strings(q, -1, 3, &r, fix, &rc)) < 0) {
+      invalid += rc == SQLITE_OK;
+      continue;
+    }
     r.id = sqlite3_column_int64(q, 0);
     r.a = sqlite3_column_int64(q, 1);
     r.b = sqlite3_column_int64(q, 2);
-    r.s[1] = (const char *)sqlite3_column_text(q, 3);
-    r.n[1] = (size_t)sqlite3_column_bytes(q, 3);
     r.weight = wt == SQLITE_NULL ? 1.0 : sqlite3_column_double(q, 4);
     double ts = sqlite3_column_double(q, 5);
     r.ts = ts > -9e18 && ts < 9e18 ? (int64_t)floor(ts) : 0;
@@ -183,11 +200,14 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
       break;
     }
     n_rel++;
+    fixed += t;
   }
   sqlite3_finalize(q);
   sqlite3_finalize(ins);
   sqlite3_finalize(has);
   sqlite3_close(mem);
+  strbuf_free(&fix[0]);
+  strbuf_free(&fix[1]);
   if (st) {
     int sr = rc == SQLITE_OK ? store_prepare(st) : STORE_EIO;
     if (sr == STORE_OK) sr = store_commit(st, 1);
@@ -199,8 +219,10 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   }
   if (rc == SQLITE_OK)
     sqlite3_str_appendf(p->info, ",\"graph_written\":{\"entities\":%lld,\"relations\":%lld,"
-                        "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}}",
+                        "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}",
                         (long long)n_ent, (long long)n_rel, (long long)invalid, (long long)dangling,
                         (long long)dup);
+  if (rc == SQLITE_OK && fixed) sqlite3_str_appendf(p->info, ",\"utf8_repaired\":%lld", (long long)fixed);
+  if (rc == SQLITE_OK) sqlite3_str_appendchar(p->info, 1, '}');
   return rc;
 }

@@ -909,6 +909,19 @@ static int run_insert(sqlite3 *db, sqlite3_stmt *st, char **err) {
   return rc == SQLITE_ROW ? SQLITE_ERROR : sqlite3_errcode(db);
 }
 
+/* The id of a new record of mt's companion table k (-1: of mt itself)
+** whose largest id is max: "no ids left" at INT64_MAX, as the table's own
+** INSERT says it (SQLITE_FULL, the message in *err). */
+static int next_id(memvt *mt, int k, int64_t max, int64_t *id, char **err) {
+  if (max < INT64_MAX) {
+    *id = max + 1;
+    return SQLITE_OK;
+  }
+  *err = k < 0 ? sqlite3_mprintf("h5mem: no ids left")
+               : sqlite3_mprintf("%s_%s: no ids left", h5mem_table_name(mt), h5mem_companion[k]);
+  return *err ? SQLITE_FULL : SQLITE_NOMEM;
+}
+
 static void result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
   if (rc == SQLITE_NOMEM || !err) {
     sqlite3_free(err);
@@ -946,8 +959,8 @@ static void fn_entity(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   err = NULL;
   sqlite3_stmt *ins = NULL;
   rc = companion_insert(db, mt, 0, "id, name, type", 3, &ins, &err);
+  if (rc == SQLITE_OK) rc = next_id(mt, 0, store_g_max_id(st, STORE_G_ENTITY), &id, &err);
   if (rc == SQLITE_OK) {
-    id = store_g_max_id(st, STORE_G_ENTITY) + 1;
     sqlite3_bind_int64(ins, 1, id);
     sqlite3_bind_value(ins, 2, argv[1]);
     if (argc > 2) sqlite3_bind_value(ins, 3, argv[2]);
@@ -1032,6 +1045,7 @@ static void bmap_free(bmap *m) {
 
 typedef struct import {
   sqlite3 *db;
+  memvt *mt;
   store *st;
   sqlite3_stmt *parse, *ins_ent, *ins_mem, *ins_men, *ins_rel;
   bmap names; /* name -> the lowest id of an entity of that name */
@@ -1106,11 +1120,13 @@ static int import_obs(void *ctx, const char *s, size_t n) {
     im->n_obs_old++;
     return SQLITE_OK;
   }
-  int64_t mid = store_max_id(im->st) + 1;
+  int64_t mid;
+  int rc = next_id(im->mt, -1, store_max_id(im->st), &mid, &im->err);
+  if (rc != SQLITE_OK) return rc;
   sqlite3_bind_int64(im->ins_mem, 1, mid);
   sqlite3_bind_text64(im->ins_mem, 2, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
   sqlite3_bind_text(im->ins_mem, 3, "mcp", 3, SQLITE_STATIC);
-  int rc = run_insert(im->db, im->ins_mem, &im->err);
+  rc = run_insert(im->db, im->ins_mem, &im->err);
   if (rc == SQLITE_OK) {
     sqlite3_bind_int64(im->ins_men, 1, mid);
     sqlite3_bind_int64(im->ins_men, 2, im->entity);
@@ -1178,8 +1194,8 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
     }
     if (rc == SQLITE_OK && bmap_get(&im->names, name, nn, &id)) {
       im->n_ent_old++;
-    } else if (rc == SQLITE_OK) {
-      id = store_g_max_id(im->st, STORE_G_ENTITY) + 1;
+    } else if (rc == SQLITE_OK &&
+               (rc = next_id(im->mt, 0, store_g_max_id(im->st, STORE_G_ENTITY), &id, &im->err)) == SQLITE_OK) {
       sqlite3_bind_int64(im->ins_ent, 1, id);
       sqlite3_bind_text64(im->ins_ent, 2, name, nn, SQLITE_TRANSIENT, SQLITE_UTF8);
       if (etype) sqlite3_bind_text64(im->ins_ent, 3, etype, tn, SQLITE_TRANSIENT, SQLITE_UTF8);
@@ -1306,6 +1322,7 @@ static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   import im;
   memset(&im, 0, sizeof im);
   im.db = db;
+  im.mt = mt;
   im.st = h5mem_store_handle(h5mem_table_ms(mt));
   /* all or nothing: a savepoint, unless a statement that writes is running
   ** (then that statement's own transaction holds the import) */

@@ -95,11 +95,13 @@ static inline void h5mem_result_text(sqlite3_context *ctx, const char *s, size_t
 memstore *h5mem_table_ms(memvt *vt);
 const char *h5mem_table_schema(const memvt *vt);
 
+/* A column's value as text (NULL stays NULL; a BLOB's bytes as they
+** are: the store checks that strings are UTF-8 without NUL bytes and names
+** the column); SQLITE_OK or SQLITE_NOMEM. */
+int h5mem_value_text(sqlite3_value *v, const char **s, size_t *n);
 /* Checking a column's value as the h5mem table does (the message, when
-** not SQLITE_OK, in *msg, sqlite3_mprintf'd, naming col): text (NULL
-** stays NULL; UTF-8, no NUL byte), a time (unix seconds or ISO-8601 text),
-** an id (an integer; NULL: *given 0). */
-int h5mem_value_text(sqlite3_value *v, const char *col, const char **s, size_t *n, char **msg);
+** not SQLITE_OK, in *msg, sqlite3_mprintf'd, naming col): a time (unix
+** seconds or ISO-8601 text), an id (an integer; NULL: *given 0). */
 int h5mem_value_time(sqlite3_value *v, const char *col, int64_t *out, char **msg);
 int h5mem_value_id(sqlite3_value *v, const char *col, int64_t *id, int *given, char **msg);
 

@@ -490,7 +490,7 @@ static int record_from(gvt *vt, sqlite3_value **col, int64_t id, store_grec *r) 
     char *msg = NULL;
     int k = str_slot(f);
     if (k >= 0) {
-      rc = g_msg(vt, h5mem_value_text(v, g->col[i], &r->s[k], &r->n[k], &msg), &msg);
+      rc = h5mem_value_text(v, &r->s[k], &r->n[k]);
       if (rc == SQLITE_OK && f == F_NAME && (!r->s[k] || !r->n[k]))
         rc = g_err(vt, SQLITE_CONSTRAINT, "NOT NULL constraint failed: %s.name (an entity needs a name)",
                    vt->name);
@@ -535,9 +535,8 @@ static int mention_of(store *st, int64_t memory, int64_t entity, int64_t skip, i
 }
 
 /* Put r; a mention whose (memory, entity) pair is taken is a UNIQUE
-** error, or replaces the other one under OR REPLACE.  *restore (when not
-** NULL) is put back if r cannot be (an UPDATE's old record, deleted). */
-static int g_put(gvt *vt, const store_grec *r, const store_grec *restore) {
+** error, or replaces the other one under OR REPLACE. */
+static int g_put(gvt *vt, const store_grec *r) {
   store *st = h5mem_store_handle(vt->ms);
   int rc = store_g_put(st, vt->t, r);
   if (rc == STORE_EEXISTS && vt->t == STORE_G_MENTION) {
@@ -546,7 +545,6 @@ static int g_put(gvt *vt, const store_grec *r, const store_grec *restore) {
     if (sqlite3_vtab_on_conflict(vt->db) == SQLITE_REPLACE && other) {
       if ((rc = store_g_delete(st, vt->t, other)) == STORE_OK) rc = store_g_put(st, vt->t, r);
     } else {
-      if (restore && store_g_put(st, vt->t, restore) != STORE_OK) return g_store_err(vt, STORE_EIO);
       return g_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.memory_id, %s.entity_id "
                    "(memory %lld already mentions entity %lld: id %lld)", vt->name, vt->name,
                    (long long)r->a, (long long)r->b, (long long)other);
@@ -589,21 +587,20 @@ static int g_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_
   store_grec r;
   if ((rc = record_from(vt, col, id, &r)) != SQLITE_OK) return rc;
   uint64_t pos;
-  if ((!update || id != old) && store_g_find(st, vt->t, id, &pos) == STORE_OK) {
-    if (sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
-      return g_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)", vt->name,
-                   (long long)id);
-    int src = store_g_delete(st, vt->t, id);
-    if (src) return g_store_err(vt, src);
+  int taken = (!update || id != old) && store_g_find(st, vt->t, id, &pos) == STORE_OK;
+  if (taken && sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
+    return g_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)", vt->name,
+                 (long long)id);
+  /* the deletes and the put succeed or fail together (an UPDATE whose new
+     record is refused keeps its old one) */
+  uint64_t mark = store_mark(st);
+  int src = taken ? store_g_delete(st, vt->t, id) : STORE_OK;
+  if (!src && update && store_g_find(st, vt->t, old, &pos) == STORE_OK) src = store_g_delete(st, vt->t, old);
+  rc = src ? g_store_err(vt, src) : g_put(vt, &r);
+  if (rc != SQLITE_OK) {
+    store_undo_to(st, mark);
+    return rc;
   }
-  store_grec prev, *restore = NULL;
-  if (update && store_g_find(st, vt->t, old, &pos) == STORE_OK &&
-      store_g_get(st, vt->t, pos, &prev) == STORE_OK) {
-    if (vt->t == STORE_G_MENTION) restore = &prev; /* (no strings to outlive the delete) */
-    int src = store_g_delete(st, vt->t, old);
-    if (src) return g_store_err(vt, src);
-  }
-  if ((rc = g_put(vt, &r, restore)) != SQLITE_OK) return rc;
   *rowid = id;
   return SQLITE_OK;
 }

@@ -54,6 +54,7 @@
 #include "../h5sql.h"
 #include "vtab_args.h"
 #include "k.h"
+#include "util/utf8.h"
 
 #define WHO "h5"
 #define H5VT_BLOCK (4u << 20)    /* bytes decoded per block when scanning */
@@ -1458,6 +1459,17 @@ static int put_array(const h5_type *t, uint8_t *p, uint64_t n, sqlite3_value *v,
   return rc;
 }
 
+/* When must (a UTF-8 string type, or a BLOB for a variable-length
+** string): whether s[0..n) is refused for not being well-formed UTF-8,
+** which every reader (h5py's .asstr(), Python's .decode()) needs; the
+** message in *msg. */
+static int utf8_refused(int must, const char *s, size_t n, char **msg) {
+  size_t bad = must ? util_utf8_check(s, n, 1) : n;
+  if (bad == n) return 0;
+  *msg = sqlite3_mprintf("invalid UTF-8 at byte %llu", (unsigned long long)bad);
+  return 1;
+}
+
 /* One SQL value into one element of type t at p (zeroed before). */
 static int put_value(h5vt *vt, const h5_type *t, uint8_t *p, sqlite3_value *v, char **msg) {
   (void)vt;
@@ -1493,10 +1505,7 @@ static int put_value(h5vt *vt, const h5_type *t, uint8_t *p, sqlite3_value *v, c
       *msg = sqlite3_mprintf("text with a NUL byte (HDF5 strings end at NUL)");
       return -1;
     }
-    if (vtype == SQLITE_BLOB && !h5_utf8_valid((const uint8_t *)s, (size_t)n)) {
-      *msg = sqlite3_mprintf("a BLOB that is not UTF-8 text");
-      return -1;
-    }
+    if (utf8_refused(t->cset == 1 || vtype == SQLITE_BLOB, s, (size_t)n, msg)) return -1;
     char *copy = malloc((size_t)n + 1);
     if (!copy) return SQLITE_NOMEM;
     memcpy(copy, s, (size_t)n + 1);
@@ -1511,6 +1520,7 @@ static int put_value(h5vt *vt, const h5_type *t, uint8_t *p, sqlite3_value *v, c
       *msg = sqlite3_mprintf("%d bytes do not fit a %u-byte string", n, (unsigned)t->size);
       return -1;
     }
+    if (utf8_refused(t->cset == 1, s, (size_t)n, msg)) return -1;
     if (n) memcpy(p, s, (size_t)n);
     if (t->strpad == 2) memset(p + n, ' ', t->size - (uint32_t)n);
     return 0;

@@ -931,27 +931,13 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 
 /* ---- writing ------------------------------------------------------------- */
 
-/* A column's value as text (NULL stays NULL). */
-int h5mem_value_text(sqlite3_value *v, const char *col, const char **s, size_t *n, char **msg) {
+int h5mem_value_text(sqlite3_value *v, const char **s, size_t *n) {
   *s = NULL;
   *n = 0;
   if (sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
-  if (sqlite3_value_type(v) == SQLITE_BLOB) {
-    const uint8_t *b = sqlite3_value_blob(v);
-    int len = sqlite3_value_bytes(v);
-    if (len && !h5_utf8_valid(b, (size_t)len)) {
-      *msg = sqlite3_mprintf("%s: a BLOB that is not UTF-8 text", col);
-      return SQLITE_MISMATCH;
-    }
-  }
   *s = (const char *)sqlite3_value_text(v);
   *n = (size_t)sqlite3_value_bytes(v);
-  if (!*s) return SQLITE_NOMEM;
-  if (memchr(*s, 0, *n)) {
-    *msg = sqlite3_mprintf("%s: text with a NUL byte", col);
-    return SQLITE_MISMATCH;
-  }
-  return SQLITE_OK;
+  return *s ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 /* A time: INTEGER or REAL unix seconds, or ISO-8601 text. */
@@ -1009,11 +995,6 @@ static int vt_msg(memvt *vt, int rc, char **msg) {
   sqlite3_free(*msg);
   *msg = NULL;
   return rc;
-}
-
-static int text_arg(memvt *vt, sqlite3_value *v, const char *col, const char **s, size_t *n) {
-  char *msg = NULL;
-  return vt_msg(vt, h5mem_value_text(v, col, s, n, &msg), &msg);
 }
 
 static int time_arg(memvt *vt, sqlite3_value *v, const char *col, int64_t *out) {
@@ -1081,12 +1062,12 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, store_rec *r)
   memset(r, 0, sizeof *r);
   r->id = id;
   int rc;
-  if ((rc = text_arg(vt, col[COL_TEXT], "text", &r->text, &r->text_len)) ||
-      (rc = text_arg(vt, col[COL_SOURCE], "source", &r->source, &r->source_len)) ||
-      (rc = text_arg(vt, col[COL_SESSION], "session", &r->session, &r->session_len)) ||
-      (rc = text_arg(vt, col[COL_TAGS], "tags", &r->tags, &r->tags_len)) ||
-      (rc = text_arg(vt, col[COL_TIER], "tier", &r->tier, &r->tier_len)) ||
-      (rc = text_arg(vt, col[COL_META], "meta", &r->meta, &r->meta_len)))
+  if ((rc = h5mem_value_text(col[COL_TEXT], &r->text, &r->text_len)) ||
+      (rc = h5mem_value_text(col[COL_SOURCE], &r->source, &r->source_len)) ||
+      (rc = h5mem_value_text(col[COL_SESSION], &r->session, &r->session_len)) ||
+      (rc = h5mem_value_text(col[COL_TAGS], &r->tags, &r->tags_len)) ||
+      (rc = h5mem_value_text(col[COL_TIER], &r->tier, &r->tier_len)) ||
+      (rc = h5mem_value_text(col[COL_META], &r->meta, &r->meta_len)))
     return rc;
   if (r->meta) {
     char err[200];
@@ -1181,14 +1162,19 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
     store_rec r;
     if ((rc = record_from(vt, col, id, &r))) return rc;
     uint64_t pos;
-    if (id != old && store_find(s, id, &pos) == STORE_OK) {
-      if (sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
-        return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)",
-                      vt->name, (long long)id);
-      if ((rc = store_delete(s, id))) return st_err(vt, rc);
+    if (id != old && store_find(s, id, &pos) == STORE_OK &&
+        sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
+      return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)",
+                    vt->name, (long long)id);
+    /* the deletes and the put succeed or fail together (SQLite has no
+       statement savepoint to undo a failing UPDATE with) */
+    uint64_t mark = store_mark(s);
+    if ((id != old && (rc = store_delete(s, id)) && rc != STORE_ENOTFOUND) ||
+        ((rc = store_delete(s, old)) && rc != STORE_ENOTFOUND) || (rc = store_put(s, &r))) {
+      rc = st_err(vt, rc);
+      store_undo_to(s, mark);
+      return rc;
     }
-    if ((rc = store_delete(s, old)) && rc != STORE_ENOTFOUND) return st_err(vt, rc);
-    if ((rc = store_put(s, &r))) return st_err(vt, rc);
     *rowid = id;
     return SQLITE_OK;
   }
@@ -1200,13 +1186,16 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
   store_rec r;
   if ((rc = record_from(vt, col, id, &r))) return rc;
   uint64_t pos;
-  if (store_find(s, id, &pos) == STORE_OK) {
-    if (sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
-      return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)",
-                    vt->name, (long long)id);
-    if ((rc = store_delete(s, id))) return st_err(vt, rc);
+  int taken = store_find(s, id, &pos) == STORE_OK;
+  if (taken && sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
+    return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)",
+                  vt->name, (long long)id);
+  uint64_t mark = store_mark(s);
+  if ((taken && (rc = store_delete(s, id))) || (rc = store_put(s, &r))) {
+    rc = st_err(vt, rc);
+    store_undo_to(s, mark); /* OR REPLACE's delete too */
+    return rc;
   }
-  if ((rc = store_put(s, &r))) return st_err(vt, rc);
   *rowid = id;
   return SQLITE_OK;
 }

@@ -15,6 +15,7 @@
 
 #include "h5_int.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 #include "util/vecjson.h"
 
 /* Beyond this many values and lists, h5_json_values refuses. */
@@ -140,34 +141,8 @@ static double decode_float(const h5_type *t, const uint8_t *p) {
   return sign ? -v : v;
 }
 
-/* Whether s[0..n) is well-formed UTF-8 (no overlongs, surrogates, > U+10FFFF). */
-static int utf8_ok(const uint8_t *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    uint8_t c = s[i];
-    size_t k;
-    uint32_t cp, min;
-    if (c < 0x80) {
-      i++;
-      continue;
-    } else if ((c & 0xe0) == 0xc0) {
-      k = 1, cp = c & 0x1f, min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-      k = 2, cp = c & 0x0f, min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-      k = 3, cp = c & 0x07, min = 0x10000;
-    } else {
-      return 0;
-    }
-    for (size_t j = 1; j <= k; j++) {
-      if (i + j >= n || (s[i + j] & 0xc0) != 0x80) return 0;
-      cp = (cp << 6) | (s[i + j] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    i += k + 1;
-  }
-  return 1;
-}
+/* Whether s[0..n) is well-formed UTF-8 (lib/util/utf8.h; NUL allowed). */
+static int utf8_ok(const uint8_t *s, size_t n) { return util_utf8_check((const char *)s, n, 1) == n; }
 
 static void put_hex(const uint8_t *p, size_t n, strbuf *o) {
   static const char hex[] = "0123456789abcdef";

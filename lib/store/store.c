@@ -33,6 +33,7 @@
 #include "store_text.h"
 #include "ann/q8.h"
 #include "util/pool.h"
+#include "util/utf8.h"
 #include "gate.h"
 #include "wal.h"
 
@@ -1516,8 +1517,25 @@ int store_begin(store *s) {
   return STORE_OK;
 }
 
+/* A string of a record to be written: well-formed UTF-8 without a NUL
+** byte (libhdf5 ends strings at NUL; h5py and Python decode UTF-8
+** strictly), else STORE_EINVAL naming the column and the byte. */
+static int str_check(store *s, const char *col, const char *p, size_t n) {
+  size_t bad = p ? util_utf8_check(p, n, 0) : n;
+  if (bad == n) return STORE_OK;
+  return fail(s, STORE_EINVAL, "%s: %s at byte %zu", col, p[bad] ? "invalid UTF-8" : "a NUL byte", bad);
+}
+
 int store_put(store *s, const store_rec *r) {
   if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
+  int rc;
+  if ((rc = str_check(s, "text", r->text, r->text_len)) ||
+      (rc = str_check(s, "source", r->source, r->source_len)) ||
+      (rc = str_check(s, "session", r->session, r->session_len)) ||
+      (rc = str_check(s, "tags", r->tags, r->tags_len)) ||
+      (rc = str_check(s, "tier", r->tier, r->tier_len)) ||
+      (rc = str_check(s, "meta", r->meta, r->meta_len)))
+    return rc;
   return apply_put(s, r);
 }
 
@@ -1539,6 +1557,10 @@ static int ul_room(store *s) {
 int store_g_put(store *s, int t, const store_grec *r) {
   if (!s->in_txn) return fail(s, STORE_EINVAL, "no transaction is open");
   if (t < 0 || t >= STORE_G_NTABLES) return fail(s, STORE_EINVAL, "no graph table %d", t);
+  static const char *const scol[4] = {"name", "type", "aliases", "meta"};
+  for (int k = 0; k < 4 && t != STORE_G_MENTION; k++) /* (a relation has only type and meta) */
+    if ((t == STORE_G_ENTITY || k % 2) && str_check(s, scol[k], r->s[k], r->n[k]))
+      return STORE_EINVAL;
   int rc = ul_room(s);
   if (rc) return rc;
   rc = gstore_put(s->g, t, r);

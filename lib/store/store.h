@@ -286,7 +286,9 @@ int store_text_index(store *s, store_text_info *info);
 /* ---- writing --------------------------------------------------------- */
 
 int store_begin(store *s);
-/* Insert r (r->id must be free: else STORE_EEXISTS). */
+/* Insert r (r->id must be free: else STORE_EEXISTS).  Its strings must be
+** well-formed UTF-8 without NUL bytes: else STORE_EINVAL, the message
+** naming the column and the byte ("text: invalid UTF-8 at byte 3"). */
 int store_put(store *s, const store_rec *r);
 /* Delete the record with this id (STORE_ENOTFOUND if none). */
 int store_delete(store *s, int64_t id);
@@ -331,7 +333,8 @@ typedef struct store_grec {
 } store_grec;
 
 /* Insert r into table t (r->id must be free: STORE_EEXISTS); a mention
-** whose (memory, entity) pair is already there is STORE_EEXISTS too. */
+** whose (memory, entity) pair is already there is STORE_EEXISTS too.  Its
+** strings are checked as store_put's (STORE_EINVAL, "name: ..."). */
 int store_g_put(store *s, int t, const store_grec *r);
 int store_g_delete(store *s, int t, int64_t id);
 /* Records by position (0 .. store_g_npos - 1, some dead) and by id. */

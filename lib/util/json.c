@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "utf8.h"
 
 /* Where the scanner stands: the text, its length and the error buffer. */
 typedef struct json_scan {
@@ -87,30 +88,11 @@ static long json_u_escape(json_scan *js, size_t i) {
 }
 
 /* The length of the well-formed UTF-8 sequence at s[i] (whose lead byte
-** is >= 0x80), or 0.  Table 3-7 of the Unicode Standard: it rules out
-** overlong forms (C0, C1, E0 80..9F, F0 80..8F), surrogates (ED A0..BF)
-** and code points past U+10FFFF (F4 90.., F5..FF). */
+** is >= 0x80), or 0 (util_utf8_span). */
 static size_t json_utf8_len(const json_scan *js, size_t i) {
-  const unsigned char *p = (const unsigned char *)js->s + i;
-  size_t left = js->len - i, n;
-  unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
-  if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-    n = 2;
-  } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-    n = 3;
-    if (p[0] == 0xe0) lo = 0xa0;
-    if (p[0] == 0xed) hi = 0x9f;
-  } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-    n = 4;
-    if (p[0] == 0xf0) lo = 0x90;
-    if (p[0] == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  if (left < n || p[1] < lo || p[1] > hi) return 0;
-  for (size_t k = 2; k < n; k++)
-    if (p[k] < 0x80 || p[k] > 0xbf) return 0;
-  return n;
+  int ok;
+  size_t n = util_utf8_span((const unsigned char *)js->s + i, js->len - i, &ok);
+  return ok ? n : 0;
 }
 
 /* Scan the string whose opening quote is at s[i]; on success *end is the
