@@ -178,13 +178,26 @@ def test_graph(d):
             expect_error(db, sql % val(b), "%s: invalid UTF-8 at byte %d" % (word, at + off))
     expect_error(db, "INSERT INTO mem_entities(name) VALUES (%s)" % as_text(b"a\0b"),
                  "mem_entities: name: a NUL byte at byte 1")
-    # an observation (a memory's text) with a NUL byte: the whole import is refused
-    expect_error(db, "SELECT kg_import_jsonl('mem', '{\"type\":\"entity\",\"name\":\"Dan\",\"observations\":"
-                 "[\"x\\u0000y\"]}')", "kg_import_jsonl: line 1: h5mem: text: a NUL byte at byte 1")
+    # a NUL (\u0000) in any string of a line, an observation (a memory's
+    # text) or a name SQLite's json_extract would cut short: the whole import
+    # is refused
+    nul = "kg_import_jsonl: line %d: a string holds \\u0000: strings must be UTF-8 without NUL"
+    for lines, at in [
+        ('{"type":"entity","name":"Dan","observations":["x\\u0000y"]}', 1),
+        ('{"type":"entity","name":"D\\u0000an"}', 1),
+        ('{"type":"entity","name":"Dan","entityType":"p\\u0000"}', 1),
+        ('{"type":"entity","name":"Dan"}\n{"type":"relation","from":"Dan","to":"Alice",'
+         '"relationType":"k\\u0000nows"}', 2),
+    ]:
+        expect_error(db, "SELECT kg_import_jsonl('mem', %s)" % as_text(lines.encode()), nul % at)
     check(dump(db, "mem_entities", ["id", "name", "type", "aliases", "meta"]) == ents,
           "refused writes changed mem_entities")
     check(dump(db, "mem_relations", ["id", "type", "meta"]) == rels, "refused writes changed mem_relations")
     check(db.execute("SELECT count(*) FROM mem").fetchone()[0] == 0, "a refused import left a memory")
+    # an escaped backslash before u0000 is no NUL: the name is those 7 characters
+    db.execute("SELECT kg_import_jsonl('mem', '{\"type\":\"entity\",\"name\":\"B\\\\u0000\"}')")
+    check(db.execute("SELECT count(*) FROM mem_entities WHERE name = 'B\\u0000'").fetchone()[0] == 1,
+          "an escaped backslash before u0000 was taken for a NUL")
     for i, b in enumerate(VALID):
         db.execute("INSERT INTO mem_entities(name, type, aliases) VALUES (%s, %s, %s)"
                    % (as_text(b + b"%d" % i), as_text(b), as_text(b'["' + b + b'"]')))

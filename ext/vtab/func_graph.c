@@ -1157,11 +1157,28 @@ static int member(import *im, int col, const char *name, int optional, const cha
   return *s ? SQLITE_OK : SQLITE_NOMEM;
 }
 
+/* Whether a valid JSON text has a string escape \u0000.  SQLite's
+** json_extract ends a string at such a NUL, which would import "a\u0000b"
+** as "a" without a word; stored strings never hold NUL (docs/SQL.md), so
+** the line is refused instead. */
+static int json_has_nul(const char *s, size_t n) {
+  for (size_t i = 0; i + 1 < n; i++) {
+    if (s[i] != '\\') continue;
+    if (s[i + 1] == 'u' && i + 5 < n && !memcmp(s + i + 2, "0000", 4)) return 1;
+    i++; /* the escaped character: \\ is no escape of what follows */
+  }
+  return 0;
+}
+
 /* One line, in pass 1 (entities) or 2 (relations). */
 static int import_line(import *im, const char *line, size_t len, int pass) {
   char verr[200];
   if (util_json_valid(line, len, verr, sizeof verr)) {
     im->err = sqlite3_mprintf("malformed JSON: %s", verr);
+    return SQLITE_ERROR;
+  }
+  if (json_has_nul(line, len)) {
+    im->err = sqlite3_mprintf("a string holds \\u0000: strings must be UTF-8 without NUL");
     return SQLITE_ERROR;
   }
   if (!util_json_is_object(line, len)) {
