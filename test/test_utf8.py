@@ -20,6 +20,7 @@ Run by make check with Debian's /usr/bin/python3.
 """
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -27,7 +28,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sqltest import check, connect, expect_error, failures, finish, q  # noqa: E402
+from sqltest import EXT, check, connect, expect_error, failures, finish, q  # noqa: E402
 
 # (bytes, offset of the first bad byte, what it is)
 INVALID = [
@@ -238,11 +239,27 @@ def test_h5_table(d):
     check(asc == [b"\xff\xfe"], "ascii strings: %r" % asc)
 
 
+def test_store_attrs(d):
+    """agent= and embedder= become attributes of / : the same rule, no file
+    when they break it.  The sqlite3 shell takes the statement's bytes as
+    they are (Python's sqlite3 module cannot hold invalid UTF-8 in SQL)."""
+    for opt, at in [(b"agent='a\xffb'", 1), (b"embedder='xy\xc0\xaf'", 2)]:
+        fn = os.path.join(d, "attrs.h5")
+        sql = (b".load " + EXT.encode() + b"\nCREATE VIRTUAL TABLE m USING h5mem(path='" + fn.encode()
+               + b"', dim=4, " + opt + b");\n")
+        r = subprocess.run(["sqlite3", ":memory:"], input=sql, capture_output=True)
+        word = opt.split(b"=")[0].decode()
+        check(("h5mem: %s: invalid UTF-8 at byte %d" % (word, at)).encode() in r.stderr,
+              "%s: %r" % (word, r.stderr))
+        check(not os.path.exists(fn), "a store was created with %s" % word)
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem_utf8_")
     test_h5mem(d)
     test_graph(d)
     test_h5_table(d)
+    test_store_attrs(d)
     if not failures:
         shutil.rmtree(d, ignore_errors=True)
     finish()

@@ -1380,6 +1380,8 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   return hr ? fail(s, STORE_EIO, "cannot lay out %s: %s", s->path, h5w_errmsg(w)) : STORE_OK;
 }
 
+static int str_check(store *s, const char *col, const char *p, size_t n);
+
 /* Create the file: written under a temporary name, then linked into place
 ** (link fails if someone else created it first), so a store file is never
 ** seen half-written. */
@@ -1389,6 +1391,11 @@ static int write_new_store(store *s, const store_opts *o) {
     return fail(s, STORE_EINVAL, "storage must be float16 or float32");
   if (o->index == STORE_INDEX_IVF && o->ivf_pq_m && o->dim % o->ivf_pq_m)
     return fail(s, STORE_EINVAL, "pq_m=%d must divide dim=%d", o->ivf_pq_m, o->dim);
+  /* the attributes of / are strings like the records' (str_check) */
+  if (o->agent && str_check(s, "agent", o->agent, strlen(o->agent))) return STORE_EINVAL;
+  if (o->embedder && str_check(s, "embedder", o->embedder, strlen(o->embedder))) return STORE_EINVAL;
+  for (const char *const *a = o->attrs; a && a[0]; a += 2)
+    if (str_check(s, a[0], a[1], strlen(a[1]))) return STORE_EINVAL;
   uint8_t id[16];
   if (getrandom(id, sizeof id, 0) != (ssize_t)sizeof id) {
     struct timespec t;
