@@ -1054,6 +1054,9 @@ static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
       return vt_err(vt, SQLITE_MISMATCH, "embedding: element %d (%g) is outside the float16 range "
                     "(storage=float16; largest magnitude 65504)", i, (double)f[i]);
   }
+  char why[200];
+  if (knn_vec_range(store_metric(vt->st), f, dim, why, sizeof why))
+    return vt_err(vt, SQLITE_MISMATCH, "embedding: %s", why);
   *out = f;
   return SQLITE_OK;
 }
