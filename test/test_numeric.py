@@ -153,29 +153,29 @@ def test_stored(d):
         db.execute("INSERT INTO mem(id, text, embedding) VALUES (1, 'a', '[1, 2, 3, 4]')")
         expect_error(db, "INSERT INTO mem(text, embedding) VALUES ('b', '[1e20, 0, 0, 0]')", "beyond the float32 range")
         expect_error(db, "UPDATE mem SET embedding = '[1e19, 1e19, 1e19, 1e19]' WHERE id = 1", "beyond the float32 range")
-        tiny = "INSERT INTO mem(id, text, embedding) VALUES (2, 'c', '[1e-30, 1e-30, 1e-30, 1e-30]')"
+        tiny = "INSERT INTO mem(id, text, embedding) VALUES (20, 'c', '[1e-30, 1e-30, 1e-30, 1e-30]')"
         if metric == "cosine":
             expect_error(db, tiny, "below the float32 range")
-            db.execute("INSERT INTO mem(id, text, embedding) VALUES (3, 'z', '[0, 0, 0, 0]')")
+            db.execute("INSERT INTO mem(id, text, embedding) VALUES (30, 'z', '[0, 0, 0, 0]')")
             got = db.execute("SELECT id, distance FROM vec_search('mem', '[1, 2, 3, 4]', 5)").fetchall()
-            check(len(got) == 2 and got[0][0] == 1 and abs(got[0][1]) < 1e-6 and got[1] == (3, 1.0),
+            check(len(got) == 2 and got[0][0] == 1 and abs(got[0][1]) < 1e-6 and got[1] == (30, 1.0),
                   "cosine: a zero embedding is at distance 1: %r" % got)
         else:
             db.execute(tiny)  # l2 and dot score it
             qt = "[1e-30, 1e-30, 1e-30, 1e-30]" if metric == "l2" else "[-1e-30, -1e-30, -1e-30, -1e-30]"
             got = db.execute("SELECT id, distance FROM vec_search('mem', ?, 1)", (qt,)).fetchall()
             want = 0.0 if metric == "l2" else 4e-60
-            check(got and got[0][0] == 2 and abs(got[0][1] - want) <= 1e-5 * abs(want), "%s: tiny rows: %r" % (metric, got))
+            check(got and got[0][0] == 20 and abs(got[0][1] - want) <= 1e-5 * abs(want), "%s: tiny rows: %r" % (metric, got))
         if metric == "l2":  # each in range, their distance not
-            db.execute("INSERT INTO mem(id, text, embedding) VALUES (4, 'd', '[1.5e19, 0, 0, 0]')")
+            db.execute("INSERT INTO mem(id, text, embedding) VALUES (40, 'd', '[1.5e19, 0, 0, 0]')")
             for sql in ("SELECT * FROM vec_search('mem', '[-1.5e19, 0, 0, 0]', 5)",
                         "SELECT id FROM mem WHERE embedding MATCH '[-1.5e19, 0, 0, 0]' AND k = 5",
                         "SELECT * FROM hybrid('mem', NULL, '[-1.5e19, 0, 0, 0]', 5)"):
-                expect_error(db, sql, "record 4 overflows float32 (metric=l2)")
+                expect_error(db, sql, "record 40 overflows float32 (metric=l2)")
         if metric == "dot":  # scaled: right however large
-            db.execute("INSERT INTO mem(id, text, embedding) VALUES (4, 'd', '[1.5e19, 0, 0, 0]')")
+            db.execute("INSERT INTO mem(id, text, embedding) VALUES (40, 'd', '[1.5e19, 0, 0, 0]')")
             got = db.execute("SELECT id, distance FROM vec_search('mem', '[1e19, 0, 0, 1]', 1)").fetchall()
-            check(got and got[0][0] == 4 and abs(got[0][1] + 1.5e38) <= 1e-6 * 1.5e38, "dot: large: %r" % got)
+            check(got and got[0][0] == 40 and abs(got[0][1] + 1.5e38) <= 1e-6 * 1.5e38, "dot: large: %r" % got)
         db.close()
 
 
