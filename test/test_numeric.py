@@ -1,6 +1,7 @@
 """Vector search with queries of extreme scale (issue 17, "no silent wrong
 result"): vec_search (through the index and exact), the KNN form and
-hybrid, for index=flat, hnsw and ivf and metrics cosine, l2 and dot.
+hybrid, for index=flat, hnsw and ivf, metrics cosine, l2 and dot, storage
+float32 and float16.
 
 The stored vectors are of ordinary scale; the queries are an ordinary
 vector u scaled to all-subnormal (1e-40), to all 1e-30, and u with one
@@ -88,11 +89,14 @@ def refused(what, msg, metric, name):
     check(ok, "%s: unexpected error %r" % (what, msg))
 
 
-def run(d, index, metric, rng):
-    fn = os.path.join(d, "n_%s_%s.h5" % (index, metric))
+def run(d, index, metric, storage, rng):
+    fn = os.path.join(d, "n_%s_%s_%s.h5" % (index, metric, storage))
     db = connect()
-    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=%d, metric=%s, index=%s)" % (q(fn), DIM, metric, index))
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=%d, metric=%s, index=%s, storage=%s)"
+               % (q(fn), DIM, metric, index, storage))
     embs = rng.standard_normal((N + TAIL, DIM)).astype(np.float32)
+    if storage == "float16":  # (what the store keeps)
+        embs = embs.astype(np.float16).astype(np.float32)
     db.execute("BEGIN")
     for i in range(N):
         db.execute("INSERT INTO mem(id, text, embedding) VALUES (?, ?, ?)", (i + 1, "note %d" % i, embs[i].tobytes()))
@@ -116,7 +120,7 @@ def run(d, index, metric, rng):
         dref, sref = ref(metric, qv, embs)
         tol = tolerance(metric, qv, embs)
         for form, sql, exact, col in forms:
-            what = "%s/%s %s, query %s" % (index, metric, form, name)
+            what = "%s/%s/%s %s, query %s" % (index, metric, storage, form, name)
             try:
                 got = db.execute(sql, (qv.tobytes(),)).fetchall()
             except sqlite3.Error as e:
@@ -200,7 +204,8 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         for index in ("flat", "hnsw", "ivf"):
             for metric in ("cosine", "l2", "dot"):
-                run(d, index, metric, rng)
+                for storage in ("float32", "float16"):
+                    run(d, index, metric, storage, rng)
         test_stored(d)
         test_migrate(d)
     finish()
