@@ -402,7 +402,7 @@ static int query_prepare(store *st, float *f, int dim, double *unit, char **pzEr
   } else {
     int e = 0;
     if (nn > 0) frexp(sqrt(nn), &e);
-    if (e < -30 || e > 30) { /* (within, the bits are what they were) */
+    if (e < -30 || e > 30) { /* (a query nearer 1 is left as it is, its results unchanged) */
       for (int i = 0; i < dim; i++) f[i] = (float)ldexp((double)f[i], -e);
       *unit = ldexp(1.0, e);
     }
