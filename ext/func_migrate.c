@@ -174,11 +174,11 @@ static int mig_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
 /* Why rows were skipped; the report lists them in this order. */
 enum {
   R_DUPLICATE, R_WRONG_DIM, R_NAN, R_EMPTY_TEXT, R_BAD_EMB, R_BAD_TEXT, R_BAD_ID, R_F16_RANGE,
-  R_OTHER, NREASON
+  R_VEC_RANGE, R_OTHER, NREASON
 };
 static const char *const reason_name[NREASON] = {
     "duplicate", "wrong_dimension", "nan_or_inf", "empty_text", "bad_embedding",
-    "bad_text",  "bad_id",          "float16_range", NULL};
+    "bad_text",  "bad_id",          "float16_range", "vector_range", NULL};
 
 /* Encodings seen; the report counts each. */
 enum { E_F32, E_F64, E_JSON, E_I8, E_VEC0, NENC };
@@ -351,6 +351,8 @@ static int emb_decode(mig_run *m, const mig_cell *c, int *has, char *buf, size_t
       return R_F16_RANGE;
     }
   }
+  /* (what the search cannot score: as the table's INSERT) */
+  if (knn_vec_range(m->st ? store_metric(m->st) : m->metric, v, dim, buf, n)) return R_VEC_RANGE;
   m->enc_seen[e]++;
   *has = 1;
   return -1;

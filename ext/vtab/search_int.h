@@ -48,8 +48,18 @@ void knn_allow_free(knn_allow *a);
 void knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *plan, size_t cap,
               int *argi, int *used);
 
-/* The query vector from a value (BLOB or JSON, the store's dim). */
-int knn_query(store *st, sqlite3_value *v, float **out, char **pzErr);
+/* The query vector from a value (BLOB or JSON, the store's dim), prepared
+** for the kernels whatever its scale (cosine: the unit vector; dot: scaled
+** by a power of two, *unit the factor to multiply raw distances by, 1
+** otherwise; l2: refused beyond float32's range). */
+int knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr);
+
+/* Whether an embedding can be scored under metric (STORE_*): 0, or 1 with
+** the reason in buf ("its squared norm ..."). */
+int knn_vec_range(int metric, const float *v, int dim, char *buf, size_t n);
+
+/* An error unless every distance of r[0..n-1] is finite. */
+int knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr);
 
 /* The top k among the live records that meet f (store_knn: through the
 ** store's index unless o says exact; o may be NULL): positions and raw
@@ -98,7 +108,7 @@ int search_option_num(sqlite3_stmt *row, double lo, double hi, double *out, char
 int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row);
 
 /* A raw distance as the distance column shows it, and as a score. */
-double knn_distance(const store *st, float d);
-double knn_score(const store *st, float d);
+double knn_distance(const store *st, float d, double unit);
+double knn_score(const store *st, float d, double unit);
 
 #endif

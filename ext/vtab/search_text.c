@@ -366,8 +366,9 @@ int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f
   size_t tn = 0;
   if (rc == SQLITE_OK) rc = query_text(a->qtext, &t, &tn, pzErr);
   float *q = NULL;
+  double unit = 1.0;
   if (rc == SQLITE_OK && a->query && sqlite3_value_type(a->query) != SQLITE_NULL)
-    rc = knn_query(st, a->query, &q, pzErr);
+    rc = knn_query(st, a->query, &q, &unit, pzErr);
   if (rc == SQLITE_OK && !t && !q) {
     *pzErr = sqlite3_mprintf("give a query text, a query vector, or both");
     rc = SQLITE_ERROR;
@@ -399,6 +400,7 @@ int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f
     vr = sqlite3_malloc64(nv * sizeof *vr + 1);
     rc = vr ? store_rc(st, store_knn(st, q, nv, &al.flt, &o.knn, vr, &nvr), pzErr) : SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = knn_allow_check(&al, st, pzErr);
+    if (rc == SQLITE_OK) rc = knn_check(st, vr, nvr, pzErr);
   }
   if (rc == SQLITE_OK && !al.none && t) /* the keyword side */
     rc = keyword_hits(st, t, tn, nk, &al, &kh, &nkh, pzErr);
@@ -409,7 +411,7 @@ int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f
   }
   if (rc == SQLITE_OK) { /* the union, by position */
     for (uint64_t i = 0; i < nvr; i++)
-      u[nu++] = (hrec){vr[i].pos, 0, knn_score(st, vr[i].dist), 0, 1, 0, 0};
+      u[nu++] = (hrec){vr[i].pos, 0, knn_score(st, vr[i].dist, unit), 0, 1, 0, 0};
     for (uint64_t i = 0; i < nkh; i++) u[nu++] = (hrec){kh[i].pos, 0, 0, kh[i].score, 0, 1, 0};
     qsort(u, nu, sizeof *u, by_pos);
     uint64_t m = 0;
@@ -442,12 +444,13 @@ int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f
       ex.exact = 1;
       uint64_t got = 0;
       rc = store_rc(st, store_knn(st, q, nmiss, &mf, &ex, mr, &got), pzErr);
+      if (rc == SQLITE_OK) rc = knn_check(st, mr, got, pzErr);
       /* (mr is by distance: find each in the union, which is by position) */
       for (uint64_t j = 0; rc == SQLITE_OK && j < got; j++) {
         hrec key = {mr[j].pos, 0, 0, 0, 0, 0, 0};
         hrec *e = bsearch(&key, u, nu, sizeof *u, by_pos);
         if (e) {
-          e->vs = knn_score(st, mr[j].dist);
+          e->vs = knn_score(st, mr[j].dist, unit);
           e->has_v = 1;
         }
       }

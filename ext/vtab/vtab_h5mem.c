@@ -97,6 +97,7 @@ typedef struct memcur {
   int knn; /* a KNN query: the rows are res[0 .. nres) */
   ann_res *res;
   uint64_t nres, ires;
+  double unit; /* knn_query's: raw distances times this */
   store_view v;
   int have_v;
 } memcur;
@@ -748,7 +749,7 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
                 "table's columns is in the WHERE clause (this is SQLite %s)", sqlite3_libversion());
   float *q = NULL;
   char *err = NULL;
-  if (rc == SQLITE_OK && (rc = knn_query(vt->st, qv, &q, &err)) == SQLITE_OK)
+  if (rc == SQLITE_OK && (rc = knn_query(vt->st, qv, &q, &c->unit, &err)) == SQLITE_OK)
     rc = knn_run(vt->st, q, (uint64_t)k, &f, NULL, &c->res, &c->nres, &err);
   sqlite3_free(q);
   knn_filter_free(&f);
@@ -868,7 +869,7 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     return SQLITE_OK;
   }
   if (col == COL_DISTANCE) {
-    if (c->knn) sqlite3_result_double(ctx, knn_distance(vt->st, c->res[c->ires].dist));
+    if (c->knn) sqlite3_result_double(ctx, knn_distance(vt->st, c->res[c->ires].dist, c->unit));
     else sqlite3_result_null(ctx);
     return SQLITE_OK;
   }
@@ -1053,6 +1054,9 @@ static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
       return vt_err(vt, SQLITE_MISMATCH, "embedding: element %d (%g) is outside the float16 range "
                     "(storage=float16; largest magnitude 65504)", i, (double)f[i]);
   }
+  char why[200];
+  if (knn_vec_range(store_metric(vt->st), f, dim, why, sizeof why))
+    return vt_err(vt, SQLITE_MISMATCH, "embedding: %s", why);
   *out = f;
   return SQLITE_OK;
 }

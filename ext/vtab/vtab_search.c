@@ -14,7 +14,9 @@
 */
 #include "config.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -336,6 +338,7 @@ int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const st
       rc = SQLITE_ERROR;
     }
   }
+  if (rc == SQLITE_OK) rc = knn_check(st, res, *nout, pzErr);
   if (rc != SQLITE_OK) {
     sqlite3_free(res);
     *nout = 0;
@@ -345,10 +348,87 @@ int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const st
   return SQLITE_OK;
 }
 
+static const char *metric_name(int metric) {
+  return metric == STORE_L2 ? "l2" : metric == STORE_DOT ? "dot" : "cosine";
+}
+
+/* The kernels sum in float32 lanes (kernels/k.h): a squared norm beyond
+** FLT_MAX overflows them, and under cosine one below FLT_MIN loses its
+** digits or reads as zero (a distance of 1 whatever the direction).  The
+** SQL functions rescale such vectors (func_vec.c); a search cannot rescale
+** the stored side, so an embedding outside that range is refused. */
+int knn_vec_range(int metric, const float *v, int dim, char *buf, size_t n) {
+  double nn = 0;
+  for (int i = 0; i < dim; i++) nn += (double)v[i] * (double)v[i];
+  if (nn > FLT_MAX) {
+    snprintf(buf, n, "its squared norm (%g) is beyond the float32 range (%g) that distances are computed in "
+             "(the norm must be below %g)", nn, (double)FLT_MAX, sqrt((double)FLT_MAX));
+    return 1;
+  }
+  if (metric == STORE_COSINE && nn > 0 && nn < FLT_MIN) {
+    snprintf(buf, n, "its squared norm (%g) is below the float32 range (%g) that cosine distances are computed "
+             "in (metric=cosine; scaling the vector up does not change its cosine distances)", nn,
+             (double)FLT_MIN);
+    return 1;
+  }
+  return 0;
+}
+
+/* The query as the kernels are to score it, whatever its scale: under
+** cosine, the unit vector (normalised in double: its squared norm is 1, so
+** nothing over- or underflows, and the distances are the same); under dot,
+** a query whose norm is far from 1 times a power of two (exact, the
+** ranking unchanged; *unit undoes it in knn_distance and knn_score); under
+** l2, where neither helps, a query beyond float32's range is refused. */
+static int query_prepare(store *st, float *f, int dim, double *unit, char **pzErr) {
+  double nn = 0;
+  for (int i = 0; i < dim; i++) nn += (double)f[i] * (double)f[i];
+  *unit = 1.0;
+  int metric = store_metric(st);
+  if (metric == STORE_COSINE) {
+    if (nn == 0) {
+      *pzErr = sqlite3_mprintf("a zero query vector has no cosine distance (metric=cosine)");
+      return SQLITE_ERROR;
+    }
+    double r = 1.0 / sqrt(nn);
+    for (int i = 0; i < dim; i++) f[i] = (float)((double)f[i] * r);
+  } else if (metric == STORE_L2) {
+    if (nn > FLT_MAX) {
+      *pzErr = sqlite3_mprintf("the query's squared norm (%g) is beyond the float32 range (%g) that metric=l2 "
+                               "computes squared distances in (the norm must be below %g)",
+                               nn, (double)FLT_MAX, sqrt((double)FLT_MAX));
+      return SQLITE_ERROR;
+    }
+  } else {
+    int e = 0;
+    if (nn > 0) frexp(sqrt(nn), &e);
+    if (e < -30 || e > 30) { /* (a query nearer 1 is left as it is, its results unchanged) */
+      for (int i = 0; i < dim; i++) f[i] = (float)ldexp((double)f[i], -e);
+      *unit = ldexp(1.0, e);
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* A search's distances must be finite: an infinite one (a stored vector or
+** the query too large for float32) would rank by chance. */
+int knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr) {
+  for (uint64_t i = 0; i < n; i++)
+    if (!isfinite(r[i].dist)) {
+      *pzErr = sqlite3_mprintf("the distance from the query to record %lld overflows float32 (metric=%s): "
+                               "the query or that embedding is too large",
+                               (long long)store_pos_id(st, r[i].pos), metric_name(store_metric(st)));
+      return SQLITE_ERROR;
+    }
+  return SQLITE_OK;
+}
+
 /* The query vector: a float32 BLOB (float16 with vec_f16's subtype) or
-** JSON; its length must be the store's dim. */
-int knn_query(store *st, sqlite3_value *v, float **out, char **pzErr) {
+** JSON; its length must be the store's dim.  Prepared for the kernels by
+** query_prepare: distances are the raw ones times *unit. */
+int knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr) {
   *out = NULL;
+  *unit = 1.0;
   int dim = store_dim(st);
   float *f = sqlite3_malloc64((sqlite3_uint64)dim * 4);
   if (!f) return SQLITE_NOMEM;
@@ -404,20 +484,26 @@ int knn_query(store *st, sqlite3_value *v, float **out, char **pzErr) {
       sqlite3_free(f);
       return SQLITE_ERROR;
     }
+  int rc = query_prepare(st, f, dim, unit, pzErr);
+  if (rc != SQLITE_OK) {
+    sqlite3_free(f);
+    return rc;
+  }
   *out = f;
   return SQLITE_OK;
 }
 
 /* Distances as reported: L2 as the Euclidean distance (sqlite-vec's), not
-** its square; the score: cosine similarity, dot product, or 1/(1+L2). */
-double knn_distance(const store *st, float d) {
-  return store_metric(st) == STORE_L2 ? sqrt((double)d) : (double)d;
+** its square; the score: cosine similarity, dot product, or 1/(1+L2).
+** unit: knn_query's (dot's scale; 1 otherwise). */
+double knn_distance(const store *st, float d, double unit) {
+  return store_metric(st) == STORE_L2 ? sqrt((double)d) : (double)d * unit;
 }
 
-double knn_score(const store *st, float d) {
+double knn_score(const store *st, float d, double unit) {
   switch (store_metric(st)) {
   case STORE_L2: return 1.0 / (1.0 + sqrt((double)d));
-  case STORE_DOT: return -(double)d;
+  case STORE_DOT: return -(double)d * unit;
   default: return 1.0 - (double)d;
   }
 }
@@ -724,7 +810,8 @@ static int vec_run(sqlite3 *db, store *st, const search_args *a, const knn_filte
   int rc = search_options(db, a->options, KNN_KNOWN, vec_option, &ko, pzErr);
   if (rc != SQLITE_OK) return rc;
   float *q = NULL;
-  if ((rc = knn_query(st, a->query, &q, pzErr)) != SQLITE_OK) return rc;
+  double unit = 1.0;
+  if ((rc = knn_query(st, a->query, &q, &unit, pzErr)) != SQLITE_OK) return rc;
   ann_res *res = NULL;
   uint64_t n = 0;
   rc = knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
@@ -737,8 +824,8 @@ static int vec_run(sqlite3 *db, store *st, const search_args *a, const knn_filte
   }
   for (uint64_t i = 0; i < n; i++) {
     r[i].pos = res[i].pos;
-    r[i].v[0] = knn_distance(st, res[i].dist);
-    r[i].v[1] = knn_score(st, res[i].dist);
+    r[i].v[0] = knn_distance(st, res[i].dist, unit);
+    r[i].v[1] = knn_score(st, res[i].dist, unit);
   }
   sqlite3_free(res);
   *out = r;
