@@ -196,6 +196,9 @@ static int snap_open(h5vt *vt, h5snap **out) {
     rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "%s", h5_errmsg(s->f));
   } else if ((hr = h5_dset_info_get(s->d, &s->info)) != H5_OK) {
     rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "%s", h5_errmsg(s->f));
+  } else if ((hr = h5_dset_check(s->d)) != H5_OK) {
+    /* refused here, not at the first row read: count(*) reads no row */
+    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "'%s': %s", vt->dset, h5_errmsg(s->f));
   }
   if (rc != SQLITE_OK) {
     h5_close(s->f);
