@@ -268,18 +268,23 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out) {
   return H5_OK;
 }
 
-/* What the dataspace claims must fit what the storage can hold, and be a
-** number of bytes SQLite and the callers can count (below 2^63): a damaged
-** dataspace is then an error before any read, never a read past the data,
-** a scan of 2^64 rows or a count of -1.  Only the layout message is
+/* What the dataspace claims must fit what the storage can hold, be a
+** number of elements SQLite can count (below 2^63) and of bytes that fits
+** 64 bits: a damaged dataspace is then an error before any read, never a
+** read past the data, a scan of 2^64 rows or a count of -1.  (More than
+** 2^63 bytes is fine: tlayouto.h5 of the corpus has 2^63 + 2^35 bytes of
+** contiguous storage never allocated, which reads as the fill value.)  Only the layout message is
 ** consulted (no chunk index is read): compact data must hold every element,
 ** allocated contiguous storage too; chunked data is bounded by the size
 ** limit; external data is checked segment by segment as it is read. */
 static int dset_sound(h5_file *f, const struct h5_dset *d) {
   uint64_t n = d->info.nelems, esz = d->type->size;
-  if (n > (uint64_t)INT64_MAX || (esz && n > (uint64_t)INT64_MAX / esz))
+  if (n > (uint64_t)INT64_MAX)
+    return h5_err(f, H5_ECORRUPT, "the dataspace claims %llu elements: more than 2^63 - 1",
+                  (unsigned long long)n);
+  if (esz && n > UINT64_MAX / esz)
     return h5_err(f, H5_ECORRUPT,
-                  "the dataspace claims %llu elements of %llu bytes: 2^63 bytes or more",
+                  "the dataspace claims %llu elements of %llu bytes: 2^64 bytes or more",
                   (unsigned long long)n, (unsigned long long)esz);
   uint64_t bytes = n * esz;
   if (d->efl) return H5_OK;
@@ -345,7 +350,7 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   if (rc == H5_OK) rc = dset_readable(f, d);
   if (rc) return rc;
   uint64_t n = d->info.nelems, esz = d->type->size;
-  uint64_t bytes = n * esz; /* below 2^63: dset_sound */
+  uint64_t bytes = n * esz; /* fits 64 bits: dset_sound */
   if (d->efl || d->info.nfilters)
     return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data is filtered or external");
   if (d->info.layout != H5_LAYOUT_COMPACT && d->info.layout != H5_LAYOUT_CONTIGUOUS)
@@ -391,7 +396,7 @@ int h5_dset_storage_size(h5_obj *o, uint64_t *bytes) {
   int rc = h5_dset_get(o, &d);
   if (rc == H5_OK) rc = dset_sound(o->f, d);
   if (rc) return rc;
-  uint64_t n = d->info.nelems, esz = d->type->size; /* n * esz < 2^63: dset_sound */
+  uint64_t n = d->info.nelems, esz = d->type->size; /* n * esz fits 64 bits: dset_sound */
   if (d->efl) {
     *bytes = n * esz; /* in the external files */
     return H5_OK;
@@ -603,7 +608,7 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
   if (rc == H5_OK) rc = dset_readable(f, d);
   if (rc) return rc;
   uint64_t n = d->info.nelems, esz = d->type->size;
-  uint64_t need = n * esz; /* below 2^63: dset_sound */
+  uint64_t need = n * esz; /* fits 64 bits: dset_sound */
   if (buflen < need)
     return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data",
                   buflen, (unsigned long long)need);
@@ -665,7 +670,7 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
                   (unsigned long long)(n * esz));
   if (n == 0) return H5_OK;
   uint8_t *buf = out;
-  uint64_t whole = d->info.nelems * esz; /* below 2^63: dset_sound */
+  uint64_t whole = d->info.nelems * esz; /* fits 64 bits: dset_sound */
   uint64_t origin[H5_MAX_RANK] = {0};
   if (d->efl) return efl_read(f, d, &sel, whole, buf);
   switch (d->info.layout) {
