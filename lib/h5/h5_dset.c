@@ -273,10 +273,11 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out) {
 ** 64 bits: a damaged dataspace is then an error before any read, never a
 ** read past the data, a scan of 2^64 rows or a count of -1.  (More than
 ** 2^63 bytes is fine: tlayouto.h5 of the corpus has 2^63 + 2^35 bytes of
-** contiguous storage never allocated, which reads as the fill value.)  Only the layout message is
-** consulted (no chunk index is read): compact data must hold every element,
-** allocated contiguous storage too; chunked data is bounded by the size
-** limit; external data is checked segment by segment as it is read. */
+** contiguous storage never allocated, which reads as the fill value.)
+** Only the layout message is consulted (no chunk index is read): compact
+** data must hold every element, allocated contiguous storage too; chunked
+** data is bounded by the limits; external data is checked segment by
+** segment as it is read. */
 static int dset_sound(h5_file *f, const struct h5_dset *d) {
   uint64_t n = d->info.nelems, esz = d->type->size;
   if (n > (uint64_t)INT64_MAX)
