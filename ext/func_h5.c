@@ -492,8 +492,10 @@ static int ls_column_obj(ls_cursor *c, sqlite3_context *ctx, int col) {
                           SQLITE_STATIC);
     }
     break;
-  case LS_ELEMENTS: /* NULL for a null dataspace, as its shape */
-    if (have_info && info.rank >= 0) sqlite3_result_int64(ctx, (sqlite3_int64)info.nelems);
+  case LS_ELEMENTS: /* NULL for a null dataspace, as its shape, and for a
+                      dataspace its storage cannot hold (h5_dset_check) */
+    if (have_info && info.rank >= 0 && h5_dset_check(e->obj) != H5_ECORRUPT)
+      sqlite3_result_int64(ctx, (sqlite3_int64)info.nelems);
     break;
   case LS_BYTES:
     if (have_info) {
@@ -792,7 +794,7 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     h5sql_error(ctx, who, "'%s' is not a dataset", path);
     return;
   }
-  if (h5_dset_info_get(o, &info) != H5_OK) {
+  if (h5_dset_info_get(o, &info) != H5_OK || h5_dset_check(o) != H5_OK) {
     h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
     return;
   }

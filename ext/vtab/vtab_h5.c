@@ -196,6 +196,9 @@ static int snap_open(h5vt *vt, h5snap **out) {
     rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "%s", h5_errmsg(s->f));
   } else if ((hr = h5_dset_info_get(s->d, &s->info)) != H5_OK) {
     rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "%s", h5_errmsg(s->f));
+  } else if ((hr = h5_dset_check(s->d)) != H5_OK) {
+    /* refused here, not at the first row read: count(*) reads no row */
+    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "'%s': %s", vt->dset, h5_errmsg(s->f));
   }
   if (rc != SQLITE_OK) {
     h5_close(s->f);
@@ -1317,6 +1320,11 @@ static int json_numbers(const char *s, uint64_t n, double *out, char **msg) {
     locale_t loc = c_locale();
     out[k] = loc ? strtod_l(p, &end, loc) : strtod(p, &end);
     if (end == p) goto bad;
+    if (isinf(out[k])) { /* JSON has no infinity: a finite number beyond float64 */
+      *msg = sqlite3_mprintf("element %llu (%.*s) is out of range for float64",
+                             (unsigned long long)k, (int)(end - p > 40 ? 40 : end - p), p);
+      return -1;
+    }
     p = end;
     while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
     if (*p == ',') { p++; continue; }
@@ -1351,6 +1359,33 @@ static void put_bytes(uint8_t *p, const void *v, size_t n, int big) {
   }
 }
 
+/* d in the shortest form that reads back exactly (for messages). */
+static char *shortest(double d) {
+  char *s = NULL;
+  for (int prec = 15; prec <= 17; prec++) {
+    sqlite3_free(s);
+    s = sqlite3_mprintf("%.*g", prec, d);
+    if (!s || strtod(s, NULL) == d) break;
+  }
+  return s;
+}
+
+/* A finite d beyond float16's or float32's range would be stored as
+** infinity: an error, as an out-of-range integer is.  A number that rounds
+** to the largest finite value (below the midpoint between it and the next
+** power of two) is stored as that value; explicit infinities and NaN (NULL)
+** are stored as they are. */
+static int float_range(double d, unsigned size, char **msg) {
+  /* the midpoints, from which round-to-nearest-even gives infinity */
+  double lim = size == 2 ? 65520.0 : 0x1.ffffffp127;
+  if (!isfinite(d) || fabs(d) < lim) return 0;
+  char *v = shortest(d);
+  *msg = sqlite3_mprintf("%s is out of range for float%u (largest finite value +-%s)",
+                         v ? v : "?", size * 8, size == 2 ? "65504" : "3.40282347e+38");
+  sqlite3_free(v);
+  return -1;
+}
+
 /* A number d into an integer or float element. */
 static int put_number(const h5_type *t, uint8_t *p, double d, int64_t iv, int is_int, char **msg) {
   if (t->cls == H5_CLASS_FLOAT) {
@@ -1358,12 +1393,17 @@ static int put_number(const h5_type *t, uint8_t *p, double d, int64_t iv, int is
     if (t->size == 8) {
       put_bytes(p, &d, 8, t->big_endian);
     } else if (t->size == 4) {
+      if (float_range(d, 4, msg)) return -1;
       float f = (float)d;
       put_bytes(p, &f, 4, t->big_endian);
     } else if (t->size == 2) {
+      if (float_range(d, 2, msg)) return -1;
       float f = (float)d;
       uint16_t h;
       k_get()->f32_to_f16(&f, &h, 1);
+      /* rounding twice (to float, then to half) can carry a number just
+      ** below the midpoint 65520 up to it and on to infinity */
+      if (isfinite(d) && (h & 0x7fff) == 0x7c00) h = (uint16_t)((h & 0x8000) | 0x7bff);
       put_bytes(p, &h, 2, t->big_endian);
     } else {
       *msg = sqlite3_mprintf("cannot write %u-byte floats", (unsigned)t->size);

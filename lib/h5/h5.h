@@ -255,6 +255,16 @@ typedef struct h5_dset_info {
 
 int h5_dset_info_get(h5_obj *d, h5_dset_info *info);
 
+/* Whether the dataset can be read as its dataspace claims, without reading
+** any data: H5_ECORRUPT when its storage cannot hold the elements the
+** dataspace claims (compact data or allocated contiguous storage smaller
+** than elements x element size), there are more than 2^63 - 1 elements or
+** they take 2^64 bytes or more;
+** H5_EUNSUPPORTED for a virtual dataset.  Every read (h5_dset_read,
+** h5_dset_read_slab, h5_dset_view) makes this check first, whatever it
+** selects; h5_dset_info_get does not, so such datasets can still be listed. */
+int h5_dset_check(h5_obj *d);
+
 /* The registered name of a filter id ("deflate", "lzf", "blosc", ...; the
 ** HDF Group's list), or NULL for ids not on it. */
 const char *h5_filter_known_name(unsigned id);

@@ -268,6 +268,59 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out) {
   return H5_OK;
 }
 
+/* What the dataspace claims must fit what the storage can hold, be a
+** number of elements SQLite can count (below 2^63) and of bytes that fits
+** 64 bits: a damaged dataspace is then an error before any read, never a
+** read past the data, a scan of 2^64 rows or a count of -1.  (More than
+** 2^63 bytes is fine: tlayouto.h5 of the corpus has 2^63 + 2^35 bytes of
+** contiguous storage never allocated, which reads as the fill value.)
+** Only the layout message is consulted (no chunk index is read): compact
+** data must hold every element, allocated contiguous storage too; chunked
+** data is bounded by the limits; external data is checked segment by
+** segment as it is read. */
+static int dset_sound(h5_file *f, const struct h5_dset *d) {
+  uint64_t n = d->info.nelems, esz = d->type->size;
+  if (n > (uint64_t)INT64_MAX)
+    return h5_err(f, H5_ECORRUPT, "the dataspace claims %llu elements: more than 2^63 - 1",
+                  (unsigned long long)n);
+  if (esz && n > UINT64_MAX / esz)
+    return h5_err(f, H5_ECORRUPT,
+                  "the dataspace claims %llu elements of %llu bytes: 2^64 bytes or more",
+                  (unsigned long long)n, (unsigned long long)esz);
+  uint64_t bytes = n * esz;
+  if (d->efl) return H5_OK;
+  if (d->info.layout == H5_LAYOUT_COMPACT && d->compact_len < bytes)
+    return h5_err(f, H5_ECORRUPT,
+                  "compact storage of %zu bytes cannot hold the %llu elements of %llu "
+                  "bytes (%llu bytes) its dataspace claims",
+                  d->compact_len, (unsigned long long)n, (unsigned long long)esz,
+                  (unsigned long long)bytes);
+  if (d->info.layout == H5_LAYOUT_CONTIGUOUS && d->addr != H5_UNDEF_ADDR && d->size < bytes)
+    return h5_err(f, H5_ECORRUPT,
+                  "contiguous storage of %llu bytes cannot hold the %llu elements of %llu "
+                  "bytes (%llu bytes) its dataspace claims",
+                  (unsigned long long)d->size, (unsigned long long)n,
+                  (unsigned long long)esz, (unsigned long long)bytes);
+  return H5_OK;
+}
+
+/* Every read starts here, before anything that could answer without
+** touching the data (an empty extent or selection, a null dataspace): so a
+** virtual dataset is the same error however it is read, also while its
+** extent is empty. */
+static int dset_readable(h5_file *f, const struct h5_dset *d) {
+  int rc = dset_sound(f, d);
+  if (rc == H5_OK && d->info.layout == H5_LAYOUT_VIRTUAL)
+    rc = h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
+  return rc;
+}
+
+int h5_dset_check(h5_obj *o) {
+  struct h5_dset *d;
+  int rc = h5_dset_get(o, &d);
+  return rc ? rc : dset_readable(o->f, d);
+}
+
 /* The stored bytes (whole of them) of a compact or contiguous dataset, in
 ** the file; *p is NULL when contiguous storage was never allocated (the
 ** data then reads as the fill value). */
@@ -295,10 +348,10 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   *data = NULL;
   *len = 0;
   int rc = h5_dset_get(o, &d);
+  if (rc == H5_OK) rc = dset_readable(f, d);
   if (rc) return rc;
   uint64_t n = d->info.nelems, esz = d->type->size;
-  if (esz && n > UINT64_MAX / esz) return h5_err(f, H5_ECORRUPT, "dataset too large");
-  uint64_t bytes = n * esz;
+  uint64_t bytes = n * esz; /* fits 64 bits: dset_sound */
   if (d->efl || d->info.nfilters)
     return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data is filtered or external");
   if (d->info.layout != H5_LAYOUT_COMPACT && d->info.layout != H5_LAYOUT_CONTIGUOUS)
@@ -325,6 +378,7 @@ static int chunk_esize_check(h5_file *f, const struct h5_dset *d) {
 int h5_dset_chunk_iter(h5_obj *o, h5_chunk_cb cb, void *ctx) {
   struct h5_dset *d;
   int rc = h5_dset_get(o, &d);
+  if (rc == H5_OK) rc = dset_sound(o->f, d);
   if (rc) return rc;
   if (d->info.layout != H5_LAYOUT_CHUNKED || d->efl)
     return h5_err(o->f, H5_EINVAL, "not a chunked dataset");
@@ -341,9 +395,9 @@ int h5_dset_storage_size(h5_obj *o, uint64_t *bytes) {
   struct h5_dset *d;
   *bytes = 0;
   int rc = h5_dset_get(o, &d);
+  if (rc == H5_OK) rc = dset_sound(o->f, d);
   if (rc) return rc;
-  uint64_t n = d->info.nelems, esz = d->type->size;
-  if (esz && n > UINT64_MAX / esz) return h5_err(o->f, H5_ECORRUPT, "dataset too large");
+  uint64_t n = d->info.nelems, esz = d->type->size; /* n * esz fits 64 bits: dset_sound */
   if (d->efl) {
     *bytes = n * esz; /* in the external files */
     return H5_OK;
@@ -552,11 +606,10 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
   struct h5_dset *d;
   h5_file *f = o->f;
   int rc = h5_dset_get(o, &d);
+  if (rc == H5_OK) rc = dset_readable(f, d);
   if (rc) return rc;
   uint64_t n = d->info.nelems, esz = d->type->size;
-  if (n && esz > UINT64_MAX / n)
-    return h5_err(f, H5_ECORRUPT, "dataset larger than 2^64 bytes");
-  uint64_t need = n * esz;
+  uint64_t need = n * esz; /* fits 64 bits: dset_sound */
   if (buflen < need)
     return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data",
                   buflen, (unsigned long long)need);
@@ -587,6 +640,7 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
   struct h5_dset *d;
   h5_file *f = o->f;
   int rc = h5_dset_get(o, &d);
+  if (rc == H5_OK) rc = dset_readable(f, d);
   if (rc) return rc;
   int rank = d->space.rank;
   if (rank < 0) return H5_OK; /* a null dataspace selects nothing */
@@ -617,10 +671,8 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
                   (unsigned long long)(n * esz));
   if (n == 0) return H5_OK;
   uint8_t *buf = out;
-  uint64_t whole = d->info.nelems * esz; /* fits: nelems * esz <= 2^64 as n does */
+  uint64_t whole = d->info.nelems * esz; /* fits 64 bits: dset_sound */
   uint64_t origin[H5_MAX_RANK] = {0};
-  if (d->info.nelems && esz > UINT64_MAX / d->info.nelems)
-    return h5_err(f, H5_ECORRUPT, "dataset larger than 2^64 bytes");
   if (d->efl) return efl_read(f, d, &sel, whole, buf);
   switch (d->info.layout) {
   case H5_LAYOUT_COMPACT:
