@@ -541,6 +541,8 @@ static int s_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
   vt->db = db;
   vt->reg = aux;
   vt->kind = kind;
+  /* it reads a store's files: never from a trigger or view (docs/SQL.md, "Trust") */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   return SQLITE_OK;
 }
 

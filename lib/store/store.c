@@ -1255,7 +1255,7 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
     return STORE_EINVAL;
   }
   if (stat(path, &st) != 0) {
-    if (errno != ENOENT || !create || create->dim <= 0 || readonly)
+    if (errno != ENOENT || !create || create->dim <= 0 || create->no_create || readonly)
       rc = fail(s, STORE_EIO, "%s: %s%s", path, strerror(errno),
                 errno == ENOENT && (!create || create->dim <= 0) ? " (give dim= to create a store)" : "");
     else
