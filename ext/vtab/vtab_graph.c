@@ -206,8 +206,8 @@ static int g_store_err(gvt *vt, int rc) {
 ** (vt->ms is NULL when it does not exist: g_connect). */
 static int g_check(gvt *vt) {
   if (!vt->ms)
-    return g_err(vt, SQLITE_ERROR, "the store of the h5mem table %s does not exist (a table a database "
-                 "file declares never creates its store)", vt->target);
+    return g_err(vt, SQLITE_ERROR, "the store of the h5mem table %s does not exist (opening a database "
+                 "never creates a store)", vt->target);
   if (!h5mem_store_orphaned(vt->ms)) return SQLITE_OK;
   return g_err(vt, SQLITE_ERROR, "the h5mem table %s was dropped; drop this table too", vt->target);
 }

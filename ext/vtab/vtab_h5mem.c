@@ -322,8 +322,8 @@ memstore *h5mem_table_share(memvt *vt) {
 
 int h5mem_table_missing(memvt *vt, char **pzErr) {
   if (!vt->missing) return SQLITE_OK;
-  *pzErr = sqlite3_mprintf("the store of %s, '%s', does not exist (a table a database file declares never "
-                           "creates its store: DROP TABLE %s, or CREATE VIRTUAL TABLE it again)",
+  *pzErr = sqlite3_mprintf("the store of %s, '%s', does not exist (opening a database never creates a "
+                           "store, only CREATE VIRTUAL TABLE does: DROP TABLE %s and create it again)",
                            vt->name, vt->missing, vt->name);
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
