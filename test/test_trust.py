@@ -215,6 +215,67 @@ def test_evil_db():
         db.close()
 
 
+def plant(link, target):
+    os.symlink(target, link)
+    return link
+
+
+def test_temp_links():
+    """Links planted at the temporary names are never followed (the
+    extension runs in this process, so the names hold os.getpid())."""
+    pid = os.getpid()
+    with tempfile.TemporaryDirectory() as d:
+        victim = os.path.join(d, "victim.txt")
+        open(victim, "wb").write(b"the victim's file\n")
+        store = os.path.join(d, "agent.h5")
+        links = [plant("%s.new-%d" % (store, pid), victim), plant("%s.optimize-%d" % (store, pid), victim)]
+        # a file left by a process that died with this pid: left alone too
+        stale = "%s.new-%d.1" % (store, pid)
+        open(stale, "wb").write(b"left behind\n")
+        db = connect()
+        db.execute("CREATE VIRTUAL TABLE m USING h5mem(path=%s, dim=4)" % q(store))
+        for i in range(5):
+            db.execute("INSERT INTO m(id, text, embedding) VALUES (?, 'x', '[1,2,3,4]')", (i + 1,))
+        db.execute("DELETE FROM m WHERE id <= 2")
+        db.execute("INSERT INTO m(m) VALUES ('optimize')")
+        check(db.execute("SELECT group_concat(id) FROM m").fetchone()[0] == "3,4,5", "the store works")
+        db.close()
+        check(open(victim, "rb").read() == b"the victim's file\n", "the links' target is unchanged")
+        check(all(os.readlink(x) == victim for x in links), "the links are left alone")
+        check(open(stale, "rb").read() == b"left behind\n", "the leftover is left alone")
+        made = sorted(f for f in os.listdir(d) if f.startswith("agent.h5"))
+        check(made == sorted(["agent.h5", "agent.h5-wal"] + [os.path.basename(x) for x in links + [stale]]),
+              "no temporary file left: %s" % made)
+        db = connect()
+        db.execute("CREATE VIRTUAL TABLE m USING h5mem(path=%s)" % q(store))
+        check(db.execute("SELECT count(*) FROM m").fetchone()[0] == 3, "the store reopens")
+        db.close()
+
+        # every name taken: a clear error, nothing touched, no store
+        other = os.path.join(d, "other.h5")
+        base = "%s.new-%d" % (other, pid)
+        for k in range(100):
+            plant(base if k == 0 else "%s.%d" % (base, k), victim)
+        db = connect()
+        msg = expect_error(db, "CREATE VIRTUAL TABLE o USING h5mem(path=%s, dim=4)" % q(other), "all taken")
+        check(base in msg, "the message names the name: %r" % msg)
+        db.close()
+        check(not os.path.exists(other), "no store made")
+        check(open(victim, "rb").read() == b"the victim's file\n", "the links' target is unchanged")
+
+        # the h5 table's new file (<file>.h5mem-new-<pid>)
+        fn = os.path.join(d, "out.h5")
+        link = plant("%s.h5mem-new-%d" % (fn, pid), victim)
+        db = connect()
+        db.execute("CREATE VIRTUAL TABLE t USING h5(file=%s, dataset='/x', schema='n int64')" % q(fn))
+        db.execute("INSERT INTO t(n) VALUES (7)")
+        check(db.execute("SELECT n FROM t").fetchall() == [(7,)], "the h5 table works")
+        db.close()
+        check(open(victim, "rb").read() == b"the victim's file\n", "the h5 table's link's target is unchanged")
+        check(os.readlink(link) == victim, "the h5 table's link is left alone")
+
+
 if __name__ == "__main__":
     test_evil_db()
+    test_temp_links()
     finish()
