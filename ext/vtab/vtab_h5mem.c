@@ -18,6 +18,13 @@
 ** writer lock: SQLITE_BUSY when another connection or process has it),
 ** xSync writes it to the log, xCommit makes it final, xRollback and
 ** savepoints undo.  DROP TABLE leaves the files alone.
+**
+** The table, h5mem_checkpoint and h5mem_index touch the store's files, so
+** they are SQLITE_VTAB_DIRECTONLY / SQLITE_DIRECTONLY: never used from a
+** trigger or view a database file brings along.  Only xCreate makes a
+** store; xConnect (a database file being opened) only opens one, and a
+** missing store leaves the table connected but unusable, so that DROP
+** TABLE works (docs/SQL.md, "Trust").
 */
 #include "config.h"
 
