@@ -13,7 +13,9 @@
 ** The table-valued ones compute their rows whole in xFilter (copies: no
 ** position of the store is held afterwards).  The writers go through the
 ** companion tables (INSERT INTO mem_entities ...), so that what they write
-** is in the SQLite transaction like any other statement's changes.
+** is in the SQLite transaction like any other statement's changes.  All
+** read or write a store: SQLITE_DIRECTONLY / SQLITE_VTAB_DIRECTONLY, never
+** from a trigger or view (docs/SQL.md, "Trust").
 */
 #include "config.h"
 

@@ -12,7 +12,8 @@
 ** transaction (h5mem_int.h): BEGIN; INSERT INTO mem ...; INSERT INTO
 ** mem_entities ...; COMMIT is one store transaction, one frame of the log.
 ** INSERT, UPDATE (a delete and a put of the same id, as the h5mem table
-** does), DELETE, lookups by id and full scans.
+** does), DELETE, lookups by id and full scans.  SQLITE_VTAB_DIRECTONLY
+** (they read and write the store's files: docs/SQL.md, "Trust").
 */
 #include "config.h"
 

@@ -10,7 +10,9 @@
 ** id (=, IN) are applied before ranking: the result is the exact top k among
 ** the records that meet them.  The same search serves the h5mem table's
 ** sqlite-vec style KNN form (WHERE embedding MATCH :q AND k = 10), through
-** knn_plan / knn_run below.
+** knn_plan / knn_run below.  vec_search, bm25 and hybrid read a store's
+** files: SQLITE_VTAB_DIRECTONLY, never from a trigger or view (docs/SQL.md,
+** "Trust").
 */
 #include "config.h"
 
