@@ -13,7 +13,9 @@
 ** The table-valued ones compute their rows whole in xFilter (copies: no
 ** position of the store is held afterwards).  The writers go through the
 ** companion tables (INSERT INTO mem_entities ...), so that what they write
-** is in the SQLite transaction like any other statement's changes.
+** is in the SQLite transaction like any other statement's changes.  All
+** read or write a store: SQLITE_DIRECTONLY / SQLITE_VTAB_DIRECTONLY, never
+** from a trigger or view (docs/SQL.md, "Trust").
 */
 #include "config.h"
 
@@ -335,6 +337,8 @@ static int f_connect(sqlite3 *db, void *aux, const fkind *kind, sqlite3_vtab **o
   vt->db = db;
   vt->reg = aux;
   vt->kind = kind;
+  /* it reads a store's files: never from a trigger or view (docs/SQL.md, "Trust") */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   return SQLITE_OK;
 }
 
@@ -1518,7 +1522,7 @@ int ext_func_graph_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *
       {"kg_entity", 2, SQLITE_DIRECTONLY, fn_entity},
       {"kg_entity", 3, SQLITE_DIRECTONLY, fn_entity},
       {"kg_import_jsonl", 2, SQLITE_DIRECTONLY, fn_import},
-      {"kg_export_jsonl", 1, 0, fn_export},
+      {"kg_export_jsonl", 1, SQLITE_DIRECTONLY, fn_export}, /* all read or write a store */
   };
   for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
     h5mem_registry_ref(reg);

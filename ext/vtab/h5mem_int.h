@@ -18,7 +18,14 @@ typedef struct memstore memstore; /* its store handle and transaction */
 ** connection, connecting it first if this connection has not used it yet;
 ** NULL with *pzErr (sqlite3_mprintf'd) if there is none. */
 memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr);
+/* The same, also a table whose store is missing (h5mem_table_missing): for
+** the companion tables, which must connect for DROP TABLE. */
+memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr);
 store *h5mem_table_store(memvt *vt);
+/* SQLITE_OK, or (SQLITE_ERROR, the message in *pzErr) when the table's
+** store does not exist: connected from a database file's schema, which
+** never creates a store; h5mem_table reports this itself. */
+int h5mem_table_missing(memvt *vt, char **pzErr);
 const char *h5mem_table_name(const memvt *vt);
 /* A reader holding positions of the table's store (+1 when it starts, -1
 ** when done): no checkpoint moves rows meanwhile. */
@@ -37,7 +44,8 @@ void h5mem_table_hold(memvt *vt, int delta);
 ** xRelease and xRollbackTo here.  The functions return SQLite codes and, on
 ** an error, a message in *pzErr (sqlite3_mprintf'd, without a prefix). */
 
-/* The table's shared store; +1 reference (h5mem_store_release lets go). */
+/* The table's shared store; +1 reference (h5mem_store_release lets go);
+** NULL when the store is missing (h5mem_table_missing). */
 memstore *h5mem_table_share(memvt *vt);
 /* -1 reference: the last closes the store (checkpointing the writer's
 ** changes).  NULL is a no-op. */

@@ -12,7 +12,8 @@
 ** transaction (h5mem_int.h): BEGIN; INSERT INTO mem ...; INSERT INTO
 ** mem_entities ...; COMMIT is one store transaction, one frame of the log.
 ** INSERT, UPDATE (a delete and a put of the same id, as the h5mem table
-** does), DELETE, lookups by id and full scans.
+** does), DELETE, lookups by id and full scans.  SQLITE_VTAB_DIRECTONLY
+** (they read and write the store's files: docs/SQL.md, "Trust").
 */
 #include "config.h"
 
@@ -202,8 +203,12 @@ static int g_store_err(gvt *vt, int rc) {
   return g_err(vt, h5mem_store_rc(rc), "%s", store_errmsg(h5mem_store_handle(vt->ms)));
 }
 
-/* The h5mem table this one belongs to must still be there. */
+/* The h5mem table this one belongs to must still be there, and its store
+** (vt->ms is NULL when it does not exist: g_connect). */
 static int g_check(gvt *vt) {
+  if (!vt->ms)
+    return g_err(vt, SQLITE_ERROR, "the store of the h5mem table %s does not exist (opening a database "
+                 "never creates a store)", vt->target);
   if (!h5mem_store_orphaned(vt->ms)) return SQLITE_OK;
   return g_err(vt, SQLITE_ERROR, "the h5mem table %s was dropped; drop this table too", vt->target);
 }
@@ -252,7 +257,8 @@ static int g_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
   vt->target = target;
   vt->name = sqlite3_mprintf("%s", argv[2]);
   char *err = NULL;
-  memvt *mt = vt->name ? h5mem_table(reg, db, qualified, &err) : NULL;
+  /* (also when its store is missing, so that DROP TABLE works: g_check) */
+  memvt *mt = vt->name ? h5mem_table_any(reg, db, qualified, &err) : NULL;
   sqlite3_free(qualified);
   int rc = SQLITE_OK;
   if (!vt->name) {
@@ -270,6 +276,8 @@ static int g_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
     return rc;
   }
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  /* it reads and writes a store's files: never from a trigger or view (docs/SQL.md, "Trust") */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   *out = &vt->base;
   return SQLITE_OK;
 }
@@ -288,7 +296,7 @@ CONNECT(men_connect, STORE_G_MENTION)
 ** committed (as DROP TABLE mem). */
 static int g_destroy(sqlite3_vtab *base) {
   gvt *vt = (gvt *)base;
-  if (h5mem_tx_dirty(vt->ms))
+  if (vt->ms && h5mem_tx_dirty(vt->ms))
     return g_err(vt, SQLITE_LOCKED, "cannot drop %s while this transaction has uncommitted changes "
                  "to its store; COMMIT or ROLLBACK first", vt->name);
   return g_disconnect(base);
@@ -299,6 +307,7 @@ static int g_destroy(sqlite3_vtab *base) {
 /* Plan 1: id = ? (or rowid); plan 0: every record. */
 static int g_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   gvt *vt = (gvt *)base;
+  if (!vt->ms) return g_check(vt); /* (every query plans first) */
   for (int k = 0; k < info->nConstraint; k++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[k];
     if (c->usable && c->op == SQLITE_INDEX_CONSTRAINT_EQ && (c->iColumn == 0 || c->iColumn == -1)) {
@@ -608,6 +617,7 @@ static int g_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_
 /* ---- transactions: the h5mem table's (h5mem_int.h) ------------------------------ */
 
 static int g_begin(sqlite3_vtab *base) {
+  if (!((gvt *)base)->ms) return g_check((gvt *)base);
   char *msg = NULL;
   return g_msg((gvt *)base, h5mem_tx_begin(((gvt *)base)->ms, &msg), &msg);
 }

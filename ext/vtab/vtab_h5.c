@@ -750,8 +750,9 @@ static int create_dataset(const h5opts *o, char **pzErr) {
   int exists = stat(o->file, &st) == 0;
   /* a new file is written under a temporary name and renamed into place,
   ** so no one ever sees (or is left with) half a file */
-  char *tmp = exists ? NULL : sqlite3_mprintf("%s.h5mem-new-%d", o->file, (int)getpid());
-  if (!exists && !tmp) {
+  char *base = exists ? NULL : sqlite3_mprintf("%s.h5mem-new-%d", o->file, (int)getpid());
+  char *tmp = NULL; /* the name made (malloc'd) */
+  if (!exists && !base) {
     h5_type_free(t);
     return SQLITE_NOMEM;
   }
@@ -766,16 +767,16 @@ static int create_dataset(const h5opts *o, char **pzErr) {
       return *pzErr ? rc : SQLITE_NOMEM;
     }
   }
+  /* the temporary file is made exclusively, never through a link planted at its name (h5.h) */
   int hr = exists ? h5w_open(o->file, 1, &w, err, sizeof err)
-                  : h5w_create(tmp, 1, &w, err, sizeof err);
+                  : h5w_create_temp(base, 1, &w, &tmp, err, sizeof err);
+  sqlite3_free(base);
   if (hr != H5_OK) {
     h5_type_free(t);
     *pzErr = sqlite3_mprintf("%s: cannot %s '%s': %s", WHO, exists ? "add to" : "create",
                              o->file, err);
-    if (tmp) unlink(tmp);
-    sqlite3_free(tmp);
     if (lockfd >= 0) close(lockfd);
-    return SQLITE_ERROR;
+    return hr == H5_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
   }
   h5w_obj *parent, *d;
   const char *name;
@@ -810,7 +811,7 @@ static int create_dataset(const h5opts *o, char **pzErr) {
       rc = SQLITE_ERROR;
     }
     if (rc != SQLITE_OK) unlink(tmp);
-    sqlite3_free(tmp);
+    free(tmp);
   }
   if (lockfd >= 0) close(lockfd); /* (closing drops the lock) */
   return rc;

@@ -18,14 +18,23 @@
 ** writer lock: SQLITE_BUSY when another connection or process has it),
 ** xSync writes it to the log, xCommit makes it final, xRollback and
 ** savepoints undo.  DROP TABLE leaves the files alone.
+**
+** The table, h5mem_checkpoint and h5mem_index touch the store's files, so
+** they are SQLITE_VTAB_DIRECTONLY / SQLITE_DIRECTONLY: never used from a
+** trigger or view a database file brings along.  Only xCreate makes a
+** store; xConnect (a database file being opened) only opens one, and a
+** missing store leaves the table connected but unusable, so that DROP
+** TABLE works (docs/SQL.md, "Trust").
 */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "../h5sql.h"
 #include "h5mem_int.h"
@@ -88,6 +97,8 @@ struct memvt {
   memstore *ms;
   store *st;        /* ms->st */
   float *vec;       /* scratch: one embedding */
+  char *missing;    /* connected to a store that does not exist (its path): ms and st
+                       are NULL, every use is an error, DROP TABLE works (mem_connect) */
 };
 
 typedef struct memcur {
@@ -313,8 +324,27 @@ static memstore *ms_new(registry *reg, const char *key, store *st) {
 }
 
 memstore *h5mem_table_share(memvt *vt) {
-  vt->ms->refs++;
+  if (vt->ms) vt->ms->refs++;
   return vt->ms;
+}
+
+int h5mem_table_missing(memvt *vt, char **pzErr) {
+  if (!vt->missing) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("the store of %s, '%s', does not exist (opening a database never creates a "
+                           "store, only CREATE VIRTUAL TABLE does: DROP TABLE %s and create it again)",
+                           vt->name, vt->missing, vt->name);
+  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* The error of a table whose store is missing, in its zErrMsg. */
+static int vt_missing(memvt *vt) {
+  char *m = NULL;
+  int rc = h5mem_table_missing(vt, &m);
+  if (m) {
+    vt_err(vt, rc, "%s", m);
+    sqlite3_free(m);
+  }
+  return rc;
 }
 
 void h5mem_store_release(memstore *ms) {
@@ -434,8 +464,13 @@ int h5mem_tx_dirty(const memstore *ms) { return ms->state != MS_IDLE && store_ma
 
 static int mem_disconnect(sqlite3_vtab *base);
 
-static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                       sqlite3_vtab **out, char **pzErr) {
+/* The table, opening its store.  Only xCreate (creating) makes a store
+** that does not exist: xConnect runs when a database file declaring the
+** table is opened, and must not make files wherever that file says.  A
+** store missing then leaves the table connected but "missing" (vt->missing),
+** every use an error: DROP TABLE needs xConnect to succeed. */
+static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                              sqlite3_vtab **out, char **pzErr, int creating) {
   registry *reg = aux;
   memopts m;
   int rc = parse_opts(argc, argv, &m, pzErr);
@@ -456,11 +491,16 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
   char err[600];
   store_opts o = m.o;
   if (!m.o.dim) o.dim = 0; /* open only; then metric/storage are not checked */
+  o.no_create = !creating;
+  struct stat sb;
   if (!vt->schema || !vt->name || !key) {
     rc = SQLITE_NOMEM;
   } else if ((vt->ms = ms_find(reg, key, m.path)) != NULL) {
     vt->ms->refs++; /* connected again while a companion holds the store */
     vt->st = vt->ms->st;
+  } else if (!creating && stat(m.path, &sb) != 0 && errno == ENOENT) {
+    vt->missing = sqlite3_mprintf("%s", m.path); /* (a store made later is found at the next connect) */
+    if (!vt->missing) rc = SQLITE_NOMEM;
   } else {
     store *st = NULL;
     int sr = store_open(m.path, &o, 0, &st, err, sizeof err);
@@ -495,7 +535,7 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
     sqlite3_free(q);
   }
   if (rc == SQLITE_OK) {
-    vt->vec = sqlite3_malloc64((sqlite3_uint64)store_dim(vt->st) * 4);
+    vt->vec = sqlite3_malloc64((sqlite3_uint64)(vt->st ? store_dim(vt->st) : 1) * 4);
     if (!vt->vec) rc = SQLITE_NOMEM;
   }
   if (rc != SQLITE_OK) {
@@ -503,6 +543,8 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
     return rc;
   }
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  /* it reads and writes files: never from a trigger or view (docs/SQL.md, "Trust") */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   vt->reg = reg;
   vt->next = reg->first;
   reg->first = vt;
@@ -523,9 +565,15 @@ static int mem_disconnect(sqlite3_vtab *base) {
   sqlite3_free(vt->vec);
   sqlite3_free(vt->schema);
   sqlite3_free(vt->name);
+  sqlite3_free(vt->missing);
   sqlite3_free(vt->base.zErrMsg);
   sqlite3_free(vt);
   return SQLITE_OK;
+}
+
+static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                       sqlite3_vtab **out, char **pzErr) {
+  return mem_connect_common(db, aux, argc, argv, out, pzErr, 0);
 }
 
 /* ---- the companion tables ------------------------------------------------ */
@@ -539,7 +587,7 @@ const char *const h5mem_companion_module[3] = {"h5mem_entities", "h5mem_relation
 ** alone. */
 static int mem_create(sqlite3 *db, void *aux, int argc, const char *const *argv,
                       sqlite3_vtab **out, char **pzErr) {
-  int rc = mem_connect(db, aux, argc, argv, out, pzErr);
+  int rc = mem_connect_common(db, aux, argc, argv, out, pzErr, 1);
   for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
     char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE IF NOT EXISTS \"%w\".\"%w_%s\" USING %s(\"%w\")",
                                 argv[1], argv[2], h5mem_companion[k], h5mem_companion_module[k], argv[2]);
@@ -583,7 +631,7 @@ static int is_companion(sqlite3 *db, const char *schema, const char *table, int 
 ** would have no table left to commit them. */
 static int mem_destroy(sqlite3_vtab *base) {
   memvt *vt = (memvt *)base;
-  if (h5mem_tx_dirty(vt->ms))
+  if (vt->ms && h5mem_tx_dirty(vt->ms))
     return vt_err(vt, SQLITE_LOCKED, "cannot drop %s while this transaction has uncommitted changes "
                   "to its store; COMMIT or ROLLBACK first", vt->name); /* (SQLite shows its own
                   message for SQLITE_LOCKED: "database table is locked") */
@@ -602,8 +650,10 @@ static int mem_destroy(sqlite3_vtab *base) {
     sqlite3_free(table);
     if (rc != SQLITE_OK) return rc;
   }
-  sqlite3_free(vt->ms->key); /* a companion left behind (by another name) now refuses to work */
-  vt->ms->key = NULL;
+  if (vt->ms) { /* a companion left behind (by another name) now refuses to work */
+    sqlite3_free(vt->ms->key);
+    vt->ms->key = NULL;
+  }
   return mem_disconnect(base);
 }
 
@@ -672,6 +722,7 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
 
 static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   memvt *vt = (memvt *)base;
+  if (vt->missing) return vt_missing(vt); /* (every query plans first) */
   int krc = knn_best_index(vt, info);
   if (krc != SQLITE_NOTFOUND) return krc;
   int eq = -1;
@@ -1139,6 +1190,7 @@ static int run_command(memvt *vt, sqlite3_value *cmd) {
 
 static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
   memvt *vt = (memvt *)base;
+  if (vt->missing) return vt_missing(vt);
   store *s = vt->st;
   char *msg = NULL;
   int trc = h5mem_tx_need(vt->ms, &msg);
@@ -1207,6 +1259,7 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
 /* The transaction methods: the store's transaction is shared with the
 ** companion tables (h5mem_tx_*). */
 static int mem_begin(sqlite3_vtab *base) {
+  if (((memvt *)base)->missing) return vt_missing((memvt *)base);
   char *msg = NULL;
   return vt_msg((memvt *)base, h5mem_tx_begin(((memvt *)base)->ms, &msg), &msg);
 }
@@ -1282,7 +1335,7 @@ static memvt *reg_find(registry *reg, const char *name) {
   return NULL;
 }
 
-memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
+memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
   memvt *vt = reg_find(reg, name);
   if (vt) return vt;
   /* not connected yet on this connection: a statement naming it connects it */
@@ -1296,11 +1349,18 @@ memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
   sqlite3_free(sql);
   if (rc == SQLITE_OK) rc = sqlite3_step(st);
   sqlite3_finalize(st);
-  vt = rc == SQLITE_DONE ? reg_find(reg, name) : NULL;
+  vt = reg_find(reg, name); /* (connected, though the statement failed, when its store is missing) */
+  if (vt && vt->missing) return vt;
+  if (rc != SQLITE_DONE) vt = NULL;
   if (!vt)
     *pzErr = sqlite3_mprintf("'%s' is not an h5mem table on this connection%s%s", name,
                              rc != SQLITE_DONE ? ": " : "", rc != SQLITE_DONE ? sqlite3_errmsg(db) : "");
   return vt;
+}
+
+memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
+  memvt *vt = h5mem_table_any(reg, db, name, pzErr);
+  return vt && h5mem_table_missing(vt, pzErr) == SQLITE_OK ? vt : NULL;
 }
 
 store *h5mem_table_store(memvt *vt) { return vt->st; }
@@ -1316,6 +1376,13 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   registry *reg = sqlite3_user_data(ctx);
   const char *name = (const char *)sqlite3_value_text(argv[0]);
   memvt *vt = name ? reg_find(reg, name) : NULL;
+  if (vt && vt->missing) {
+    char *m = NULL;
+    h5mem_table_missing(vt, &m);
+    sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint: the store is missing", -1);
+    sqlite3_free(m);
+    return;
+  }
   if (!vt) {
     char *m = sqlite3_mprintf("h5mem_checkpoint: no h5mem table '%s' is open on this connection "
                               "(query it once, or check the name)", name ? name : "");
@@ -1347,6 +1414,13 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   registry *reg = sqlite3_user_data(ctx);
   const char *name = (const char *)sqlite3_value_text(argv[0]);
   memvt *vt = name ? reg_find(reg, name) : NULL;
+  if (vt && vt->missing) {
+    char *m = NULL;
+    h5mem_table_missing(vt, &m);
+    sqlite3_result_error(ctx, m ? m : "h5mem_index: the store is missing", -1);
+    sqlite3_free(m);
+    return;
+  }
   if (!vt) {
     char *m = sqlite3_mprintf("h5mem_index: no h5mem table '%s' is open on this connection "
                               "(query it once, or check the name)", name ? name : "");
@@ -1423,7 +1497,7 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
     for (int i = 0; i < 4; i++) reg_unref(reg);
     return rc;
   }
-  rc = sqlite3_create_function_v2(db, "h5mem_index", 1, SQLITE_UTF8, reg, fn_index, NULL, NULL,
+  rc = sqlite3_create_function_v2(db, "h5mem_index", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg, fn_index, NULL, NULL,
                                   reg_unref);
   if (rc != SQLITE_OK) {
     for (int i = 0; i < 3; i++) reg_unref(reg);

@@ -10,7 +10,9 @@
 ** id (=, IN) are applied before ranking: the result is the exact top k among
 ** the records that meet them.  The same search serves the h5mem table's
 ** sqlite-vec style KNN form (WHERE embedding MATCH :q AND k = 10), through
-** knn_plan / knn_run below.
+** knn_plan / knn_run below.  vec_search, bm25 and hybrid read a store's
+** files: SQLITE_VTAB_DIRECTONLY, never from a trigger or view (docs/SQL.md,
+** "Trust").
 */
 #include "config.h"
 
@@ -627,6 +629,8 @@ static int s_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
   vt->db = db;
   vt->reg = aux;
   vt->kind = kind;
+  /* it reads a store's files: never from a trigger or view (docs/SQL.md, "Trust") */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   return SQLITE_OK;
 }
 

@@ -337,9 +337,19 @@ typedef struct h5w_dcpl {
 
 /* Create (or truncate) path for writing, an empty valid file at once (an
 ** empty root group); threads compress chunks (0: one per CPU).  On failure
-** a message is in err. */
+** a message is in err.  It follows a symbolic link at path, as open(2)
+** does: for names the caller chose; temporary names use h5w_create_temp. */
 int h5w_create(const char *path, int threads, h5w **out, char *err,
                size_t errlen);
+/* As h5w_create, for a temporary file beside another: creates base, or
+** when that name is taken (by anything: a file left by a process that
+** died, a symbolic link someone planted) base.1, base.2, ... (up to
+** base.99), each exclusively (O_EXCL | O_NOFOLLOW: never truncating a
+** file, never following a link); what was there is left alone.  *path_out
+** is the name made (malloc'd; the caller renames or unlinks it and frees
+** it).  All names taken: H5_EIO, naming base. */
+int h5w_create_temp(const char *base, int threads, h5w **out, char **path_out,
+                    char *err, size_t errlen);
 h5w_obj *h5w_root(h5w *w);
 int h5w_group(h5w *w, h5w_obj *parent, const char *name, h5w_obj **out);
 /* A dataset of the given type (taken over), shape and maximum shape (NULL:

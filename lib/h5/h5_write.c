@@ -260,9 +260,12 @@ void h5w_obj_free(h5w_obj *o) {
   free(o);
 }
 
-int h5w_create(const char *path, int threads, h5w **out, char *err,
-               size_t errlen) {
+/* h5w_create with open(2) flags: 0, or O_EXCL | O_NOFOLLOW; *made: whether
+** the file was made (and is left behind on a failure). */
+static int create_flags(const char *path, int flags, int threads, h5w **out, char *err,
+                        size_t errlen, int *made) {
   *out = NULL;
+  *made = 0;
   h5w *w = calloc(1, sizeof *w);
   h5w_obj *root = calloc(1, sizeof *root);
   if (!w || !root) {
@@ -271,13 +274,16 @@ int h5w_create(const char *path, int threads, h5w **out, char *err,
     snprintf(err, errlen, "out of memory");
     return H5_ENOMEM;
   }
-  w->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  w->fd = open(path, O_RDWR | O_CREAT | (flags ? flags : O_TRUNC) | O_CLOEXEC, 0644);
   if (w->fd < 0) {
-    snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    int e = errno;
+    snprintf(err, errlen, "cannot create %s: %s", path, strerror(e));
     free(w);
     free(root);
+    errno = e; /* (h5w_create_temp tells a taken name from other failures) */
     return H5_EIO;
   }
+  *made = 1;
   root->is_group = 1;
   root->dirty = 1;
   w->root = root;
@@ -295,6 +301,41 @@ int h5w_create(const char *path, int threads, h5w **out, char *err,
   }
   *out = w;
   return H5_OK;
+}
+
+int h5w_create(const char *path, int threads, h5w **out, char *err, size_t errlen) {
+  int made;
+  return create_flags(path, 0, threads, out, err, errlen, &made);
+}
+
+int h5w_create_temp(const char *base, int threads, h5w **out, char **path_out, char *err,
+                    size_t errlen) {
+  *out = NULL;
+  *path_out = NULL;
+  size_t n = strlen(base) + 8;
+  char *p = malloc(n);
+  if (!p) {
+    snprintf(err, errlen, "out of memory");
+    return H5_ENOMEM;
+  }
+  for (int k = 0; k < 100; k++) {
+    if (k) snprintf(p, n, "%s.%d", base, k);
+    else memcpy(p, base, n - 7);
+    int made, rc = create_flags(p, O_EXCL | O_NOFOLLOW, threads, out, err, errlen, &made);
+    /* EEXIST: the name is taken; ELOOP: a link (O_NOFOLLOW) */
+    if (rc == H5_EIO && !made && (errno == EEXIST || errno == ELOOP)) continue;
+    if (rc == H5_OK) {
+      *path_out = p;
+      return rc;
+    }
+    if (made) unlink(p); /* (ours: made just now, exclusively) */
+    free(p);
+    return rc;
+  }
+  free(p);
+  snprintf(err, errlen, "cannot create a temporary file: %s and %s.1 .. %s.99 are all taken (by "
+           "files left behind or links; none was touched)", base, base, base);
+  return H5_EIO;
 }
 
 h5w_obj *h5w_root(h5w *w) { return w->root; }

@@ -1255,7 +1255,7 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
     return STORE_EINVAL;
   }
   if (stat(path, &st) != 0) {
-    if (errno != ENOENT || !create || create->dim <= 0 || readonly)
+    if (errno != ENOENT || !create || create->dim <= 0 || create->no_create || readonly)
       rc = fail(s, STORE_EIO, "%s: %s%s", path, strerror(errno),
                 errno == ENOENT && (!create || create->dim <= 0) ? " (give dim= to create a store)" : "");
     else
@@ -1405,24 +1405,25 @@ static int write_new_store(store *s, const store_opts *o) {
     memcpy(id + 8, &b, 8);
   }
   size_t n = strlen(s->path) + 40;
-  char *tmp = malloc(n);
-  if (!tmp) return fail(s, STORE_ENOMEM, "out of memory");
-  snprintf(tmp, n, "%s.new-%d", s->path, (int)getpid());
+  char *base = malloc(n), *tmp = NULL;
+  if (!base) return fail(s, STORE_ENOMEM, "out of memory");
+  snprintf(base, n, "%s.new-%d", s->path, (int)getpid());
   char err[512];
   h5w *w;
   int rc = STORE_OK;
-  int hr = h5w_create(tmp, 1, &w, err, sizeof err);
-  if (hr != H5_OK) {
-    rc = fail(s, hr == H5_EFULL ? STORE_EFULL : STORE_EIO, "cannot create %s: %s", s->path, err);
-  } else {
-    rc = write_layout(s, w, o, id);
-    if (rc != STORE_OK && h5w_errcode(w) == H5_EFULL) rc = wfail(s, w, "cannot write");
-    if (rc == STORE_OK && h5w_close(w, o->sync != STORE_SYNC_OFF) != H5_OK) rc = wfail(s, w, "cannot write");
-    h5w_free(w);
-    if (rc == STORE_OK && link(tmp, s->path) != 0 && errno != EEXIST)
-      rc = fail(s, errno == ENOSPC ? STORE_EFULL : STORE_EIO, "cannot create %s: %s", s->path,
-                strerror(errno));
-  }
+  /* made exclusively, never through a link planted at the name (h5.h) */
+  int hr = h5w_create_temp(base, 1, &w, &tmp, err, sizeof err);
+  free(base);
+  if (hr != H5_OK)
+    return fail(s, hr == H5_EFULL ? STORE_EFULL : hr == H5_ENOMEM ? STORE_ENOMEM : STORE_EIO,
+                "cannot create %s: %s", s->path, err);
+  rc = write_layout(s, w, o, id);
+  if (rc != STORE_OK && h5w_errcode(w) == H5_EFULL) rc = wfail(s, w, "cannot write");
+  if (rc == STORE_OK && h5w_close(w, o->sync != STORE_SYNC_OFF) != H5_OK) rc = wfail(s, w, "cannot write");
+  h5w_free(w);
+  if (rc == STORE_OK && link(tmp, s->path) != 0 && errno != EEXIST)
+    rc = fail(s, errno == ENOSPC ? STORE_EFULL : STORE_EIO, "cannot create %s: %s", s->path,
+              strerror(errno));
   unlink(tmp);
   free(tmp);
   return rc;
@@ -1917,7 +1918,7 @@ int store_optimize(store *s) {
   if (!s->writer) return STORE_OK;
   /* a new file with the live rows only, under a temporary name */
   size_t n = strlen(s->path) + 40;
-  char *tmp = malloc(n);
+  char *tmp = malloc(n); /* the base of the temporary name, then the name made */
   if (!tmp) return fail(s, STORE_ENOMEM, "out of memory");
   snprintf(tmp, n, "%s.optimize-%d", s->path, (int)getpid());
   char err[512], agent[1024] = "", embedder[1024] = "";
@@ -1951,11 +1952,14 @@ int store_optimize(store *s) {
   }
   o.attrs = (const char *const *)ex.v;
   h5w *w;
-  int hr = h5w_create(tmp, 1, &w, err, sizeof err);
+  char *base = tmp;
+  /* made exclusively, never through a link planted at the name (h5.h) */
+  int hr = h5w_create_temp(base, 1, &w, &tmp, err, sizeof err);
+  free(base);
   if (hr != H5_OK) {
     extra_attrs_free(&ex);
-    free(tmp);
-    return fail(s, hr == H5_EFULL ? STORE_EFULL : STORE_EIO, "optimize %s: %s", s->path, err);
+    return fail(s, hr == H5_EFULL ? STORE_EFULL : hr == H5_ENOMEM ? STORE_ENOMEM : STORE_EIO,
+                "optimize %s: %s", s->path, err);
   }
   rc = write_layout(s, w, &o, s->store_id);
   extra_attrs_free(&ex);

@@ -82,6 +82,10 @@ typedef struct store_opts {
   ** provenance h5mem_migrate records; STORE_EINVAL otherwise); optimize
   ** keeps them. */
   const char *const *attrs;
+  /* open only: a missing file is an error (STORE_EIO, errno ENOENT's
+  ** message), never created, even with dim > 0; dim and the rest are still
+  ** checked against an existing store */
+  int no_create;
 } store_opts;
 
 /* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
@@ -97,8 +101,8 @@ typedef struct store_rec {
   int64_t last_access; /* STORE_NULL_TIME: never */
 } store_rec;
 
-/* Open the store at path.  When the file is missing and create has dim > 0,
-** create it (and its empty log).  When it exists, create (if given) must
+/* Open the store at path.  When the file is missing and create has dim > 0
+** (and not no_create), create it (and its empty log).  When it exists, create (if given) must
 ** agree on dim, metric and storage (STORE_EMISMATCH, naming both values).
 ** readonly: never write or lock anything. */
 int store_open(const char *path, const store_opts *create, int readonly, store **out,
