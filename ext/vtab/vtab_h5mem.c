@@ -138,7 +138,14 @@ typedef struct memopts {
   int have_metric, have_storage, have_index;
 } memopts;
 
+/* The options, for the rule that each is given once (bit i: names[i]). */
+static const char *const opt_names[] = {
+    "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
+    "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
+    "storage", "sync", NULL};
+
 static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzErr) {
+  unsigned seen = 0;
   memset(m, 0, sizeof *m);
   m->o.metric = STORE_COSINE;
   m->o.storage = STORE_F32;
@@ -155,7 +162,15 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
         return SQLITE_ERROR;
       }
       m->path = v;
+      seen |= 1; /* path */
       continue;
+    }
+    if (ext_key_repeated(k, kl, opt_names, &seen)) {
+      *pzErr = sqlite3_mprintf("%s: duplicate option '%.*s' (each option once%s)", WHO, (int)kl, k,
+                               ext_key_is(k, kl, "path") || ext_key_is(k, kl, "file")
+                                   ? "; path and file are one option, as is a first bare argument" : "");
+      sqlite3_free(v);
+      return SQLITE_ERROR;
     }
 #define KEY(s) ext_key_is(k, kl, s)
     int bad = 0;
@@ -187,7 +202,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
                KEY("pq_m")) {
       char *end;
       long long n = strtoll(v, &end, 10);
-      long long lo = KEY("M") ? 2 : 1;
+      long long lo = KEY("M") ? 2 : KEY("nlist") || KEY("pq_m") ? 0 : 1; /* nlist, pq_m: 0 is the default */
       long long hi = KEY("dim") || KEY("pq_m") ? 65536
                    : KEY("chunk") || KEY("ef_construction") ? (1 << 20)
                    : KEY("nlist") || KEY("nprobe") ? (1 << 24)
@@ -433,6 +448,19 @@ int h5mem_tx_dirty(const memstore *ms) { return ms->state != MS_IDLE && store_ma
 
 static int mem_disconnect(sqlite3_vtab *base);
 
+/* The hidden command column's name: the table's, unless that is the name
+** of another column (id, text, ..., distance, k) or of the rowid (rowid,
+** oid, _rowid_: the column would hide it); then "h5mem".  So any table
+** name works. */
+static const char *cmd_column(const char *table) {
+  static const char *const taken[] = {
+      "id", "text", "embedding", "source", "session", "tags", "ts", "tier", "importance",
+      "access_count", "last_access", "meta", "distance", "k", "rowid", "oid", "_rowid_", NULL};
+  for (int i = 0; taken[i]; i++)
+    if (!sqlite3_stricmp(table, taken[i])) return "h5mem";
+  return table;
+}
+
 static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                        sqlite3_vtab **out, char **pzErr) {
   registry *reg = aux;
@@ -489,9 +517,10 @@ static int mem_connect(sqlite3 *db, void *aux, int argc, const char *const *argv
     char *q = sqlite3_mprintf(
         "CREATE TABLE x(id INTEGER, text TEXT, embedding BLOB, source TEXT, session TEXT, "
         "tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, "
-        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", argv[2]);
+        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", cmd_column(argv[2]));
     rc = q ? sqlite3_declare_vtab(db, q) : SQLITE_NOMEM;
     sqlite3_free(q);
+    if (q && rc != SQLITE_OK) *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", WHO, sqlite3_errmsg(db));
   }
   if (rc == SQLITE_OK) {
     vt->vec = sqlite3_malloc64((sqlite3_uint64)store_dim(vt->st) * 4);
