@@ -1266,9 +1266,22 @@ static int mem_rollback_to(sqlite3_vtab *base, int i) {
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
   char *n = sqlite3_mprintf("%s", name);
-  if (!n) return SQLITE_NOMEM;
+  /* the store goes by the new key too: SQLite connects the renamed table
+  ** before it lets go of this one, which must not open the store twice */
+  char *key = sqlite3_mprintf("%s.%s", vt->schema, name);
+  if (!n || !key) {
+    sqlite3_free(n);
+    sqlite3_free(key);
+    return SQLITE_NOMEM;
+  }
   sqlite3_free(vt->name);
   vt->name = n;
+  if (vt->ms->key) {
+    sqlite3_free(vt->ms->key);
+    vt->ms->key = key;
+  } else {
+    sqlite3_free(key);
+  }
   return SQLITE_OK;
 }
 
@@ -1299,17 +1312,59 @@ static sqlite3_module mem_module = {
 
 /* ---- finding a table by name -------------------------------------------------- */
 
-static memvt *reg_find(registry *reg, const char *name) {
-  const char *dot = strchr(name, '.'); /* schema.table: the table */
-  if (dot) name = dot + 1;
-  for (memvt *p = reg->first; p; p = p->next)
-    if (sqlite3_stricmp(p->name, name) == 0) return p;
-  return NULL;
+/* The position of schema[0..n) in SQLite's search order for unqualified
+** names (temp 0, main 1, then the attached databases), or -1: none. */
+static int schema_rank(sqlite3 *db, const char *schema, size_t n) {
+  if (n == 4 && !sqlite3_strnicmp(schema, "temp", 4)) return 0;
+  if (n == 4 && !sqlite3_strnicmp(schema, "main", 4)) return 1;
+  sqlite3_stmt *st = NULL;
+  int rank = -1;
+  if (sqlite3_prepare_v2(db, "SELECT seq FROM pragma_database_list WHERE name = ?1 COLLATE NOCASE", -1, &st,
+                         NULL) == SQLITE_OK) {
+    sqlite3_bind_text64(st, 1, schema, n, SQLITE_STATIC, SQLITE_UTF8);
+    if (sqlite3_step(st) == SQLITE_ROW) rank = sqlite3_column_int(st, 0) > 1 ? sqlite3_column_int(st, 0) : 1;
+  }
+  sqlite3_finalize(st);
+  return rank;
+}
+
+/* name: "table" or "schema.table".  The table of that name in that schema
+** (never one of another schema); unqualified, the one SQLite would take
+** (temp's, main's, then the attached databases' in order). */
+static memvt *reg_find(registry *reg, sqlite3 *db, const char *name) {
+  const char *dot = strchr(name, '.');
+  const char *table = dot ? dot + 1 : name;
+  size_t sl = dot ? (size_t)(dot - name) : 0;
+  memvt *best = NULL;
+  int best_rank = 0;
+  for (memvt *p = reg->first; p; p = p->next) {
+    if (sqlite3_stricmp(p->name, table)) continue;
+    if (dot) {
+      if (strlen(p->schema) == sl && !sqlite3_strnicmp(p->schema, name, (int)sl)) return p;
+      continue;
+    }
+    int rank = schema_rank(db, p->schema, strlen(p->schema));
+    if (!best || (rank >= 0 && rank < best_rank)) {
+      best = p;
+      best_rank = rank < 0 ? 1 << 30 : rank;
+    }
+  }
+  return best;
+}
+
+/* Why name ("schema.table") cannot name a table: its schema is not a
+** database of this connection (sqlite3_malloc'd), else NULL. */
+static char *schema_missing(sqlite3 *db, const char *name) {
+  const char *dot = strchr(name, '.');
+  if (!dot || schema_rank(db, name, (size_t)(dot - name)) >= 0) return NULL;
+  return sqlite3_mprintf("'%s': there is no database '%.*s' on this connection (main, temp or an "
+                         "attached one)", name, (int)(dot - name), name);
 }
 
 memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
-  memvt *vt = reg_find(reg, name);
+  memvt *vt = reg_find(reg, db, name);
   if (vt) return vt;
+  if ((*pzErr = schema_missing(db, name)) != NULL) return NULL;
   /* not connected yet on this connection: a statement naming it connects it */
   const char *dot = strchr(name, '.'); /* names quoted: a name is never SQL */
   char *schema = dot ? sqlite3_mprintf("%.*s", (int)(dot - name), name) : NULL;
@@ -1321,7 +1376,7 @@ memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
   sqlite3_free(sql);
   if (rc == SQLITE_OK) rc = sqlite3_step(st);
   sqlite3_finalize(st);
-  vt = rc == SQLITE_DONE ? reg_find(reg, name) : NULL;
+  vt = rc == SQLITE_DONE ? reg_find(reg, db, name) : NULL;
   if (!vt)
     *pzErr = sqlite3_mprintf("'%s' is not an h5mem table on this connection%s%s", name,
                              rc != SQLITE_DONE ? ": " : "", rc != SQLITE_DONE ? sqlite3_errmsg(db) : "");
@@ -1340,7 +1395,15 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   (void)argc;
   registry *reg = sqlite3_user_data(ctx);
   const char *name = (const char *)sqlite3_value_text(argv[0]);
-  memvt *vt = name ? reg_find(reg, name) : NULL;
+  memvt *vt = name ? reg_find(reg, sqlite3_context_db_handle(ctx), name) : NULL;
+  char *why = vt ? NULL : schema_missing(sqlite3_context_db_handle(ctx), name ? name : "");
+  if (why) {
+    char *m = sqlite3_mprintf("h5mem_checkpoint: %s", why);
+    sqlite3_result_error(ctx, m ? m : why, -1);
+    sqlite3_free(m);
+    sqlite3_free(why);
+    return;
+  }
   if (!vt) {
     char *m = sqlite3_mprintf("h5mem_checkpoint: no h5mem table '%s' is open on this connection "
                               "(query it once, or check the name)", name ? name : "");
@@ -1371,7 +1434,15 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   registry *reg = sqlite3_user_data(ctx);
   const char *name = (const char *)sqlite3_value_text(argv[0]);
-  memvt *vt = name ? reg_find(reg, name) : NULL;
+  memvt *vt = name ? reg_find(reg, sqlite3_context_db_handle(ctx), name) : NULL;
+  char *why = vt ? NULL : schema_missing(sqlite3_context_db_handle(ctx), name ? name : "");
+  if (why) {
+    char *m = sqlite3_mprintf("h5mem_index: %s", why);
+    sqlite3_result_error(ctx, m ? m : why, -1);
+    sqlite3_free(m);
+    sqlite3_free(why);
+    return;
+  }
   if (!vt) {
     char *m = sqlite3_mprintf("h5mem_index: no h5mem table '%s' is open on this connection "
                               "(query it once, or check the name)", name ? name : "");
