@@ -54,32 +54,43 @@ def test_names(d):
         except sqlite3.Error as e:
             check(False, "%s: CREATE failed: %s" % (what, e))
             continue
-        db.execute("INSERT INTO %s(id, text, embedding) VALUES (7, 'seven', '[1,0,0]')" % t)
-        db.execute("INSERT INTO %s(id, text, embedding) VALUES (8, 'eight', '[0,1,0]')" % t)
-        got = db.execute("SELECT text FROM %s WHERE rowid = 7" % t).fetchall()
-        check(got == [("seven",)], "%s: by rowid: %r" % (what, got))
-        got = db.execute("SELECT rowid, id, text FROM %s WHERE id = 8" % t).fetchall()
-        check(got == [(8, 8, "eight")], "%s: by id: %r" % (what, got))
-        got = db.execute("SELECT id, distance FROM %s WHERE embedding MATCH '[0,1,0]' AND k = 1" % t).fetchall()
-        check(len(got) == 1 and got[0][0] == 8 and abs(got[0][1]) < 1e-6, "%s: KNN: %r" % (what, got))
-        got = db.execute("SELECT id FROM vec_search(?, '[1,0,0]', 1)", (name,)).fetchall()
-        check(got == [(7,)], "%s: vec_search: %r" % (what, got))
-        cmd = "h5mem" if name.lower() in TAKEN else name
-        db.execute("INSERT INTO %s(%s) VALUES ('checkpoint')" % (t, ident(cmd)))
-        got = db.execute("SELECT count(*), sum(id) FROM %s" % t).fetchall()
-        check(got == [(2, 15)], "%s: after the checkpoint command: %r" % (what, got))
-        db.execute("INSERT INTO %s(name) VALUES ('Alice')" % ident(name + "_entities"))
-        got = db.execute("SELECT name FROM %s" % ident(name + "_entities")).fetchall()
-        check(got == [("Alice",)], "%s: its entities: %r" % (what, got))
+        try:
+            use_table(db, name, t, what)
+        except sqlite3.Error as e:
+            check(False, "%s: %s" % (what, e))
         db.execute("DROP TABLE %s" % t)
     # renamed to a taken name: connected again with the command column h5mem
-    db.execute("CREATE VIRTUAL TABLE r1 USING h5mem(path=%s, dim=3)" % q(os.path.join(d, "renamed.h5")))
-    db.execute("INSERT INTO r1(id, embedding) VALUES (3, '[0,0,1]')")
-    db.execute("ALTER TABLE r1 RENAME TO k")
-    db.execute("INSERT INTO k(h5mem) VALUES ('checkpoint')")
-    got = db.execute("SELECT id FROM k WHERE embedding MATCH '[0,0,1]' AND k = 1").fetchall()
-    check(got == [(3,)], "renamed to k: KNN: %r" % got)
+    try:
+        db.execute("CREATE VIRTUAL TABLE r1 USING h5mem(path=%s, dim=3)" % q(os.path.join(d, "renamed.h5")))
+        db.execute("INSERT INTO r1(id, embedding) VALUES (3, '[0,0,1]')")
+        db.execute("ALTER TABLE r1 RENAME TO k")
+        db.execute("INSERT INTO k(h5mem) VALUES ('checkpoint')")
+        db.execute("INSERT INTO k(id, embedding) VALUES (4, '[0,1,0]')")
+        got = db.execute("SELECT id FROM k WHERE embedding MATCH '[0,0,1]' AND k = 1").fetchall()
+        check(got == [(3,)], "renamed to k: KNN: %r" % got)
+    except sqlite3.Error as e:
+        check(False, "renamed to k: %s" % e)
     db.close()
+
+
+def use_table(db, name, t, what):
+    db.execute("INSERT INTO %s(id, text, embedding) VALUES (7, 'seven', '[1,0,0]')" % t)
+    db.execute("INSERT INTO %s(id, text, embedding) VALUES (8, 'eight', '[0,1,0]')" % t)
+    got = db.execute("SELECT text FROM %s WHERE rowid = 7" % t).fetchall()
+    check(got == [("seven",)], "%s: by rowid: %r" % (what, got))
+    got = db.execute("SELECT rowid, id, text FROM %s WHERE id = 8" % t).fetchall()
+    check(got == [(8, 8, "eight")], "%s: by id: %r" % (what, got))
+    got = db.execute("SELECT id, distance FROM %s WHERE embedding MATCH '[0,1,0]' AND k = 1" % t).fetchall()
+    check(len(got) == 1 and got[0][0] == 8 and abs(got[0][1]) < 1e-6, "%s: KNN: %r" % (what, got))
+    got = db.execute("SELECT id FROM vec_search(?, '[1,0,0]', 1)", (name,)).fetchall()
+    check(got == [(7,)], "%s: vec_search: %r" % (what, got))
+    cmd = "h5mem" if name.lower() in TAKEN else name
+    db.execute("INSERT INTO %s(%s) VALUES ('checkpoint')" % (t, ident(cmd)))
+    got = db.execute("SELECT count(*), sum(id) FROM %s" % t).fetchall()
+    check(got == [(2, 15)], "%s: after the checkpoint command: %r" % (what, got))
+    db.execute("INSERT INTO %s(name) VALUES ('Alice')" % ident(name + "_entities"))
+    got = db.execute("SELECT name FROM %s" % ident(name + "_entities")).fetchall()
+    check(got == [("Alice",)], "%s: its entities: %r" % (what, got))
 
 
 def test_constructors(d):
@@ -118,9 +129,10 @@ def test_duplicates(d):
          "duplicate option 'chunk'"),
     ]:
         no_bare_constructor_message(db, sql, word)
+        db.execute("DROP TABLE IF EXISTS t")  # (if it was made after all)
     check(not os.path.exists(fn) and not os.path.exists(h5), "a refused CREATE made a file")
 
-    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=3)" % q(fn))
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=3)" % q(os.path.join(d, "dup2.h5")))
     db.execute("INSERT INTO mem(id, text, embedding) VALUES (1, 'coffee', '[1,0,0]')")
     db.execute("INSERT INTO mem_entities(id, name) VALUES (1, 'Alice'), (2, 'Bob')")
     db.execute("INSERT INTO mem_relations(src, dst, type) VALUES (1, 2, 'knows')")
@@ -201,7 +213,14 @@ def test_ranges(d):
         msg = expect_error(db, sql, "%s: expected an integer in %s" % (opt, rng))
         check("unknown" not in msg, "%s: %r" % (sql, msg))
     # nlist=0 and pq_m=0 are their defaults, as the synopsis shows them
-    db.execute("CREATE VIRTUAL TABLE ivf USING h5mem(path=%s, dim=8, index=ivf, nlist=0, pq_m=0)" % q(fn))
+    try:
+        db.execute("CREATE VIRTUAL TABLE t USING h5mem(path=%s, dim=8, index=ivf, nlist=0, pq_m=0)"
+                   % q(os.path.join(d, "ivf.h5")))
+        got = db.execute("SELECT h5mem_index('t') ->> '$.index'").fetchone()[0]
+        check(got == "ivf", "nlist=0, pq_m=0: index %r" % got)
+    except sqlite3.Error as e:
+        check(False, "nlist=0, pq_m=0: %s" % e)
+    db.execute("CREATE VIRTUAL TABLE ivf USING h5mem(path=%s, dim=8)" % q(fn))
     db.execute("INSERT INTO ivf(id, text, embedding) VALUES (1, 'coffee', '[1,0,0,0,0,0,0,0]')")
     db.execute("INSERT INTO ivf_entities(id, name) VALUES (1, 'Alice')")
     v = "'[1,0,0,0,0,0,0,0]'"
@@ -247,11 +266,11 @@ def test_ranges(d):
 def main():
     d = tempfile.mkdtemp(prefix="h5options_")
     os.chdir(d)
-    test_names(d)
-    test_constructors(d)
-    test_duplicates(d)
-    test_schemas(d)
-    test_ranges(d)
+    for test in (test_names, test_constructors, test_duplicates, test_schemas, test_ranges):
+        try:
+            test(d)
+        except sqlite3.Error as e:
+            check(False, "%s: %s" % (test.__name__, e))
     finish()
 
 
