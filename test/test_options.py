@@ -104,6 +104,15 @@ def test_constructors(d):
         ("CREATE VIRTUAL TABLE c1 USING h5(file=%s)" % fn, "dataset= is required"),
     ]:
         no_bare_constructor_message(db, sql, word)
+    # h5: fields called i and _i: the index column is __i (it was _i twice)
+    try:
+        db.execute("CREATE VIRTUAL TABLE hi USING h5(file=%s, dataset='/d', schema='i int64, _i int64')"
+                   % q(os.path.join(d, "fields.h5")))
+        db.execute("INSERT INTO hi(i, _i) VALUES (5, 6)")
+        got = db.execute("SELECT __i, i, _i FROM hi").fetchall()
+        check(got == [(0, 5, 6)], "h5 fields i and _i: %r" % got)
+    except sqlite3.Error as e:
+        check(False, "h5 fields i and _i: %s" % e)
     db.close()
 
 

@@ -254,9 +254,16 @@ static int make_columns(int row_json, const h5_dset_info *in, h5cols *out) {
         c->rank = 1;
         c->dims[0] = c->n = mt->dims[0];
       }
-      if (strcmp(c->name ? c->name : "", "i") == 0 || sqlite3_stricmp(c->name, "i") == 0) {
-        sqlite3_free(cols[0].name); /* a field called i: the index becomes _i */
-        cols[0].name = sqlite3_mprintf("_i");
+    }
+    /* a field called i: the index becomes _i (__i if that is a field too, ...) */
+    for (int taken = 1; taken && cols[0].name;) {
+      taken = 0;
+      for (int k = 1; k < ncols && !taken; k++)
+        taken = cols[k].name && sqlite3_stricmp(cols[k].name, cols[0].name) == 0;
+      if (taken) {
+        char *n = sqlite3_mprintf("_%s", cols[0].name);
+        sqlite3_free(cols[0].name);
+        cols[0].name = n;
       }
     }
   } else {
