@@ -11,7 +11,8 @@
 ** BLOB or a JSON array in), source, session, tags, ts (unix seconds;
 ** ISO-8601 text accepted), tier, importance, access_count, last_access,
 ** meta (JSON), and a hidden column named like the table for commands:
-** INSERT INTO mem(mem) VALUES('checkpoint') / ('optimize').
+** INSERT INTO mem(mem) VALUES('checkpoint') / ('optimize') (named h5mem
+** when the table's name is a column's: cmd_column).
 ** SELECT h5mem_checkpoint('mem') checkpoints too.
 **
 ** Transactions map onto the store's: xBegin starts one (taking the store's
