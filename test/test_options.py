@@ -182,7 +182,10 @@ def test_schemas(d):
         check(got == [(want,)], "bm25(%r): %r" % (name, got))
         got = db.execute("SELECT id FROM hybrid(?, 'coffee', '[1,0,0]', 5)", (name,)).fetchall()
         check(got == [(want,)], "hybrid(%r): %r" % (name, got))
-    got = db.execute("SELECT id FROM kg_bfs('aux.mem', 'Zed', 1)").fetchall()
+    try:
+        got = db.execute("SELECT id FROM kg_bfs('aux.mem', 'Zed', 1)").fetchall()
+    except sqlite3.Error as e:
+        got = str(e)
     check(got == [(5,)], "kg_bfs('aux.mem'): %r" % got)
     expect_error(db, "SELECT id FROM kg_bfs('aux.mem', 'Alice', 1)", "Alice")
     got = db.execute("SELECT kg_export_jsonl('aux.mem')").fetchone()[0]
@@ -206,6 +209,18 @@ def test_schemas(d):
         expect_error(db, sql, "temp.mem")
     got = db.execute("SELECT h5mem_checkpoint('aux.mem'), h5mem_checkpoint('main.mem')").fetchall()
     check(got == [(1, 1)], "h5mem_checkpoint of each: %r" % got)
+    # a bare name is the table SQLite would take: temp's before main's
+    db.execute("CREATE VIRTUAL TABLE temp.mem USING h5mem(path=%s, dim=3)" % q(os.path.join(d, "temp.h5")))
+    db.execute("INSERT INTO temp.mem(id, embedding) VALUES (1000, '[1,0,0]')")
+    got = db.execute("SELECT id FROM vec_search('mem', '[1,0,0]', 5)").fetchall()
+    check(got == [(1000,)], "vec_search('mem') with temp.mem: %r" % got)
+    db.execute("DROP TABLE temp.mem")
+    # ... even when it is not an h5mem table
+    db.execute("CREATE TEMP TABLE mem(x)")
+    expect_error(db, "SELECT * FROM vec_search('mem', '[1,0,0]', 5)", "not an h5mem table")
+    expect_error(db, "SELECT h5mem_index('mem')", "no h5mem table")
+    got = db.execute("SELECT id FROM vec_search('main.mem', '[1,0,0]', 5)").fetchall()
+    check(got == [(1,)], "vec_search('main.mem') beside a temp table mem: %r" % got)
     db.close()
 
 

@@ -1329,6 +1329,29 @@ static int schema_rank(sqlite3 *db, const char *schema, size_t n) {
   return rank;
 }
 
+/* Whether a schema before rank in SQLite's search order has a table
+** called table. */
+static int shadowed(sqlite3 *db, const char *table, int rank) {
+  sqlite3_stmt *st = NULL;
+  int yes = 0;
+  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &st, NULL) != SQLITE_OK) return 0;
+  while (!yes && sqlite3_step(st) == SQLITE_ROW) {
+    const char *schema = (const char *)sqlite3_column_text(st, 0);
+    if (!schema || schema_rank(db, schema, strlen(schema)) >= rank) continue;
+    char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type = 'table' AND name = ?1 "
+                                "COLLATE NOCASE", schema);
+    sqlite3_stmt *t = NULL;
+    if (sql && sqlite3_prepare_v2(db, sql, -1, &t, NULL) == SQLITE_OK) {
+      sqlite3_bind_text(t, 1, table, -1, SQLITE_STATIC);
+      yes = sqlite3_step(t) == SQLITE_ROW;
+    }
+    sqlite3_finalize(t);
+    sqlite3_free(sql);
+  }
+  sqlite3_finalize(st);
+  return yes;
+}
+
 /* name: "table" or "schema.table".  The table of that name in that schema
 ** (never one of another schema); unqualified, the one SQLite would take
 ** (temp's, main's, then the attached databases' in order). */
@@ -1350,6 +1373,9 @@ static memvt *reg_find(registry *reg, sqlite3 *db, const char *name) {
       best_rank = rank < 0 ? 1 << 30 : rank;
     }
   }
+  /* a table of that name in a schema SQLite looks in first (not connected
+  ** here yet, or not an h5mem table) is the one the name means */
+  if (best && best_rank > 0 && shadowed(db, table, best_rank)) return NULL;
   return best;
 }
 
