@@ -223,7 +223,6 @@ static int ls_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                       sqlite3_vtab **out, char **pzErr) {
   (void)argc;
   (void)argv;
-  (void)pzErr;
   int attrs = aux != NULL;
   int rc = sqlite3_declare_vtab(
       db, attrs ? "CREATE TABLE x(path TEXT, name TEXT, dtype TEXT, shape TEXT, value,"
@@ -232,7 +231,10 @@ static int ls_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                   " maxshape TEXT, chunks TEXT, filters TEXT, layout TEXT, elements INTEGER,"
                   " bytes INTEGER, nattrs INTEGER, target TEXT, target_file TEXT,"
                   " file HIDDEN, root HIDDEN)");
-  if (rc != SQLITE_OK) return rc;
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", attrs ? "h5_attrs" : "h5_ls", sqlite3_errmsg(db));
+    return rc;
+  }
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   ls_vtab *vt = sqlite3_malloc(sizeof *vt);
   if (!vt) return SQLITE_NOMEM;

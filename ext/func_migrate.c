@@ -81,11 +81,13 @@ static int opt_bool(sqlite3_stmt *row, int *out) {
   return SQLITE_OK;
 }
 
-static int opt_int(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out) {
+static int opt_int(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out, char **err) {
   const char *type = (const char *)sqlite3_column_text(row, 1);
-  if (!type || strcmp(type, "integer")) return SQLITE_ERROR;
   sqlite3_int64 v = sqlite3_column_int64(row, 2);
-  if (v < lo || v > hi) return SQLITE_ERROR;
+  if (!type || strcmp(type, "integer") || v < lo || v > hi) {
+    *err = sqlite3_mprintf("expected an integer from %lld to %lld", (long long)lo, (long long)hi);
+    return SQLITE_ERROR;
+  }
   *out = v;
   return SQLITE_OK;
 }
@@ -113,7 +115,7 @@ static int column_option(void *ctx, const char *key, sqlite3_stmt *row, char **e
   (void)err;
   for (int f = 0; f < MIG_F_SKIP; f++)
     if (!strcmp(key, mig_field_name[f])) return opt_str(row, &o->col[f]);
-  return 1;
+  return SEARCH_UNKNOWN;
 }
 
 static int mig_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
@@ -130,12 +132,12 @@ static int mig_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
   if (!strcmp(key, "include_deleted")) return opt_bool(row, &o->include_deleted);
   if (!strcmp(key, "immutable")) return opt_bool(row, &o->immutable);
   if (!strcmp(key, "dim")) {
-    if ((rc = opt_int(row, 1, 65536, &n)) == SQLITE_OK) o->dim = (int)n;
+    if ((rc = opt_int(row, 1, 65536, &n, err)) == SQLITE_OK) o->dim = (int)n;
     return rc;
   }
-  if (!strcmp(key, "batch")) return opt_int(row, 1, 1000000, &o->batch);
-  if (!strcmp(key, "limit")) return opt_int(row, 0, LLONG_MAX, &o->limit);
-  if (!strcmp(key, "progress_every")) return opt_int(row, 1, LLONG_MAX, &o->progress_every);
+  if (!strcmp(key, "batch")) return opt_int(row, 1, 1000000, &o->batch, err);
+  if (!strcmp(key, "limit")) return opt_int(row, 0, LLONG_MAX, &o->limit, err);
+  if (!strcmp(key, "progress_every")) return opt_int(row, 1, LLONG_MAX, &o->progress_every, err);
   if (!strcmp(key, "metric")) return (o->metric = opt_pick(row, metrics)) < 0 ? SQLITE_ERROR : SQLITE_OK;
   if (!strcmp(key, "storage")) {
     int i = opt_pick(row, storages);
@@ -166,7 +168,7 @@ static int mig_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     else sqlite3_free(e);
     return rc;
   }
-  return 1;
+  return SEARCH_UNKNOWN;
 }
 
 /* ---- the migration ------------------------------------------------------- */

@@ -55,10 +55,10 @@ def info(db):
     return json.loads(db.execute("SELECT h5mem_index('mem')").fetchone()[0])
 
 
-def make(path, dim, metric="cosine", storage="float32", extra=""):
+def make(path, dim, metric="cosine", storage="float32", extra="", index="hnsw"):
     db = connect()
     db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=%d, metric=%s, storage=%s, "
-               "index=hnsw%s)" % (q(path), dim, metric, storage, extra))
+               "index=%s%s)" % (q(path), dim, metric, storage, index, extra))
     return db
 
 
@@ -299,7 +299,7 @@ def test_ivf(d, rng):
         dim, n, metric = 32, 6000, "l2"
         X, lab, cent = clustered(rng, n, dim, spread=0.5)
         tiers = np.where(rng.random(n) < 0.1, "t", "o")
-        db = make(path, dim, metric, extra=", index=ivf, nprobe=8, pq_m=%d" % pq if pq else ", index=ivf, nprobe=8")
+        db = make(path, dim, metric, extra=", nprobe=8, pq_m=%d" % pq if pq else ", nprobe=8", index="ivf")
         db.execute("UPDATE mem SET tier = NULL WHERE 0")  # (connects the table)
         ids = np.arange(1, n + 1)
         insert(db, X, tiers=tiers)

@@ -330,8 +330,8 @@ typedef struct fcur {
   size_t i;
 } fcur;
 
-static int f_connect(sqlite3 *db, void *aux, const fkind *kind, sqlite3_vtab **out) {
-  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(fvt), out);
+static int f_connect(sqlite3 *db, void *aux, const fkind *kind, sqlite3_vtab **out, char **pzErr) {
+  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(fvt), out, kind->name, pzErr);
   if (rc != SQLITE_OK) return rc;
   fvt *vt = (fvt *)*out;
   vt->db = db;
@@ -347,8 +347,7 @@ static int f_connect(sqlite3 *db, void *aux, const fkind *kind, sqlite3_vtab **o
                 char **pzErr) {                                                                   \
     (void)argc;                                                                                   \
     (void)argv;                                                                                   \
-    (void)pzErr;                                                                                  \
-    return f_connect(db, aux, &fkinds[i], out);                                                   \
+    return f_connect(db, aux, &fkinds[i], out, pzErr);                                            \
   }
 CONNECT(bfs_connect, 0)
 CONNECT(act_connect, 1)
@@ -530,7 +529,7 @@ static int bfs_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     }
     return SQLITE_OK;
   }
-  return 1;
+  return SEARCH_UNKNOWN;
 }
 
 #define ACT_KNOWN "decay a number in (0, 1], threshold a number > 0, steps an integer 1..1000, " \
@@ -565,7 +564,7 @@ static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     o->steps = (int)n;
     return SQLITE_OK;
   }
-  return 1;
+  return SEARCH_UNKNOWN;
 }
 
 /* ---- kg_bfs ----------------------------------------------------------------------- */

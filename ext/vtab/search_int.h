@@ -95,9 +95,11 @@ int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f
 
 /* Options as a JSON object (NULL: none): each(ctx, key, row, err) for
 ** each key, row being json_each's (key, type, value, atom); each returns
-** SQLITE_OK, 1 for an unknown key, or SQLITE_ERROR for a bad value (a
-** reason in *err, sqlite3_mprintf'd, optional).  known lists the keys for
-** the error message. */
+** SQLITE_OK, SEARCH_UNKNOWN for an unknown key, or SQLITE_ERROR for a bad
+** value (a reason in *err, sqlite3_mprintf'd, optional; say the allowed
+** values).  known lists the keys for the error message.  A key given twice
+** is an error (JSON leaves it open which one counts). */
+#define SEARCH_UNKNOWN (-1) /* not SQLITE_ERROR's 1: a bad value is not an unknown key */
 int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
                    int (*each)(void *ctx, const char *key, sqlite3_stmt *row, char **err),
                    void *ctx, char **err);
@@ -105,7 +107,7 @@ int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
 ** number in lo .. hi, into *out; else SQLITE_ERROR with a reason in *err. */
 int search_option_num(sqlite3_stmt *row, double lo, double hi, double *out, char **err);
 /* The vector search options (exact, ef, nprobe, index) into o: as each. */
-int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row);
+int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row, char **err);
 
 /* A raw distance as the distance column shows it, and as a score. */
 double knn_distance(const store *st, float d, double unit);

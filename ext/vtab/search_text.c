@@ -39,7 +39,7 @@ static int no_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) 
   (void)key;
   (void)row;
   (void)err;
-  return 1;
+  return SEARCH_UNKNOWN;
 }
 
 /* The query text of a (NULL: none). */
@@ -155,6 +155,14 @@ int search_option_num(sqlite3_stmt *row, double lo, double hi, double *out, char
   return SQLITE_OK;
 }
 
+/* A source's authority in rerank's sources: a number in 0 .. 1. */
+static int source_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+  (void)ctx;
+  (void)key;
+  double d;
+  return search_option_num(row, 0, 1, &d, err);
+}
+
 static int rerank_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
   hopts *o = ctx;
   double d;
@@ -180,11 +188,14 @@ static int rerank_option(void *ctx, const char *key, sqlite3_stmt *row, char **e
       *err = sqlite3_mprintf("expected an object, e.g. {\"user\": 1.0, \"web\": 0.3}");
       return SQLITE_ERROR;
     }
+    /* each source once, its authority in 0 .. 1 (not clamped silently) */
+    int rc = search_options(o->db, sqlite3_column_value(row, 2), "any source", source_option, NULL, err);
+    if (rc != SQLITE_OK) return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
     o->sources = sqlite3_value_dup(sqlite3_column_value(row, 2));
     if (!o->sources) return SQLITE_NOMEM;
     return SQLITE_OK;
   }
-  return 1;
+  return SEARCH_UNKNOWN;
 }
 
 static int hybrid_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
@@ -227,7 +238,7 @@ static int hybrid_option(void *ctx, const char *key, sqlite3_stmt *row, char **e
     return SQLITE_OK;
   }
   (void)d;
-  return knn_option(&o->knn, key, row);
+  return knn_option(&o->knn, key, row, err);
 }
 
 /* A record of the union. */

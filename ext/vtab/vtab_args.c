@@ -52,9 +52,28 @@ int ext_key_is(const char *key, size_t klen, const char *name) {
   return klen == strlen(name) && sqlite3_strnicmp(key, name, (int)klen) == 0;
 }
 
-int ext_vtab_declare_new(sqlite3 *db, const char *schema, size_t size, sqlite3_vtab **out) {
+int ext_key_repeated(const char *key, size_t klen, const char *const *names, unsigned *seen) {
+  for (unsigned i = 0; names[i]; i++) {
+    for (const char *n = names[i]; *n;) {
+      size_t len = strcspn(n, "|");
+      if (len == klen && sqlite3_strnicmp(key, n, (int)len) == 0) {
+        int again = (*seen >> i) & 1;
+        *seen |= 1u << i;
+        return again;
+      }
+      n += len + (n[len] == '|');
+    }
+  }
+  return 0;
+}
+
+int ext_vtab_declare_new(sqlite3 *db, const char *schema, size_t size, sqlite3_vtab **out,
+                         const char *who, char **pzErr) {
   int rc = sqlite3_declare_vtab(db, schema);
-  if (rc != SQLITE_OK) return rc;
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", who, sqlite3_errmsg(db));
+    return rc;
+  }
   sqlite3_vtab *vt = sqlite3_malloc64(size);
   if (!vt) return SQLITE_NOMEM;
   memset(vt, 0, size);

@@ -21,9 +21,15 @@ int ext_vtab_arg(const char *arg, const char **key, size_t *klen, char **value);
 /* Whether key[0..klen) is name, ignoring case. */
 int ext_key_is(const char *key, size_t klen, const char *name);
 
+/* Each option once: whether key (one of names, NULL-ended, aliases of one
+** option joined by '|', as "path|file") is marked in *seen already (bit i
+** for names[i]); marks it.  A key not in names: 0. */
+int ext_key_repeated(const char *key, size_t klen, const char *const *names, unsigned *seen);
+
 /* For a table-valued function's xConnect: declare schema and allocate
 ** the table object, size bytes (a struct starting with its sqlite3_vtab),
-** zeroed, into *out. */
-int ext_vtab_declare_new(sqlite3 *db, const char *schema, size_t size, sqlite3_vtab **out);
+** zeroed, into *out; on failure, why in *pzErr (who: the module). */
+int ext_vtab_declare_new(sqlite3 *db, const char *schema, size_t size, sqlite3_vtab **out,
+                         const char *who, char **pzErr);
 
 #endif

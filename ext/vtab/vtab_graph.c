@@ -269,6 +269,7 @@ static int g_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
   } else {
     vt->ms = h5mem_table_share(mt);
     rc = sqlite3_declare_vtab(db, gtables[t].schema);
+    if (rc != SQLITE_OK) *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", argv[2], sqlite3_errmsg(db));
   }
   sqlite3_free(err);
   if (rc != SQLITE_OK) {

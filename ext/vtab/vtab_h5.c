@@ -257,9 +257,16 @@ static int make_columns(int row_json, const h5_dset_info *in, h5cols *out) {
         c->rank = 1;
         c->dims[0] = c->n = mt->dims[0];
       }
-      if (strcmp(c->name ? c->name : "", "i") == 0 || sqlite3_stricmp(c->name, "i") == 0) {
-        sqlite3_free(cols[0].name); /* a field called i: the index becomes _i */
-        cols[0].name = sqlite3_mprintf("_i");
+    }
+    /* a field called i: the index becomes _i (__i if that is a field too, ...) */
+    for (int taken = 1; taken && cols[0].name;) {
+      taken = 0;
+      for (int k = 1; k < ncols && !taken; k++)
+        taken = cols[k].name && sqlite3_stricmp(cols[k].name, cols[0].name) == 0;
+      if (taken) {
+        char *n = sqlite3_mprintf("_%s", cols[0].name);
+        sqlite3_free(cols[0].name);
+        cols[0].name = n;
       }
     }
   } else {
@@ -366,7 +373,12 @@ static void opts_free(h5opts *o) {
   sqlite3_free(o->sync);
 }
 
+/* The options, for the rule that each is given once (bit i: names[i]). */
+static const char *const opt_names[] = {"file|path", "dataset", "schema", "row", "mode", "compression",
+                                        "sync", "chunk", "shuffle", NULL};
+
 static int parse_opts(int argc, const char *const *argv, h5opts *o, char **pzErr) {
+  unsigned seen = 0;
   memset(o, 0, sizeof *o);
   o->chunk = 0;
   o->shuffle = -1;
@@ -378,6 +390,13 @@ static int parse_opts(int argc, const char *const *argv, h5opts *o, char **pzErr
     if (ext_vtab_arg(arg, &k, &kl, &v) != SQLITE_OK) return SQLITE_NOMEM;
     if (!kl) { /* positional: file, then dataset */
       char **slot = npos == 0 ? &o->file : npos == 1 ? &o->dset : NULL;
+      if (slot && *slot) { /* given as file= or dataset= before */
+        *pzErr = sqlite3_mprintf("%s: duplicate option '%s' (each option once; a first bare argument is "
+                                 "file, a second dataset)", WHO, npos == 0 ? "file" : "dataset");
+        sqlite3_free(v);
+        return SQLITE_ERROR;
+      }
+      seen |= npos == 0 ? 1u : 2u;
       npos++;
       if (!slot) {
         sqlite3_free(v);
@@ -386,6 +405,12 @@ static int parse_opts(int argc, const char *const *argv, h5opts *o, char **pzErr
       }
       *slot = v;
       continue;
+    }
+    if (ext_key_repeated(k, kl, opt_names, &seen)) {
+      *pzErr = sqlite3_mprintf("%s: duplicate option '%.*s' (each option once; file and path are one "
+                               "option, a first bare argument is file, a second dataset)", WHO, (int)kl, k);
+      sqlite3_free(v);
+      return SQLITE_ERROR;
     }
     char **slot = NULL;
 #define KEY(s) ext_key_is(k, kl, s)

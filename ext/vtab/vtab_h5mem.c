@@ -11,7 +11,8 @@
 ** BLOB or a JSON array in), source, session, tags, ts (unix seconds;
 ** ISO-8601 text accepted), tier, importance, access_count, last_access,
 ** meta (JSON), and a hidden column named like the table for commands:
-** INSERT INTO mem(mem) VALUES('checkpoint') / ('optimize').
+** INSERT INTO mem(mem) VALUES('checkpoint') / ('optimize') (named h5mem
+** when the table's name is a column's: cmd_column).
 ** SELECT h5mem_checkpoint('mem') checkpoints too.
 **
 ** Transactions map onto the store's: xBegin starts one (taking the store's
@@ -150,7 +151,14 @@ typedef struct memopts {
   int have_metric, have_storage, have_index;
 } memopts;
 
+/* The options, for the rule that each is given once (bit i: names[i]). */
+static const char *const opt_names[] = {
+    "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
+    "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
+    "storage", "sync", NULL};
+
 static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzErr) {
+  unsigned seen = 0;
   memset(m, 0, sizeof *m);
   m->o.metric = STORE_COSINE;
   m->o.storage = STORE_F32;
@@ -167,7 +175,15 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
         return SQLITE_ERROR;
       }
       m->path = v;
+      seen |= 1; /* path */
       continue;
+    }
+    if (ext_key_repeated(k, kl, opt_names, &seen)) {
+      *pzErr = sqlite3_mprintf("%s: duplicate option '%.*s' (each option once%s)", WHO, (int)kl, k,
+                               ext_key_is(k, kl, "path") || ext_key_is(k, kl, "file")
+                                   ? "; path and file are one option, as is a first bare argument" : "");
+      sqlite3_free(v);
+      return SQLITE_ERROR;
     }
 #define KEY(s) ext_key_is(k, kl, s)
     int bad = 0;
@@ -199,7 +215,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
                KEY("pq_m")) {
       char *end;
       long long n = strtoll(v, &end, 10);
-      long long lo = KEY("M") ? 2 : 1;
+      long long lo = KEY("M") ? 2 : KEY("nlist") || KEY("pq_m") ? 0 : 1; /* nlist, pq_m: 0 is the default */
       long long hi = KEY("dim") || KEY("pq_m") ? 65536
                    : KEY("chunk") || KEY("ef_construction") ? (1 << 20)
                    : KEY("nlist") || KEY("nprobe") ? (1 << 24)
@@ -464,6 +480,19 @@ int h5mem_tx_dirty(const memstore *ms) { return ms->state != MS_IDLE && store_ma
 
 static int mem_disconnect(sqlite3_vtab *base);
 
+/* The hidden command column's name: the table's, unless that is the name
+** of another column (id, text, ..., distance, k) or of the rowid (rowid,
+** oid, _rowid_: the column would hide it); then "h5mem".  So any table
+** name works. */
+static const char *cmd_column(const char *table) {
+  static const char *const taken[] = {
+      "id", "text", "embedding", "source", "session", "tags", "ts", "tier", "importance",
+      "access_count", "last_access", "meta", "distance", "k", "rowid", "oid", "_rowid_", NULL};
+  for (int i = 0; taken[i]; i++)
+    if (!sqlite3_stricmp(table, taken[i])) return "h5mem";
+  return table;
+}
+
 /* The table, opening its store.  Only xCreate (creating) makes a store
 ** that does not exist: xConnect runs when a database file declaring the
 ** table is opened, and must not make files wherever that file says.  A
@@ -530,9 +559,10 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     char *q = sqlite3_mprintf(
         "CREATE TABLE x(id INTEGER, text TEXT, embedding BLOB, source TEXT, session TEXT, "
         "tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, "
-        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", argv[2]);
+        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", cmd_column(argv[2]));
     rc = q ? sqlite3_declare_vtab(db, q) : SQLITE_NOMEM;
     sqlite3_free(q);
+    if (q && rc != SQLITE_OK) *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", WHO, sqlite3_errmsg(db));
   }
   if (rc == SQLITE_OK) {
     vt->vec = sqlite3_malloc64((sqlite3_uint64)(vt->st ? store_dim(vt->st) : 1) * 4);
@@ -1294,9 +1324,22 @@ static int mem_rollback_to(sqlite3_vtab *base, int i) {
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
   char *n = sqlite3_mprintf("%s", name);
-  if (!n) return SQLITE_NOMEM;
+  /* the store goes by the new key too: SQLite connects the renamed table
+  ** before it lets go of this one, which must not open the store twice */
+  char *key = sqlite3_mprintf("%s.%s", vt->schema, name);
+  if (!n || !key) {
+    sqlite3_free(n);
+    sqlite3_free(key);
+    return SQLITE_NOMEM;
+  }
   sqlite3_free(vt->name);
   vt->name = n;
+  if (vt->ms->key) {
+    sqlite3_free(vt->ms->key);
+    vt->ms->key = key;
+  } else {
+    sqlite3_free(key);
+  }
   return SQLITE_OK;
 }
 
@@ -1327,17 +1370,85 @@ static sqlite3_module mem_module = {
 
 /* ---- finding a table by name -------------------------------------------------- */
 
-static memvt *reg_find(registry *reg, const char *name) {
-  const char *dot = strchr(name, '.'); /* schema.table: the table */
-  if (dot) name = dot + 1;
-  for (memvt *p = reg->first; p; p = p->next)
-    if (sqlite3_stricmp(p->name, name) == 0) return p;
-  return NULL;
+/* The position of schema[0..n) in SQLite's search order for unqualified
+** names (temp 0, main 1, then the attached databases), or -1: none. */
+static int schema_rank(sqlite3 *db, const char *schema, size_t n) {
+  if (n == 4 && !sqlite3_strnicmp(schema, "temp", 4)) return 0;
+  if (n == 4 && !sqlite3_strnicmp(schema, "main", 4)) return 1;
+  sqlite3_stmt *st = NULL;
+  int rank = -1;
+  if (sqlite3_prepare_v2(db, "SELECT seq FROM pragma_database_list WHERE name = ?1 COLLATE NOCASE", -1, &st,
+                         NULL) == SQLITE_OK) {
+    sqlite3_bind_text64(st, 1, schema, n, SQLITE_STATIC, SQLITE_UTF8);
+    if (sqlite3_step(st) == SQLITE_ROW) rank = sqlite3_column_int(st, 0) > 1 ? sqlite3_column_int(st, 0) : 1;
+  }
+  sqlite3_finalize(st);
+  return rank;
+}
+
+/* Whether a schema before rank in SQLite's search order has a table
+** called table. */
+static int shadowed(sqlite3 *db, const char *table, int rank) {
+  sqlite3_stmt *st = NULL;
+  int yes = 0;
+  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &st, NULL) != SQLITE_OK) return 0;
+  while (!yes && sqlite3_step(st) == SQLITE_ROW) {
+    const char *schema = (const char *)sqlite3_column_text(st, 0);
+    if (!schema || schema_rank(db, schema, strlen(schema)) >= rank) continue;
+    char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type = 'table' AND name = ?1 "
+                                "COLLATE NOCASE", schema);
+    sqlite3_stmt *t = NULL;
+    if (sql && sqlite3_prepare_v2(db, sql, -1, &t, NULL) == SQLITE_OK) {
+      sqlite3_bind_text(t, 1, table, -1, SQLITE_STATIC);
+      yes = sqlite3_step(t) == SQLITE_ROW;
+    }
+    sqlite3_finalize(t);
+    sqlite3_free(sql);
+  }
+  sqlite3_finalize(st);
+  return yes;
+}
+
+/* name: "table" or "schema.table".  The table of that name in that schema
+** (never one of another schema); unqualified, the one SQLite would take
+** (temp's, main's, then the attached databases' in order). */
+static memvt *reg_find(registry *reg, sqlite3 *db, const char *name) {
+  const char *dot = strchr(name, '.');
+  const char *table = dot ? dot + 1 : name;
+  size_t sl = dot ? (size_t)(dot - name) : 0;
+  memvt *best = NULL;
+  int best_rank = 0;
+  for (memvt *p = reg->first; p; p = p->next) {
+    if (sqlite3_stricmp(p->name, table)) continue;
+    if (dot) {
+      if (strlen(p->schema) == sl && !sqlite3_strnicmp(p->schema, name, (int)sl)) return p;
+      continue;
+    }
+    int rank = schema_rank(db, p->schema, strlen(p->schema));
+    if (!best || (rank >= 0 && rank < best_rank)) {
+      best = p;
+      best_rank = rank < 0 ? 1 << 30 : rank;
+    }
+  }
+  /* a table of that name in a schema SQLite looks in first (not connected
+  ** here yet, or not an h5mem table) is the one the name means */
+  if (best && best_rank > 0 && shadowed(db, table, best_rank)) return NULL;
+  return best;
+}
+
+/* Why name ("schema.table") cannot name a table: its schema is not a
+** database of this connection (sqlite3_malloc'd), else NULL. */
+static char *schema_missing(sqlite3 *db, const char *name) {
+  const char *dot = strchr(name, '.');
+  if (!dot || schema_rank(db, name, (size_t)(dot - name)) >= 0) return NULL;
+  return sqlite3_mprintf("'%s': there is no database '%.*s' on this connection (main, temp or an "
+                         "attached one)", name, (int)(dot - name), name);
 }
 
 memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
-  memvt *vt = reg_find(reg, name);
+  memvt *vt = reg_find(reg, db, name);
   if (vt) return vt;
+  if ((*pzErr = schema_missing(db, name)) != NULL) return NULL;
   /* not connected yet on this connection: a statement naming it connects it */
   const char *dot = strchr(name, '.'); /* names quoted: a name is never SQL */
   char *schema = dot ? sqlite3_mprintf("%.*s", (int)(dot - name), name) : NULL;
@@ -1349,7 +1460,7 @@ memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzEr
   sqlite3_free(sql);
   if (rc == SQLITE_OK) rc = sqlite3_step(st);
   sqlite3_finalize(st);
-  vt = reg_find(reg, name); /* (connected, though the statement failed, when its store is missing) */
+  vt = reg_find(reg, db, name); /* (connected, though the statement failed, when its store is missing) */
   if (vt && vt->missing) return vt;
   if (rc != SQLITE_DONE) vt = NULL;
   if (!vt)
@@ -1375,12 +1486,20 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   (void)argc;
   registry *reg = sqlite3_user_data(ctx);
   const char *name = (const char *)sqlite3_value_text(argv[0]);
-  memvt *vt = name ? reg_find(reg, name) : NULL;
+  memvt *vt = name ? reg_find(reg, sqlite3_context_db_handle(ctx), name) : NULL;
   if (vt && vt->missing) {
     char *m = NULL;
     h5mem_table_missing(vt, &m);
     sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint: the store is missing", -1);
     sqlite3_free(m);
+    return;
+  }
+  char *why = vt ? NULL : schema_missing(sqlite3_context_db_handle(ctx), name ? name : "");
+  if (why) {
+    char *m = sqlite3_mprintf("h5mem_checkpoint: %s", why);
+    sqlite3_result_error(ctx, m ? m : why, -1);
+    sqlite3_free(m);
+    sqlite3_free(why);
     return;
   }
   if (!vt) {
@@ -1413,12 +1532,20 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   registry *reg = sqlite3_user_data(ctx);
   const char *name = (const char *)sqlite3_value_text(argv[0]);
-  memvt *vt = name ? reg_find(reg, name) : NULL;
+  memvt *vt = name ? reg_find(reg, sqlite3_context_db_handle(ctx), name) : NULL;
   if (vt && vt->missing) {
     char *m = NULL;
     h5mem_table_missing(vt, &m);
     sqlite3_result_error(ctx, m ? m : "h5mem_index: the store is missing", -1);
     sqlite3_free(m);
+    return;
+  }
+  char *why = vt ? NULL : schema_missing(sqlite3_context_db_handle(ctx), name ? name : "");
+  if (why) {
+    char *m = sqlite3_mprintf("h5mem_index: %s", why);
+    sqlite3_result_error(ctx, m ? m : why, -1);
+    sqlite3_free(m);
+    sqlite3_free(why);
     return;
   }
   if (!vt) {

@@ -622,8 +622,7 @@ static int s_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
                      char **pzErr, const fkind *kind) {
   (void)argc;
   (void)argv;
-  (void)pzErr;
-  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(svt), out);
+  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(svt), out, kind->name, pzErr);
   if (rc != SQLITE_OK) return rc;
   svt *vt = (svt *)*out;
   vt->db = db;
@@ -736,7 +735,26 @@ int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
     return SQLITE_ERROR;
   }
   sqlite3_stmt *st;
-  int rc = sqlite3_prepare_v2(db, "SELECT key, type, value, atom FROM json_each(?1)", -1, &st, NULL);
+  /* first a key given twice (json_each lists both): before any is taken */
+  int rc = sqlite3_prepare_v2(db, "SELECT key FROM json_each(?1) GROUP BY key HAVING count(*) > 1 LIMIT 1",
+                              -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("options need SQLite's JSON functions: %s", sqlite3_errmsg(db));
+    return rc;
+  }
+  sqlite3_bind_value(st, 1, v);
+  if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    *err = sqlite3_mprintf("options: duplicate option '%s' (each option once)",
+                           (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return SQLITE_ERROR;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    *err = sqlite3_mprintf("options: %s (expected a JSON object)", sqlite3_errmsg(db));
+    return SQLITE_ERROR;
+  }
+  rc = sqlite3_prepare_v2(db, "SELECT key, type, value, atom FROM json_each(?1)", -1, &st, NULL);
   if (rc != SQLITE_OK) {
     *err = sqlite3_mprintf("options need SQLite's JSON functions: %s", sqlite3_errmsg(db));
     return rc;
@@ -747,8 +765,13 @@ int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
     if (!key) continue;
     char *e = NULL;
     int r = each(ctx, key, st, &e);
+    if (r == SQLITE_NOMEM) {
+      sqlite3_free(e);
+      sqlite3_finalize(st);
+      return r;
+    }
     if (r != SQLITE_OK) {
-      *err = r == 1 ? sqlite3_mprintf("options: unknown option '%s' (known: %s)", key, known)
+      *err = r == SEARCH_UNKNOWN ? sqlite3_mprintf("options: unknown option '%s' (known: %s)", key, known)
                     : sqlite3_mprintf("options: bad value for '%s'%s%s (known: %s)", key,
                                       e ? ": " : "", e ? e : "", known);
       sqlite3_free(e);
@@ -765,29 +788,45 @@ int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
   return SQLITE_OK;
 }
 
-int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row) {
+/* An option that must be an integer in lo .. hi, into *out; else
+** SQLITE_ERROR with the range in *err. */
+static int int_option(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out, char **err) {
+  const char *type = (const char *)sqlite3_column_text(row, 1);
+  sqlite3_int64 n = sqlite3_column_int64(row, 2);
+  if (!type || strcmp(type, "integer") || n < lo || n > hi) {
+    *err = sqlite3_mprintf("expected an integer from %lld to %lld", (long long)lo, (long long)hi);
+    return SQLITE_ERROR;
+  }
+  *out = n;
+  return SQLITE_OK;
+}
+
+int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row, char **err) {
   const char *type = (const char *)sqlite3_column_text(row, 1);
   const char *val = (const char *)sqlite3_column_text(row, 2);
-  sqlite3_int64 n = sqlite3_column_int64(row, 2);
-  if (!type) return SQLITE_ERROR;
-  int isint = !strcmp(type, "integer");
+  sqlite3_int64 n = 0;
+  int rc = SQLITE_OK;
   if (!strcmp(key, "exact")) {
-    if (strcmp(type, "true") && strcmp(type, "false")) return SQLITE_ERROR;
+    if (!type || (strcmp(type, "true") && strcmp(type, "false"))) {
+      *err = sqlite3_mprintf("expected true or false");
+      return SQLITE_ERROR;
+    }
     if (!strcmp(type, "true")) o->exact = 1;
   } else if (!strcmp(key, "ef")) {
-    if (!isint || n <= 0 || n > 100000) return SQLITE_ERROR;
-    o->ef = (int)n;
+    if ((rc = int_option(row, 1, 100000, &n, err)) == SQLITE_OK) o->ef = (int)n;
   } else if (!strcmp(key, "nprobe")) {
-    if (!isint || n <= 0 || n > (1 << 24)) return SQLITE_ERROR;
-    o->nprobe = (int)n;
+    if ((rc = int_option(row, 1, 1 << 24, &n, err)) == SQLITE_OK) o->nprobe = (int)n;
   } else if (!strcmp(key, "index")) {
-    if (strcmp(type, "text") || !val || (strcmp(val, "flat") && strcmp(val, "hnsw") && strcmp(val, "ivf")))
+    if (!type || strcmp(type, "text") || !val ||
+        (strcmp(val, "flat") && strcmp(val, "hnsw") && strcmp(val, "ivf"))) {
+      *err = sqlite3_mprintf("expected \"flat\", \"hnsw\" or \"ivf\"");
       return SQLITE_ERROR;
+    }
     if (!strcmp(val, "flat")) o->exact = 1;
   } else {
-    return 1;
+    return SEARCH_UNKNOWN;
   }
-  return SQLITE_OK;
+  return rc;
 }
 
 srow *srow_alloc(uint64_t n) {
@@ -800,8 +839,7 @@ srow *srow_alloc(uint64_t n) {
                   "index 'flat', 'hnsw' or 'ivf'"
 
 static int vec_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
-  (void)err;
-  return knn_option(ctx, key, row);
+  return knn_option(ctx, key, row, err);
 }
 
 /* vec_search: the k nearest; options {"exact": bool, "ef": n, "nprobe": n,
