@@ -44,6 +44,8 @@ struct wal {
   char *path;   /* malloc'd copy */
   uint8_t store_id[16];
   uint64_t base, salt, hdr_sum; /* from the header */
+  uint8_t hdr[WAL_HEADER_SIZE]; /* the first bytes of the file as read (or written) */
+  size_t hdr_len;               /* how many (fewer when the file is shorter) */
   uint64_t size;                /* file size */
   wal_pos cur, synced;
   uint8_t *buf; /* read buffer (malloc'd, cap bytes), one frame */
@@ -245,6 +247,8 @@ static int header_write(wal *w, uint64_t base) {
   w->base = base;
   w->salt = salt;
   w->hdr_sum = get_le(h + 56, 8);
+  memcpy(w->hdr, h, sizeof h);
+  w->hdr_len = sizeof h;
   return 0;
 }
 
@@ -485,6 +489,9 @@ static int load(wal *w, int created) {
     set_err(w, "cannot read %s: %s", w->path, strerror(errno));
     return WAL_EIO;
   }
+  /* (what wal_changed compares with, a damaged header included) */
+  w->hdr_len = r == 0 ? (n < WAL_HEADER_SIZE ? n : WAL_HEADER_SIZE) : 0;
+  memcpy(w->hdr, h, w->hdr_len);
   int hdr = r == 0 ? header_check(w, h, n, w->size) : HDR_BAD;
   if (hdr == HDR_LATER) {
     set_err(w, "%s is a log of format version %u; this h5mem reads version %d", w->path,
@@ -609,10 +616,12 @@ int wal_changed(wal *w, int header_only) {
   if (stat(w->path, &st) != 0) return w->fd >= 0;            /* gone (or was never there) */
   if (w->fd < 0) return 1;                                    /* made since */
   if (fstat(w->fd, &fs) != 0 || fs.st_ino != st.st_ino || fs.st_dev != st.st_dev) return 1;
+  /* the header as w read it, byte for byte: a new epoch's differs (its
+  ** salt), and a damaged or short one that is still the same has not
+  ** changed (a reader must not load it again and again) */
   uint8_t h[WAL_HEADER_SIZE];
-  if (read_at(w->fd, h, sizeof h, 0) != 0 || memcmp(h, WAL_MAGIC, 8) != 0 ||
-      get_le(h + 56, 8) != w->hdr_sum)
-    return 1;
+  size_t hn = (uint64_t)st.st_size < sizeof h ? (size_t)st.st_size : sizeof h;
+  if (hn != w->hdr_len || read_at(w->fd, h, hn, 0) != 0 || memcmp(h, w->hdr, hn) != 0) return 1;
   if (header_only) return 0;
   if ((uint64_t)st.st_size != w->size) return 1;
   /* the same bytes as when it was read, but a frame that was being written
