@@ -212,7 +212,7 @@ static int header_check(wal *w, const uint8_t *h, size_t n, uint64_t size) {
   if (version != WAL_VERSION) return HDR_LATER;
   if (hsize != WAL_HEADER_SIZE) return HDR_BAD;
   uint64_t base = get_le(h + 32, 8);
-  if (base == 0) return HDR_BAD; /* never written: seq 0 does not exist */
+  if (base == 0 || base > WAL_MAX_SEQ) return HDR_BAD; /* seq 0 does not exist */
   w->base = base;
   w->salt = get_le(h + 40, 8);
   w->hdr_sum = sum;
@@ -665,8 +665,12 @@ int wal_append(wal *w, const void *payload, size_t len, int sync, uint64_t *seq)
   if (!w) return WAL_EINVAL;
   int rc = check_writable(w);
   if (rc != WAL_OK) return rc;
-  if ((sync != 0 && sync != 1) || (!payload && len) || len > WAL_MAX_FRAME ||
-      w->cur.last_seq == UINT64_MAX) {
+  if (w->cur.last_seq >= WAL_MAX_SEQ - 1) {
+    set_err(w, "%s: its sequence numbers have run out (at %llu)", w->path,
+            (unsigned long long)w->cur.last_seq);
+    return WAL_EINVAL;
+  }
+  if ((sync != 0 && sync != 1) || (!payload && len) || len > WAL_MAX_FRAME) {
     set_err(w, "wal_append: bad argument (sync %d, %zu bytes; at most %u a frame)", sync, len,
             WAL_MAX_FRAME);
     return WAL_EINVAL;
@@ -722,7 +726,7 @@ int wal_reset(wal *w, uint64_t upto) {
   if (!w) return WAL_EINVAL;
   int rc = check_writable(w);
   if (rc != WAL_OK) return rc;
-  if (upto < w->cur.last_seq || upto == UINT64_MAX) {
+  if (upto < w->cur.last_seq || upto >= WAL_MAX_SEQ) {
     set_err(w, "wal_reset(%llu): the log holds frames up to %llu", (unsigned long long)upto,
             (unsigned long long)w->cur.last_seq);
     return WAL_EINVAL;
