@@ -1038,12 +1038,19 @@ static int replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
     if (*he) {
       const uint8_t *e = take(&r, (size_t)s->dim * (size_t)s->storage);
       if (!e) break;
-      if (!emb && !(emb = malloc((size_t)s->dim * 4))) {
+      /* room for the floats and, after them, an aligned copy of f16 values:
+      ** in the frame they follow strings of any length, on no boundary */
+      if (!emb && !(emb = malloc((size_t)s->dim * 6))) {
         rc = fail(s, STORE_ENOMEM, "out of memory");
         break;
       }
-      if (s->storage == STORE_F32) memcpy(emb, e, (size_t)s->dim * 4);
-      else k_get()->f16_to_f32((const uint16_t *)(const void *)e, emb, (size_t)s->dim);
+      if (s->storage == STORE_F32) {
+        memcpy(emb, e, (size_t)s->dim * 4);
+      } else {
+        uint16_t *h = (uint16_t *)(void *)(emb + s->dim);
+        memcpy(h, e, (size_t)s->dim * 2);
+        k_get()->f16_to_f32(h, emb, (size_t)s->dim);
+      }
       rec.emb = emb;
     }
     rc = apply_put(s, &rec);

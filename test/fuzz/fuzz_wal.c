@@ -133,9 +133,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FUZZ_ASSERT(wal_changed(w, 0) == 0 && wal_changed(w, 1) == 0);
   if (!readonly) {
     /* what a writer does next: a frame, then a checkpoint's reset */
-    uint64_t frames = wal_frames(w), seq;
+    uint64_t frames = wal_frames(w), last = wal_last_seq(w), seq;
     rc = wal_append(w, "P fuzz", 6, 0, &seq);
-    if (wal_last_seq(w) >= WAL_MAX_SEQ - 1) { /* (numbers run out: said so) */
+    if (last >= WAL_MAX_SEQ - 1) { /* (numbers run out: said so) */
       FUZZ_ASSERT(rc == WAL_EINVAL && strstr(wal_errmsg(w), "run out"));
       wal_close(w);
       return 0;
