@@ -79,7 +79,7 @@ static const char *const words[] = {"alpha", "beta",  "gamma", "delta", "été",
                                     "naïve", "graph", "memory", "fox",  "dog"};
 
 static void emb_of(int dim, int64_t id, float *e) {
-  for (int j = 0; j < dim; j++) e[j] = (float)((id * 7 + j * 3) % 11) / 10.0f - 0.5f;
+  for (int j = 0; j < dim; j++) e[j] = (float)(((uint64_t)id * 7 + (uint64_t)j * 3) % 11) / 10.0f - 0.5f;
 }
 
 static void make_store(int which) {
