@@ -30,6 +30,7 @@
 #include "fuzz.h"
 #include "store/store.h"
 #include "store/wal.h"
+#include "util/utf8.h"
 
 #define NREC 300
 
@@ -198,6 +199,12 @@ static void place(int which, fuzz_in *in) {
 
 /* ---- reading a store whole ---------------------------------------------------- */
 
+/* What the store holds is what its writers accept: strings well-formed
+** UTF-8 without NUL bytes (store_put, store_g_put). */
+static void str_ok(const char *p, size_t n) {
+  if (p) FUZZ_ASSERT(util_utf8_check(p, n, 0) == n);
+}
+
 static void read_all(store *s) {
   uint64_t npos = store_npos(s), live = 0;
   int dim = store_dim(s);
@@ -210,6 +217,12 @@ static void read_all(store *s) {
     if (rc != STORE_OK) continue;
     uint64_t p2;
     FUZZ_ASSERT(store_find(s, v.id, &p2) == STORE_OK && p2 == pos);
+    str_ok(v.text, v.text_len);
+    str_ok(v.source, v.source_len);
+    str_ok(v.session, v.session_len);
+    str_ok(v.tags, v.tags_len);
+    str_ok(v.tier, v.tier_len);
+    str_ok(v.meta, v.meta_len);
     uint64_t one = 1;
     (void)store_emb_block(s, pos, &one);
     int64_t ts;
@@ -234,7 +247,9 @@ static void read_all(store *s) {
     uint64_t n = store_g_npos(s, t), glive = 0;
     for (uint64_t pos = 0; pos < n; pos++) {
       store_grec r;
-      if (store_g_get(s, t, pos, &r) == STORE_OK) glive++;
+      if (store_g_get(s, t, pos, &r) != STORE_OK) continue;
+      glive++;
+      for (int k = 0; k < 4; k++) str_ok(r.s[k], r.n[k]);
     }
     FUZZ_ASSERT(glive == store_g_count(s, t));
   }
