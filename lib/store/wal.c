@@ -333,7 +333,9 @@ static int later_frames(wal *w, const wal_pos *p, uint64_t size, uint64_t *n, ui
     for (size_t i = 0; i < lim; i++) {
       if (buf[i] != 'W' || get_le(buf + i, 4) != WAL_FRAME_MAGIC) continue;
       uint64_t len = get_le(buf + i + 4, 4), sq = get_le(buf + i + 8, 8), off = at + i;
-      if (len > WAL_MAX_FRAME || len > size - off - WAL_FRAME_OVERHEAD || sq < next ||
+      /* (a header in the last 24 bytes has no room for a frame) */
+      if (size - off < WAL_FRAME_OVERHEAD || len > WAL_MAX_FRAME ||
+          len > size - off - WAL_FRAME_OVERHEAD || sq < next ||
           sq - next > (size - p->end) / WAL_FRAME_OVERHEAD)
         continue;
       *seq = sq;
