@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -35,6 +36,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 static inline const char *fuzz_seed_dir(void) {
   const char *d = getenv("H5MEM_FUZZ_SEEDS");
   return d && *d ? d : NULL;
+}
+
+/* Where a target that works with files makes its directory:
+** H5MEM_FUZZ_TMP (run.sh's, removed when it ends: a target stopped by the
+** fuzzer does not clean up), else /dev/shm when writable (writers fsync),
+** else TMPDIR or /tmp. */
+static inline const char *fuzz_tmp_base(void) {
+  const char *d = getenv("H5MEM_FUZZ_TMP"), *t = getenv("TMPDIR");
+  if (d && *d) return d;
+  if (access("/dev/shm", W_OK) == 0) return "/dev/shm";
+  return t && *t ? t : "/tmp";
 }
 
 /* Write one seed, dir/name. */

@@ -423,12 +423,7 @@ static void done(void) {
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  const char *t = getenv("TMPDIR");
-  struct stat st;
-  snprintf(dir, sizeof dir, "%s/h5mem_fuzz_store.XXXXXX",
-           stat("/dev/shm", &st) == 0 && access("/dev/shm", W_OK) == 0 ? "/dev/shm"
-           : t && *t                                                   ? t
-                                                                       : "/tmp");
+  snprintf(dir, sizeof dir, "%s/h5mem_fuzz_store.XXXXXX", fuzz_tmp_base());
   if (!mkdtemp(dir)) {
     fprintf(stderr, "cannot make %s: %s\n", dir, strerror(errno));
     exit(1);

@@ -63,6 +63,13 @@ if [ ! -f "$stamp" ] || [ -n "$(find "$top/lib" "$top/kernels" "$build/config.h"
   touch "$stamp"
 fi
 
+# the targets' files (logs, stores): in memory when possible, removed at the end
+shm=/dev/shm
+[ -d "$shm" ] && [ -w "$shm" ] || shm=${TMPDIR:-/tmp}
+H5MEM_FUZZ_TMP=$(mktemp -d "$shm/h5mem-fuzz.XXXXXX")
+export H5MEM_FUZZ_TMP
+trap 'rm -rf "$H5MEM_FUZZ_TMP"' EXIT
+
 failed=""
 n=$(echo $targets | wc -w)
 per=$((secs / n))
