@@ -257,6 +257,39 @@ START_TEST(test_torn_tail) {
 }
 END_TEST
 
+/* A torn last frame whose bytes end in what looks like a frame header (the
+** magic, length 0, a later seq) with less than a frame's room left: no
+** frame fits there, so the tail is torn, not damaged (no note, nothing
+** kept aside). */
+START_TEST(test_torn_tail_lookalike) {
+  tdir t;
+  tdir_make(&t);
+  static const size_t lens[] = {10};
+  uint64_t tags[3];
+  size_t len;
+  uint8_t *full = make_log(t.path, 1, lens, tags, &len);
+  uint8_t tail[36];
+  memset(tail, 0, sizeof tail);
+  memcpy(tail, "WALF", 4); /* the torn frame: seq 2, 100 bytes, 20 written */
+  tail[4] = 100;
+  tail[8] = 2;
+  memcpy(tail + 20, "WALF", 4); /* its last 16 bytes: "frame 3", length 0 */
+  tail[28] = 3;
+  spill(t.path, full, len, "wb");
+  spill(t.path, tail, sizeof tail, "ab");
+  wal *w = open_ok(t.path, ID_A, 1);
+  ck_assert_uint_eq(wal_frames(w), 1);
+  T_CHECK(wal_note(w)[0] == 0, "note: %s", wal_note(w));
+  wal_close(w);
+  w = open_ok(t.path, ID_A, 0);
+  T_CHECK(wal_note(w)[0] == 0, "note: %s", wal_note(w));
+  ck_assert_uint_eq(file_size(t.path), len);
+  wal_close(w);
+  free(full);
+  tdir_remove(&t);
+}
+END_TEST
+
 START_TEST(test_corrupt) {
   tdir t;
   tdir_make(&t);
@@ -628,6 +661,7 @@ int main(void) {
   tcase_set_timeout(tc, 300);
   tcase_add_test(tc, test_roundtrip);
   tcase_add_test(tc, test_torn_tail);
+  tcase_add_test(tc, test_torn_tail_lookalike);
   tcase_add_test(tc, test_corrupt);
   tcase_add_test(tc, test_wrong_seq);
   tcase_add_test(tc, test_reset);

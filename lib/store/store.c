@@ -1004,10 +1004,12 @@ static int replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
     if (gstore_is_op(*op)) {
       int gr = gstore_replay(s->g, *op, &r.p, r.end);
       if (gr == STORE_ECORRUPT) r.bad = 1;
-      else if (gr) rc = fail(s, gr, "%s: log frame %llu: a graph change does not apply (%s)",
+      else if (gr) rc = fail(s, gr == STORE_EINVAL ? STORE_ECORRUPT : gr,
+                             "%s: log frame %llu: a graph change does not apply (%s)",
                              s->walpath, (unsigned long long)seq,
                              gr == STORE_EEXISTS ? "id taken" : gr == STORE_ENOTFOUND ? "no such id"
-                                                                                     : "out of memory");
+                             : gr == STORE_EINVAL ? "a string is not UTF-8 or holds a NUL byte"
+                                                  : "out of memory");
       continue;
     }
     if (*op != 'P') {
@@ -1035,15 +1037,33 @@ static int replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
       *lp[k] = n;
     }
     if (r.bad) break;
+    /* a frame holds what store_put accepted: anything else was not
+    ** written by h5mem, and must not reach the file */
+    static const char *const sname[6] = {"text", "source", "session", "tags", "tier", "meta"};
+    for (int k = 0; k < 6 && !rc; k++) {
+      size_t bad = *sp[k] ? util_utf8_check(*sp[k], *lp[k], 0) : 0;
+      if (*sp[k] && bad != *lp[k])
+        rc = fail(s, STORE_ECORRUPT, "%s: log frame %llu: record %lld: %s: %s at byte %zu",
+                  s->walpath, (unsigned long long)seq, (long long)rec.id, sname[k],
+                  (*sp[k])[bad] ? "invalid UTF-8" : "a NUL byte", bad);
+    }
+    if (rc) break;
     if (*he) {
       const uint8_t *e = take(&r, (size_t)s->dim * (size_t)s->storage);
       if (!e) break;
-      if (!emb && !(emb = malloc((size_t)s->dim * 4))) {
+      /* room for the floats and, after them, an aligned copy of f16 values:
+      ** in the frame they follow strings of any length, on no boundary */
+      if (!emb && !(emb = malloc((size_t)s->dim * 6))) {
         rc = fail(s, STORE_ENOMEM, "out of memory");
         break;
       }
-      if (s->storage == STORE_F32) memcpy(emb, e, (size_t)s->dim * 4);
-      else k_get()->f16_to_f32((const uint16_t *)(const void *)e, emb, (size_t)s->dim);
+      if (s->storage == STORE_F32) {
+        memcpy(emb, e, (size_t)s->dim * 4);
+      } else {
+        uint16_t *h = (uint16_t *)(void *)(emb + s->dim);
+        memcpy(h, e, (size_t)s->dim * 2);
+        k_get()->f16_to_f32(h, emb, (size_t)s->dim);
+      }
       rec.emb = emb;
     }
     rc = apply_put(s, &rec);

@@ -23,6 +23,7 @@
 #include "graph/graph.h"
 #include "store_graph.h"
 #include "store_int.h"
+#include "util/utf8.h"
 
 enum { F_ID, F_A, F_B, F_TS, F_W, F_S0, F_S1, F_S2, F_S3 };
 
@@ -407,6 +408,9 @@ int gstore_replay(gstore *g, uint8_t op, const uint8_t **p, const uint8_t *end) 
     if (!(q = take(p, end, n))) return STORE_ECORRUPT;
     r.s[k] = (const char *)q;
     r.n[k] = n;
+    /* the strings the table keeps, as store_g_put checks them */
+    int used = t == STORE_G_ENTITY || (t == STORE_G_RELATION && k % 2);
+    if (used && util_utf8_check(r.s[k], n, 0) != n) return STORE_EINVAL;
   }
   return gstore_put(g, t, &r);
 }

@@ -40,7 +40,8 @@ void gstore_undo(gstore *g, int t, int insert, uint64_t pos);
 
 /* The log: an op for the change (insert: the record at pos; delete: its
 ** id) through put; and replaying one op (op byte already read; its bytes
-** at *p, advanced). */
+** at *p, advanced): STORE_ECORRUPT when cut short, STORE_EINVAL for a
+** string store_g_put would refuse (not UTF-8, or a NUL byte). */
 int gstore_encode(const gstore *g, int t, int insert, uint64_t pos,
                   int (*put)(void *ctx, const void *p, size_t n), void *ctx);
 int gstore_is_op(uint8_t op);

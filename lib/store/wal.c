@@ -44,6 +44,8 @@ struct wal {
   char *path;   /* malloc'd copy */
   uint8_t store_id[16];
   uint64_t base, salt, hdr_sum; /* from the header */
+  uint8_t hdr[WAL_HEADER_SIZE]; /* the first bytes of the file as read (or written) */
+  size_t hdr_len;               /* how many (fewer when the file is shorter) */
   uint64_t size;                /* file size */
   wal_pos cur, synced;
   uint8_t *buf; /* read buffer (malloc'd, cap bytes), one frame */
@@ -210,7 +212,7 @@ static int header_check(wal *w, const uint8_t *h, size_t n, uint64_t size) {
   if (version != WAL_VERSION) return HDR_LATER;
   if (hsize != WAL_HEADER_SIZE) return HDR_BAD;
   uint64_t base = get_le(h + 32, 8);
-  if (base == 0) return HDR_BAD; /* never written: seq 0 does not exist */
+  if (base == 0 || base > WAL_MAX_SEQ) return HDR_BAD; /* seq 0 does not exist */
   w->base = base;
   w->salt = get_le(h + 40, 8);
   w->hdr_sum = sum;
@@ -245,6 +247,8 @@ static int header_write(wal *w, uint64_t base) {
   w->base = base;
   w->salt = salt;
   w->hdr_sum = get_le(h + 56, 8);
+  memcpy(w->hdr, h, sizeof h);
+  w->hdr_len = sizeof h;
   return 0;
 }
 
@@ -329,7 +333,9 @@ static int later_frames(wal *w, const wal_pos *p, uint64_t size, uint64_t *n, ui
     for (size_t i = 0; i < lim; i++) {
       if (buf[i] != 'W' || get_le(buf + i, 4) != WAL_FRAME_MAGIC) continue;
       uint64_t len = get_le(buf + i + 4, 4), sq = get_le(buf + i + 8, 8), off = at + i;
-      if (len > WAL_MAX_FRAME || len > size - off - WAL_FRAME_OVERHEAD || sq < next ||
+      /* (a header in the last 24 bytes has no room for a frame) */
+      if (size - off < WAL_FRAME_OVERHEAD || len > WAL_MAX_FRAME ||
+          len > size - off - WAL_FRAME_OVERHEAD || sq < next ||
           sq - next > (size - p->end) / WAL_FRAME_OVERHEAD)
         continue;
       *seq = sq;
@@ -485,6 +491,9 @@ static int load(wal *w, int created) {
     set_err(w, "cannot read %s: %s", w->path, strerror(errno));
     return WAL_EIO;
   }
+  /* (what wal_changed compares with, a damaged header included) */
+  w->hdr_len = r == 0 ? (n < WAL_HEADER_SIZE ? n : WAL_HEADER_SIZE) : 0;
+  memcpy(w->hdr, h, w->hdr_len);
   int hdr = r == 0 ? header_check(w, h, n, w->size) : HDR_BAD;
   if (hdr == HDR_LATER) {
     set_err(w, "%s is a log of format version %u; this h5mem reads version %d", w->path,
@@ -609,10 +618,12 @@ int wal_changed(wal *w, int header_only) {
   if (stat(w->path, &st) != 0) return w->fd >= 0;            /* gone (or was never there) */
   if (w->fd < 0) return 1;                                    /* made since */
   if (fstat(w->fd, &fs) != 0 || fs.st_ino != st.st_ino || fs.st_dev != st.st_dev) return 1;
+  /* the header as w read it, byte for byte: a new epoch's differs (its
+  ** salt), and a damaged or short one that is still the same has not
+  ** changed (a reader must not load it again and again) */
   uint8_t h[WAL_HEADER_SIZE];
-  if (read_at(w->fd, h, sizeof h, 0) != 0 || memcmp(h, WAL_MAGIC, 8) != 0 ||
-      get_le(h + 56, 8) != w->hdr_sum)
-    return 1;
+  size_t hn = (uint64_t)st.st_size < sizeof h ? (size_t)st.st_size : sizeof h;
+  if (hn != w->hdr_len || read_at(w->fd, h, hn, 0) != 0 || memcmp(h, w->hdr, hn) != 0) return 1;
   if (header_only) return 0;
   if ((uint64_t)st.st_size != w->size) return 1;
   /* the same bytes as when it was read, but a frame that was being written
@@ -656,8 +667,12 @@ int wal_append(wal *w, const void *payload, size_t len, int sync, uint64_t *seq)
   if (!w) return WAL_EINVAL;
   int rc = check_writable(w);
   if (rc != WAL_OK) return rc;
-  if ((sync != 0 && sync != 1) || (!payload && len) || len > WAL_MAX_FRAME ||
-      w->cur.last_seq == UINT64_MAX) {
+  if (w->cur.last_seq >= WAL_MAX_SEQ - 1) {
+    set_err(w, "%s: its sequence numbers have run out (at %llu)", w->path,
+            (unsigned long long)w->cur.last_seq);
+    return WAL_EINVAL;
+  }
+  if ((sync != 0 && sync != 1) || (!payload && len) || len > WAL_MAX_FRAME) {
     set_err(w, "wal_append: bad argument (sync %d, %zu bytes; at most %u a frame)", sync, len,
             WAL_MAX_FRAME);
     return WAL_EINVAL;
@@ -713,7 +728,7 @@ int wal_reset(wal *w, uint64_t upto) {
   if (!w) return WAL_EINVAL;
   int rc = check_writable(w);
   if (rc != WAL_OK) return rc;
-  if (upto < w->cur.last_seq || upto == UINT64_MAX) {
+  if (upto < w->cur.last_seq || upto >= WAL_MAX_SEQ) {
     set_err(w, "wal_reset(%llu): the log holds frames up to %llu", (unsigned long long)upto,
             (unsigned long long)w->cur.last_seq);
     return WAL_EINVAL;

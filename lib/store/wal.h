@@ -14,7 +14,8 @@
 **      8  version     u32, 1
 **     12  hdr_size    u32, 64
 **     16  store_id    16 bytes naming the store the log belongs to
-**     32  base_seq    u64, seq of the first frame that may follow
+**     32  base_seq    u64, seq of the first frame that may follow (1 ..
+**                     WAL_MAX_SEQ)
 **     40  salt        u64, new at every reset (see below)
 **     48  reserved    8 bytes, 0
 **     56  hdr_sum     u64, XXH64(bytes 0..55, seed 0)
@@ -62,6 +63,10 @@
 #define WAL_HEADER_SIZE 64
 #define WAL_FRAME_OVERHEAD 24           /* frame header + checksum */
 #define WAL_MAX_FRAME (1u << 30)        /* payload bytes per frame */
+/* Sequence numbers end here: the store records them as int64.  A header
+** whose base_seq is above it is damaged; wal_append refuses a frame past
+** WAL_MAX_SEQ - 1, so that wal_reset can always number the next epoch. */
+#define WAL_MAX_SEQ ((uint64_t)INT64_MAX)
 
 /* Allocated by wal_open(), freed by wal_close(); owns its file descriptor
 ** and read buffer. */

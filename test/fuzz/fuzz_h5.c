@@ -5,13 +5,15 @@
 ** (at most 512 objects), list every attribute and turn its value into JSON,
 ** and read every dataset of at most 4 MiB.  Any failure must be a clean
 ** error; crashes, leaks, hangs and sanitizer findings are bugs.
-** Built and run by test/fuzz/run.sh.
+** Built and run by test/fuzz/run.sh; its seeds are the conformance
+** corpus's files (it writes none of its own).
 */
 #include "config.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fuzz.h"
 #include "h5/h5.h"
 #include "util/strbuf.h"
 
@@ -59,7 +61,11 @@ static void visit_obj(fz *z, h5_obj *o, int depth) {
   }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char err[256];

@@ -1,0 +1,137 @@
+/*
+** test/fuzz/fuzz_hnsw.c - libFuzzer target for hnsw_load, the loader of
+** the HNSW image a store keeps in its file (/index/hnsw_image).
+**
+** Each input is an image.  It is loaded twice, read in place (aligned) and
+** copied (one byte off), which must agree.  An image that loads is then
+** used as the store uses one: searched (with and without a filter, with
+** the int8 first pass), rows deleted, the missing rows built in, saved;
+** the saved image must load again and answer a search as the index did.
+** Seeds (H5MEM_FUZZ_SEEDS): images saved by hnsw_save.
+*/
+#include "config.h"
+
+#include "ann/hnsw.h"
+#include "fuzz_ann.h"
+
+static fuzz_rows rows;
+
+static void rows_for(int dim, ann_elem e) {
+  if (rows.dim != dim || rows.elem != e) fuzz_rows_make(&rows, dim, e);
+}
+
+/* Hits come sorted by distance (rows without a vector, infinitely far,
+** last), each row once. */
+static void hits_check(const ann_hit *out, int n) {
+  for (int i = 1; i < n; i++) {
+    FUZZ_ASSERT(!(out[i].dist < out[i - 1].dist));
+    for (int j = 0; j < i; j++) FUZZ_ASSERT(out[j].id != out[i].id);
+  }
+}
+
+/* A few searches; the hits of the first (k 8, ef 16) into first. */
+static int searches(const hnsw *h, ann_hit *first) {
+  static const int ks[3] = {8, 1, 40}, efs[3] = {16, 0, 100};
+  ann_hit out[64];
+  int nfirst = 0;
+  for (int qi = 0; qi < 3; qi++) {
+    const float *q = rows.f32[qi * 7 + 1];
+    int n = hnsw_search(h, q, ks[qi], efs[qi], NULL, NULL, out);
+    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
+    hits_check(out, n);
+    if (qi == 0) {
+      memcpy(first, out, (size_t)n * sizeof *out);
+      nfirst = n;
+    }
+    n = hnsw_search(h, q, ks[qi], efs[qi], fuzz_allow, NULL, out);
+    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
+    hits_check(out, n);
+    for (int i = 0; i < n; i++) FUZZ_ASSERT(fuzz_allow(NULL, out[i].id));
+  }
+  return nfirst;
+}
+
+static void use(hnsw *h, ann_metric m) {
+  ann_hit a[64], b[64];
+  (void)searches(h, a);
+  /* the int8 first pass over the rows in one array */
+  if (hnsw_set_q8_rows(h, &rows.q8[0][0], FUZZ_MAXDIM, rows.scale, FUZZ_ROWS) == ANN_OK)
+    (void)searches(h, a);
+  FUZZ_ASSERT(hnsw_set_q8_rows(h, NULL, 0, NULL, 0) == ANN_OK);
+  /* writes, as a checkpoint makes them: a delete, then the rows not in
+  ** the index yet (up to a few past its count) built in */
+  uint32_t n = hnsw_count(h);
+  if (n) (void)hnsw_delete(h, n / 2);
+  if (n < FUZZ_ROWS - 4 && hnsw_build(h, n + 4) != ANN_OK) return;
+  int na = searches(h, a);
+  /* what is saved loads again, and is the same graph */
+  uint8_t *img;
+  size_t len;
+  FUZZ_ASSERT(hnsw_save(h, &img, &len) == ANN_OK);
+  hnsw *h2;
+  int rc = hnsw_load(img, len, rows.dim, m, rows.elem, fuzz_row, &rows, &h2);
+  if (rc != ANN_OK) fprintf(stderr, "the saved image does not load: %s\n", hnsw_errmsg(h2));
+  FUZZ_ASSERT(rc == ANN_OK && hnsw_count(h2) == hnsw_count(h));
+  FUZZ_ASSERT(searches(h2, b) == na && !memcmp(a, b, (size_t)na * sizeof *a));
+  hnsw_free(h2);
+  free(img);
+}
+
+/* Images of a few small indexes: dims, metrics, element types, M, deleted
+** rows, a single row, an empty index. */
+static void seeds(const char *dir) {
+  static const struct {
+    int dim, metric, elem, M, n, del;
+  } c[] = {{4, ANN_COSINE, ANN_F32, 4, 60, 0}, {8, ANN_L2, ANN_F16, 2, 40, 3},
+           {3, ANN_DOT, ANN_F32, 3, 30, 2},   {16, ANN_COSINE, ANN_F16, 8, 100, 0},
+           {2, ANN_L2, ANN_F32, 2, 1, 0},     {5, ANN_DOT, ANN_F16, 2, 0, 0}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    rows_for(c[i].dim, (ann_elem)c[i].elem);
+    hnsw_params p = {c[i].M, 16, 7, 1, 0};
+    hnsw *h;
+    FUZZ_ASSERT(hnsw_new(c[i].dim, (ann_metric)c[i].metric, (ann_elem)c[i].elem, &p, fuzz_row,
+                         &rows, &h) == ANN_OK);
+    FUZZ_ASSERT(hnsw_build(h, (uint32_t)c[i].n) == ANN_OK);
+    for (int d = 0; d < c[i].del; d++) FUZZ_ASSERT(hnsw_delete(h, (uint32_t)(d * 7)) == ANN_OK);
+    uint8_t *img;
+    size_t len;
+    FUZZ_ASSERT(hnsw_save(h, &img, &len) == ANN_OK);
+    char name[32];
+    snprintf(name, sizeof name, "seed-%zu", i);
+    fuzz_seed(dir, name, img, len);
+    free(img);
+    hnsw_free(h);
+  }
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  if (fuzz_seed_dir()) seeds(fuzz_seed_dir());
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  int dim;
+  ann_metric m;
+  ann_elem e;
+  fuzz_image_kind(data, size, &dim, &m, &e);
+  rows_for(dim, e);
+  uint8_t *base[2];
+  hnsw *h[2] = {NULL, NULL};
+  int rc[2];
+  for (int k = 0; k < 2; k++) {
+    const uint8_t *p = fuzz_place(data, size, k, &base[k]);
+    if (!p) abort();
+    rc[k] = hnsw_load(p, size, dim, m, e, fuzz_row, &rows, &h[k]);
+  }
+  FUZZ_ASSERT(rc[0] == rc[1]);
+  if (rc[0] == ANN_OK) {
+    for (int k = 0; k < 2; k++) use(h[k], m);
+  }
+  for (int k = 0; k < 2; k++) {
+    hnsw_free(h[k]);
+    free(base[k]);
+  }
+  return 0;
+}

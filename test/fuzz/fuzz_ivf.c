@@ -1,0 +1,137 @@
+/*
+** test/fuzz/fuzz_ivf.c - libFuzzer target for ivf_load, the loader of the
+** IVF image a store keeps in its file (/index/ivf_image).
+**
+** Each input is an image.  It is loaded twice, read in place (aligned) and
+** copied (one byte off), which must agree.  An image that loads is then
+** used as the store uses one: searched (nprobe 1 and all lists, with and
+** without a filter, PQ re-ranking), a row deleted, the missing rows added,
+** saved; the saved image must load again and answer a search as the index
+** did.  Seeds (H5MEM_FUZZ_SEEDS): images saved by ivf_save.
+*/
+#include "config.h"
+
+#include "ann/ivf.h"
+#include "fuzz_ann.h"
+
+static fuzz_rows rows;
+
+static void rows_for(int dim, ann_elem e) {
+  if (rows.dim != dim || rows.elem != e) fuzz_rows_make(&rows, dim, e);
+}
+
+/* Hits come sorted by distance, each row once. */
+static void hits_check(const ann_hit *out, int n) {
+  for (int i = 1; i < n; i++) {
+    FUZZ_ASSERT(!(out[i].dist < out[i - 1].dist));
+    for (int j = 0; j < i; j++) FUZZ_ASSERT(out[j].id != out[i].id);
+  }
+}
+
+/* A few searches; the hits of the first into first, their number returned. */
+static int searches(const ivf *v, ann_hit *first) {
+  static const int ks[3] = {8, 1, 40}, probes[3] = {1, 1 << 30, 3}, reranks[3] = {0, 5, 100};
+  ann_hit out[64];
+  int nfirst = 0;
+  for (int qi = 0; qi < 3; qi++) {
+    const float *q = rows.f32[qi * 7 + 1];
+    int n = ivf_search(v, q, ks[qi], probes[qi], reranks[qi], NULL, NULL, out);
+    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
+    hits_check(out, n);
+    if (qi == 0) {
+      memcpy(first, out, (size_t)n * sizeof *out);
+      nfirst = n;
+    }
+    n = ivf_search(v, q, ks[qi], probes[qi], reranks[qi], fuzz_allow, NULL, out);
+    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
+    hits_check(out, n);
+    for (int i = 0; i < n; i++) FUZZ_ASSERT(fuzz_allow(NULL, out[i].id));
+  }
+  return nfirst;
+}
+
+static void use(ivf *v, ann_metric m) {
+  ann_hit a[64], b[64];
+  (void)searches(v, a);
+  /* writes, as a checkpoint makes them: a delete, then rows not in the
+  ** index yet (up to a few past its count) added */
+  uint32_t n = ivf_count(v);
+  if (n) (void)ivf_delete(v, n / 2);
+  if (n < FUZZ_ROWS - 4 && ivf_build(v, n + 4) != ANN_OK) return;
+  int na = searches(v, a);
+  /* what is saved loads again, and answers as the index did */
+  uint8_t *img;
+  size_t len;
+  FUZZ_ASSERT(ivf_save(v, &img, &len) == ANN_OK);
+  ivf *v2;
+  int rc = ivf_load(img, len, rows.dim, m, rows.elem, fuzz_row, &rows, &v2);
+  if (rc != ANN_OK) fprintf(stderr, "the saved image does not load: %s\n", ivf_errmsg(v2));
+  FUZZ_ASSERT(rc == ANN_OK && ivf_count(v2) == ivf_count(v) && ivf_nlist(v2) == ivf_nlist(v));
+  FUZZ_ASSERT(searches(v2, b) == na && !memcmp(a, b, (size_t)na * sizeof *a));
+  ivf_free(v2);
+  free(img);
+}
+
+/* Images of a few small indexes: flat and PQ, the three metrics, f32 and
+** f16, deleted rows, one list, an untrained one. */
+static void seeds(const char *dir) {
+  static const struct {
+    int dim, metric, elem, nlist, pq_m, n, del;
+  } c[] = {{4, ANN_COSINE, ANN_F32, 4, 0, 80, 0}, {8, ANN_L2, ANN_F16, 3, 4, 300, 3},
+           {3, ANN_DOT, ANN_F32, 5, 0, 60, 2},    {6, ANN_COSINE, ANN_F16, 2, 3, 40, 1},
+           {2, ANN_L2, ANN_F32, 1, 0, 5, 0},      {4, ANN_DOT, ANN_F32, 2, 2, 30, 0},
+           {5, ANN_L2, ANN_F32, 0, 0, 0, 0}};
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    rows_for(c[i].dim, (ann_elem)c[i].elem);
+    ivf_params p;
+    memset(&p, 0, sizeof p);
+    p.nlist = (uint32_t)c[i].nlist;
+    p.pq_m = c[i].pq_m;
+    p.train_iters = 5;
+    p.seed = 7;
+    ivf *v;
+    FUZZ_ASSERT(ivf_new(c[i].dim, (ann_metric)c[i].metric, (ann_elem)c[i].elem, &p, fuzz_row,
+                        &rows, &v) == ANN_OK);
+    if (c[i].n) FUZZ_ASSERT(ivf_build(v, (uint32_t)c[i].n) == ANN_OK);
+    for (int d = 0; d < c[i].del; d++) FUZZ_ASSERT(ivf_delete(v, (uint32_t)(d * 7)) == ANN_OK);
+    uint8_t *img;
+    size_t len;
+    FUZZ_ASSERT(ivf_save(v, &img, &len) == ANN_OK);
+    char name[32];
+    snprintf(name, sizeof name, "seed-%zu", i);
+    fuzz_seed(dir, name, img, len);
+    free(img);
+    ivf_free(v);
+  }
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  if (fuzz_seed_dir()) seeds(fuzz_seed_dir());
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  int dim;
+  ann_metric m;
+  ann_elem e;
+  fuzz_image_kind(data, size, &dim, &m, &e);
+  rows_for(dim, e);
+  uint8_t *base[2];
+  ivf *v[2] = {NULL, NULL};
+  int rc[2];
+  for (int k = 0; k < 2; k++) {
+    const uint8_t *p = fuzz_place(data, size, k, &base[k]);
+    if (!p) abort();
+    rc[k] = ivf_load(p, size, dim, m, e, fuzz_row, &rows, &v[k]);
+  }
+  FUZZ_ASSERT(rc[0] == rc[1]);
+  if (rc[0] == ANN_OK)
+    for (int k = 0; k < 2; k++) use(v[k], m);
+  for (int k = 0; k < 2; k++) {
+    ivf_free(v[k]);
+    free(base[k]);
+  }
+  return 0;
+}
