@@ -1482,33 +1482,36 @@ const char *h5mem_table_name(const memvt *vt) { return vt->name; }
 
 /* ---- h5mem_checkpoint(name) ------------------------------------------------- */
 
+/* The table a function's first argument names, open on this connection
+** with its store there; else NULL, the function's error set (who: its
+** name). */
+static memvt *fn_table(sqlite3_context *ctx, sqlite3_value *arg, const char *who) {
+  registry *reg = sqlite3_user_data(ctx);
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *name = (const char *)sqlite3_value_text(arg);
+  memvt *vt = name ? reg_find(reg, db, name) : NULL;
+  char *m = NULL;
+  if (vt && vt->missing) {
+    h5mem_table_missing(vt, &m);
+  } else if (!vt) {
+    char *why = schema_missing(db, name ? name : "");
+    m = why ? sqlite3_mprintf("%s: %s", who, why)
+            : sqlite3_mprintf("%s: no h5mem table '%s' is open on this connection "
+                              "(query it once, or check the name)", who, name ? name : "");
+    sqlite3_free(why);
+  } else {
+    return vt;
+  }
+  if (m) sqlite3_result_error(ctx, m, -1);
+  else sqlite3_result_error_nomem(ctx);
+  sqlite3_free(m);
+  return NULL;
+}
+
 static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  registry *reg = sqlite3_user_data(ctx);
-  const char *name = (const char *)sqlite3_value_text(argv[0]);
-  memvt *vt = name ? reg_find(reg, sqlite3_context_db_handle(ctx), name) : NULL;
-  if (vt && vt->missing) {
-    char *m = NULL;
-    h5mem_table_missing(vt, &m);
-    sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint: the store is missing", -1);
-    sqlite3_free(m);
-    return;
-  }
-  char *why = vt ? NULL : schema_missing(sqlite3_context_db_handle(ctx), name ? name : "");
-  if (why) {
-    char *m = sqlite3_mprintf("h5mem_checkpoint: %s", why);
-    sqlite3_result_error(ctx, m ? m : why, -1);
-    sqlite3_free(m);
-    sqlite3_free(why);
-    return;
-  }
-  if (!vt) {
-    char *m = sqlite3_mprintf("h5mem_checkpoint: no h5mem table '%s' is open on this connection "
-                              "(query it once, or check the name)", name ? name : "");
-    sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint: no such table", -1);
-    sqlite3_free(m);
-    return;
-  }
+  memvt *vt = fn_table(ctx, argv[0], "h5mem_checkpoint");
+  if (!vt) return;
   if (vt->ms->holds) {
     sqlite3_result_error(ctx, "h5mem_checkpoint: the table is being read by a query", -1);
     return;
@@ -1530,31 +1533,8 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
 ** covers, the rows searched exactly, whether the graph is read in place. */
 static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  registry *reg = sqlite3_user_data(ctx);
-  const char *name = (const char *)sqlite3_value_text(argv[0]);
-  memvt *vt = name ? reg_find(reg, sqlite3_context_db_handle(ctx), name) : NULL;
-  if (vt && vt->missing) {
-    char *m = NULL;
-    h5mem_table_missing(vt, &m);
-    sqlite3_result_error(ctx, m ? m : "h5mem_index: the store is missing", -1);
-    sqlite3_free(m);
-    return;
-  }
-  char *why = vt ? NULL : schema_missing(sqlite3_context_db_handle(ctx), name ? name : "");
-  if (why) {
-    char *m = sqlite3_mprintf("h5mem_index: %s", why);
-    sqlite3_result_error(ctx, m ? m : why, -1);
-    sqlite3_free(m);
-    sqlite3_free(why);
-    return;
-  }
-  if (!vt) {
-    char *m = sqlite3_mprintf("h5mem_index: no h5mem table '%s' is open on this connection "
-                              "(query it once, or check the name)", name ? name : "");
-    sqlite3_result_error(ctx, m ? m : "h5mem_index: no such table", -1);
-    sqlite3_free(m);
-    return;
-  }
+  memvt *vt = fn_table(ctx, argv[0], "h5mem_index");
+  if (!vt) return;
   if (!vt->ms->holds && store_refresh(vt->st) != STORE_OK) {
     char *m = sqlite3_mprintf("h5mem_index: %s", store_errmsg(vt->st));
     sqlite3_result_error(ctx, m ? m : "h5mem_index failed", -1);
