@@ -21,18 +21,6 @@
 #define MAX_TERMS 4096
 #define MAX_POSTINGS 65536
 
-static uint64_t rd64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
-static uint32_t rd32(const uint8_t *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-
 /* Walk the postings of c (df documents said): each below rows. */
 static void walk(bm25_cur *c, uint64_t rows) {
   int r;
@@ -47,10 +35,10 @@ static void read_all(const bm25_img *m, const uint8_t *p, size_t len) {
   (void)bm25_img_len(m, rows);
   /* each term of the dict, looked up by its bytes (the header's offsets
   ** were checked by bm25_img_open; the entries are not) */
-  uint64_t dofs = rd64(p + 56), to = rd64(p + 64), tn = rd64(p + 72);
+  uint64_t dofs = fuzz_get_le(p + 56, 8), to = fuzz_get_le(p + 64, 8), tn = fuzz_get_le(p + 72, 8);
   for (uint64_t i = 0; i < nterms && i < MAX_TERMS; i++) {
     const uint8_t *e = p + dofs + 32 * i;
-    uint64_t off = rd32(e + 20), n = rd32(e + 24);
+    uint64_t off = (uint32_t)fuzz_get_le(e + 20, 4), n = (uint32_t)fuzz_get_le(e + 24, 4);
     if (off > tn || n > tn - off) continue;
     bm25_cur c;
     if (bm25_img_term(m, (const char *)p + to + off, (size_t)n, &c)) walk(&c, rows);

@@ -43,16 +43,6 @@ static char dir[512], path[600], walpath[640];
 static tmpl stores[2];
 static int h5_dirty = -1; /* the store whose file is in place (-1: none, or changed) */
 
-static void put_le(uint8_t *p, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-
 static uint8_t *slurp(const char *p, size_t *n) {
   int fd = open(p, O_RDONLY);
   struct stat st;
@@ -172,7 +162,7 @@ static void place(int which, fuzz_in *in) {
   uint8_t *w = malloc(cap);
   if (!w) abort();
   memcpy(w, t->wal, WAL_HEADER_SIZE);
-  uint64_t seq = get_le(w + 32, 8), chain = get_le(w + 56, 8);
+  uint64_t seq = fuzz_get_le(w + 32, 8), chain = fuzz_get_le(w + 56, 8);
   while (in->n) {
     size_t len = fuzz_u16(in);
     if (len > in->n) len = in->n;
@@ -183,14 +173,14 @@ static void place(int which, fuzz_in *in) {
       w = nw;
     }
     uint8_t *f = w + n;
-    put_le(f, 0x464c4157u, 4);
-    put_le(f + 4, len, 4);
-    put_le(f + 8, seq++, 8);
+    fuzz_put_le(f, 0x464c4157u, 4);
+    fuzz_put_le(f + 4, len, 4);
+    fuzz_put_le(f + 8, seq++, 8);
     if (len) memcpy(f + 16, in->p, len);
     in->p += len;
     in->n -= len;
     chain = XXH64(f, 16 + len, chain);
-    put_le(f + 16 + len, chain, 8);
+    fuzz_put_le(f + 16 + len, chain, 8);
     n += len + WAL_FRAME_OVERHEAD;
   }
   spit(walpath, w, n);
@@ -391,9 +381,9 @@ static void seeds(const char *sdir) {
       size_t m = 0;
       seed[m++] = (uint8_t)(which | writer << 1);
       for (size_t at = WAL_HEADER_SIZE; n - at >= WAL_FRAME_OVERHEAD;) {
-        size_t len = (size_t)get_le(w + at + 4, 4);
+        size_t len = (size_t)fuzz_get_le(w + at + 4, 4);
         FUZZ_ASSERT(len < 65536);
-        put_le(seed + m, len, 2);
+        fuzz_put_le(seed + m, len, 2);
         memcpy(seed + m + 2, w + at + 16, len);
         m += 2 + len;
         at += len + WAL_FRAME_OVERHEAD;

@@ -31,16 +31,6 @@
 static const uint8_t ID[16] = {0x68, 0x35, 0x6d, 0x65, 0x6d, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
 static char dir[512], path[600];
 
-static uint64_t get_le(const uint8_t *p, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-
-static void put_le(uint8_t *p, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Remove every file of the directory (the log and the copies kept aside). */
 static void clean(void) {
   DIR *d = opendir(dir);
@@ -65,15 +55,15 @@ static void fix(uint8_t *f, size_t n, unsigned mode) {
   if (n < WAL_HEADER_SIZE) return;
   if (mode & 1) {
     memcpy(f + 16, ID, 16);
-    put_le(f + 56, XXH64(f, 56, 0), 8);
+    fuzz_put_le(f + 56, XXH64(f, 56, 0), 8);
   }
   if (!(mode & 2)) return;
-  uint64_t chain = get_le(f + 56, 8);
+  uint64_t chain = fuzz_get_le(f + 56, 8);
   for (size_t at = WAL_HEADER_SIZE; n - at >= WAL_FRAME_OVERHEAD;) {
-    uint64_t len = get_le(f + at + 4, 4);
-    if (get_le(f + at, 4) != 0x464c4157u || len > n - at - WAL_FRAME_OVERHEAD) break;
+    uint64_t len = fuzz_get_le(f + at + 4, 4);
+    if (fuzz_get_le(f + at, 4) != 0x464c4157u || len > n - at - WAL_FRAME_OVERHEAD) break;
     chain = XXH64(f + at, 16 + len, chain);
-    put_le(f + at + 16 + len, chain, 8);
+    fuzz_put_le(f + at + 16 + len, chain, 8);
     at += 16 + len + 8;
   }
 }
