@@ -75,23 +75,27 @@ static void set_err(wal *w, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Append to the message already set. */
+/* Append to a message (buf, size bytes) already set. */
+static void append(char *buf, size_t size, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+static void append(char *buf, size_t size, const char *fmt, va_list ap) {
+  size_t n = strlen(buf);
+  vsnprintf(buf + n, size - n, fmt, ap);
+}
+
 static void add_err(wal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_err(wal *w, const char *fmt, ...) {
-  size_t n = strlen(w->err);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(w->err + n, sizeof w->err - n, fmt, ap);
+  append(w->err, sizeof w->err, fmt, ap);
   va_end(ap);
 }
 
 /* Append to the note. */
 static void add_note(wal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_note(wal *w, const char *fmt, ...) {
-  size_t n = strlen(w->note);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(w->note + n, sizeof w->note - n, fmt, ap);
+  append(w->note, sizeof w->note, fmt, ap);
   va_end(ap);
 }
 
