@@ -13,8 +13,8 @@
 ** the union gets both scores exactly (its vector score computed when the
 ** vector side did not return it; its keyword score 0 when no term
 ** matches).  Fusion: "weighted" (default) min-max normalises each score
-** over the union and adds them with the weights (vector 0.4, keyword 0.6,
-** seed 002's sweep); "rrf" adds 1 / (rrf_k + rank) of the record's rank in
+** over the union and adds them with the weights (vector 0.4, keyword 0.6;
+** BENCHMARKS.md, "Keyword search", measures them); "rrf" adds 1 / (rrf_k + rank) of the record's rank in
 ** each list (the union by vector score; the keyword matches by BM25).
 ** Then, optionally, re-ranking by relevance, recency, source authority and
 ** activation, and the confidence rule (no row at all when no keyword

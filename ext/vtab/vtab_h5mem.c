@@ -5,7 +5,10 @@
 **   CREATE VIRTUAL TABLE mem USING h5mem(path='agent.h5', dim=384
 **       [, metric=cosine|l2|dot] [, storage=float16|float32]
 **       [, sync=full|normal|off] [, agent='...'] [, embedder='...']
-**       [, chunk=ROWS] [, autocheckpoint=BYTES]);
+**       [, chunk=ROWS] [, autocheckpoint=BYTES] [, tokenize='porter unicode61']
+**       [, index=flat|hnsw|ivf] [, M=16] [, ef_construction=128] [, ef_search=64]
+**       [, quantize=int8|none] [, nlist=N] [, nprobe=16] [, pq_m=M]);
+**   (docs/SQL.md has each option's range and default.)
 **
 ** Columns: id (the rowid), text, embedding (float32 BLOB out; a float32
 ** BLOB or a JSON array in), source, session, tags, ts (unix seconds;

@@ -4,7 +4,7 @@
 ** saving it at checkpoints, and store_knn, the search that uses it
 ** (store_index.h; docs/FORMAT.md, "The vector index").
 **
-** On disk (store_image.h): images under kind "hnsw" or "ivf", each save's
+** On disk (store_int.h, simage_load/simage_append): images under kind "hnsw" or "ivf", each save's
 ** row holding the base rows the index covers and (IVF) the rows its lists
 ** were trained on.  An image read in place is validated first (hnsw_load,
 ** ivf_load).
@@ -15,7 +15,8 @@
 **
 ** Search: the graph (or the IVF lists) answers for the rows it covers, an exact scan for the
 ** rest (rows checkpointed since the save, and the delta), and the two
-** sorted lists merge.  Filtered searches follow the rule seed 002 measured:
+** sorted lists merge.  Filtered searches follow the rule BENCHMARKS.md
+** measures ("Filtered searches through SQL"):
 ** ef (nprobe) raised in proportion to what the filter removes; when the
 ** allowed rows the index covers are fewer than the distances that search
 ** would compute (about ef x 2M; index_cost), scan just them; else search
@@ -453,7 +454,7 @@ static int res_worse(const ann_res *a, const ann_res *b) {
 
 /* About how many distances an index search computes for the k best of want
 ** allowed rows among live, over-fetching in proportion to what the filter
-** removes: ef x 2M for the graph (seed 002's rule), the centroids plus the
+** removes: ef x 2M for the graph (an HNSW search's cost), the centroids plus the
 ** probed lists' rows for IVF.  Scanning the allowed rows costs want. */
 static uint64_t index_cost(const sindex *x, uint64_t pool, uint64_t nprobe, uint64_t gn,
                            uint64_t want, uint64_t live) {
