@@ -44,6 +44,16 @@ sqlite3_hmem_init(sqlite3 *db, char **pzErrMsg,
 ** s; reports out-of-memory itself. */
 void ext_result_json(sqlite3_context *ctx, sqlite3_str *s);
 
+/* For the direct-only functions that touch files (docs/SQL.md, "Trust"):
+** whether a statement running on the connection calls name itself.
+** SQLite refuses direct-only functions in triggers, views and DEFAULTs,
+** and from 3.50.0 in CHECK constraints; before that, a database file's
+** CHECK could call them while you insert into its table.  There, the call
+** must come from a running statement's own text; else the function's
+** error is set ("unsafe use of name()") and 0 returned.  Always 1 from
+** SQLite 3.50.0. */
+int ext_direct_call(sqlite3_context *ctx, const char *name);
+
 /* Register the vector functions of ext/func_vec.c. */
 int ext_vec_register(sqlite3 *db);
 

@@ -767,6 +767,7 @@ static char *parse_sel(const char *text, int rank, const uint64_t *dims, sel *ou
 
 static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   static const char who[] = "h5_read_json";
+  if (!ext_direct_call(ctx, who)) return;
   const char *file = (const char *)sqlite3_value_text(argv[0]);
   const char *path = (const char *)sqlite3_value_text(argv[1]);
   const char *seltext = argc > 2 ? (const char *)sqlite3_value_text(argv[2]) : NULL;

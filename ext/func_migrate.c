@@ -1029,6 +1029,7 @@ static int run(mig_run *m, const char *src, const char *dst) {
 
 /* h5mem_migrate(source_db, dest_h5 [, options_json]) */
 static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  if (!ext_direct_call(ctx, "h5mem_migrate")) return;
   const char *src = (const char *)sqlite3_value_text(argv[0]);
   const char *dst = (const char *)sqlite3_value_text(argv[1]);
   if (!src || !dst || !*src || !*dst) {

@@ -14,7 +14,9 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
+#include <ctype.h>
 #include <stdio.h>
+#include <string.h>
 #include <xxhash.h>
 #include <zlib.h>
 
@@ -42,6 +44,36 @@ void ext_result_json(sqlite3_context *ctx, sqlite3_str *s) {
   }
   sqlite3_result_text(ctx, z, len, sqlite3_free);
   sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+}
+
+/* Whether sql calls the function name: name( with anything but an
+** identifier character before it (a quote after it allowed). */
+static int sql_calls(const char *sql, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = sql; p && *p; p++) {
+    if (sqlite3_strnicmp(p, name, (int)n) != 0) continue;
+    char b = p > sql ? p[-1] : ' ';
+    if (isalnum((unsigned char)b) || b == '_' || b == '$') continue;
+    const char *q = p + n;
+    if (*q == '"' || *q == '`' || *q == ']' || *q == '\'') q++;
+    while (isspace((unsigned char)*q)) q++;
+    if (*q == '(') return 1;
+  }
+  return 0;
+}
+
+int ext_direct_call(sqlite3_context *ctx, const char *name) {
+  if (sqlite3_libversion_number() >= 3050000) return 1;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  for (sqlite3_stmt *st = sqlite3_next_stmt(db, NULL); st; st = sqlite3_next_stmt(db, st))
+    if (sqlite3_stmt_busy(st) && sql_calls(sqlite3_sql(st), name)) return 1;
+  char *m = sqlite3_mprintf("unsafe use of %s(): no running statement calls it, so a database file's schema "
+                            "(a CHECK constraint) does; SQLite before 3.50.0 lets it (docs/SQL.md, \"Trust\")",
+                            name);
+  if (m) sqlite3_result_error(ctx, m, -1);
+  else sqlite3_result_error_nomem(ctx);
+  sqlite3_free(m);
+  return 0;
 }
 
 /* h5mem_version(): the release, e.g. '0.1.0'. */

@@ -1489,6 +1489,7 @@ const char *h5mem_table_name(const memvt *vt) { return vt->name; }
 ** with its store there; else NULL, the function's error set (who: its
 ** name). */
 static memvt *fn_table(sqlite3_context *ctx, sqlite3_value *arg, const char *who) {
+  if (!ext_direct_call(ctx, who)) return NULL;
   registry *reg = sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *name = (const char *)sqlite3_value_text(arg);
