@@ -1,4 +1,4 @@
-"""lib/h5 against the HDF5 conformance corpus (shared/fixtures/hdf5).
+"""lib/h5 against the HDF5 conformance corpus (test/data/hdf5).
 
 For every file libhdf5 opens, test/h5walk's view of it must match
 expected/<file>.json: the same objects and kinds, group members, link
@@ -43,7 +43,7 @@ EXPECTED_WRONG = {
 }
 
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.environ.get("H5MEM_FIXTURES", os.path.join(SRCDIR, "..", "shared", "fixtures", "hdf5"))
+FIXTURES = os.environ.get("H5MEM_FIXTURES", os.path.join(SRCDIR, "test", "data", "hdf5"))
 WALK = os.environ.get("H5MEM_H5WALK", os.path.join(os.getcwd(), "test", "h5walk"))
 TIMEOUT = 60
 

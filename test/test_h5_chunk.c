@@ -418,7 +418,7 @@ static const char *fixtures_dir(char *buf, size_t len) {
   const char *e = getenv("H5MEM_FIXTURES");
   if (e && *e) return e;
   const char *src = getenv("H5MEM_SRCDIR");
-  snprintf(buf, len, "%s/../shared/fixtures/hdf5", src && *src ? src : ".");
+  snprintf(buf, len, "%s/test/data/hdf5", src && *src ? src : ".");
   return buf;
 }
 

@@ -18,9 +18,9 @@ deliver, and values a type cannot hold (issue 17).
    contiguous and compact datasets whose dataspace was enlarged behind
    their storage's back are refused likewise.
 
-The fixture files are in test/data (copied from the HDF5 corpus and
-shared/fixtures/regress; test/data/README.md).  Run by make check with
-Debian's /usr/bin/python3 (h5py, numpy).
+The fixture files are in test/data (copied from the HDF5 corpus, and the
+regression input huge_dataspace_table.h5; test/data/README.md).  Run by
+make check with Debian's /usr/bin/python3 (h5py, numpy).
 """
 import json
 import os

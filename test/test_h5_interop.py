@@ -23,7 +23,7 @@ import h5py
 import numpy as np
 
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.environ.get("H5MEM_FIXTURES", os.path.join(SRCDIR, "..", "shared", "fixtures", "hdf5"))
+FIXTURES = os.environ.get("H5MEM_FIXTURES", os.path.join(SRCDIR, "test", "data", "hdf5"))
 BUILD = os.getcwd()
 MKFILE = os.path.join(BUILD, "test", "h5mkfile")
 WALK = os.path.join(BUILD, "test", "h5walk")

@@ -33,7 +33,7 @@ import h5py
 import numpy as np
 
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.environ.get("H5MEM_FIXTURES", os.path.join(SRCDIR, "..", "shared", "fixtures", "hdf5"))
+FIXTURES = os.environ.get("H5MEM_FIXTURES", os.path.join(SRCDIR, "test", "data", "hdf5"))
 EXT = os.environ.get("H5MEM_EXT", os.path.join(os.getcwd(), "h5mem"))
 sys.path.insert(0, os.path.join(SRCDIR, "test"))
 from h5_conformance import CLEAN_ONLY, EXPECTED_WRONG, same, sha_of  # noqa: E402

@@ -1,6 +1,6 @@
 /*
 ** lib/h5/h5_json.c - dataset and attribute values as JSON, in the encoding
-** of the conformance fixtures (shared/fixtures/hdf5/README.md): nested
+** of the conformance fixtures (test/data/hdf5/README.md): nested
 ** arrays in C order, integers exact, floats as the shortest decimal that
 ** reads back as the same double ("NaN", "Infinity", "-Infinity" as strings),
 ** strings decoded as UTF-8 (else {"hex": ...}), compounds as objects

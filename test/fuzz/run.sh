@@ -27,7 +27,7 @@ targets=${*:-"h5 wal store hnsw ivf bm25"}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${H5MEM_BUILD:-$top}
-fixtures=${H5MEM_FIXTURES:-$top/../shared/fixtures/hdf5}
+fixtures=${H5MEM_FIXTURES:-$top/test/data/hdf5}
 work=${TMPDIR:-/tmp}/h5mem-fuzz
 test -f "$build/config.h" || { echo "run ./configure first (config.h missing)"; exit 1; }
 mkdir -p "$work/obj"
