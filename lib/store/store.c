@@ -211,9 +211,6 @@ static int64_t now_ns(void) {
   return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* ---- the id map --------------------------------------------------------- */
-
-
 /* ---- the base (the checkpointed file) ------------------------------------ */
 
 typedef struct chunk_ctx {
@@ -486,9 +483,9 @@ static int base_load(store *s, const store_opts *want, int columns_only) {
     int64_t id = s->base_id[r];
     if (id > s->max_id) s->max_id = id;
     if (s->base_dead[r]) continue;
-    if (map_slot(&s->map, id))
+    if (idmap_slot(&s->map, id))
       return fail(s, STORE_ECORRUPT, "%s: id %lld is live in two rows", s->path, (long long)id);
-    if ((rc = map_put(&s->map, id, r))) return fail(s, rc, "out of memory");
+    if ((rc = idmap_put(&s->map, id, r))) return fail(s, rc, "out of memory");
     s->live++;
   }
   return STORE_OK;
@@ -555,7 +552,7 @@ int store_pos_live(const store *s, uint64_t pos) {
 }
 
 int store_find(const store *s, int64_t id, uint64_t *pos) {
-  const uint64_t *v = map_slot(&s->map, id);
+  const uint64_t *v = idmap_slot(&s->map, id);
   if (!v) return STORE_ENOTFOUND;
   *pos = *v;
   return STORE_OK;
@@ -799,7 +796,7 @@ static int ul_push(store *s, int insert, uint64_t pos) {
 
 /* Insert without the checks the public entry does. */
 static int apply_put(store *s, const store_rec *r) {
-  if (map_slot(&s->map, r->id)) return fail(s, STORE_EEXISTS, "id %lld exists", (long long)r->id);
+  if (idmap_slot(&s->map, r->id)) return fail(s, STORE_EEXISTS, "id %lld exists", (long long)r->id);
   if (s->ndelta == s->capdelta) {
     uint64_t cap = s->capdelta ? s->capdelta * 2 : 256;
     drec **n = realloc(s->delta, cap * sizeof *n);
@@ -815,7 +812,7 @@ static int apply_put(store *s, const store_rec *r) {
   drec *d = drec_new(s, r);
   if (!d) return fail(s, STORE_ENOMEM, "out of memory");
   uint64_t pos = s->nbase + s->ndelta;
-  if (map_put(&s->map, r->id, pos) != STORE_OK) {
+  if (idmap_put(&s->map, r->id, pos) != STORE_OK) {
     drec_free(d);
     return fail(s, STORE_ENOMEM, "out of memory");
   }
@@ -827,7 +824,7 @@ static int apply_put(store *s, const store_rec *r) {
 }
 
 static int apply_delete(store *s, int64_t id) {
-  uint64_t *v = map_slot(&s->map, id);
+  uint64_t *v = idmap_slot(&s->map, id);
   if (!v) return fail(s, STORE_ENOTFOUND, "no record with id %lld", (long long)id);
   uint64_t pos = *v;
   if (s->in_txn && s->nul == s->capul) {
@@ -848,7 +845,7 @@ static int apply_delete(store *s, int64_t id) {
   } else {
     s->delta[pos - s->nbase]->dead = 1;
   }
-  map_del(&s->map, id);
+  idmap_del(&s->map, id);
   s->live--;
   s->changes++;
   return ul_push(s, 0, pos);
@@ -900,7 +897,7 @@ static void undo_one(store *s, const undo *u) {
   if (u->insert) { /* the last delta record */
     s->reuses++;
     drec *d = s->delta[--s->ndelta];
-    map_del(&s->map, d->id);
+    idmap_del(&s->map, d->id);
     drec_free(d);
     s->live--;
   } else {
@@ -910,7 +907,7 @@ static void undo_one(store *s, const undo *u) {
     } else {
       s->delta[u->pos - s->nbase]->dead = 0;
     }
-    map_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
+    idmap_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
     s->live++;
   }
 }
@@ -1093,7 +1090,7 @@ static void state_free(store *s) {
   s->g = NULL;
   delta_free(s);
   base_free(s);
-  map_free(&s->map);
+  idmap_free(&s->map);
   wal_close(s->log);
   s->log = NULL;
   s->live = 0;
@@ -1748,7 +1745,7 @@ static int rebase(store *s, uint64_t upto) {
     if (!d->dead) {
       ids[j] = d->id;
       dead[j] = 0;
-      map_put(&s->map, d->id, j); /* (the id is in the map: no growth) */
+      idmap_put(&s->map, d->id, j); /* (the id is in the map: no growth) */
       j++;
     }
     drec_free(d);

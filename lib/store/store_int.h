@@ -19,6 +19,7 @@
 
 #include "h5/h5.h"
 #include "store.h"
+#include "store_idmap.h"
 
 #define STORE_IMG_CHUNK 65536u
 
@@ -47,17 +48,5 @@ int store_attr_str(h5_file *f, h5_obj *o, const char *name, char *buf, size_t n)
 
 /* store.c: set the store's error message (store_errmsg); returns code. */
 int store_set_error(store *s, int code, const char *msg);
-
-/* int64 key -> position, open addressing with linear probing (zero it
-** to start; map_free to end). */
-typedef struct idmap {
-  int64_t *key;
-  uint64_t *val; /* UINT64_MAX: empty */
-  uint64_t cap, n;
-} idmap;
-uint64_t *map_slot(const idmap *m, int64_t id); /* NULL: absent */
-int map_put(idmap *m, int64_t id, uint64_t pos); /* STORE_OK or STORE_ENOMEM */
-void map_del(idmap *m, int64_t id);
-void map_free(idmap *m);
 
 #endif
