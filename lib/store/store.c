@@ -8,30 +8,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
-#include "h5/h5.h"
-#include "k.h"
-#include "store.h"
-#include "store_index.h"
-#include "store_int.h"
-#include "store_graph.h"
-#include "store_text.h"
-#include "ann/q8.h"
-#include "util/pool.h"
 #include "util/utf8.h"
-#include "gate.h"
-#include "wal.h"
+#include "store_int.h"
 
 /* The columns of /memories (store_int.h). */
 const char *const store_col_name[NCOL] = {"id", "text", "embedding", "source", "session",
