@@ -237,7 +237,4 @@ int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int6
 int store_attr_int(h5_obj *o, const char *name, int64_t *v);
 int store_attr_str(h5_file *f, h5_obj *o, const char *name, char *buf, size_t n);
 
-/* store.c: set the store's error message (store_errmsg); returns code. */
-int store_set_error(store *s, int code, const char *msg);
-
 #endif
