@@ -91,7 +91,7 @@ static void types_free(gstore *g) {
   g->tname = NULL;
   g->tlen = NULL;
   g->ntypes = 0;
-  map_free(&g->tmap);
+  idmap_free(&g->tmap);
   g->have_adj = 0;
 }
 
@@ -100,8 +100,8 @@ void gstore_free(gstore *g) {
   for (int t = 0; t < STORE_G_NTABLES; t++) {
     for (uint64_t i = 0; i < g->t[t].n; i++) free(g->t[t].r[i].blk);
     free(g->t[t].r);
-    map_free(&g->t[t].ids);
-    map_free(&g->t[t].pairs);
+    idmap_free(&g->t[t].ids);
+    idmap_free(&g->t[t].pairs);
   }
   types_free(g);
   free(g);
@@ -114,7 +114,7 @@ static int64_t pair_key(int64_t a, int64_t b) {
 
 /* The live mention (a, b), or UINT64_MAX. */
 static uint64_t pair_find(const gtab *tb, int64_t a, int64_t b) {
-  const uint64_t *v = map_slot(&tb->pairs, pair_key(a, b));
+  const uint64_t *v = idmap_slot(&tb->pairs, pair_key(a, b));
   if (!v) return UINT64_MAX;
   const grow *r = &tb->r[*v];
   if (r->a == a && r->b == b) return *v;
@@ -169,9 +169,9 @@ static int row_add(gstore *g, int t, grow *w) {
     tb->r = nr;
     tb->cap = cap;
   }
-  if (map_put(&tb->ids, w->id, tb->n)) return STORE_ENOMEM;
-  if (t == STORE_G_MENTION && map_put(&tb->pairs, pair_key(w->a, w->b), tb->n)) {
-    map_del(&tb->ids, w->id);
+  if (idmap_put(&tb->ids, w->id, tb->n)) return STORE_ENOMEM;
+  if (t == STORE_G_MENTION && idmap_put(&tb->pairs, pair_key(w->a, w->b), tb->n)) {
+    idmap_del(&tb->ids, w->id);
     return STORE_ENOMEM;
   }
   tb->r[tb->n++] = *w;
@@ -184,7 +184,7 @@ static int row_add(gstore *g, int t, grow *w) {
 int gstore_put(gstore *g, int t, const store_grec *r) {
   if (t < 0 || t >= STORE_G_NTABLES) return STORE_EINVAL;
   gtab *tb = &g->t[t];
-  if (map_slot(&tb->ids, r->id)) return STORE_EEXISTS;
+  if (idmap_slot(&tb->ids, r->id)) return STORE_EEXISTS;
   if (t == STORE_G_MENTION && pair_find(tb, r->a, r->b) != UINT64_MAX) return STORE_EEXISTS;
   grow w;
   int rc = row_make(t, r, &w);
@@ -196,13 +196,13 @@ int gstore_put(gstore *g, int t, const store_grec *r) {
 int gstore_delete(gstore *g, int t, int64_t id, uint64_t *pos) {
   if (t < 0 || t >= STORE_G_NTABLES) return STORE_EINVAL;
   gtab *tb = &g->t[t];
-  const uint64_t *v = map_slot(&tb->ids, id);
+  const uint64_t *v = idmap_slot(&tb->ids, id);
   if (!v) return STORE_ENOTFOUND;
   uint64_t p = *v;
   grow *w = &tb->r[p];
   w->dead = 1;
-  map_del(&tb->ids, id);
-  if (t == STORE_G_MENTION) map_del(&tb->pairs, pair_key(w->a, w->b));
+  idmap_del(&tb->ids, id);
+  if (t == STORE_G_MENTION) idmap_del(&tb->pairs, pair_key(w->a, w->b));
   tb->live--;
   g->version++;
   *pos = p;
@@ -214,8 +214,8 @@ void gstore_undo(gstore *g, int t, int insert, uint64_t pos) {
   g->version++;
   if (insert) { /* the last record */
     grow *w = &tb->r[--tb->n];
-    map_del(&tb->ids, w->id);
-    if (t == STORE_G_MENTION) map_del(&tb->pairs, pair_key(w->a, w->b));
+    idmap_del(&tb->ids, w->id);
+    if (t == STORE_G_MENTION) idmap_del(&tb->pairs, pair_key(w->a, w->b));
     free(w->blk);
     tb->live--;
     return;
@@ -223,8 +223,8 @@ void gstore_undo(gstore *g, int t, int insert, uint64_t pos) {
   grow *w = &tb->r[pos];
   w->dead = 0;
   /* (the slots were just freed: no growth, no failure) */
-  map_put(&tb->ids, w->id, pos);
-  if (t == STORE_G_MENTION) map_put(&tb->pairs, pair_key(w->a, w->b), pos);
+  idmap_put(&tb->ids, w->id, pos);
+  if (t == STORE_G_MENTION) idmap_put(&tb->pairs, pair_key(w->a, w->b), pos);
   tb->live++;
 }
 
@@ -243,7 +243,7 @@ uint64_t store_g_count(const store *s, int t) {
 int store_g_find(const store *s, int t, int64_t id, uint64_t *pos) {
   const gstore *g = store_gstore((store *)s);
   if (!g || t < 0 || t >= STORE_G_NTABLES) return STORE_EINVAL;
-  const uint64_t *v = map_slot(&g->t[t].ids, id);
+  const uint64_t *v = idmap_slot(&g->t[t].ids, id);
   if (!v) return STORE_ENOTFOUND;
   *pos = *v;
   return STORE_OK;
@@ -280,7 +280,7 @@ uint64_t store_g_version(const store *s) {
 /* ---- the adjacency ------------------------------------------------------ */
 
 static uint32_t type_find(const gstore *g, const char *p, size_t n) {
-  const uint64_t *v = map_slot(&g->tmap, (int64_t)XXH64(p, n, 0));
+  const uint64_t *v = idmap_slot(&g->tmap, (int64_t)XXH64(p, n, 0));
   if (v && g->tlen[*v] == n && !memcmp(g->tname[*v], p, n)) return (uint32_t)*v;
   if (!v) return UINT32_MAX;
   for (uint32_t i = 0; i < g->ntypes; i++) /* (a hash collision) */
@@ -310,7 +310,7 @@ static int adj_build(gstore *g) {
       g->tname[code] = tp;
       g->tlen[code] = tn;
       uint64_t h = XXH64(tp, tn, 0);
-      if (!map_slot(&g->tmap, (int64_t)h) && map_put(&g->tmap, (int64_t)h, code)) rc = STORE_ENOMEM;
+      if (!idmap_slot(&g->tmap, (int64_t)h) && idmap_put(&g->tmap, (int64_t)h, code)) rc = STORE_ENOMEM;
     }
     edges[nr++] = (kg_edge){w->id, w->a, w->b, code, w->weight};
   }
@@ -690,11 +690,11 @@ void gstore_rebase(gstore *g) {
       tb->r[j++] = *r;
     }
     tb->n = j;
-    map_free(&tb->ids);
-    map_free(&tb->pairs);
+    idmap_free(&tb->ids);
+    idmap_free(&tb->pairs);
     for (uint64_t i = 0; i < tb->n; i++) { /* (same size as before: cannot fail) */
-      map_put(&tb->ids, tb->r[i].id, i);
-      if (t == STORE_G_MENTION) map_put(&tb->pairs, pair_key(tb->r[i].a, tb->r[i].b), i);
+      idmap_put(&tb->ids, tb->r[i].id, i);
+      if (t == STORE_G_MENTION) idmap_put(&tb->pairs, pair_key(tb->r[i].a, tb->r[i].b), i);
     }
   }
   g->version++;

@@ -4,10 +4,10 @@
 ** the layout is docs/FORMAT.md, "The knowledge graph").
 **
 ** All three tables are held in memory whole: read from /graph when the
-** store opens, changed by the store's transactions (store.c logs each
-** change as an op of its frames and keeps the undo list), appended to
-** /graph at checkpoints like the memories (new rows, row numbers of rows
-** deleted), rewritten by optimize.
+** store opens, changed by the store's transactions (store_log.c logs
+** each change as an op of its frames; store.c keeps the undo list),
+** appended to /graph at checkpoints like the memories (new rows, row
+** numbers of rows deleted), rewritten by optimize.
 */
 #ifndef H5MEM_STORE_GRAPH_H
 #define H5MEM_STORE_GRAPH_H

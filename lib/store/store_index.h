@@ -62,7 +62,7 @@ int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_
 
 /* store.c: the store's index (NULL while no file is loaded). */
 sindex *store_sindex(store *s);
-/* store.c: base row i's int8 copy and its scale (ann_q8_fn), or NULL. */
+/* store_load.c: base row i's int8 copy and its scale (ann_q8_fn), or NULL. */
 const int8_t *store_q8_row(const store *s, uint32_t i, float *scale);
 
 #endif

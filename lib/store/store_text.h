@@ -42,7 +42,8 @@ int tindex_save(tindex *x, h5w *w, uint64_t nbase, char *err, size_t errlen);
 /* The index's state for store_text_index (reads the image's header). */
 int tindex_info(tindex *x, store_text_info *info);
 
-/* store.c: the text index, and what the text index needs of the store. */
+/* store.c, store_read.c: the text index, and what the text index needs of
+** the store. */
 tindex *store_tindex(store *s);
 /* The text of position pos, dead or alive (NULL: none). */
 int store_text_at(store *s, uint64_t pos, const char **text, size_t *len);

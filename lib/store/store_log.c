@@ -1,0 +1,173 @@
+/*
+** lib/store/store_log.c - the log's frames: a transaction encoded as a
+** frame, and a frame replayed into the delta (wal.h; docs/FORMAT.md).
+*/
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "k.h"
+#include "util/utf8.h"
+#include "store_int.h"
+
+/* ---- the log's frames --------------------------------------------------------- */
+
+/* A transaction as a frame: 'P' + a record, 'D' + an id, in order. */
+static int frame_put(store *s, const void *p, size_t n) {
+  if (s->frame_len + n > s->frame_cap) {
+    size_t cap = s->frame_cap ? s->frame_cap : 4096;
+    while (cap < s->frame_len + n) cap *= 2;
+    uint8_t *b = realloc(s->frame, cap);
+    if (!b) return -1;
+    s->frame = b;
+    s->frame_cap = cap;
+  }
+  memcpy(s->frame + s->frame_len, p, n);
+  s->frame_len += n;
+  return 0;
+}
+
+static int frame_u32(store *s, uint32_t v) { return frame_put(s, &v, 4); }
+static int frame_cb(void *ctx, const void *p, size_t n) { return frame_put(ctx, p, n); }
+static int frame_i64(store *s, int64_t v) { return frame_put(s, &v, 8); }
+
+int store_frame_build(store *s) {
+  s->frame_len = 0;
+  int bad = 0;
+  for (uint64_t i = 0; i < s->nul && !bad; i++) {
+    const undo *u = &s->ul[i];
+    if (u->table) {
+      bad |= gstore_encode(s->g, u->table - 1, u->insert, u->pos, frame_cb, s);
+      continue;
+    }
+    if (!u->insert) {
+      bad |= frame_put(s, "D", 1) | frame_i64(s, store_pos_id(s, u->pos));
+      continue;
+    }
+    const drec *d = s->delta[u->pos - s->nbase];
+    uint8_t has_emb = d->emb != NULL;
+    bad |= frame_put(s, "P", 1) | frame_i64(s, d->id) | frame_i64(s, d->ts) |
+           frame_i64(s, d->access_count) | frame_i64(s, d->last_access) |
+           frame_put(s, &d->importance, 8) | frame_put(s, &has_emb, 1);
+    for (int k = 0; k < 6; k++) {
+      if (!d->str[k]) {
+        bad |= frame_u32(s, UINT32_MAX);
+      } else {
+        bad |= frame_u32(s, (uint32_t)d->len[k]) | frame_put(s, d->str[k], d->len[k]);
+      }
+    }
+    if (has_emb) bad |= frame_put(s, d->emb, (size_t)s->dim * (size_t)s->storage);
+  }
+  return bad ? store_fail(s, STORE_ENOMEM, "out of memory") : STORE_OK;
+}
+
+/* Apply one frame of the log. */
+typedef struct rd_frame {
+  const uint8_t *p, *end;
+  int bad;
+} rd_frame;
+
+static const uint8_t *take(rd_frame *r, size_t n) {
+  if (r->bad || (size_t)(r->end - r->p) < n) {
+    r->bad = 1;
+    return NULL;
+  }
+  const uint8_t *q = r->p;
+  r->p += n;
+  return q;
+}
+
+static int64_t take_i64(rd_frame *r) {
+  const uint8_t *q = take(r, 8);
+  return q ? store_get_i64(q) : 0;
+}
+
+int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
+  store *s = ctx;
+  if (seq <= s->ckpt_seq) return 0; /* already in the file */
+  rd_frame r = {p, p + len, 0};
+  float *emb = NULL;
+  int rc = 0;
+  while (!rc && r.p < r.end) {
+    const uint8_t *op = take(&r, 1);
+    if (!op) break;
+    if (*op == 'D') {
+      int64_t id = take_i64(&r);
+      if (!r.bad) rc = store_apply_delete(s, id);
+      continue;
+    }
+    if (gstore_is_op(*op)) {
+      int gr = gstore_replay(s->g, *op, &r.p, r.end);
+      if (gr == STORE_ECORRUPT) r.bad = 1;
+      else if (gr) rc = store_fail(s, gr == STORE_EINVAL ? STORE_ECORRUPT : gr,
+                             "%s: log frame %llu: a graph change does not apply (%s)",
+                             s->walpath, (unsigned long long)seq,
+                             gr == STORE_EEXISTS ? "id taken" : gr == STORE_ENOTFOUND ? "no such id"
+                             : gr == STORE_EINVAL ? "a string is not UTF-8 or holds a NUL byte"
+                                                  : "out of memory");
+      continue;
+    }
+    if (*op != 'P') {
+      r.bad = 1;
+      break;
+    }
+    store_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.id = take_i64(&r);
+    rec.ts = take_i64(&r);
+    rec.access_count = take_i64(&r);
+    rec.last_access = take_i64(&r);
+    const uint8_t *q = take(&r, 8);
+    if (q) memcpy(&rec.importance, q, 8);
+    const uint8_t *he = take(&r, 1);
+    const char **sp[6] = {&rec.text, &rec.source, &rec.session, &rec.tags, &rec.tier, &rec.meta};
+    size_t *lp[6] = {&rec.text_len, &rec.source_len, &rec.session_len, &rec.tags_len, &rec.tier_len, &rec.meta_len};
+    for (int k = 0; k < 6 && !r.bad; k++) {
+      const uint8_t *lq = take(&r, 4);
+      if (!lq) break;
+      uint32_t n;
+      memcpy(&n, lq, 4);
+      if (n == UINT32_MAX) continue;
+      *sp[k] = (const char *)take(&r, n);
+      *lp[k] = n;
+    }
+    if (r.bad) break;
+    /* a frame holds what store_put accepted: anything else was not
+    ** written by h5mem, and must not reach the file */
+    static const char *const sname[6] = {"text", "source", "session", "tags", "tier", "meta"};
+    for (int k = 0; k < 6 && !rc; k++) {
+      size_t bad = *sp[k] ? util_utf8_check(*sp[k], *lp[k], 0) : 0;
+      if (*sp[k] && bad != *lp[k])
+        rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu: record %lld: %s: %s at byte %zu",
+                  s->walpath, (unsigned long long)seq, (long long)rec.id, sname[k],
+                  (*sp[k])[bad] ? "invalid UTF-8" : "a NUL byte", bad);
+    }
+    if (rc) break;
+    if (*he) {
+      const uint8_t *e = take(&r, (size_t)s->dim * (size_t)s->storage);
+      if (!e) break;
+      /* room for the floats and, after them, an aligned copy of f16 values:
+      ** in the frame they follow strings of any length, on no boundary */
+      if (!emb && !(emb = malloc((size_t)s->dim * 6))) {
+        rc = store_fail(s, STORE_ENOMEM, "out of memory");
+        break;
+      }
+      if (s->storage == STORE_F32) {
+        memcpy(emb, e, (size_t)s->dim * 4);
+      } else {
+        uint16_t *h = (uint16_t *)(void *)(emb + s->dim);
+        memcpy(h, e, (size_t)s->dim * 2);
+        k_get()->f16_to_f32(h, emb, (size_t)s->dim);
+      }
+      rec.emb = emb;
+    }
+    rc = store_apply_put(s, &rec);
+  }
+  free(emb);
+  if (!rc && r.bad)
+    rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu does not decode", s->walpath,
+              (unsigned long long)seq);
+  s->replay_rc = rc;
+  return rc ? 1 : 0;
+}
