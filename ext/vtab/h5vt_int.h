@@ -1,6 +1,7 @@
 /*
 ** ext/vtab/h5vt_int.h - what the h5 virtual table's files share: the
-** table (vtab_h5.c) and its options and schema= (vtab_h5_schema.c).
+** table (vtab_h5.c), its options and schema= (vtab_h5_schema.c) and the
+** conversion of SQL values into HDF5 elements (vtab_h5_value.c).
 */
 #ifndef H5MEM_EXT_H5VT_INT_H
 #define H5MEM_EXT_H5VT_INT_H
@@ -48,5 +49,24 @@ int h5vt_same_type(const h5_type *a, const h5_type *b);
 
 /* Create the dataset of a schema in a new file or an existing one. */
 int h5vt_create_dataset(const h5opts *o, char **pzErr);
+
+/* ---- interface to code in vtab_h5_value.c ------------------------------ */
+
+typedef struct h5vt h5vt; /* the table (vtab_h5.c) */
+
+/* Whether this module can write elements of type t. */
+int h5vt_writable(const h5_type *t);
+
+/* n numbers (a float32 BLOB or a JSON array) into elements of type t at p.
+** 0; -1 with the message in *msg; or SQLITE_NOMEM. */
+int h5vt_put_array(const h5_type *t, uint8_t *p, uint64_t n, sqlite3_value *v, char **msg);
+
+/* One SQL value into one element of type t at p (zeroed before).  0; -1
+** with the message in *msg; or SQLITE_NOMEM. */
+int h5vt_put_value(h5vt *vt, const h5_type *t, uint8_t *p, sqlite3_value *v, char **msg);
+
+/* Free the strings (variable-length, malloc'd) of the element of type t at
+** p, and zero their pointers. */
+void h5vt_free_strings(const h5_type *t, uint8_t *p);
 
 #endif
