@@ -7,9 +7,9 @@
 **   kg_activate(store, seeds [, options])         id, name, activation
 **   kg_resolve(store, name [, max_edits])         id, name, match, edits
 **   kg_entity(store, name [, type])               the entity's id; made when no name matches
-**   kg_import_jsonl(store, text)                  the MCP memory server's JSONL in; a report
-**   kg_export_jsonl(store)                        the graph as that JSONL
 **
+** (kg_import_jsonl and kg_export_jsonl, the MCP memory server's JSONL in
+** and out: func_graph_jsonl.c, on what graph_int.h shares of this file.)
 ** The table-valued ones compute their rows whole in xFilter (copies: no
 ** position of the store is held afterwards).  The writers go through the
 ** companion tables (INSERT INTO mem_entities ...), so that what they write
@@ -35,7 +35,7 @@
 
 /* The store of the h5mem table named by v, as of its last commit (a
 ** reader's view refreshed unless a query holds it). */
-static int graph_store(registry *reg, sqlite3 *db, sqlite3_value *v, memvt **out, char **err) {
+int graph_store(registry *reg, sqlite3 *db, sqlite3_value *v, memvt **out, char **err) {
   const char *name = v ? (const char *)sqlite3_value_text(v) : NULL;
   if (!name) {
     *err = sqlite3_mprintf("the first argument names an h5mem table");
@@ -64,7 +64,7 @@ static int store_fail(store *st, int rc, char **err) {
 }
 
 /* An entity's record by id (0: found). */
-static int entity_get(store *st, int64_t id, store_grec *r) {
+int graph_entity_get(store *st, int64_t id, store_grec *r) {
   uint64_t pos;
   if (store_g_find(st, STORE_G_ENTITY, id, &pos) != STORE_OK) return -1;
   return store_g_get(st, STORE_G_ENTITY, pos, r) == STORE_OK ? 0 : -1;
@@ -172,7 +172,7 @@ static int entity_ref(memstore *ms, sqlite3_value *v, const char *what, int pick
       *err = sqlite3_mprintf("%s: %g is not an entity id", what, d);
       return SQLITE_ERROR;
     }
-    if (entity_get(st, *id, &r)) {
+    if (graph_entity_get(st, *id, &r)) {
       *err = sqlite3_mprintf("%s: no entity with id %lld", what, (long long)*id);
       return REF_NONE;
     }
@@ -279,7 +279,7 @@ static int cell_text(cell *c, const char *s, size_t n) {
 /* The entity's name into c. */
 static int cell_name(cell *c, store *st, int64_t id) {
   store_grec r;
-  return entity_get(st, id, &r) ? SQLITE_OK : cell_text(c, r.s[0], r.n[0]);
+  return graph_entity_get(st, id, &r) ? SQLITE_OK : cell_text(c, r.s[0], r.n[0]);
 }
 
 typedef struct fkind fkind;
@@ -765,7 +765,7 @@ static int seeds_parse(fcall *f, memstore *ms, sqlite3_value *v, seeds *s, char 
       if (found == REF_NONE && ks && *ks && strspn(ks, "0123456789") == strlen(ks) && strlen(ks) < 19) {
         int64_t kid = (int64_t)strtoll(ks, NULL, 10);
         store_grec r;
-        if (entity_get(h5mem_store_handle(ms), kid, &r) == 0) {
+        if (graph_entity_get(h5mem_store_handle(ms), kid, &r) == 0) {
           sqlite3_free(*err);
           *err = NULL;
           id = kid;
@@ -883,8 +883,8 @@ static int res_run(fcall *f, sqlite3_value **a, char **err) {
 
 /* INSERT INTO the companion table k of the h5mem table mt, with the
 ** columns cols (?1, ?2, ...). */
-static int companion_insert(sqlite3 *db, memvt *mt, int k, const char *cols, int ncols,
-                            sqlite3_stmt **out, char **err) {
+int graph_companion_insert(sqlite3 *db, memvt *mt, int k, const char *cols, int ncols,
+                           sqlite3_stmt **out, char **err) {
   sqlite3_str *s = sqlite3_str_new(db);
   sqlite3_str_appendf(s, "INSERT INTO \"%w\".\"%w_%s\"(%s) VALUES (", h5mem_table_schema(mt),
                       h5mem_table_name(mt), h5mem_companion[k], cols);
@@ -902,8 +902,8 @@ static int companion_insert(sqlite3 *db, memvt *mt, int k, const char *cols, int
   return rc;
 }
 
-/* Run an INSERT made by companion_insert (bound); reset it. */
-static int run_insert(sqlite3 *db, sqlite3_stmt *st, char **err) {
+/* Run an INSERT made by graph_companion_insert (bound); reset it. */
+int graph_run_insert(sqlite3 *db, sqlite3_stmt *st, char **err) {
   int rc = sqlite3_step(st);
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);
@@ -915,7 +915,7 @@ static int run_insert(sqlite3 *db, sqlite3_stmt *st, char **err) {
 /* The id of a new record of mt's companion table k (-1: of mt itself)
 ** whose largest id is max: "no ids left" at INT64_MAX, as the table's own
 ** INSERT says it (SQLITE_FULL, the message in *err). */
-static int next_id(memvt *mt, int k, int64_t max, int64_t *id, char **err) {
+int graph_next_id(memvt *mt, int k, int64_t max, int64_t *id, char **err) {
   if (max < INT64_MAX) {
     *id = max + 1;
     return SQLITE_OK;
@@ -925,7 +925,7 @@ static int next_id(memvt *mt, int k, int64_t max, int64_t *id, char **err) {
   return *err ? SQLITE_FULL : SQLITE_NOMEM;
 }
 
-static void result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
+void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
   if (rc == SQLITE_NOMEM || !err) {
     sqlite3_free(err);
     sqlite3_result_error_nomem(ctx);
@@ -948,549 +948,30 @@ static void fn_entity(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   memvt *mt;
   char *err = NULL;
   int rc = graph_store(reg, db, argv[0], &mt, &err);
-  if (rc != SQLITE_OK) return result_err(ctx, "kg_entity", rc, err);
+  if (rc != SQLITE_OK) return graph_result_err(ctx, "kg_entity", rc, err);
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   if (sqlite3_value_type(argv[1]) != SQLITE_TEXT || !sqlite3_value_bytes(argv[1]))
-    return result_err(ctx, "kg_entity", SQLITE_ERROR, sqlite3_mprintf("name: expected a non-empty name"));
+    return graph_result_err(ctx, "kg_entity", SQLITE_ERROR, sqlite3_mprintf("name: expected a non-empty name"));
   memstore *ms = h5mem_table_ms(mt);
   store *st = h5mem_store_handle(ms);
   int64_t id;
   rc = entity_ref(ms, argv[1], "name", 1, &id, &err);
   if (rc == REF_FOUND) return sqlite3_result_int64(ctx, id);
-  if (rc != REF_NONE) return result_err(ctx, "kg_entity", rc, err);
+  if (rc != REF_NONE) return graph_result_err(ctx, "kg_entity", rc, err);
   sqlite3_free(err);
   err = NULL;
   sqlite3_stmt *ins = NULL;
-  rc = companion_insert(db, mt, 0, "id, name, type", 3, &ins, &err);
-  if (rc == SQLITE_OK) rc = next_id(mt, 0, store_g_max_id(st, STORE_G_ENTITY), &id, &err);
+  rc = graph_companion_insert(db, mt, 0, "id, name, type", 3, &ins, &err);
+  if (rc == SQLITE_OK) rc = graph_next_id(mt, 0, store_g_max_id(st, STORE_G_ENTITY), &id, &err);
   if (rc == SQLITE_OK) {
     sqlite3_bind_int64(ins, 1, id);
     sqlite3_bind_value(ins, 2, argv[1]);
     if (argc > 2) sqlite3_bind_value(ins, 3, argv[2]);
-    rc = run_insert(db, ins, &err);
+    rc = graph_run_insert(db, ins, &err);
   }
   sqlite3_finalize(ins);
-  if (rc != SQLITE_OK) return result_err(ctx, "kg_entity", rc, err);
+  if (rc != SQLITE_OK) return graph_result_err(ctx, "kg_entity", rc, err);
   sqlite3_result_int64(ctx, id);
-}
-
-/* ---- kg_import_jsonl ---------------------------------------------------------------- */
-
-/* A set of byte strings with a value each: names to ids, relations and
-** observations already there. */
-typedef struct bent {
-  uint64_t h;
-  char *k; /* NULL: empty slot */
-  size_t n;
-  int64_t v;
-} bent;
-
-typedef struct bmap {
-  bent *e;
-  size_t cap, n;
-} bmap;
-
-static uint64_t fnv1a(const char *k, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)k[i]) * 1099511628211ULL;
-  return h;
-}
-
-static bent *bmap_slot(const bmap *m, const char *k, size_t n, uint64_t h) {
-  size_t mask = m->cap - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    bent *e = &m->e[i];
-    if (!e->k || (e->h == h && e->n == n && !memcmp(e->k, k, n))) return e;
-  }
-}
-
-static int bmap_get(const bmap *m, const char *k, size_t n, int64_t *v) {
-  if (!m->cap) return 0;
-  bent *e = bmap_slot(m, k, n, fnv1a(k, n));
-  if (!e->k) return 0;
-  *v = e->v;
-  return 1;
-}
-
-/* 1: added; 0: there (its value becomes the smaller); SQLITE_NOMEM < 0. */
-static int bmap_put(bmap *m, const char *k, size_t n, int64_t v) {
-  if (2 * (m->n + 1) > m->cap) {
-    bmap g = {NULL, m->cap ? 2 * m->cap : 64, m->n};
-    g.e = sqlite3_malloc64(g.cap * sizeof *g.e);
-    if (!g.e) return -1;
-    memset(g.e, 0, g.cap * sizeof *g.e);
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->e[i].k) *bmap_slot(&g, m->e[i].k, m->e[i].n, m->e[i].h) = m->e[i];
-    sqlite3_free(m->e);
-    *m = g;
-  }
-  uint64_t h = fnv1a(k, n);
-  bent *e = bmap_slot(m, k, n, h);
-  if (e->k) {
-    if (v < e->v) e->v = v;
-    return 0;
-  }
-  e->k = sqlite3_malloc64(n + 1);
-  if (!e->k) return -1;
-  memcpy(e->k, k, n);
-  e->h = h;
-  e->n = n;
-  e->v = v;
-  m->n++;
-  return 1;
-}
-
-static void bmap_free(bmap *m) {
-  for (size_t i = 0; i < m->cap; i++) sqlite3_free(m->e[i].k);
-  sqlite3_free(m->e);
-  memset(m, 0, sizeof *m);
-}
-
-typedef struct import {
-  sqlite3 *db;
-  memvt *mt;
-  store *st;
-  sqlite3_stmt *parse, *ins_ent, *ins_mem, *ins_men, *ins_rel;
-  bmap names; /* name -> the lowest id of an entity of that name */
-  bmap rels;  /* src, dst, type: there */
-  bmap obs;   /* entity id, text: there */
-  strbuf key;
-  int64_t entity; /* the entity whose observations are being added */
-  char *err;
-  int64_t n_ent, n_ent_old, n_rel, n_rel_old, n_obs, n_obs_old, lines;
-} import;
-
-/* A relation's key: src, dst, then the type (a NULL type differs from ""). */
-static void rel_key(strbuf *k, int64_t src, int64_t dst, const char *type, size_t n) {
-  k->len = 0;
-  strbuf_append(k, (const char *)&src, 8);
-  strbuf_append(k, (const char *)&dst, 8);
-  strbuf_putc(k, type ? 't' : 'n');
-  if (type) strbuf_append(k, type, n);
-}
-
-static void obs_key(strbuf *k, int64_t entity, const char *text, size_t n) {
-  k->len = 0;
-  strbuf_append(k, (const char *)&entity, 8);
-  strbuf_append(k, text, n);
-}
-
-/* What the store holds already: names, relations, observations. */
-static int import_scan(import *im) {
-  store *st = im->st;
-  uint64_t n = store_g_npos(st, STORE_G_ENTITY);
-  for (uint64_t p = 0; p < n; p++) {
-    store_grec r;
-    if (store_g_get(st, STORE_G_ENTITY, p, &r) == STORE_OK && r.s[0] &&
-        bmap_put(&im->names, r.s[0], r.n[0], r.id) < 0)
-      return SQLITE_NOMEM;
-  }
-  n = store_g_npos(st, STORE_G_RELATION);
-  for (uint64_t p = 0; p < n; p++) {
-    store_grec r;
-    if (store_g_get(st, STORE_G_RELATION, p, &r) != STORE_OK) continue;
-    rel_key(&im->key, r.a, r.b, r.s[1], r.n[1]);
-    if (strbuf_failed(&im->key) || bmap_put(&im->rels, im->key.buf, im->key.len, r.id) < 0)
-      return SQLITE_NOMEM;
-  }
-  n = store_g_npos(st, STORE_G_MENTION);
-  for (uint64_t p = 0; p < n; p++) {
-    store_grec r;
-    uint64_t mpos;
-    store_view v;
-    memset(&v, 0, sizeof v);
-    if (store_g_get(st, STORE_G_MENTION, p, &r) != STORE_OK || store_find(st, r.a, &mpos) != STORE_OK)
-      continue;
-    int rc = store_get(st, mpos, STORE_V_TEXT, &v);
-    if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-    if (rc != STORE_OK || !v.text) continue;
-    obs_key(&im->key, r.b, v.text, v.text_len);
-    if (strbuf_failed(&im->key) || bmap_put(&im->obs, im->key.buf, im->key.len, r.a) < 0)
-      return SQLITE_NOMEM;
-  }
-  return SQLITE_OK;
-}
-
-/* One observation of im->entity: a memory (text, source 'mcp') that
-** mentions it, unless the entity has that observation already. */
-static int import_obs(void *ctx, const char *s, size_t n) {
-  import *im = ctx;
-  obs_key(&im->key, im->entity, s, n);
-  if (strbuf_failed(&im->key)) return SQLITE_NOMEM;
-  int added = bmap_put(&im->obs, im->key.buf, im->key.len, 0);
-  if (added < 0) return SQLITE_NOMEM;
-  if (!added) {
-    im->n_obs_old++;
-    return SQLITE_OK;
-  }
-  int64_t mid;
-  int rc = next_id(im->mt, -1, store_max_id(im->st), &mid, &im->err);
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_bind_int64(im->ins_mem, 1, mid);
-  sqlite3_bind_text64(im->ins_mem, 2, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
-  sqlite3_bind_text(im->ins_mem, 3, "mcp", 3, SQLITE_STATIC);
-  rc = run_insert(im->db, im->ins_mem, &im->err);
-  if (rc == SQLITE_OK) {
-    sqlite3_bind_int64(im->ins_men, 1, mid);
-    sqlite3_bind_int64(im->ins_men, 2, im->entity);
-    rc = run_insert(im->db, im->ins_men, &im->err);
-  }
-  if (rc == SQLITE_OK) im->n_obs++;
-  return rc;
-}
-
-enum {
-  P_TYPE, P_TYPE_T, P_NAME_T, P_NAME, P_ETYPE_T, P_ETYPE, P_OBS_T, P_OBS, P_FROM_T, P_FROM, P_TO_T,
-  P_TO, P_RTYPE_T, P_RTYPE
-};
-
-/* A string member that must be there (or, optional, may be absent or
-** null): its text into *s (NULL when absent). */
-static int member(import *im, int col, const char *name, int optional, const char **s, size_t *n) {
-  const char *t = (const char *)sqlite3_column_text(im->parse, col);
-  *s = NULL;
-  *n = 0;
-  if ((!t || !strcmp(t, "null")) && optional) return SQLITE_OK;
-  if (!t || strcmp(t, "text")) {
-    im->err = sqlite3_mprintf("\"%s\" must be a string%s", name, optional ? " or null" : "");
-    return SQLITE_ERROR;
-  }
-  *s = (const char *)sqlite3_column_text(im->parse, col + 1);
-  *n = (size_t)sqlite3_column_bytes(im->parse, col + 1);
-  return *s ? SQLITE_OK : SQLITE_NOMEM;
-}
-
-/* Whether a valid JSON text has a string escape \u0000.  SQLite's
-** json_extract ends a string at such a NUL, which would import "a\u0000b"
-** as "a" without a word; stored strings never hold NUL (docs/SQL.md), so
-** the line is refused instead. */
-static int json_has_nul(const char *s, size_t n) {
-  for (size_t i = 0; i + 1 < n; i++) {
-    if (s[i] != '\\') continue;
-    if (s[i + 1] == 'u' && i + 5 < n && !memcmp(s + i + 2, "0000", 4)) return 1;
-    i++; /* the escaped character: \\ is no escape of what follows */
-  }
-  return 0;
-}
-
-/* One line, in pass 1 (entities) or 2 (relations). */
-static int import_line(import *im, const char *line, size_t len, int pass) {
-  char verr[200];
-  if (util_json_valid(line, len, verr, sizeof verr)) {
-    im->err = sqlite3_mprintf("malformed JSON: %s", verr);
-    return SQLITE_ERROR;
-  }
-  if (json_has_nul(line, len)) {
-    im->err = sqlite3_mprintf("a string holds \\u0000: strings must be UTF-8 without NUL");
-    return SQLITE_ERROR;
-  }
-  if (!util_json_is_object(line, len)) {
-    im->err = sqlite3_mprintf("not a JSON object");
-    return SQLITE_ERROR;
-  }
-  sqlite3_bind_text64(im->parse, 1, line, len, SQLITE_STATIC, SQLITE_UTF8);
-  int rc = sqlite3_step(im->parse);
-  if (rc != SQLITE_ROW) {
-    im->err = sqlite3_mprintf("%s", sqlite3_errmsg(im->db));
-    sqlite3_reset(im->parse);
-    return SQLITE_ERROR;
-  }
-  rc = SQLITE_OK;
-  const char *type = (const char *)sqlite3_column_text(im->parse, P_TYPE);
-  const char *tt = (const char *)sqlite3_column_text(im->parse, P_TYPE_T);
-  int entity = tt && !strcmp(tt, "text") && type && !strcmp(type, "entity");
-  int relation = tt && !strcmp(tt, "text") && type && !strcmp(type, "relation");
-  if (!entity && !relation) {
-    im->err = sqlite3_mprintf("\"type\" must be \"entity\" or \"relation\"");
-    rc = SQLITE_ERROR;
-  } else if (entity && pass == 1) {
-    const char *name, *etype;
-    size_t nn, tn;
-    int64_t id;
-    if ((rc = member(im, P_NAME_T, "name", 0, &name, &nn)) == SQLITE_OK &&
-        (rc = member(im, P_ETYPE_T, "entityType", 1, &etype, &tn)) == SQLITE_OK && !nn) {
-      im->err = sqlite3_mprintf("\"name\" is empty");
-      rc = SQLITE_ERROR;
-    }
-    if (rc == SQLITE_OK && bmap_get(&im->names, name, nn, &id)) {
-      im->n_ent_old++;
-    } else if (rc == SQLITE_OK &&
-               (rc = next_id(im->mt, 0, store_g_max_id(im->st, STORE_G_ENTITY), &id, &im->err)) == SQLITE_OK) {
-      sqlite3_bind_int64(im->ins_ent, 1, id);
-      sqlite3_bind_text64(im->ins_ent, 2, name, nn, SQLITE_TRANSIENT, SQLITE_UTF8);
-      if (etype) sqlite3_bind_text64(im->ins_ent, 3, etype, tn, SQLITE_TRANSIENT, SQLITE_UTF8);
-      if ((rc = run_insert(im->db, im->ins_ent, &im->err)) == SQLITE_OK) {
-        im->n_ent++;
-        if (bmap_put(&im->names, name, nn, id) < 0) rc = SQLITE_NOMEM;
-      }
-    }
-    const char *ot = (const char *)sqlite3_column_text(im->parse, P_OBS_T);
-    if (rc == SQLITE_OK && ot && strcmp(ot, "null")) {
-      const char *obs = (const char *)sqlite3_column_text(im->parse, P_OBS);
-      char e[200];
-      im->entity = id;
-      int r = strcmp(ot, "array") || !obs
-                  ? -1
-                  : graph_json_strings(obs, (size_t)sqlite3_column_bytes(im->parse, P_OBS), import_obs, im, e,
-                                       sizeof e);
-      if (r == -1) {
-        im->err = sqlite3_mprintf("\"observations\" must be an array of strings");
-        rc = SQLITE_ERROR;
-      } else {
-        rc = r == -2 ? SQLITE_NOMEM : r;
-      }
-    }
-  } else if (relation && pass == 2) {
-    const char *from, *to, *rtype;
-    size_t fn, tn, rn;
-    int64_t src = 0, dst = 0;
-    if ((rc = member(im, P_FROM_T, "from", 0, &from, &fn)) == SQLITE_OK &&
-        (rc = member(im, P_TO_T, "to", 0, &to, &tn)) == SQLITE_OK &&
-        (rc = member(im, P_RTYPE_T, "relationType", 1, &rtype, &rn)) == SQLITE_OK &&
-        (!bmap_get(&im->names, from, fn, &src) || !bmap_get(&im->names, to, tn, &dst))) {
-      const char *who = src ? to : from;
-      im->err = sqlite3_mprintf("relation %s \"%s\": no entity has that name (in the file or the store)",
-                                src ? "to" : "from", who);
-      rc = SQLITE_ERROR;
-    }
-    if (rc == SQLITE_OK) {
-      rel_key(&im->key, src, dst, rtype, rn);
-      int added = strbuf_failed(&im->key) ? -1 : bmap_put(&im->rels, im->key.buf, im->key.len, 0);
-      if (added < 0) {
-        rc = SQLITE_NOMEM;
-      } else if (!added) {
-        im->n_rel_old++;
-      } else {
-        sqlite3_bind_int64(im->ins_rel, 1, src);
-        sqlite3_bind_int64(im->ins_rel, 2, dst);
-        if (rtype) sqlite3_bind_text64(im->ins_rel, 3, rtype, rn, SQLITE_TRANSIENT, SQLITE_UTF8);
-        if ((rc = run_insert(im->db, im->ins_rel, &im->err)) == SQLITE_OK) im->n_rel++;
-      }
-    }
-  }
-  sqlite3_reset(im->parse);
-  return rc;
-}
-
-static const char import_parse_sql[] =
-    "SELECT json_extract(?1, '$.type'), json_type(?1, '$.type'), "
-    "json_type(?1, '$.name'), json_extract(?1, '$.name'), "
-    "json_type(?1, '$.entityType'), json_extract(?1, '$.entityType'), "
-    "json_type(?1, '$.observations'), json_extract(?1, '$.observations'), "
-    "json_type(?1, '$.from'), json_extract(?1, '$.from'), "
-    "json_type(?1, '$.to'), json_extract(?1, '$.to'), "
-    "json_type(?1, '$.relationType'), json_extract(?1, '$.relationType')";
-
-/* Both passes over the lines: entities (and their observations) first, so
-** that relations may name entities of later lines. */
-static int import_run(import *im, memvt *mt, const char *text, size_t len, int64_t *bad_line) {
-  int rc = sqlite3_prepare_v2(im->db, import_parse_sql, -1, &im->parse, NULL);
-  if (rc != SQLITE_OK) {
-    im->err = sqlite3_mprintf("needs SQLite's JSON functions: %s", sqlite3_errmsg(im->db));
-    return rc;
-  }
-  if ((rc = companion_insert(im->db, mt, 0, "id, name, type", 3, &im->ins_ent, &im->err)) ||
-      (rc = companion_insert(im->db, mt, 1, "src, dst, type", 3, &im->ins_rel, &im->err)) ||
-      (rc = companion_insert(im->db, mt, 2, "memory_id, entity_id", 2, &im->ins_men, &im->err)))
-    return rc;
-  char *sql = sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(id, text, source) VALUES (?1, ?2, ?3)",
-                              h5mem_table_schema(mt), h5mem_table_name(mt));
-  rc = sql ? sqlite3_prepare_v2(im->db, sql, -1, &im->ins_mem, NULL) : SQLITE_NOMEM;
-  sqlite3_free(sql);
-  if (rc != SQLITE_OK) {
-    if (rc != SQLITE_NOMEM) im->err = sqlite3_mprintf("%s", sqlite3_errmsg(im->db));
-    return rc;
-  }
-  if ((rc = import_scan(im)) != SQLITE_OK) return rc;
-  for (int pass = 1; pass <= 2 && rc == SQLITE_OK; pass++) {
-    int64_t ln = 0;
-    for (size_t i = 0; i < len && rc == SQLITE_OK;) {
-      size_t e = i;
-      while (e < len && text[e] != '\n') e++;
-      size_t n = e - i;
-      if (n && text[i + n - 1] == '\r') n--;
-      ln++;
-      size_t b = 0;
-      while (b < n && (text[i + b] == ' ' || text[i + b] == '\t')) b++;
-      if (b < n) {
-        if (pass == 1) im->lines++;
-        rc = import_line(im, text + i, n, pass);
-        if (rc != SQLITE_OK) *bad_line = ln;
-      }
-      i = e + 1;
-    }
-  }
-  return rc;
-}
-
-/* kg_import_jsonl(store, text): the MCP memory server's JSONL (lines
-** {"type":"entity","name","entityType","observations"} and
-** {"type":"relation","from","to","relationType"}) into the store, all or
-** nothing; a JSON report of what was added and what was there already. */
-static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  registry *reg = sqlite3_user_data(ctx);
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  memvt *mt;
-  char *err = NULL;
-  int rc = graph_store(reg, db, argv[0], &mt, &err);
-  if (rc != SQLITE_OK) return result_err(ctx, "kg_import_jsonl", rc, err);
-  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT)
-    return result_err(ctx, "kg_import_jsonl", SQLITE_ERROR, sqlite3_mprintf("text: expected the JSONL as text"));
-  const char *text = (const char *)sqlite3_value_text(argv[1]);
-  size_t len = (size_t)sqlite3_value_bytes(argv[1]);
-  import im;
-  memset(&im, 0, sizeof im);
-  im.db = db;
-  im.mt = mt;
-  im.st = h5mem_store_handle(h5mem_table_ms(mt));
-  /* all or nothing: a savepoint, unless a statement that writes is running
-  ** (then that statement's own transaction holds the import) */
-  int sp = sqlite3_exec(db, "SAVEPOINT kg_import_jsonl", NULL, NULL, NULL) == SQLITE_OK;
-  int64_t bad_line = 0;
-  rc = import_run(&im, mt, text, len, &bad_line);
-  sqlite3_finalize(im.parse);
-  sqlite3_finalize(im.ins_ent);
-  sqlite3_finalize(im.ins_mem);
-  sqlite3_finalize(im.ins_men);
-  sqlite3_finalize(im.ins_rel);
-  bmap_free(&im.names);
-  bmap_free(&im.rels);
-  bmap_free(&im.obs);
-  strbuf_free(&im.key);
-  if (sp && rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO kg_import_jsonl", NULL, NULL, NULL);
-  if (sp) {
-    int r = sqlite3_exec(db, "RELEASE kg_import_jsonl", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && r != SQLITE_OK) {
-      rc = r;
-      im.err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-    }
-  }
-  if (rc != SQLITE_OK) {
-    if (bad_line && im.err) {
-      char *m = sqlite3_mprintf("line %lld: %s", (long long)bad_line, im.err);
-      sqlite3_free(im.err);
-      im.err = m;
-    }
-    return result_err(ctx, "kg_import_jsonl", rc, im.err);
-  }
-  char *rep = sqlite3_mprintf("{\"lines\":%lld,\"entities\":%lld,\"entities_existing\":%lld,"
-                              "\"relations\":%lld,\"relations_existing\":%lld,"
-                              "\"observations\":%lld,\"observations_existing\":%lld}",
-                              (long long)im.lines, (long long)im.n_ent, (long long)im.n_ent_old,
-                              (long long)im.n_rel, (long long)im.n_rel_old, (long long)im.n_obs,
-                              (long long)im.n_obs_old);
-  if (!rep) return sqlite3_result_error_nomem(ctx);
-  sqlite3_result_text(ctx, rep, -1, sqlite3_free);
-  sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
-}
-
-/* ---- kg_export_jsonl ------------------------------------------------------------------ */
-
-typedef struct pair {
-  int64_t a, b;
-} pair;
-
-static int by_pair(const void *x, const void *y) {
-  const pair *p = x, *q = y;
-  if (p->a != q->a) return p->a < q->a ? -1 : 1;
-  return p->b < q->b ? -1 : p->b > q->b;
-}
-
-/* (id, position) of the live records of table t, by id. */
-static int live_by_id(store *st, int t, pair **out, size_t *n) {
-  uint64_t np = store_g_npos(st, t);
-  pair *v = sqlite3_malloc64(np * sizeof *v + 1);
-  if (!v) return SQLITE_NOMEM;
-  size_t k = 0;
-  for (uint64_t p = 0; p < np; p++) {
-    store_grec r;
-    if (store_g_get(st, t, p, &r) == STORE_OK) v[k++] = (pair){r.id, (int64_t)p};
-  }
-  qsort(v, k, sizeof *v, by_pair);
-  *out = v;
-  *n = k;
-  return SQLITE_OK;
-}
-
-/* The text of JSON string s, or "" for NULL. */
-static void json_str(strbuf *sb, const char *s, size_t n) { strbuf_json_string(sb, s ? s : "", s ? n : 0); }
-
-static int export_graph(store *st, strbuf *sb) {
-  pair *ent = NULL, *rel = NULL, *men = NULL;
-  size_t nent = 0, nrel = 0, nmen = 0;
-  int rc = live_by_id(st, STORE_G_ENTITY, &ent, &nent);
-  if (rc == SQLITE_OK) rc = live_by_id(st, STORE_G_RELATION, &rel, &nrel);
-  if (rc == SQLITE_OK) { /* (entity, memory) of each mention, sorted */
-    rc = live_by_id(st, STORE_G_MENTION, &men, &nmen);
-    for (size_t i = 0; i < nmen && rc == SQLITE_OK; i++) {
-      store_grec r;
-      store_g_get(st, STORE_G_MENTION, (uint64_t)men[i].b, &r);
-      men[i] = (pair){r.b, r.a};
-    }
-    if (men) qsort(men, nmen, sizeof *men, by_pair);
-  }
-  size_t m = 0;
-  for (size_t i = 0; i < nent && rc == SQLITE_OK; i++) {
-    store_grec e;
-    store_g_get(st, STORE_G_ENTITY, (uint64_t)ent[i].b, &e);
-    strbuf_puts(sb, "{\"type\":\"entity\",\"name\":");
-    json_str(sb, e.s[0], e.n[0]);
-    strbuf_puts(sb, ",\"entityType\":");
-    json_str(sb, e.s[1], e.n[1]);
-    strbuf_puts(sb, ",\"observations\":[");
-    while (m < nmen && men[m].a < e.id) m++;
-    int first = 1;
-    for (; m < nmen && men[m].a == e.id; m++) {
-      uint64_t pos;
-      store_view v;
-      memset(&v, 0, sizeof v);
-      if (store_find(st, men[m].b, &pos) != STORE_OK) continue;
-      int sr = store_get(st, pos, STORE_V_TEXT, &v);
-      if (sr == STORE_ENOMEM) rc = SQLITE_NOMEM;
-      if (sr != STORE_OK || !v.text) continue;
-      if (!first) strbuf_putc(sb, ',');
-      first = 0;
-      strbuf_json_string(sb, v.text, v.text_len);
-    }
-    strbuf_puts(sb, "]}\n");
-  }
-  for (size_t i = 0; i < nrel && rc == SQLITE_OK; i++) {
-    store_grec r, a, b;
-    store_g_get(st, STORE_G_RELATION, (uint64_t)rel[i].b, &r);
-    if (entity_get(st, r.a, &a) || entity_get(st, r.b, &b)) continue; /* an end is gone */
-    strbuf_puts(sb, "{\"type\":\"relation\",\"from\":");
-    json_str(sb, a.s[0], a.n[0]);
-    strbuf_puts(sb, ",\"to\":");
-    json_str(sb, b.s[0], b.n[0]);
-    strbuf_puts(sb, ",\"relationType\":");
-    json_str(sb, r.s[1], r.n[1]);
-    strbuf_puts(sb, "}\n");
-  }
-  sqlite3_free(ent);
-  sqlite3_free(rel);
-  sqlite3_free(men);
-  return rc == SQLITE_OK && strbuf_failed(sb) ? SQLITE_NOMEM : rc;
-}
-
-/* kg_export_jsonl(store): entities by id (observations: the text of the
-** memories that mention each, by memory id), then relations by id (those
-** whose two ends are live), one JSON object a line. */
-static void fn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  registry *reg = sqlite3_user_data(ctx);
-  memvt *mt;
-  char *err = NULL;
-  int rc = graph_store(reg, sqlite3_context_db_handle(ctx), argv[0], &mt, &err);
-  if (rc != SQLITE_OK) return result_err(ctx, "kg_export_jsonl", rc, err);
-  strbuf sb = {0};
-  rc = export_graph(h5mem_store_handle(h5mem_table_ms(mt)), &sb);
-  if (rc != SQLITE_OK) {
-    strbuf_free(&sb);
-    return sqlite3_result_error_nomem(ctx);
-  }
-  sqlite3_result_text64(ctx, sb.buf ? sb.buf : "", sb.len, SQLITE_TRANSIENT, SQLITE_UTF8);
-  strbuf_free(&sb);
 }
 
 /* ---- registration ------------------------------------------------------------------ */
@@ -1519,14 +1000,13 @@ int ext_func_graph_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *
     void (*fn)(sqlite3_context *, int, sqlite3_value **);
   } fns[] = {
       {"kg_entity", 2, SQLITE_DIRECTONLY, fn_entity},
-      {"kg_entity", 3, SQLITE_DIRECTONLY, fn_entity},
-      {"kg_import_jsonl", 2, SQLITE_DIRECTONLY, fn_import},
-      {"kg_export_jsonl", 1, SQLITE_DIRECTONLY, fn_export}, /* all read or write a store */
+      {"kg_entity", 3, SQLITE_DIRECTONLY, fn_entity}, /* reads and writes a store */
   };
   for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
     h5mem_registry_ref(reg);
     rc = sqlite3_create_function_v2(db, fns[k].name, fns[k].nargs, SQLITE_UTF8 | fns[k].flags, reg,
                                     fns[k].fn, NULL, NULL, reg_unref);
   }
+  if (rc == SQLITE_OK) rc = graph_jsonl_register(db, reg, reg_unref);
   return rc;
 }

@@ -37,6 +37,10 @@
 ** use from triggers or views.  Files are opened read-only except while a
 ** transaction commits rows; a second writer of the same file (process or
 ** connection) gets SQLITE_BUSY.
+**
+** The options and schema= (parsing, types, creating the dataset) are in
+** vtab_h5_schema.c, SQL values into HDF5 elements (INSERT) in
+** vtab_h5_value.c; h5vt_int.h is what the three share.
 */
 #include "config.h"
 
@@ -52,11 +56,11 @@
 #include <unistd.h>
 
 #include "../h5sql.h"
+#include "h5vt_int.h"
 #include "vtab_args.h"
 #include "k.h"
 #include "util/utf8.h"
 
-#define WHO "h5"
 #define H5VT_BLOCK (4u << 20)    /* bytes decoded per block when scanning */
 #define H5VT_MAXBLOCK (64u << 20)/* at most this much for one block */
 #define H5VT_SPILL (64u << 20)   /* rows kept in memory per transaction */
@@ -142,7 +146,7 @@ static int vt_err(h5vt *vt, const char *fmt, ...) {
 
 /* ---- types --------------------------------------------------------- */
 
-static int is_numeric(const h5_type *t) {
+int h5vt_is_numeric(const h5_type *t) {
   return t->cls == H5_CLASS_INTEGER || t->cls == H5_CLASS_FLOAT;
 }
 
@@ -250,7 +254,7 @@ static int make_columns(int row_json, const h5_dset_info *in, h5cols *out) {
       c->offset = t->members[m].offset;
       c->type = mt;
       c->kind = CK_ELEM;
-      if (mt->cls == H5_CLASS_ARRAY && mt->base && mt->rank == 1 && is_numeric(mt->base) &&
+      if (mt->cls == H5_CLASS_ARRAY && mt->base && mt->rank == 1 && h5vt_is_numeric(mt->base) &&
           !row_json) {
         c->kind = CK_VEC;
         c->type = mt->base;
@@ -282,7 +286,7 @@ static int make_columns(int row_json, const h5_dset_info *in, h5cols *out) {
         c->dims[k - 1] = in->dims[k];
         c->n *= in->dims[k];
       }
-      c->kind = rank == 2 && is_numeric(t) && !row_json ? CK_VEC : CK_JSON;
+      c->kind = rank == 2 && h5vt_is_numeric(t) && !row_json ? CK_VEC : CK_JSON;
     }
   }
   for (int k = 0; k < ncols; k++)
@@ -355,339 +359,11 @@ static int refresh(h5vt *vt) {
   return SQLITE_OK;
 }
 
-/* ---- options ------------------------------------------------------- */
-
-typedef struct h5opts {
-  char *file, *dset, *schema, *row, *mode, *compression, *sync;
-  int64_t chunk;
-  int shuffle;
-} h5opts;
-
-static void opts_free(h5opts *o) {
-  sqlite3_free(o->file);
-  sqlite3_free(o->dset);
-  sqlite3_free(o->schema);
-  sqlite3_free(o->row);
-  sqlite3_free(o->mode);
-  sqlite3_free(o->compression);
-  sqlite3_free(o->sync);
-}
-
-/* The options, for the rule that each is given once (bit i: names[i]). */
-static const char *const opt_names[] = {"file|path", "dataset", "schema", "row", "mode", "compression",
-                                        "sync", "chunk", "shuffle", NULL};
-
-static int parse_opts(int argc, const char *const *argv, h5opts *o, char **pzErr) {
-  unsigned seen = 0;
-  memset(o, 0, sizeof *o);
-  o->chunk = 0;
-  o->shuffle = -1;
-  int npos = 0;
-  for (int a = 3; a < argc; a++) {
-    const char *arg = argv[a], *k;
-    size_t kl;
-    char *v;
-    if (ext_vtab_arg(arg, &k, &kl, &v) != SQLITE_OK) return SQLITE_NOMEM;
-    if (!kl) { /* positional: file, then dataset */
-      char **slot = npos == 0 ? &o->file : npos == 1 ? &o->dset : NULL;
-      if (slot && *slot) { /* given as file= or dataset= before */
-        *pzErr = sqlite3_mprintf("%s: duplicate option '%s' (each option once; a first bare argument is "
-                                 "file, a second dataset)", WHO, npos == 0 ? "file" : "dataset");
-        sqlite3_free(v);
-        return SQLITE_ERROR;
-      }
-      seen |= npos == 0 ? 1u : 2u;
-      npos++;
-      if (!slot) {
-        sqlite3_free(v);
-        *pzErr = sqlite3_mprintf("%s: unexpected argument %s (options are key=value)", WHO, arg);
-        return SQLITE_ERROR;
-      }
-      *slot = v;
-      continue;
-    }
-    if (ext_key_repeated(k, kl, opt_names, &seen)) {
-      *pzErr = sqlite3_mprintf("%s: duplicate option '%.*s' (each option once; file and path are one "
-                               "option, a first bare argument is file, a second dataset)", WHO, (int)kl, k);
-      sqlite3_free(v);
-      return SQLITE_ERROR;
-    }
-    char **slot = NULL;
-#define KEY(s) ext_key_is(k, kl, s)
-    if (KEY("file") || KEY("path")) slot = &o->file;
-    else if (KEY("dataset")) slot = &o->dset;
-    else if (KEY("schema")) slot = &o->schema;
-    else if (KEY("row")) slot = &o->row;
-    else if (KEY("mode")) slot = &o->mode;
-    else if (KEY("compression")) slot = &o->compression;
-    else if (KEY("sync")) slot = &o->sync;
-    else if (KEY("chunk") || KEY("shuffle")) {
-      char *end;
-      errno = 0;
-      long long n = strtoll(v, &end, 10);
-      int bad = errno || end == v || *end || n < 0 || (KEY("chunk") && n < 1) ||
-                (KEY("shuffle") && n > 1);
-      if (bad) {
-        *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected %s", WHO, (int)kl, k, v,
-                                 KEY("chunk") ? "a number of rows >= 1" : "0 or 1");
-        sqlite3_free(v);
-        return SQLITE_ERROR;
-      }
-      if (KEY("chunk")) o->chunk = n;
-      else o->shuffle = (int)n;
-      sqlite3_free(v);
-      continue;
-    } else {
-      *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: file, dataset, schema, row, "
-                               "mode, chunk, compression, shuffle, sync)", WHO, (int)kl, k);
-      sqlite3_free(v);
-      return SQLITE_ERROR;
-    }
-#undef KEY
-    sqlite3_free(*slot);
-    *slot = v;
-  }
-  if (!o->file || !*o->file) {
-    *pzErr = sqlite3_mprintf("%s: file= is required, e.g. USING h5(file='x.h5', dataset='/ds')", WHO);
-    return SQLITE_ERROR;
-  }
-  if (!o->dset || !*o->dset) {
-    *pzErr = sqlite3_mprintf("%s: dataset= is required, e.g. USING h5(file='x.h5', dataset='/ds')", WHO);
-    return SQLITE_ERROR;
-  }
-  if (o->row && sqlite3_stricmp(o->row, "vector") && sqlite3_stricmp(o->row, "json")) {
-    *pzErr = sqlite3_mprintf("%s: row='%s': expected vector or json", WHO, o->row);
-    return SQLITE_ERROR;
-  }
-  if (o->mode && sqlite3_stricmp(o->mode, "rw") && sqlite3_stricmp(o->mode, "ro")) {
-    *pzErr = sqlite3_mprintf("%s: mode='%s': expected rw or ro", WHO, o->mode);
-    return SQLITE_ERROR;
-  }
-  if (o->sync && sqlite3_stricmp(o->sync, "full") && sqlite3_stricmp(o->sync, "normal") &&
-      sqlite3_stricmp(o->sync, "off")) {
-    *pzErr = sqlite3_mprintf("%s: sync='%s': expected full, normal or off", WHO, o->sync);
-    return SQLITE_ERROR;
-  }
-  return SQLITE_OK;
-}
-
-/* ---- creating a file or dataset from a schema ------------------------ */
-
-static h5_type *scalar_type(const char *w, size_t n) {
-  static const struct {
-    const char *name;
-    int kind, bytes, sgn; /* kind 0 int, 1 float, 2 bool, 3 text */
-  } map[] = {
-      {"int8", 0, 1, 1},    {"int16", 0, 2, 1},    {"int32", 0, 4, 1},   {"int64", 0, 8, 1},
-      {"uint8", 0, 1, 0},   {"uint16", 0, 2, 0},   {"uint32", 0, 4, 0},  {"uint64", 0, 8, 0},
-      {"int", 0, 8, 1},     {"integer", 0, 8, 1},  {"bigint", 0, 8, 1},  {"float16", 1, 2, 0},
-      {"half", 1, 2, 0},    {"float32", 1, 4, 0},  {"float64", 1, 8, 0}, {"float", 1, 8, 0},
-      {"double", 1, 8, 0},  {"real", 1, 8, 0},     {"bool", 2, 1, 0},    {"boolean", 2, 1, 0},
-      {"text", 3, 0, 0},    {"str", 3, 0, 0},      {"string", 3, 0, 0},  {"varchar", 3, 0, 0},
-  };
-  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
-    if (strlen(map[i].name) != n || sqlite3_strnicmp(map[i].name, w, (int)n)) continue;
-    switch (map[i].kind) {
-    case 0: return h5_type_new_int(map[i].bytes, map[i].sgn);
-    case 1: return h5_type_new_float(map[i].bytes);
-    case 2: return h5_type_new_bool();
-    default: return h5_type_new_string(0, 1);
-    }
-  }
-  return NULL;
-}
-
-static const char SCHEMA_TYPES[] =
-    "int8, int16, int32, int64 (int, integer), uint8 .. uint64, float16, float32, "
-    "float64 (float, double, real), bool, text, and NAME[N] arrays of the numeric ones";
-
-/* Parse 'name type, ...' into a compound type (or, for one field called
-** value, that field's type) for a dataset with shape (0[, N]). */
-static int parse_schema(const char *s, h5_type **out, int *rank, uint64_t *ncols, char **pzErr) {
-  *out = NULL;
-  typedef struct { char *name; h5_type *t; } fld;
-  fld f[256];
-  int nf = 0, rc = SQLITE_OK;
-  const char *p = s;
-  for (;;) {
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    if (!*p) break;
-    if (nf == 256) { rc = SQLITE_ERROR; *pzErr = sqlite3_mprintf("%s: schema: at most 256 fields", WHO); goto done; }
-    /* the name */
-    char *name;
-    if (*p == '"') {
-      const char *e = strchr(p + 1, '"');
-      if (!e) { rc = SQLITE_ERROR; *pzErr = sqlite3_mprintf("%s: schema: unterminated \" in '%s'", WHO, s); goto done; }
-      name = sqlite3_mprintf("%.*s", (int)(e - p - 1), p + 1);
-      p = e + 1;
-    } else {
-      const char *b = p;
-      while (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-             (*p >= '0' && *p <= '9') || (unsigned char)*p >= 0x80)
-        p++;
-      if (p == b) { rc = SQLITE_ERROR; *pzErr = sqlite3_mprintf("%s: schema: expected a field name at '%s'", WHO, b); goto done; }
-      name = sqlite3_mprintf("%.*s", (int)(p - b), b);
-    }
-    if (!name) { rc = SQLITE_NOMEM; goto done; }
-    f[nf].name = name;
-    f[nf].t = NULL;
-    nf++;
-    if (!*name || strchr(name, '/') || strcmp(name, ".") == 0) {
-      rc = SQLITE_ERROR;
-      *pzErr = sqlite3_mprintf("%s: schema: bad field name '%s'", WHO, name);
-      goto done;
-    }
-    for (int j = 0; j + 1 < nf; j++)
-      if (sqlite3_stricmp(f[j].name, name) == 0) {
-        rc = SQLITE_ERROR;
-        *pzErr = sqlite3_mprintf("%s: schema: field '%s' twice", WHO, name);
-        goto done;
-      }
-    while (*p == ' ' || *p == '\t') p++;
-    const char *b = p;
-    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) p++;
-    h5_type *t = scalar_type(b, (size_t)(p - b));
-    if (!t) {
-      rc = SQLITE_ERROR;
-      *pzErr = sqlite3_mprintf("%s: schema: field '%s': unknown type '%.*s' (known: %s)", WHO,
-                               name, (int)(p - b), b, SCHEMA_TYPES);
-      goto done;
-    }
-    while (*p == ' ' || *p == '\t') p++;
-    if (*p == '[') {
-      char *end;
-      errno = 0;
-      unsigned long long n = strtoull(p + 1, &end, 10);
-      if (errno || end == p + 1 || *end != ']' || n < 1 || n > (1u << 24) ||
-          !is_numeric(t) ) {
-        h5_type_free(t);
-        rc = SQLITE_ERROR;
-        *pzErr = sqlite3_mprintf("%s: schema: field '%s': arrays are TYPE[N] with N in 1..%u of "
-                                 "a numeric type", WHO, name, 1u << 24);
-        goto done;
-      }
-      uint32_t d = (uint32_t)n;
-      t = h5_type_new_array(t, 1, &d);
-      if (!t) { rc = SQLITE_NOMEM; goto done; }
-      p = end + 1;
-    }
-    f[nf - 1].t = t;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    if (*p == ',') { p++; continue; }
-    if (*p) {
-      rc = SQLITE_ERROR;
-      *pzErr = sqlite3_mprintf("%s: schema: expected ',' at '%s'", WHO, p);
-      goto done;
-    }
-  }
-  if (nf == 0) {
-    rc = SQLITE_ERROR;
-    *pzErr = sqlite3_mprintf("%s: schema is empty; e.g. schema='id int64, score float32'", WHO);
-    goto done;
-  }
-  *rank = 1;
-  *ncols = 0;
-  if (nf == 1 && strcmp(f[0].name, "value") == 0) {
-    h5_type *t = f[0].t;
-    f[0].t = NULL;
-    if (t->cls == H5_CLASS_ARRAY) { /* a plain 2-D dataset */
-      h5_type *base = t->base;
-      *ncols = t->dims[0];
-      *rank = 2;
-      /* rebuild the base on its own: the array owns it */
-      h5_type *nb = base->cls == H5_CLASS_FLOAT ? h5_type_new_float((int)base->size)
-                                                : h5_type_new_int((int)base->size, base->is_signed);
-      h5_type_free(t);
-      if (!nb) { rc = SQLITE_NOMEM; goto done; }
-      t = nb;
-    }
-    *out = t;
-    goto done;
-  }
-  uint32_t size = 0;
-  for (int j = 0; j < nf; j++) size += f[j].t->size;
-  h5_type *c = h5_type_new_compound(size);
-  if (!c) { rc = SQLITE_NOMEM; goto done; }
-  uint32_t off = 0;
-  for (int j = 0; j < nf; j++) {
-    uint32_t sz = f[j].t->size;
-    int hr = h5_type_add_member(c, f[j].name, off, f[j].t);
-    f[j].t = NULL;
-    if (hr != H5_OK) {
-      h5_type_free(c);
-      rc = SQLITE_NOMEM;
-      goto done;
-    }
-    off += sz;
-  }
-  *out = c;
-done:
-  for (int j = 0; j < nf; j++) {
-    sqlite3_free(f[j].name);
-    h5_type_free(f[j].t);
-  }
-  return rc;
-}
-
-/* A compact description of a type for messages ('<f4', compound JSON). */
-static char *type_text(const h5_type *t) {
-  strbuf b = {0};
-  if (h5sql_dtype(t, &b) != 0 || strbuf_failed(&b)) {
-    strbuf_free(&b);
-    return sqlite3_mprintf("(class %d)", (int)t->cls);
-  }
-  char *r = sqlite3_mprintf("%s", b.buf);
-  strbuf_free(&b);
-  return r;
-}
-
-/* Whether a (from a schema) and b (in the file) hold the same values. */
-static int same_type(const h5_type *a, const h5_type *b) {
-  if (a->cls != b->cls) {
-    /* h5py's bool is an enum; so is ours */
-    return 0;
-  }
-  switch (a->cls) {
-  case H5_CLASS_INTEGER: return a->size == b->size && a->is_signed == b->is_signed;
-  case H5_CLASS_FLOAT: return a->size == b->size;
-  case H5_CLASS_ENUM: return a->size == b->size && a->nmembers == b->nmembers;
-  case H5_CLASS_VLEN: return a->vlen_kind == b->vlen_kind;
-  case H5_CLASS_STRING: return a->size == b->size;
-  case H5_CLASS_ARRAY:
-    return a->rank == b->rank && a->dims[0] == b->dims[0] && same_type(a->base, b->base);
-  case H5_CLASS_COMPOUND:
-    if (a->nmembers != b->nmembers) return 0;
-    for (uint32_t m = 0; m < a->nmembers; m++)
-      if (strcmp(a->members[m].name, b->members[m].name) ||
-          !same_type(a->members[m].type, b->members[m].type))
-        return 0;
-    return 1;
-  default: return 0;
-  }
-}
-
-static int parse_compression(const char *c, int *level, char **pzErr) {
-  *level = -1;
-  if (!c || !*c || sqlite3_stricmp(c, "none") == 0) return SQLITE_OK;
-  const char *colon = strchr(c, ':');
-  size_t n = colon ? (size_t)(colon - c) : strlen(c);
-  if ((n == 7 && sqlite3_strnicmp(c, "deflate", 7) == 0) ||
-      (n == 4 && sqlite3_strnicmp(c, "gzip", 4) == 0) ||
-      (n == 4 && sqlite3_strnicmp(c, "zlib", 4) == 0)) {
-    *level = 4; /* h5py's default gzip level */
-    if (!colon) return SQLITE_OK;
-    if (colon[1] >= '0' && colon[1] <= '9' && !colon[2]) {
-      *level = colon[1] - '0';
-      return SQLITE_OK;
-    }
-  }
-  *pzErr = sqlite3_mprintf("%s: compression='%s': expected none, deflate or deflate:0..9", WHO, c);
-  return SQLITE_ERROR;
-}
+/* ---- the writer's lock ------------------------------------------- */
 
 /* Take the writer's lock on path: an fd holding flock(LOCK_EX), or -1 and
 ** SQLITE_BUSY when another connection or process holds it. */
-static int lock_file(const char *path, int *fd, char **msg) {
+int h5vt_lock_file(const char *path, int *fd, char **msg) {
   *fd = open(path, O_RDONLY | O_CLOEXEC);
   if (*fd < 0) {
     *msg = sqlite3_mprintf("cannot open '%s': %s", path, strerror(errno));
@@ -705,143 +381,6 @@ static int lock_file(const char *path, int *fd, char **msg) {
   return SQLITE_ERROR;
 }
 
-/* Create the groups along path (in w) and return the parent and last name. */
-static int make_parents(h5w *w, const char *path, h5w_obj **parent, const char **name,
-                        char **pzErr) {
-  h5w_obj *g = h5w_root(w);
-  char *dup = sqlite3_mprintf("%s", path);
-  if (!dup) return SQLITE_NOMEM;
-  char *s = dup;
-  while (*s == '/') s++;
-  char *last = s;
-  for (;;) {
-    char *slash = strchr(s, '/');
-    if (!slash) break;
-    *slash = 0;
-    if (*s) { /* (the name ends the path dup for now) */
-      h5w_obj *next = NULL;
-      int hr = h5w_lookup(w, dup, &next); /* dup is the path up to s */
-      if (hr == H5_ENOTFOUND) hr = h5w_group(w, g, s, &next);
-      if (hr != H5_OK) {
-        *pzErr = sqlite3_mprintf("%s: cannot create group '%s' in '%s': %s", WHO, s, path,
-                                 h5w_errmsg(w));
-        sqlite3_free(dup);
-        return SQLITE_ERROR;
-      }
-      g = next;
-    }
-    *slash = '/';
-    s = slash + 1;
-    last = s;
-  }
-  if (!*last) {
-    *pzErr = sqlite3_mprintf("%s: dataset='%s' does not name a dataset", WHO, path);
-    sqlite3_free(dup);
-    return SQLITE_ERROR;
-  }
-  *parent = g;
-  *name = path + (last - dup);
-  sqlite3_free(dup);
-  return SQLITE_OK;
-}
-
-/* Create the dataset of a schema in a new file or an existing one. */
-static int create_dataset(const h5opts *o, char **pzErr) {
-  h5_type *t;
-  int rank;
-  uint64_t ncols;
-  int rc = parse_schema(o->schema, &t, &rank, &ncols, pzErr);
-  if (rc != SQLITE_OK) return rc;
-  int level;
-  if ((rc = parse_compression(o->compression, &level, pzErr)) != SQLITE_OK) {
-    h5_type_free(t);
-    return rc;
-  }
-  uint64_t rowbytes = t->size * (rank == 2 ? ncols : 1);
-  uint64_t chunk = (uint64_t)o->chunk;
-  if (!chunk) { /* about 1 MiB of rows, a power of two */
-    chunk = 1;
-    while (chunk * 2 * rowbytes <= (1u << 20) && chunk < (1u << 20)) chunk *= 2;
-  }
-  if (chunk * rowbytes > (uint64_t)1 << 32) {
-    h5_type_free(t);
-    *pzErr = sqlite3_mprintf("%s: chunk=%llu rows of %llu bytes is over HDF5's 4 GiB chunk limit",
-                             WHO, (unsigned long long)chunk, (unsigned long long)rowbytes);
-    return SQLITE_ERROR;
-  }
-  char err[512] = "";
-  h5w *w = NULL;
-  struct stat st;
-  int exists = stat(o->file, &st) == 0;
-  /* a new file is written under a temporary name and renamed into place,
-  ** so no one ever sees (or is left with) half a file */
-  char *base = exists ? NULL : sqlite3_mprintf("%s.h5mem-new-%d", o->file, (int)getpid());
-  char *tmp = NULL; /* the name made (malloc'd) */
-  if (!exists && !base) {
-    h5_type_free(t);
-    return SQLITE_NOMEM;
-  }
-  int lockfd = -1;
-  if (exists) {
-    char *msg = NULL;
-    rc = lock_file(o->file, &lockfd, &msg);
-    if (rc != SQLITE_OK) {
-      h5_type_free(t);
-      *pzErr = msg ? sqlite3_mprintf("%s: %s", WHO, msg) : NULL;
-      sqlite3_free(msg);
-      return *pzErr ? rc : SQLITE_NOMEM;
-    }
-  }
-  /* the temporary file is made exclusively, never through a link planted at its name (h5.h) */
-  int hr = exists ? h5w_open(o->file, 1, &w, err, sizeof err)
-                  : h5w_create_temp(base, 1, &w, &tmp, err, sizeof err);
-  sqlite3_free(base);
-  if (hr != H5_OK) {
-    h5_type_free(t);
-    *pzErr = sqlite3_mprintf("%s: cannot %s '%s': %s", WHO, exists ? "add to" : "create",
-                             o->file, err);
-    if (lockfd >= 0) close(lockfd);
-    return hr == H5_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
-  }
-  h5w_obj *parent, *d;
-  const char *name;
-  rc = make_parents(w, o->dset, &parent, &name, pzErr);
-  if (rc == SQLITE_OK) {
-    h5w_dcpl dcpl;
-    memset(&dcpl, 0, sizeof dcpl);
-    dcpl.layout = H5_LAYOUT_CHUNKED;
-    dcpl.chunk[0] = chunk;
-    dcpl.chunk[1] = ncols;
-    dcpl.deflate = level;
-    dcpl.shuffle = level >= 0 && o->shuffle == 1;
-    uint64_t dims[2] = {0, ncols}, maxdims[2] = {UINT64_MAX, ncols};
-    hr = h5w_dataset(w, parent, name, t, rank, dims, maxdims, &dcpl, &d);
-    t = NULL;
-    if (hr != H5_OK) {
-      *pzErr = sqlite3_mprintf("%s: cannot create dataset '%s' in '%s': %s", WHO, o->dset,
-                               o->file, h5w_errmsg(w));
-      rc = SQLITE_ERROR;
-    }
-  }
-  h5_type_free(t);
-  int sync = !o->sync || sqlite3_stricmp(o->sync, "off") != 0;
-  if (rc == SQLITE_OK && h5w_close(w, sync) != H5_OK) {
-    *pzErr = sqlite3_mprintf("%s: cannot write '%s': %s", WHO, o->file, h5w_errmsg(w));
-    rc = SQLITE_ERROR;
-  }
-  h5w_free(w);
-  if (tmp) {
-    if (rc == SQLITE_OK && rename(tmp, o->file) != 0) {
-      *pzErr = sqlite3_mprintf("%s: cannot create '%s': %s", WHO, o->file, strerror(errno));
-      rc = SQLITE_ERROR;
-    }
-    if (rc != SQLITE_OK) unlink(tmp);
-    free(tmp);
-  }
-  if (lockfd >= 0) close(lockfd); /* (closing drops the lock) */
-  return rc;
-}
-
 /* ---- connect / create ---------------------------------------------- */
 
 static int h5vt_disconnect(sqlite3_vtab *base);
@@ -849,9 +388,9 @@ static int h5vt_disconnect(sqlite3_vtab *base);
 static int connect_common(sqlite3 *db, int argc, const char *const *argv, sqlite3_vtab **out,
                           char **pzErr, int creating) {
   h5opts o;
-  int rc = parse_opts(argc, argv, &o, pzErr);
+  int rc = h5vt_parse_opts(argc, argv, &o, pzErr);
   if (rc != SQLITE_OK) {
-    opts_free(&o);
+    h5vt_opts_free(&o);
     return rc;
   }
   int readonly = o.mode && sqlite3_stricmp(o.mode, "ro") == 0;
@@ -866,7 +405,7 @@ static int connect_common(sqlite3 *db, int argc, const char *const *argv, sqlite
       int hr = h5_open(o.file, &f, err, sizeof err);
       if (hr != H5_OK) {
         *pzErr = sqlite3_mprintf("%s: cannot open '%s': %s", WHO, o.file, err);
-        opts_free(&o);
+        h5vt_opts_free(&o);
         return SQLITE_ERROR;
       }
       hr = h5_obj_open_path(f, o.dset, &d);
@@ -876,13 +415,13 @@ static int connect_common(sqlite3 *db, int argc, const char *const *argv, sqlite
         int rank;
         uint64_t nc;
         h5_dset_info in;
-        rc = parse_schema(o.schema, &want, &rank, &nc, pzErr);
+        rc = h5vt_parse_schema(o.schema, &want, &rank, &nc, pzErr);
         if (rc == SQLITE_OK && (h5_obj_kind(d) != H5_KIND_DATASET || h5_dset_info_get(d, &in) != H5_OK)) {
           *pzErr = sqlite3_mprintf("%s: '%s' in '%s' is not a dataset", WHO, o.dset, o.file);
           rc = SQLITE_ERROR;
         } else if (rc == SQLITE_OK &&
-                   (!same_type(want, in.type) || in.rank != rank || (rank == 2 && in.dims[1] != nc))) {
-          char *a = type_text(want), *b = type_text(in.type);
+                   (!h5vt_same_type(want, in.type) || in.rank != rank || (rank == 2 && in.dims[1] != nc))) {
+          char *a = h5vt_type_text(want), *b = h5vt_type_text(in.type);
           *pzErr = sqlite3_mprintf("%s: schema='%s' (%s, rank %d) does not match the existing "
                                    "dataset '%s' (%s, rank %d)", WHO, o.schema, a ? a : "?", rank,
                                    o.dset, b ? b : "?", in.rank);
@@ -902,17 +441,17 @@ static int connect_common(sqlite3 *db, int argc, const char *const *argv, sqlite
         *pzErr = sqlite3_mprintf("%s: mode=ro, and '%s' has no dataset '%s' to read", WHO, o.file, o.dset);
         rc = SQLITE_ERROR;
       } else {
-        rc = create_dataset(&o, pzErr);
+        rc = h5vt_create_dataset(&o, pzErr);
       }
     }
     if (rc != SQLITE_OK) {
-      opts_free(&o);
+      h5vt_opts_free(&o);
       return rc;
     }
   }
   h5vt *vt = sqlite3_malloc(sizeof *vt);
   if (!vt) {
-    opts_free(&o);
+    h5vt_opts_free(&o);
     return SQLITE_NOMEM;
   }
   memset(vt, 0, sizeof *vt);
@@ -925,7 +464,7 @@ static int connect_common(sqlite3 *db, int argc, const char *const *argv, sqlite
   vt->readonly = readonly;
   vt->sync = !o.sync || sqlite3_stricmp(o.sync, "off") != 0;
   int had_schema = o.schema != NULL;
-  opts_free(&o);
+  h5vt_opts_free(&o);
   h5snap *s;
   rc = snap_open(vt, &s);
   if (rc != SQLITE_OK) {
@@ -1322,304 +861,13 @@ static int h5vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
 
 /* ---- writing ------------------------------------------------------- */
 
-static locale_t c_locale(void) {
-  static locale_t loc;
-  if (!loc) loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-  return loc;
-}
-
-/* A JSON array of n numbers into out (doubles).  0 or -1 with *msg. */
-static int json_numbers(const char *s, uint64_t n, double *out, char **msg) {
-  const char *p = s;
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-  if (*p != '[') goto bad;
-  p++;
-  for (uint64_t k = 0;; k++) {
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    if (*p == ']' && k == 0 && n == 0) { p++; break; }
-    if (k >= n) {
-      *msg = sqlite3_mprintf("the JSON array has more than %llu elements", (unsigned long long)n);
-      return -1;
-    }
-    char *end;
-    if (!(*p == '-' || (*p >= '0' && *p <= '9'))) goto bad;
-    locale_t loc = c_locale();
-    out[k] = loc ? strtod_l(p, &end, loc) : strtod(p, &end);
-    if (end == p) goto bad;
-    if (isinf(out[k])) { /* JSON has no infinity: a finite number beyond float64 */
-      *msg = sqlite3_mprintf("element %llu (%.*s) is out of range for float64",
-                             (unsigned long long)k, (int)(end - p > 40 ? 40 : end - p), p);
-      return -1;
-    }
-    p = end;
-    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-    if (*p == ',') { p++; continue; }
-    if (*p == ']') {
-      if (k + 1 != n) {
-        *msg = sqlite3_mprintf("the JSON array has %llu elements, expected %llu",
-                               (unsigned long long)(k + 1), (unsigned long long)n);
-        return -1;
-      }
-      p++;
-      break;
-    }
-    goto bad;
-  }
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-  if (*p) goto bad;
-  return 0;
-bad:
-  *msg = sqlite3_mprintf("expected a JSON array of %llu numbers or a float32 BLOB of %llu bytes",
-                         (unsigned long long)n, (unsigned long long)n * 4);
-  return -1;
-}
-
-static void put_bytes(uint8_t *p, const void *v, size_t n, int big) {
-  static const uint16_t one = 1;
-  int le_host = *(const uint8_t *)&one == 1;
-  if (big == !le_host) {
-    memcpy(p, v, n);
-  } else {
-    const uint8_t *s = v;
-    for (size_t k = 0; k < n; k++) p[k] = s[n - 1 - k];
-  }
-}
-
-/* d in the shortest form that reads back exactly (for messages). */
-static char *shortest(double d) {
-  char *s = NULL;
-  for (int prec = 15; prec <= 17; prec++) {
-    sqlite3_free(s);
-    s = sqlite3_mprintf("%.*g", prec, d);
-    if (!s || strtod(s, NULL) == d) break;
-  }
-  return s;
-}
-
-/* A finite d beyond float16's or float32's range would be stored as
-** infinity: an error, as an out-of-range integer is.  A number that rounds
-** to the largest finite value (below the midpoint between it and the next
-** power of two) is stored as that value; explicit infinities and NaN (NULL)
-** are stored as they are. */
-static int float_range(double d, unsigned size, char **msg) {
-  /* the midpoints, from which round-to-nearest-even gives infinity */
-  double lim = size == 2 ? 65520.0 : 0x1.ffffffp127;
-  if (!isfinite(d) || fabs(d) < lim) return 0;
-  char *v = shortest(d);
-  *msg = sqlite3_mprintf("%s is out of range for float%u (largest finite value +-%s)",
-                         v ? v : "?", size * 8, size == 2 ? "65504" : "3.40282347e+38");
-  sqlite3_free(v);
-  return -1;
-}
-
-/* A number d into an integer or float element. */
-static int put_number(const h5_type *t, uint8_t *p, double d, int64_t iv, int is_int, char **msg) {
-  if (t->cls == H5_CLASS_FLOAT) {
-    if (is_int) d = (double)iv;
-    if (t->size == 8) {
-      put_bytes(p, &d, 8, t->big_endian);
-    } else if (t->size == 4) {
-      if (float_range(d, 4, msg)) return -1;
-      float f = (float)d;
-      put_bytes(p, &f, 4, t->big_endian);
-    } else if (t->size == 2) {
-      if (float_range(d, 2, msg)) return -1;
-      float f = (float)d;
-      uint16_t h;
-      k_get()->f32_to_f16(&f, &h, 1);
-      /* rounding twice (to float, then to half) can carry a number just
-      ** below the midpoint 65520 up to it and on to infinity */
-      if (isfinite(d) && (h & 0x7fff) == 0x7c00) h = (uint16_t)((h & 0x8000) | 0x7bff);
-      put_bytes(p, &h, 2, t->big_endian);
-    } else {
-      *msg = sqlite3_mprintf("cannot write %u-byte floats", (unsigned)t->size);
-      return -1;
-    }
-    return 0;
-  }
-  /* integers (and the bases of enums) */
-  int sgn = t->is_signed;
-  unsigned bits = t->size * 8;
-  uint64_t u;
-  if (!is_int) {
-    if (isnan(d) || floor(d) != d) {
-      *msg = sqlite3_mprintf("%.17g is not an integer", d);
-      return -1;
-    }
-    if (d >= 0 && d < 18446744073709551616.0 && !(sgn || d < 9223372036854775808.0)) {
-      u = (uint64_t)d;
-      if (bits < 64 && u >> bits) goto range;
-      put_bytes(p, &u, t->size, t->big_endian);
-      return 0;
-    }
-    if (d < -9223372036854775808.0 || d >= 9223372036854775808.0) goto range;
-    iv = (int64_t)d;
-  }
-  if (sgn) {
-    if (bits < 64) {
-      int64_t lim = (int64_t)1 << (bits - 1);
-      if (iv < -lim || iv >= lim) goto range;
-    }
-  } else if (iv < 0 || (bits < 64 && (uint64_t)iv >> bits)) {
-    goto range;
-  }
-  u = (uint64_t)iv;
-  put_bytes(p, &u, t->size, t->big_endian);
-  return 0;
-range:
-  if (is_int) *msg = sqlite3_mprintf("%lld is out of range for %s%u", (long long)iv, sgn ? "int" : "uint", bits);
-  else *msg = sqlite3_mprintf("%.17g is out of range for %s%u", d, sgn ? "int" : "uint", bits);
-  return -1;
-}
-
-/* Whether this module can write elements of type t. */
-static int writable(const h5_type *t) {
-  switch (t->cls) {
-  case H5_CLASS_INTEGER: return t->size <= 8 && t->offset == 0 && t->precision == t->size * 8;
-  case H5_CLASS_FLOAT:
-    return (t->size == 2 || t->size == 4 || t->size == 8) && t->precision == t->size * 8 &&
-           !t->vax_order;
-  case H5_CLASS_ENUM: return t->base && t->base->cls == H5_CLASS_INTEGER && t->base->size <= 8;
-  case H5_CLASS_STRING: return 1;
-  case H5_CLASS_VLEN: return t->vlen_kind == 1;
-  case H5_CLASS_ARRAY: return t->base && is_numeric(t->base) && writable(t->base);
-  case H5_CLASS_COMPOUND:
-    for (uint32_t m = 0; m < t->nmembers; m++)
-      if (!writable(t->members[m].type)) return 0;
-    return 1;
-  default: return 0;
-  }
-}
-
-/* n numbers (a float32 BLOB or a JSON array) into elements of type t. */
-static int put_array(const h5_type *t, uint8_t *p, uint64_t n, sqlite3_value *v, char **msg) {
-  double *d = sqlite3_malloc64(n * sizeof *d + 1);
-  if (!d) return SQLITE_NOMEM;
-  int rc = 0;
-  if (sqlite3_value_type(v) == SQLITE_BLOB) {
-    const uint8_t *b = sqlite3_value_blob(v);
-    uint64_t len = (uint64_t)sqlite3_value_bytes(v);
-    if (len != n * 4) {
-      *msg = sqlite3_mprintf("a float32 BLOB of %llu bytes, expected %llu (%llu floats)",
-                             (unsigned long long)len, (unsigned long long)n * 4,
-                             (unsigned long long)n);
-      rc = -1;
-    } else {
-      for (uint64_t k = 0; k < n; k++) {
-        float f;
-        memcpy(&f, b + 4 * k, 4);
-        d[k] = f;
-      }
-    }
-  } else if (sqlite3_value_type(v) == SQLITE_TEXT) {
-    rc = json_numbers((const char *)sqlite3_value_text(v), n, d, msg);
-  } else {
-    *msg = sqlite3_mprintf("expected a float32 BLOB or a JSON array of %llu numbers, not %s",
-                           (unsigned long long)n,
-                           sqlite3_value_type(v) == SQLITE_NULL ? "NULL" : "a number");
-    rc = -1;
-  }
-  for (uint64_t k = 0; rc == 0 && k < n; k++)
-    rc = put_number(t, p + k * t->size, d[k], 0, 0, msg);
-  sqlite3_free(d);
-  return rc;
-}
-
-/* When must (a UTF-8 string type, or a BLOB for a variable-length
-** string): whether s[0..n) is refused for not being well-formed UTF-8,
-** which every reader (h5py's .asstr(), Python's .decode()) needs; the
-** message in *msg. */
-static int utf8_refused(int must, const char *s, size_t n, char **msg) {
-  size_t bad = must ? util_utf8_check(s, n, 1) : n;
-  if (bad == n) return 0;
-  *msg = sqlite3_mprintf("invalid UTF-8 at byte %llu", (unsigned long long)bad);
-  return 1;
-}
-
-/* One SQL value into one element of type t at p (zeroed before). */
-static int put_value(h5vt *vt, const h5_type *t, uint8_t *p, sqlite3_value *v, char **msg) {
-  (void)vt;
-  int vtype = sqlite3_value_type(v);
-  switch (t->cls) {
-  case H5_CLASS_INTEGER:
-  case H5_CLASS_ENUM:
-  case H5_CLASS_FLOAT: {
-    const h5_type *it = t->cls == H5_CLASS_ENUM ? t->base : t;
-    if (vtype == SQLITE_NULL) {
-      if (t->cls == H5_CLASS_FLOAT) return put_number(t, p, NAN, 0, 0, msg);
-      *msg = sqlite3_mprintf("NULL in an integer column (HDF5 has no NULL; floats store NaN)");
-      return -1;
-    }
-    int nt = sqlite3_value_numeric_type(v);
-    if (nt != SQLITE_INTEGER && nt != SQLITE_FLOAT) {
-      *msg = sqlite3_mprintf("expected a number, not %s", nt == SQLITE_TEXT ? "text" : "a BLOB");
-      return -1;
-    }
-    if (t->cls == H5_CLASS_ENUM) { /* bool: any nonzero number is TRUE */
-      int64_t b = nt == SQLITE_INTEGER ? sqlite3_value_int64(v) != 0 : sqlite3_value_double(v) != 0;
-      return put_number(it, p, 0, b, 1, msg);
-    }
-    return put_number(it, p, sqlite3_value_double(v), sqlite3_value_int64(v),
-                      nt == SQLITE_INTEGER, msg);
-  }
-  case H5_CLASS_VLEN: {
-    if (vtype == SQLITE_NULL) return 0; /* a NULL string */
-    const char *s = (const char *)sqlite3_value_text(v);
-    int n = sqlite3_value_bytes(v);
-    if (!s) return SQLITE_NOMEM;
-    if ((int)strlen(s) != n) {
-      *msg = sqlite3_mprintf("text with a NUL byte (HDF5 strings end at NUL)");
-      return -1;
-    }
-    if (utf8_refused(t->cset == 1 || vtype == SQLITE_BLOB, s, (size_t)n, msg)) return -1;
-    char *copy = malloc((size_t)n + 1);
-    if (!copy) return SQLITE_NOMEM;
-    memcpy(copy, s, (size_t)n + 1);
-    memcpy(p, &copy, sizeof copy);
-    return 0;
-  }
-  case H5_CLASS_STRING: {
-    if (vtype == SQLITE_NULL) return 0; /* empty */
-    const char *s = vtype == SQLITE_BLOB ? sqlite3_value_blob(v) : (const char *)sqlite3_value_text(v);
-    int n = sqlite3_value_bytes(v);
-    if ((uint32_t)n > t->size) {
-      *msg = sqlite3_mprintf("%d bytes do not fit a %u-byte string", n, (unsigned)t->size);
-      return -1;
-    }
-    if (utf8_refused(t->cset == 1, s, (size_t)n, msg)) return -1;
-    if (n) memcpy(p, s, (size_t)n);
-    if (t->strpad == 2) memset(p + n, ' ', t->size - (uint32_t)n);
-    return 0;
-  }
-  case H5_CLASS_ARRAY: {
-    uint64_t n = 1;
-    for (int k = 0; k < t->rank; k++) n *= t->dims[k];
-    return put_array(t->base, p, n, v, msg);
-  }
-  default:
-    *msg = sqlite3_mprintf("cannot write this type");
-    return -1;
-  }
-}
-
 /* Free the strings of rows [n, nbuf) and drop those rows. */
-static void free_strings(const h5_type *t, uint8_t *p) {
-  if (t->cls == H5_CLASS_VLEN) {
-    char *s;
-    memcpy(&s, p, sizeof s);
-    free(s);
-    memset(p, 0, sizeof s);
-  } else if (t->cls == H5_CLASS_COMPOUND) {
-    for (uint32_t m = 0; m < t->nmembers; m++) free_strings(t->members[m].type, p + t->members[m].offset);
-  }
-}
-
 static void buf_truncate(h5vt *vt, uint64_t n) {
   if (vt->buf && vt->snap) {
     const h5_type *t = vt->snap->info.type;
     size_t per = t->size, rb = vt->rowbytes;
     for (uint64_t r = n; r < vt->nbuf; r++)
-      for (size_t o = 0; o + per <= rb; o += per) free_strings(t, vt->buf + r * rb + o);
+      for (size_t o = 0; o + per <= rb; o += per) h5vt_free_strings(t, vt->buf + r * rb + o);
   }
   if (n < vt->nbuf) vt->nbuf = n;
 }
@@ -1645,7 +893,7 @@ static void writer_drop(h5vt *vt) {
 static int writer_open(h5vt *vt) {
   if (vt->w) return SQLITE_OK;
   char *msg = NULL;
-  int lrc = lock_file(vt->file, &vt->lockfd, &msg);
+  int lrc = h5vt_lock_file(vt->file, &vt->lockfd, &msg);
   if (lrc != SQLITE_OK) {
     if (!msg) return SQLITE_NOMEM;
     vt_err(vt, "%s", msg);
@@ -1704,8 +952,8 @@ static int h5vt_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlit
   int rc = vt->nbuf || vt->nspilled ? SQLITE_OK : refresh(vt);
   if (rc != SQLITE_OK) return rc;
   const h5_type *t = vt->snap->info.type;
-  if (vt->rank < 1 || !writable(t)) {
-    char *tt = type_text(t);
+  if (vt->rank < 1 || !h5vt_writable(t)) {
+    char *tt = h5vt_type_text(t);
     rc = vt_err(vt, "cannot append to '%s': %s", vt->dset,
                 vt->rank < 1 ? "a scalar dataset has no rows to add" : tt ? tt : "its type");
     if (vt->rank >= 1) {
@@ -1741,11 +989,11 @@ static int h5vt_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlit
     const h5col *c = &cs->cols[k];
     sqlite3_value *v = argv[2 + k];
     if (c->kind == CK_ELEM) {
-      bad = put_value(vt, c->type, row + c->offset, v, &msg);
+      bad = h5vt_put_value(vt, c->type, row + c->offset, v, &msg);
     } else if (c->kind == CK_VEC) {
-      bad = put_array(c->type, row + c->offset, c->n, v, &msg);
-    } else if (is_numeric(c->type)) { /* a JSON row of numbers */
-      bad = sqlite3_value_type(v) == SQLITE_TEXT ? put_array(c->type, row + c->offset, c->n, v, &msg)
+      bad = h5vt_put_array(c->type, row + c->offset, c->n, v, &msg);
+    } else if (h5vt_is_numeric(c->type)) { /* a JSON row of numbers */
+      bad = sqlite3_value_type(v) == SQLITE_TEXT ? h5vt_put_array(c->type, row + c->offset, c->n, v, &msg)
                                                   : (msg = sqlite3_mprintf("expected a JSON array"), -1);
     } else {
       bad = -1;
