@@ -331,8 +331,7 @@ START_TEST(test_scaleoffset) {
   fake *x = fake_new(2, N * 2);
   fake_add(x, 6, cd, 20);
   uint8_t in[21 + 32] = {5, 0, 0, 0, 8};
-  uint64_t minval = (uint64_t)-7;
-  for (int i = 0; i < 8; i++) in[5 + i] = (uint8_t)(minval >> (8 * i));
+  util_put_le64(in + 5, (uint64_t)-7);
   bitout b = {{0}, 0};
   uint8_t want[N * 2];
   for (int i = 0; i < N; i++) {

@@ -52,12 +52,13 @@ static size_t put(buf *b, const void *d, size_t n) {
 static size_t u(buf *b, uint64_t v, int n) {
   reserve(b, (size_t)n);
   size_t at = b->n;
-  for (int i = 0; i < n; i++) b->p[b->n++] = (uint8_t)(v >> (8 * i));
+  util_put_le(b->p + at, v, n);
+  b->n += (size_t)n;
   return at;
 }
 
 static void patch(buf *b, size_t at, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) b->p[at + (size_t)i] = (uint8_t)(v >> (8 * i));
+  util_put_le(b->p + at, v, n);
 }
 
 /* the lookup3 checksum of [from, end), appended */
