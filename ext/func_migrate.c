@@ -40,6 +40,7 @@
 #include "migrate/mig.h"
 #include "store/store.h"
 #include "util/json.h"
+#include "util/le.h"
 #include "util/strbuf.h"
 #include "util/timefmt.h"
 #include "util/vecjson.h"
@@ -278,21 +279,6 @@ static int emb_count(const mig_cell *c, int enc) {
   return n <= 65536 ? n : 0;
 }
 
-static double le_f64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
-  double d;
-  memcpy(&d, &x, 8);
-  return d;
-}
-
-static float le_f32(const uint8_t *p) {
-  uint32_t x = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-
 /* The embedding cell into m->vec: *has 1 when there is one.  Returns -1
 ** when usable, else the reason to skip the row (detail in buf). */
 static int emb_decode(mig_run *m, const mig_cell *c, int *has, char *buf, size_t n) {
@@ -329,13 +315,13 @@ static int emb_decode(mig_run *m, const mig_cell *c, int *has, char *buf, size_t
       return R_WRONG_DIM;
     }
     if (esz == 8) {
-      for (int i = 0; i < dim; i++) v[i] = (float)le_f64(b + 8 * i);
+      for (int i = 0; i < dim; i++) v[i] = (float)util_get_le_f64(b + 8 * i);
       e = E_F64;
     } else if (esz == 1) {
       for (int i = 0; i < dim; i++) v[i] = (float)(int8_t)b[i];
       e = E_I8;
     } else {
-      for (int i = 0; i < dim; i++) v[i] = le_f32(b + 4 * i);
+      for (int i = 0; i < dim; i++) v[i] = util_get_le_f32(b + 4 * i);
       e = enc == MIG_ENC_VEC0 ? E_VEC0 : E_F32;
     }
   } else {

@@ -15,6 +15,7 @@
 
 #include "h5/h5_int.h"
 #include "testutil.h"
+#include "util/le.h"
 
 /* ---- a dataset with a filter pipeline, no file behind it ---------------- */
 
@@ -67,13 +68,6 @@ static void put_be32(uint8_t *p, uint32_t v) {
   p[3] = (uint8_t)v;
 }
 
-static void put_le32(uint8_t *p, uint32_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-  p[2] = (uint8_t)(v >> 16);
-  p[3] = (uint8_t)(v >> 24);
-}
-
 START_TEST(test_deflate_shuffle_fletcher) {
   enum { N = 1000 };
   uint8_t data[N * 4], shuf[N * 4 + 3];
@@ -91,7 +85,7 @@ START_TEST(test_deflate_shuffle_fletcher) {
   uint8_t *stored = malloc(zlen + 4);
   memcpy(stored, z, zlen);
   uint32_t sum = h5_fletcher32(z, zlen);
-  put_le32(stored + zlen, sum);
+  util_put_le32(stored + zlen, sum);
   uint8_t *out;
   size_t outlen;
   ck_assert_int_eq(unfilter(x, 0, stored, zlen + 4, &out, &outlen), H5_OK);
@@ -99,11 +93,11 @@ START_TEST(test_deflate_shuffle_fletcher) {
   ck_assert(memcmp(out, data, sizeof data) == 0);
   free(out);
   /* the checksum with the bytes of each half swapped (before 1.6.3) */
-  put_le32(stored + zlen, ((sum & 0x00ff00ffu) << 8) | ((sum >> 8) & 0x00ff00ffu));
+  util_put_le32(stored + zlen, ((sum & 0x00ff00ffu) << 8) | ((sum >> 8) & 0x00ff00ffu));
   ck_assert_int_eq(unfilter(x, 0, stored, zlen + 4, &out, &outlen), H5_OK);
   free(out);
   /* a wrong checksum */
-  put_le32(stored + zlen, sum ^ 0x100);
+  util_put_le32(stored + zlen, sum ^ 0x100);
   ck_assert_int_eq(unfilter(x, 0, stored, zlen + 4, &out, &outlen), H5_ECORRUPT);
   ck_assert_ptr_null(out);
   ck_assert(strstr(x->f.err, "checksum") != NULL);
@@ -114,7 +108,7 @@ START_TEST(test_deflate_shuffle_fletcher) {
   /* deflate skipped (mask bit 1): shuffled bytes and a checksum */
   uint8_t *raw = malloc(sizeof data + 4);
   memcpy(raw, shuf, sizeof data);
-  put_le32(raw + sizeof data, h5_fletcher32(shuf, sizeof data));
+  util_put_le32(raw + sizeof data, h5_fletcher32(shuf, sizeof data));
   ck_assert_int_eq(unfilter(x, 2, raw, sizeof data + 4, &out, &outlen), H5_OK);
   ck_assert(outlen == sizeof data && memcmp(out, data, sizeof data) == 0);
   free(out);
@@ -281,7 +275,7 @@ START_TEST(test_nbit) {
   for (uint32_t i = 0; i < N; i++) {
     uint32_t v = (i * 397u) & 0xfff;
     bits_put(&b, v, 12);
-    put_le32(want + 4 * i, v << 3);
+    util_put_le32(want + 4 * i, v << 3);
   }
   uint8_t *out;
   size_t outlen;
@@ -337,8 +331,7 @@ START_TEST(test_scaleoffset) {
   fake *x = fake_new(2, N * 2);
   fake_add(x, 6, cd, 20);
   uint8_t in[21 + 32] = {5, 0, 0, 0, 8};
-  uint64_t minval = (uint64_t)-7;
-  for (int i = 0; i < 8; i++) in[5 + i] = (uint8_t)(minval >> (8 * i));
+  util_put_le64(in + 5, (uint64_t)-7);
   bitout b = {{0}, 0};
   uint8_t want[N * 2];
   for (int i = 0; i < N; i++) {

@@ -52,12 +52,13 @@ static size_t put(buf *b, const void *d, size_t n) {
 static size_t u(buf *b, uint64_t v, int n) {
   reserve(b, (size_t)n);
   size_t at = b->n;
-  for (int i = 0; i < n; i++) b->p[b->n++] = (uint8_t)(v >> (8 * i));
+  util_put_le(b->p + at, v, n);
+  b->n += (size_t)n;
   return at;
 }
 
 static void patch(buf *b, size_t at, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) b->p[at + (size_t)i] = (uint8_t)(v >> (8 * i));
+  util_put_le(b->p + at, v, n);
 }
 
 /* the lookup3 checksum of [from, end), appended */
@@ -126,7 +127,7 @@ static int collect_cb(void *ctx, const uint8_t *rec, size_t len) {
   ck_assert_uint_eq(len, BT_REC);
   if ((int)c->n == c->stop_at) return H5_ESTOP;
   ck_assert_uint_lt(c->n, 256);
-  c->v[c->n++] = (uint32_t)h5_le(rec, 4);
+  c->v[c->n++] = (uint32_t)util_get_le(rec, 4);
   return 0;
 }
 
@@ -944,7 +945,7 @@ static uint64_t dense_heap(h5_obj *o, uint16_t type) {
   ck_assert_ptr_nonnull(m);
   ck_assert_uint_ge(m->size, 18);
   ck_assert_uint_eq(m->data[1], 0); /* no creation order */
-  return h5_le(m->data + 2, 8);
+  return util_get_le(m->data + 2, 8);
 }
 
 typedef struct hash_walk {
@@ -956,7 +957,7 @@ typedef struct hash_walk {
 static int hash_walk_cb(void *ctx, const uint8_t *rec, size_t len) {
   hash_walk *c = ctx;
   T_CHECK(len >= c->hash_at + 4, "record of %zu bytes", len);
-  uint32_t h = (uint32_t)h5_le(rec + c->hash_at, 4);
+  uint32_t h = (uint32_t)util_get_le(rec + c->hash_at, 4);
   if (c->n++ && h < c->last) c->bad++;
   c->last = h;
   return 0;
@@ -969,7 +970,7 @@ static size_t name_index_records(h5_obj *o, uint16_t type) {
   const h5_msg *m = h5_ohdr_find(&o->hdr, type);
   ck_assert_ptr_nonnull(m);
   hash_walk c = {type == H5_MSG_LINK_INFO ? 0 : 13, 0, 0, 0};
-  int rc = h5_bt2_iter(o->f, h5_le(m->data + 10, 8), hash_walk_cb, &c);
+  int rc = h5_bt2_iter(o->f, util_get_le(m->data + 10, 8), hash_walk_cb, &c);
   ck_assert_msg(rc == H5_OK, "%s", h5_errmsg(o->f));
   ck_assert_uint_eq(c.bad, 0);
   return c.n;
@@ -1152,7 +1153,7 @@ static int attr_walk_cb(void *ctx, const h5_attr *a) {
   int ok = a->name[0] == 'a' && a->type->cls == H5_CLASS_INTEGER && a->type->size == 4 &&
            a->rank == 1 && a->nelems == attr_len(i);
   for (uint64_t j = 0; ok && j < a->nelems; j++)
-    ok = (int32_t)h5_le(a->data + 4 * j, 4) == (int32_t)((int64_t)(i + j) * 3 - 7);
+    ok = (int32_t)util_get_le(a->data + 4 * j, 4) == (int32_t)((int64_t)(i + j) * 3 - 7);
   if (!ok && !c->bad++) snprintf(c->first_bad, sizeof c->first_bad, "%s", a->name);
   c->n++;
   return 0;

@@ -22,6 +22,7 @@
 #include "k.h"
 #include "testann.h"
 #include "testutil.h"
+#include "util/le.h"
 #include "util/pool.h"
 
 #define NQ 100
@@ -459,13 +460,6 @@ static int try_image(const uint8_t *img, size_t len, ds *d, const float *q) {
   return rc;
 }
 
-static void le32(uint8_t *p, uint32_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-  p[2] = (uint8_t)(v >> 16);
-  p[3] = (uint8_t)(v >> 24);
-}
-
 START_TEST(test_corrupt) {
   ds d;
   uint32_t n = 400;
@@ -503,15 +497,15 @@ START_TEST(test_corrupt) {
   uint32_t M0 = 2 * (uint32_t)M;
   for (uint32_t node = 0; node < n; node += 37) {
     uint8_t *blk = b + 80 + (size_t)node * (1 + M0) * 4;
-    uint32_t cnt = (uint32_t)blk[0] | (uint32_t)blk[1] << 8;
+    uint32_t cnt = util_get_le32(blk);
     ck_assert_uint_gt(cnt, 0);
     static const uint32_t bad[] = {0, 1, 2, 3};
     for (int v = 0; v < 4; v++) {
       memcpy(b, img, len);
-      if (bad[v] == 0) le32(blk + 4, n); /* out of range */
-      if (bad[v] == 1) le32(blk + 4, UINT32_MAX);
-      if (bad[v] == 2) le32(blk + 4, node); /* self */
-      if (bad[v] == 3) le32(blk, M0 + 1);   /* too many */
+      if (bad[v] == 0) util_put_le32(blk + 4, n); /* out of range */
+      if (bad[v] == 1) util_put_le32(blk + 4, UINT32_MAX);
+      if (bad[v] == 2) util_put_le32(blk + 4, node); /* self */
+      if (bad[v] == 3) util_put_le32(blk, M0 + 1);   /* too many */
       T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "node %u case %d accepted", node, v);
     }
   }
@@ -525,7 +519,7 @@ START_TEST(test_corrupt) {
   uint32_t eoff = (uint32_t)b[noff] | (uint32_t)b[noff + 1] << 8;
   size_t upstart = 80 + (size_t)n * (1 + M0) * 4 + 8 * (size_t)n;
   uint8_t *eblk = b + upstart + (size_t)eoff * (1 + M) * 4;
-  le32(eblk + 4, low);
+  util_put_le32(eblk + 4, low);
   T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "upper link to a level-0 node accepted");
   /* an empty index's image */
   hnsw *e = NULL;

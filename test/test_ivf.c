@@ -19,6 +19,7 @@
 #include "k.h"
 #include "testann.h"
 #include "testutil.h"
+#include "util/le.h"
 #include "util/pool.h"
 
 #define NQ T_NQ
@@ -399,14 +400,6 @@ static int try_image(const uint8_t *img, size_t len, ds *d, const float *q) {
   return rc;
 }
 
-static void le32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++, v >>= 8) p[i] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static void corrupt_case(int pq_m) {
   ds d;
   uint32_t n = 400;
@@ -442,7 +435,7 @@ static void corrupt_case(int pq_m) {
     int loose = at == 40 || (at >= 48 && at < 72);
     for (int x = 0; x < 9; x++) {
       memcpy(b, img, len);
-      le32(b + at, x < 8 ? get32(b + at) ^ xors[x] : 0);
+      util_put_le32(b + at, x < 8 ? util_get_le32(b + at) ^ xors[x] : 0);
       if (memcmp(b, img, len) == 0) continue;
       int rc = try_image(b, len, &d, qs);
       accepted += rc == ANN_OK;
@@ -465,36 +458,36 @@ static void corrupt_case(int pq_m) {
          pq_m, rejected, trials);
 
   /* targeted: the sections after the centroids and codebooks */
-  uint32_t nl = get32(img + 28);
+  uint32_t nl = util_get_le32(img + 28);
   size_t offs = 80 + 4 * ((size_t)nl * dim + (pq_m ? 256 * (size_t)dim : 0));
   size_t ids = offs + 4 * ((size_t)nl + 1), del = ids + 4 * (size_t)n;
   memcpy(b, img, len);
-  le32(b + offs, 1); /* offsets must start at 0 */
+  util_put_le32(b + offs, 1); /* offsets must start at 0 */
   T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "offset 0 changed");
   memcpy(b, img, len);
-  le32(b + offs + 4 * nl, n - 1); /* and end at count */
+  util_put_le32(b + offs + 4 * nl, n - 1); /* and end at count */
   T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "last offset changed");
   for (uint32_t j = 1; j < nl; j++) { /* and never decrease */
     memcpy(b, img, len);
-    uint32_t o = get32(b + offs + 4 * j);
-    le32(b + offs + 4 * j, get32(b + offs + 4 * (j + 1)) + 1);
-    if (get32(b + offs + 4 * j) != o)
+    uint32_t o = util_get_le32(b + offs + 4 * j);
+    util_put_le32(b + offs + 4 * j, util_get_le32(b + offs + 4 * (j + 1)) + 1);
+    if (util_get_le32(b + offs + 4 * j) != o)
       T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "offset %u above the next", j);
   }
   for (uint32_t e = 0; e < n; e += 13) {
     memcpy(b, img, len);
-    le32(b + ids + 4 * e, n); /* out of range */
+    util_put_le32(b + ids + 4 * e, n); /* out of range */
     T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "id %u out of range accepted", e);
     memcpy(b, img, len);
-    le32(b + ids + 4 * e, get32(b + ids + 4 * ((e + 1) % n))); /* twice */
+    util_put_le32(b + ids + 4 * e, util_get_le32(b + ids + 4 * ((e + 1) % n))); /* twice */
     T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "id %u repeated accepted", e);
   }
   memcpy(b, img, len);
-  le32(b + 16 * 4 + 80, 0x7fc00000u); /* a NaN centroid value */
+  util_put_le32(b + 16 * 4 + 80, 0x7fc00000u); /* a NaN centroid value */
   T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "NaN centroid accepted");
   if (pq_m) {
     memcpy(b, img, len);
-    le32(b + 80 + 4 * (size_t)nl * dim + 40, 0x7f800000u); /* +inf in a codebook */
+    util_put_le32(b + 80 + 4 * (size_t)nl * dim + 40, 0x7f800000u); /* +inf in a codebook */
     T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "inf codebook accepted");
   }
   /* a deleted bit past n, and the last row's bit when it is absent */

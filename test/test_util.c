@@ -14,6 +14,8 @@
 
 #include "testutil.h"
 #include "util/json.h"
+#include "util/le.h"
+#include "util/strbuf.h"
 #include "util/timefmt.h"
 #include "util/utf8.h"
 #include "util/vecjson.h"
@@ -993,6 +995,125 @@ START_TEST(test_utf8_random) {
 }
 END_TEST
 
+/* ---- util/le.h ----------------------------------------------------------- */
+
+/* The encodings, byte by byte: least significant first whatever the host. */
+START_TEST(test_le_bytes) {
+  uint8_t b[9];
+  memset(b, 0xee, sizeof b);
+  util_put_le16(b, 0x0102);
+  ck_assert(b[0] == 0x02 && b[1] == 0x01 && b[2] == 0xee);
+  util_put_le32(b, 0x01020304u);
+  static const uint8_t w32[] = {0x04, 0x03, 0x02, 0x01};
+  ck_assert(memcmp(b, w32, 4) == 0 && b[4] == 0xee);
+  util_put_le64(b, 0x0102030405060708ull);
+  static const uint8_t w64[] = {0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01};
+  ck_assert(memcmp(b, w64, 8) == 0 && b[8] == 0xee);
+
+  static const uint8_t r[] = {0xf1, 0xe2, 0xd3, 0xc4, 0xb5, 0xa6, 0x97, 0x88};
+  ck_assert_uint_eq(util_get_le16(r), 0xe2f1u);
+  ck_assert_uint_eq(util_get_le32(r), 0xc4d3e2f1u);
+  ck_assert(util_get_le64(r) == 0x8897a6b5c4d3e2f1ull);
+  for (int n = 0; n <= 8; n++) {
+    uint64_t want = n == 8 ? 0x8897a6b5c4d3e2f1ull : 0x8897a6b5c4d3e2f1ull & ((1ull << 8 * n) - 1);
+    ck_assert(util_get_le(r, n) == want);
+    memset(b, 0xee, sizeof b);
+    util_put_le(b, 0x8897a6b5c4d3e2f1ull, n); /* the low n bytes only */
+    ck_assert(memcmp(b, r, (size_t)n) == 0 && b[n] == 0xee);
+  }
+
+  static const uint8_t one32[] = {0x00, 0x00, 0x80, 0x3f}; /* 1.0f */
+  static const uint8_t one64[] = {0, 0, 0, 0, 0, 0, 0xf0, 0x3f}; /* 1.0 */
+  util_put_le_f32(b, 1.0f);
+  ck_assert(memcmp(b, one32, 4) == 0);
+  util_put_le_f64(b, 1.0);
+  ck_assert(memcmp(b, one64, 8) == 0);
+  ck_assert(util_get_le_f32(one32) == 1.0f);
+  ck_assert(util_get_le_f64(one64) == 1.0);
+
+  const uint16_t probe = 1;
+  ck_assert_int_eq(util_host_le(), *(const uint8_t *)&probe == 1);
+}
+END_TEST
+
+/* Every width round-trips at every alignment, and the bytes written are the
+** explicit little-endian ones. */
+START_TEST(test_le_roundtrip) {
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  uint8_t buf[24];
+  for (int k = 0; k < 2000; k++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    uint64_t v = k < 8 ? (uint64_t[]){0, 1, UINT64_MAX, 0x80, 0x8000, 0x80000000u,
+                                      1ull << 63, 0xffull << 56}[k]
+                       : s;
+    for (int off = 0; off < 8; off++) {
+      uint8_t *p = buf + off; /* unaligned for most offsets */
+      util_put_le16(p, (uint16_t)v);
+      ck_assert_uint_eq(util_get_le16(p), (uint16_t)v);
+      util_put_le32(p, (uint32_t)v);
+      ck_assert_uint_eq(util_get_le32(p), (uint32_t)v);
+      util_put_le64(p, v);
+      ck_assert(util_get_le64(p) == v);
+      for (int i = 0; i < 8; i++) ck_assert_uint_eq(p[i], (uint8_t)(v >> 8 * i));
+      for (int n = 0; n <= 8; n++) {
+        uint64_t low = n == 8 ? v : v & ((1ull << 8 * n) - 1);
+        util_put_le(p, v, n);
+        ck_assert(util_get_le(p, n) == low);
+      }
+      /* floats: the bit pattern survives (NaNs, -0, infinities included) */
+      float f;
+      double d;
+      uint32_t fb = (uint32_t)v, fb2;
+      memcpy(&f, &fb, 4);
+      util_put_le_f32(p, f);
+      ck_assert_uint_eq(util_get_le32(p), fb);
+      f = util_get_le_f32(p);
+      memcpy(&fb2, &f, 4);
+      ck_assert_uint_eq(fb2, fb);
+      uint64_t db2;
+      memcpy(&d, &v, 8);
+      util_put_le_f64(p, d);
+      ck_assert(util_get_le64(p) == v);
+      d = util_get_le_f64(p);
+      memcpy(&db2, &d, 8);
+      ck_assert(db2 == v);
+    }
+  }
+}
+END_TEST
+
+/* Word arrays, to and from images at any alignment, and in place. */
+START_TEST(test_le_words) {
+  const uint32_t w[3] = {0x01020304u, 0xa0b0c0d0u, 0x7fc00000u};
+  static const uint8_t img[12] = {0x04, 0x03, 0x02, 0x01, 0xd0, 0xc0, 0xb0, 0xa0,
+                                  0x00, 0x00, 0xc0, 0x7f};
+  uint8_t buf[20];
+  for (int off = 0; off < 4; off++) {
+    memset(buf, 0xee, sizeof buf);
+    util_put_le32s(buf + off, w, 3);
+    ck_assert(memcmp(buf + off, img, 12) == 0 && buf[off + 12] == 0xee);
+    uint32_t back[4] = {0, 0, 0, 0xeeeeeeeeu};
+    util_get_le32s(back, buf + off, 3);
+    ck_assert(memcmp(back, w, 12) == 0 && back[3] == 0xeeeeeeeeu);
+    util_get_le32s(buf + off, buf + off, 3); /* in place: now host order */
+    ck_assert(memcmp(buf + off, w, 12) == 0);
+    util_put_le32s(buf + off, buf + off, 3); /* and back */
+    ck_assert(memcmp(buf + off, img, 12) == 0);
+  }
+  memset(buf, 0xee, sizeof buf);
+  util_put_le32s(buf, w, 0); /* n == 0 writes nothing */
+  util_get_le32s(buf + 4, img, 0);
+  for (size_t i = 0; i < sizeof buf; i++) ck_assert_uint_eq(buf[i], 0xee);
+
+  strbuf sb = {0};
+  strbuf_put_le(&sb, 0x0102030405060708ull, 3);
+  strbuf_put_le(&sb, 0x0a0b, 2);
+  static const uint8_t want[] = {0x08, 0x07, 0x06, 0x0b, 0x0a};
+  ck_assert(!strbuf_failed(&sb) && sb.len == 5 && memcmp(sb.buf, want, 5) == 0);
+  strbuf_free(&sb);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("vecjson");
@@ -1022,6 +1143,11 @@ int main(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_utf8_table);
   tcase_add_test(tc, test_utf8_random);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("le");
+  tcase_add_test(tc, test_le_bytes);
+  tcase_add_test(tc, test_le_roundtrip);
+  tcase_add_test(tc, test_le_words);
   suite_add_tcase(s, tc);
   return t_run(s);
 }

@@ -22,6 +22,7 @@
 
 #include "store/wal.h"
 #include "testutil.h"
+#include "util/le.h"
 
 static const uint8_t ID_A[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 static const uint8_t ID_B[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17};
@@ -360,12 +361,11 @@ START_TEST(test_wrong_seq) {
     uint8_t *fr = b + full_len;
     memcpy(fr, "WALF", 4);
     fr[4] = 8, fr[5] = fr[6] = fr[7] = 0;
-    for (int i = 0; i < 8; i++) fr[8 + i] = (uint8_t)(bad[k] >> (8 * i));
+    util_put_le64(fr + 8, bad[k]);
     memset(fr + 16, 0x5a, 8);
-    uint64_t chain = 0;
-    for (int i = 7; i >= 0; i--) chain = (chain << 8) | full[full_len - 8 + i];
+    uint64_t chain = util_get_le64(full + full_len - 8);
     uint64_t sum = XXH64(fr, 24, chain);
-    for (int i = 0; i < 8; i++) fr[24 + i] = (uint8_t)(sum >> (8 * i));
+    util_put_le64(fr + 24, sum);
     spill(p2, b, full_len + 32, "wb");
     w = open_ok(p2, ID_A, 0);
     expect_frames(w, 1, N, lens, tags);
@@ -375,7 +375,7 @@ START_TEST(test_wrong_seq) {
     if (k == 0) {
       fr[8] = 4;
       sum = XXH64(fr, 24, chain);
-      for (int i = 0; i < 8; i++) fr[24 + i] = (uint8_t)(sum >> (8 * i));
+      util_put_le64(fr + 24, sum);
       spill(p2, b, full_len + 32, "wb");
       w = open_ok(p2, ID_A, 0);
       ck_assert_uint_eq(wal_frames(w), N + 1);
@@ -542,7 +542,7 @@ START_TEST(test_later_version) {
   h[12] = 128;
   memcpy(h + 16, ID_A, 16);
   uint64_t sum = XXH64(h, 120, 0);
-  for (int i = 0; i < 8; i++) h[120 + i] = (uint8_t)(sum >> (8 * i));
+  util_put_le64(h + 120, sum);
   spill(t.path, h, sizeof h, "wb");
   wal *w = (wal *)1;
   char err[256] = "";

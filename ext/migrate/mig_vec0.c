@@ -31,6 +31,7 @@
 
 #include "mig.h"
 #include "store/store.h"
+#include "util/le.h"
 
 enum { K_VEC, K_PART, K_AUX, K_META };
 enum { E_F32, E_I8, E_BIT };
@@ -290,19 +291,6 @@ static int v_rewind(mig_reader *r, char **err) {
   return SQLITE_OK;
 }
 
-static int64_t le64(const uint8_t *p) {
-  uint64_t x = 0;
-  for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
-  return (int64_t)x;
-}
-
-static double le64d(const uint8_t *p) {
-  int64_t i = le64(p);
-  double d;
-  memcpy(&d, &i, 8);
-  return d;
-}
-
 /* A blob of the chunk from stmt (bound to the chunk id): its bytes, or NULL
 ** when missing or not want bytes long. */
 static const uint8_t *chunk_blob(sqlite3_stmt *st, int64_t chunk, int want) {
@@ -381,12 +369,11 @@ static int column_value(vec0_reader *v, int i, int64_t rowid, mig_cell *c) {
   const uint8_t *m = v->mdata[i];
   switch (col->type) {
   case M_BOOL: c->type = SQLITE_INTEGER; c->i = m[off / 8] >> (off % 8) & 1; break;
-  case M_INT: c->type = SQLITE_INTEGER; c->i = le64(m + 8 * off); break;
-  case M_FLOAT: c->type = SQLITE_FLOAT; c->d = le64d(m + 8 * off); break;
+  case M_INT: c->type = SQLITE_INTEGER; c->i = (int64_t)util_get_le64(m + 8 * off); break;
+  case M_FLOAT: c->type = SQLITE_FLOAT; c->d = util_get_le_f64(m + 8 * off); break;
   default: {
     const uint8_t *e = m + 16 * off;
-    int32_t len = (int32_t)((uint32_t)e[0] | (uint32_t)e[1] << 8 | (uint32_t)e[2] << 16 |
-                            (uint32_t)e[3] << 24);
+    int32_t len = (int32_t)util_get_le32(e);
     if (len < 0) return SQLITE_CORRUPT;
     c->type = SQLITE_TEXT;
     if (len <= 12) {
@@ -472,7 +459,7 @@ static int v_next(mig_reader *r, char **err) {
     }
     int off = v->cur = v->off++;
     if (!(v->validity[off / 8] >> (off % 8) & 1)) continue;
-    int64_t rowid = le64(v->rowid_blob + 8 * off);
+    int64_t rowid = (int64_t)util_get_le64(v->rowid_blob + 8 * off);
     /* the row's entry in T_rowids must point back here */
     sqlite3_reset(v->rowids);
     sqlite3_bind_int64(v->rowids, 1, rowid);

@@ -84,6 +84,7 @@
 #include "hnsw.h"
 #include "k.h"
 #include "q8.h"
+#include "util/le.h"
 #include "util/pool.h"
 
 #define HNSW_MAGIC "H5MHNSW1"
@@ -187,41 +188,6 @@ static int set_err(hnsw *h, int rc, const char *fmt, ...) {
   vsnprintf(h->err, sizeof h->err, fmt, ap);
   va_end(ap);
   return rc;
-}
-
-static int host_le(void) {
-  const uint16_t one = 1;
-  return *(const uint8_t *)&one == 1;
-}
-
-static uint32_t get_le32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const uint8_t *p) {
-  return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
-static void put_le32(uint8_t *p, uint32_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-  p[2] = (uint8_t)(v >> 16);
-  p[3] = (uint8_t)(v >> 24);
-}
-
-static void put_le64(uint8_t *p, uint64_t v) {
-  put_le32(p, (uint32_t)v);
-  put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* n uint32 from host order to little-endian bytes */
-static void put_words(uint8_t *dst, const uint32_t *src, size_t n) {
-  if (host_le()) {
-    if (n) memcpy(dst, src, n * 4);
-    return;
-  }
-  for (size_t i = 0; i < n; i++) put_le32(dst + 4 * i, src[i]);
 }
 
 static uint64_t splitmix(uint64_t *s) {
@@ -1294,31 +1260,31 @@ int hnsw_save(const hnsw *h, uint8_t **img, size_t *len) {
   if (!p) return ANN_NOMEM;
   memset(p, 0, HNSW_HDR);
   memcpy(p, HNSW_MAGIC, 8);
-  put_le32(p + 8, HNSW_VERSION);
-  put_le32(p + 12, HNSW_HDR);
-  put_le32(p + 16, (uint32_t)h->dim);
-  put_le32(p + 20, (uint32_t)h->metric);
-  put_le32(p + 24, (uint32_t)h->elem);
-  put_le32(p + 28, h->M);
-  put_le32(p + 32, h->M0);
-  put_le32(p + 36, h->efc);
-  put_le32(p + 40, h->n);
-  put_le32(p + 44, h->count);
-  put_le32(p + 52, h->entry);
-  put_le32(p + 56, (uint32_t)h->max_level);
-  put_le32(p + 60, (uint32_t)nup);
-  put_le64(p + 64, h->rng);
-  put_words(p + HNSW_HDR, h->l0, (size_t)h->n * (1 + h->M0));
+  util_put_le32(p + 8, HNSW_VERSION);
+  util_put_le32(p + 12, HNSW_HDR);
+  util_put_le32(p + 16, (uint32_t)h->dim);
+  util_put_le32(p + 20, (uint32_t)h->metric);
+  util_put_le32(p + 24, (uint32_t)h->elem);
+  util_put_le32(p + 28, h->M);
+  util_put_le32(p + 32, h->M0);
+  util_put_le32(p + 36, h->efc);
+  util_put_le32(p + 40, h->n);
+  util_put_le32(p + 44, h->count);
+  util_put_le32(p + 52, h->entry);
+  util_put_le32(p + 56, (uint32_t)h->max_level);
+  util_put_le32(p + 60, (uint32_t)nup);
+  util_put_le64(p + 64, h->rng);
+  util_put_le32s(p + HNSW_HDR, h->l0, (size_t)h->n * (1 + h->M0));
   uint8_t *np = p + HNSW_HDR + l0b, *up = np + nodeb;
   uint32_t off = 0;
   for (uint32_t i = 0; i < h->n; i++) {
     uint32_t f = h->node[2 * (size_t)i];
     uint32_t lv = f & NODE_PRESENT ? f & NODE_LEVEL : 0;
     if (!(f & NODE_PRESENT)) f = 0;
-    put_le32(np + 8 * (size_t)i, f);
-    put_le32(np + 8 * (size_t)i + 4, off);
+    util_put_le32(np + 8 * (size_t)i, f);
+    util_put_le32(np + 8 * (size_t)i + 4, off);
     for (uint32_t l = 1; l <= lv; l++) {
-      put_words(up, links(h, i, (int)l), 1 + h->M);
+      util_put_le32s(up, links(h, i, (int)l), 1 + h->M);
       up += (size_t)(1 + h->M) * 4;
     }
     off += lv;
@@ -1379,7 +1345,7 @@ static int check_graph(hnsw *h) {
 static uint32_t *copy_words(const uint8_t *src, size_t n) {
   uint32_t *w = malloc(n ? n * 4 : 4);
   if (!w) return NULL;
-  for (size_t i = 0; i < n; i++) w[i] = get_le32(src + 4 * i);
+  util_get_le32s(w, src, n);
   return w;
 }
 
@@ -1395,27 +1361,27 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
   const uint8_t *p = img;
   if (!p || len < HNSW_HDR || memcmp(p, HNSW_MAGIC, 8) != 0)
     return set_err(h, ANN_CORRUPT, "not an HNSW image");
-  if (get_le32(p + 8) != HNSW_VERSION || get_le32(p + 12) != HNSW_HDR)
+  if (util_get_le32(p + 8) != HNSW_VERSION || util_get_le32(p + 12) != HNSW_HDR)
     return set_err(h, ANN_CORRUPT, "HNSW image version %u not supported",
-                   get_le32(p + 8));
-  if (get_le32(p + 16) != (uint32_t)dim || get_le32(p + 20) != (uint32_t)m ||
-      get_le32(p + 24) != (uint32_t)e)
+                   util_get_le32(p + 8));
+  if (util_get_le32(p + 16) != (uint32_t)dim || util_get_le32(p + 20) != (uint32_t)m ||
+      util_get_le32(p + 24) != (uint32_t)e)
     return set_err(h, ANN_CORRUPT,
                    "image is for dim %u metric %u elem %u, not %d %d %d",
-                   get_le32(p + 16), get_le32(p + 20), get_le32(p + 24), dim,
+                   util_get_le32(p + 16), util_get_le32(p + 20), util_get_le32(p + 24), dim,
                    (int)m, (int)e);
-  uint32_t M = get_le32(p + 28), M0 = get_le32(p + 32), efc = get_le32(p + 36);
+  uint32_t M = util_get_le32(p + 28), M0 = util_get_le32(p + 32), efc = util_get_le32(p + 36);
   if (M < 2 || M > HNSW_MAX_M || M0 != 2 * M || efc < 1 || efc > HNSW_MAX_EFC ||
-      get_le32(p + 48) != 0 || get_le64(p + 72) != 0)
+      util_get_le32(p + 48) != 0 || util_get_le64(p + 72) != 0)
     return set_err(h, ANN_CORRUPT, "bad HNSW header");
   set_m(h, M);
   h->efc = efc;
-  h->n = get_le32(p + 40);
-  h->count = get_le32(p + 44);
-  h->entry = get_le32(p + 52);
-  uint32_t top = get_le32(p + 56);
-  h->n_up = get_le32(p + 60);
-  h->rng = get_le64(p + 64);
+  h->n = util_get_le32(p + 40);
+  h->count = util_get_le32(p + 44);
+  h->entry = util_get_le32(p + 52);
+  uint32_t top = util_get_le32(p + 56);
+  h->n_up = util_get_le32(p + 60);
+  h->rng = util_get_le64(p + 64);
   if (h->n == HNSW_NONE || h->count > h->n || top > HNSW_MAX_LEVEL)
     return set_err(h, ANN_CORRUPT, "bad HNSW header");
   h->max_level = (int)top;
@@ -1425,7 +1391,7 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
     return set_err(h, ANN_CORRUPT, "HNSW image size %zu, expected %llu", len,
                    (unsigned long long)(HNSW_HDR + (l0w + nodew + upw) * 4));
   const uint8_t *body = p + HNSW_HDR;
-  if (host_le() && ((uintptr_t)p & 3) == 0) { /* in place */
+  if (util_host_le() && ((uintptr_t)p & 3) == 0) { /* in place */
     h->l0 = (uint32_t *)(uintptr_t)body;
     h->node = h->l0 + l0w;
     h->up = h->node + nodew;

@@ -124,6 +124,7 @@
 
 #include "ivf.h"
 #include "k.h"
+#include "util/le.h"
 #include "util/pool.h"
 
 #define IVF_MAGIC "H5MIVF01"
@@ -198,40 +199,10 @@ static int fail(ivf *v, int rc, const char *fmt, ...) {
   return rc;
 }
 
-static int little_endian(void) {
-  const uint32_t one = 1;
-  return *(const uint8_t *)&one == 1;
-}
-
-static uint32_t rd32(const uint8_t *p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
-
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-
-static void wr32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++, v >>= 8) p[i] = (uint8_t)v;
-}
-
-static void wr64(uint8_t *p, uint64_t v) {
-  wr32(p, (uint32_t)v);
-  wr32(p + 4, (uint32_t)(v >> 32));
-}
-
 /* n 4-byte words (uint32 or f32) from host order to the image, advancing
 ** *p past them */
 static void wr_words(uint8_t **p, const void *src, size_t n) {
-  if (little_endian()) {
-    if (n) memcpy(*p, src, n * 4);
-  } else {
-    for (size_t i = 0; i < n; i++) {
-      uint32_t w;
-      memcpy(&w, (const uint8_t *)src + 4 * i, 4);
-      wr32(*p + 4 * i, w);
-    }
-  }
+  util_put_le32s(*p, src, n);
   *p += n * 4;
 }
 
@@ -1085,27 +1056,27 @@ int ivf_save(const ivf *v, uint8_t **img, size_t *len) {
   if (!p) return ANN_NOMEM;
   memset(p, 0, IVF_HDR);
   memcpy(p, IVF_MAGIC, 8);
-  wr32(p + 8, IVF_VERSION);
-  wr32(p + 12, IVF_HDR);
-  wr32(p + 16, (uint32_t)v->dim);
-  wr32(p + 20, (uint32_t)v->metric);
-  wr32(p + 24, (uint32_t)v->elem);
-  wr32(p + 28, v->nlist);
-  wr32(p + 32, v->pq_m);
-  wr32(p + 36, v->pq_m ? 8 : 0);
-  wr32(p + 40, n);
-  wr32(p + 44, v->count);
-  wr32(p + 48, (uint32_t)v->iters);
-  wr32(p + 52, v->sample_req);
-  wr32(p + 56, (uint32_t)v->rerank);
-  wr32(p + 60, v->nlist_req);
-  wr64(p + 64, v->seed);
+  util_put_le32(p + 8, IVF_VERSION);
+  util_put_le32(p + 12, IVF_HDR);
+  util_put_le32(p + 16, (uint32_t)v->dim);
+  util_put_le32(p + 20, (uint32_t)v->metric);
+  util_put_le32(p + 24, (uint32_t)v->elem);
+  util_put_le32(p + 28, v->nlist);
+  util_put_le32(p + 32, v->pq_m);
+  util_put_le32(p + 36, v->pq_m ? 8 : 0);
+  util_put_le32(p + 40, n);
+  util_put_le32(p + 44, v->count);
+  util_put_le32(p + 48, (uint32_t)v->iters);
+  util_put_le32(p + 52, v->sample_req);
+  util_put_le32(p + 56, (uint32_t)v->rerank);
+  util_put_le32(p + 60, v->nlist_req);
+  util_put_le64(p + 64, v->seed);
   uint8_t *w = p + IVF_HDR;
   wr_words(&w, v->cent, nl * dim);
   wr_words(&w, v->cb, cbn);
   uint32_t off = 0;
   for (uint32_t j = 0; j <= nl; j++) {
-    wr32(w, off);
+    util_put_le32(w, off);
     w += 4;
     if (j < nl) off += v->lists[j].n;
   }
@@ -1180,27 +1151,27 @@ int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann
   const uint8_t *p = img;
   if (!p || len < IVF_HDR || memcmp(p, IVF_MAGIC, 8) != 0)
     return fail(v, ANN_CORRUPT, "not an IVF image");
-  if (rd32(p + 8) != IVF_VERSION || rd32(p + 12) != IVF_HDR)
-    return fail(v, ANN_CORRUPT, "IVF image version %u not supported", rd32(p + 8));
-  if (rd32(p + 16) != (uint32_t)dim || rd32(p + 20) != (uint32_t)m ||
-      rd32(p + 24) != (uint32_t)e)
+  if (util_get_le32(p + 8) != IVF_VERSION || util_get_le32(p + 12) != IVF_HDR)
+    return fail(v, ANN_CORRUPT, "IVF image version %u not supported", util_get_le32(p + 8));
+  if (util_get_le32(p + 16) != (uint32_t)dim || util_get_le32(p + 20) != (uint32_t)m ||
+      util_get_le32(p + 24) != (uint32_t)e)
     return fail(v, ANN_CORRUPT, "image is for dim %u metric %u elem %u, not %d %d %d",
-                rd32(p + 16), rd32(p + 20), rd32(p + 24), dim, (int)m, (int)e);
-  uint32_t nl = rd32(p + 28), pq_m = rd32(p + 32), bits = rd32(p + 36);
-  uint32_t iters = rd32(p + 48), rerank = rd32(p + 56), nlreq = rd32(p + 60);
-  v->n = rd32(p + 40);
-  v->count = rd32(p + 44);
+                util_get_le32(p + 16), util_get_le32(p + 20), util_get_le32(p + 24), dim, (int)m, (int)e);
+  uint32_t nl = util_get_le32(p + 28), pq_m = util_get_le32(p + 32), bits = util_get_le32(p + 36);
+  uint32_t iters = util_get_le32(p + 48), rerank = util_get_le32(p + 56), nlreq = util_get_le32(p + 60);
+  v->n = util_get_le32(p + 40);
+  v->count = util_get_le32(p + 44);
   if (pq_m > (uint32_t)dim || (pq_m && dim % (int)pq_m) || bits != (pq_m ? 8u : 0u) ||
       nl > IVF_MAX_NLIST || nlreq > IVF_MAX_NLIST || iters < 1 || iters > IVF_MAX_ITERS ||
-      rerank > INT32_MAX || v->count > v->n || (nl == 0 && v->n != 0) || rd64(p + 72) != 0)
+      rerank > INT32_MAX || v->count > v->n || (nl == 0 && v->n != 0) || util_get_le64(p + 72) != 0)
     return fail(v, ANN_CORRUPT, "bad IVF header");
   set_pq(v, pq_m);
   v->nlist = nl;
   v->iters = (int)iters;
-  v->sample_req = rd32(p + 52);
+  v->sample_req = util_get_le32(p + 52);
   v->rerank = (int)rerank;
   v->nlist_req = nlreq;
-  v->seed = rd64(p + 64);
+  v->seed = util_get_le64(p + 64);
   uint64_t cbn = nl && pq_m ? (uint64_t)IVF_KSUB * (uint64_t)dim : 0;
   uint64_t wordsz = (uint64_t)nl * (uint64_t)dim + cbn + nl + 1 + v->count + words(v->n);
   uint64_t want = IVF_HDR + 4 * wordsz + (uint64_t)v->count * pq_m;
@@ -1208,14 +1179,10 @@ int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann
     return fail(v, ANN_CORRUPT, "IVF image size %zu, expected %llu", len,
                 (unsigned long long)want);
   const uint8_t *base = p + IVF_HDR;
-  if (!little_endian() || ((uintptr_t)p & 3) != 0) { /* an aligned host-order copy */
+  if (!util_host_le() || ((uintptr_t)p & 3) != 0) { /* an aligned host-order copy */
     if (!(v->copy = malloc(len - IVF_HDR + 1))) return fail(v, ANN_NOMEM, "out of memory");
     memcpy(v->copy, base, len - IVF_HDR);
-    if (!little_endian())
-      for (uint64_t i = 0; i < wordsz; i++) {
-        uint32_t w = rd32(v->copy + 4 * i);
-        memcpy(v->copy + 4 * i, &w, 4);
-      }
+    util_get_le32s(v->copy, v->copy, (size_t)wordsz); /* the words (not the codes) */
     base = v->copy;
   }
   if ((rc = adopt(v, base)) != ANN_OK) return rc;

@@ -33,19 +33,14 @@
     c ^= b; c -= ROT(b, 24);                                                 \
   } while (0)
 
-static uint32_t le32(const uint8_t *k) {
-  return (uint32_t)k[0] | (uint32_t)k[1] << 8 | (uint32_t)k[2] << 16 |
-         (uint32_t)k[3] << 24;
-}
-
 uint32_t h5_lookup3(const void *data, size_t len, uint32_t initval) {
   const uint8_t *k = data;
   uint32_t a, b, c;
   a = b = c = 0xdeadbeefu + (uint32_t)len + initval;
   while (len > 12) {
-    a += le32(k);
-    b += le32(k + 4);
-    c += le32(k + 8);
+    a += util_get_le32(k);
+    b += util_get_le32(k + 4);
+    c += util_get_le32(k + 8);
     MIX(a, b, c);
     len -= 12;
     k += 12;
@@ -54,15 +49,15 @@ uint32_t h5_lookup3(const void *data, size_t len, uint32_t initval) {
   /* the last 1..12 bytes, zero-padded */
   uint8_t t[12] = {0};
   memcpy(t, k, len);
-  a += le32(t);
-  b += le32(t + 4);
-  c += le32(t + 8);
+  a += util_get_le32(t);
+  b += util_get_le32(t + 4);
+  c += util_get_le32(t + 8);
   FINAL(a, b, c);
   return c;
 }
 
 int h5_checksum_ok(const uint8_t *data, size_t len) {
-  return h5_lookup3(data, len, 0) == (uint32_t)h5_le(data + len, 4);
+  return h5_lookup3(data, len, 0) == (uint32_t)util_get_le(data + len, 4);
 }
 
 uint32_t h5_fletcher32(const void *data, size_t len) {

@@ -31,7 +31,7 @@ static int mul_ok(uint64_t a, uint64_t b, uint64_t *r) {
 
 /* An address of the file's size at p; all ones is "undefined". */
 static uint64_t addr_at(const h5_file *f, const uint8_t *p) {
-  uint64_t v = h5_le(p, f->so);
+  uint64_t v = util_get_le(p, f->so);
   if (f->so < 8 && v == (UINT64_C(1) << (8 * f->so)) - 1) return H5_UNDEF_ADDR;
   return v;
 }
@@ -332,8 +332,8 @@ static void elem_decode(const h5_file *f, const struct h5_dset *d, const elem_fm
                         const uint8_t *p, uint64_t *addr, uint64_t *size, uint32_t *mask) {
   *addr = addr_at(f, p);
   if (e->filtered) {
-    *size = h5_le(p + f->so, e->w);
-    *mask = (uint32_t)h5_le(p + f->so + e->w, 4);
+    *size = util_get_le(p + f->so, e->w);
+    *mask = (uint32_t)util_get_le(p + f->so + e->w, 4);
   } else {
     *size = d->chunk_bytes;
     *mask = 0;
@@ -696,9 +696,9 @@ static int bt1_chunk(void *ctx, const uint8_t *left, const uint8_t *right, uint6
   rd *r = ctx;
   (void)right;
   uint64_t scaled[H5_MAX_RANK];
-  uint32_t size = (uint32_t)h5_le(left, 4), mask = (uint32_t)h5_le(left + 4, 4);
+  uint32_t size = (uint32_t)util_get_le(left, 4), mask = (uint32_t)util_get_le(left + 4, 4);
   for (int k = 0; k < r->rank; k++) {
-    uint64_t off = h5_le(left + 8 + 8 * k, 8);
+    uint64_t off = util_get_le(left + 8 + 8 * k, 8);
     if (off % r->cdims[k])
       return h5_err(r->f, H5_ECORRUPT,
                     "v1 B-tree: chunk offset %llu is not a multiple of the chunk size %llu",
@@ -715,7 +715,7 @@ static int bt1_chunk(void *ctx, const uint8_t *left, const uint8_t *right, uint6
 static int bt1_skip(void *ctx, const uint8_t *left, const uint8_t *right) {
   const rd *r = ctx;
   if (r->rank == 0) return 0;
-  uint64_t lo = h5_le(left + 8, 8), hi = h5_le(right + 8, 8);
+  uint64_t lo = util_get_le(left + 8, 8), hi = util_get_le(right + 8, 8);
   uint64_t first = r->box_lo[0] * r->cdims[0];
   uint64_t last = (r->box_lo[0] + r->box_n[0] - 1) * r->cdims[0];
   return lo > last || hi < first;
@@ -735,12 +735,12 @@ static int bt2_chunk(void *ctx, const uint8_t *rec, size_t len) {
   uint32_t mask = 0;
   const uint8_t *p = rec + f->so;
   if (filtered) {
-    size = h5_le(p, (int)w);
-    mask = (uint32_t)h5_le(p + w, 4);
+    size = util_get_le(p, (int)w);
+    mask = (uint32_t)util_get_le(p + w, 4);
     p += w + 4;
   }
   uint64_t scaled[H5_MAX_RANK];
-  for (int k = 0; k < r->rank; k++) scaled[k] = h5_le(p + 8 * k, 8);
+  for (int k = 0; k < r->rank; k++) scaled[k] = util_get_le(p + 8 * k, 8);
   return tree_chunk(r, scaled, addr, size, mask);
 }
 

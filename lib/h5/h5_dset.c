@@ -495,8 +495,8 @@ static int efl_range(efl *e, uint64_t off, uint64_t len, uint8_t *dst) {
   uint64_t at = 0; /* where slot i starts in the dataset's bytes */
   for (uint32_t i = 0; i < e->nslots && len; i++) {
     const uint8_t *s = e->slots + (size_t)i * 3 * (size_t)f->sl;
-    uint64_t name_off = h5_le(s, f->sl), foff = h5_le(s + f->sl, f->sl);
-    uint64_t size = h5_le(s + 2 * f->sl, f->sl);
+    uint64_t name_off = util_get_le(s, f->sl), foff = util_get_le(s + f->sl, f->sl);
+    uint64_t size = util_get_le(s + 2 * f->sl, f->sl);
     if (f->sl < 8 && size == (UINT64_C(1) << (8 * f->sl)) - 1) size = UINT64_MAX;
     if (size > UINT64_MAX - at) size = UINT64_MAX - at; /* to the end of everything */
     if (off >= at + size) {

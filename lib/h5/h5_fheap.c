@@ -219,7 +219,7 @@ static int unfilter(h5_fheap *h, uint32_t mask, const uint8_t *in, size_t inlen,
                     (unsigned long long)h->addr);
       } else {
         uint32_t sum = h5_fletcher32(data, len - 4);
-        uint32_t stored = (uint32_t)h5_le(data + len - 4, 4);
+        uint32_t stored = (uint32_t)util_get_le(data + len - 4, 4);
         uint32_t swapped = (sum >> 24) | ((sum >> 8) & 0xff00) |
                            ((sum << 8) & 0xff0000) | (sum << 24);
         if (stored != sum && stored != swapped) {
@@ -464,7 +464,7 @@ static int load_dblock(h5_fheap *h, uint64_t addr, uint64_t size,
   if (rc == H5_OK && h->checksum_dblocks) {
     /* lookup3 over the whole block with its checksum field zeroed */
     size_t at = h->dblock_prefix - 4;
-    uint32_t stored = (uint32_t)h5_le(b->data + at, 4);
+    uint32_t stored = (uint32_t)util_get_le(b->data + at, 4);
     uint8_t *copy = b->buf ? b->buf : malloc((size_t)size);
     if (!copy) {
       rc = h5_err(f, H5_ENOMEM, "out of memory");
@@ -601,8 +601,8 @@ static int get_managed(h5_fheap *h, const uint8_t *id, size_t idlen,
     return h5_err(f, H5_ECORRUPT,
                   "fractal heap at %llu: managed object ID of %zu bytes",
                   (unsigned long long)h->addr, idlen);
-  uint64_t off = h5_le(id + 1, h->off_size);
-  uint64_t olen = h5_le(id + 1 + h->off_size, h->len_size);
+  uint64_t off = util_get_le(id + 1, h->off_size);
+  uint64_t olen = util_get_le(id + 1 + h->off_size, h->len_size);
   if (off == 0 || olen == 0 || olen > h->max_direct || olen > h->max_man ||
       (h->max_bits < 64 && off >= (UINT64_C(1) << h->max_bits)))
     return h5_err(f, H5_ECORRUPT,
@@ -743,7 +743,7 @@ static int get_huge(h5_fheap *h, const uint8_t *id, size_t idlen,
     return h5_err(f, H5_ECORRUPT,
                   "fractal heap at %llu: huge object ID of %zu bytes",
                   (unsigned long long)h->addr, idlen);
-  uint64_t key = h5_le(id + 1, h->huge_id_size);
+  uint64_t key = util_get_le(id + 1, h->huge_id_size);
   if (!h->huge_loaded) {
     if (h->huge_bt2 == H5_UNDEF_ADDR)
       return h5_err(f, H5_ECORRUPT,

@@ -45,7 +45,7 @@ h5_cur h5_cur_at(const h5_file *f, uint64_t addr) {
 uint64_t h5c_addr(h5_cur *c, const h5_file *f) {
   const uint8_t *q = h5c_bytes(c, (size_t)f->so);
   if (!q) return H5_UNDEF_ADDR;
-  uint64_t v = h5_le(q, f->so);
+  uint64_t v = util_get_le(q, f->so);
   if (f->so < 8 && v == (UINT64_C(1) << (8 * f->so)) - 1) return H5_UNDEF_ADDR;
   return v;
 }
@@ -336,7 +336,7 @@ static int digits(const uint8_t *p, int n) {
 int64_t h5_obj_mtime(const h5_obj *o) {
   if (o->hdr.mtime >= 0) return o->hdr.mtime;
   const h5_msg *m = h5_ohdr_find(&o->hdr, H5_MSG_MTIME);
-  if (m && m->size >= 8 && m->data[0] == 1) return (int64_t)h5_le(m->data + 4, 4);
+  if (m && m->size >= 8 && m->data[0] == 1) return (int64_t)util_get_le(m->data + 4, 4);
   m = h5_ohdr_find(&o->hdr, H5_MSG_MTIME_OLD);
   if (m && m->size >= 14) { /* "YYYYMMDDhhmmss", UTC */
     int y = digits(m->data, 4), mo = digits(m->data + 4, 2), d = digits(m->data + 6, 2);

@@ -276,7 +276,7 @@ static int unfilter_fletcher32(h5_file *f, const uint8_t *in, size_t len, size_t
   if (len < 4)
     return h5_err(f, H5_ECORRUPT, "fletcher32: chunk of %zu bytes has no checksum", len);
   uint32_t sum = h5_fletcher32(in, len - 4);
-  uint32_t stored = (uint32_t)h5_le(in + len - 4, 4);
+  uint32_t stored = (uint32_t)util_get_le(in + len - 4, 4);
   /* releases before 1.6.3 swapped the bytes of each 16-bit half */
   uint32_t swapped = ((sum & 0x00ff00ffu) << 8) | ((sum >> 8) & 0x00ff00ffu);
   if (stored != sum && stored != swapped)
@@ -562,9 +562,9 @@ static int unfilter_scaleoffset(h5_file *f, const struct h5_dset *d, const h5_fi
     return h5_err(f, H5_ECORRUPT, "scaleoffset: %llu elements in a chunk of %llu bytes",
                   (unsigned long long)n, (unsigned long long)d->chunk_bytes);
   if (len < 21) return h5_err(f, H5_ECORRUPT, "scaleoffset: chunk of %zu bytes", len);
-  uint32_t minbits = (uint32_t)h5_le(in, 4);
+  uint32_t minbits = (uint32_t)util_get_le(in, 4);
   unsigned mvsize = in[4] < 8 ? in[4] : 8;
-  uint64_t minval = h5_le(in + 5, (int)mvsize);
+  uint64_t minval = util_get_le(in + 5, (int)mvsize);
   if (minbits > size * 8)
     return h5_err(f, H5_ECORRUPT, "scaleoffset: %u bits for %u-byte values", minbits, size);
   size_t olen = (size_t)(n * size);
@@ -580,7 +580,7 @@ static int unfilter_scaleoffset(h5_file *f, const struct h5_dset *d, const h5_fi
       return h5_err(f, H5_ECORRUPT, "scaleoffset: chunk data ends early");
     }
     for (uint64_t i = 0; i < n; i++)
-      put_uint(o + i * size, h5_le(data + i * size, (int)size), size, big);
+      put_uint(o + i * size, util_get_le(data + i * size, (int)size), size, big);
     *out = o;
     *outlen = olen;
     return H5_OK;

@@ -104,7 +104,7 @@ static int stab_snod(void *ctx, const uint8_t *left, const uint8_t *right,
     int type = H5_LINK_HARD;
     if (cache == 2) { /* soft link: its value in the local heap */
       type = H5_LINK_SOFT;
-      rc = h5_lheap_string(f, w->heap, h5_le(scratch, 4), &value);
+      rc = h5_lheap_string(f, w->heap, util_get_le(scratch, 4), &value);
       if (rc) return rc;
     }
     rc = add_link(w->s, name, strlen(name), type, addr, value,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "h5.h"
+#include "util/le.h"
 
 /* Bounds on what a file may make us do; beyond them it is corrupt. */
 #define H5_MAX_CONTINUATIONS 65536 /* object header chunks per object */
@@ -53,18 +54,6 @@ static inline const uint8_t *h5c_bytes(h5_cur *c, size_t n) {
 
 static inline void h5c_skip(h5_cur *c, size_t n) { (void)h5c_bytes(c, n); }
 
-/* little-endian unsigned integer of n <= 8 bytes */
-static inline uint64_t h5_le(const uint8_t *q, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; i--) v = (v << 8) | q[i];
-  return v;
-}
-
-/* Store v as an n-byte little-endian integer at p. */
-static inline void h5_le_put(uint8_t *p, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* floor(log2(v)), 0 for v <= 1 */
 static inline unsigned h5_log2_floor(uint64_t v) {
   unsigned b = 0;
@@ -94,7 +83,7 @@ static inline size_t h5_bsearch_name(size_t n, const char *(*name_at)(const void
 
 static inline uint64_t h5c_uint(h5_cur *c, int n) {
   const uint8_t *q = h5c_bytes(c, (size_t)n);
-  return q ? h5_le(q, n) : 0;
+  return q ? util_get_le(q, n) : 0;
 }
 
 static inline uint8_t h5c_u8(h5_cur *c) { return (uint8_t)h5c_uint(c, 1); }

@@ -467,10 +467,6 @@ static void put_u8(strbuf *o, unsigned v) {
   strbuf_append(o, &c, 1);
 }
 
-static void put_le(strbuf *o, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) put_u8(o, (unsigned)(v >> (8 * i)));
-}
-
 static int encode(const h5_type *t, strbuf *o, int depth) {
   if (depth > H5_MAX_TYPE_DEPTH) return H5_EINVAL;
   /* version 3 for compounds, enums and arrays (unpadded names, no array
@@ -504,28 +500,28 @@ static int encode(const h5_type *t, strbuf *o, int depth) {
     return H5_EUNSUPPORTED;
   }
   put_u8(o, (unsigned)t->cls | (unsigned)version << 4);
-  put_le(o, bits, 3);
-  put_le(o, t->size, 4);
+  strbuf_put_le(o, bits, 3);
+  strbuf_put_le(o, t->size, 4);
   switch (t->cls) {
   case H5_CLASS_INTEGER:
   case H5_CLASS_BITFIELD:
-    put_le(o, t->offset, 2);
-    put_le(o, t->precision ? t->precision : 8 * t->size, 2);
+    strbuf_put_le(o, t->offset, 2);
+    strbuf_put_le(o, t->precision ? t->precision : 8 * t->size, 2);
     break;
   case H5_CLASS_FLOAT:
-    put_le(o, t->offset, 2);
-    put_le(o, t->precision, 2);
+    strbuf_put_le(o, t->offset, 2);
+    strbuf_put_le(o, t->precision, 2);
     put_u8(o, t->exp_pos);
     put_u8(o, t->exp_size);
     put_u8(o, t->mant_pos);
     put_u8(o, t->mant_size);
-    put_le(o, t->exp_bias, 4);
+    strbuf_put_le(o, t->exp_bias, 4);
     break;
   case H5_CLASS_COMPOUND: {
     int w = width_of(t->size);
     for (uint32_t i = 0; i < t->nmembers; i++) {
       strbuf_append(o, t->members[i].name, strlen(t->members[i].name) + 1);
-      put_le(o, t->members[i].offset, w);
+      strbuf_put_le(o, t->members[i].offset, w);
       int rc = encode(t->members[i].type, o, depth + 1);
       if (rc) return rc;
     }
@@ -544,7 +540,7 @@ static int encode(const h5_type *t, strbuf *o, int depth) {
     return encode(t->base, o, depth + 1);
   case H5_CLASS_ARRAY:
     put_u8(o, (unsigned)t->rank);
-    for (int d = 0; d < t->rank; d++) put_le(o, t->dims[d], 4);
+    for (int d = 0; d < t->rank; d++) strbuf_put_le(o, t->dims[d], 4);
     return encode(t->base, o, depth + 1);
   default:
     break;

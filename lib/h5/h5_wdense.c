@@ -126,9 +126,9 @@ static int bt2_node(bt2w *b, const uint8_t *recs, uint64_t n, int d,
         rc = bt2_node(b, p, m, d - 1, &caddr, &cn);
         if (rc) break;
         p += m * rs;
-        h5_le_put(pp, caddr, WD_SO);
-        h5_le_put(pp + WD_SO, cn, b->g.nw);
-        if (d > 1) h5_le_put(pp + WD_SO + b->g.nw, m, b->g.tw[d - 1]);
+        util_put_le(pp, caddr, WD_SO);
+        util_put_le(pp + WD_SO, cn, b->g.nw);
+        if (d > 1) util_put_le(pp + WD_SO + b->g.nw, m, b->g.tw[d - 1]);
         pp += ptr;
         if (i + 1 < k) {
           memcpy(rp, p, rs);
@@ -141,7 +141,7 @@ static int bt2_node(bt2w *b, const uint8_t *recs, uint64_t n, int d,
     }
   }
   if (rc == H5_OK) {
-    h5_le_put(node + used, h5_lookup3(node, used, 0), 4);
+    util_put_le(node + used, h5_lookup3(node, used, 0), 4);
     rc = h5w_file_append(b->w, node, WD_BT2_NODE, addr);
   }
   free(node);
@@ -165,15 +165,15 @@ static int bt2_write(h5w *w, int type, uint16_t rec_size, const uint8_t *recs,
   memcpy(p, "BTHD", 4);
   p[4] = 0;
   p[5] = (uint8_t)type;
-  h5_le_put(p + 6, WD_BT2_NODE, 4);
-  h5_le_put(p + 10, rec_size, 2);
-  h5_le_put(p + 12, n ? (uint64_t)b.depth : 0, 2);
+  util_put_le(p + 6, WD_BT2_NODE, 4);
+  util_put_le(p + 10, rec_size, 2);
+  util_put_le(p + 12, n ? (uint64_t)b.depth : 0, 2);
   p[14] = WD_BT2_SPLIT;
   p[15] = WD_BT2_MERGE;
-  h5_le_put(p + 16, root, WD_SO);
-  h5_le_put(p + 24, root_nrec, 2);
-  h5_le_put(p + 26, n, WD_SO);
-  h5_le_put(p + 34, h5_lookup3(h, 34, 0), 4);
+  util_put_le(p + 16, root, WD_SO);
+  util_put_le(p + 24, root_nrec, 2);
+  util_put_le(p + 26, n, WD_SO);
+  util_put_le(p + 34, h5_lookup3(h, 34, 0), 4);
   return h5w_file_append(w, h, sizeof h, addr);
 }
 
@@ -274,15 +274,15 @@ static int heap_insert(wd_heap *h, const uint8_t *obj, size_t len, uint8_t *id) 
     }
     uint64_t key = ++h->nhuge;
     uint8_t *r = h->huge + (key - 1) * 3 * WD_SO;
-    h5_le_put(r, at, WD_SO);
-    h5_le_put(r + WD_SO, len, WD_SO);
-    h5_le_put(r + 2 * WD_SO, key, WD_SO);
+    util_put_le(r, at, WD_SO);
+    util_put_le(r + WD_SO, len, WD_SO);
+    util_put_le(r + 2 * WD_SO, key, WD_SO);
     h->huge_size += len;
     int key_size = p->id_len - 1 < 8 ? p->id_len - 1 : 8;
     if (key_size < 8 && key >> (8 * key_size))
       return h5w_err(h->w, H5_EUNSUPPORTED, "too many huge heap objects");
     id[0] = 0x10;
-    h5_le_put(id + 1, key, key_size);
+    util_put_le(id + 1, key, key_size);
     return H5_OK;
   }
   /* managed: in one of the last blocks with room, else a new block */
@@ -320,8 +320,8 @@ static int heap_insert(wd_heap *h, const uint8_t *obj, size_t len, uint8_t *id) 
   }
   memcpy(b->buf + b->used, obj, len);
   id[0] = 0;
-  h5_le_put(id + 1, b->off + b->used, h->off_size);
-  h5_le_put(id + 1 + h->off_size, len, h->len_size);
+  util_put_le(id + 1, b->off + b->used, h->off_size);
+  util_put_le(id + 1 + h->off_size, len, h->len_size);
   b->used += len;
   h->man_nobjs++;
   h->man_bytes += len;
@@ -366,8 +366,8 @@ static int write_iblock(wd_heap *h, uint64_t ib_off, unsigned nrows, uint64_t *a
   if (!ib) return h5w_err(h->w, H5_ENOMEM, "out of memory");
   memcpy(ib, "FHIB", 4);
   ib[4] = 0;
-  h5_le_put(ib + 5, h->addr, WD_SO);
-  h5_le_put(ib + 5 + WD_SO, ib_off, h->off_size);
+  util_put_le(ib + 5, h->addr, WD_SO);
+  util_put_le(ib + 5 + WD_SO, ib_off, h->off_size);
   uint8_t *e = ib + 5 + WD_SO + h->off_size;
   int rc = H5_OK;
   for (unsigned r = 0; rc == H5_OK && r < nrows; r++)
@@ -381,10 +381,10 @@ static int write_iblock(wd_heap *h, uint64_t ib_off, unsigned nrows, uint64_t *a
         unsigned crows = h5_log2_floor(h->row_size[r]) - h->first_row_bits + 1;
         rc = write_iblock(h, off, crows, &child);
       }
-      h5_le_put(e, child, WD_SO);
+      util_put_le(e, child, WD_SO);
     }
   if (rc == H5_OK) {
-    h5_le_put(e, h5_lookup3(ib, size - 4, 0), 4);
+    util_put_le(e, h5_lookup3(ib, size - 4, 0), 4);
     rc = h5w_file_append(h->w, ib, size, addr);
   }
   free(ib);
@@ -399,10 +399,10 @@ static int heap_finish(wd_heap *h) {
     wd_block *b = &h->blk[i];
     memcpy(b->buf, "FHDB", 4);
     b->buf[4] = 0;
-    h5_le_put(b->buf + 5, h->addr, WD_SO);
-    h5_le_put(b->buf + 5 + WD_SO, b->off, h->off_size);
+    util_put_le(b->buf + 5, h->addr, WD_SO);
+    util_put_le(b->buf + 5 + WD_SO, b->off, h->off_size);
     /* lookup3 of the whole block, its checksum field zero */
-    h5_le_put(b->buf + h->prefix - 4, h5_lookup3(b->buf, (size_t)b->size, 0), 4);
+    util_put_le(b->buf + h->prefix - 4, h5_lookup3(b->buf, (size_t)b->size, 0), 4);
     rc = h5w_file_append(h->w, b->buf, (size_t)b->size, &b->addr);
     free(b->buf);
     b->buf = NULL;
@@ -437,26 +437,26 @@ static int heap_finish(wd_heap *h) {
   uint8_t hd[WD_HDR_SIZE], *q = hd;
   memcpy(q, "FRHP", 4);
   q[4] = 0;
-  h5_le_put(q + 5, p->id_len, 2);
-  h5_le_put(q + 7, 0, 2);          /* no I/O filters */
+  util_put_le(q + 5, p->id_len, 2);
+  util_put_le(q + 7, 0, 2);          /* no I/O filters */
   q[9] = 0x02;                  /* direct blocks checksummed */
-  h5_le_put(q + 10, p->max_man, 4);
+  util_put_le(q + 10, p->max_man, 4);
   q += 14;
   uint64_t f[] = {h->nhuge,      /* next huge object ID: the last one used */
                   huge_bt2,      free_space,
                   H5_UNDEF_ADDR, /* no free-space manager */
                   man_size,      alloc,         iter_off,     h->man_nobjs,
                   h->huge_size,  h->nhuge,      h->tiny_size, h->tiny_nobjs};
-  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++, q += WD_SO) h5_le_put(q, f[i], WD_SO);
-  h5_le_put(q, p->width, 2);
-  h5_le_put(q + 2, p->start_block, WD_SO);
-  h5_le_put(q + 10, p->max_direct, WD_SO);
-  h5_le_put(q + 18, p->max_bits, 2);
-  h5_le_put(q + 20, WD_START_ROOT_ROWS, 2);
-  h5_le_put(q + 22, root, WD_SO);
-  h5_le_put(q + 30, root_rows, 2);
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++, q += WD_SO) util_put_le(q, f[i], WD_SO);
+  util_put_le(q, p->width, 2);
+  util_put_le(q + 2, p->start_block, WD_SO);
+  util_put_le(q + 10, p->max_direct, WD_SO);
+  util_put_le(q + 18, p->max_bits, 2);
+  util_put_le(q + 20, WD_START_ROOT_ROWS, 2);
+  util_put_le(q + 22, root, WD_SO);
+  util_put_le(q + 30, root_rows, 2);
   q += 32;
-  h5_le_put(q, h5_lookup3(hd, (size_t)(q - hd), 0), 4);
+  util_put_le(q, h5_lookup3(hd, (size_t)(q - hd), 0), 4);
   return h5w_file_write(h->w, hd, sizeof hd, h->addr);
 }
 
@@ -502,13 +502,13 @@ int h5w_dense_write(h5w *w, int kind, const h5w_dense_item *items, size_t n,
       uint8_t *r = recs + i * rec_size;
       const uint8_t *id = ids + keys[i].idx * p->id_len;
       if (kind == H5W_DENSE_LINKS) { /* name hash, heap ID */
-        h5_le_put(r, keys[i].hash, 4);
+        util_put_le(r, keys[i].hash, 4);
         memcpy(r + 4, id, p->id_len);
       } else { /* heap ID, message flags, creation order, name hash */
         memcpy(r, id, p->id_len);
         r[p->id_len] = 0;
-        h5_le_put(r + p->id_len + 1, 0, 4);
-        h5_le_put(r + p->id_len + 5, keys[i].hash, 4);
+        util_put_le(r + p->id_len + 1, 0, 4);
+        util_put_le(r + p->id_len + 5, keys[i].hash, 4);
       }
     }
   }

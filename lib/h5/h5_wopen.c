@@ -97,11 +97,11 @@ static int check_superblock(int fd, uint64_t size, uint64_t *eoa, uint64_t *ext,
     return fail(err, errlen, H5_EUNSUPPORTED,
                 "cannot modify this file: it is marked open for writing by libhdf5 "
                 "(still open, or its writer crashed: h5clear -s clears the mark)");
-  if (h5_le(s + 12, 8) != 0)
+  if (util_get_le(s + 12, 8) != 0)
     return fail(err, errlen, H5_EUNSUPPORTED, "cannot modify this file: base address %llu",
-                (unsigned long long)h5_le(s + 12, 8));
-  *ext = h5_le(s + 20, 8);
-  *eoa = h5_le(s + 28, 8);
+                (unsigned long long)util_get_le(s + 12, 8));
+  *ext = util_get_le(s + 20, 8);
+  *eoa = util_get_le(s + 28, 8);
   if (*eoa < 48 || *eoa > size)
     return fail(err, errlen, H5_ECORRUPT,
                 "truncated file: the superblock says it ends at %llu, it has %llu bytes",
@@ -123,7 +123,7 @@ static int check_extension(h5_file *f, uint64_t ext, char *err, size_t errlen) {
     case H5_MSG_SOHM_TABLE: /* new messages are written unshared */
       break;
     case H5_MSG_BTREE_K: /* chunk B-tree nodes are written for K 32 */
-      if (m->size < 3 || h5_le(m->data + 1, 2) != 32)
+      if (m->size < 3 || util_get_le(m->data + 1, 2) != 32)
         rc = fail(err, errlen, H5_EUNSUPPORTED,
                   "cannot modify this file: chunk B-tree K other than 32");
       break;
@@ -343,7 +343,7 @@ static int take_attr(h5w *w, h5w_obj *o, uint8_t flags, const uint8_t *msg, size
                 oname(o));
   if (len < 8 || msg[0] < 1 || msg[0] > 3)
     return werr(w, H5_ECORRUPT, "'%s': bad attribute message", oname(o));
-  size_t nlen = (size_t)h5_le(msg + 2, 2), at = msg[0] == 3 ? 9 : 8;
+  size_t nlen = (size_t)util_get_le(msg + 2, 2), at = msg[0] == 3 ? 9 : 8;
   if (nlen == 0 || nlen > len - at || len < at)
     return werr(w, H5_ECORRUPT, "'%s': bad attribute name", oname(o));
   char *name = malloc(nlen + 1);
@@ -386,7 +386,7 @@ int h5w_old_attrs(h5w *w, h5w_obj *o) {
     if (ai->data[1] & 3)
       return werr(w, H5_EUNSUPPORTED,
                   "cannot add attributes to '%s': it tracks their creation order", oname(o));
-    uint64_t heap = h5_le(ai->data + 2, 8), bt2 = h5_le(ai->data + 10, 8);
+    uint64_t heap = util_get_le(ai->data + 2, 8), bt2 = util_get_le(ai->data + 10, 8);
     if (heap != H5_UNDEF_ADDR) {
       dense_attrs d = {w, o, NULL};
       rc = h5_fheap_open(w->rf, heap, &d.heap);

@@ -122,17 +122,13 @@ static void put_u8(strbuf *o, unsigned v) {
   strbuf_append(o, &c, 1);
 }
 
-static void put_le(strbuf *o, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) put_u8(o, (unsigned)(v >> (8 * i)));
-}
-
 /* ---- the global heap -------------------------------------------------- */
 
 static int gcol_flush(h5w *w) {
   if (!w->gcol) return H5_OK;
   /* object 0, the free space, fills the rest when its header fits */
   uint64_t left = w->gcol_cap - w->gcol_used;
-  if (left >= 16) h5_le_put(w->gcol + w->gcol_used + 8, left, 8);
+  if (left >= 16) util_put_le(w->gcol + w->gcol_used + 8, left, 8);
   int rc = pwrite_all(w, w->gcol, (size_t)w->gcol_cap, w->gcol_addr);
   free(w->gcol);
   w->gcol = NULL;
@@ -154,7 +150,7 @@ static int gheap_put(h5w *w, const void *data, size_t len, uint8_t id[12]) {
     if (!w->gcol) return werr(w, H5_ENOMEM, "out of memory");
     memcpy(w->gcol, "GCOL", 4);
     w->gcol[4] = 1;
-    h5_le_put(w->gcol + 8, cap, 8);
+    util_put_le(w->gcol + 8, cap, 8);
     w->gcol_cap = cap;
     w->gcol_used = 16;
     w->gcol_next = 1;
@@ -163,12 +159,12 @@ static int gheap_put(h5w *w, const void *data, size_t len, uint8_t id[12]) {
     w->eoa += cap; /* reserved now, written when full or at close */
   }
   uint8_t *p = w->gcol + w->gcol_used;
-  h5_le_put(p, w->gcol_next, 2);
-  h5_le_put(p + 2, 1, 2); /* reference count */
-  h5_le_put(p + 8, len, 8);
+  util_put_le(p, w->gcol_next, 2);
+  util_put_le(p + 2, 1, 2); /* reference count */
+  util_put_le(p + 8, len, 8);
   if (len) memcpy(p + 16, data, len);
-  h5_le_put(id, w->gcol_addr, 8);
-  h5_le_put(id + 8, w->gcol_next, 4);
+  util_put_le(id, w->gcol_addr, 8);
+  util_put_le(id + 8, w->gcol_next, 4);
   w->gcol_used += need;
   w->gcol_next++;
   return H5_OK;
@@ -194,7 +190,7 @@ static int convert_vlen(h5w *w, const h5_type *t, uint8_t *p, uint64_t n,
         int rc = gheap_put(w, s, len, id);
         if (rc) return rc;
       }
-      h5_le_put(p, len, 4);
+      util_put_le(p, len, 4);
       memcpy(p + 4, id, 12);
     } else if (t->cls == H5_CLASS_COMPOUND) {
       for (uint32_t i = 0; i < t->nmembers; i++) {
@@ -548,7 +544,7 @@ static int filter_chunk(const h5w_obj *d, uint8_t **buf, size_t *len) {
   if (d->dcpl.fletcher32) {
     uint8_t *f = realloc(*buf, *len + 4);
     if (!f) return H5_ENOMEM;
-    h5_le_put(f + *len, h5_fletcher32(f, *len), 4);
+    util_put_le(f + *len, h5_fletcher32(f, *len), 4);
     *buf = f;
     *len += 4;
   }
@@ -840,16 +836,16 @@ int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
     put_u8(&s, (unsigned)rank);
     put_u8(&s, 0);                   /* no max dims */
     put_u8(&s, rank ? 1 : 0);        /* simple / scalar */
-    for (int i = 0; i < rank; i++) put_le(&s, dims[i], 8);
+    for (int i = 0; i < rank; i++) strbuf_put_le(&s, dims[i], 8);
     size_t nlen = strlen(name) + 1;
     if (rc == H5_OK && t.len > 65535)
       rc = werr(w, H5_EUNSUPPORTED, "attribute '%s': datatype description over 64 KiB", name);
     if (rc == H5_OK) {
       put_u8(&m, 3);                 /* attribute message version */
       put_u8(&m, 0);
-      put_le(&m, nlen, 2);
-      put_le(&m, t.len, 2);
-      put_le(&m, s.len, 2);
+      strbuf_put_le(&m, nlen, 2);
+      strbuf_put_le(&m, t.len, 2);
+      strbuf_put_le(&m, s.len, 2);
       put_u8(&m, 1);                 /* name is UTF-8 */
       strbuf_append(&m, name, nlen);
       strbuf_append(&m, t.buf ? t.buf : "", t.len);
@@ -874,7 +870,7 @@ int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,
 /* Append a header message (v2 prefix: type, size, flags). */
 static void put_msg(strbuf *o, int type, const strbuf *body, int flags) {
   put_u8(o, (unsigned)type);
-  put_le(o, body->len, 2);
+  strbuf_put_le(o, body->len, 2);
   put_u8(o, (unsigned)flags);
   strbuf_append(o, body->buf ? body->buf : "", body->len);
 }
@@ -903,13 +899,13 @@ static int put_attrs(h5w *w, strbuf *msgs, const h5w_obj *o) {
   strbuf b = {0};
   put_u8(&b, 0); /* version */
   put_u8(&b, 0); /* no creation order */
-  put_le(&b, heap, 8);
-  put_le(&b, bt2, 8);
+  strbuf_put_le(&b, heap, 8);
+  strbuf_put_le(&b, bt2, 8);
   put_msg(msgs, H5_MSG_ATTR_INFO, &b, 0);
   strbuf_free(&b);
   for (size_t i = 0; !dense && i < o->nattrs; i++) {
     put_u8(msgs, H5_MSG_ATTRIBUTE);
-    put_le(msgs, o->attrv[i].len, 2);
+    strbuf_put_le(msgs, o->attrv[i].len, 2);
     put_u8(msgs, 0);
     strbuf_append(msgs, o->attrs.buf + o->attrv[i].off, o->attrv[i].len);
   }
@@ -923,13 +919,13 @@ static int write_ohdr(h5w *w, const strbuf *msgs, uint64_t *addr) {
   strbuf_append(&o, "OHDR", 4);
   put_u8(&o, 2);
   put_u8(&o, (unsigned)wbits); /* no times, no attribute phase change */
-  put_le(&o, msgs->len, 1 << wbits);
+  strbuf_put_le(&o, msgs->len, 1 << wbits);
   strbuf_append(&o, msgs->buf ? msgs->buf : "", msgs->len);
   if (strbuf_failed(&o)) {
     strbuf_free(&o);
     return werr(w, H5_ENOMEM, "out of memory");
   }
-  put_le(&o, h5_lookup3(o.buf, o.len, 0), 4);
+  strbuf_put_le(&o, h5_lookup3(o.buf, o.len, 0), 4);
   int rc = strbuf_failed(&o) ? werr(w, H5_ENOMEM, "out of memory")
                              : append(w, o.buf, o.len, addr);
   strbuf_free(&o);
@@ -943,11 +939,11 @@ static int write_btree(h5w *w, h5w_obj *d, size_t lo, size_t hi, int level,
 
 static void put_chunk_key(strbuf *o, const h5w_obj *d, const w_chunk *c,
                           int end) {
-  put_le(o, end ? 0 : c->size, 4);
-  put_le(o, end ? 0 : c->mask, 4);
+  strbuf_put_le(o, end ? 0 : c->size, 4);
+  strbuf_put_le(o, end ? 0 : c->mask, 4);
   for (int k = 0; k < d->rank; k++)
-    put_le(o, c->off[k] + (end && k == 0 ? d->dcpl.chunk[0] : 0), 8);
-  put_le(o, 0, 8); /* the element-size dimension */
+    strbuf_put_le(o, c->off[k] + (end && k == 0 ? d->dcpl.chunk[0] : 0), 8);
+  strbuf_put_le(o, 0, 8); /* the element-size dimension */
 }
 
 static int write_btree(h5w *w, h5w_obj *d, size_t lo, size_t hi, int level,
@@ -974,12 +970,12 @@ static int write_btree(h5w *w, h5w_obj *d, size_t lo, size_t hi, int level,
   strbuf_append(&o, "TREE", 4);
   put_u8(&o, 1);                 /* chunk node */
   put_u8(&o, (unsigned)level);
-  put_le(&o, nchild, 2);
-  put_le(&o, H5_UNDEF_ADDR, 8);  /* siblings: not needed to read */
-  put_le(&o, H5_UNDEF_ADDR, 8);
+  strbuf_put_le(&o, nchild, 2);
+  strbuf_put_le(&o, H5_UNDEF_ADDR, 8);  /* siblings: not needed to read */
+  strbuf_put_le(&o, H5_UNDEF_ADDR, 8);
   for (size_t i = 0; i < nchild; i++) {
     put_chunk_key(&o, d, &d->chunks[lo + i * span], 0);
-    put_le(&o, child_addr[i], 8);
+    strbuf_put_le(&o, child_addr[i], 8);
   }
   put_chunk_key(&o, d, &d->chunks[hi - 1], 1);
   while (o.len < nodesize) put_u8(&o, 0); /* readers read the full node */
@@ -1003,7 +999,7 @@ static void carry_msgs(strbuf *msgs, const h5w_obj *o, const int *skip, int nski
     for (int k = 0; k < nskip; k++) drop |= m->type == skip[k];
     if (drop) continue;
     put_u8(msgs, m->type);
-    put_le(msgs, m->size, 2);
+    strbuf_put_le(msgs, m->size, 2);
     put_u8(msgs, m->flags);
     strbuf_append(msgs, (const char *)m->data, m->size);
   }
@@ -1016,8 +1012,8 @@ static void put_dataspace(strbuf *b, const h5w_obj *d) {
   for (int i = 0; i < d->rank; i++) hasmax |= d->maxdims[i] != d->dims[i];
   put_u8(b, hasmax ? 1 : 0);
   put_u8(b, d->rank ? 1 : 0);
-  for (int i = 0; i < d->rank; i++) put_le(b, d->dims[i], 8);
-  for (int i = 0; hasmax && i < d->rank; i++) put_le(b, d->maxdims[i], 8);
+  for (int i = 0; i < d->rank; i++) strbuf_put_le(b, d->dims[i], 8);
+  for (int i = 0; hasmax && i < d->rank; i++) strbuf_put_le(b, d->maxdims[i], 8);
 }
 
 /* The layout message (version 3) of d; a chunked one after writing the
@@ -1027,12 +1023,12 @@ static int put_layout(h5w *w, strbuf *b, h5w_obj *d) {
   put_u8(b, 3);
   if (d->dcpl.layout == H5_LAYOUT_COMPACT) {
     put_u8(b, 0);
-    put_le(b, d->compact_len, 2);
+    strbuf_put_le(b, d->compact_len, 2);
     strbuf_append(b, (const char *)(d->compact ? d->compact : (uint8_t *)""), d->compact_len);
   } else if (d->dcpl.layout == H5_LAYOUT_CONTIGUOUS) {
     put_u8(b, 1);
-    put_le(b, d->data_addr, 8);
-    put_le(b, d->data_addr == H5_UNDEF_ADDR ? 0 : d->data_size, 8);
+    strbuf_put_le(b, d->data_addr, 8);
+    strbuf_put_le(b, d->data_addr == H5_UNDEF_ADDR ? 0 : d->data_size, 8);
   } else {
     uint64_t root = H5_UNDEF_ADDR;
     if (d->nchunks) {
@@ -1046,9 +1042,9 @@ static int put_layout(h5w *w, strbuf *b, h5w_obj *d) {
     }
     put_u8(b, 2);
     put_u8(b, (unsigned)d->rank + 1);
-    put_le(b, root, 8);
-    for (int i = 0; i < d->rank; i++) put_le(b, d->dcpl.chunk[i], 4);
-    put_le(b, d->type->size, 4); /* the element size, last */
+    strbuf_put_le(b, root, 8);
+    for (int i = 0; i < d->rank; i++) strbuf_put_le(b, d->dcpl.chunk[i], 4);
+    strbuf_put_le(b, d->type->size, 4); /* the element size, last */
   }
   return rc;
 }
@@ -1094,7 +1090,7 @@ static int write_dataset(h5w *w, h5w_obj *d) {
   unsigned alloc = d->dcpl.layout == H5_LAYOUT_CHUNKED ? 3 : d->dcpl.layout == H5_LAYOUT_COMPACT ? 1 : 2;
   put_u8(&b, alloc | (2u << 2) | (d->fill ? 0x20u : 0u));
   if (d->fill) {
-    put_le(&b, d->type->size, 4);
+    strbuf_put_le(&b, d->type->size, 4);
     strbuf_append(&b, (const char *)d->fill, d->type->size);
   }
   put_msg(&msgs, H5_MSG_FILL, &b, 1);
@@ -1105,14 +1101,14 @@ static int write_dataset(h5w *w, h5w_obj *d) {
     put_u8(&b, 2);
     put_u8(&b, (unsigned)n);
     if (d->dcpl.shuffle) { /* id, flags (optional), 1 value: element size */
-      put_le(&b, 2, 2), put_le(&b, 1, 2), put_le(&b, 1, 2), put_le(&b, d->type->size, 4);
+      strbuf_put_le(&b, 2, 2), strbuf_put_le(&b, 1, 2), strbuf_put_le(&b, 1, 2), strbuf_put_le(&b, d->type->size, 4);
     }
     if (d->dcpl.deflate >= 0) {
-      put_le(&b, 1, 2), put_le(&b, 1, 2), put_le(&b, 1, 2);
-      put_le(&b, (uint64_t)d->dcpl.deflate, 4);
+      strbuf_put_le(&b, 1, 2), strbuf_put_le(&b, 1, 2), strbuf_put_le(&b, 1, 2);
+      strbuf_put_le(&b, (uint64_t)d->dcpl.deflate, 4);
     }
     if (d->dcpl.fletcher32) {
-      put_le(&b, 3, 2), put_le(&b, 0, 2), put_le(&b, 0, 2);
+      strbuf_put_le(&b, 3, 2), strbuf_put_le(&b, 0, 2), strbuf_put_le(&b, 0, 2);
     }
     put_msg(&msgs, H5_MSG_FILTERS, &b, 1);
     b.len = 0;
@@ -1136,15 +1132,15 @@ static void put_link(strbuf *o, const char *name, int type, uint64_t addr,
   put_u8(o, (unsigned)wbits | 0x10 | (type != H5_LINK_HARD ? 0x08 : 0));
   if (type != H5_LINK_HARD) put_u8(o, (unsigned)type);
   put_u8(o, 1);                                   /* UTF-8 */
-  put_le(o, nlen, 1 << wbits);
+  strbuf_put_le(o, nlen, 1 << wbits);
   strbuf_append(o, name, nlen);
   if (type == H5_LINK_HARD) {
-    put_le(o, addr, 8);
+    strbuf_put_le(o, addr, 8);
   } else if (type == H5_LINK_SOFT) {
-    put_le(o, strlen(target), 2);
+    strbuf_put_le(o, strlen(target), 2);
     strbuf_append(o, target, strlen(target));
   } else { /* external: flags, file name, object path, both NUL-ended */
-    put_le(o, 1 + strlen(filename) + 1 + strlen(target) + 1, 2);
+    strbuf_put_le(o, 1 + strlen(filename) + 1 + strlen(target) + 1, 2);
     put_u8(o, 0);
     strbuf_append(o, filename, strlen(filename) + 1);
     strbuf_append(o, target, strlen(target) + 1);
@@ -1266,8 +1262,8 @@ static int write_group(h5w *w, h5w_obj *g) {
   /* link info: no creation order; the dense storage, if any */
   put_u8(&b, 0);
   put_u8(&b, 0);
-  put_le(&b, heap, 8);
-  put_le(&b, bt2, 8);
+  strbuf_put_le(&b, heap, 8);
+  strbuf_put_le(&b, bt2, 8);
   put_msg(&msgs, H5_MSG_LINK_INFO, &b, 0);
   b.len = 0;
   if (g->old) {
@@ -1283,7 +1279,7 @@ static int write_group(h5w *w, h5w_obj *g) {
   for (size_t i = 0; rc == H5_OK && !dense && i < l.n; i++) {
     size_t start = i ? l.end[i - 1] : 0;
     put_u8(&msgs, H5_MSG_LINK);
-    put_le(&msgs, l.end[i] - start, 2);
+    strbuf_put_le(&msgs, l.end[i] - start, 2);
     put_u8(&msgs, 0);
     strbuf_append(&msgs, l.buf.buf + start, l.end[i] - start);
   }
@@ -1349,11 +1345,11 @@ static int write_superblock(h5w *w) {
   s[9] = W_SO;
   s[10] = W_SO;
   s[11] = 0;                         /* file consistency flags: closed */
-  h5_le_put(s + 12, 0, 8);           /* base address */
-  h5_le_put(s + 20, w->ext_addr, 8); /* superblock extension */
-  h5_le_put(s + 28, w->eoa, 8);      /* end of file */
-  h5_le_put(s + 36, w->root->addr, 8);
-  h5_le_put(s + 44, h5_lookup3(s, 44, 0), 4);
+  util_put_le(s + 12, 0, 8);           /* base address */
+  util_put_le(s + 20, w->ext_addr, 8); /* superblock extension */
+  util_put_le(s + 28, w->eoa, 8);      /* end of file */
+  util_put_le(s + 36, w->root->addr, 8);
+  util_put_le(s + 44, h5_lookup3(s, 44, 0), 4);
   return pwrite_all(w, s, sizeof s, 0);
 }
 

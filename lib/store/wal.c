@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "util/le.h"
 #include "wal.h"
 
 #define WAL_MAGIC "H5MEMWAL"
@@ -56,16 +57,6 @@ struct wal {
 };
 
 /* ---- little helpers ------------------------------------------------------ */
-
-static uint64_t get_le(const uint8_t *p, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-
-static void put_le(uint8_t *p, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
 
 static void set_err(wal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void set_err(wal *w, const char *fmt, ...) {
@@ -196,29 +187,29 @@ static void header_encode(uint8_t h[WAL_HEADER_SIZE], const uint8_t id[16], uint
                           uint64_t salt) {
   memset(h, 0, WAL_HEADER_SIZE);
   memcpy(h, WAL_MAGIC, 8);
-  put_le(h + 8, WAL_VERSION, 4);
-  put_le(h + 12, WAL_HEADER_SIZE, 4);
+  util_put_le(h + 8, WAL_VERSION, 4);
+  util_put_le(h + 12, WAL_HEADER_SIZE, 4);
   memcpy(h + 16, id, 16);
-  put_le(h + 32, base, 8);
-  put_le(h + 40, salt, 8);
-  put_le(h + 56, XXH64(h, WAL_HEADER_SIZE - 8, 0), 8);
+  util_put_le(h + 32, base, 8);
+  util_put_le(h + 40, salt, 8);
+  util_put_le(h + 56, XXH64(h, WAL_HEADER_SIZE - 8, 0), 8);
 }
 
 /* Check the n header bytes h read from a file of size bytes; on HDR_OK
 ** take base, salt and the checksum into w (store_id is checked apart). */
 static int header_check(wal *w, const uint8_t *h, size_t n, uint64_t size) {
   if (n < 16 || memcmp(h, WAL_MAGIC, 8) != 0) return HDR_BAD;
-  uint32_t version = (uint32_t)get_le(h + 8, 4), hsize = (uint32_t)get_le(h + 12, 4);
+  uint32_t version = (uint32_t)util_get_le(h + 8, 4), hsize = (uint32_t)util_get_le(h + 12, 4);
   if (hsize < WAL_HEADER_SIZE || hsize > WAL_MAX_HEADER || hsize > size || hsize > n)
     return HDR_BAD;
-  uint64_t sum = get_le(h + hsize - 8, 8);
+  uint64_t sum = util_get_le(h + hsize - 8, 8);
   if (XXH64(h, hsize - 8, 0) != sum) return HDR_BAD;
   if (version != WAL_VERSION) return HDR_LATER;
   if (hsize != WAL_HEADER_SIZE) return HDR_BAD;
-  uint64_t base = get_le(h + 32, 8);
+  uint64_t base = util_get_le(h + 32, 8);
   if (base == 0 || base > WAL_MAX_SEQ) return HDR_BAD; /* seq 0 does not exist */
   w->base = base;
-  w->salt = get_le(h + 40, 8);
+  w->salt = util_get_le(h + 40, 8);
   w->hdr_sum = sum;
   return HDR_OK;
 }
@@ -250,7 +241,7 @@ static int header_write(wal *w, uint64_t base) {
   if (write_at(w->fd, &iov, 1, 0) != 0) return -1;
   w->base = base;
   w->salt = salt;
-  w->hdr_sum = get_le(h + 56, 8);
+  w->hdr_sum = util_get_le(h + 56, 8);
   memcpy(w->hdr, h, sizeof h);
   w->hdr_len = sizeof h;
   return 0;
@@ -272,17 +263,17 @@ static int frame_read(wal *w, const wal_pos *at, uint64_t limit, size_t *len, ui
   int r = read_at(w->fd, w->buf, 16, at->end);
   if (r < 0) goto eio;
   if (r > 0) return 0;
-  uint32_t n = (uint32_t)get_le(w->buf + 4, 4);
+  uint32_t n = (uint32_t)util_get_le(w->buf + 4, 4);
   /* the length is checked against the file before anything is read */
-  if (get_le(w->buf, 4) != WAL_FRAME_MAGIC || n > WAL_MAX_FRAME ||
-      n > limit - at->end - WAL_FRAME_OVERHEAD || get_le(w->buf + 8, 8) != at->last_seq + 1)
+  if (util_get_le(w->buf, 4) != WAL_FRAME_MAGIC || n > WAL_MAX_FRAME ||
+      n > limit - at->end - WAL_FRAME_OVERHEAD || util_get_le(w->buf + 8, 8) != at->last_seq + 1)
     return 0;
   if (grow_buf(w, (size_t)n + WAL_FRAME_OVERHEAD) != 0) goto nomem;
   r = read_at(w->fd, w->buf + 16, (size_t)n + 8, at->end + 16);
   if (r < 0) goto eio;
   if (r > 0) return 0;
   *sum = XXH64(w->buf, (size_t)n + 16, at->chain);
-  if (get_le(w->buf + 16 + n, 8) != *sum) return 0;
+  if (util_get_le(w->buf + 16 + n, 8) != *sum) return 0;
   *len = n;
   return 1;
 eio:
@@ -311,9 +302,9 @@ static uint64_t chained(wal *w, uint64_t off, uint64_t len, uint64_t sq, uint64_
     off += len + WAL_FRAME_OVERHEAD;
     uint8_t h[16];
     if (size - off < WAL_FRAME_OVERHEAD || read_at(w->fd, h, 16, off) != 0 ||
-        get_le(h, 4) != WAL_FRAME_MAGIC || get_le(h + 8, 8) != sq + n)
+        util_get_le(h, 4) != WAL_FRAME_MAGIC || util_get_le(h + 8, 8) != sq + n)
       return n;
-    len = get_le(h + 4, 4);
+    len = util_get_le(h + 4, 4);
     if (len > WAL_MAX_FRAME || len > size - off - WAL_FRAME_OVERHEAD) return n;
   }
 }
@@ -335,8 +326,8 @@ static int later_frames(wal *w, const wal_pos *p, uint64_t size, uint64_t *n, ui
     if (r > 0) return 0; /* (it got shorter meanwhile) */
     size_t lim = want >= 16 ? want - 15 : 0;
     for (size_t i = 0; i < lim; i++) {
-      if (buf[i] != 'W' || get_le(buf + i, 4) != WAL_FRAME_MAGIC) continue;
-      uint64_t len = get_le(buf + i + 4, 4), sq = get_le(buf + i + 8, 8), off = at + i;
+      if (buf[i] != 'W' || util_get_le(buf + i, 4) != WAL_FRAME_MAGIC) continue;
+      uint64_t len = util_get_le(buf + i + 4, 4), sq = util_get_le(buf + i + 8, 8), off = at + i;
       /* (a header in the last 24 bytes has no room for a frame) */
       if (size - off < WAL_FRAME_OVERHEAD || len > WAL_MAX_FRAME ||
           len > size - off - WAL_FRAME_OVERHEAD || sq < next ||
@@ -357,11 +348,11 @@ static void frames_after_bad_header(wal *w, uint64_t size, uint64_t *n) {
   uint8_t h[16];
   *n = 0;
   if (size < WAL_HEADER_SIZE + WAL_FRAME_OVERHEAD ||
-      read_at(w->fd, h, 16, WAL_HEADER_SIZE) != 0 || get_le(h, 4) != WAL_FRAME_MAGIC)
+      read_at(w->fd, h, 16, WAL_HEADER_SIZE) != 0 || util_get_le(h, 4) != WAL_FRAME_MAGIC)
     return;
-  uint64_t len = get_le(h + 4, 4);
+  uint64_t len = util_get_le(h + 4, 4);
   if (len <= WAL_MAX_FRAME && len <= size - WAL_HEADER_SIZE - WAL_FRAME_OVERHEAD)
-    *n = chained(w, WAL_HEADER_SIZE, len, get_le(h + 8, 8), size);
+    *n = chained(w, WAL_HEADER_SIZE, len, util_get_le(h + 8, 8), size);
 }
 
 /* Find the valid prefix of a file of size bytes whose header is in w (and
@@ -501,7 +492,7 @@ static int load(wal *w, int created) {
   int hdr = r == 0 ? header_check(w, h, n, w->size) : HDR_BAD;
   if (hdr == HDR_LATER) {
     set_err(w, "%s is a log of format version %u; this h5mem reads version %d", w->path,
-            (unsigned)get_le(h + 8, 4), WAL_VERSION);
+            (unsigned)util_get_le(h + 8, 4), WAL_VERSION);
     return WAL_EINVAL;
   }
   if (hdr == HDR_OK && memcmp(h + 16, w->store_id, 16) != 0) {
@@ -683,14 +674,14 @@ int wal_append(wal *w, const void *payload, size_t len, int sync, uint64_t *seq)
   }
   uint64_t s = w->cur.last_seq + 1;
   uint8_t head[16], tail[8];
-  put_le(head, WAL_FRAME_MAGIC, 4);
-  put_le(head + 4, len, 4);
-  put_le(head + 8, s, 8);
+  util_put_le(head, WAL_FRAME_MAGIC, 4);
+  util_put_le(head + 4, len, 4);
+  util_put_le(head + 8, s, 8);
   XXH64_reset(w->xs, w->cur.chain);
   XXH64_update(w->xs, head, sizeof head);
   if (len) XXH64_update(w->xs, payload, len);
   uint64_t sum = XXH64_digest(w->xs);
-  put_le(tail, sum, 8);
+  util_put_le(tail, sum, 8);
   struct iovec iov[3] = {{head, sizeof head}, {(void *)payload, len}, {tail, sizeof tail}};
   wal_pos before = w->cur;
   int failed = write_at(w->fd, iov, 3, before.end) != 0 ? 1 : sync && fdatasync(w->fd) != 0 ? 2 : 0;

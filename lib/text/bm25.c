@@ -1,8 +1,8 @@
 /*
 ** lib/text/bm25.c - segments and images of the text index (bm25.h).
 **
-** Image (little-endian; read in place, so the host must be little-endian
-** too, as for the HNSW image):
+** Image (little-endian, util/le.h; read in place, every field through the
+** util_get_le* helpers, so any host byte order reads it):
 **
 **   0    "H5MTXT1\0"                 8 bytes
 **   8    uint32 version (1)          12  uint32 flags (tokenizer settings)
@@ -41,10 +41,7 @@
 #include <xxhash.h>
 
 #include "bm25.h"
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the text index image is read in place: little-endian hosts only"
-#endif
+#include "util/le.h"
 
 #define HDR 128
 #define MAGIC "H5MTXT1"
@@ -230,19 +227,6 @@ struct bm25_img {
   uint64_t nterm_bytes, npost;
 };
 
-static uint64_t rd64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-static uint32_t rd32(const uint8_t *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-static void wr64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-
 static int bad(char *why, size_t n, const char *msg) {
   if (why && n) {
     strncpy(why, msg, n - 1);
@@ -260,15 +244,15 @@ int bm25_img_open(const void *p, size_t len, bm25_img **out, char *why, size_t w
   *out = NULL;
   const uint8_t *b = p;
   if (len < HDR || memcmp(b, MAGIC, 8)) return bad(why, whylen, "not a text index image");
-  if (rd32(b + 8) != 1) return bad(why, whylen, "unknown text index version");
-  uint64_t rows = rd64(b + 16), nterms = rd64(b + 24), total = rd64(b + 96);
-  uint64_t lo = rd64(b + 48), dofs = rd64(b + 56), to = rd64(b + 64), tn = rd64(b + 72);
-  uint64_t po = rd64(b + 80), pn = rd64(b + 88);
+  if (util_get_le32(b + 8) != 1) return bad(why, whylen, "unknown text index version");
+  uint64_t rows = util_get_le64(b + 16), nterms = util_get_le64(b + 24), total = util_get_le64(b + 96);
+  uint64_t lo = util_get_le64(b + 48), dofs = util_get_le64(b + 56), to = util_get_le64(b + 64), tn = util_get_le64(b + 72);
+  uint64_t po = util_get_le64(b + 80), pn = util_get_le64(b + 88);
   if (total != len) return bad(why, whylen, "the image's length is wrong");
   if (rows > UINT32_MAX || nterms > UINT32_MAX || !section_ok(lo, rows * 4, len) ||
       !section_ok(dofs, nterms * 32, len) || !section_ok(to, tn, len) || !section_ok(po, pn, len))
     return bad(why, whylen, "a section lies outside the image");
-  if (XXH64(b + HDR, len - HDR, 0) != rd64(b + 104))
+  if (XXH64(b + HDR, len - HDR, 0) != util_get_le64(b + 104))
     return bad(why, whylen, "checksum mismatch");
   bm25_img *m = calloc(1, sizeof *m);
   if (!m) return BM25_ENOMEM;
@@ -276,7 +260,7 @@ int bm25_img_open(const void *p, size_t len, bm25_img **out, char *why, size_t w
   m->len = len;
   m->rows = rows;
   m->nterms = nterms;
-  m->flags = rd32(b + 12);
+  m->flags = util_get_le32(b + 12);
   m->lens = b + lo;
   m->dict = b + dofs;
   m->terms = b + to;
@@ -292,13 +276,13 @@ uint64_t bm25_img_rows(const bm25_img *m) { return m ? m->rows : 0; }
 uint64_t bm25_img_terms(const bm25_img *m) { return m ? m->nterms : 0; }
 uint32_t bm25_img_flags(const bm25_img *m) { return m ? m->flags : 0; }
 uint32_t bm25_img_len(const bm25_img *m, uint64_t doc) {
-  return m && doc < m->rows ? rd32(m->lens + 4 * doc) : BM25_NOTEXT;
+  return m && doc < m->rows ? util_get_le32(m->lens + 4 * doc) : BM25_NOTEXT;
 }
 
 /* Dict entry i's term, or NULL when the entry points outside the terms. */
 static const uint8_t *img_term_at(const bm25_img *m, uint64_t i, uint32_t *n) {
   const uint8_t *e = m->dict + 32 * i;
-  uint64_t off = rd32(e + 20), len = rd32(e + 24);
+  uint64_t off = util_get_le32(e + 20), len = util_get_le32(e + 24);
   if (off > m->nterm_bytes || len > m->nterm_bytes - off) return NULL;
   *n = (uint32_t)len;
   return m->terms + off;
@@ -312,7 +296,7 @@ static int term_cmp(const uint8_t *a, size_t na, const uint8_t *b, size_t nb) {
 /* Entry i as a cursor (0 when its postings lie outside the image). */
 static uint64_t img_cursor(const bm25_img *m, uint64_t i, bm25_cur *c) {
   const uint8_t *e = m->dict + 32 * i;
-  uint64_t off = rd64(e), n = rd32(e + 8), df = rd32(e + 12);
+  uint64_t off = util_get_le64(e), n = util_get_le32(e + 8), df = util_get_le32(e + 12);
   if (off > m->npost || n > m->npost - off) return 0;
   c->p = m->post + off;
   c->end = c->p + n;
@@ -472,7 +456,7 @@ int bm25_img_build(const bm25_img *old, const bm25_seg *g, uint64_t rows, uint32
     int started = 0;
     if (ot && r <= 0) { /* the old postings as they are */
       const uint8_t *oe = old->dict + 32 * io;
-      uint64_t poff = rd64(oe), pn = rd32(oe + 8);
+      uint64_t poff = util_get_le64(oe), pn = util_get_le32(oe + 8);
       if (poff > old->npost || pn > old->npost - poff) {
         rc = BM25_ECORRUPT;
         goto done;
@@ -483,8 +467,8 @@ int bm25_img_build(const bm25_img *old, const bm25_seg *g, uint64_t rows, uint32
       }
       if (pn) memcpy(post.b + post.n, old->post + poff, pn);
       post.n += pn;
-      e->df = rd32(oe + 12);
-      e->last = rd32(oe + 16);
+      e->df = util_get_le32(oe + 12);
+      e->last = util_get_le32(oe + 16);
       prev = e->last;
       started = e->df > 0;
       io++;
@@ -526,7 +510,7 @@ int bm25_img_build(const bm25_img *old, const bm25_seg *g, uint64_t rows, uint32
   }
   for (uint64_t r = 0; r < rows; r++) {
     uint32_t l = r < orows ? bm25_img_len(old, r) : bm25_seg_len(g, r);
-    wr32(img + lo + 4 * r, l);
+    util_put_le32(img + lo + 4 * r, l);
     if (l != BM25_NOTEXT) {
       ndocs++;
       ntok += l;
@@ -534,30 +518,30 @@ int bm25_img_build(const bm25_img *old, const bm25_seg *g, uint64_t rows, uint32
   }
   for (uint64_t i = 0; i < nd; i++) {
     uint8_t *e = img + dofs + 32 * i;
-    wr64(e, d[i].off);
-    wr32(e + 8, d[i].n);
-    wr32(e + 12, d[i].df);
-    wr32(e + 16, d[i].last);
-    wr32(e + 20, d[i].toff);
-    wr32(e + 24, d[i].tlen);
+    util_put_le64(e, d[i].off);
+    util_put_le32(e + 8, d[i].n);
+    util_put_le32(e + 12, d[i].df);
+    util_put_le32(e + 16, d[i].last);
+    util_put_le32(e + 20, d[i].toff);
+    util_put_le32(e + 24, d[i].tlen);
   }
   if (terms.n) memcpy(img + to, terms.b, terms.n);
   if (post.n) memcpy(img + po, post.b, post.n);
   memcpy(img, MAGIC, 8);
-  wr32(img + 8, 1);
-  wr32(img + 12, flags);
-  wr64(img + 16, rows);
-  wr64(img + 24, nd);
-  wr64(img + 32, ndocs);
-  wr64(img + 40, ntok);
-  wr64(img + 48, lo);
-  wr64(img + 56, dofs);
-  wr64(img + 64, to);
-  wr64(img + 72, terms.n);
-  wr64(img + 80, po);
-  wr64(img + 88, post.n);
-  wr64(img + 96, total);
-  wr64(img + 104, XXH64(img + HDR, total - HDR, 0));
+  util_put_le32(img + 8, 1);
+  util_put_le32(img + 12, flags);
+  util_put_le64(img + 16, rows);
+  util_put_le64(img + 24, nd);
+  util_put_le64(img + 32, ndocs);
+  util_put_le64(img + 40, ntok);
+  util_put_le64(img + 48, lo);
+  util_put_le64(img + 56, dofs);
+  util_put_le64(img + 64, to);
+  util_put_le64(img + 72, terms.n);
+  util_put_le64(img + 80, po);
+  util_put_le64(img + 88, post.n);
+  util_put_le64(img + 96, total);
+  util_put_le64(img + 104, XXH64(img + HDR, total - HDR, 0));
   *out = img;
   *outlen = total;
 done:

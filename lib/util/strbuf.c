@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "le.h"
 
 static int grow(strbuf *sb, size_t extra) {
   if (sb->oom || sb->over) return -1;
@@ -45,6 +46,12 @@ void strbuf_append(strbuf *sb, const char *s, size_t n) {
 void strbuf_puts(strbuf *sb, const char *s) { strbuf_append(sb, s, strlen(s)); }
 
 void strbuf_putc(strbuf *sb, char c) { strbuf_append(sb, &c, 1); }
+
+void strbuf_put_le(strbuf *sb, uint64_t v, int n) {
+  uint8_t b[8];
+  util_put_le(b, v, n);
+  strbuf_append(sb, (const char *)b, (size_t)n);
+}
 
 void strbuf_printf(strbuf *sb, const char *fmt, ...) {
   va_list ap;

@@ -10,6 +10,7 @@
 #define H5MEM_UTIL_STRBUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct strbuf {
   char *buf; /* malloc'd; the caller frees it (or strbuf_free) */
@@ -24,6 +25,8 @@ static inline int strbuf_failed(const strbuf *sb) { return sb->oom || sb->over; 
 void strbuf_append(strbuf *sb, const char *s, size_t n);
 void strbuf_puts(strbuf *sb, const char *s);
 void strbuf_putc(strbuf *sb, char c);
+/* the low n bytes (n <= 8) of v, little-endian (util/le.h) */
+void strbuf_put_le(strbuf *sb, uint64_t v, int n);
 void strbuf_printf(strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* s (n bytes) as a JSON string literal, quotes included; s must be UTF-8 */

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/le.h" /* the formats under test store little-endian integers */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
@@ -58,18 +60,6 @@ static inline void fuzz_seed(const char *dir, const char *name, const void *p, s
     fprintf(stderr, "cannot write the seed %s: %s\n", path, strerror(errno));
     exit(1);
   }
-}
-
-/* n little-endian bytes at p (n <= 8), as the formats under test store
-** their integers. */
-static inline uint64_t fuzz_get_le(const uint8_t *p, int n) {
-  uint64_t v = 0;
-  for (int i = n - 1; i >= 0; i--) v = (v << 8) | p[i];
-  return v;
-}
-
-static inline void fuzz_put_le(uint8_t *p, uint64_t v, int n) {
-  for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* A little-endian reader over the input, for targets that take their

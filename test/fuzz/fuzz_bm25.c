@@ -35,10 +35,10 @@ static void read_all(const bm25_img *m, const uint8_t *p, size_t len) {
   (void)bm25_img_len(m, rows);
   /* each term of the dict, looked up by its bytes (the header's offsets
   ** were checked by bm25_img_open; the entries are not) */
-  uint64_t dofs = fuzz_get_le(p + 56, 8), to = fuzz_get_le(p + 64, 8), tn = fuzz_get_le(p + 72, 8);
+  uint64_t dofs = util_get_le(p + 56, 8), to = util_get_le(p + 64, 8), tn = util_get_le(p + 72, 8);
   for (uint64_t i = 0; i < nterms && i < MAX_TERMS; i++) {
     const uint8_t *e = p + dofs + 32 * i;
-    uint64_t off = (uint32_t)fuzz_get_le(e + 20, 4), n = (uint32_t)fuzz_get_le(e + 24, 4);
+    uint64_t off = (uint32_t)util_get_le(e + 20, 4), n = (uint32_t)util_get_le(e + 24, 4);
     if (off > tn || n > tn - off) continue;
     bm25_cur c;
     if (bm25_img_term(m, (const char *)p + to + off, (size_t)n, &c)) walk(&c, rows);

@@ -162,7 +162,7 @@ static void place(int which, fuzz_in *in) {
   uint8_t *w = malloc(cap);
   if (!w) abort();
   memcpy(w, t->wal, WAL_HEADER_SIZE);
-  uint64_t seq = fuzz_get_le(w + 32, 8), chain = fuzz_get_le(w + 56, 8);
+  uint64_t seq = util_get_le(w + 32, 8), chain = util_get_le(w + 56, 8);
   while (in->n) {
     size_t len = fuzz_u16(in);
     if (len > in->n) len = in->n;
@@ -173,14 +173,14 @@ static void place(int which, fuzz_in *in) {
       w = nw;
     }
     uint8_t *f = w + n;
-    fuzz_put_le(f, 0x464c4157u, 4);
-    fuzz_put_le(f + 4, len, 4);
-    fuzz_put_le(f + 8, seq++, 8);
+    util_put_le(f, 0x464c4157u, 4);
+    util_put_le(f + 4, len, 4);
+    util_put_le(f + 8, seq++, 8);
     if (len) memcpy(f + 16, in->p, len);
     in->p += len;
     in->n -= len;
     chain = XXH64(f, 16 + len, chain);
-    fuzz_put_le(f + 16 + len, chain, 8);
+    util_put_le(f + 16 + len, chain, 8);
     n += len + WAL_FRAME_OVERHEAD;
   }
   spit(walpath, w, n);
@@ -381,9 +381,9 @@ static void seeds(const char *sdir) {
       size_t m = 0;
       seed[m++] = (uint8_t)(which | writer << 1);
       for (size_t at = WAL_HEADER_SIZE; n - at >= WAL_FRAME_OVERHEAD;) {
-        size_t len = (size_t)fuzz_get_le(w + at + 4, 4);
+        size_t len = (size_t)util_get_le(w + at + 4, 4);
         FUZZ_ASSERT(len < 65536);
-        fuzz_put_le(seed + m, len, 2);
+        util_put_le(seed + m, len, 2);
         memcpy(seed + m + 2, w + at + 16, len);
         m += 2 + len;
         at += len + WAL_FRAME_OVERHEAD;

@@ -55,15 +55,15 @@ static void fix(uint8_t *f, size_t n, unsigned mode) {
   if (n < WAL_HEADER_SIZE) return;
   if (mode & 1) {
     memcpy(f + 16, ID, 16);
-    fuzz_put_le(f + 56, XXH64(f, 56, 0), 8);
+    util_put_le(f + 56, XXH64(f, 56, 0), 8);
   }
   if (!(mode & 2)) return;
-  uint64_t chain = fuzz_get_le(f + 56, 8);
+  uint64_t chain = util_get_le(f + 56, 8);
   for (size_t at = WAL_HEADER_SIZE; n - at >= WAL_FRAME_OVERHEAD;) {
-    uint64_t len = fuzz_get_le(f + at + 4, 4);
-    if (fuzz_get_le(f + at, 4) != 0x464c4157u || len > n - at - WAL_FRAME_OVERHEAD) break;
+    uint64_t len = util_get_le(f + at + 4, 4);
+    if (util_get_le(f + at, 4) != 0x464c4157u || len > n - at - WAL_FRAME_OVERHEAD) break;
     chain = XXH64(f + at, 16 + len, chain);
-    fuzz_put_le(f + at + 16 + len, chain, 8);
+    util_put_le(f + at + 16 + len, chain, 8);
     at += 16 + len + 8;
   }
 }
