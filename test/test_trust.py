@@ -80,6 +80,19 @@ UNSAFE = {
 }
 
 
+# every function that touches files, called by a CHECK constraint of the
+# handed file: the writers plant or change things, the readers read them
+CHECK_CALLS = {
+    "kg_entity": "kg_entity('mem', 'Mallory')",
+    "kg_import_jsonl": "kg_import_jsonl('mem', '{\"type\":\"entity\",\"name\":\"Eve\"}')",
+    "h5mem_checkpoint": "h5mem_checkpoint('mem')",
+    "h5mem_index": "h5mem_index('mem')",
+    "h5_read_json": "h5_read_json('/etc/hostname', '/')",
+    "h5mem_migrate": "h5mem_migrate('/etc/hostname', 'planted.h5')",
+}
+CHECKS = [("chk_" + fn, fn) for fn in CHECK_CALLS]
+
+
 def craft(evil, store, newstore):
     """evil.db as an attacker writes it: the schema's rows by hand (no h5mem
     loaded, the victim's store never opened)."""
@@ -88,6 +101,8 @@ def craft(evil, store, newstore):
     db.execute("CREATE TABLE log(x)")
     db.execute("CREATE TABLE dflt(a, b)")  # a DEFAULT and a CHECK, calling store functions below
     db.execute("CREATE TABLE chk(a)")
+    for table, _ in CHECKS:
+        db.execute("CREATE TABLE %s(a)" % table)
     for name in PAYLOADS:
         db.execute("CREATE TABLE t_%s(x)" % name)
     rows = [
@@ -123,6 +138,9 @@ def craft(evil, store, newstore):
                "WHERE name = 'dflt'")
     db.execute("UPDATE sqlite_master SET sql = 'CREATE TABLE chk(a CHECK (kg_export_jsonl(''mem'') IS NOT NULL))' "
                "WHERE name = 'chk'")
+    for table, fn in CHECKS:
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE name = ?",
+                   ("CREATE TABLE %s(a CHECK (%s IS NOT NULL))" % (table, CHECK_CALLS[fn]), table))
     db.execute("PRAGMA writable_schema = OFF")
     db.close()
 
@@ -146,10 +164,11 @@ def test_evil_db():
         expect_error(db, "INSERT INTO log VALUES (1)", 'unsafe use of virtual table "fresh"')
         expect_error(db, "INSERT INTO t_entities VALUES (1)", 'unsafe use of virtual table "mem_entities"')
         expect_error(db, "INSERT INTO dflt(a) VALUES (1)", "unsafe use of h5mem_index()")
-        # SQLite before 3.50.0 does not refuse a function that is not
-        # deterministic in a CHECK constraint (docs/SQL.md, "Trust")
-        if sqlite3.sqlite_version_info >= (3, 50, 0):
-            expect_error(db, "INSERT INTO chk(a) VALUES (1)", "unsafe use of kg_export_jsonl()")
+        # a CHECK: SQLite refuses it from 3.50.0; before, ext_direct_call
+        # does (no running statement calls the function: docs/SQL.md, "Trust")
+        expect_error(db, "INSERT INTO chk(a) VALUES (1)", "unsafe use of kg_export_jsonl()")
+        for table, fn in CHECKS:
+            expect_error(db, "INSERT INTO %s(a) VALUES (1)" % table, "unsafe use of %s()" % fn)
         for name in PAYLOADS:
             expect_error(db, "SELECT * FROM v_%s" % name, "unsafe use of " + UNSAFE[name])
             if name != "entities":

@@ -943,6 +943,7 @@ void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
 ** kind), else a new entity with this name and type (type is used only
 ** then). */
 static void fn_entity(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  if (!ext_direct_call(ctx, "kg_entity")) return;
   registry *reg = sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   memvt *mt;

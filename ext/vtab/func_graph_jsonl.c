@@ -375,6 +375,7 @@ static int import_run(import *im, memvt *mt, const char *text, size_t len, int64
 ** nothing; a JSON report of what was added and what was there already. */
 static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
+  if (!ext_direct_call(ctx, "kg_import_jsonl")) return;
   registry *reg = sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   memvt *mt;
@@ -524,6 +525,7 @@ static int export_graph(store *st, strbuf *sb) {
 ** whose two ends are live), one JSON object a line. */
 static void fn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
+  if (!ext_direct_call(ctx, "kg_export_jsonl")) return;
   registry *reg = sqlite3_user_data(ctx);
   memvt *mt;
   char *err = NULL;
