@@ -62,6 +62,15 @@ static inline void fuzz_seed(const char *dir, const char *name, const void *p, s
   }
 }
 
+/* Seed number i, dir/seed-i: an image the target made (malloc'd: freed
+** here). */
+static inline void fuzz_seed_image(const char *dir, size_t i, uint8_t *img, size_t len) {
+  char name[32];
+  snprintf(name, sizeof name, "seed-%zu", i);
+  fuzz_seed(dir, name, img, len);
+  free(img);
+}
+
 /* A little-endian reader over the input, for targets that take their
 ** settings from its first bytes: zero once it runs out. */
 typedef struct fuzz_in {

@@ -83,4 +83,39 @@ static inline uint8_t *fuzz_place(const uint8_t *data, size_t size, int misalign
   return p;
 }
 
+/* What an index target does with its loader (the index as void *). */
+typedef struct fuzz_ann_ops {
+  /* the target's loader over the rows r; *out the index (or NULL) */
+  int (*load)(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e, fuzz_rows *r, void **out);
+  void (*use)(void *index, ann_metric m); /* an index that loaded, used as the store uses it */
+  void (*drop)(void *index);              /* frees it (NULL too) */
+} fuzz_ann_ops;
+
+/* One input image: loaded in place (aligned) and copied (one byte off),
+** which must agree; what loads is used.  The rows are made for the dim
+** and element type the image names. */
+static inline int fuzz_ann_input(const uint8_t *data, size_t size, fuzz_rows *r, const fuzz_ann_ops *ops) {
+  int dim;
+  ann_metric m;
+  ann_elem e;
+  fuzz_image_kind(data, size, &dim, &m, &e);
+  if (r->dim != dim || r->elem != e) fuzz_rows_make(r, dim, e);
+  uint8_t *base[2];
+  void *x[2] = {NULL, NULL};
+  int rc[2];
+  for (int k = 0; k < 2; k++) {
+    const uint8_t *p = fuzz_place(data, size, k, &base[k]);
+    if (!p) abort();
+    rc[k] = ops->load(p, size, dim, m, e, r, &x[k]);
+  }
+  FUZZ_ASSERT(rc[0] == rc[1]);
+  if (rc[0] == ANN_OK)
+    for (int k = 0; k < 2; k++) ops->use(x[k], m);
+  for (int k = 0; k < 2; k++) {
+    ops->drop(x[k]);
+    free(base[k]);
+  }
+  return 0;
+}
+
 #endif

@@ -51,7 +51,8 @@ static int searches(const hnsw *h, ann_hit *first) {
   return nfirst;
 }
 
-static void use(hnsw *h, ann_metric m) {
+static void use(void *index, ann_metric m) {
+  hnsw *h = index;
   ann_hit a[64], b[64];
   (void)searches(h, a);
   /* the int8 first pass over the rows in one array */
@@ -96,10 +97,7 @@ static void seeds(const char *dir) {
     uint8_t *img;
     size_t len;
     FUZZ_ASSERT(hnsw_save(h, &img, &len) == ANN_OK);
-    char name[32];
-    snprintf(name, sizeof name, "seed-%zu", i);
-    fuzz_seed(dir, name, img, len);
-    free(img);
+    fuzz_seed_image(dir, i, img, len);
     hnsw_free(h);
   }
 }
@@ -111,27 +109,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
+static int load(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e, fuzz_rows *r, void **out) {
+  hnsw *x = NULL;
+  int rc = hnsw_load(p, n, dim, m, e, fuzz_row, r, &x);
+  *out = x;
+  return rc;
+}
+
+static void drop(void *x) { hnsw_free(x); }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  int dim;
-  ann_metric m;
-  ann_elem e;
-  fuzz_image_kind(data, size, &dim, &m, &e);
-  rows_for(dim, e);
-  uint8_t *base[2];
-  hnsw *h[2] = {NULL, NULL};
-  int rc[2];
-  for (int k = 0; k < 2; k++) {
-    const uint8_t *p = fuzz_place(data, size, k, &base[k]);
-    if (!p) abort();
-    rc[k] = hnsw_load(p, size, dim, m, e, fuzz_row, &rows, &h[k]);
-  }
-  FUZZ_ASSERT(rc[0] == rc[1]);
-  if (rc[0] == ANN_OK) {
-    for (int k = 0; k < 2; k++) use(h[k], m);
-  }
-  for (int k = 0; k < 2; k++) {
-    hnsw_free(h[k]);
-    free(base[k]);
-  }
-  return 0;
+  static const fuzz_ann_ops ops = {load, use, drop};
+  return fuzz_ann_input(data, size, &rows, &ops);
 }

@@ -50,7 +50,8 @@ static int searches(const ivf *v, ann_hit *first) {
   return nfirst;
 }
 
-static void use(ivf *v, ann_metric m) {
+static void use(void *index, ann_metric m) {
+  ivf *v = index;
   ann_hit a[64], b[64];
   (void)searches(v, a);
   /* writes, as a checkpoint makes them: a delete, then rows not in the
@@ -97,10 +98,7 @@ static void seeds(const char *dir) {
     uint8_t *img;
     size_t len;
     FUZZ_ASSERT(ivf_save(v, &img, &len) == ANN_OK);
-    char name[32];
-    snprintf(name, sizeof name, "seed-%zu", i);
-    fuzz_seed(dir, name, img, len);
-    free(img);
+    fuzz_seed_image(dir, i, img, len);
     ivf_free(v);
   }
 }
@@ -112,26 +110,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
+static int load(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e, fuzz_rows *r, void **out) {
+  ivf *x = NULL;
+  int rc = ivf_load(p, n, dim, m, e, fuzz_row, r, &x);
+  *out = x;
+  return rc;
+}
+
+static void drop(void *x) { ivf_free(x); }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  int dim;
-  ann_metric m;
-  ann_elem e;
-  fuzz_image_kind(data, size, &dim, &m, &e);
-  rows_for(dim, e);
-  uint8_t *base[2];
-  ivf *v[2] = {NULL, NULL};
-  int rc[2];
-  for (int k = 0; k < 2; k++) {
-    const uint8_t *p = fuzz_place(data, size, k, &base[k]);
-    if (!p) abort();
-    rc[k] = ivf_load(p, size, dim, m, e, fuzz_row, &rows, &v[k]);
-  }
-  FUZZ_ASSERT(rc[0] == rc[1]);
-  if (rc[0] == ANN_OK)
-    for (int k = 0; k < 2; k++) use(v[k], m);
-  for (int k = 0; k < 2; k++) {
-    ivf_free(v[k]);
-    free(base[k]);
-  }
-  return 0;
+  static const fuzz_ann_ops ops = {load, use, drop};
+  return fuzz_ann_input(data, size, &rows, &ops);
 }
