@@ -113,8 +113,9 @@ int h5mem_value_text(sqlite3_value *v, const char **s, size_t *n);
 int h5mem_value_time(sqlite3_value *v, const char *col, int64_t *out, char **msg);
 int h5mem_value_id(sqlite3_value *v, const char *col, int64_t *id, int *given, char **msg);
 
-/* Register vec_search (vtab_search.c); reg_unref is called when SQLite
-** lets go of reg (also on failure). */
+/* Register vec_search, bm25 and hybrid (vtab_search.c), each taking a
+** reference to reg (h5mem_registry_ref) that SQLite lets go with
+** reg_unref (also on failure). */
 int ext_vtab_search_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *));
 
 #endif

@@ -1595,28 +1595,25 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   registry *reg = sqlite3_malloc(sizeof *reg);
   if (!reg) return SQLITE_NOMEM;
   memset(reg, 0, sizeof *reg);
-  reg->refs = 6; /* the module, h5mem_checkpoint, h5mem_index, vec_search, bm25, hybrid; on failure
-                    SQLite calls the destructor of what it did not take */
+  /* each module and function registered takes a reference
+  ** (h5mem_registry_ref; SQLite lets it go, on failure too); this one is
+  ** ours until registration ends */
+  reg->refs = 1;
+  h5mem_registry_ref(reg);
   int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, reg_unref);
-  if (rc != SQLITE_OK) {
-    for (int i = 0; i < 5; i++) reg_unref(reg);
-    return rc;
+  if (rc == SQLITE_OK) {
+    h5mem_registry_ref(reg);
+    rc = sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
+                                    fn_checkpoint, NULL, NULL, reg_unref);
   }
-  rc = sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
-                                  fn_checkpoint, NULL, NULL, reg_unref);
-  if (rc != SQLITE_OK) {
-    for (int i = 0; i < 4; i++) reg_unref(reg);
-    return rc;
+  if (rc == SQLITE_OK) {
+    h5mem_registry_ref(reg);
+    rc = sqlite3_create_function_v2(db, "h5mem_index", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg, fn_index, NULL,
+                                    NULL, reg_unref);
   }
-  rc = sqlite3_create_function_v2(db, "h5mem_index", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg, fn_index, NULL, NULL,
-                                  reg_unref);
-  if (rc != SQLITE_OK) {
-    for (int i = 0; i < 3; i++) reg_unref(reg);
-    return rc;
-  }
-  rc = ext_vtab_search_register(db, reg, reg_unref);
-  /* the graph's modules and functions take a reference each (h5mem_int.h) */
+  if (rc == SQLITE_OK) rc = ext_vtab_search_register(db, reg, reg_unref);
   if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg, reg_unref);
   if (rc == SQLITE_OK) rc = ext_func_graph_register(db, reg, reg_unref);
+  reg_unref(reg);
   return rc;
 }

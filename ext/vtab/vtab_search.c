@@ -1008,18 +1008,14 @@ MODULE(hybrid_module, hybrid_connect)
 #undef MODULE
 
 int ext_vtab_search_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *)) {
-  /* reg holds a reference for each module: on failure SQLite calls the
-  ** destructor of the one it did not take; the rest are let go here */
-  int rc = sqlite3_create_module_v2(db, "vec_search", &vec_module, reg, reg_unref);
-  if (rc != SQLITE_OK) {
-    reg_unref(reg);
-    reg_unref(reg);
-    return rc;
+  static const struct {
+    const char *name;
+    const sqlite3_module *mod;
+  } mods[] = {{"vec_search", &vec_module}, {"bm25", &bm25_module}, {"hybrid", &hybrid_module}};
+  int rc = SQLITE_OK;
+  for (size_t k = 0; k < sizeof mods / sizeof mods[0] && rc == SQLITE_OK; k++) {
+    h5mem_registry_ref(reg); /* SQLite lets it go, on failure too */
+    rc = sqlite3_create_module_v2(db, mods[k].name, mods[k].mod, reg, reg_unref);
   }
-  rc = sqlite3_create_module_v2(db, "bm25", &bm25_module, reg, reg_unref);
-  if (rc != SQLITE_OK) {
-    reg_unref(reg);
-    return rc;
-  }
-  return sqlite3_create_module_v2(db, "hybrid", &hybrid_module, reg, reg_unref);
+  return rc;
 }
