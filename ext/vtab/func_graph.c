@@ -925,6 +925,16 @@ int graph_next_id(memvt *mt, int k, int64_t max, int64_t *id, char **err) {
   return *err ? SQLITE_FULL : SQLITE_NOMEM;
 }
 
+memvt *graph_fn_store(sqlite3_context *ctx, sqlite3_value *name, const char *fn) {
+  if (!ext_direct_call(ctx, fn)) return NULL;
+  memvt *mt;
+  char *err = NULL;
+  int rc = graph_store(sqlite3_user_data(ctx), sqlite3_context_db_handle(ctx), name, &mt, &err);
+  if (rc == SQLITE_OK) return mt;
+  graph_result_err(ctx, fn, rc, err);
+  return NULL;
+}
+
 void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
   if (rc == SQLITE_NOMEM || !err) {
     sqlite3_free(err);
@@ -943,20 +953,17 @@ void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
 ** kind), else a new entity with this name and type (type is used only
 ** then). */
 static void fn_entity(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  if (!ext_direct_call(ctx, "kg_entity")) return;
-  registry *reg = sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  memvt *mt;
-  char *err = NULL;
-  int rc = graph_store(reg, db, argv[0], &mt, &err);
-  if (rc != SQLITE_OK) return graph_result_err(ctx, "kg_entity", rc, err);
+  memvt *mt = graph_fn_store(ctx, argv[0], "kg_entity");
+  if (!mt) return;
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   if (sqlite3_value_type(argv[1]) != SQLITE_TEXT || !sqlite3_value_bytes(argv[1]))
     return graph_result_err(ctx, "kg_entity", SQLITE_ERROR, sqlite3_mprintf("name: expected a non-empty name"));
   memstore *ms = h5mem_table_ms(mt);
   store *st = h5mem_store_handle(ms);
   int64_t id;
-  rc = entity_ref(ms, argv[1], "name", 1, &id, &err);
+  char *err = NULL;
+  int rc = entity_ref(ms, argv[1], "name", 1, &id, &err);
   if (rc == REF_FOUND) return sqlite3_result_int64(ctx, id);
   if (rc != REF_NONE) return graph_result_err(ctx, "kg_entity", rc, err);
   sqlite3_free(err);

@@ -375,13 +375,9 @@ static int import_run(import *im, memvt *mt, const char *text, size_t len, int64
 ** nothing; a JSON report of what was added and what was there already. */
 static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  if (!ext_direct_call(ctx, "kg_import_jsonl")) return;
-  registry *reg = sqlite3_user_data(ctx);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  memvt *mt;
-  char *err = NULL;
-  int rc = graph_store(reg, db, argv[0], &mt, &err);
-  if (rc != SQLITE_OK) return graph_result_err(ctx, "kg_import_jsonl", rc, err);
+  memvt *mt = graph_fn_store(ctx, argv[0], "kg_import_jsonl");
+  if (!mt) return;
   if (sqlite3_value_type(argv[1]) != SQLITE_TEXT)
     return graph_result_err(ctx, "kg_import_jsonl", SQLITE_ERROR, sqlite3_mprintf("text: expected the JSONL as text"));
   const char *text = (const char *)sqlite3_value_text(argv[1]);
@@ -395,7 +391,7 @@ static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ** (then that statement's own transaction holds the import) */
   int sp = sqlite3_exec(db, "SAVEPOINT kg_import_jsonl", NULL, NULL, NULL) == SQLITE_OK;
   int64_t bad_line = 0;
-  rc = import_run(&im, mt, text, len, &bad_line);
+  int rc = import_run(&im, mt, text, len, &bad_line);
   sqlite3_finalize(im.parse);
   sqlite3_finalize(im.ins_ent);
   sqlite3_finalize(im.ins_mem);
@@ -525,14 +521,10 @@ static int export_graph(store *st, strbuf *sb) {
 ** whose two ends are live), one JSON object a line. */
 static void fn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  if (!ext_direct_call(ctx, "kg_export_jsonl")) return;
-  registry *reg = sqlite3_user_data(ctx);
-  memvt *mt;
-  char *err = NULL;
-  int rc = graph_store(reg, sqlite3_context_db_handle(ctx), argv[0], &mt, &err);
-  if (rc != SQLITE_OK) return graph_result_err(ctx, "kg_export_jsonl", rc, err);
+  memvt *mt = graph_fn_store(ctx, argv[0], "kg_export_jsonl");
+  if (!mt) return;
   strbuf sb = {0};
-  rc = export_graph(h5mem_store_handle(h5mem_table_ms(mt)), &sb);
+  int rc = export_graph(h5mem_store_handle(h5mem_table_ms(mt)), &sb);
   if (rc != SQLITE_OK) {
     strbuf_free(&sb);
     return sqlite3_result_error_nomem(ctx);

@@ -44,6 +44,10 @@ int graph_next_id(memvt *mt, int k, int64_t max, int64_t *id, char **err);
 
 /* Make "fn: err" (takes err) and rc the function's error. */
 void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err);
+/* A graph function's store, named by its first argument: the direct-call
+** check (ext_direct_call) and graph_store, or NULL with the function's
+** error set (fn: its name). */
+memvt *graph_fn_store(sqlite3_context *ctx, sqlite3_value *name, const char *fn);
 
 /* ---- interface to code in func_graph_jsonl.c -------------------------------- */
 
