@@ -90,7 +90,7 @@ uint64_t store_npos(const store *s) { return s->nbase + s->ndelta; }
 uint64_t store_count(const store *s) { return s->live; }
 int64_t store_max_id(const store *s) { return s->max_id; }
 
-static int64_t now_ns(void) {
+int64_t store_now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
@@ -201,7 +201,7 @@ int store_become_writer(store *s) {
     return rc;
   }
   s->writer = 1;
-  s->last_sync_ns = now_ns();
+  s->last_sync_ns = store_now_ns();
   return STORE_OK;
 }
 
@@ -342,13 +342,13 @@ int store_prepare(store *s) {
   int rc = store_frame_build(s);
   if (rc) return rc;
   int sync = s->sync == STORE_SYNC_FULL;
-  if (s->sync == STORE_SYNC_NORMAL && now_ns() - s->last_sync_ns >= NORMAL_SYNC_NS) sync = 1;
+  if (s->sync == STORE_SYNC_NORMAL && store_now_ns() - s->last_sync_ns >= NORMAL_SYNC_NS) sync = 1;
   uint64_t seq;
   int wr = wal_append(s->log, s->frame, s->frame_len, sync, &seq);
   if (wr != WAL_OK)
     return store_fail(s, wr == WAL_EFULL ? STORE_EFULL : wr == WAL_ENOMEM ? STORE_ENOMEM : STORE_EIO,
                 "%s", wal_errmsg(s->log));
-  if (sync) s->last_sync_ns = now_ns();
+  if (sync) s->last_sync_ns = store_now_ns();
   s->prepared = 1;
   return STORE_OK;
 }

@@ -141,6 +141,8 @@ struct store {
 
 /* ---- interface to code in store.c ---------------------------------------- */
 
+/* The monotonic clock, in nanoseconds. */
+int64_t store_now_ns(void);
 /* Set the store's error message (store_errmsg) from fmt; returns code. */
 int store_fail(store *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A failure of the HDF5 writer w while doing what (store_fail's code and message). */

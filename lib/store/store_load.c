@@ -374,12 +374,6 @@ static void file_id(const char *path, fileid *id) {
   id->mtim = st.st_mtim;
 }
 
-static uint64_t mono_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
-
 static int same_file(const fileid *a, const fileid *b) {
   return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
          a->mtim.tv_sec == b->mtim.tv_sec && a->mtim.tv_nsec == b->mtim.tv_nsec;
@@ -399,7 +393,7 @@ int store_state_load(store *s, const store_opts *want, int for_write) {
     s->loaded = rc == STORE_OK;
     return rc;
   }
-  uint64_t t0 = mono_ms();
+  int64_t t0 = store_now_ns();
   for (int tries = 0;; tries++) {
     fileid before, after, wbefore, wafter;
     file_id(s->path, &before);
@@ -419,7 +413,7 @@ int store_state_load(store *s, const store_opts *want, int for_write) {
     if (s->loaded || (rc != STORE_OK && !moved)) return rc;
     /* (bounded like a wait for the gate: a writer that checkpoints faster
     ** than this reader loads starves it, which only the gate prevents) */
-    if (tries > 0 && mono_ms() - t0 >= GATE_WAIT_MS)
+    if (tries > 0 && store_now_ns() - t0 >= GATE_WAIT_MS * 1000000LL)
       return rc != STORE_OK ? rc : store_fail(s, STORE_EIO, "%s: the store keeps changing under this reader", s->path);
     usleep(1000u << (tries < 6 ? tries : 6));
   }
