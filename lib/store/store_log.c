@@ -135,12 +135,11 @@ int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
     if (r.bad) break;
     /* a frame holds what store_put accepted: anything else was not
     ** written by h5mem, and must not reach the file */
-    static const char *const sname[6] = {"text", "source", "session", "tags", "tier", "meta"};
     for (int k = 0; k < 6 && !rc; k++) {
       size_t bad = *sp[k] ? util_utf8_check(*sp[k], *lp[k], 0) : 0;
       if (*sp[k] && bad != *lp[k])
         rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu: record %lld: %s: %s at byte %zu",
-                  s->walpath, (unsigned long long)seq, (long long)rec.id, sname[k],
+                  s->walpath, (unsigned long long)seq, (long long)rec.id, store_col_name[store_str_cols[k]],
                   (*sp[k])[bad] ? "invalid UTF-8" : "a NUL byte", bad);
     }
     if (rc) break;
