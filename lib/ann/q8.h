@@ -48,7 +48,16 @@
 ** int8 distance; those are then scored with the exact kernels, and
 ** everything returned is exact.
 ** The bounds above are not used at run time; rank swaps near the k-th row
-** are what the pool's margin absorbs (measured, see hnsw.h).
+** are what the pool's margin absorbs (measured, see hnsw.h).  Rows whose
+** nearest neighbours lie closer together than about scale x sqrt(dim)
+** break the assumption: rows (x, 1, ..., 7) keep their small elements as
+** codes 0 or 1, the code of 7 flips at x = 1778, and every int8 distance
+** across that line is off by 196 while the neighbours are 1 to 4 apart
+** (docs/SQL.md: such stores want quantize=none).  Scoring, beyond the 2k,
+** every pool row whose int8 distance these bounds let reach the k-th
+** exact one fixed it, and cost 27-44% of the int8 walk's QPS at ef 64-256
+** on bench_ann's 100K x 384 rows (the bounds are sqrt(dim) wider than
+** real errors there): not kept (CHANGELOG).
 */
 #ifndef H5MEM_ANN_Q8_H
 #define H5MEM_ANN_Q8_H
