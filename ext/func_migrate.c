@@ -363,86 +363,6 @@ static int text_of(const mig_cell *c, int nul_ok, char *num, size_t numlen, strb
   }
 }
 
-/* Skip JSON whitespace from i. */
-static size_t jws(const char *s, size_t i, size_t n) {
-  while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
-  return i;
-}
-
-/* The end of the JSON value starting at i (valid JSON assumed). */
-static size_t jend(const char *s, size_t i, size_t n) {
-  if (i >= n) return n;
-  if (s[i] == '"') {
-    for (i++; i < n && s[i] != '"'; i++)
-      if (s[i] == '\\') i++;
-    return i + 1;
-  }
-  if (s[i] == '{' || s[i] == '[') {
-    int depth = 0;
-    for (; i < n; i++) {
-      if (s[i] == '"') {
-        i = jend(s, i, n) - 1;
-      } else if (s[i] == '{' || s[i] == '[') {
-        depth++;
-      } else if (s[i] == '}' || s[i] == ']') {
-        if (--depth == 0) return i + 1;
-      }
-    }
-    return n;
-  }
-  while (i < n && !strchr(",}] \t\n\r", s[i])) i++;
-  return i;
-}
-
-/* The value at a LangGraph field path ("a.b", "content.0") in the JSON
-** text s[0..n): its span in *v0, *v1; 0, or -1 when absent. */
-static int json_at_path(const char *s, size_t n, const char *path, size_t *v0, size_t *v1) {
-  size_t i = jws(s, 0, n);
-  if (!strcmp(path, "$")) {
-    *v0 = i;
-    *v1 = jend(s, i, n);
-    return 0;
-  }
-  while (*path) {
-    const char *dot = strchr(path, '.');
-    size_t plen = dot ? (size_t)(dot - path) : strlen(path);
-    int found = 0;
-    if (i < n && s[i] == '{') {
-      i = jws(s, i + 1, n);
-      while (i < n && s[i] == '"') {
-        size_t k0 = i + 1, k1 = jend(s, i, n) - 1; /* the key, raw (escapes kept) */
-        i = jws(s, jws(s, k1 + 1, n) + 1, n);      /* past ':' */
-        size_t e = jend(s, i, n);
-        if (k1 - k0 == plen && !memcmp(s + k0, path, plen)) {
-          found = 1;
-          break;
-        }
-        i = jws(s, e, n);
-        if (i < n && s[i] == ',') i = jws(s, i + 1, n);
-      }
-    } else if (i < n && s[i] == '[') {
-      char *endp;
-      long idx = strtol(path, &endp, 10);
-      if (endp == path + plen && plen && idx >= 0) {
-        i = jws(s, i + 1, n);
-        for (long k = 0; i < n && s[i] != ']'; k++) {
-          if (k == idx) {
-            found = 1;
-            break;
-          }
-          i = jws(s, jend(s, i, n), n);
-          if (i < n && s[i] == ',') i = jws(s, i + 1, n);
-        }
-      }
-    }
-    if (!found) return -1;
-    path += plen + (dot ? 1 : 0);
-  }
-  *v0 = i;
-  *v1 = jend(s, i, n);
-  return 0;
-}
-
 /* A time cell as unix seconds (NULL: now); 0, or -1 when unreadable. */
 static int time_of(const mig_cell *c, int64_t *out) {
   switch (c->type) {
@@ -485,9 +405,9 @@ static int with_source_id(mig_run *m, const mig_cell *c, const char *meta, size_
   size_t n, v0, v1;
   int t = text_of(c, 1, num, sizeof num, &m->fix[MIG_F_SOURCE_ID], &id, &n);
   if (t < 0) return -1;
-  size_t i = meta ? jws(meta, 0, len) : 0;
+  size_t i = meta ? util_json_ws(meta, 0, len) : 0;
   int object = meta && util_json_is_object(meta, len);
-  if (object && json_at_path(meta, len, "source_id", &v0, &v1) == 0) {
+  if (object && util_json_at_path(meta, len, "source_id", &v0, &v1) == 0) {
     *out = sqlite3_mprintf("%.*s", (int)len, meta);
     return *out ? 0 : -1;
   }
@@ -496,7 +416,7 @@ static int with_source_id(mig_run *m, const mig_cell *c, const char *meta, size_
   if (c->type == SQLITE_INTEGER || c->type == SQLITE_FLOAT) sqlite3_str_append(s, id, (int)n);
   else mig_json_str(s, id, n);
   if (object) {
-    i = jws(meta, i + 1, len); /* past '{' */
+    i = util_json_ws(meta, i + 1, len); /* past '{' */
     if (meta[i] != '}') sqlite3_str_appendchar(s, 1, ',');
     sqlite3_str_append(s, meta + i, (int)(len - i));
   } else {
@@ -568,7 +488,7 @@ static int migrate_row(mig_run *m) {
     size_t v0, v1;
     snprintf(path, sizeof path, "%.*s", tp->n, (const char *)tp->p);
     if (util_json_valid(r.text, r.text_len, NULL, 0) ||
-        json_at_path(r.text, r.text_len, path, &v0, &v1)) {
+        util_json_at_path(r.text, r.text_len, path, &v0, &v1)) {
       r.text = NULL;
     } else if (r.text[v0] == '"') { /* a JSON string: the text is its value */
       if (!m->unescape &&

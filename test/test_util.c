@@ -589,6 +589,82 @@ START_TEST(test_json_is_object) {
 }
 END_TEST
 
+/* Reading valid JSON: value ends, paths, string decoding, arrays of strings. */
+static int span_is(const char *s, const char *path, const char *want) {
+  size_t v0, v1;
+  if (util_json_at_path(s, strlen(s), path, &v0, &v1)) return want == NULL;
+  return want && v1 - v0 == strlen(want) && !memcmp(s + v0, want, v1 - v0);
+}
+
+typedef struct collect {
+  char all[256];
+  size_t n;
+  int calls, stop_at;
+} collect;
+
+static int collect_each(void *ctx, const char *str, size_t n) {
+  collect *c = ctx;
+  ck_assert_int_eq(str[n], 0);
+  memcpy(c->all + c->n, str, n);
+  c->n += n;
+  c->all[c->n++] = '|';
+  return ++c->calls == c->stop_at ? 7 : 0;
+}
+
+START_TEST(test_json_read) {
+  const char *doc = " {\"a\": {\"b\": [1, \"x\\\"]\", {\"c\": null}]}, \"content\": [\"t0\", 2.5e3],"
+                    " \"k\\u0041\": 1, \"e\": \"\"} ";
+  size_t n = strlen(doc);
+  ck_assert_int_eq(util_json_valid(doc, n, NULL, 0), 0);
+  ck_assert_uint_eq(util_json_ws(doc, 0, n), 1);
+  ck_assert_uint_eq(util_json_end(doc, 1, n), n - 1); /* the object, up to its '}' */
+  ck_assert(span_is(doc, "$", "{\"a\": {\"b\": [1, \"x\\\"]\", {\"c\": null}]}, \"content\": "
+                              "[\"t0\", 2.5e3], \"k\\u0041\": 1, \"e\": \"\"}"));
+  ck_assert(span_is(doc, "a.b", "[1, \"x\\\"]\", {\"c\": null}]"));
+  ck_assert(span_is(doc, "a.b.1", "\"x\\\"]\""));
+  ck_assert(span_is(doc, "a.b.2.c", "null"));
+  ck_assert(span_is(doc, "content.0", "\"t0\""));
+  ck_assert(span_is(doc, "content.1", "2.5e3"));
+  ck_assert(span_is(doc, "e", "\"\""));
+  ck_assert(span_is(doc, "k\\u0041", "1")); /* keys match as written */
+  ck_assert(span_is(doc, "kA", NULL));
+  ck_assert(span_is(doc, "content.2", NULL));
+  ck_assert(span_is(doc, "content.x", NULL));
+  ck_assert(span_is(doc, "content.-1", NULL));
+  ck_assert(span_is(doc, "a.c", NULL));
+  ck_assert(span_is(doc, "e.0", NULL));
+  /* strings: escapes, a surrogate pair, \u0000 */
+  const char *str = "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\\u00e9\\u20ac\\uD83D\\uDE00\\u0000z\" tail";
+  char out[64];
+  size_t m;
+  size_t end = util_json_string(str, 0, strlen(str), out, &m);
+  ck_assert_uint_eq(end, strlen(str) - 5);
+  const char want[] = "a\"b\\c/d\b\f\n\r\t\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\0z";
+  ck_assert_uint_eq(m, sizeof want - 1);
+  ck_assert(!memcmp(out, want, m));
+  /* arrays of strings */
+  char err[128];
+  collect c = {{0}, 0, 0, 0};
+  const char *arr = " [\"x\", \"\\u00e9\" ,\"\"] ";
+  ck_assert_int_eq(util_json_strings(arr, strlen(arr), collect_each, &c, err, sizeof err), 0);
+  ck_assert_int_eq(c.calls, 3);
+  ck_assert(c.n == 6 && !memcmp(c.all, "x|\xc3\xa9||", 6));
+  collect c2 = {{0}, 0, 0, 2};
+  ck_assert_int_eq(util_json_strings(arr, strlen(arr), collect_each, &c2, err, sizeof err), 7);
+  ck_assert_int_eq(c2.calls, 2);
+  collect c3 = {{0}, 0, 0, 0};
+  ck_assert_int_eq(util_json_strings("[]", 2, collect_each, &c3, err, sizeof err), 0);
+  ck_assert_int_eq(c3.calls, 0);
+  ck_assert_int_eq(util_json_strings("[\"a\",", 5, collect_each, &c3, err, sizeof err), -1);
+  ck_assert(!strncmp(err, "malformed JSON: ", 16));
+  ck_assert_int_eq(util_json_strings("{\"a\":1}", 7, collect_each, &c3, err, sizeof err), -1);
+  ck_assert_str_eq(err, "not a JSON array");
+  ck_assert_int_eq(util_json_strings("[\"a\", 2]", 8, collect_each, &c3, err, sizeof err), -1);
+  ck_assert_str_eq(err, "element 1 is not a string");
+  ck_assert_int_eq(c3.calls, 1);
+}
+END_TEST
+
 /* Random mutations of valid documents: never a crash or a read past the
 ** end (ASan), the same answer twice, the same verdict as the reference,
 ** and every error names a byte offset within the text. */
@@ -1130,6 +1206,7 @@ int main(void) {
   tcase_add_test(tc, test_json_table);
   tcase_add_test(tc, test_json_depth);
   tcase_add_test(tc, test_json_is_object);
+  tcase_add_test(tc, test_json_read);
   tcase_add_test(tc, test_json_fuzz);
   suite_add_tcase(s, tc);
   tc = tcase_create("iso8601");

@@ -133,7 +133,7 @@ static int gnames_get(memstore *ms, const gnames **out) {
     rc = nb_add(&b, r.s[0], r.n[0], 0);
     char err[200];
     if (rc == 0 && r.s[2]) { /* aliases were checked when written; a bad one is skipped */
-      rc = graph_json_strings(r.s[2], r.n[2], nb_alias, &b, err, sizeof err);
+      rc = util_json_strings(r.s[2], r.n[2], nb_alias, &b, err, sizeof err);
       if (rc == -1) rc = 0;
     }
   }
@@ -520,7 +520,7 @@ static int bfs_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     char e[200];
     o->types_given = 1;
     int rc = type && !strcmp(type, "array") && v
-                 ? graph_json_strings(v, (size_t)sqlite3_column_bytes(row, 2), type_code, o, e, sizeof e)
+                 ? util_json_strings(v, (size_t)sqlite3_column_bytes(row, 2), type_code, o, e, sizeof e)
                  : -1;
     if (rc == -2) return SQLITE_NOMEM;
     if (rc) {

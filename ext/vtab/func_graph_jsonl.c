@@ -277,7 +277,7 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
       im->entity = id;
       int r = strcmp(ot, "array") || !obs
                   ? -1
-                  : graph_json_strings(obs, (size_t)sqlite3_column_bytes(im->parse, P_OBS), import_obs, im, e,
+                  : util_json_strings(obs, (size_t)sqlite3_column_bytes(im->parse, P_OBS), import_obs, im, e,
                                        sizeof e);
       if (r == -1) {
         im->err = sqlite3_mprintf("\"observations\" must be an array of strings");

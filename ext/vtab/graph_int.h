@@ -10,16 +10,6 @@
 
 #include "h5mem_int.h"
 
-/* ---- interface to code in vtab_graph.c -------------------------------------- */
-
-/* Call each(ctx, str, len) for each string of the JSON array s[0..n), in
-** order, decoded to UTF-8 (escapes resolved; str is valid during the call
-** only).  Returns 0; -1 with a message in err when s is not a JSON array of
-** strings ("malformed JSON: ...", "not a JSON array", "element 2 is not a
-** string"); -2 when out of memory; or each's nonzero return. */
-int graph_json_strings(const char *s, size_t n, int (*each)(void *ctx, const char *str, size_t len),
-                       void *ctx, char *err, size_t errlen);
-
 /* ---- interface to code in func_graph.c -------------------------------------- */
 
 /* The store of the h5mem table named by v, as of its last commit (a

@@ -28,108 +28,6 @@
 #include "util/json.h"
 #include "vtab_args.h"
 
-/* ---- JSON arrays of strings ---------------------------------------------- */
-
-static int hexval(char c) {
-  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c - 'A' + 10;
-}
-
-static size_t utf8_put(char *o, uint32_t cp) {
-  if (cp < 0x80) {
-    o[0] = (char)cp;
-    return 1;
-  }
-  if (cp < 0x800) {
-    o[0] = (char)(0xC0 | (cp >> 6));
-    o[1] = (char)(0x80 | (cp & 0x3F));
-    return 2;
-  }
-  if (cp < 0x10000) {
-    o[0] = (char)(0xE0 | (cp >> 12));
-    o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[2] = (char)(0x80 | (cp & 0x3F));
-    return 3;
-  }
-  o[0] = (char)(0xF0 | (cp >> 18));
-  o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-  o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-  o[3] = (char)(0x80 | (cp & 0x3F));
-  return 4;
-}
-
-static int json_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-/* After util_json_valid has passed s, its structure needs no more checks:
-** only whether the top is an array and each element a string. */
-int graph_json_strings(const char *s, size_t n, int (*each)(void *ctx, const char *str, size_t len),
-                       void *ctx, char *err, size_t errlen) {
-  char verr[200];
-  if (util_json_valid(s, n, verr, sizeof verr)) {
-    snprintf(err, errlen, "malformed JSON: %s", verr);
-    return -1;
-  }
-  size_t i = 0;
-  while (i < n && json_blank(s[i])) i++;
-  if (s[i] != '[') {
-    snprintf(err, errlen, "not a JSON array");
-    return -1;
-  }
-  i++;
-  while (i < n && json_blank(s[i])) i++;
-  if (s[i] == ']') return 0;
-  /* a decoded string is never longer than its JSON form */
-  char *buf = sqlite3_malloc64(n + 1);
-  if (!buf) return -2;
-  int rc = 0;
-  for (int k = 0; rc == 0; k++) {
-    while (json_blank(s[i])) i++;
-    if (s[i] != '"') {
-      snprintf(err, errlen, "element %d is not a string", k);
-      rc = -1;
-      break;
-    }
-    i++;
-    size_t len = 0;
-    while (s[i] != '"') {
-      if (s[i] != '\\') {
-        buf[len++] = s[i++];
-        continue;
-      }
-      char e = s[i + 1];
-      i += 2;
-      switch (e) {
-      case 'b': buf[len++] = '\b'; break;
-      case 'f': buf[len++] = '\f'; break;
-      case 'n': buf[len++] = '\n'; break;
-      case 'r': buf[len++] = '\r'; break;
-      case 't': buf[len++] = '\t'; break;
-      case 'u': {
-        uint32_t cp = (uint32_t)(hexval(s[i]) << 12 | hexval(s[i + 1]) << 8 | hexval(s[i + 2]) << 4 |
-                                 hexval(s[i + 3]));
-        i += 4;
-        if (cp >= 0xD800 && cp < 0xDC00) { /* a pair (util_json_valid checked it) */
-          uint32_t lo = (uint32_t)(hexval(s[i + 2]) << 12 | hexval(s[i + 3]) << 8 |
-                                   hexval(s[i + 4]) << 4 | hexval(s[i + 5]));
-          i += 6;
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        }
-        len += utf8_put(buf + len, cp);
-        break;
-      }
-      default: buf[len++] = e; /* " \ / */
-      }
-    }
-    i++;
-    buf[len] = 0;
-    rc = each(ctx, buf, len);
-    while (json_blank(s[i])) i++;
-    if (s[i] != ',') break;
-    i++;
-  }
-  sqlite3_free(buf);
-  return rc;
-}
-
 /* ---- the tables ----------------------------------------------------------- */
 
 /* What a column holds in a store_grec (store.h). */
@@ -456,7 +354,7 @@ static int json_col(gvt *vt, int f, const char *col, const char *s, size_t n) {
   if (!s) return SQLITE_OK;
   char err[300];
   if (f == F_ALIASES) {
-    int rc = graph_json_strings(s, n, alias_ok, NULL, err, sizeof err);
+    int rc = util_json_strings(s, n, alias_ok, NULL, err, sizeof err);
     if (rc == -2) return SQLITE_NOMEM;
     if (rc == 1) return g_err(vt, SQLITE_MISMATCH, "aliases: an empty alias");
     if (rc) return g_err(vt, SQLITE_MISMATCH, "aliases: expected a JSON array of names: %s", err);

@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "json.h"
 #include "utf8.h"
@@ -290,4 +292,161 @@ int util_json_is_object(const char *s, size_t len) {
   json_scan js = {s ? s : "", s ? len : 0, NULL, 0};
   char top;
   return json_document(&js, &top) == 0 && top == '{';
+}
+
+/* ---- reading valid JSON ---------------------------------------------------- */
+
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t util_json_ws(const char *s, size_t i, size_t len) {
+  while (i < len && is_ws(s[i])) i++;
+  return i;
+}
+
+size_t util_json_end(const char *s, size_t i, size_t len) {
+  if (i >= len) return len;
+  if (s[i] == '"') {
+    for (i++; i < len && s[i] != '"'; i++)
+      if (s[i] == '\\') i++;
+    return i < len ? i + 1 : len;
+  }
+  if (s[i] == '{' || s[i] == '[') {
+    int depth = 0;
+    for (; i < len; i++) {
+      if (s[i] == '"') {
+        i = util_json_end(s, i, len) - 1;
+      } else if (s[i] == '{' || s[i] == '[') {
+        depth++;
+      } else if (s[i] == '}' || s[i] == ']') {
+        if (--depth == 0) return i + 1;
+      }
+    }
+    return len;
+  }
+  while (i < len && !strchr(",}] \t\n\r", s[i])) i++;
+  return i;
+}
+
+static unsigned long hex4(const char *s, size_t i, size_t len) {
+  unsigned long v = 0;
+  for (size_t k = i; k < i + 4; k++) {
+    char c = k < len ? s[k] : '0';
+    v = v << 4 | (unsigned long)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+  }
+  return v;
+}
+
+size_t util_json_string(const char *s, size_t i, size_t len, char *out, size_t *outlen) {
+  size_t n = 0;
+  for (i++; i < len && s[i] != '"';) {
+    if (s[i] != '\\') {
+      out[n++] = s[i++];
+      continue;
+    }
+    char e = i + 1 < len ? s[i + 1] : '"';
+    i += 2;
+    switch (e) {
+    case 'b': out[n++] = '\b'; break;
+    case 'f': out[n++] = '\f'; break;
+    case 'n': out[n++] = '\n'; break;
+    case 'r': out[n++] = '\r'; break;
+    case 't': out[n++] = '\t'; break;
+    case 'u': {
+      unsigned long cp = hex4(s, i, len);
+      i += 4;
+      if (cp >= 0xD800 && cp < 0xDC00) { /* a pair (util_json_valid checked it) */
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (hex4(s, i + 2, len) - 0xDC00);
+        i += 6;
+      }
+      n += util_utf8_put(out + n, cp);
+      break;
+    }
+    default: out[n++] = e; /* " \ / */
+    }
+  }
+  *outlen = n;
+  return i < len ? i + 1 : len;
+}
+
+int util_json_at_path(const char *s, size_t len, const char *path, size_t *v0, size_t *v1) {
+  size_t i = util_json_ws(s, 0, len);
+  if (!strcmp(path, "$")) {
+    *v0 = i;
+    *v1 = util_json_end(s, i, len);
+    return 0;
+  }
+  while (*path) {
+    const char *dot = strchr(path, '.');
+    size_t plen = dot ? (size_t)(dot - path) : strlen(path);
+    int found = 0;
+    if (i < len && s[i] == '{') {
+      i = util_json_ws(s, i + 1, len);
+      while (i < len && s[i] == '"') {
+        size_t k0 = i + 1, k1 = util_json_end(s, i, len) - 1; /* the key, raw */
+        i = util_json_ws(s, util_json_ws(s, k1 + 1, len) + 1, len); /* past ':' */
+        size_t e = util_json_end(s, i, len);
+        if (k1 - k0 == plen && !memcmp(s + k0, path, plen)) {
+          found = 1;
+          break;
+        }
+        i = util_json_ws(s, e, len);
+        if (i < len && s[i] == ',') i = util_json_ws(s, i + 1, len);
+      }
+    } else if (i < len && s[i] == '[') {
+      char *endp;
+      long idx = strtol(path, &endp, 10);
+      if (endp == path + plen && plen && idx >= 0) {
+        i = util_json_ws(s, i + 1, len);
+        for (long k = 0; i < len && s[i] != ']'; k++) {
+          if (k == idx) {
+            found = 1;
+            break;
+          }
+          i = util_json_ws(s, util_json_end(s, i, len), len);
+          if (i < len && s[i] == ',') i = util_json_ws(s, i + 1, len);
+        }
+      }
+    }
+    if (!found) return -1;
+    path += plen + (dot ? 1 : 0);
+  }
+  *v0 = i;
+  *v1 = util_json_end(s, i, len);
+  return 0;
+}
+
+int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n),
+                      void *ctx, char *err, size_t errlen) {
+  char verr[200];
+  if (util_json_valid(s, len, verr, sizeof verr)) {
+    snprintf(err, errlen, "malformed JSON: %s", verr);
+    return -1;
+  }
+  size_t i = util_json_ws(s, 0, len);
+  if (s[i] != '[') {
+    snprintf(err, errlen, "not a JSON array");
+    return -1;
+  }
+  i = util_json_ws(s, i + 1, len);
+  if (s[i] == ']') return 0;
+  char *buf = malloc(len + 1); /* a decoded string is never longer than its JSON form */
+  if (!buf) return -2;
+  int rc = 0;
+  for (int k = 0; rc == 0; k++) {
+    i = util_json_ws(s, i, len);
+    if (s[i] != '"') {
+      snprintf(err, errlen, "element %d is not a string", k);
+      rc = -1;
+      break;
+    }
+    size_t n;
+    i = util_json_string(s, i, len, buf, &n);
+    buf[n] = 0;
+    rc = each(ctx, buf, n);
+    i = util_json_ws(s, i, len);
+    if (i >= len || s[i] != ',') break;
+    i++;
+  }
+  free(buf);
+  return rc;
 }

@@ -33,4 +33,8 @@ size_t util_utf8_check(const char *s, size_t n, int nul_ok);
 ** well-formed and is copied as it is).  Errors are out's (strbuf_failed). */
 size_t util_utf8_repair(strbuf *out, const char *s, size_t n);
 
+/* Code point cp (at most U+10FFFF, not a surrogate) as UTF-8 into o,
+** which has room for 4 bytes; returns the bytes written (1 to 4). */
+size_t util_utf8_put(char *o, unsigned long cp);
+
 #endif /* H5MEM_UTIL_UTF8_H */
