@@ -17,7 +17,8 @@
 ** positions in the transaction (store_mark / store_undo_to).  Changes are
 ** visible to this handle at once; store_commit writes them to the log as
 ** one frame.  One writer per store: the first handle that writes takes an
-** exclusive lock (flock) on the .h5 file and keeps it until store_close;
+** exclusive lock (flock) on the log file (the .h5 file is replaced by
+** optimize; the log never is) and keeps it until store_close;
 ** another writer gets STORE_BUSY.  A reader's view is the file and log as
 ** they were when it last refreshed (store_refresh).
 **
