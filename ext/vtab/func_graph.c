@@ -26,7 +26,7 @@
 #include "graph/graph.h"
 #include "graph_int.h"
 #include "h5mem_int.h"
-#include "search_int.h"
+#include "search.h"
 #include "vtab_args.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -540,7 +540,7 @@ static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
   const char *type = (const char *)sqlite3_column_text(row, 1);
   if (!strcmp(key, "direction")) return dir_option(row, &o->dir, err);
   if (!strcmp(key, "decay")) {
-    int rc = search_option_num(row, 0, 1, &o->decay, err);
+    int rc = search_opts_num(row, 0, 1, &o->decay, err);
     if (rc == SQLITE_OK && o->decay == 0) {
       *err = sqlite3_mprintf("expected a number in (0, 1]");
       rc = SQLITE_ERROR;
@@ -548,7 +548,7 @@ static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     return rc;
   }
   if (!strcmp(key, "threshold")) {
-    int rc = search_option_num(row, 0, 1e300, &o->threshold, err);
+    int rc = search_opts_num(row, 0, 1e300, &o->threshold, err);
     if (rc == SQLITE_OK && o->threshold == 0) {
       *err = sqlite3_mprintf("expected a number > 0");
       rc = SQLITE_ERROR;
@@ -660,7 +660,7 @@ static int bfs_run(fcall *f, sqlite3_value **a, char **err) {
   memset(&o, 0, sizeof o);
   o.st = st;
   o.dir = KG_OUT;
-  rc = search_options(f->db, a[3], BFS_KNOWN, bfs_option, &o, err);
+  rc = search_opts_parse(f->db, a[3], BFS_KNOWN, bfs_option, &o, err);
   const kg_adj *adj = NULL;
   if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
   kg_bfs_row *rows = NULL;
@@ -804,7 +804,7 @@ static int act_run(fcall *f, sqlite3_value **a, char **err) {
   o.threshold = 0.01;
   o.steps = 3;
   rc = seeds_parse(f, ms, a[1], &s, err);
-  if (rc == SQLITE_OK) rc = search_options(f->db, a[2], ACT_KNOWN, act_option, &o, err);
+  if (rc == SQLITE_OK) rc = search_opts_parse(f->db, a[2], ACT_KNOWN, act_option, &o, err);
   const kg_adj *adj = NULL;
   if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
   kg_act_row *rows = NULL;
