@@ -601,12 +601,8 @@ static const int role_field[R_OPTIONS + 1] = {KNN_F_ID, -1, -1, -1, -1, -1, KNN_
                                               KNN_F_SESSION, KNN_F_TS, KNN_F_TIER, -1, -1, -1,
                                               -1, -1};
 
-typedef struct svt {
-  sqlite3_vtab base;
-  sqlite3 *db;
-  registry *reg;
-  const fkind *kind;
-} svt;
+/* The table object: an ext_tvf (vtab_args.h) whose kind is one of kinds. */
+static const fkind *kind_of(sqlite3_vtab *vt) { return ((const ext_tvf *)vt)->kind; }
 
 typedef struct scur {
   sqlite3_vtab_cursor base;
@@ -618,41 +614,15 @@ typedef struct scur {
   int have_v;
 } scur;
 
-static int s_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
-                     char **pzErr, const fkind *kind) {
-  (void)argc;
-  (void)argv;
-  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(svt), out, kind->name, pzErr);
-  if (rc != SQLITE_OK) return rc;
-  svt *vt = (svt *)*out;
-  vt->db = db;
-  vt->reg = aux;
-  vt->kind = kind;
-  /* it reads a store's files: never from a trigger or view (docs/SQL.md, "Trust") */
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  return SQLITE_OK;
-}
-
-#define CONNECT(fn, i)                                                                            \
-  static int fn(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,    \
-                char **pzErr) {                                                                   \
-    return s_connect(db, aux, argc, argv, out, pzErr, &kinds[i]);                                 \
-  }
-CONNECT(vec_connect, 0)
-CONNECT(bm25_connect, 1)
-CONNECT(hybrid_connect, 2)
-#undef CONNECT
-
-static int s_disconnect(sqlite3_vtab *vt) {
-  sqlite3_free(vt);
-  return SQLITE_OK;
-}
+EXT_TVF_CONNECT(vec_connect, &kinds[0])
+EXT_TVF_CONNECT(bm25_connect, &kinds[1])
+EXT_TVF_CONNECT(hybrid_connect, &kinds[2])
 
 /* idxStr: one token per argument: 'S','Q','T','K','O' for the hidden
 ** ones (store, query vector, query text, k, options), then the filter
 ** tokens of search_knn_plan. */
 static int s_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
-  const fkind *kd = ((svt *)base)->kind;
+  const fkind *kd = kind_of(base);
   static const char tok[5] = {'S', 'Q', 'T', 'K', 'O'};
   int need[5] = {-1, -1, -1, -1, -1}, has[5] = {0, 0, 0, 0, 0};
   int field[16];
@@ -719,7 +689,7 @@ static int s_close(sqlite3_vtab_cursor *cur) {
 
 static int s_error(sqlite3_vtab *vt, int rc, char *msg) {
   sqlite3_free(vt->zErrMsg);
-  vt->zErrMsg = msg ? sqlite3_mprintf("%s: %s", ((svt *)vt)->kind->name, msg) : NULL;
+  vt->zErrMsg = msg ? sqlite3_mprintf("%s: %s", kind_of(vt)->name, msg) : NULL;
   sqlite3_free(msg);
   return msg || rc == SQLITE_NOMEM ? rc : SQLITE_NOMEM;
 }
@@ -774,7 +744,7 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
                     sqlite3_value **argv) {
   (void)idxNum;
   scur *c = (scur *)cur;
-  svt *vt = (svt *)cur->pVtab;
+  ext_tvf *vt = (ext_tvf *)cur->pVtab;
   s_reset(c);
   sqlite3_value *store_v = NULL, *k_v = NULL;
   search_args sa;
@@ -814,7 +784,7 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     }
     sa.k = sqlite3_value_int64(k_v);
   }
-  memvt *mt = h5mem_table(vt->reg, vt->db, name, &err);
+  memvt *mt = h5mem_table(vt->aux, vt->db, name, &err);
   if (!mt) {
     search_knn_filter_free(&f);
     return s_error(&vt->base, SQLITE_ERROR, err);
@@ -825,7 +795,7 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     search_knn_filter_free(&f);
     return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("%s", store_errmsg(st)));
   }
-  rc = vt->kind->run(vt->db, st, &sa, &f, &c->res, &c->n, &err);
+  rc = kind_of(&vt->base)->run(vt->db, st, &sa, &f, &c->res, &c->n, &err);
   search_knn_filter_free(&f);
   if (rc != SQLITE_OK) return s_error(&vt->base, rc, err);
   c->mt = mt;
@@ -854,7 +824,7 @@ static int s_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
 
 static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   scur *c = (scur *)cur;
-  const fkind *kd = ((svt *)cur->pVtab)->kind;
+  const fkind *kd = kind_of(cur->pVtab);
   const srow *r = &c->res[c->i];
   int role = col >= 0 && col < kd->ncol ? kd->role[col] : R_STORE;
   /* the numbers: v[] in the order of the kind's number columns */
@@ -894,7 +864,8 @@ static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 #define MODULE(var, connect)                                                                      \
   static sqlite3_module var = {                                                                   \
       .iVersion = 1, .xConnect = connect, .xBestIndex = s_best_index,                             \
-      .xDisconnect = s_disconnect, .xOpen = s_open, .xClose = s_close, .xFilter = s_filter,       \
+      .xDisconnect = ext_tvf_disconnect, .xOpen = s_open, .xClose = s_close,                      \
+      .xFilter = s_filter,                                                                        \
       .xNext = s_next, .xEof = s_eof, .xColumn = s_column, .xRowid = s_rowid,                     \
   };
 MODULE(vec_module, vec_connect)
