@@ -340,7 +340,8 @@ static int candidates(store *st, const hopts *o, const float *q, double unit, co
   if (rc == SQLITE_OK) {
     for (uint64_t i = 0; i < nvr; i++)
       u[nu++] = (hybrid_rec){.pos = vr[i].pos, .vs = search_knn_score(st, vr[i].dist, unit), .has_v = 1};
-    for (uint64_t i = 0; i < nkh; i++) u[nu++] = (hybrid_rec){.pos = kh[i].pos, .ks = kh[i].score, .has_k = 1};
+    for (uint64_t i = 0; i < nkh; i++)
+      u[nu++] = (hybrid_rec){.pos = kh[i].pos, .ks = kh[i].score, .has_k = 1};
     nu = hybrid_union(u, nu);
     for (uint64_t i = 0; i < nu; i++) u[i].id = store_pos_id(st, u[i].pos);
     if (q) rc = missing_scores(st, q, unit, u, nu, pzErr);

@@ -10,9 +10,10 @@
 ** id (=, IN) are applied before ranking: the result is the exact top k among
 ** the records that meet them.  The same search serves the h5mem table's
 ** sqlite-vec style KNN form (WHERE embedding MATCH :q AND k = 10), through
-** search_knn_plan / search_knn_run below.  vec_search, bm25 and hybrid read a store's
-** files: SQLITE_VTAB_DIRECTONLY, never from a trigger or view (docs/SQL.md,
-** "Trust").
+** search_knn_plan / search_knn_run below.  vec_search, bm25 and hybrid
+** read a store's files: SQLITE_VTAB_DIRECTONLY, never from a trigger or
+** view (docs/SQL.md, "Trust").  Their options objects are read by
+** search_opts.c; bm25's and hybrid's runs are search_text.c's.
 */
 #include "config.h"
 
@@ -380,8 +381,9 @@ int search_knn_vec_range(int metric, const float *v, int dim, char *buf, size_t 
 ** cosine, the unit vector (normalised in double: its squared norm is 1, so
 ** nothing over- or underflows, and the distances are the same); under dot,
 ** a query whose norm is far from 1 times a power of two (exact, the
-** ranking unchanged; *unit undoes it in search_knn_distance and search_knn_score); under
-** l2, where neither helps, a query beyond float32's range is refused. */
+** ranking unchanged; *unit undoes it in search_knn_distance and
+** search_knn_score); under l2, where neither helps, a query beyond
+** float32's range is refused. */
 static int query_prepare(store *st, float *f, int dim, double *unit, char **pzErr) {
   double nn = 0;
   for (int i = 0; i < dim; i++) nn += (double)f[i] * (double)f[i];
