@@ -136,7 +136,6 @@ static int source_option(void *ctx, const char *key, sqlite3_stmt *row, char **e
   return search_opts_num(row, 0, 1, &d, err);
 }
 
-
 static int rerank_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
   hopts *o = ctx;
   hybrid_opts *h = &o->h;
