@@ -44,7 +44,7 @@
 #include "util/strbuf.h"
 #include "util/timefmt.h"
 #include "util/vecjson.h"
-#include "vtab/search_int.h"
+#include "vtab/search.h"
 
 #define WHO "h5mem_migrate"
 #define MIG_KNOWN                                                                        \
@@ -162,8 +162,8 @@ static int mig_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     const char *type = (const char *)sqlite3_column_text(row, 1);
     if (!type || strcmp(type, "object")) return SQLITE_ERROR;
     char *e = NULL;
-    rc = search_options(sqlite3_db_handle(row), sqlite3_column_value(row, 2),
-                        "id, text, embedding, source, session, tags, tier, ts, importance, meta",
+    rc = search_opts_parse(sqlite3_db_handle(row), sqlite3_column_value(row, 2),
+                           "id, text, embedding, source, session, tags, tier, ts, importance, meta",
                         column_option, o, &e);
     if (rc != SQLITE_OK) *err = e;
     else sqlite3_free(e);
@@ -340,7 +340,7 @@ static int emb_decode(mig_run *m, const mig_cell *c, int *has, char *buf, size_t
     }
   }
   /* (what the search cannot score: as the table's INSERT) */
-  if (knn_vec_range(m->st ? store_metric(m->st) : m->metric, v, dim, buf, n)) return R_VEC_RANGE;
+  if (search_knn_vec_range(m->st ? store_metric(m->st) : m->metric, v, dim, buf, n)) return R_VEC_RANGE;
   m->enc_seen[e]++;
   *has = 1;
   return -1;
@@ -955,7 +955,7 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   m->examples = sqlite3_str_new(NULL);
   m->t0 = now_s();
   char *e = NULL;
-  int rc = search_options(m->db, argc > 2 ? argv[2] : NULL, MIG_KNOWN, mig_option, &m->o, &e);
+  int rc = search_opts_parse(m->db, argc > 2 ? argv[2] : NULL, MIG_KNOWN, mig_option, &m->o, &e);
   if (rc != SQLITE_OK) snprintf(m->err, sizeof m->err, "%s", e ? e : "bad options");
   sqlite3_free(e);
   if (rc == SQLITE_OK && m->o.overwrite && m->o.append) {

@@ -26,7 +26,7 @@
 #include "graph/graph.h"
 #include "graph_int.h"
 #include "h5mem_int.h"
-#include "search_int.h"
+#include "search.h"
 #include "vtab_args.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -317,12 +317,8 @@ static const fkind fkinds[3] = {
      "kg_resolve(store, name [, max_edits])", 4, 3, 2, res_run},
 };
 
-typedef struct fvt {
-  sqlite3_vtab base;
-  sqlite3 *db;
-  registry *reg;
-  const fkind *kind;
-} fvt;
+/* The table object: an ext_tvf (vtab_args.h) whose kind is one of fkinds. */
+static const fkind *kind_of(sqlite3_vtab *vt) { return ((const ext_tvf *)vt)->kind; }
 
 typedef struct fcur {
   sqlite3_vtab_cursor base;
@@ -330,39 +326,13 @@ typedef struct fcur {
   size_t i;
 } fcur;
 
-static int f_connect(sqlite3 *db, void *aux, const fkind *kind, sqlite3_vtab **out, char **pzErr) {
-  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(fvt), out, kind->name, pzErr);
-  if (rc != SQLITE_OK) return rc;
-  fvt *vt = (fvt *)*out;
-  vt->db = db;
-  vt->reg = aux;
-  vt->kind = kind;
-  /* it reads a store's files: never from a trigger or view (docs/SQL.md, "Trust") */
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  return SQLITE_OK;
-}
-
-#define CONNECT(fn, i)                                                                            \
-  static int fn(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,    \
-                char **pzErr) {                                                                   \
-    (void)argc;                                                                                   \
-    (void)argv;                                                                                   \
-    return f_connect(db, aux, &fkinds[i], out, pzErr);                                            \
-  }
-CONNECT(bfs_connect, 0)
-CONNECT(act_connect, 1)
-CONNECT(res_connect, 2)
-#undef CONNECT
-
-static int f_disconnect(sqlite3_vtab *vt) {
-  sqlite3_free(vt->zErrMsg);
-  sqlite3_free(vt);
-  return SQLITE_OK;
-}
+EXT_TVF_CONNECT(bfs_connect, &fkinds[0])
+EXT_TVF_CONNECT(act_connect, &fkinds[1])
+EXT_TVF_CONNECT(res_connect, &fkinds[2])
 
 /* idxNum: bit j set when argument j is given; they come in argument order. */
 static int f_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
-  const fkind *kd = ((fvt *)base)->kind;
+  const fkind *kd = kind_of(base);
   int use[8];
   for (int j = 0; j < kd->nargs; j++) use[j] = -1;
   for (int c = 0; c < info->nConstraint; c++) {
@@ -389,7 +359,7 @@ static int f_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
   fcur *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  c->res.nvis = ((fvt *)base)->kind->nvis;
+  c->res.nvis = kind_of(base)->nvis;
   *out = &c->base;
   return SQLITE_OK;
 }
@@ -404,8 +374,8 @@ static int f_filter(sqlite3_vtab_cursor *cur, int mask, const char *idxStr, int 
                     sqlite3_value **argv) {
   (void)idxStr;
   fcur *c = (fcur *)cur;
-  fvt *vt = (fvt *)cur->pVtab;
-  const fkind *kd = vt->kind;
+  ext_tvf *vt = (ext_tvf *)cur->pVtab;
+  const fkind *kd = kind_of(cur->pVtab);
   fres_free(&c->res);
   c->i = 0;
   sqlite3_value *args[8];
@@ -419,7 +389,7 @@ static int f_filter(sqlite3_vtab_cursor *cur, int mask, const char *idxStr, int 
       rc = SQLITE_ERROR;
     }
   if (rc == SQLITE_OK) {
-    fcall f = {vt->db, vt->reg, kd, &c->res};
+    fcall f = {vt->db, vt->aux, kd, &c->res};
     rc = kd->run(&f, args, &err);
   }
   if (rc != SQLITE_OK) {
@@ -540,7 +510,7 @@ static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
   const char *type = (const char *)sqlite3_column_text(row, 1);
   if (!strcmp(key, "direction")) return dir_option(row, &o->dir, err);
   if (!strcmp(key, "decay")) {
-    int rc = search_option_num(row, 0, 1, &o->decay, err);
+    int rc = search_opts_num(row, 0, 1, &o->decay, err);
     if (rc == SQLITE_OK && o->decay == 0) {
       *err = sqlite3_mprintf("expected a number in (0, 1]");
       rc = SQLITE_ERROR;
@@ -548,7 +518,7 @@ static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     return rc;
   }
   if (!strcmp(key, "threshold")) {
-    int rc = search_option_num(row, 0, 1e300, &o->threshold, err);
+    int rc = search_opts_num(row, 0, 1e300, &o->threshold, err);
     if (rc == SQLITE_OK && o->threshold == 0) {
       *err = sqlite3_mprintf("expected a number > 0");
       rc = SQLITE_ERROR;
@@ -660,7 +630,7 @@ static int bfs_run(fcall *f, sqlite3_value **a, char **err) {
   memset(&o, 0, sizeof o);
   o.st = st;
   o.dir = KG_OUT;
-  rc = search_options(f->db, a[3], BFS_KNOWN, bfs_option, &o, err);
+  rc = search_opts_parse(f->db, a[3], BFS_KNOWN, bfs_option, &o, err);
   const kg_adj *adj = NULL;
   if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
   kg_bfs_row *rows = NULL;
@@ -804,7 +774,7 @@ static int act_run(fcall *f, sqlite3_value **a, char **err) {
   o.threshold = 0.01;
   o.steps = 3;
   rc = seeds_parse(f, ms, a[1], &s, err);
-  if (rc == SQLITE_OK) rc = search_options(f->db, a[2], ACT_KNOWN, act_option, &o, err);
+  if (rc == SQLITE_OK) rc = search_opts_parse(f->db, a[2], ACT_KNOWN, act_option, &o, err);
   const kg_adj *adj = NULL;
   if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
   kg_act_row *rows = NULL;
@@ -987,7 +957,8 @@ static void fn_entity(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 #define MODULE(var, connect)                                                                      \
   static sqlite3_module var = {                                                                   \
       .iVersion = 1, .xConnect = connect, .xBestIndex = f_best_index,                             \
-      .xDisconnect = f_disconnect, .xOpen = f_open, .xClose = f_close, .xFilter = f_filter,       \
+      .xDisconnect = ext_tvf_disconnect, .xOpen = f_open, .xClose = f_close,                      \
+      .xFilter = f_filter,                                                                        \
       .xNext = f_next, .xEof = f_eof, .xColumn = f_column, .xRowid = f_rowid,                     \
   };
 MODULE(bfs_module, bfs_connect)

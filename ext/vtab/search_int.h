@@ -1,12 +1,15 @@
 /*
-** ext/vtab/search_int.h - the KNN search shared by vec_search and the
-** h5mem table's MATCH form (vtab_search.c).
+** ext/vtab/search_int.h - the search code shared within ext/vtab: the KNN
+** search of vec_search and the h5mem table's MATCH form (vtab_search.c),
+** the bm25 and hybrid runs (search_text.c) and the vector search's
+** options (search_opts.c).  The rest of ext/ uses search.h.
 */
 #ifndef H5MEM_EXT_SEARCH_INT_H
 #define H5MEM_EXT_SEARCH_INT_H
 
 #include "ann/ann.h"
 #include "ext.h"
+#include "search.h"
 #include "store/store.h"
 
 enum { KNN_F_ID = 0, KNN_F_TS = 1, KNN_F_SOURCE = 2, KNN_F_SESSION = 3, KNN_F_TIER = 4 };
@@ -25,8 +28,8 @@ typedef struct knn_filter {
   size_t nids;
 } knn_filter;
 
-int knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v);
-void knn_filter_free(knn_filter *f);
+int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v);
+void search_knn_filter_free(knn_filter *f);
 
 /* Which records a search may return, from f: a filter for the store's
 ** searches (bits for id IN, else a function testing the rest record by
@@ -37,35 +40,31 @@ typedef struct knn_allow {
   uint8_t *bits;
   struct knn_allow_ctx *c;
 } knn_allow;
-int knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr);
+int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr);
 /* After a search: whether testing a record failed (reading the store). */
-int knn_allow_check(const knn_allow *a, store *st, char **pzErr);
-void knn_allow_free(knn_allow *a);
+int search_knn_allow_check(const knn_allow *a, store *st, char **pzErr);
+void search_knn_allow_free(knn_allow *a);
 
 /* Take the usable constraints on the columns colfield maps to KNN_F_*
 ** (column -1, the rowid, is the id) as plan tokens (field, op digits) after
 ** what plan holds, numbering their arguments from *argi + 1. */
-void knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *plan, size_t cap,
-              int *argi, int *used);
+void search_knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *plan, size_t cap,
+                     int *argi, int *used);
 
 /* The query vector from a value (BLOB or JSON, the store's dim), prepared
 ** for the kernels whatever its scale (cosine: the unit vector; dot: scaled
 ** by a power of two, *unit the factor to multiply raw distances by, 1
 ** otherwise; l2: refused beyond float32's range). */
-int knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr);
-
-/* Whether an embedding can be scored under metric (STORE_*): 0, or 1 with
-** the reason in buf ("its squared norm ..."). */
-int knn_vec_range(int metric, const float *v, int dim, char *buf, size_t n);
+int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr);
 
 /* An error unless every distance of r[0..n-1] is finite. */
-int knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr);
+int search_knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr);
 
 /* The top k among the live records that meet f (store_knn: through the
 ** store's index unless o says exact; o may be NULL): positions and raw
 ** distances (sqlite3_malloc'd), sorted. */
-int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
-            ann_res **out, uint64_t *nout, char **pzErr);
+int search_knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+                   ann_res **out, uint64_t *nout, char **pzErr);
 
 /* A table-valued function's arguments (NULL when not given). */
 typedef struct search_args {
@@ -84,33 +83,21 @@ typedef struct srow {
 } srow;
 
 /* n zeroed rows (sqlite3_malloc'd), or NULL. */
-srow *srow_alloc(uint64_t n);
+srow *search_srow_alloc(uint64_t n);
 
 /* bm25 and hybrid (search_text.c): the results for the arguments and the
 ** filter, sqlite3_malloc'd. */
-int bm25_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
-             uint64_t *nout, char **pzErr);
-int hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
-               uint64_t *nout, char **pzErr);
+int search_bm25_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+                    uint64_t *nout, char **pzErr);
+int search_hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+                      uint64_t *nout, char **pzErr);
 
-/* Options as a JSON object (NULL: none): each(ctx, key, row, err) for
-** each key, row being json_each's (key, type, value, atom); each returns
-** SQLITE_OK, SEARCH_UNKNOWN for an unknown key, or SQLITE_ERROR for a bad
-** value (a reason in *err, sqlite3_mprintf'd, optional; say the allowed
-** values).  known lists the keys for the error message.  A key given twice
-** is an error (JSON leaves it open which one counts). */
-#define SEARCH_UNKNOWN (-1) /* not SQLITE_ERROR's 1: a bad value is not an unknown key */
-int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
-                   int (*each)(void *ctx, const char *key, sqlite3_stmt *row, char **err),
-                   void *ctx, char **err);
-/* An option's value (a json_each row, as each gets it) that must be a
-** number in lo .. hi, into *out; else SQLITE_ERROR with a reason in *err. */
-int search_option_num(sqlite3_stmt *row, double lo, double hi, double *out, char **err);
-/* The vector search options (exact, ef, nprobe, index) into o: as each. */
-int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row, char **err);
+/* The vector search options (exact, ef, nprobe, index) into o, as
+** search_opts_parse's each (search_opts.c). */
+int search_knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row, char **err);
 
 /* A raw distance as the distance column shows it, and as a score. */
-double knn_distance(const store *st, float d, double unit);
-double knn_score(const store *st, float d, double unit);
+double search_knn_distance(const store *st, float d, double unit);
+double search_knn_score(const store *st, float d, double unit);
 
 #endif

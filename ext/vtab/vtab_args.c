@@ -80,3 +80,21 @@ int ext_vtab_declare_new(sqlite3 *db, const char *schema, size_t size, sqlite3_v
   *out = vt;
   return SQLITE_OK;
 }
+
+int ext_tvf_connect(sqlite3 *db, void *aux, const void *kind, const char *schema, const char *who,
+                    sqlite3_vtab **out, char **pzErr) {
+  int rc = ext_vtab_declare_new(db, schema, sizeof(ext_tvf), out, who, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  ext_tvf *vt = (ext_tvf *)*out;
+  vt->db = db;
+  vt->aux = aux;
+  vt->kind = kind;
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  return SQLITE_OK;
+}
+
+int ext_tvf_disconnect(sqlite3_vtab *vt) {
+  sqlite3_free(vt->zErrMsg);
+  sqlite3_free(vt);
+  return SQLITE_OK;
+}

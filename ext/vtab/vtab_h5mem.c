@@ -112,7 +112,7 @@ typedef struct memcur {
   int knn; /* a KNN query: the rows are res[0 .. nres) */
   ann_res *res;
   uint64_t nres, ires;
-  double unit; /* knn_query's: raw distances times this */
+  double unit; /* search_knn_query's: raw distances times this */
   store_view v;
   int have_v;
 } memcur;
@@ -694,7 +694,7 @@ static int mem_destroy(sqlite3_vtab *base) {
 
 /* Plan 2: a KNN query, sqlite-vec's form: `embedding MATCH :q` with
 ** `k = N` or a LIMIT.  idxStr: 'Q' (the query), 'K' (k), 'L' (LIMIT),
-** 'F' (OFFSET), then knn_plan's filter tokens, in argument order. */
+** 'F' (OFFSET), then search_knn_plan's filter tokens, in argument order. */
 static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
   int match = -1, keq = -1, lim = -1, off = -1;
   for (int k = 0; k < info->nConstraint; k++) {
@@ -724,7 +724,7 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
     info->aConstraintUsage[keq].omit = 1;
   }
   plan[n] = 0;
-  knn_plan(info, knn_field, NCOLS, plan, 200, &argi, &used);
+  search_knn_plan(info, knn_field, NCOLS, plan, 200, &argi, &used);
   /* LIMIT N is k only when nothing else is left for SQLite to filter */
   int other = 0;
   for (int k = 0; k < info->nConstraint; k++) {
@@ -814,7 +814,7 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
     case 'F': ov = argv[a]; p++; break;
     default:
       if (!p[1]) break;
-      rc = knn_filter_add(&f, p[0] - '0', p[1] - '0', argv[a]);
+      rc = search_knn_filter_add(&f, p[0] - '0', p[1] - '0', argv[a]);
       p += 2;
     }
   }
@@ -833,10 +833,10 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
                 "table's columns is in the WHERE clause (this is SQLite %s)", sqlite3_libversion());
   float *q = NULL;
   char *err = NULL;
-  if (rc == SQLITE_OK && (rc = knn_query(vt->st, qv, &q, &c->unit, &err)) == SQLITE_OK)
-    rc = knn_run(vt->st, q, (uint64_t)k, &f, NULL, &c->res, &c->nres, &err);
+  if (rc == SQLITE_OK && (rc = search_knn_query(vt->st, qv, &q, &c->unit, &err)) == SQLITE_OK)
+    rc = search_knn_run(vt->st, q, (uint64_t)k, &f, NULL, &c->res, &c->nres, &err);
   sqlite3_free(q);
-  knn_filter_free(&f);
+  search_knn_filter_free(&f);
   if (err) {
     rc = vt_err(vt, rc, "%s", err);
     sqlite3_free(err);
@@ -953,7 +953,7 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     return SQLITE_OK;
   }
   if (col == COL_DISTANCE) {
-    if (c->knn) sqlite3_result_double(ctx, knn_distance(vt->st, c->res[c->ires].dist, c->unit));
+    if (c->knn) sqlite3_result_double(ctx, search_knn_distance(vt->st, c->res[c->ires].dist, c->unit));
     else sqlite3_result_null(ctx);
     return SQLITE_OK;
   }
@@ -1139,7 +1139,7 @@ static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
                     "(storage=float16; largest magnitude 65504)", i, (double)f[i]);
   }
   char why[200];
-  if (knn_vec_range(store_metric(vt->st), f, dim, why, sizeof why))
+  if (search_knn_vec_range(store_metric(vt->st), f, dim, why, sizeof why))
     return vt_err(vt, SQLITE_MISMATCH, "embedding: %s", why);
   *out = f;
   return SQLITE_OK;

@@ -10,9 +10,10 @@
 ** id (=, IN) are applied before ranking: the result is the exact top k among
 ** the records that meet them.  The same search serves the h5mem table's
 ** sqlite-vec style KNN form (WHERE embedding MATCH :q AND k = 10), through
-** knn_plan / knn_run below.  vec_search, bm25 and hybrid read a store's
-** files: SQLITE_VTAB_DIRECTONLY, never from a trigger or view (docs/SQL.md,
-** "Trust").
+** search_knn_plan / search_knn_run below.  vec_search, bm25 and hybrid
+** read a store's files: SQLITE_VTAB_DIRECTONLY, never from a trigger or
+** view (docs/SQL.md, "Trust").  Their options objects are read by
+** search_opts.c; bm25's and hybrid's runs are search_text.c's.
 */
 #include "config.h"
 
@@ -31,7 +32,7 @@
 
 /* ---- filters ------------------------------------------------------------ */
 
-void knn_filter_free(knn_filter *f) {
+void search_knn_filter_free(knn_filter *f) {
   sqlite3_free(f->ids);
   memset(f, 0, sizeof *f);
 }
@@ -42,7 +43,7 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 /* One constraint's value into the filter: op is one of the KNN_OP_* codes. */
-int knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
+int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
   if (field == KNN_F_ID) {
     if (op == KNN_OP_IN) {
       sqlite3_value *x;
@@ -262,7 +263,7 @@ struct knn_allow_ctx {
   meets_ctx mc;
 };
 
-int knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr) {
+int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr) {
   memset(a, 0, sizeof *a);
   if (f->empty) {
     a->none = 1;
@@ -273,7 +274,7 @@ int knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr) {
   meets_ctx *mc = &a->c->mc;
   int src = meets_init(mc, st, f);
   if (src != STORE_OK) {
-    knn_allow_free(a);
+    search_knn_allow_free(a);
     if (src == STORE_ENOMEM) return SQLITE_NOMEM;
     *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
     return SQLITE_CORRUPT;
@@ -282,7 +283,7 @@ int knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr) {
     uint64_t npos = store_npos(st);
     a->bits = sqlite3_malloc64(npos / 8 + 1);
     if (!a->bits) {
-      knn_allow_free(a);
+      search_knn_allow_free(a);
       return SQLITE_NOMEM;
     }
     memset(a->bits, 0, npos / 8 + 1);
@@ -301,38 +302,38 @@ int knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr) {
     a->flt.fn_all = meets_all; /* or for all at once */
     a->flt.ctx = mc;
   }
-  return knn_allow_check(a, st, pzErr);
+  return search_knn_allow_check(a, st, pzErr);
 }
 
-int knn_allow_check(const knn_allow *a, store *st, char **pzErr) {
+int search_knn_allow_check(const knn_allow *a, store *st, char **pzErr) {
   if (!a->c || !a->c->mc.err) return SQLITE_OK;
   *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
   return SQLITE_CORRUPT;
 }
 
-void knn_allow_free(knn_allow *a) {
+void search_knn_allow_free(knn_allow *a) {
   sqlite3_free(a->bits);
   sqlite3_free(a->c);
   memset(a, 0, sizeof *a);
 }
 
-int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
-            ann_res **out, uint64_t *nout, char **pzErr) {
+int search_knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+                   ann_res **out, uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
   if (f->empty || k == 0 || store_count(st) == 0) return SQLITE_OK;
   knn_allow al;
-  int rc = knn_allow_init(st, f, &al, pzErr);
+  int rc = search_knn_allow_init(st, f, &al, pzErr);
   if (rc != SQLITE_OK) return rc;
   if (al.none) {
-    knn_allow_free(&al);
+    search_knn_allow_free(&al);
     return SQLITE_OK;
   }
   if (k > store_count(st)) k = store_count(st);
   ann_res *res = sqlite3_malloc64(k * sizeof *res + 1);
   int src = res ? store_knn(st, q, k, &al.flt, o, res, nout) : STORE_ENOMEM;
-  rc = knn_allow_check(&al, st, pzErr);
-  knn_allow_free(&al);
+  rc = search_knn_allow_check(&al, st, pzErr);
+  search_knn_allow_free(&al);
   if (rc == SQLITE_OK && src) {
     if (src == STORE_ENOMEM) rc = SQLITE_NOMEM;
     else {
@@ -340,7 +341,7 @@ int knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const st
       rc = SQLITE_ERROR;
     }
   }
-  if (rc == SQLITE_OK) rc = knn_check(st, res, *nout, pzErr);
+  if (rc == SQLITE_OK) rc = search_knn_check(st, res, *nout, pzErr);
   if (rc != SQLITE_OK) {
     sqlite3_free(res);
     *nout = 0;
@@ -359,7 +360,7 @@ static const char *metric_name(int metric) {
 ** digits or reads as zero (a distance of 1 whatever the direction).  The
 ** SQL functions rescale such vectors (func_vec.c); a search cannot rescale
 ** the stored side, so an embedding outside that range is refused. */
-int knn_vec_range(int metric, const float *v, int dim, char *buf, size_t n) {
+int search_knn_vec_range(int metric, const float *v, int dim, char *buf, size_t n) {
   double nn = 0;
   for (int i = 0; i < dim; i++) nn += (double)v[i] * (double)v[i];
   if (nn > FLT_MAX) {
@@ -380,8 +381,9 @@ int knn_vec_range(int metric, const float *v, int dim, char *buf, size_t n) {
 ** cosine, the unit vector (normalised in double: its squared norm is 1, so
 ** nothing over- or underflows, and the distances are the same); under dot,
 ** a query whose norm is far from 1 times a power of two (exact, the
-** ranking unchanged; *unit undoes it in knn_distance and knn_score); under
-** l2, where neither helps, a query beyond float32's range is refused. */
+** ranking unchanged; *unit undoes it in search_knn_distance and
+** search_knn_score); under l2, where neither helps, a query beyond
+** float32's range is refused. */
 static int query_prepare(store *st, float *f, int dim, double *unit, char **pzErr) {
   double nn = 0;
   for (int i = 0; i < dim; i++) nn += (double)f[i] * (double)f[i];
@@ -414,7 +416,7 @@ static int query_prepare(store *st, float *f, int dim, double *unit, char **pzEr
 
 /* A search's distances must be finite: an infinite one (a stored vector or
 ** the query too large for float32) would rank by chance. */
-int knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr) {
+int search_knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr) {
   for (uint64_t i = 0; i < n; i++)
     if (!isfinite(r[i].dist)) {
       *pzErr = sqlite3_mprintf("the distance from the query to record %lld overflows float32 (metric=%s): "
@@ -428,7 +430,7 @@ int knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr) {
 /* The query vector: a float32 BLOB (float16 with vec_f16's subtype) or
 ** JSON; its length must be the store's dim.  Prepared for the kernels by
 ** query_prepare: distances are the raw ones times *unit. */
-int knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr) {
+int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr) {
   *out = NULL;
   *unit = 1.0;
   int dim = store_dim(st);
@@ -497,12 +499,12 @@ int knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzE
 
 /* Distances as reported: L2 as the Euclidean distance (sqlite-vec's), not
 ** its square; the score: cosine similarity, dot product, or 1/(1+L2).
-** unit: knn_query's (dot's scale; 1 otherwise). */
-double knn_distance(const store *st, float d, double unit) {
+** unit: search_knn_query's (dot's scale; 1 otherwise). */
+double search_knn_distance(const store *st, float d, double unit) {
   return store_metric(st) == STORE_L2 ? sqrt((double)d) : (double)d * unit;
 }
 
-double knn_score(const store *st, float d, double unit) {
+double search_knn_score(const store *st, float d, double unit) {
   switch (store_metric(st)) {
   case STORE_L2: return 1.0 / (1.0 + sqrt((double)d));
   case STORE_DOT: return -(double)d * unit;
@@ -513,8 +515,8 @@ double knn_score(const store *st, float d, double unit) {
 /* Plan the constraints a KNN can apply before ranking: columns map a
 ** column number to KNN_F_* (or -1); tokens go to plan (2 chars each:
 ** field, op) in argv order starting at *argi. */
-void knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *plan, size_t cap,
-              int *argi, int *used) {
+void search_knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *plan, size_t cap,
+                     int *argi, int *used) {
   size_t n = strlen(plan);
   for (int c = 0; c < info->nConstraint; c++) {
     const struct sqlite3_index_constraint *k = &info->aConstraint[c];
@@ -551,7 +553,7 @@ void knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *pl
 /* ---- the table-valued functions ------------------------------------------ */
 
 /* vec_search, bm25 and hybrid share one module shape: the columns below
-** (their roles), hidden arguments, filters planned by knn_plan, results
+** (their roles), hidden arguments, filters planned by search_knn_plan, results
 ** computed whole in xFilter (srow) and read out by position. */
 enum {
   R_ID, R_DISTANCE, R_SCORE, R_VSCORE, R_KSCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER,
@@ -586,7 +588,7 @@ static const fkind kinds[3] = {
      "tier TEXT, store HIDDEN, query HIDDEN, k HIDDEN, options HIDDEN)",
      11,
      {R_ID, R_SCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE, R_QTEXT, R_K, R_OPTIONS},
-     1, 1, bm25_run},
+     1, 1, search_bm25_run},
     {"hybrid",
      "CREATE TABLE x(id INTEGER, score REAL, vector_score REAL, keyword_score REAL, text TEXT, "
      "source TEXT, session TEXT, ts INTEGER, tier TEXT, store HIDDEN, query_text HIDDEN, "
@@ -594,19 +596,15 @@ static const fkind kinds[3] = {
      14,
      {R_ID, R_SCORE, R_VSCORE, R_KSCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE,
       R_QTEXT, R_QUERY, R_K, R_OPTIONS},
-     1, 1, hybrid_run},
+     1, 1, search_hybrid_run},
 };
 
 static const int role_field[R_OPTIONS + 1] = {KNN_F_ID, -1, -1, -1, -1, -1, KNN_F_SOURCE,
                                               KNN_F_SESSION, KNN_F_TS, KNN_F_TIER, -1, -1, -1,
                                               -1, -1};
 
-typedef struct svt {
-  sqlite3_vtab base;
-  sqlite3 *db;
-  registry *reg;
-  const fkind *kind;
-} svt;
+/* The table object: an ext_tvf (vtab_args.h) whose kind is one of kinds. */
+static const fkind *kind_of(sqlite3_vtab *vt) { return ((const ext_tvf *)vt)->kind; }
 
 typedef struct scur {
   sqlite3_vtab_cursor base;
@@ -618,41 +616,15 @@ typedef struct scur {
   int have_v;
 } scur;
 
-static int s_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
-                     char **pzErr, const fkind *kind) {
-  (void)argc;
-  (void)argv;
-  int rc = ext_vtab_declare_new(db, kind->schema, sizeof(svt), out, kind->name, pzErr);
-  if (rc != SQLITE_OK) return rc;
-  svt *vt = (svt *)*out;
-  vt->db = db;
-  vt->reg = aux;
-  vt->kind = kind;
-  /* it reads a store's files: never from a trigger or view (docs/SQL.md, "Trust") */
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  return SQLITE_OK;
-}
-
-#define CONNECT(fn, i)                                                                            \
-  static int fn(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,    \
-                char **pzErr) {                                                                   \
-    return s_connect(db, aux, argc, argv, out, pzErr, &kinds[i]);                                 \
-  }
-CONNECT(vec_connect, 0)
-CONNECT(bm25_connect, 1)
-CONNECT(hybrid_connect, 2)
-#undef CONNECT
-
-static int s_disconnect(sqlite3_vtab *vt) {
-  sqlite3_free(vt);
-  return SQLITE_OK;
-}
+EXT_TVF_CONNECT(vec_connect, &kinds[0])
+EXT_TVF_CONNECT(bm25_connect, &kinds[1])
+EXT_TVF_CONNECT(hybrid_connect, &kinds[2])
 
 /* idxStr: one token per argument: 'S','Q','T','K','O' for the hidden
 ** ones (store, query vector, query text, k, options), then the filter
-** tokens of knn_plan. */
+** tokens of search_knn_plan. */
 static int s_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
-  const fkind *kd = ((svt *)base)->kind;
+  const fkind *kd = kind_of(base);
   static const char tok[5] = {'S', 'Q', 'T', 'K', 'O'};
   int need[5] = {-1, -1, -1, -1, -1}, has[5] = {0, 0, 0, 0, 0};
   int field[16];
@@ -682,7 +654,7 @@ static int s_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
     info->aConstraintUsage[need[j]].omit = 1;
   }
   plan[n] = 0;
-  knn_plan(info, field, kd->ncol, plan, 256, &argi, &used);
+  search_knn_plan(info, field, kd->ncol, plan, 256, &argi, &used);
   info->idxStr = plan;
   info->needToFreeIdxStr = 1;
   info->estimatedCost = 1000.0 / (1 + used);
@@ -719,117 +691,12 @@ static int s_close(sqlite3_vtab_cursor *cur) {
 
 static int s_error(sqlite3_vtab *vt, int rc, char *msg) {
   sqlite3_free(vt->zErrMsg);
-  vt->zErrMsg = msg ? sqlite3_mprintf("%s: %s", ((svt *)vt)->kind->name, msg) : NULL;
+  vt->zErrMsg = msg ? sqlite3_mprintf("%s: %s", kind_of(vt)->name, msg) : NULL;
   sqlite3_free(msg);
   return msg || rc == SQLITE_NOMEM ? rc : SQLITE_NOMEM;
 }
 
-int search_options(sqlite3 *db, sqlite3_value *v, const char *known,
-                   int (*each)(void *ctx, const char *key, sqlite3_stmt *row, char **err),
-                   void *ctx, char **err) {
-  if (!v || sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
-  const char *t = (const char *)sqlite3_value_text(v);
-  while (t && (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')) t++;
-  if (!t || *t != '{') {
-    *err = sqlite3_mprintf("options: expected a JSON object (known keys: %s)", known);
-    return SQLITE_ERROR;
-  }
-  sqlite3_stmt *st;
-  /* first a key given twice (json_each lists both): before any is taken */
-  int rc = sqlite3_prepare_v2(db, "SELECT key FROM json_each(?1) GROUP BY key HAVING count(*) > 1 LIMIT 1",
-                              -1, &st, NULL);
-  if (rc != SQLITE_OK) {
-    *err = sqlite3_mprintf("options need SQLite's JSON functions: %s", sqlite3_errmsg(db));
-    return rc;
-  }
-  sqlite3_bind_value(st, 1, v);
-  if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    *err = sqlite3_mprintf("options: duplicate option '%s' (each option once)",
-                           (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return SQLITE_ERROR;
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) {
-    *err = sqlite3_mprintf("options: %s (expected a JSON object)", sqlite3_errmsg(db));
-    return SQLITE_ERROR;
-  }
-  rc = sqlite3_prepare_v2(db, "SELECT key, type, value, atom FROM json_each(?1)", -1, &st, NULL);
-  if (rc != SQLITE_OK) {
-    *err = sqlite3_mprintf("options need SQLite's JSON functions: %s", sqlite3_errmsg(db));
-    return rc;
-  }
-  sqlite3_bind_value(st, 1, v);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *key = (const char *)sqlite3_column_text(st, 0);
-    if (!key) continue;
-    char *e = NULL;
-    int r = each(ctx, key, st, &e);
-    if (r == SQLITE_NOMEM) {
-      sqlite3_free(e);
-      sqlite3_finalize(st);
-      return r;
-    }
-    if (r != SQLITE_OK) {
-      *err = r == SEARCH_UNKNOWN ? sqlite3_mprintf("options: unknown option '%s' (known: %s)", key, known)
-                    : sqlite3_mprintf("options: bad value for '%s'%s%s (known: %s)", key,
-                                      e ? ": " : "", e ? e : "", known);
-      sqlite3_free(e);
-      sqlite3_finalize(st);
-      return SQLITE_ERROR;
-    }
-  }
-  if (rc != SQLITE_DONE) {
-    *err = sqlite3_mprintf("options: %s (expected a JSON object)", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    return SQLITE_ERROR;
-  }
-  sqlite3_finalize(st);
-  return SQLITE_OK;
-}
-
-/* An option that must be an integer in lo .. hi, into *out; else
-** SQLITE_ERROR with the range in *err. */
-static int int_option(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out, char **err) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  sqlite3_int64 n = sqlite3_column_int64(row, 2);
-  if (!type || strcmp(type, "integer") || n < lo || n > hi) {
-    *err = sqlite3_mprintf("expected an integer from %lld to %lld", (long long)lo, (long long)hi);
-    return SQLITE_ERROR;
-  }
-  *out = n;
-  return SQLITE_OK;
-}
-
-int knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row, char **err) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  const char *val = (const char *)sqlite3_column_text(row, 2);
-  sqlite3_int64 n = 0;
-  int rc = SQLITE_OK;
-  if (!strcmp(key, "exact")) {
-    if (!type || (strcmp(type, "true") && strcmp(type, "false"))) {
-      *err = sqlite3_mprintf("expected true or false");
-      return SQLITE_ERROR;
-    }
-    if (!strcmp(type, "true")) o->exact = 1;
-  } else if (!strcmp(key, "ef")) {
-    if ((rc = int_option(row, 1, 100000, &n, err)) == SQLITE_OK) o->ef = (int)n;
-  } else if (!strcmp(key, "nprobe")) {
-    if ((rc = int_option(row, 1, 1 << 24, &n, err)) == SQLITE_OK) o->nprobe = (int)n;
-  } else if (!strcmp(key, "index")) {
-    if (!type || strcmp(type, "text") || !val ||
-        (strcmp(val, "flat") && strcmp(val, "hnsw") && strcmp(val, "ivf"))) {
-      *err = sqlite3_mprintf("expected \"flat\", \"hnsw\" or \"ivf\"");
-      return SQLITE_ERROR;
-    }
-    if (!strcmp(val, "flat")) o->exact = 1;
-  } else {
-    return SEARCH_UNKNOWN;
-  }
-  return rc;
-}
-
-srow *srow_alloc(uint64_t n) {
+srow *search_srow_alloc(uint64_t n) {
   srow *r = sqlite3_malloc64(n * sizeof *r + 1);
   if (r) memset(r, 0, n * sizeof *r);
   return r;
@@ -839,7 +706,7 @@ srow *srow_alloc(uint64_t n) {
                   "index 'flat', 'hnsw' or 'ivf'"
 
 static int vec_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
-  return knn_option(ctx, key, row, err);
+  return search_knn_option(ctx, key, row, err);
 }
 
 /* vec_search: the k nearest; options {"exact": bool, "ef": n, "nprobe": n,
@@ -849,25 +716,25 @@ static int vec_run(sqlite3 *db, store *st, const search_args *a, const knn_filte
                    uint64_t *nout, char **pzErr) {
   store_knn_opts ko;
   memset(&ko, 0, sizeof ko);
-  int rc = search_options(db, a->options, KNN_KNOWN, vec_option, &ko, pzErr);
+  int rc = search_opts_parse(db, a->options, KNN_KNOWN, vec_option, &ko, pzErr);
   if (rc != SQLITE_OK) return rc;
   float *q = NULL;
   double unit = 1.0;
-  if ((rc = knn_query(st, a->query, &q, &unit, pzErr)) != SQLITE_OK) return rc;
+  if ((rc = search_knn_query(st, a->query, &q, &unit, pzErr)) != SQLITE_OK) return rc;
   ann_res *res = NULL;
   uint64_t n = 0;
-  rc = knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
+  rc = search_knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
   sqlite3_free(q);
   if (rc != SQLITE_OK) return rc;
-  srow *r = srow_alloc(n);
+  srow *r = search_srow_alloc(n);
   if (!r) {
     sqlite3_free(res);
     return SQLITE_NOMEM;
   }
   for (uint64_t i = 0; i < n; i++) {
     r[i].pos = res[i].pos;
-    r[i].v[0] = knn_distance(st, res[i].dist, unit);
-    r[i].v[1] = knn_score(st, res[i].dist, unit);
+    r[i].v[0] = search_knn_distance(st, res[i].dist, unit);
+    r[i].v[1] = search_knn_score(st, res[i].dist, unit);
   }
   sqlite3_free(res);
   *out = r;
@@ -879,7 +746,7 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
                     sqlite3_value **argv) {
   (void)idxNum;
   scur *c = (scur *)cur;
-  svt *vt = (svt *)cur->pVtab;
+  ext_tvf *vt = (ext_tvf *)cur->pVtab;
   s_reset(c);
   sqlite3_value *store_v = NULL, *k_v = NULL;
   search_args sa;
@@ -897,41 +764,41 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     case 'O': sa.options = argv[a]; p++; break;
     default:
       if (!p[1]) break;
-      rc = knn_filter_add(&f, p[0] - '0', p[1] - '0', argv[a]);
+      rc = search_knn_filter_add(&f, p[0] - '0', p[1] - '0', argv[a]);
       p += 2;
     }
   }
   if (rc != SQLITE_OK) {
-    knn_filter_free(&f);
+    search_knn_filter_free(&f);
     return rc;
   }
   const char *name = store_v ? (const char *)sqlite3_value_text(store_v) : NULL;
   char *err = NULL;
   if (!name) {
-    knn_filter_free(&f);
+    search_knn_filter_free(&f);
     return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("the first argument names an h5mem table"));
   }
   sa.k = 10;
   if (k_v && sqlite3_value_type(k_v) != SQLITE_NULL) {
     if (sqlite3_value_numeric_type(k_v) != SQLITE_INTEGER || sqlite3_value_int64(k_v) < 0) {
-      knn_filter_free(&f);
+      search_knn_filter_free(&f);
       return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("k must be an integer >= 0"));
     }
     sa.k = sqlite3_value_int64(k_v);
   }
-  memvt *mt = h5mem_table(vt->reg, vt->db, name, &err);
+  memvt *mt = h5mem_table(vt->aux, vt->db, name, &err);
   if (!mt) {
-    knn_filter_free(&f);
+    search_knn_filter_free(&f);
     return s_error(&vt->base, SQLITE_ERROR, err);
   }
   store *st = h5mem_table_store(mt);
   /* a reader sees what others committed (not under another scan of the store) */
   if (!h5mem_store_holds(h5mem_table_ms(mt)) && store_refresh(st) != STORE_OK) {
-    knn_filter_free(&f);
+    search_knn_filter_free(&f);
     return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("%s", store_errmsg(st)));
   }
-  rc = vt->kind->run(vt->db, st, &sa, &f, &c->res, &c->n, &err);
-  knn_filter_free(&f);
+  rc = kind_of(&vt->base)->run(vt->db, st, &sa, &f, &c->res, &c->n, &err);
+  search_knn_filter_free(&f);
   if (rc != SQLITE_OK) return s_error(&vt->base, rc, err);
   c->mt = mt;
   c->st = st;
@@ -959,7 +826,7 @@ static int s_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
 
 static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   scur *c = (scur *)cur;
-  const fkind *kd = ((svt *)cur->pVtab)->kind;
+  const fkind *kd = kind_of(cur->pVtab);
   const srow *r = &c->res[c->i];
   int role = col >= 0 && col < kd->ncol ? kd->role[col] : R_STORE;
   /* the numbers: v[] in the order of the kind's number columns */
@@ -999,7 +866,8 @@ static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
 #define MODULE(var, connect)                                                                      \
   static sqlite3_module var = {                                                                   \
       .iVersion = 1, .xConnect = connect, .xBestIndex = s_best_index,                             \
-      .xDisconnect = s_disconnect, .xOpen = s_open, .xClose = s_close, .xFilter = s_filter,       \
+      .xDisconnect = ext_tvf_disconnect, .xOpen = s_open, .xClose = s_close,                      \
+      .xFilter = s_filter,                                                                        \
       .xNext = s_next, .xEof = s_eof, .xColumn = s_column, .xRowid = s_rowid,                     \
   };
 MODULE(vec_module, vec_connect)
