@@ -179,12 +179,9 @@ static int g_err(gvt *vt, int rc, const char *fmt, ...) __attribute__((format(pr
 static int g_err(gvt *vt, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *m = sqlite3_vmprintf(fmt, ap);
+  rc = ext_vtab_verr(&vt->tx.base, rc, vt->name, fmt, ap);
   va_end(ap);
-  sqlite3_free(vt->tx.base.zErrMsg);
-  vt->tx.base.zErrMsg = m ? sqlite3_mprintf("%s: %s", vt->name, m) : NULL;
-  sqlite3_free(m);
-  return vt->tx.base.zErrMsg ? rc : SQLITE_NOMEM;
+  return rc;
 }
 
 /* A message from the shared store's functions (taken) as the table's error. */

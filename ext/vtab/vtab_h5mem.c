@@ -81,12 +81,9 @@ static int vt_err(memvt *vt, int rc, const char *fmt, ...) __attribute__((format
 static int vt_err(memvt *vt, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *m = sqlite3_vmprintf(fmt, ap);
+  rc = ext_vtab_verr(&vt->tx.base, rc, WHO, fmt, ap);
   va_end(ap);
-  sqlite3_free(vt->tx.base.zErrMsg);
-  vt->tx.base.zErrMsg = m ? sqlite3_mprintf("%s: %s", WHO, m) : NULL;
-  sqlite3_free(m);
-  return vt->tx.base.zErrMsg ? rc : SQLITE_NOMEM;
+  return rc;
 }
 
 int h5mem_store_rc(int rc) {

@@ -93,6 +93,7 @@ int h5mem_table_missing(memvt *vt, char **pzErr) {
                            vt->name, vt->missing, vt->name);
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
+
 void h5mem_store_release(memstore *ms) {
   if (!ms || --ms->refs > 0) return;
   for (memstore **p = &ms->reg->stores; *p; p = &(*p)->next)
@@ -125,6 +126,7 @@ void h5mem_store_rekey(memstore *ms, char *key) {
     sqlite3_free(key);
   }
 }
+
 void *h5mem_store_cache(const memstore *ms) { return ms->cache; }
 void h5mem_store_cache_set(memstore *ms, void *p, void (*free_fn)(void *)) {
   if (ms->cache_free && ms->cache != p) ms->cache_free(ms->cache);
