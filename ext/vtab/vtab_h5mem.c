@@ -32,6 +32,10 @@
 ** store; xConnect (a database file being opened) only opens one, and a
 ** missing store leaves the table connected but unusable, so that DROP
 ** TABLE works (docs/SQL.md, "Trust").
+**
+** The registry of a connection's h5mem tables, the store handle and
+** transaction the table shares with its companions, and finding a table
+** by name are vtab_h5mem_shared.c's (h5mem_int.h).
 */
 #include "config.h"
 
