@@ -1065,6 +1065,7 @@ static int mem_tx_missing(sqlite3_vtab *base) { return vt_missing((memvt *)base)
 
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
+  if (vt->missing) return vt_missing(vt); /* (it has no store to go by the new name) */
   char *n = sqlite3_mprintf("%s", name);
   /* the store goes by the new key too: SQLite connects the renamed table
   ** before it lets go of this one, which must not open the store twice */
