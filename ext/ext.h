@@ -8,6 +8,8 @@
 #ifndef H5MEM_EXT_H
 #define H5MEM_EXT_H
 
+#include <stdarg.h>
+
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
@@ -44,6 +46,12 @@ sqlite3_hmem_init(sqlite3 *db, char **pzErrMsg,
 ** s; reports out-of-memory itself. */
 void ext_result_json(sqlite3_context *ctx, sqlite3_str *s);
 
+/* A virtual table's error: vt->zErrMsg becomes "who: " and the message
+** fmt formats (the one before is freed); rc, or SQLITE_NOMEM when the
+** message cannot be made. */
+int ext_vtab_verr(sqlite3_vtab *vt, int rc, const char *who, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
 /* For the direct-only functions that touch files (docs/SQL.md, "Trust"):
 ** whether a statement running on the connection calls name itself.
 ** SQLite refuses direct-only functions in triggers, views and DEFAULTs,
@@ -54,16 +62,48 @@ void ext_result_json(sqlite3_context *ctx, sqlite3_str *s);
 ** SQLite 3.50.0. */
 int ext_direct_call(sqlite3_context *ctx, const char *name);
 
-/* Register the vector functions of ext/func_vec.c. */
+/* ---- registration: every SQL function and module, and where -----------
+**
+** sqlite3_h5mem_init (ext/h5mem.c) calls the functions taking only db, in
+** one list.  Those taking a registry are the h5mem table's family, which
+** share one registry of the connection's h5mem tables: ext_vtab_h5mem_register
+** makes it and calls them.  Each returns an SQLite code; what it registered
+** stays registered on failure (sqlite3_h5mem_init then fails). */
+
+/* h5mem_version and h5mem_info (ext/h5mem.c). */
+int ext_identity_register(sqlite3 *db);
+
+/* The vector functions (ext/func_vec.c). */
 int ext_vec_register(sqlite3 *db);
 
 /* h5mem_tokenize and h5mem_embed_text (ext/func_text.c). */
 int ext_text_register(sqlite3 *db);
 
+/* h5_ls, h5_attrs and h5_read_json (ext/func_h5.c). */
+int ext_h5_register(sqlite3 *db);
+
+/* The h5 virtual table module (ext/vtab/vtab_h5.c). */
+int ext_vtab_h5_register(sqlite3 *db);
+
+/* The h5mem virtual table, h5mem_checkpoint() and h5mem_index()
+** (ext/vtab/vtab_h5mem.c), then the rest of its family below, with one
+** registry (ext/vtab/vtab_h5mem_shared.c). */
+int ext_vtab_h5mem_register(sqlite3 *db);
+
 /* h5mem_migrate(): SQLite memory stores into an h5mem store (ext/func_migrate.c). */
 int ext_migrate_register(sqlite3 *db);
 
-/* The h5mem virtual table and h5mem_checkpoint() (ext/vtab/vtab_h5mem.c). */
-int ext_vtab_h5mem_register(sqlite3 *db);
+/* The h5mem table's family: each module or function takes a reference to
+** reg (h5mem_registry_ref) that SQLite lets go with reg_unref (also on
+** failure). */
+struct registry;
+/* vec_search, bm25 and hybrid (ext/vtab/vtab_search.c). */
+int ext_vtab_search_register(sqlite3 *db, struct registry *reg, void (*reg_unref)(void *));
+/* The companion tables' modules, h5mem_entities, h5mem_relations and
+** h5mem_mentions (ext/vtab/vtab_graph.c). */
+int ext_vtab_graph_register(sqlite3 *db, struct registry *reg, void (*reg_unref)(void *));
+/* The graph functions (ext/vtab/func_graph.c; it registers the JSONL
+** import and export of func_graph_jsonl.c with graph_jsonl_register). */
+int ext_func_graph_register(sqlite3 *db, struct registry *reg, void (*reg_unref)(void *));
 
 #endif /* H5MEM_EXT_H */

@@ -21,7 +21,6 @@ SQLITE_EXTENSION_INIT1
 #include <zlib.h>
 
 #include "ext.h"
-#include "h5sql.h"
 #include "h5mem_commit.h"
 #include "k.h"
 
@@ -44,6 +43,14 @@ void ext_result_json(sqlite3_context *ctx, sqlite3_str *s) {
   }
   sqlite3_result_text(ctx, z, len, sqlite3_free);
   sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+}
+
+int ext_vtab_verr(sqlite3_vtab *vt, int rc, const char *who, const char *fmt, va_list ap) {
+  char *m = sqlite3_vmprintf(fmt, ap);
+  sqlite3_free(vt->zErrMsg);
+  vt->zErrMsg = m ? sqlite3_mprintf("%s: %s", who, m) : NULL;
+  sqlite3_free(m);
+  return vt->zErrMsg ? rc : SQLITE_NOMEM;
 }
 
 /* Whether sql calls the function name: name( with anything but an
@@ -122,10 +129,31 @@ static void fn_info(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ext_result_json(ctx, s);
 }
 
+int ext_identity_register(sqlite3 *db) {
+  int rc = sqlite3_create_function_v2(db, "h5mem_version", 0,
+                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+                                          SQLITE_INNOCUOUS,
+                                      NULL, fn_version, NULL, NULL, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(
+        db, "h5mem_info", 0,
+        SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_RESULT_SUBTYPE, NULL, fn_info,
+        NULL, NULL, NULL);
+  return rc;
+}
+
+/* Every function and module of the extension, in the order registered
+** (ext.h, "registration"). */
+static int (*const registrations[])(sqlite3 *db) = {
+    ext_identity_register, ext_vec_register,        ext_text_register,
+    ext_h5_register,       ext_vtab_h5_register,    ext_vtab_h5mem_register,
+    ext_migrate_register,
+};
+
 int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
                    const sqlite3_api_routines *pApi) {
   char err[256];
-  int rc;
+  int rc = SQLITE_OK;
   SQLITE_EXTENSION_INIT2(pApi);
 
   /* the sqlite3_str API (3.25) is the newest routine used; an older host's
@@ -140,21 +168,8 @@ int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,
     *pzErrMsg = sqlite3_mprintf("h5mem: %s", err);
     return SQLITE_ERROR;
   }
-  rc = sqlite3_create_function_v2(db, "h5mem_version", 0,
-                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC |
-                                      SQLITE_INNOCUOUS,
-                                  NULL, fn_version, NULL, NULL, NULL);
-  if (rc == SQLITE_OK)
-    rc = sqlite3_create_function_v2(
-        db, "h5mem_info", 0,
-        SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_RESULT_SUBTYPE, NULL, fn_info,
-        NULL, NULL, NULL);
-  if (rc == SQLITE_OK) rc = ext_vec_register(db);
-  if (rc == SQLITE_OK) rc = ext_text_register(db);
-  if (rc == SQLITE_OK) rc = ext_h5_register(db);
-  if (rc == SQLITE_OK) rc = ext_vtab_h5_register(db);
-  if (rc == SQLITE_OK) rc = ext_vtab_h5mem_register(db);
-  if (rc == SQLITE_OK) rc = ext_migrate_register(db);
+  for (size_t i = 0; i < sizeof registrations / sizeof *registrations && rc == SQLITE_OK; i++)
+    rc = registrations[i](db);
   if (rc != SQLITE_OK)
     *pzErrMsg = sqlite3_mprintf("h5mem: cannot register functions: %s",
                                 sqlite3_errmsg(db));

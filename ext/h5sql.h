@@ -54,12 +54,6 @@ void h5sql_result_json(sqlite3_context *ctx, strbuf *s);
 ** modification time to the nanosecond). */
 int h5sql_same_file(const struct stat *a, const struct stat *b);
 
-/* Register h5_ls, h5_attrs and h5_read_json (ext/func_h5.c). */
-int ext_h5_register(sqlite3 *db);
-
-/* Register the h5 virtual table module (ext/vtab/vtab_h5.c). */
-int ext_vtab_h5_register(sqlite3 *db);
-
 /* Whether this SQLite can keep file-touching functions and tables out of
 ** triggers and views (SQLITE_DIRECTONLY, 3.31); without it they are not
 ** registered. */

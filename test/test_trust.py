@@ -224,6 +224,7 @@ def test_evil_db():
         expect_error(db, "SELECT * FROM m_entities", "does not exist")
         expect_error(db, "INSERT INTO m_relations(src, dst, type) VALUES (1, 2, 'x')", "does not exist")
         expect_error(db, "SELECT h5mem_checkpoint('m')", "does not exist")
+        expect_error(db, "ALTER TABLE m RENAME TO m2", "does not exist")
         check(not os.path.exists(gone), "connecting made no store")
         db.execute("DROP TABLE m")
         check(db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0, "DROP dropped the companions")

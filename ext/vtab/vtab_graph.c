@@ -57,15 +57,14 @@ static int str_slot(int f) {
   return f == F_NAME ? 0 : f == F_TYPE ? 1 : f == F_ALIASES ? 2 : f == F_META ? 3 : -1;
 }
 
-/* One companion table.  ms is a reference to the h5mem table's store,
+/* One companion table.  tx.ms is a reference to the h5mem table's store,
 ** taken at connect, let go at disconnect. */
 typedef struct gvt {
-  sqlite3_vtab base;
+  h5mem_txvt tx; /* its sqlite3_vtab and the shared store */
   sqlite3 *db;
   int t;        /* STORE_G_* */
   char *name;   /* this table */
   char *target; /* the h5mem table */
-  memstore *ms;
 } gvt;
 
 typedef struct gcur {
@@ -78,12 +77,9 @@ static int g_err(gvt *vt, int rc, const char *fmt, ...) __attribute__((format(pr
 static int g_err(gvt *vt, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *m = sqlite3_vmprintf(fmt, ap);
+  rc = ext_vtab_verr(&vt->tx.base, rc, vt->name, fmt, ap);
   va_end(ap);
-  sqlite3_free(vt->base.zErrMsg);
-  vt->base.zErrMsg = m ? sqlite3_mprintf("%s: %s", vt->name, m) : NULL;
-  sqlite3_free(m);
-  return vt->base.zErrMsg ? rc : SQLITE_NOMEM;
+  return rc;
 }
 
 /* A message from the shared store's functions (taken) as the table's error. */
@@ -98,28 +94,31 @@ static int g_msg(gvt *vt, int rc, char **msg) {
 
 static int g_store_err(gvt *vt, int rc) {
   if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-  return g_err(vt, h5mem_store_rc(rc), "%s", store_errmsg(h5mem_store_handle(vt->ms)));
+  return g_err(vt, h5mem_store_rc(rc), "%s", store_errmsg(h5mem_store_handle(vt->tx.ms)));
 }
 
 /* The h5mem table this one belongs to must still be there, and its store
-** (vt->ms is NULL when it does not exist: g_connect). */
+** (vt->tx.ms is NULL when it does not exist: g_connect). */
 static int g_check(gvt *vt) {
-  if (!vt->ms)
+  if (!vt->tx.ms)
     return g_err(vt, SQLITE_ERROR, "the store of the h5mem table %s does not exist (opening a database "
                  "never creates a store)", vt->target);
-  if (!h5mem_store_orphaned(vt->ms)) return SQLITE_OK;
+  if (!h5mem_store_orphaned(vt->tx.ms)) return SQLITE_OK;
   return g_err(vt, SQLITE_ERROR, "the h5mem table %s was dropped; drop this table too", vt->target);
 }
 
 static int g_disconnect(sqlite3_vtab *base) {
   gvt *vt = (gvt *)base;
-  h5mem_store_release(vt->ms);
+  h5mem_store_release(vt->tx.ms);
   sqlite3_free(vt->name);
   sqlite3_free(vt->target);
-  sqlite3_free(vt->base.zErrMsg);
+  sqlite3_free(vt->tx.base.zErrMsg);
   sqlite3_free(vt);
   return SQLITE_OK;
 }
+
+static int g_tx_msg(sqlite3_vtab *base, int rc, char **msg);
+static int g_tx_missing(sqlite3_vtab *base);
 
 /* USING h5mem_entities(mem): the h5mem table, by name (quoted or not, or
 ** as store=mem), in the same schema. */
@@ -150,6 +149,8 @@ static int g_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
     return SQLITE_NOMEM;
   }
   memset(vt, 0, sizeof *vt);
+  vt->tx.msg = g_tx_msg;
+  vt->tx.missing = g_tx_missing;
   vt->db = db;
   vt->t = t;
   vt->target = target;
@@ -165,19 +166,19 @@ static int g_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
     *pzErr = sqlite3_mprintf("%s: %s", argv[2], err ? err : "no memory");
     rc = err ? SQLITE_ERROR : SQLITE_NOMEM;
   } else {
-    vt->ms = h5mem_table_share(mt);
+    vt->tx.ms = h5mem_table_share(mt);
     rc = sqlite3_declare_vtab(db, gtables[t].schema);
     if (rc != SQLITE_OK) *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", argv[2], sqlite3_errmsg(db));
   }
   sqlite3_free(err);
   if (rc != SQLITE_OK) {
-    g_disconnect(&vt->base);
+    g_disconnect(&vt->tx.base);
     return rc;
   }
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   /* it reads and writes a store's files: never from a trigger or view (docs/SQL.md, "Trust") */
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  *out = &vt->base;
+  *out = &vt->tx.base;
   return SQLITE_OK;
 }
 
@@ -195,7 +196,7 @@ CONNECT(men_connect, STORE_G_MENTION)
 ** committed (as DROP TABLE mem). */
 static int g_destroy(sqlite3_vtab *base) {
   gvt *vt = (gvt *)base;
-  if (vt->ms && h5mem_tx_dirty(vt->ms))
+  if (vt->tx.ms && h5mem_tx_dirty(vt->tx.ms))
     return g_err(vt, SQLITE_LOCKED, "cannot drop %s while this transaction has uncommitted changes "
                  "to its store; COMMIT or ROLLBACK first", vt->name);
   return g_disconnect(base);
@@ -206,23 +207,8 @@ static int g_destroy(sqlite3_vtab *base) {
 /* Plan 1: id = ? (or rowid); plan 0: every record. */
 static int g_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   gvt *vt = (gvt *)base;
-  if (!vt->ms) return g_check(vt); /* (every query plans first) */
-  for (int k = 0; k < info->nConstraint; k++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
-    if (c->usable && c->op == SQLITE_INDEX_CONSTRAINT_EQ && (c->iColumn == 0 || c->iColumn == -1)) {
-      info->aConstraintUsage[k].argvIndex = 1;
-      info->aConstraintUsage[k].omit = 1;
-      info->idxNum = 1;
-      info->estimatedCost = 1;
-      info->estimatedRows = 1;
-      info->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
-      return SQLITE_OK;
-    }
-  }
-  double n = (double)store_g_count(h5mem_store_handle(vt->ms), vt->t) + 1;
-  info->idxNum = 0;
-  info->estimatedCost = n * 10;
-  info->estimatedRows = (sqlite3_int64)n;
+  if (!vt->tx.ms) return g_check(vt); /* (every query plans first) */
+  h5mem_plan_id(info, store_g_count(h5mem_store_handle(vt->tx.ms), vt->t));
   return SQLITE_OK;
 }
 
@@ -231,20 +217,20 @@ static int g_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
   gcur *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  h5mem_store_hold(vt->ms, +1);
+  h5mem_store_hold(vt->tx.ms, +1);
   *out = &c->base;
   return SQLITE_OK;
 }
 
 static int g_close(sqlite3_vtab_cursor *cur) {
-  h5mem_store_hold(((gvt *)cur->pVtab)->ms, -1);
+  h5mem_store_hold(((gvt *)cur->pVtab)->tx.ms, -1);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
 
 static int g_live(gvt *vt, uint64_t pos) {
   store_grec r;
-  return store_g_get(h5mem_store_handle(vt->ms), vt->t, pos, &r) == STORE_OK;
+  return store_g_get(h5mem_store_handle(vt->tx.ms), vt->t, pos, &r) == STORE_OK;
 }
 
 static void g_skip_dead(gcur *c, gvt *vt) {
@@ -258,8 +244,8 @@ static int g_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, int 
   gvt *vt = (gvt *)cur->pVtab;
   int rc = g_check(vt);
   if (rc != SQLITE_OK) return rc;
-  store *st = h5mem_store_handle(vt->ms);
-  if (h5mem_store_holds(vt->ms) == 1) { /* a reader sees what others committed; not under a scan */
+  store *st = h5mem_store_handle(vt->tx.ms);
+  if (h5mem_store_holds(vt->tx.ms) == 1) { /* a reader sees what others committed; not under a scan */
     int src = store_refresh(st);
     if (src) return g_store_err(vt, src);
   }
@@ -302,7 +288,7 @@ static int g_eof(sqlite3_vtab_cursor *cur) {
 
 static int g_get(gcur *c, store_grec *r) {
   gvt *vt = (gvt *)c->base.pVtab;
-  int rc = store_g_get(h5mem_store_handle(vt->ms), vt->t, c->pos, r);
+  int rc = store_g_get(h5mem_store_handle(vt->tx.ms), vt->t, c->pos, r);
   return rc ? g_store_err(vt, rc) : SQLITE_OK;
 }
 
@@ -318,7 +304,7 @@ static int g_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   store_grec r;
   int rc = g_get((gcur *)cur, &r);
   if (rc != SQLITE_OK) {
-    sqlite3_result_error(ctx, vt->base.zErrMsg ? vt->base.zErrMsg : "read failed", -1);
+    sqlite3_result_error(ctx, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : "read failed", -1);
     return rc;
   }
   int f = col >= 0 && col < gtables[vt->t].ncol ? gtables[vt->t].field[col] : -1;
@@ -373,7 +359,7 @@ static int ref_col(gvt *vt, sqlite3_value *v, const char *col, int table, int64_
   if (rc != SQLITE_OK) return g_msg(vt, rc, &msg);
   if (!given)
     return g_err(vt, SQLITE_CONSTRAINT, "NOT NULL constraint failed: %s.%s", vt->name, col);
-  store *st = h5mem_store_handle(vt->ms);
+  store *st = h5mem_store_handle(vt->tx.ms);
   uint64_t pos;
   store_grec r;
   int found = table < 0 ? store_find(st, *out, &pos) == STORE_OK
@@ -445,7 +431,7 @@ static int mention_of(store *st, int64_t memory, int64_t entity, int64_t skip, i
 /* Put r; a mention whose (memory, entity) pair is taken is a UNIQUE
 ** error, or replaces the other one under OR REPLACE. */
 static int g_put(gvt *vt, const store_grec *r) {
-  store *st = h5mem_store_handle(vt->ms);
+  store *st = h5mem_store_handle(vt->tx.ms);
   int rc = store_g_put(st, vt->t, r);
   if (rc == STORE_EEXISTS && vt->t == STORE_G_MENTION) {
     int64_t other = 0;
@@ -466,8 +452,8 @@ static int g_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_
   int rc = g_check(vt);
   if (rc != SQLITE_OK) return rc;
   char *msg = NULL;
-  if ((rc = h5mem_tx_need(vt->ms, &msg)) != SQLITE_OK) return g_msg(vt, rc, &msg);
-  store *st = h5mem_store_handle(vt->ms);
+  if ((rc = h5mem_tx_need(vt->tx.ms, &msg)) != SQLITE_OK) return g_msg(vt, rc, &msg);
+  store *st = h5mem_store_handle(vt->tx.ms);
   if (argc == 1) { /* DELETE */
     int src = store_g_delete(st, vt->t, sqlite3_value_int64(argv[0]));
     return src == STORE_ENOTFOUND ? SQLITE_OK : src ? g_store_err(vt, src) : SQLITE_OK;
@@ -515,38 +501,9 @@ static int g_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_
 
 /* ---- transactions: the h5mem table's (h5mem_int.h) ------------------------------ */
 
-static int g_begin(sqlite3_vtab *base) {
-  if (!((gvt *)base)->ms) return g_check((gvt *)base);
-  char *msg = NULL;
-  return g_msg((gvt *)base, h5mem_tx_begin(((gvt *)base)->ms, &msg), &msg);
-}
-
-static int g_sync(sqlite3_vtab *base) {
-  char *msg = NULL;
-  return g_msg((gvt *)base, h5mem_tx_sync(((gvt *)base)->ms, &msg), &msg);
-}
-
-static int g_commit(sqlite3_vtab *base) {
-  char *msg = NULL;
-  return g_msg((gvt *)base, h5mem_tx_commit(((gvt *)base)->ms, &msg), &msg);
-}
-
-static int g_rollback(sqlite3_vtab *base) {
-  h5mem_tx_rollback(((gvt *)base)->ms);
-  return SQLITE_OK;
-}
-
-static int g_savepoint(sqlite3_vtab *base, int i) { return h5mem_tx_savepoint(((gvt *)base)->ms, i); }
-
-static int g_release(sqlite3_vtab *base, int i) {
-  h5mem_tx_release(((gvt *)base)->ms, i);
-  return SQLITE_OK;
-}
-
-static int g_rollback_to(sqlite3_vtab *base, int i) {
-  h5mem_tx_rollback_to(((gvt *)base)->ms, i);
-  return SQLITE_OK;
-}
+/* The shared store's transaction methods (h5mem_vt_*) report through these. */
+static int g_tx_msg(sqlite3_vtab *base, int rc, char **msg) { return g_msg((gvt *)base, rc, msg); }
+static int g_tx_missing(sqlite3_vtab *base) { return g_check((gvt *)base); }
 
 static int g_rename(sqlite3_vtab *base, const char *name) {
   gvt *vt = (gvt *)base;
@@ -557,14 +514,16 @@ static int g_rename(sqlite3_vtab *base, const char *name) {
   return SQLITE_OK;
 }
 
-#define MODULE(var, connect)                                                                      \
-  static sqlite3_module var = {                                                                   \
-      .iVersion = 2, .xCreate = connect, .xConnect = connect, .xBestIndex = g_best_index,         \
-      .xDisconnect = g_disconnect, .xDestroy = g_destroy, .xOpen = g_open, .xClose = g_close,     \
-      .xFilter = g_filter, .xNext = g_next, .xEof = g_eof, .xColumn = g_column,                   \
-      .xRowid = g_rowid, .xUpdate = g_update, .xBegin = g_begin, .xSync = g_sync,                 \
-      .xCommit = g_commit, .xRollback = g_rollback, .xRename = g_rename,                          \
-      .xSavepoint = g_savepoint, .xRelease = g_release, .xRollbackTo = g_rollback_to,             \
+#define MODULE(var, connect)                                                                       \
+  static sqlite3_module var = {                                                                    \
+      .iVersion = 2, .xCreate = connect, .xConnect = connect, .xBestIndex = g_best_index,          \
+      .xDisconnect = g_disconnect, .xDestroy = g_destroy, .xOpen = g_open, .xClose = g_close,      \
+      .xFilter = g_filter, .xNext = g_next, .xEof = g_eof, .xColumn = g_column,                    \
+      .xRowid = g_rowid, .xUpdate = g_update, .xRename = g_rename,                                 \
+      /* the transaction: the h5mem table's (h5mem_int.h) */                                       \
+      .xBegin = h5mem_vt_begin, .xSync = h5mem_vt_sync, .xCommit = h5mem_vt_commit,                \
+      .xRollback = h5mem_vt_rollback, .xSavepoint = h5mem_vt_savepoint,                            \
+      .xRelease = h5mem_vt_release, .xRollbackTo = h5mem_vt_rollback_to,                           \
   };
 MODULE(ent_module, ent_connect)
 MODULE(rel_module, rel_connect)

@@ -136,12 +136,9 @@ static int vt_err(h5vt *vt, const char *fmt, ...) __attribute__((format(printf, 
 static int vt_err(h5vt *vt, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *m = sqlite3_vmprintf(fmt, ap);
+  int rc = ext_vtab_verr(&vt->base, SQLITE_ERROR, WHO, fmt, ap);
   va_end(ap);
-  sqlite3_free(vt->base.zErrMsg);
-  vt->base.zErrMsg = m ? sqlite3_mprintf("%s: %s", WHO, m) : NULL;
-  sqlite3_free(m);
-  return vt->base.zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+  return rc;
 }
 
 /* ---- types --------------------------------------------------------- */

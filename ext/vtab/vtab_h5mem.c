@@ -4,11 +4,14 @@
 **
 **   CREATE VIRTUAL TABLE mem USING h5mem(path='agent.h5', dim=384
 **       [, metric=cosine|l2|dot] [, storage=float16|float32]
-**       [, sync=full|normal|off] [, agent='...'] [, embedder='...']
-**       [, chunk=ROWS] [, autocheckpoint=BYTES] [, tokenize='porter unicode61']
 **       [, index=flat|hnsw|ivf] [, M=16] [, ef_construction=128] [, ef_search=64]
-**       [, quantize=int8|none] [, nlist=N] [, nprobe=16] [, pq_m=M]);
-**   (docs/SQL.md has each option's range and default.)
+**       [, quantize=int8|none] [, nlist=0] [, nprobe=16] [, pq_m=0]
+**       [, tokenize='unicode61 remove_diacritics 1']
+**       [, sync=full|normal|off] [, agent='...'] [, embedder='...']
+**       [, chunk=1024] [, autocheckpoint=67108864]);
+**   (path: also file=, or a first bare argument; storage also f16|f32.
+**   These are every option parse_opts knows, opt_names; docs/SQL.md has
+**   each one's range and default.)
 **
 ** Columns: id (the rowid), text, embedding (float32 BLOB out; a float32
 ** BLOB or a JSON array in), source, session, tags, ts (unix seconds;
@@ -29,6 +32,10 @@
 ** store; xConnect (a database file being opened) only opens one, and a
 ** missing store leaves the table connected but unusable, so that DROP
 ** TABLE works (docs/SQL.md, "Trust").
+**
+** The registry of a connection's h5mem tables, the store handle and
+** transaction the table shares with its companions, and finding a table
+** by name are vtab_h5mem_shared.c's (h5mem_int.h).
 */
 #include "config.h"
 
@@ -62,49 +69,6 @@ enum {
 static const int knn_field[NCOLS] = {KNN_F_ID, -1, -1, KNN_F_SOURCE, KNN_F_SESSION, -1, KNN_F_TS,
                                      KNN_F_TIER, -1, -1, -1, -1, -1, -1, -1};
 
-/* The h5mem tables open on one connection, for h5mem_checkpoint(name) and
-** vec_search(name, ...), and their stores. */
-struct registry {
-  memvt *first;
-  memstore *stores;
-  int refs;
-};
-
-/* One store handle and its transaction, shared by an h5mem table and its
-** companion tables (h5mem_int.h).  In the registry's list while referenced;
-** refs counts the tables holding it; the last release closes the store.
-** key is "schema.table" of the h5mem table, so that the table connecting
-** again (after a schema reload) finds the handle its companions still hold;
-** NULL once the table is dropped. */
-enum { MS_IDLE, MS_OPEN, MS_PREPARED };
-struct memstore {
-  registry *reg;
-  memstore *next;
-  char *key;
-  store *st;
-  int refs;
-  int holds;        /* readers holding positions: no checkpoint moves rows under them */
-  int state;        /* MS_*: the store transaction */
-  int nsp;          /* savepoints 0 .. nsp-1 have marks, sp[i] */
-  int spcap;
-  uint64_t *sp;
-  void *cache;      /* the graph functions' (h5mem_store_cache_set) */
-  void (*cache_free)(void *);
-};
-
-struct memvt {
-  sqlite3_vtab base;
-  sqlite3 *db;
-  registry *reg;
-  memvt *next;
-  char *schema, *name;
-  memstore *ms;
-  store *st;        /* ms->st */
-  float *vec;       /* scratch: one embedding */
-  char *missing;    /* connected to a store that does not exist (its path): ms and st
-                       are NULL, every use is an error, DROP TABLE works (mem_connect) */
-};
-
 typedef struct memcur {
   sqlite3_vtab_cursor base;
   uint64_t pos, end;
@@ -121,12 +85,9 @@ static int vt_err(memvt *vt, int rc, const char *fmt, ...) __attribute__((format
 static int vt_err(memvt *vt, int rc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *m = sqlite3_vmprintf(fmt, ap);
+  rc = ext_vtab_verr(&vt->tx.base, rc, WHO, fmt, ap);
   va_end(ap);
-  sqlite3_free(vt->base.zErrMsg);
-  vt->base.zErrMsg = m ? sqlite3_mprintf("%s: %s", WHO, m) : NULL;
-  sqlite3_free(m);
-  return vt->base.zErrMsg ? rc : SQLITE_NOMEM;
+  return rc;
 }
 
 int h5mem_store_rc(int rc) {
@@ -304,57 +265,6 @@ static void opts_free(memopts *m) {
   sqlite3_free(m->tokenize);
 }
 
-/* ---- the shared store ---------------------------------------------------- */
-
-/* The store the table key ("schema.table") opened on this connection and a
-** companion still holds, if it is the file at path; a handle of that key on
-** another file (the table was dropped and made again elsewhere) is let go
-** of the key. */
-static memstore *ms_find(registry *reg, const char *key, const char *path) {
-  for (memstore *ms = reg->stores; ms; ms = ms->next) {
-    if (!ms->key || sqlite3_stricmp(ms->key, key)) continue;
-    if (!strcmp(store_path(ms->st), path)) return ms;
-    sqlite3_free(ms->key);
-    ms->key = NULL;
-  }
-  return NULL;
-}
-
-/* A new shared store holding st (taken, closed on failure), one reference. */
-static memstore *ms_new(registry *reg, const char *key, store *st) {
-  memstore *ms = sqlite3_malloc(sizeof *ms);
-  if (!ms) {
-    store_close(st);
-    return NULL;
-  }
-  memset(ms, 0, sizeof *ms);
-  ms->key = sqlite3_mprintf("%s", key);
-  if (!ms->key) {
-    sqlite3_free(ms);
-    store_close(st);
-    return NULL;
-  }
-  ms->reg = reg;
-  ms->st = st;
-  ms->refs = 1;
-  ms->next = reg->stores;
-  reg->stores = ms;
-  return ms;
-}
-
-memstore *h5mem_table_share(memvt *vt) {
-  if (vt->ms) vt->ms->refs++;
-  return vt->ms;
-}
-
-int h5mem_table_missing(memvt *vt, char **pzErr) {
-  if (!vt->missing) return SQLITE_OK;
-  *pzErr = sqlite3_mprintf("the store of %s, '%s', does not exist (opening a database never creates a "
-                           "store, only CREATE VIRTUAL TABLE does: DROP TABLE %s and create it again)",
-                           vt->name, vt->missing, vt->name);
-  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-}
-
 /* The error of a table whose store is missing, in its zErrMsg. */
 static int vt_missing(memvt *vt) {
   char *m = NULL;
@@ -366,122 +276,11 @@ static int vt_missing(memvt *vt) {
   return rc;
 }
 
-void h5mem_store_release(memstore *ms) {
-  if (!ms || --ms->refs > 0) return;
-  for (memstore **p = &ms->reg->stores; *p; p = &(*p)->next)
-    if (*p == ms) {
-      *p = ms->next;
-      break;
-    }
-  store_close(ms->st); /* checkpoints the writer's changes */
-  if (ms->cache_free) ms->cache_free(ms->cache);
-  sqlite3_free(ms->sp);
-  sqlite3_free(ms->key);
-  sqlite3_free(ms);
-}
-
-store *h5mem_store_handle(const memstore *ms) { return ms->st; }
-void h5mem_store_hold(memstore *ms, int delta) { ms->holds += delta; }
-int h5mem_store_holds(const memstore *ms) { return ms->holds; }
-int h5mem_store_orphaned(const memstore *ms) { return ms->key == NULL; }
-void *h5mem_store_cache(const memstore *ms) { return ms->cache; }
-void h5mem_store_cache_set(memstore *ms, void *p, void (*free_fn)(void *)) {
-  if (ms->cache_free && ms->cache != p) ms->cache_free(ms->cache);
-  ms->cache = p;
-  ms->cache_free = free_fn;
-}
-
-static char *store_msg(memstore *ms) { return sqlite3_mprintf("%s", store_errmsg(ms->st)); }
-
-/* ---- the shared transaction ------------------------------------------------ */
-
-int h5mem_tx_begin(memstore *ms, char **pzErr) {
-  if (ms->state != MS_IDLE) return SQLITE_OK; /* another table of the store began it */
-  ms->nsp = 0;
-  int rc = store_begin(ms->st);
-  if (rc) {
-    *pzErr = store_msg(ms);
-    return h5mem_store_rc(rc);
-  }
-  ms->state = MS_OPEN;
-  return SQLITE_OK;
-}
-
-int h5mem_tx_need(memstore *ms, char **pzErr) {
-  return ms->state == MS_IDLE ? h5mem_tx_begin(ms, pzErr) : SQLITE_OK;
-}
-
-int h5mem_tx_sync(memstore *ms, char **pzErr) {
-  if (ms->state != MS_OPEN) return SQLITE_OK; /* none, or written by another table's xSync */
-  int rc = store_prepare(ms->st);
-  if (rc) {
-    *pzErr = store_msg(ms);
-    return h5mem_store_rc(rc);
-  }
-  ms->state = MS_PREPARED;
-  return SQLITE_OK;
-}
-
-/* The first table's xCommit commits (and may checkpoint when the log is
-** over its limit: that failing leaves the commit made). */
-int h5mem_tx_commit(memstore *ms, char **pzErr) {
-  if (ms->state == MS_IDLE) return SQLITE_OK;
-  int rc = store_commit(ms->st, ms->holds == 0);
-  ms->state = MS_IDLE;
-  ms->nsp = 0;
-  if (rc) {
-    *pzErr = store_msg(ms);
-    return h5mem_store_rc(rc);
-  }
-  return SQLITE_OK;
-}
-
-void h5mem_tx_rollback(memstore *ms) {
-  if (ms->state == MS_IDLE) return;
-  store_rollback(ms->st);
-  ms->state = MS_IDLE;
-  ms->nsp = 0;
-}
-
-/* Savepoint i opens (SQLite numbers them from 0, innermost highest).  Called
-** for every table in the transaction when a savepoint opens, and for a table
-** joining the transaction for the innermost open savepoint: that one was
-** marked already when it opened (keep that mark, earlier), or it and the
-** ones below it opened before the store's transaction began (mark 0, its
-** beginning). */
-int h5mem_tx_savepoint(memstore *ms, int i) {
-  if (ms->state == MS_IDLE || i < 0 || i < ms->nsp) return SQLITE_OK;
-  if (i >= ms->spcap) {
-    int cap = i + 16;
-    uint64_t *sp = sqlite3_realloc64(ms->sp, (sqlite3_uint64)cap * sizeof *sp);
-    if (!sp) return SQLITE_NOMEM;
-    ms->sp = sp;
-    ms->spcap = cap;
-  }
-  for (int k = ms->nsp; k < i; k++) ms->sp[k] = 0;
-  ms->sp[i] = store_mark(ms->st);
-  ms->nsp = i + 1;
-  return SQLITE_OK;
-}
-
-/* Savepoint i and those inside it close (-1: the savepoint that began the
-** transaction, which SQLite does not number). */
-void h5mem_tx_release(memstore *ms, int i) {
-  if (i < ms->nsp) ms->nsp = i < 0 ? 0 : i;
-}
-
-/* Back to where savepoint i opened (-1: the beginning); it stays open. */
-void h5mem_tx_rollback_to(memstore *ms, int i) {
-  if (ms->state == MS_IDLE) return;
-  store_undo_to(ms->st, i >= 0 && i < ms->nsp ? ms->sp[i] : 0);
-  if (i + 1 < ms->nsp) ms->nsp = i < 0 ? 0 : i + 1;
-}
-
-int h5mem_tx_dirty(const memstore *ms) { return ms->state != MS_IDLE && store_mark(ms->st) != 0; }
-
 /* ---- connect ----------------------------------------------------------- */
 
 static int mem_disconnect(sqlite3_vtab *base);
+static int mem_tx_msg(sqlite3_vtab *base, int rc, char **msg);
+static int mem_tx_missing(sqlite3_vtab *base);
 
 /* The hidden command column's name: the table's, unless that is the name
 ** of another column (id, text, ..., distance, k) or of the rowid (rowid,
@@ -516,6 +315,8 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     return SQLITE_NOMEM;
   }
   memset(vt, 0, sizeof *vt);
+  vt->tx.msg = mem_tx_msg;
+  vt->tx.missing = mem_tx_missing;
   vt->db = db;
   vt->schema = sqlite3_mprintf("%s", argv[1]);
   vt->name = sqlite3_mprintf("%s", argv[2]);
@@ -527,9 +328,8 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
   struct stat sb;
   if (!vt->schema || !vt->name || !key) {
     rc = SQLITE_NOMEM;
-  } else if ((vt->ms = ms_find(reg, key, m.path)) != NULL) {
-    vt->ms->refs++; /* connected again while a companion holds the store */
-    vt->st = vt->ms->st;
+  } else if ((vt->tx.ms = h5mem_store_find(reg, key, m.path)) != NULL) {
+    vt->st = h5mem_store_handle(vt->tx.ms); /* connected again while a companion holds the store */
   } else if (!creating && stat(m.path, &sb) != 0 && errno == ENOENT) {
     vt->missing = sqlite3_mprintf("%s", m.path); /* (a store made later is found at the next connect) */
     if (!vt->missing) rc = SQLITE_NOMEM;
@@ -537,9 +337,9 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     store *st = NULL;
     int sr = store_open(m.path, &o, 0, &st, err, sizeof err);
     if (sr == STORE_OK) {
-      vt->ms = ms_new(reg, key, st);
-      vt->st = vt->ms ? st : NULL;
-      if (!vt->ms) sr = STORE_ENOMEM;
+      vt->tx.ms = h5mem_store_new(reg, key, st);
+      vt->st = vt->tx.ms ? st : NULL;
+      if (!vt->tx.ms) sr = STORE_ENOMEM;
     }
     if (sr == STORE_ENOMEM) {
       rc = SQLITE_NOMEM;
@@ -572,34 +372,26 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     if (!vt->vec) rc = SQLITE_NOMEM;
   }
   if (rc != SQLITE_OK) {
-    mem_disconnect(&vt->base);
+    mem_disconnect(&vt->tx.base);
     return rc;
   }
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   /* it reads and writes files: never from a trigger or view (docs/SQL.md, "Trust") */
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  vt->reg = reg;
-  vt->next = reg->first;
-  reg->first = vt;
-  *out = &vt->base;
+  h5mem_registry_add(reg, vt);
+  *out = &vt->tx.base;
   return SQLITE_OK;
 }
 
 static int mem_disconnect(sqlite3_vtab *base) {
   memvt *vt = (memvt *)base;
-  if (vt->reg) {
-    for (memvt **p = &vt->reg->first; *p; p = &(*p)->next)
-      if (*p == vt) {
-        *p = vt->next;
-        break;
-      }
-  }
-  h5mem_store_release(vt->ms);
+  h5mem_registry_remove(vt);
+  h5mem_store_release(vt->tx.ms);
   sqlite3_free(vt->vec);
   sqlite3_free(vt->schema);
   sqlite3_free(vt->name);
   sqlite3_free(vt->missing);
-  sqlite3_free(vt->base.zErrMsg);
+  sqlite3_free(vt->tx.base.zErrMsg);
   sqlite3_free(vt);
   return SQLITE_OK;
 }
@@ -664,7 +456,7 @@ static int is_companion(sqlite3 *db, const char *schema, const char *table, int 
 ** would have no table left to commit them. */
 static int mem_destroy(sqlite3_vtab *base) {
   memvt *vt = (memvt *)base;
-  if (vt->ms && h5mem_tx_dirty(vt->ms))
+  if (vt->tx.ms && h5mem_tx_dirty(vt->tx.ms))
     return vt_err(vt, SQLITE_LOCKED, "cannot drop %s while this transaction has uncommitted changes "
                   "to its store; COMMIT or ROLLBACK first", vt->name); /* (SQLite shows its own
                   message for SQLITE_LOCKED: "database table is locked") */
@@ -683,10 +475,7 @@ static int mem_destroy(sqlite3_vtab *base) {
     sqlite3_free(table);
     if (rc != SQLITE_OK) return rc;
   }
-  if (vt->ms) { /* a companion left behind (by another name) now refuses to work */
-    sqlite3_free(vt->ms->key);
-    vt->ms->key = NULL;
-  }
+  if (vt->tx.ms) h5mem_store_orphan(vt->tx.ms); /* a companion left behind (by another name) now refuses to work */
   return mem_disconnect(base);
 }
 
@@ -758,27 +547,7 @@ static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   if (vt->missing) return vt_missing(vt); /* (every query plans first) */
   int krc = knn_best_index(vt, info);
   if (krc != SQLITE_NOTFOUND) return krc;
-  int eq = -1;
-  for (int k = 0; k < info->nConstraint; k++) {
-    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
-    if (c->usable && c->op == SQLITE_INDEX_CONSTRAINT_EQ && (c->iColumn == COL_ID || c->iColumn == -1)) {
-      eq = k;
-      break;
-    }
-  }
-  if (eq >= 0) {
-    info->aConstraintUsage[eq].argvIndex = 1;
-    info->aConstraintUsage[eq].omit = 1;
-    info->idxNum = 1;
-    info->estimatedCost = 1;
-    info->estimatedRows = 1;
-    info->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
-  } else {
-    info->idxNum = 0;
-    double n = (double)store_count(vt->st) + 1;
-    info->estimatedCost = n * 10;
-    info->estimatedRows = (sqlite3_int64)n;
-  }
+  h5mem_plan_id(info, store_count(vt->st)); /* (COL_ID is column 0) */
   return SQLITE_OK;
 }
 
@@ -787,14 +556,14 @@ static int mem_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
   memcur *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
   memset(c, 0, sizeof *c);
-  vt->ms->holds++;
+  vt->tx.ms->holds++;
   *out = &c->base;
   return SQLITE_OK;
 }
 
 static int mem_close(sqlite3_vtab_cursor *cur) {
   memvt *vt = (memvt *)cur->pVtab;
-  vt->ms->holds--;
+  vt->tx.ms->holds--;
   sqlite3_free(((memcur *)cur)->res);
   sqlite3_free(cur);
   return SQLITE_OK;
@@ -859,7 +628,7 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
   c->have_v = 0;
-  if (vt->ms->holds == 1) { /* a reader sees what others committed; not under another scan */
+  if (vt->tx.ms->holds == 1) { /* a reader sees what others committed; not under another scan */
     int rc = store_refresh(vt->st);
     if (rc) return st_err(vt, rc);
   }
@@ -871,13 +640,13 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
     c->one = 1;
     c->end = store_npos(vt->st);
     c->pos = c->end;
-    sqlite3_value *v = argv[0];
-    int t = sqlite3_value_numeric_type(v);
     int64_t id;
-    if (t == SQLITE_INTEGER) id = sqlite3_value_int64(v);
-    else if (t == SQLITE_FLOAT && floor(sqlite3_value_double(v)) == sqlite3_value_double(v) &&
-             fabs(sqlite3_value_double(v)) < 9.2e18) id = (int64_t)sqlite3_value_double(v);
-    else return SQLITE_OK;
+    int given;
+    char *msg = NULL;
+    if (h5mem_value_id(argv[0], "id", &id, &given, &msg) != SQLITE_OK || !given) {
+      sqlite3_free(msg); /* matches no integer id */
+      return SQLITE_OK;
+    }
     uint64_t pos;
     if (store_find(vt->st, id, &pos) == STORE_OK) c->pos = pos;
     return SQLITE_OK;
@@ -959,7 +728,7 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   }
   int rc = load(c, vt, col_part(col));
   if (rc) {
-    sqlite3_result_error(ctx, vt->base.zErrMsg ? vt->base.zErrMsg : "h5mem: read failed", -1);
+    sqlite3_result_error(ctx, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : "h5mem: read failed", -1);
     return rc;
   }
   const store_view *v = &c->v;
@@ -1204,16 +973,16 @@ static int run_command(memvt *vt, sqlite3_value *cmd) {
   int opt = c && !sqlite3_stricmp(c, "optimize");
   if (!opt && !(c && !sqlite3_stricmp(c, "checkpoint")))
     return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize')", c ? c : "");
-  if (h5mem_tx_dirty(vt->ms))
+  if (h5mem_tx_dirty(vt->tx.ms))
     return vt_err(vt, SQLITE_ERROR, "%s: this transaction has changed the store; COMMIT first, "
                   "then run the command", c);
-  if (vt->ms->holds)
+  if (vt->tx.ms->holds)
     return vt_err(vt, SQLITE_BUSY, "%s: the table is being read by a query", c);
-  h5mem_tx_rollback(vt->ms);
+  h5mem_tx_rollback(vt->tx.ms);
   int rc = opt ? store_optimize(vt->st) : store_checkpoint(vt->st);
   int erc = rc ? st_err(vt, rc) : SQLITE_OK;
   char *msg = NULL;
-  int brc = h5mem_tx_begin(vt->ms, &msg);
+  int brc = h5mem_tx_begin(vt->tx.ms, &msg);
   if (brc != SQLITE_OK) {
     if (erc == SQLITE_OK) return vt_msg(vt, brc, &msg);
     sqlite3_free(msg);
@@ -1226,7 +995,7 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
   if (vt->missing) return vt_missing(vt);
   store *s = vt->st;
   char *msg = NULL;
-  int trc = h5mem_tx_need(vt->ms, &msg);
+  int trc = h5mem_tx_need(vt->tx.ms, &msg);
   if (trc != SQLITE_OK) return vt_msg(vt, trc, &msg);
   if (argc == 1) { /* DELETE */
     int64_t id = sqlite3_value_int64(argv[0]);
@@ -1289,43 +1058,14 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
   return SQLITE_OK;
 }
 
-/* The transaction methods: the store's transaction is shared with the
-** companion tables (h5mem_tx_*). */
-static int mem_begin(sqlite3_vtab *base) {
-  if (((memvt *)base)->missing) return vt_missing((memvt *)base);
-  char *msg = NULL;
-  return vt_msg((memvt *)base, h5mem_tx_begin(((memvt *)base)->ms, &msg), &msg);
-}
-
-static int mem_sync(sqlite3_vtab *base) {
-  char *msg = NULL;
-  return vt_msg((memvt *)base, h5mem_tx_sync(((memvt *)base)->ms, &msg), &msg);
-}
-
-static int mem_commit(sqlite3_vtab *base) {
-  char *msg = NULL;
-  return vt_msg((memvt *)base, h5mem_tx_commit(((memvt *)base)->ms, &msg), &msg);
-}
-
-static int mem_rollback(sqlite3_vtab *base) {
-  h5mem_tx_rollback(((memvt *)base)->ms);
-  return SQLITE_OK;
-}
-
-static int mem_savepoint(sqlite3_vtab *base, int i) { return h5mem_tx_savepoint(((memvt *)base)->ms, i); }
-
-static int mem_release(sqlite3_vtab *base, int i) {
-  h5mem_tx_release(((memvt *)base)->ms, i);
-  return SQLITE_OK;
-}
-
-static int mem_rollback_to(sqlite3_vtab *base, int i) {
-  h5mem_tx_rollback_to(((memvt *)base)->ms, i);
-  return SQLITE_OK;
-}
+/* The transaction methods are the shared store's (h5mem_vt_*), with the
+** table's messages. */
+static int mem_tx_msg(sqlite3_vtab *base, int rc, char **msg) { return vt_msg((memvt *)base, rc, msg); }
+static int mem_tx_missing(sqlite3_vtab *base) { return vt_missing((memvt *)base); }
 
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
+  if (vt->missing) return vt_missing(vt); /* (it has no store to go by the new name) */
   char *n = sqlite3_mprintf("%s", name);
   /* the store goes by the new key too: SQLite connects the renamed table
   ** before it lets go of this one, which must not open the store twice */
@@ -1337,12 +1077,7 @@ static int mem_rename(sqlite3_vtab *base, const char *name) {
   }
   sqlite3_free(vt->name);
   vt->name = n;
-  if (vt->ms->key) {
-    sqlite3_free(vt->ms->key);
-    vt->ms->key = key;
-  } else {
-    sqlite3_free(key);
-  }
+  h5mem_store_rekey(vt->tx.ms, key);
   return SQLITE_OK;
 }
 
@@ -1361,162 +1096,24 @@ static sqlite3_module mem_module = {
     .xColumn = mem_column,
     .xRowid = mem_rowid,
     .xUpdate = mem_update,
-    .xBegin = mem_begin,
-    .xSync = mem_sync,
-    .xCommit = mem_commit,
-    .xRollback = mem_rollback,
     .xRename = mem_rename,
-    .xSavepoint = mem_savepoint,
-    .xRelease = mem_release,
-    .xRollbackTo = mem_rollback_to,
+    /* the transaction: shared with the companion tables (h5mem_int.h) */
+    .xBegin = h5mem_vt_begin,
+    .xSync = h5mem_vt_sync,
+    .xCommit = h5mem_vt_commit,
+    .xRollback = h5mem_vt_rollback,
+    .xSavepoint = h5mem_vt_savepoint,
+    .xRelease = h5mem_vt_release,
+    .xRollbackTo = h5mem_vt_rollback_to,
 };
-
-/* ---- finding a table by name -------------------------------------------------- */
-
-/* The position of schema[0..n) in SQLite's search order for unqualified
-** names (temp 0, main 1, then the attached databases), or -1: none. */
-static int schema_rank(sqlite3 *db, const char *schema, size_t n) {
-  if (n == 4 && !sqlite3_strnicmp(schema, "temp", 4)) return 0;
-  if (n == 4 && !sqlite3_strnicmp(schema, "main", 4)) return 1;
-  sqlite3_stmt *st = NULL;
-  int rank = -1;
-  if (sqlite3_prepare_v2(db, "SELECT seq FROM pragma_database_list WHERE name = ?1 COLLATE NOCASE", -1, &st,
-                         NULL) == SQLITE_OK) {
-    sqlite3_bind_text64(st, 1, schema, n, SQLITE_STATIC, SQLITE_UTF8);
-    if (sqlite3_step(st) == SQLITE_ROW) rank = sqlite3_column_int(st, 0) > 1 ? sqlite3_column_int(st, 0) : 1;
-  }
-  sqlite3_finalize(st);
-  return rank;
-}
-
-/* Whether a schema before rank in SQLite's search order has a table
-** called table. */
-static int shadowed(sqlite3 *db, const char *table, int rank) {
-  sqlite3_stmt *st = NULL;
-  int yes = 0;
-  if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_database_list", -1, &st, NULL) != SQLITE_OK) return 0;
-  while (!yes && sqlite3_step(st) == SQLITE_ROW) {
-    const char *schema = (const char *)sqlite3_column_text(st, 0);
-    if (!schema || schema_rank(db, schema, strlen(schema)) >= rank) continue;
-    char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type = 'table' AND name = ?1 "
-                                "COLLATE NOCASE", schema);
-    sqlite3_stmt *t = NULL;
-    if (sql && sqlite3_prepare_v2(db, sql, -1, &t, NULL) == SQLITE_OK) {
-      sqlite3_bind_text(t, 1, table, -1, SQLITE_STATIC);
-      yes = sqlite3_step(t) == SQLITE_ROW;
-    }
-    sqlite3_finalize(t);
-    sqlite3_free(sql);
-  }
-  sqlite3_finalize(st);
-  return yes;
-}
-
-/* name: "table" or "schema.table".  The table of that name in that schema
-** (never one of another schema); unqualified, the one SQLite would take
-** (temp's, main's, then the attached databases' in order). */
-static memvt *reg_find(registry *reg, sqlite3 *db, const char *name) {
-  const char *dot = strchr(name, '.');
-  const char *table = dot ? dot + 1 : name;
-  size_t sl = dot ? (size_t)(dot - name) : 0;
-  memvt *best = NULL;
-  int best_rank = 0;
-  for (memvt *p = reg->first; p; p = p->next) {
-    if (sqlite3_stricmp(p->name, table)) continue;
-    if (dot) {
-      if (strlen(p->schema) == sl && !sqlite3_strnicmp(p->schema, name, (int)sl)) return p;
-      continue;
-    }
-    int rank = schema_rank(db, p->schema, strlen(p->schema));
-    if (!best || (rank >= 0 && rank < best_rank)) {
-      best = p;
-      best_rank = rank < 0 ? 1 << 30 : rank;
-    }
-  }
-  /* a table of that name in a schema SQLite looks in first (not connected
-  ** here yet, or not an h5mem table) is the one the name means */
-  if (best && best_rank > 0 && shadowed(db, table, best_rank)) return NULL;
-  return best;
-}
-
-/* Why name ("schema.table") cannot name a table: its schema is not a
-** database of this connection (sqlite3_malloc'd), else NULL. */
-static char *schema_missing(sqlite3 *db, const char *name) {
-  const char *dot = strchr(name, '.');
-  if (!dot || schema_rank(db, name, (size_t)(dot - name)) >= 0) return NULL;
-  return sqlite3_mprintf("'%s': there is no database '%.*s' on this connection (main, temp or an "
-                         "attached one)", name, (int)(dot - name), name);
-}
-
-memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
-  memvt *vt = reg_find(reg, db, name);
-  if (vt) return vt;
-  if ((*pzErr = schema_missing(db, name)) != NULL) return NULL;
-  /* not connected yet on this connection: a statement naming it connects it */
-  const char *dot = strchr(name, '.'); /* names quoted: a name is never SQL */
-  char *schema = dot ? sqlite3_mprintf("%.*s", (int)(dot - name), name) : NULL;
-  char *sql = dot ? (schema ? sqlite3_mprintf("SELECT 1 FROM \"%w\".\"%w\" LIMIT 0", schema, dot + 1) : NULL)
-                  : sqlite3_mprintf("SELECT 1 FROM \"%w\" LIMIT 0", name);
-  sqlite3_free(schema);
-  sqlite3_stmt *st = NULL;
-  int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
-  sqlite3_free(sql);
-  if (rc == SQLITE_OK) rc = sqlite3_step(st);
-  sqlite3_finalize(st);
-  vt = reg_find(reg, db, name); /* (connected, though the statement failed, when its store is missing) */
-  if (vt && vt->missing) return vt;
-  if (rc != SQLITE_DONE) vt = NULL;
-  if (!vt)
-    *pzErr = sqlite3_mprintf("'%s' is not an h5mem table on this connection%s%s", name,
-                             rc != SQLITE_DONE ? ": " : "", rc != SQLITE_DONE ? sqlite3_errmsg(db) : "");
-  return vt;
-}
-
-memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
-  memvt *vt = h5mem_table_any(reg, db, name, pzErr);
-  return vt && h5mem_table_missing(vt, pzErr) == SQLITE_OK ? vt : NULL;
-}
-
-store *h5mem_table_store(memvt *vt) { return vt->st; }
-memstore *h5mem_table_ms(memvt *vt) { return vt->ms; }
-const char *h5mem_table_schema(const memvt *vt) { return vt->schema; }
-void h5mem_table_hold(memvt *vt, int delta) { vt->ms->holds += delta; }
-const char *h5mem_table_name(const memvt *vt) { return vt->name; }
 
 /* ---- h5mem_checkpoint(name) ------------------------------------------------- */
 
-/* The table a function's first argument names, open on this connection
-** with its store there; else NULL, the function's error set (who: its
-** name). */
-static memvt *fn_table(sqlite3_context *ctx, sqlite3_value *arg, const char *who) {
-  if (!ext_direct_call(ctx, who)) return NULL;
-  registry *reg = sqlite3_user_data(ctx);
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  const char *name = (const char *)sqlite3_value_text(arg);
-  memvt *vt = name ? reg_find(reg, db, name) : NULL;
-  char *m = NULL;
-  if (vt && vt->missing) {
-    h5mem_table_missing(vt, &m);
-  } else if (!vt) {
-    char *why = schema_missing(db, name ? name : "");
-    m = why ? sqlite3_mprintf("%s: %s", who, why)
-            : sqlite3_mprintf("%s: no h5mem table '%s' is open on this connection "
-                              "(query it once, or check the name)", who, name ? name : "");
-    sqlite3_free(why);
-  } else {
-    return vt;
-  }
-  if (m) sqlite3_result_error(ctx, m, -1);
-  else sqlite3_result_error_nomem(ctx);
-  sqlite3_free(m);
-  return NULL;
-}
-
 static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  memvt *vt = fn_table(ctx, argv[0], "h5mem_checkpoint");
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_checkpoint");
   if (!vt) return;
-  if (vt->ms->holds) {
+  if (vt->tx.ms->holds) {
     sqlite3_result_error(ctx, "h5mem_checkpoint: the table is being read by a query", -1);
     return;
   }
@@ -1537,9 +1134,9 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
 ** covers, the rows searched exactly, whether the graph is read in place. */
 static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
-  memvt *vt = fn_table(ctx, argv[0], "h5mem_index");
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_index");
   if (!vt) return;
-  if (!vt->ms->holds && store_refresh(vt->st) != STORE_OK) {
+  if (!vt->tx.ms->holds && store_refresh(vt->st) != STORE_OK) {
     char *m = sqlite3_mprintf("h5mem_index: %s", store_errmsg(vt->st));
     sqlite3_result_error(ctx, m ? m : "h5mem_index failed", -1);
     sqlite3_free(m);
@@ -1584,21 +1181,13 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   strbuf_free(&sb);
 }
 
-void h5mem_registry_ref(registry *reg) { reg->refs++; }
-
-static void reg_unref(void *p) {
-  registry *reg = p;
-  if (--reg->refs == 0) sqlite3_free(reg);
-}
-
 int ext_vtab_h5mem_register(sqlite3 *db) {
-  registry *reg = sqlite3_malloc(sizeof *reg);
-  if (!reg) return SQLITE_NOMEM;
-  memset(reg, 0, sizeof *reg);
   /* each module and function registered takes a reference
-  ** (h5mem_registry_ref; SQLite lets it go, on failure too); this one is
-  ** ours until registration ends */
-  reg->refs = 1;
+  ** (h5mem_registry_ref; SQLite lets it go, on failure too); the one
+  ** h5mem_registry_new gives is ours until registration ends */
+  registry *reg = h5mem_registry_new();
+  if (!reg) return SQLITE_NOMEM;
+  void (*reg_unref)(void *) = h5mem_registry_unref;
   h5mem_registry_ref(reg);
   int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, reg_unref);
   if (rc == SQLITE_OK) {
