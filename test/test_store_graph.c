@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/store_idmap.h"
 #include "testutil.h"
 
 static char dir[256];
@@ -188,6 +189,32 @@ static void random_txn(store *s, t_rng *r, int64_t *next_id) {
   check_model(s);
 }
 
+/* idmap_clear keeps the room: putting back as many keys never allocates
+** (gstore_rebase relies on it: it freed the maps and allocated anew, and
+** out of memory there left live rows out of them). */
+START_TEST(test_idmap_clear) {
+  idmap m;
+  memset(&m, 0, sizeof m);
+  for (int64_t i = 0; i < 5000; i++) ck_assert_int_eq(idmap_put(&m, i * 7919, (uint64_t)i), STORE_OK);
+  int64_t *key = m.key;
+  uint64_t *val = m.val, cap = m.cap;
+  idmap_clear(&m);
+  ck_assert_uint_eq(m.n, 0);
+  ck_assert_uint_eq(m.cap, cap);
+  for (int64_t i = 0; i < 5000; i++) ck_assert_ptr_null(idmap_slot(&m, i * 7919));
+  for (int64_t i = 4999; i >= 0; i--) ck_assert_int_eq(idmap_put(&m, -i, (uint64_t)i), STORE_OK);
+  ck_assert(m.key == key && m.val == val && m.cap == cap); /* no allocation */
+  for (int64_t i = 0; i < 5000; i++) {
+    uint64_t *v = idmap_slot(&m, -i);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_uint_eq(*v, (uint64_t)i);
+  }
+  idmap_free(&m);
+  idmap_clear(&m); /* an empty map: nothing to do */
+  ck_assert_uint_eq(m.cap, 0);
+}
+END_TEST
+
 START_TEST(test_random_life) {
   mkdir_tmp();
   model_clear();
@@ -303,6 +330,7 @@ int main(void) {
   Suite *su = suite_create("store_graph");
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_idmap_clear);
   tcase_add_test(tc, test_random_life);
   tcase_add_test(tc, test_adjacency_cache);
   tcase_add_test(tc, test_errors);

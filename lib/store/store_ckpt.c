@@ -17,6 +17,7 @@
 #include "util/pool.h"
 #include "gate.h"
 #include "store_int.h"
+#include "util/check.h"
 
 /* ---- writing the file --------------------------------------------------------- */
 
@@ -249,7 +250,9 @@ static int rebase(store *s, uint64_t upto) {
     if (!d->dead) {
       ids[j] = d->id;
       dead[j] = 0;
-      idmap_put(&s->map, d->id, j); /* (the id is in the map: no growth) */
+      int prc = idmap_put(&s->map, d->id, j); /* (the id is in the map: no growth) */
+      UTIL_ASSERT(prc == STORE_OK);
+      (void)prc;
       j++;
     }
     store_drec_free(d);

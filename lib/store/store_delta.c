@@ -10,6 +10,7 @@
 
 #include "k.h"
 #include "store_int.h"
+#include "util/check.h"
 
 /* ---- records in memory ------------------------------------------------------ */
 
@@ -149,7 +150,9 @@ void store_undo_one(store *s, const undo *u) {
     } else {
       s->delta[u->pos - s->nbase]->dead = 0;
     }
-    idmap_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
+    int prc = idmap_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
+    UTIL_ASSERT(prc == STORE_OK);
+    (void)prc;
     s->live++;
   }
 }

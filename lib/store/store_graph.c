@@ -24,6 +24,7 @@
 #include "store_graph.h"
 #include "store_int.h"
 #include "util/utf8.h"
+#include "util/check.h"
 
 enum { F_ID, F_A, F_B, F_TS, F_W, F_S0, F_S1, F_S2, F_S3 };
 
@@ -223,8 +224,10 @@ void gstore_undo(gstore *g, int t, int insert, uint64_t pos) {
   grow *w = &tb->r[pos];
   w->dead = 0;
   /* (the slots were just freed: no growth, no failure) */
-  idmap_put(&tb->ids, w->id, pos);
-  if (t == STORE_G_MENTION) idmap_put(&tb->pairs, pair_key(w->a, w->b), pos);
+  int prc = idmap_put(&tb->ids, w->id, pos);
+  if (t == STORE_G_MENTION && prc == STORE_OK) prc = idmap_put(&tb->pairs, pair_key(w->a, w->b), pos);
+  UTIL_ASSERT(prc == STORE_OK);
+  (void)prc;
   tb->live++;
 }
 
@@ -690,11 +693,17 @@ void gstore_rebase(gstore *g) {
       tb->r[j++] = *r;
     }
     tb->n = j;
-    idmap_free(&tb->ids);
-    idmap_free(&tb->pairs);
-    for (uint64_t i = 0; i < tb->n; i++) { /* (same size as before: cannot fail) */
-      idmap_put(&tb->ids, tb->r[i].id, i);
-      if (t == STORE_G_MENTION) idmap_put(&tb->pairs, pair_key(tb->r[i].a, tb->r[i].b), i);
+    /* the maps emptied but not freed: they held every live row, so putting
+    ** them again never allocates, never fails (it freed them and allocated
+    ** anew, and out of memory left rows out of the maps) */
+    idmap_clear(&tb->ids);
+    idmap_clear(&tb->pairs);
+    for (uint64_t i = 0; i < tb->n; i++) {
+      int prc = idmap_put(&tb->ids, tb->r[i].id, i);
+      if (t == STORE_G_MENTION && prc == STORE_OK)
+        prc = idmap_put(&tb->pairs, pair_key(tb->r[i].a, tb->r[i].b), i);
+      UTIL_ASSERT(prc == STORE_OK);
+      (void)prc;
     }
   }
   g->version++;

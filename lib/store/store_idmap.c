@@ -94,6 +94,11 @@ void idmap_del(idmap *m, int64_t id) {
   }
 }
 
+void idmap_clear(idmap *m) {
+  if (m->cap) memset(m->val, 0xff, m->cap * sizeof *m->val);
+  m->n = 0;
+}
+
 void idmap_free(idmap *m) {
   free(m->key);
   free(m->val);

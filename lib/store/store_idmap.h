@@ -16,6 +16,9 @@ typedef struct idmap {
 uint64_t *idmap_slot(const idmap *m, int64_t id); /* NULL: absent */
 int idmap_put(idmap *m, int64_t id, uint64_t pos); /* STORE_OK or STORE_ENOMEM */
 void idmap_del(idmap *m, int64_t id);
+/* Empty the map, keeping its room: putting at most as many keys as it held
+** then never allocates (so never fails). */
+void idmap_clear(idmap *m);
 void idmap_free(idmap *m);
 
 #endif
