@@ -76,8 +76,6 @@ void h5mem_store_cache_set(memstore *ms, void *p, void (*free_fn)(void *));
 
 /* Whether the open store transaction holds changes not yet committed. */
 int h5mem_tx_dirty(const memstore *ms);
-/* A store error code as an SQLite one. */
-int h5mem_store_rc(int rc);
 
 /* One more reference to reg, for a module or function about to be
 ** registered with reg_unref as its destructor (which SQLite calls on
