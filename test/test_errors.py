@@ -7,12 +7,14 @@ on it (it retries on SQLITE_BUSY, stops on SQLITE_CORRUPT):
   kg_entity and h5mem_migrate is SQLITE_BUSY naming the store, while
   vec_search, bm25 and hybrid (readers) still answer;
 - FULL: a file size limit (RLIMIT_FSIZE) reached by a COMMIT, by kg_entity,
-  by h5mem_migrate creating a store or checkpointing one is SQLITE_FULL;
+  by h5mem_migrate creating a store or checkpointing one, by rows appended
+  to an HDF5 file through the h5 table is SQLITE_FULL;
 - CORRUPT: a damaged .h5 file (cut short, or its signature overwritten),
   met by CREATE VIRTUAL TABLE, by a reader's next query of the table, of
   vec_search, bm25, hybrid, the companion tables, kg_entity, h5mem_index,
-  and by h5mem_migrate's destination, is SQLITE_CORRUPT with a message
-  naming the function and what is wrong.
+  by h5mem_migrate's destination, and by h5_ls, h5_read_json and the h5
+  table, is SQLITE_CORRUPT with a message naming the function and what is
+  wrong.
 
 Run by make check with Debian's /usr/bin/python3 (3.11: the exception's
 sqlite_errorname).
@@ -140,6 +142,13 @@ run(db, "SELECT h5mem_migrate(?, ?, ?)", (src, new, '{"table": "notes", "columns
 limit(os.path.getsize(fn) + 64)
 run(db, "SELECT h5mem_migrate(?, ?, ?)", (src, fn, '{"table": "notes", "columns": {"id": "id", "text": "body", "embedding": "vec"}, "append": true}'))
 limit(resource.RLIM_INFINITY)
+# the h5 table: rows appended to an HDF5 file at COMMIT
+h5f = os.path.join(d, "full-table.h5")
+db.execute("CREATE VIRTUAL TABLE t USING h5(file='%s', dataset='/d', schema='a int64, s text')" % h5f)
+limit(os.path.getsize(h5f) + 1000)
+run(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) "
+        "INSERT INTO t(a, s) SELECT x, hex(randomblob(200)) FROM c")
+limit(resource.RLIM_INFINITY)
 print("DONE")
 '''
 
@@ -154,7 +163,7 @@ def test_full(d):
     out = p.stdout.splitlines()
     check("DONE" in out, "the full-disk child ran to the end: %r %s" % (out, p.stderr[-500:]))
     errs = [l for l in out if l.startswith("ERROR")]
-    for what in ("INSERT INTO mem", "SELECT kg_entity", "SELECT h5mem_migrate"):
+    for what in ("INSERT INTO mem", "SELECT kg_entity", "SELECT h5mem_migrate", "WITH RECURSIVE"):
         mine = [l for l in errs if what in l]
         check(mine, "%s on a full disk must fail: %r" % (what, out))
     for l in errs:
@@ -220,11 +229,33 @@ def test_corrupt(d):
     replace(fn, good)
 
 
+def test_corrupt_h5(d):
+    """The HDF5 file functions and the h5 table: a damaged file is SQLITE_CORRUPT too."""
+    import h5py
+    import numpy as np
+    fn = os.path.join(d, "plain.h5")
+    with h5py.File(fn, "w") as f:
+        f["d"] = np.arange(100, dtype="<i8")
+    good = open(fn, "rb").read()
+    for kind in ("cut", "sig"):
+        replace(fn, damaged(good, kind))
+        db = connect()
+        expect_code(db, "SELECT * FROM h5_ls(%s)" % q(fn), "SQLITE_CORRUPT", ["h5_ls", fn])
+        expect_code(db, "SELECT h5_read_json(%s, '/d')" % q(fn), "SQLITE_CORRUPT", ["h5_read_json", fn])
+        expect_code(db, "CREATE VIRTUAL TABLE t USING h5(file=%s, dataset='/d')" % q(fn), "SQLITE_CORRUPT", ["h5", fn])
+        db.close()
+    replace(fn, good)
+    db = connect()
+    check(db.execute("SELECT count(*) FROM h5_ls(%s)" % q(fn)).fetchone()[0] >= 1, "the file reads again")
+    db.close()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem-errors-")
     test_busy(d)
     test_full(d)
     test_corrupt(d)
+    test_corrupt_h5(d)
     finish()
 
 
