@@ -781,6 +781,7 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc != SQLITE_OK) {
     if (err) {
       sqlite3_result_error(ctx, err, -1);
+      sqlite3_result_error_code(ctx, rc);
       sqlite3_free(err);
     } else {
       sqlite3_result_error_code(ctx, rc);

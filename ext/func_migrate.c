@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "ext.h"
+#include "ext_err.h"
 #include "h5/h5.h"
 #include "h5sql.h"
 #include "migrate/mig.h"
@@ -569,7 +570,7 @@ static int migrate_row(mig_run *m) {
   }
   if (rc != STORE_OK) {
     snprintf(m->err, sizeof m->err, "writing %s: %s", m->dstpath, store_errmsg(m->st));
-    return rc == STORE_ENOMEM ? SQLITE_NOMEM : rc == STORE_EFULL ? SQLITE_FULL : SQLITE_IOERR;
+    return ext_err_rc(rc);
   }
   m->written++;
   m->utf8_fixed += fixed;
@@ -622,7 +623,7 @@ static int open_dest(mig_run *m) {
     if (sr != STORE_OK) {
       snprintf(m->err, sizeof m->err, "the destination %s exists and is not an h5mem store "
                "that can be opened (%s); it is left alone", m->dstpath, err);
-      return SQLITE_ERROR;
+      return ext_err_rc(sr);
     }
     m->existing = 1;
     uint64_t n = store_count(m->st);
@@ -698,7 +699,7 @@ static int open_dest(mig_run *m) {
   int sr = store_open(m->dstpath, &so, 0, &m->st, err, sizeof err);
   if (sr != STORE_OK) {
     snprintf(m->err, sizeof m->err, "cannot create %s: %s", m->dstpath, err);
-    return sr == STORE_ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
+    return ext_err_rc(sr);
   }
   m->created = 1;
   return SQLITE_OK;
@@ -882,9 +883,10 @@ static int run(mig_run *m, const char *src, const char *dst) {
     }
     m->read++;
     if (writing && !in_tx) {
-      if (store_begin(m->st) != STORE_OK) {
+      int br = store_begin(m->st);
+      if (br != STORE_OK) {
         snprintf(m->err, sizeof m->err, "%s: %s", m->dstpath, store_errmsg(m->st));
-        rc = SQLITE_BUSY;
+        rc = ext_err_rc(br);
         break;
       }
       in_tx = 1;
@@ -898,7 +900,7 @@ static int run(mig_run *m, const char *src, const char *dst) {
       in_batch = 0;
       if (sr != STORE_OK) {
         snprintf(m->err, sizeof m->err, "committing to %s: %s", m->dstpath, store_errmsg(m->st));
-        rc = sr == STORE_EFULL ? SQLITE_FULL : SQLITE_IOERR;
+        rc = ext_err_rc(sr);
       }
     }
     if (m->progress && m->read % m->o.progress_every == 0) progress_line(m, 0);
@@ -910,7 +912,7 @@ static int run(mig_run *m, const char *src, const char *dst) {
     else store_rollback(m->st);
     if (sr != STORE_OK && rc == SQLITE_OK) {
       snprintf(m->err, sizeof m->err, "committing to %s: %s", m->dstpath, store_errmsg(m->st));
-      rc = sr == STORE_EFULL ? SQLITE_FULL : SQLITE_IOERR;
+      rc = ext_err_rc(sr);
     }
   }
   if (rc == SQLITE_OK && !strcmp(m->plan.schema, "clawhdf5") && !m->stopped_by_limit) {
@@ -919,9 +921,10 @@ static int run(mig_run *m, const char *src, const char *dst) {
     if (rc != SQLITE_OK) snprintf(m->err, sizeof m->err, "%s", ge ? ge : sqlite3_errstr(rc));
     sqlite3_free(ge);
   }
-  if (rc == SQLITE_OK && writing && store_checkpoint(m->st) != STORE_OK) {
+  int cr = rc == SQLITE_OK && writing ? store_checkpoint(m->st) : STORE_OK;
+  if (cr != STORE_OK) {
     snprintf(m->err, sizeof m->err, "checkpoint of %s: %s", m->dstpath, store_errmsg(m->st));
-    rc = SQLITE_IOERR;
+    rc = ext_err_rc(cr);
   }
   /* complete: read to the end, and something of a non-empty source is in
      the destination (written now, or there already: a resumed run) */
@@ -983,9 +986,10 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   char *rep = rc == SQLITE_OK ? report(m) : NULL;
   if (rc == SQLITE_OK && !rep) rc = SQLITE_NOMEM;
   /* close the destination (its checkpoint was taken) and the source */
-  if (m->st && store_close(m->st) != STORE_OK && rc == SQLITE_OK && !m->o.dry_run) {
-    snprintf(m->err, sizeof m->err, "closing %s failed", m->dstpath);
-    rc = SQLITE_IOERR;
+  int xr = m->st ? store_close(m->st) : STORE_OK;
+  if (xr != STORE_OK && rc == SQLITE_OK && !m->o.dry_run) {
+    snprintf(m->err, sizeof m->err, "closing %s failed (%s)", m->dstpath, util_err_name(xr));
+    rc = ext_err_rc(xr);
   }
   if (m->rd) m->rd->close(m->rd);
   sqlite3_finalize(m->unescape);

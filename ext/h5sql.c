@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ext_err.h"
 #include "h5sql.h"
 
 int h5sql_directonly_ok(void) { return sqlite3_libversion_number() >= 3031000; }
@@ -19,7 +20,7 @@ int h5sql_open(const char *who, const char *path, h5_file **f, char **pzErr) {
   if (rc == H5_OK) return SQLITE_OK;
   if (rc == H5_ENOMEM) return SQLITE_NOMEM;
   *pzErr = sqlite3_mprintf("%s: cannot open '%s': %s", who, path, err);
-  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  return *pzErr ? ext_err_rc(rc) : SQLITE_NOMEM;
 }
 
 int h5sql_dtype(const h5_type *t, strbuf *o) {

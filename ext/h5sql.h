@@ -12,8 +12,10 @@
 #include "h5/h5.h"
 #include "util/strbuf.h"
 
-/* Open path read-only.  On failure returns SQLITE_ERROR (SQLITE_NOMEM)
-** with *pzErr a sqlite3_mprintf'd message "who: cannot open 'path': why". */
+/* Open path read-only.  On failure returns lib/h5's code as SQLite's
+** (ext_err_rc: SQLITE_CORRUPT for a damaged file, else SQLITE_ERROR;
+** SQLITE_NOMEM) with *pzErr a sqlite3_mprintf'd message "who: cannot open
+** 'path': why". */
 int h5sql_open(const char *who, const char *path, h5_file **f, char **pzErr);
 
 /* The datatype as h5_ls shows it: numpy's dtype.str ('<f4', '>i2', '|S10',

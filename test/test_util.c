@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
@@ -13,6 +14,15 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "ann/ann.h"
+#include "graph/graph.h"
+#include "h5/h5.h"
+#include "store/gate.h"
+#include "store/store.h"
+#include "store/wal.h"
+#include "text/bm25.h"
+#include "text/hashembed.h"
+#include "util/err.h"
 #include "util/json.h"
 #include "util/le.h"
 #include "util/strbuf.h"
@@ -1190,6 +1200,60 @@ START_TEST(test_le_words) {
 }
 END_TEST
 
+/* One error space (util/err.h): a distinct value and name per meaning, and
+** every library's name for a meaning is that value. */
+START_TEST(test_err_space) {
+  static const int codes[] = {UTIL_EIO,    UTIL_ENOMEM,    UTIL_ECORRUPT, UTIL_EUNSUPPORTED,
+                              UTIL_ENOTFOUND, UTIL_EINVAL, UTIL_ESTOP,    UTIL_EFULL,
+                              UTIL_EBUSY,  UTIL_EMISMATCH, UTIL_EEXISTS,  UTIL_ETOOBIG};
+  size_t n = sizeof codes / sizeof codes[0];
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_int_lt(codes[i], 0);
+    ck_assert_str_ne(util_err_name(codes[i]), "unknown error code");
+    for (size_t j = 0; j < i; j++) {
+      ck_assert_int_ne(codes[i], codes[j]);
+      ck_assert_str_ne(util_err_name(codes[i]), util_err_name(codes[j]));
+    }
+  }
+  ck_assert_str_eq(util_err_name(UTIL_OK), "UTIL_OK");
+  ck_assert_str_eq(util_err_name(UTIL_EFULL), "UTIL_EFULL");
+  ck_assert_str_eq(util_err_name(1), "unknown error code");
+  ck_assert_str_eq(util_err_name(-1000), "unknown error code");
+  /* the libraries: one meaning, one value (TEXT_EINVAL was H5_ECORRUPT's -3;
+  ** -4 was H5_EUNSUPPORTED, STORE_EINVAL and BM25_ETOOBIG) */
+  const int inval[] = {H5_EINVAL, STORE_EINVAL, WAL_EINVAL, ANN_EINVAL, ANN_ERROR, TEXT_EINVAL, KG_EINVAL};
+  for (size_t i = 0; i < sizeof inval / sizeof inval[0]; i++) ck_assert_int_eq(inval[i], UTIL_EINVAL);
+  const int nomem[] = {H5_ENOMEM, STORE_ENOMEM, WAL_ENOMEM, ANN_ENOMEM, ANN_NOMEM, BM25_ENOMEM, TEXT_ENOMEM, KG_ENOMEM};
+  for (size_t i = 0; i < sizeof nomem / sizeof nomem[0]; i++) ck_assert_int_eq(nomem[i], UTIL_ENOMEM);
+  const int corrupt[] = {H5_ECORRUPT, STORE_ECORRUPT, ANN_ECORRUPT, ANN_CORRUPT, BM25_ECORRUPT};
+  for (size_t i = 0; i < sizeof corrupt / sizeof corrupt[0]; i++) ck_assert_int_eq(corrupt[i], UTIL_ECORRUPT);
+  const int full[] = {H5_EFULL, STORE_EFULL, WAL_EFULL};
+  for (size_t i = 0; i < sizeof full / sizeof full[0]; i++) ck_assert_int_eq(full[i], UTIL_EFULL);
+  const int io[] = {H5_EIO, STORE_EIO, WAL_EIO, GATE_EIO};
+  for (size_t i = 0; i < sizeof io / sizeof io[0]; i++) ck_assert_int_eq(io[i], UTIL_EIO);
+  ck_assert_int_eq(STORE_EBUSY, UTIL_EBUSY);
+  ck_assert_int_eq(STORE_BUSY, UTIL_EBUSY);
+  ck_assert_int_eq(GATE_BUSY, UTIL_EBUSY);
+  ck_assert_int_eq(STORE_EMISMATCH, UTIL_EMISMATCH);
+  ck_assert_int_eq(WAL_EMISMATCH, UTIL_EMISMATCH);
+  ck_assert_int_eq(H5_ENOTFOUND, UTIL_ENOTFOUND);
+  ck_assert_int_eq(STORE_ENOTFOUND, UTIL_ENOTFOUND);
+  ck_assert_int_eq(KG_ENOTFOUND, UTIL_ENOTFOUND);
+  ck_assert_int_eq(STORE_EEXISTS, UTIL_EEXISTS);
+  ck_assert_int_eq(BM25_ETOOBIG, UTIL_ETOOBIG);
+  ck_assert_int_eq(H5_EUNSUPPORTED, UTIL_EUNSUPPORTED);
+  ck_assert_int_eq(H5_ESTOP, UTIL_ESTOP);
+  /* a failed write: no space, or anything else */
+  ck_assert_int_eq(util_err_write(ENOSPC), UTIL_EFULL);
+  ck_assert_int_eq(util_err_write(EFBIG), UTIL_EFULL);
+#ifdef EDQUOT
+  ck_assert_int_eq(util_err_write(EDQUOT), UTIL_EFULL);
+#endif
+  ck_assert_int_eq(util_err_write(EIO), UTIL_EIO);
+  ck_assert_int_eq(util_err_write(EACCES), UTIL_EIO);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("util");
   TCase *tc = tcase_create("vecjson");
@@ -1225,6 +1289,9 @@ int main(void) {
   tcase_add_test(tc, test_le_bytes);
   tcase_add_test(tc, test_le_roundtrip);
   tcase_add_test(tc, test_le_words);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("err");
+  tcase_add_test(tc, test_err_space);
   suite_add_tcase(s, tc);
   return t_run(s);
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ext_err.h"
 #include "mig.h"
 
 /* One count from the source (-1 when the query fails). */
@@ -108,9 +109,10 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   int64_t n_ent = 0, n_rel = 0, invalid = 0, dangling = 0, dup = 0, fixed = 0;
   strbuf fix[2] = {{0}, {0}}; /* name and type with invalid UTF-8 replaced */
   int rc = SQLITE_OK;
-  if (st && store_begin(st) != STORE_OK) {
+  int br = st ? store_begin(st) : STORE_OK;
+  if (br != STORE_OK) {
     *err = sqlite3_mprintf("graph: %s", store_errmsg(st));
-    return SQLITE_BUSY;
+    return ext_err_rc(br);
   }
   sqlite3_stmt *q;
   /* entities: kept in a set of ids for the relations' check (dry runs too) */
@@ -214,7 +216,7 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
     else store_rollback(st);
     if (sr != STORE_OK && rc == SQLITE_OK) {
       *err = sqlite3_mprintf("graph: %s", store_errmsg(st));
-      rc = SQLITE_IOERR;
+      rc = ext_err_rc(sr);
     }
   }
   if (rc == SQLITE_OK)

@@ -25,6 +25,7 @@
 
 #include "graph/graph.h"
 #include "graph_int.h"
+#include "../ext_err.h"
 #include "h5mem_int.h"
 #include "search.h"
 #include "vtab_args.h"
@@ -49,9 +50,10 @@ int graph_store(registry *reg, sqlite3 *db, sqlite3_value *v, memvt **out, char 
     return SQLITE_ERROR;
   }
   store *st = h5mem_store_handle(ms);
-  if (!h5mem_store_holds(ms) && store_refresh(st) != STORE_OK) {
+  int rrc = h5mem_store_holds(ms) ? STORE_OK : store_refresh(st);
+  if (rrc != STORE_OK) {
     *err = sqlite3_mprintf("%s", store_errmsg(st));
-    return SQLITE_ERROR;
+    return ext_err_rc(rrc);
   }
   *out = mt;
   return SQLITE_OK;
@@ -60,7 +62,7 @@ int graph_store(registry *reg, sqlite3 *db, sqlite3_value *v, memvt **out, char 
 static int store_fail(store *st, int rc, char **err) {
   if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
   *err = sqlite3_mprintf("%s", store_errmsg(st));
-  return h5mem_store_rc(rc);
+  return ext_err_rc(rc);
 }
 
 /* An entity's record by id (0: found). */

@@ -191,8 +191,6 @@ struct memvt {
                        are NULL, every use is an error, DROP TABLE works (mem_connect) */
 };
 
-/* A store error code as an SQLite one. */
-int h5mem_store_rc(int rc);
 
 /* The suffixes of the companion tables of an h5mem table `mem`:
 ** mem_entities, mem_relations, mem_mentions, and their modules. */

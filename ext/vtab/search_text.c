@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../ext_err.h"
 #include "h5mem_int.h"
 #include "search_int.h"
 #include "text/hybrid.h"
@@ -58,7 +59,7 @@ static int store_rc(store *st, int src, char **pzErr) {
   if (src == STORE_OK) return SQLITE_OK;
   if (src == STORE_ENOMEM) return SQLITE_NOMEM;
   *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-  return src == STORE_ECORRUPT ? SQLITE_CORRUPT : SQLITE_ERROR;
+  return ext_err_rc(src);
 }
 
 /* The k best keyword matches (all when k is 0 or more) allowed by al. */

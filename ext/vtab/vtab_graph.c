@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "graph_int.h"
+#include "../ext_err.h"
 #include "h5mem_int.h"
 #include "util/json.h"
 #include "vtab_args.h"
@@ -94,7 +95,7 @@ static int g_msg(gvt *vt, int rc, char **msg) {
 
 static int g_store_err(gvt *vt, int rc) {
   if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-  return g_err(vt, h5mem_store_rc(rc), "%s", store_errmsg(h5mem_store_handle(vt->tx.ms)));
+  return g_err(vt, ext_err_rc(rc), "%s", store_errmsg(h5mem_store_handle(vt->tx.ms)));
 }
 
 /* The h5mem table this one belongs to must still be there, and its store

@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../ext_err.h"
 #include "../h5sql.h"
 #include "h5vt_int.h"
 #include "vtab_args.h"
@@ -141,6 +142,9 @@ static int vt_err(h5vt *vt, const char *fmt, ...) {
   return rc;
 }
 
+/* vt_err's result for a failure of lib/h5 with code hr (ext_err.h). */
+static int vt_code(int rc, int hr) { return rc == SQLITE_ERROR ? ext_err_rc(hr) : rc; }
+
 /* ---- types --------------------------------------------------------- */
 
 int h5vt_is_numeric(const h5_type *t) {
@@ -194,12 +198,12 @@ static int snap_open(h5vt *vt, h5snap **out) {
   if (hr == H5_OK && h5_obj_kind(s->d) != H5_KIND_DATASET) {
     rc = vt_err(vt, "'%s' in '%s' is not a dataset", vt->dset, vt->file);
   } else if (hr != H5_OK) {
-    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "%s", h5_errmsg(s->f));
+    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_code(vt_err(vt, "%s", h5_errmsg(s->f)), hr);
   } else if ((hr = h5_dset_info_get(s->d, &s->info)) != H5_OK) {
-    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "%s", h5_errmsg(s->f));
+    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_code(vt_err(vt, "%s", h5_errmsg(s->f)), hr);
   } else if ((hr = h5_dset_check(s->d)) != H5_OK) {
     /* refused here, not at the first row read: count(*) reads no row */
-    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "'%s': %s", vt->dset, h5_errmsg(s->f));
+    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_code(vt_err(vt, "'%s': %s", vt->dset, h5_errmsg(s->f)), hr);
   }
   if (rc != SQLITE_OK) {
     h5_close(s->f);
@@ -403,7 +407,7 @@ static int connect_common(sqlite3 *db, int argc, const char *const *argv, sqlite
       if (hr != H5_OK) {
         *pzErr = sqlite3_mprintf("%s: cannot open '%s': %s", WHO, o.file, err);
         h5vt_opts_free(&o);
-        return SQLITE_ERROR;
+        return ext_err_rc(hr);
       }
       hr = h5_obj_open_path(f, o.dset, &d);
       have_dset = hr == H5_OK;
@@ -429,7 +433,7 @@ static int connect_common(sqlite3 *db, int argc, const char *const *argv, sqlite
         h5_type_free(want);
       } else if (hr != H5_ENOTFOUND) {
         *pzErr = sqlite3_mprintf("%s: %s", WHO, h5_errmsg(f));
-        rc = SQLITE_ERROR;
+        rc = ext_err_rc(hr);
       }
       h5_close(f);
     }
@@ -470,7 +474,7 @@ static int connect_common(sqlite3 *db, int argc, const char *const *argv, sqlite
     *pzErr = sqlite3_mprintf("%s%s", vt->base.zErrMsg ? vt->base.zErrMsg : "h5: cannot open",
                              !had_schema && missing ? " (give schema= to create it)" : "");
     h5vt_disconnect(&vt->base);
-    return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
+    return rc;
   }
   vt->sig = strdup(s->c.sig);
   rc = vt->sig ? SQLITE_OK : SQLITE_NOMEM;
@@ -902,7 +906,7 @@ static int writer_open(h5vt *vt) {
   if (hr != H5_OK) {
     vt->w = NULL;
     unlock(vt);
-    return hr == H5_ENOMEM ? SQLITE_NOMEM : vt_err(vt, "cannot append to '%s': %s", vt->file, err);
+    return hr == H5_ENOMEM ? SQLITE_NOMEM : vt_code(vt_err(vt, "cannot append to '%s': %s", vt->file, err), hr);
   }
   hr = h5w_lookup(vt->w, vt->dset, &vt->wd);
   h5w_info wi;
@@ -929,7 +933,7 @@ static int spill(h5vt *vt) {
   int rc = writer_open(vt);
   if (rc != SQLITE_OK) return rc;
   if (h5w_append(vt->w, vt->wd, vt->buf, vt->nbuf) != H5_OK) {
-    rc = vt_err(vt, "cannot append to '%s': %s", vt->file, h5w_errmsg(vt->w));
+    rc = vt_code(vt_err(vt, "cannot append to '%s': %s", vt->file, h5w_errmsg(vt->w)), h5w_errcode(vt->w));
     writer_drop(vt);
     return rc;
   }
@@ -1026,7 +1030,7 @@ static int h5vt_sync(sqlite3_vtab *base) {
   int rc = spill(vt);
   if (rc != SQLITE_OK) return rc;
   if (h5w_flush(vt->w, vt->sync) != H5_OK) {
-    rc = vt_err(vt, "cannot commit to '%s': %s", vt->file, h5w_errmsg(vt->w));
+    rc = vt_code(vt_err(vt, "cannot commit to '%s': %s", vt->file, h5w_errmsg(vt->w)), h5w_errcode(vt->w));
     writer_drop(vt);
     return rc;
   }

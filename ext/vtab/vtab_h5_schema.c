@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../ext_err.h"
 #include "h5vt_int.h"
 #include "vtab_args.h"
 
@@ -436,7 +437,7 @@ int h5vt_create_dataset(const h5opts *o, char **pzErr) {
     *pzErr = sqlite3_mprintf("%s: cannot %s '%s': %s", WHO, exists ? "add to" : "create",
                              o->file, err);
     if (lockfd >= 0) close(lockfd);
-    return hr == H5_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+    return ext_err_rc(hr);
   }
   h5w_obj *parent, *d;
   const char *name;
@@ -455,14 +456,14 @@ int h5vt_create_dataset(const h5opts *o, char **pzErr) {
     if (hr != H5_OK) {
       *pzErr = sqlite3_mprintf("%s: cannot create dataset '%s' in '%s': %s", WHO, o->dset,
                                o->file, h5w_errmsg(w));
-      rc = SQLITE_ERROR;
+      rc = ext_err_rc(hr);
     }
   }
   h5_type_free(t);
   int sync = !o->sync || sqlite3_stricmp(o->sync, "off") != 0;
   if (rc == SQLITE_OK && h5w_close(w, sync) != H5_OK) {
     *pzErr = sqlite3_mprintf("%s: cannot write '%s': %s", WHO, o->file, h5w_errmsg(w));
-    rc = SQLITE_ERROR;
+    rc = ext_err_rc(h5w_errcode(w));
   }
   h5w_free(w);
   if (tmp) {

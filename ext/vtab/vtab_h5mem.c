@@ -47,6 +47,7 @@
 #include <time.h>
 #include <sys/stat.h>
 
+#include "../ext_err.h"
 #include "../h5sql.h"
 #include "h5mem_int.h"
 #include "k.h"
@@ -90,21 +91,9 @@ static int vt_err(memvt *vt, int rc, const char *fmt, ...) {
   return rc;
 }
 
-int h5mem_store_rc(int rc) {
-  switch (rc) {
-  case STORE_OK: return SQLITE_OK;
-  case STORE_ENOMEM: return SQLITE_NOMEM;
-  case STORE_BUSY: return SQLITE_BUSY;
-  case STORE_EEXISTS: return SQLITE_CONSTRAINT;
-  case STORE_EFULL: return SQLITE_FULL;
-  case STORE_ECORRUPT: return SQLITE_CORRUPT;
-  default: return SQLITE_ERROR;
-  }
-}
-
 static int st_err(memvt *vt, int rc) {
   if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-  return vt_err(vt, h5mem_store_rc(rc), "%s", store_errmsg(vt->st));
+  return vt_err(vt, ext_err_rc(rc), "%s", store_errmsg(vt->st));
 }
 
 /* ---- options --------------------------------------------------------- */
@@ -344,7 +333,7 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     if (sr == STORE_ENOMEM) {
       rc = SQLITE_NOMEM;
     } else if (sr != STORE_OK) {
-      rc = h5mem_store_rc(sr) == SQLITE_CONSTRAINT ? SQLITE_ERROR : h5mem_store_rc(sr);
+      rc = ext_err_rc(sr) == SQLITE_CONSTRAINT ? SQLITE_ERROR : ext_err_rc(sr);
       *pzErr = sqlite3_mprintf("%s: %s", WHO, err);
     } else if (m.o.dim == 0 && ((m.have_metric && m.o.metric != store_metric(vt->st)) ||
                                 (m.have_storage && m.o.storage != store_storage(vt->st)) ||
@@ -1121,7 +1110,7 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   if (rc) {
     char *m = sqlite3_mprintf("h5mem_checkpoint: %s", store_errmsg(vt->st));
     sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint failed", -1);
-    sqlite3_result_error_code(ctx, h5mem_store_rc(rc));
+    sqlite3_result_error_code(ctx, ext_err_rc(rc));
     sqlite3_free(m);
     return;
   }
@@ -1136,9 +1125,11 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_index");
   if (!vt) return;
-  if (!vt->tx.ms->holds && store_refresh(vt->st) != STORE_OK) {
+  int rrc = vt->tx.ms->holds ? STORE_OK : store_refresh(vt->st);
+  if (rrc != STORE_OK) {
     char *m = sqlite3_mprintf("h5mem_index: %s", store_errmsg(vt->st));
     sqlite3_result_error(ctx, m ? m : "h5mem_index failed", -1);
+    sqlite3_result_error_code(ctx, ext_err_rc(rrc));
     sqlite3_free(m);
     return;
   }

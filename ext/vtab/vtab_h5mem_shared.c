@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "../ext_err.h"
 #include "h5mem_int.h"
 #include "store/store.h"
 
@@ -144,7 +145,7 @@ int h5mem_tx_begin(memstore *ms, char **pzErr) {
   int rc = store_begin(ms->st);
   if (rc) {
     *pzErr = store_msg(ms);
-    return h5mem_store_rc(rc);
+    return ext_err_rc(rc);
   }
   ms->state = MS_OPEN;
   return SQLITE_OK;
@@ -159,7 +160,7 @@ int h5mem_tx_sync(memstore *ms, char **pzErr) {
   int rc = store_prepare(ms->st);
   if (rc) {
     *pzErr = store_msg(ms);
-    return h5mem_store_rc(rc);
+    return ext_err_rc(rc);
   }
   ms->state = MS_PREPARED;
   return SQLITE_OK;
@@ -174,7 +175,7 @@ int h5mem_tx_commit(memstore *ms, char **pzErr) {
   ms->nsp = 0;
   if (rc) {
     *pzErr = store_msg(ms);
-    return h5mem_store_rc(rc);
+    return ext_err_rc(rc);
   }
   return SQLITE_OK;
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "ann/ann.h"
+#include "../ext_err.h"
 #include "h5mem_int.h"
 #include "k.h"
 #include "search_int.h"
@@ -277,7 +278,7 @@ int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **p
     search_knn_allow_free(a);
     if (src == STORE_ENOMEM) return SQLITE_NOMEM;
     *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-    return SQLITE_CORRUPT;
+    return ext_err_rc(src);
   }
   if (f->has_ids) { /* the listed records that meet the rest */
     uint64_t npos = store_npos(st);
@@ -338,7 +339,7 @@ int search_knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, c
     if (src == STORE_ENOMEM) rc = SQLITE_NOMEM;
     else {
       *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-      rc = SQLITE_ERROR;
+      rc = ext_err_rc(src);
     }
   }
   if (rc == SQLITE_OK) rc = search_knn_check(st, res, *nout, pzErr);
@@ -793,9 +794,10 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
   }
   store *st = h5mem_table_store(mt);
   /* a reader sees what others committed (not under another scan of the store) */
-  if (!h5mem_store_holds(h5mem_table_ms(mt)) && store_refresh(st) != STORE_OK) {
+  int rrc = h5mem_store_holds(h5mem_table_ms(mt)) ? STORE_OK : store_refresh(st);
+  if (rrc != STORE_OK) {
     search_knn_filter_free(&f);
-    return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("%s", store_errmsg(st)));
+    return s_error(&vt->base, ext_err_rc(rrc), sqlite3_mprintf("%s", store_errmsg(st)));
   }
   rc = kind_of(&vt->base)->run(vt->db, st, &sa, &f, &c->res, &c->n, &err);
   search_knn_filter_free(&f);

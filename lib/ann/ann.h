@@ -10,15 +10,21 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/err.h"
+
 typedef enum { ANN_COSINE = 0, ANN_L2 = 1, ANN_DOT = 2 } ann_metric;
 typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
 
 /* What the graph and list indexes (hnsw.h, ivf.h) return: ANN_OK (0) or
-** a negative code. */
-#define ANN_OK 0
-#define ANN_ERROR (-1)   /* bad argument or state: the message says which */
-#define ANN_NOMEM (-2)   /* out of memory */
-#define ANN_CORRUPT (-3) /* a load: the image is not a valid index */
+** a negative ANN_E* code, of the one error space (util/err.h). */
+#define ANN_OK UTIL_OK
+#define ANN_EINVAL UTIL_EINVAL     /* bad argument or state: the message says which */
+#define ANN_ENOMEM UTIL_ENOMEM     /* out of memory */
+#define ANN_ECORRUPT UTIL_ECORRUPT /* a load: the image is not a valid index */
+/* (the older names) */
+#define ANN_ERROR ANN_EINVAL
+#define ANN_NOMEM ANN_ENOMEM
+#define ANN_CORRUPT ANN_ECORRUPT
 
 /* Their rows.  Row i: dim elements of the index's element type (f32, or
 ** f16 bit patterns), naturally aligned.  The pointer must stay valid until

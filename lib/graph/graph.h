@@ -17,7 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { KG_OK = 0, KG_ENOMEM = -2, KG_EINVAL = -4, KG_ENOTFOUND = -7 };
+#include "util/err.h"
+
+/* The codes of the one error space (util/err.h). */
+enum { KG_OK = UTIL_OK, KG_ENOMEM = UTIL_ENOMEM, KG_EINVAL = UTIL_EINVAL, KG_ENOTFOUND = UTIL_ENOTFOUND };
 enum { KG_OUT = 1, KG_IN = 2, KG_BOTH = 3 };
 
 typedef struct kg_edge {

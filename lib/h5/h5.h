@@ -21,18 +21,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
 #include "util/strbuf.h"
 
+/* The codes of the one error space (util/err.h). */
 enum {
-  H5_OK = 0,
-  H5_EIO = -1,          /* the operating system refused (open, mmap, ...) */
-  H5_ENOMEM = -2,       /* out of memory */
-  H5_ECORRUPT = -3,     /* the file breaks the format */
-  H5_EUNSUPPORTED = -4, /* valid HDF5 this engine does not handle (yet) */
-  H5_ENOTFOUND = -5,    /* no such link, attribute, ... */
-  H5_EINVAL = -6,       /* a bad argument from the caller */
-  H5_ESTOP = -7,        /* an iteration callback asked to stop */
-  H5_EFULL = -8         /* a write found no space (disk full, file size limit, quota) */
+  H5_OK = UTIL_OK,
+  H5_EIO = UTIL_EIO,                 /* the operating system refused (open, mmap, ...) */
+  H5_ENOMEM = UTIL_ENOMEM,           /* out of memory */
+  H5_ECORRUPT = UTIL_ECORRUPT,       /* the file breaks the format */
+  H5_EUNSUPPORTED = UTIL_EUNSUPPORTED, /* valid HDF5 this engine does not handle (yet) */
+  H5_ENOTFOUND = UTIL_ENOTFOUND,     /* no such link, attribute, ... */
+  H5_EINVAL = UTIL_EINVAL,           /* a bad argument from the caller */
+  H5_ESTOP = UTIL_ESTOP,             /* an iteration callback asked to stop */
+  H5_EFULL = UTIL_EFULL              /* a write found no space (disk full, file size limit, quota) */
 };
 
 #define H5_UNDEF_ADDR UINT64_MAX /* "no address" in any offset size */

@@ -58,13 +58,11 @@ const char *h5w_errmsg(const h5w *w) { return w ? w->err : "no writer"; }
 
 int h5w_errcode(const h5w *w) { return w ? w->code : H5_EINVAL; }
 
-/* A failed write or sync (errno as it failed): H5_EFULL for no space, else H5_EIO. */
+/* A failed write or sync (errno as it failed): H5_EFULL for no space, else
+** H5_EIO (util_err_write, the rule the log follows too). */
 int h5w_errno(h5w *w, const char *what) {
   int e = errno;
-  int full = e == ENOSPC || e == EFBIG;
-#ifdef EDQUOT
-  full = full || e == EDQUOT;
-#endif
+  int full = util_err_write(e) == H5_EFULL;
   return werr(w, full ? H5_EFULL : H5_EIO, "%s: %s%s", what, strerror(e),
               full ? " (no space left for the file)" : "");
 }

@@ -39,11 +39,13 @@
 #ifndef H5MEM_STORE_GATE_H
 #define H5MEM_STORE_GATE_H
 
+#include "util/err.h"
+
 enum {
   GATE_OK = 0,
   GATE_NONE = 1,   /* no gate on this system or file: go on without it */
-  GATE_BUSY = -1,  /* not obtained within GATE_WAIT_MS */
-  GATE_EIO = -2    /* the lock call failed (errno) */
+  GATE_BUSY = UTIL_EBUSY, /* not obtained within GATE_WAIT_MS */
+  GATE_EIO = UTIL_EIO     /* the lock call failed (errno) */
 };
 
 #define GATE_WAIT_MS 10000

@@ -31,19 +31,22 @@
 #include <stdint.h>
 
 #include "ann/ann.h"
+#include "util/err.h"
 #include "graph/graph.h"
 
+/* The codes of the one error space (util/err.h). */
 enum {
-  STORE_OK = 0,
-  STORE_EIO = -1,
-  STORE_ENOMEM = -2,
-  STORE_ECORRUPT = -3,
-  STORE_EINVAL = -4,     /* a bad argument or value */
-  STORE_EMISMATCH = -5,  /* options disagree with the existing store */
-  STORE_BUSY = -6,       /* another handle (or process) is the writer */
-  STORE_ENOTFOUND = -7,
-  STORE_EEXISTS = -8,    /* the id is taken */
-  STORE_EFULL = -9       /* no space left (disk full, file size limit) */
+  STORE_OK = UTIL_OK,
+  STORE_EIO = UTIL_EIO,
+  STORE_ENOMEM = UTIL_ENOMEM,
+  STORE_ECORRUPT = UTIL_ECORRUPT,
+  STORE_EINVAL = UTIL_EINVAL,         /* a bad argument or value */
+  STORE_EMISMATCH = UTIL_EMISMATCH,   /* options disagree with the existing store */
+  STORE_EBUSY = UTIL_EBUSY,           /* another handle (or process) is the writer */
+  STORE_BUSY = STORE_EBUSY,           /* (the older name) */
+  STORE_ENOTFOUND = UTIL_ENOTFOUND,
+  STORE_EEXISTS = UTIL_EEXISTS,       /* the id is taken */
+  STORE_EFULL = UTIL_EFULL            /* no space left (disk full, file size limit) */
 };
 
 enum { STORE_COSINE = 0, STORE_L2 = 1, STORE_DOT = 2 };

@@ -168,8 +168,7 @@ int store_write_new(store *s, const store_opts *o) {
   if (rc == STORE_OK && h5w_close(w, o->sync != STORE_SYNC_OFF) != H5_OK) rc = store_wfail(s, w, "cannot write");
   h5w_free(w);
   if (rc == STORE_OK && link(tmp, s->path) != 0 && errno != EEXIST)
-    rc = store_fail(s, errno == ENOSPC ? STORE_EFULL : STORE_EIO, "cannot create %s: %s", s->path,
-              strerror(errno));
+    rc = store_fail(s, util_err_write(errno), "cannot create %s: %s", s->path, strerror(errno));
   unlink(tmp);
   free(tmp);
   return rc;

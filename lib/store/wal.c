@@ -90,16 +90,14 @@ static void add_note(wal *w, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* The status for a failed write or sync with errno e, and how to say it. */
+/* The status for a failed write or sync with errno e (util_err_write: the
+** rule the HDF5 writer follows too), and how to say it. */
 static int write_status(int e, const char **what) {
-  switch (e) {
-  case ENOSPC: *what = "disk full"; return WAL_EFULL;
-  case EFBIG: *what = "file size limit reached"; return WAL_EFULL;
+  *what = e == ENOSPC ? "disk full" : e == EFBIG ? "file size limit reached" : "I/O error";
 #ifdef EDQUOT
-  case EDQUOT: *what = "disk quota exceeded"; return WAL_EFULL;
+  if (e == EDQUOT) *what = "disk quota exceeded";
 #endif
-  default: *what = "I/O error"; return WAL_EIO;
-  }
+  return util_err_write(e);
 }
 
 /* Read n bytes at off: 0, 1 if the file ends first, -1 with errno. */

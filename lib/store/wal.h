@@ -60,6 +60,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 #define WAL_HEADER_SIZE 64
 #define WAL_FRAME_OVERHEAD 24           /* frame header + checksum */
 #define WAL_MAX_FRAME (1u << 30)        /* payload bytes per frame */
@@ -72,13 +74,14 @@
 ** and read buffer. */
 typedef struct wal wal;
 
+/* The codes of the one error space (util/err.h). */
 enum {
-  WAL_OK = 0,
-  WAL_EIO = -1,       /* a read, write, sync or truncate failed */
-  WAL_ENOMEM = -2,
-  WAL_EMISMATCH = -3, /* the log belongs to another store */
-  WAL_EFULL = -4,     /* disk full or file size limit (RLIMIT_FSIZE) */
-  WAL_EINVAL = -5     /* bad argument, readonly log, unsupported version */
+  WAL_OK = UTIL_OK,
+  WAL_EIO = UTIL_EIO,             /* a read, write, sync or truncate failed */
+  WAL_ENOMEM = UTIL_ENOMEM,
+  WAL_EMISMATCH = UTIL_EMISMATCH, /* the log belongs to another store */
+  WAL_EFULL = UTIL_EFULL,         /* disk full or file size limit (RLIMIT_FSIZE) */
+  WAL_EINVAL = UTIL_EINVAL        /* bad argument, readonly log, unsupported version */
 };
 
 /* Open the log at path, creating it (with a header carrying store_id, 16

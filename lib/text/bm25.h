@@ -21,8 +21,15 @@
 #include <stdint.h>
 
 #include "text/tokenize.h"
+#include "util/err.h"
 
-enum { BM25_OK = 0, BM25_ENOMEM = -2, BM25_ECORRUPT = -3, BM25_ETOOBIG = -4 };
+/* The codes of the one error space (util/err.h). */
+enum {
+  BM25_OK = UTIL_OK,
+  BM25_ENOMEM = UTIL_ENOMEM,
+  BM25_ECORRUPT = UTIL_ECORRUPT,
+  BM25_ETOOBIG = UTIL_ETOOBIG /* rows, terms or bytes beyond the image's 32-bit fields */
+};
 
 #define BM25_NOTEXT UINT32_MAX /* the length of a document without text */
 

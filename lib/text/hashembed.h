@@ -35,7 +35,7 @@
 #define TEXT_EMBED_SEED_GRAM 0x68356d656d3a6733ull /* "h5mem:g3" */
 
 /* A dim outside 1..TEXT_EMBED_MAX_DIM. */
-enum { TEXT_EINVAL = -3 };
+enum { TEXT_EINVAL = UTIL_EINVAL }; /* (util/err.h) */
 
 /* Writes the embedding of s[0..n) into out[0..dim).  Returns TEXT_OK,
 ** TEXT_EINVAL (dim out of range; out untouched) or TEXT_ENOMEM (a token

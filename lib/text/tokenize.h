@@ -33,6 +33,8 @@
 
 #include <stddef.h>
 
+#include "util/err.h"
+
 typedef struct text_tok_opts {
   int remove_diacritics; /* 0, 1 (FTS5's default) or 2, as FTS5's unicode61 option */
   int porter;            /* 1: stem each token as FTS5's `porter` tokenizer does */
@@ -43,7 +45,7 @@ typedef struct text_tok_opts {
 ** text it came from.  Non-zero from fn stops the run and is returned. */
 typedef int (*text_tok_fn)(void *ctx, const char *tok, size_t ntok, size_t start, size_t end);
 
-enum { TEXT_OK = 0, TEXT_ENOMEM = -2 };
+enum { TEXT_OK = UTIL_OK, TEXT_ENOMEM = UTIL_ENOMEM }; /* the one error space (util/err.h) */
 
 /* Tokenize s[0..n) as FTS5's unicode61 tokenizer with default categories
 ** ("L* N* Co") and the given options.  Thread-safe, no global state.

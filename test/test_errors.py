@@ -1,0 +1,263 @@
+"""One error space, one SQLite mapping (issue 18): whichever statement meets
+an error of the store, the client gets the same SQLite code, since it acts
+on it (it retries on SQLITE_BUSY, stops on SQLITE_CORRUPT):
+
+- BUSY: another connection holds the store's writer lock; writing through
+  the table, its companion tables, h5mem_checkpoint, the checkpoint command,
+  kg_entity and h5mem_migrate is SQLITE_BUSY naming the store, while
+  vec_search, bm25 and hybrid (readers) still answer;
+- FULL: a file size limit (RLIMIT_FSIZE) reached by a COMMIT, by kg_entity,
+  by h5mem_migrate creating a store or checkpointing one, by rows appended
+  to an HDF5 file through the h5 table is SQLITE_FULL;
+- CORRUPT: a damaged .h5 file (cut short, or its signature overwritten),
+  met by CREATE VIRTUAL TABLE, by a reader's next query of the table, of
+  vec_search, bm25, hybrid, the companion tables, kg_entity, h5mem_index,
+  by h5mem_migrate's destination, and by h5_ls, h5_read_json and the h5
+  table, is SQLITE_CORRUPT with a message naming the function and what is
+  wrong.
+
+Run by make check with Debian's /usr/bin/python3 (3.11: the exception's
+sqlite_errorname).
+"""
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sqltest import EXT, check, connect, finish, q  # noqa: E402
+
+VEC = "[1, 0, 0, 0]"
+
+
+def outcome(db, sql, args=()):
+    """'OK' or (error name, message) of running sql."""
+    try:
+        db.execute(sql, args).fetchall()
+        return "OK"
+    except sqlite3.Error as e:
+        return (getattr(e, "sqlite_errorname", "?"), str(e))
+
+
+def expect_code(db, sql, name, words, args=()):
+    """sql fails with SQLite's error name (SQLITE_BUSY ...) and a message
+    holding every one of words."""
+    got = outcome(db, sql, args)
+    if got == "OK":
+        check(False, "%s must fail with %s" % (sql, name))
+        return
+    check(got[0] == name, "%s: %s, not %s (%s)" % (sql, name, got[0], got[1]))
+    for w in words:
+        check(w in got[1], "%s: the message %r lacks %r" % (sql, got[1], w))
+
+
+def make_store(fn, n=20):
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=4)" % q(fn))
+    db.execute("BEGIN")
+    for i in range(n):
+        db.execute("INSERT INTO mem(text, embedding) VALUES (?, ?)",
+                   ("hello world %d" % i, "[1, 2, 3, %d]" % i))
+    db.execute("COMMIT")
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    db.close()
+
+
+def source_db(d, n=50):
+    """An SQLite memory store for h5mem_migrate: a table of notes."""
+    p = os.path.join(d, "notes-%d.sqlite" % n)
+    if not os.path.exists(p):
+        s = sqlite3.connect(p)
+        s.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT, vec TEXT)")
+        s.executemany("INSERT INTO notes VALUES (?, ?, ?)",
+                      [(1000 + i, "note %d %s" % (i, "x" * 200), "[0.5, 0.25, 1, %d]" % i) for i in range(n)])
+        s.commit()
+        s.close()
+    return p
+
+
+MIGRATE = "SELECT h5mem_migrate(?, ?, ?)"
+NOTES = '{"table": "notes", "columns": {"id": "id", "text": "body", "embedding": "vec"}%s}'
+
+
+def test_busy(d):
+    fn = os.path.join(d, "busy.h5")
+    make_store(fn)
+    a = connect()
+    a.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    a.execute("BEGIN")
+    a.execute("INSERT INTO mem(text) VALUES ('held')")  # a holds the writer lock
+    b = connect()
+    b.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    held = ["being written", fn]
+    expect_code(b, "INSERT INTO mem(text) VALUES ('x')", "SQLITE_BUSY", held)
+    expect_code(b, "SELECT h5mem_checkpoint('mem')", "SQLITE_BUSY", ["h5mem_checkpoint"] + held)
+    expect_code(b, "INSERT INTO mem(mem) VALUES ('checkpoint')", "SQLITE_BUSY", held)
+    expect_code(b, "INSERT INTO mem_entities(name) VALUES ('alice')", "SQLITE_BUSY", held)
+    expect_code(b, "SELECT kg_entity('mem', 'bob')", "SQLITE_BUSY", ["kg_entity"] + held)
+    expect_code(b, MIGRATE, "SQLITE_BUSY", ["h5mem_migrate"] + held,
+                (source_db(d), fn, NOTES % ', "append": true'))
+    # readers are never busy
+    for sql in ("SELECT count(*) FROM mem", "SELECT count(*) FROM vec_search('mem', '%s', 3)" % VEC,
+                "SELECT count(*) FROM bm25('mem', 'hello', 3)",
+                "SELECT count(*) FROM hybrid('mem', 'hello', '%s', 3)" % VEC):
+        check(outcome(b, sql) == "OK", "%s while another writes: %r" % (sql, outcome(b, sql)))
+    a.execute("COMMIT")
+    a.close()
+    check(outcome(b, "INSERT INTO mem(text) VALUES ('x')") == "OK", "the writer gone, b writes")
+    b.close()
+
+
+# Run in a child: RLIMIT_FSIZE applies to the whole process.
+FULL = r'''
+import resource, sqlite3, sys, os
+ext, d, fn, src = sys.argv[1:5]
+def run(db, sql, args=()):
+    try:
+        db.execute(sql, args).fetchall()
+        print("OK", sql)
+    except sqlite3.Error as e:
+        print("ERROR", getattr(e, "sqlite_errorname", "?"), sql.split("(")[0], "|", e)
+def limit(n):
+    resource.setrlimit(resource.RLIMIT_FSIZE, (n, resource.RLIM_INFINITY))
+db = sqlite3.connect(":memory:", isolation_level=None)
+db.enable_load_extension(True)
+db.load_extension(ext)
+db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % fn.replace("'", "''"))
+db.execute("INSERT INTO mem(text) VALUES ('first')")  # the log exists, this connection writes
+limit(os.path.getsize(fn + "-wal") + 1000)
+run(db, "INSERT INTO mem(text) VALUES (?)", ("x" * 100000,))
+run(db, "SELECT kg_entity('mem', ?)", ("y" * 100000,))
+limit(resource.RLIM_INFINITY)
+db.close()
+# a new store on a full disk
+new = os.path.join(d, "full-new.h5")
+limit(1000)
+db = sqlite3.connect(":memory:", isolation_level=None)
+db.enable_load_extension(True)
+db.load_extension(ext)
+run(db, "SELECT h5mem_migrate(?, ?, ?)", (src, new, '{"table": "notes", "columns": {"id": "id", "text": "body", "embedding": "vec"}}'))
+# an existing store whose checkpoint finds no room (the log, far smaller, has it)
+limit(os.path.getsize(fn) + 64)
+run(db, "SELECT h5mem_migrate(?, ?, ?)", (src, fn, '{"table": "notes", "columns": {"id": "id", "text": "body", "embedding": "vec"}, "append": true}'))
+limit(resource.RLIM_INFINITY)
+# the h5 table: rows appended to an HDF5 file at COMMIT
+h5f = os.path.join(d, "full-table.h5")
+db.execute("CREATE VIRTUAL TABLE t USING h5(file='%s', dataset='/d', schema='a int64, s text')" % h5f)
+limit(os.path.getsize(h5f) + 1000)
+run(db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) "
+        "INSERT INTO t(a, s) SELECT x, hex(randomblob(200)) FROM c")
+limit(resource.RLIM_INFINITY)
+print("DONE")
+'''
+
+
+def test_full(d):
+    script = os.path.join(d, "full.py")
+    open(script, "w").write(FULL)
+    fn = os.path.join(d, "full.h5")
+    make_store(fn, 200)
+    p = subprocess.run([sys.executable, script, EXT, d, fn, source_db(d, 300)],
+                       capture_output=True, text=True, timeout=300)
+    out = p.stdout.splitlines()
+    check("DONE" in out, "the full-disk child ran to the end: %r %s" % (out, p.stderr[-500:]))
+    errs = [l for l in out if l.startswith("ERROR")]
+    for what in ("INSERT INTO mem", "SELECT kg_entity", "SELECT h5mem_migrate", "WITH RECURSIVE"):
+        mine = [l for l in errs if what in l]
+        check(mine, "%s on a full disk must fail: %r" % (what, out))
+    for l in errs:
+        check(l.split()[1] == "SQLITE_FULL", "a full disk is SQLITE_FULL: %s" % l)
+        check("size limit" in l or "no space" in l or "disk full" in l, "the message says the disk is full: %s" % l)
+    check(len([l for l in errs if "h5mem_migrate" in l]) == 2, "both migrations fail: %r" % out)
+    check(not os.path.exists(os.path.join(d, "full-new.h5")), "no store left after a failed create")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    check(db.execute("SELECT count(*) FROM mem WHERE text = 'first'").fetchone()[0] == 1,
+          "what was committed before the disk filled is there")
+    db.close()
+
+
+def damaged(data, kind):
+    b = bytearray(data)
+    if kind == "cut":
+        return bytes(b[: len(b) // 2])
+    b[0:8] = b"XXXXXXXX"  # no superblock signature
+    return bytes(b)
+
+
+def replace(fn, data):
+    """fn's content becomes data: a new file renamed over it, so a reader's
+    mapping of the old one stays valid."""
+    open(fn + ".tmp", "wb").write(data)
+    os.rename(fn + ".tmp", fn)
+
+
+WHY = {"cut": "truncated file", "sig": "not an HDF5 file"}
+
+
+def test_corrupt(d):
+    fn = os.path.join(d, "bad.h5")
+    make_store(fn)
+    good = open(fn, "rb").read()
+    for kind in ("cut", "sig"):
+        why = WHY[kind]
+        # opened by the table
+        replace(fn, damaged(good, kind))
+        db = connect()
+        expect_code(db, "CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn), "SQLITE_CORRUPT", ["h5mem", why])
+        db.close()
+        # met by a reader's next query: the store was loaded, then the file was damaged
+        replace(fn, good)
+        db = connect()
+        db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+        check(db.execute("SELECT count(*) FROM mem").fetchone()[0] == 20, "the store reads")
+        replace(fn, damaged(good, kind))
+        for who, sql in (("h5mem", "SELECT count(*) FROM mem"),
+                         ("vec_search", "SELECT count(*) FROM vec_search('mem', '%s', 3)" % VEC),
+                         ("bm25", "SELECT count(*) FROM bm25('mem', 'hello', 3)"),
+                         ("hybrid", "SELECT count(*) FROM hybrid('mem', 'hello', '%s', 3)" % VEC),
+                         ("mem_entities", "SELECT count(*) FROM mem_entities"),
+                         ("kg_entity", "SELECT kg_entity('mem', 'alice')"),
+                         ("h5mem_index", "SELECT h5mem_index('mem')")):
+            expect_code(db, sql, "SQLITE_CORRUPT", [who, why])
+        db.close()
+        # the destination of a migration
+        expect_code(connect(), MIGRATE, "SQLITE_CORRUPT", ["h5mem_migrate", fn, why],
+                    (source_db(d), fn, NOTES % ', "append": true'))
+        check(open(fn, "rb").read() == damaged(good, kind), "a damaged destination is left alone")
+    replace(fn, good)
+
+
+def test_corrupt_h5(d):
+    """The HDF5 file functions and the h5 table: a damaged file is SQLITE_CORRUPT too."""
+    import h5py
+    import numpy as np
+    fn = os.path.join(d, "plain.h5")
+    with h5py.File(fn, "w") as f:
+        f["d"] = np.arange(100, dtype="<i8")
+    good = open(fn, "rb").read()
+    for kind in ("cut", "sig"):
+        replace(fn, damaged(good, kind))
+        db = connect()
+        expect_code(db, "SELECT * FROM h5_ls(%s)" % q(fn), "SQLITE_CORRUPT", ["h5_ls", fn])
+        expect_code(db, "SELECT h5_read_json(%s, '/d')" % q(fn), "SQLITE_CORRUPT", ["h5_read_json", fn])
+        expect_code(db, "CREATE VIRTUAL TABLE t USING h5(file=%s, dataset='/d')" % q(fn), "SQLITE_CORRUPT", ["h5", fn])
+        db.close()
+    replace(fn, good)
+    db = connect()
+    check(db.execute("SELECT count(*) FROM h5_ls(%s)" % q(fn)).fetchone()[0] >= 1, "the file reads again")
+    db.close()
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="h5mem-errors-")
+    test_busy(d)
+    test_full(d)
+    test_corrupt(d)
+    test_corrupt_h5(d)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
