@@ -44,6 +44,11 @@ static inline void fuzz_rows_make(fuzz_rows *r, int dim, ann_elem elem) {
   }
 }
 
+/* The rows made for dim and elem, unless they are already. */
+static inline void fuzz_rows_for(fuzz_rows *r, int dim, ann_elem elem) {
+  if (r->dim != dim || r->elem != elem) fuzz_rows_make(r, dim, elem);
+}
+
 /* Row i for the index (ann_vec_fn). */
 static inline const void *fuzz_row(void *ctx, uint32_t i) {
   const fuzz_rows *r = ctx;
@@ -56,6 +61,46 @@ static inline const void *fuzz_row(void *ctx, uint32_t i) {
 static inline int fuzz_allow(void *ctx, uint32_t i) {
   (void)ctx;
   return i % 3 != 1;
+}
+
+/* Hits come sorted by distance (rows without a vector, infinitely far,
+** last), each row once. */
+static inline void fuzz_hits_check(const ann_hit *out, int n) {
+  for (int i = 1; i < n; i++) {
+    FUZZ_ASSERT(!(out[i].dist < out[i - 1].dist));
+    for (int j = 0; j < i; j++) FUZZ_ASSERT(out[j].id != out[i].id);
+  }
+}
+
+/* One search of a target's index: the k nearest rows to q with its qi-th
+** setting (ef, nprobe, rerank), filter NULL or fuzz_allow. */
+typedef int (*fuzz_search_fn)(const void *index, const float *q, int k, int qi,
+                              int (*filter)(void *, uint32_t), ann_hit *out);
+
+/* Three searches (k 8, 1, 40; queries rows 1, 8, 15 of r), each without
+** and with the filter: at most k hits, sorted, each row once, and only
+** allowed rows when filtered.  The hits of the first unfiltered one into
+** first; returns their number. */
+static inline int fuzz_searches(const fuzz_rows *r, const void *index, fuzz_search_fn search,
+                                ann_hit *first) {
+  static const int ks[3] = {8, 1, 40};
+  ann_hit out[64];
+  int nfirst = 0;
+  for (int qi = 0; qi < 3; qi++) {
+    const float *q = r->f32[qi * 7 + 1];
+    int n = search(index, q, ks[qi], qi, NULL, out);
+    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
+    fuzz_hits_check(out, n);
+    if (qi == 0) {
+      memcpy(first, out, (size_t)n * sizeof *out);
+      nfirst = n;
+    }
+    n = search(index, q, ks[qi], qi, fuzz_allow, out);
+    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
+    fuzz_hits_check(out, n);
+    for (int i = 0; i < n; i++) FUZZ_ASSERT(fuzz_allow(NULL, out[i].id));
+  }
+  return nfirst;
 }
 
 /* The dim, metric and element type an image of the usual header layout
@@ -99,7 +144,7 @@ static inline int fuzz_ann_input(const uint8_t *data, size_t size, fuzz_rows *r,
   ann_metric m;
   ann_elem e;
   fuzz_image_kind(data, size, &dim, &m, &e);
-  if (r->dim != dim || r->elem != e) fuzz_rows_make(r, dim, e);
+  fuzz_rows_for(r, dim, e);
   uint8_t *base[2];
   void *x[2] = {NULL, NULL};
   int rc[2];
@@ -117,5 +162,29 @@ static inline int fuzz_ann_input(const uint8_t *data, size_t size, fuzz_rows *r,
   }
   return 0;
 }
+
+/* The entry points of the target for index type P (hnsw, ivf: P_load and
+** P_free): LLVMFuzzerInitialize writes seeds(dir) when H5MEM_FUZZ_SEEDS
+** names a directory; each input goes through fuzz_ann_input over rows,
+** an index that loads to use(index, metric). */
+#define FUZZ_ANN_TARGET(P, rows, use, seeds)                                                   \
+  static int fuzz_load_##P(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e,     \
+                           fuzz_rows *r, void **out) {                                       \
+    P *x = NULL;                                                                             \
+    int rc = P##_load(p, n, dim, m, e, fuzz_row, r, &x);                                     \
+    *out = x;                                                                                \
+    return rc;                                                                               \
+  }                                                                                          \
+  static void fuzz_drop_##P(void *x) { P##_free(x); }                                        \
+  int LLVMFuzzerInitialize(int *argc, char ***argv) {                                        \
+    (void)argc;                                                                              \
+    (void)argv;                                                                              \
+    if (fuzz_seed_dir()) seeds(fuzz_seed_dir());                                             \
+    return 0;                                                                                \
+  }                                                                                          \
+  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {                             \
+    static const fuzz_ann_ops ops = {fuzz_load_##P, use, fuzz_drop_##P};                     \
+    return fuzz_ann_input(data, size, &rows, &ops);                                          \
+  }
 
 #endif

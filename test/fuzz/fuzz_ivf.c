@@ -16,38 +16,16 @@
 
 static fuzz_rows rows;
 
-static void rows_for(int dim, ann_elem e) {
-  if (rows.dim != dim || rows.elem != e) fuzz_rows_make(&rows, dim, e);
-}
-
-/* Hits come sorted by distance, each row once. */
-static void hits_check(const ann_hit *out, int n) {
-  for (int i = 1; i < n; i++) {
-    FUZZ_ASSERT(!(out[i].dist < out[i - 1].dist));
-    for (int j = 0; j < i; j++) FUZZ_ASSERT(out[j].id != out[i].id);
-  }
+/* the qi-th search of fuzz_searches: nprobe 1, all, 3; rerank 0, 5, 100 */
+static int search(const void *v, const float *q, int k, int qi, int (*filter)(void *, uint32_t),
+                  ann_hit *out) {
+  static const int probes[3] = {1, 1 << 30, 3}, reranks[3] = {0, 5, 100};
+  return ivf_search(v, q, k, probes[qi], reranks[qi], filter, NULL, out);
 }
 
 /* A few searches; the hits of the first into first, their number returned. */
 static int searches(const ivf *v, ann_hit *first) {
-  static const int ks[3] = {8, 1, 40}, probes[3] = {1, 1 << 30, 3}, reranks[3] = {0, 5, 100};
-  ann_hit out[64];
-  int nfirst = 0;
-  for (int qi = 0; qi < 3; qi++) {
-    const float *q = rows.f32[qi * 7 + 1];
-    int n = ivf_search(v, q, ks[qi], probes[qi], reranks[qi], NULL, NULL, out);
-    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
-    hits_check(out, n);
-    if (qi == 0) {
-      memcpy(first, out, (size_t)n * sizeof *out);
-      nfirst = n;
-    }
-    n = ivf_search(v, q, ks[qi], probes[qi], reranks[qi], fuzz_allow, NULL, out);
-    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
-    hits_check(out, n);
-    for (int i = 0; i < n; i++) FUZZ_ASSERT(fuzz_allow(NULL, out[i].id));
-  }
-  return nfirst;
+  return fuzz_searches(&rows, v, search, first);
 }
 
 static void use(void *index, ann_metric m) {
@@ -83,7 +61,7 @@ static void seeds(const char *dir) {
            {2, ANN_L2, ANN_F32, 1, 0, 5, 0},      {4, ANN_DOT, ANN_F32, 2, 2, 30, 0},
            {5, ANN_L2, ANN_F32, 0, 0, 0, 0}};
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-    rows_for(c[i].dim, (ann_elem)c[i].elem);
+    fuzz_rows_for(&rows, c[i].dim, (ann_elem)c[i].elem);
     ivf_params p;
     memset(&p, 0, sizeof p);
     p.nlist = (uint32_t)c[i].nlist;
@@ -103,23 +81,4 @@ static void seeds(const char *dir) {
   }
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  if (fuzz_seed_dir()) seeds(fuzz_seed_dir());
-  return 0;
-}
-
-static int load(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e, fuzz_rows *r, void **out) {
-  ivf *x = NULL;
-  int rc = ivf_load(p, n, dim, m, e, fuzz_row, r, &x);
-  *out = x;
-  return rc;
-}
-
-static void drop(void *x) { ivf_free(x); }
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const fuzz_ann_ops ops = {load, use, drop};
-  return fuzz_ann_input(data, size, &rows, &ops);
-}
+FUZZ_ANN_TARGET(ivf, rows, use, seeds)
