@@ -423,18 +423,12 @@ START_TEST(test_corrupt) {
   int dim = 16, M = 6;
   float *qs = t_setup(&d, n + 1, dim, ANN_F32, t_seed() + 40, NQ);
   hnsw *h = build(&d, ANN_L2, n, 1, M);
-  uint8_t *img;
   size_t len;
-  ck_assert_int_eq(hnsw_save(h, &img, &len), ANN_OK);
+  uint8_t *img = t_save(&hnsw_t, h, &len);
   hnsw_free(h);
-  ck_assert_int_eq(try_image(img, len, &d, qs), ANN_OK);
-  uint8_t *b = malloc(len);
-
   /* truncations: every length in the header, then a spread */
-  for (size_t l = 0; l < len; l += l < 200 ? 1 : 1 + len / 500) {
-    memcpy(b, img, l);
-    T_CHECK(try_image(b, l, &d, qs) == ANN_CORRUPT, "truncated to %zu accepted", l);
-  }
+  t_truncations(&hnsw_t, img, len, &d, qs, use_image, 500);
+  uint8_t *b = malloc(len);
   /* random byte flips: the header, the link lists, anywhere */
   t_rng r = {t_seed() + 42};
   size_t l0end = 80 + (size_t)n * (1 + 2 * M) * 4;
@@ -746,12 +740,7 @@ START_TEST(test_edges) {
   ck_assert_int_eq(hnsw_set_q8(h, row_q8, &d), ANN_ERROR);
   hnsw_free(h);
   ck_assert_int_eq(hnsw_set_q8(NULL, row_q8, &d), ANN_ERROR);
-  ck_assert_int_eq(hnsw_new(0, ANN_L2, ANN_F32, NULL, row, &d, &h), ANN_ERROR);
-  hnsw_free(h);
-  ck_assert_int_eq(hnsw_new(dim, (ann_metric)7, ANN_F32, NULL, row, &d, &h), ANN_ERROR);
-  hnsw_free(h);
-  ck_assert_int_eq(hnsw_new(dim, ANN_L2, (ann_elem)3, NULL, row, &d, &h), ANN_ERROR);
-  hnsw_free(h);
+  t_bad_args(&hnsw_t, dim, &d);
   ck_assert_str_eq(hnsw_errmsg(NULL), "out of memory");
   hnsw_free(NULL);
   free_data(&d);

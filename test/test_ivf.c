@@ -364,18 +364,12 @@ static void corrupt_case(int pq_m) {
   float *qs = t_setup(&d, n + 1, dim, ANN_F32, t_seed() + 40, T_NQ);
   ivf *h = build(&d, ANN_L2, n, 1, 12, pq_m);
   for (uint32_t i = 0; i < n; i += 9) ivf_delete(h, i);
-  uint8_t *img;
   size_t len;
-  ck_assert_int_eq(ivf_save(h, &img, &len), ANN_OK);
+  uint8_t *img = t_save(&ivf_t, h, &len);
   ivf_free(h);
-  ck_assert_int_eq(try_image(img, len, &d, qs), ANN_OK);
-  uint8_t *b = malloc(len);
-
   /* truncations (and one byte too many) */
-  for (size_t l = 0; l < len; l += l < 200 ? 1 : 1 + len / 400) {
-    memcpy(b, img, l);
-    T_CHECK(try_image(b, l, &d, qs) == ANN_CORRUPT, "truncated to %zu accepted", l);
-  }
+  t_truncations(&ivf_t, img, len, &d, qs, use_image, 400);
+  uint8_t *b = malloc(len);
   uint8_t *longer = calloc(len + 4, 1);
   memcpy(longer, img, len);
   T_CHECK(try_image(longer, len + 4, &d, qs) == ANN_CORRUPT, "a longer image accepted");
@@ -642,12 +636,7 @@ START_TEST(test_edges) {
   bad.train_iters = -1;
   ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_ERROR);
   ivf_free(v);
-  ck_assert_int_eq(ivf_new(0, ANN_L2, ANN_F32, NULL, row, &d, &v), ANN_ERROR);
-  ivf_free(v);
-  ck_assert_int_eq(ivf_new(dim, (ann_metric)7, ANN_F32, NULL, row, &d, &v), ANN_ERROR);
-  ivf_free(v);
-  ck_assert_int_eq(ivf_new(dim, ANN_L2, (ann_elem)3, NULL, row, &d, &v), ANN_ERROR);
-  ivf_free(v);
+  t_bad_args(&ivf_t, dim, &d);
   ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, NULL, NULL, &d, &v), ANN_ERROR);
   ivf_free(v);
   ck_assert_str_eq(ivf_errmsg(NULL), "out of memory");

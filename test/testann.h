@@ -225,6 +225,8 @@ static inline Suite *t_suite(const char *name, TCase **tc) {
 ** helpers below; T_ANN_OPS(P) makes P_t from P_load, P_save, ... */
 typedef struct t_ann {
   const char *name;
+  /* P_new with the default parameters (NULL) */
+  int (*make)(int dim, ann_metric m, ann_elem e, ann_vec_fn vec, void *ctx, void **out);
   int (*load)(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann_vec_fn vec,
               void *ctx, void **out);
   int (*save)(const void *x, uint8_t **img, size_t *len);
@@ -237,6 +239,13 @@ typedef struct t_ann {
 } t_ann;
 
 #define T_ANN_OPS(P)                                                                         \
+  static int P##_t_make(int dim, ann_metric m, ann_elem e, ann_vec_fn vec, void *ctx,        \
+                        void **out) {                                                        \
+    P *x = NULL;                                                                             \
+    int rc = P##_new(dim, m, e, NULL, vec, ctx, &x);                                         \
+    *out = x;                                                                                \
+    return rc;                                                                               \
+  }                                                                                          \
   static int P##_t_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,      \
                         ann_vec_fn vec, void *ctx, void **out) {                             \
     P *x = NULL;                                                                             \
@@ -253,8 +262,9 @@ typedef struct t_ann {
   static int P##_t_build(void *x, uint32_t n) { return P##_build(x, n); }                    \
   static int P##_t_del(void *x, uint32_t i) { return P##_delete(x, i); }                     \
   static uint32_t P##_t_count(const void *x) { return P##_count(x); }                        \
-  static const t_ann P##_t = {#P,         P##_t_load,  P##_t_save, P##_t_errmsg, P##_t_free, \
-                              P##_t_add,  P##_t_build, P##_t_del,  P##_t_count}
+  static const t_ann P##_t = {#P,          P##_t_make,   P##_t_load, P##_t_save, \
+                              P##_t_errmsg, P##_t_free, P##_t_add,  P##_t_build, \
+                              P##_t_del,    P##_t_count}
 
 /* After P_new gave x and rc: it succeeded, P_build(x, n) does, and the
 ** index then holds n rows. */
@@ -340,11 +350,25 @@ static inline uint8_t *t_delete_third(const t_ann *o, void *x, uint32_t n, uint6
   return del;
 }
 
+/* P_new refuses dim 0, an unknown metric and an unknown element type
+** (rows d, dim elements where dim is not the one refused) */
+static inline void t_bad_args(const t_ann *o, int dim, ds *d) {
+  void *x;
+  ck_assert_int_eq(o->make(0, ANN_L2, ANN_F32, row, d, &x), ANN_ERROR);
+  o->free(x);
+  ck_assert_int_eq(o->make(dim, (ann_metric)7, ANN_F32, row, d, &x), ANN_ERROR);
+  o->free(x);
+  ck_assert_int_eq(o->make(dim, ANN_L2, (ann_elem)3, row, d, &x), ANN_ERROR);
+  o->free(x);
+}
+
+typedef void (*t_use_fn)(void *x, ds *d, const float *q);
+
 /* Load a (possibly damaged) image of kind o, over d's rows as dim, L2,
 ** f32; if it is accepted, use(index, d, q) uses it hard, else the code is
 ** ANN_CORRUPT with a message.  Returns the load's code. */
 static inline int t_try_image(const t_ann *o, const uint8_t *img, size_t len, ds *d,
-                              const float *q, void (*use)(void *x, ds *d, const float *q)) {
+                              const float *q, t_use_fn use) {
   void *g = NULL;
   int rc = o->load(img, len, d->dim, ANN_L2, ANN_F32, row, d, &g);
   if (rc == ANN_OK) {
@@ -355,6 +379,20 @@ static inline int t_try_image(const t_ann *o, const uint8_t *img, size_t len, ds
   }
   o->free(g);
   return rc;
+}
+
+/* The image img of kind o accepted by t_try_image, and every truncation
+** of it refused: each length below 200 (the header), then one length in
+** every len / spread. */
+static inline void t_truncations(const t_ann *o, const uint8_t *img, size_t len, ds *d,
+                                 const float *q, t_use_fn use, size_t spread) {
+  ck_assert_int_eq(t_try_image(o, img, len, d, q, use), ANN_OK);
+  uint8_t *b = malloc(len);
+  for (size_t l = 0; l < len; l += l < 200 ? 1 : 1 + len / spread) {
+    memcpy(b, img, l);
+    T_CHECK(t_try_image(o, b, l, d, q, use) == ANN_CORRUPT, "truncated to %zu accepted", l);
+  }
+  free(b);
 }
 
 #endif
