@@ -23,6 +23,8 @@ static int search(const void *h, const float *q, int k, int qi, int (*filter)(vo
   return hnsw_search(h, q, k, efs[qi], filter, NULL, out);
 }
 
+FUZZ_ANN_OPS(hnsw, search);
+
 /* A few searches; the hits of the first (k 8, ef 16) into first. */
 static int searches(const hnsw *h, ann_hit *first) {
   return fuzz_searches(&rows, h, search, first);
@@ -30,29 +32,16 @@ static int searches(const hnsw *h, ann_hit *first) {
 
 static void use(void *index, ann_metric m) {
   hnsw *h = index;
-  ann_hit a[64], b[64];
+  ann_hit a[64];
   (void)searches(h, a);
   /* the int8 first pass over the rows in one array */
   if (hnsw_set_q8_rows(h, &rows.q8[0][0], FUZZ_MAXDIM, rows.scale, FUZZ_ROWS) == ANN_OK)
     (void)searches(h, a);
   FUZZ_ASSERT(hnsw_set_q8_rows(h, NULL, 0, NULL, 0) == ANN_OK);
   /* writes, as a checkpoint makes them: a delete, then the rows not in
-  ** the index yet (up to a few past its count) built in */
-  uint32_t n = hnsw_count(h);
-  if (n) (void)hnsw_delete(h, n / 2);
-  if (n < FUZZ_ROWS - 4 && hnsw_build(h, n + 4) != ANN_OK) return;
-  int na = searches(h, a);
-  /* what is saved loads again, and is the same graph */
-  uint8_t *img;
-  size_t len;
-  FUZZ_ASSERT(hnsw_save(h, &img, &len) == ANN_OK);
-  hnsw *h2;
-  int rc = hnsw_load(img, len, rows.dim, m, rows.elem, fuzz_row, &rows, &h2);
-  if (rc != ANN_OK) fprintf(stderr, "the saved image does not load: %s\n", hnsw_errmsg(h2));
-  FUZZ_ASSERT(rc == ANN_OK && hnsw_count(h2) == hnsw_count(h));
-  FUZZ_ASSERT(searches(h2, b) == na && !memcmp(a, b, (size_t)na * sizeof *a));
-  hnsw_free(h2);
-  free(img);
+  ** the index yet (up to a few past its count) built in; what is saved
+  ** loads again, and is the same graph */
+  fuzz_ann_rewrite(&hnsw_ops, &rows, h, m, NULL);
 }
 
 /* Images of a few small indexes: dims, metrics, element types, M, deleted
@@ -70,12 +59,7 @@ static void seeds(const char *dir) {
     FUZZ_ASSERT(hnsw_new(c[i].dim, (ann_metric)c[i].metric, (ann_elem)c[i].elem, &p, fuzz_row,
                          &rows, &h) == ANN_OK);
     FUZZ_ASSERT(hnsw_build(h, (uint32_t)c[i].n) == ANN_OK);
-    for (int d = 0; d < c[i].del; d++) FUZZ_ASSERT(hnsw_delete(h, (uint32_t)(d * 7)) == ANN_OK);
-    uint8_t *img;
-    size_t len;
-    FUZZ_ASSERT(hnsw_save(h, &img, &len) == ANN_OK);
-    fuzz_seed_image(dir, i, img, len);
-    hnsw_free(h);
+    fuzz_ann_seed(&hnsw_ops, dir, i, h, c[i].del);
   }
 }
 

@@ -23,32 +23,19 @@ static int search(const void *v, const float *q, int k, int qi, int (*filter)(vo
   return ivf_search(v, q, k, probes[qi], reranks[qi], filter, NULL, out);
 }
 
-/* A few searches; the hits of the first into first, their number returned. */
-static int searches(const ivf *v, ann_hit *first) {
-  return fuzz_searches(&rows, v, search, first);
-}
+FUZZ_ANN_OPS(ivf, search);
+
+/* a reloaded copy has as many lists */
+static int same_nlist(const void *copy, const void *v) { return ivf_nlist(copy) == ivf_nlist(v); }
 
 static void use(void *index, ann_metric m) {
   ivf *v = index;
-  ann_hit a[64], b[64];
-  (void)searches(v, a);
+  ann_hit a[64];
+  (void)fuzz_searches(&rows, v, search, a);
   /* writes, as a checkpoint makes them: a delete, then rows not in the
-  ** index yet (up to a few past its count) added */
-  uint32_t n = ivf_count(v);
-  if (n) (void)ivf_delete(v, n / 2);
-  if (n < FUZZ_ROWS - 4 && ivf_build(v, n + 4) != ANN_OK) return;
-  int na = searches(v, a);
-  /* what is saved loads again, and answers as the index did */
-  uint8_t *img;
-  size_t len;
-  FUZZ_ASSERT(ivf_save(v, &img, &len) == ANN_OK);
-  ivf *v2;
-  int rc = ivf_load(img, len, rows.dim, m, rows.elem, fuzz_row, &rows, &v2);
-  if (rc != ANN_OK) fprintf(stderr, "the saved image does not load: %s\n", ivf_errmsg(v2));
-  FUZZ_ASSERT(rc == ANN_OK && ivf_count(v2) == ivf_count(v) && ivf_nlist(v2) == ivf_nlist(v));
-  FUZZ_ASSERT(searches(v2, b) == na && !memcmp(a, b, (size_t)na * sizeof *a));
-  ivf_free(v2);
-  free(img);
+  ** index yet (up to a few past its count) added; what is saved loads
+  ** again, and answers as the index did */
+  fuzz_ann_rewrite(&ivf_ops, &rows, v, m, same_nlist);
 }
 
 /* Images of a few small indexes: flat and PQ, the three metrics, f32 and
@@ -72,12 +59,7 @@ static void seeds(const char *dir) {
     FUZZ_ASSERT(ivf_new(c[i].dim, (ann_metric)c[i].metric, (ann_elem)c[i].elem, &p, fuzz_row,
                         &rows, &v) == ANN_OK);
     if (c[i].n) FUZZ_ASSERT(ivf_build(v, (uint32_t)c[i].n) == ANN_OK);
-    for (int d = 0; d < c[i].del; d++) FUZZ_ASSERT(ivf_delete(v, (uint32_t)(d * 7)) == ANN_OK);
-    uint8_t *img;
-    size_t len;
-    FUZZ_ASSERT(ivf_save(v, &img, &len) == ANN_OK);
-    fuzz_seed_image(dir, i, img, len);
-    ivf_free(v);
+    fuzz_ann_seed(&ivf_ops, dir, i, v, c[i].del);
   }
 }
 
