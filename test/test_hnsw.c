@@ -25,6 +25,8 @@
 #include "util/le.h"
 #include "util/pool.h"
 
+T_ANN_OPS(hnsw);
+
 #define NQ 100
 #define NQR 1000 /* queries of the recall cases: one query is 0.001 */
 /* hnsw.h: the int8 pass re-scores the best 2k of its pool */
@@ -39,10 +41,7 @@ static hnsw *build(ds *d, ann_metric m, uint32_t n, int threads, int M) {
   hnsw_params p = {M, 0, 0, threads, 0};
   hnsw *h = NULL;
   int rc = hnsw_new(d->dim, m, d->elem, &p, row, d, &h);
-  T_CHECK(rc == ANN_OK, "hnsw_new: %s", hnsw_errmsg(h));
-  rc = hnsw_build(h, n);
-  T_CHECK(rc == ANN_OK, "hnsw_build: %s", hnsw_errmsg(h));
-  ck_assert_uint_eq(hnsw_count(h), n);
+  t_built(&hnsw_t, h, rc, n);
   return h;
 }
 
@@ -99,8 +98,7 @@ static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m) {
   static const int efs[] = {10, 16, 32, 64, 200};
   ds d;
   uint64_t seed = t_seed();
-  make_data(&d, n, dim, e, seed);
-  float *qs = make_queries(dim, seed, NQR);
+  float *qs = t_setup(&d, n, dim, e, seed, NQR);
   double t0 = now();
   hnsw *h = build(&d, m, n, 1, 0);
   double t1 = now();
@@ -132,8 +130,7 @@ static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m) {
   printf("\n");
   free(truth);
   hnsw_free(h);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 
 START_TEST(test_recall_1k) {
@@ -148,8 +145,7 @@ END_TEST
 START_TEST(test_keep_pruned) {
   ds d;
   uint32_t n = 3000;
-  make_data(&d, n, 32, ANN_F32, t_seed() + 90);
-  float *qs = make_queries(32, t_seed() + 90, NQ);
+  float *qs = t_setup(&d, n, 32, ANN_F32, t_seed() + 90, NQ);
   ann_hit *truth = truth_of(&d, ANN_L2, n, qs, NQ, 10);
   hnsw *h[2];
   uint8_t *img[2];
@@ -170,8 +166,7 @@ START_TEST(test_keep_pruned) {
     hnsw_free(h[kp]);
   }
   free(truth);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -188,17 +183,10 @@ END_TEST
 START_TEST(test_delete) {
   ds d;
   uint32_t n = 2000;
-  make_data(&d, n, 32, ANN_F32, t_seed() + 10);
-  float *qs = make_queries(32, t_seed() + 10, NQ);
+  float *qs = t_setup(&d, n, 32, ANN_F32, t_seed() + 10, NQ);
   hnsw *h = build(&d, ANN_L2, n, 1, 0);
   use_q8(h, &d, _i);
-  uint8_t *del = calloc(n, 1);
-  t_rng r = {t_seed() + 12};
-  for (uint32_t i = 0; i < n; i++)
-    if (t_next(&r) % 3 == 0) {
-      del[i] = 1;
-      ck_assert_int_eq(hnsw_delete(h, i), ANN_OK);
-    }
+  uint8_t *del = t_delete_third(&hnsw_t, h, n, t_seed() + 12);
   ck_assert_int_eq(hnsw_delete(h, 0), del[0] ? ANN_OK : ANN_OK);
   del[0] = 1;
   ck_assert_int_eq(hnsw_delete(h, 0), ANN_OK); /* twice is fine */
@@ -229,8 +217,7 @@ START_TEST(test_delete) {
   ck_assert_int_eq(hnsw_search(h, qs, 10, 64, NULL, NULL, got), 0);
   hnsw_free(h);
   free(del);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -248,8 +235,7 @@ static int allow(void *ctx, uint32_t i) {
 START_TEST(test_filter) {
   ds d;
   uint32_t n = 3000;
-  make_data(&d, n, 32, ANN_F16, t_seed() + 20);
-  float *qs = make_queries(32, t_seed() + 20, NQ);
+  float *qs = t_setup(&d, n, 32, ANN_F16, t_seed() + 20, NQ);
   hnsw *h = build(&d, ANN_COSINE, n, 1, 0);
   use_q8(h, &d, _i); /* _i: 0 exact, 1 with the int8 pass */
   static const uint32_t keeps[] = {5, 1, 0}; /* 50%, 10%, none */
@@ -287,8 +273,7 @@ START_TEST(test_filter) {
     ck_assert_uint_eq(got[0].id, target);
   }
   hnsw_free(h);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -308,8 +293,7 @@ START_TEST(test_pool_walk) {
   ds d;
   uint32_t n = 3000;
   int dim = 24;
-  make_data(&d, n, dim, ANN_F32, t_seed() + 25);
-  float *qs = make_queries(dim, t_seed() + 25, NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F32, t_seed() + 25, NQ);
   hnsw *h = build(&d, ANN_COSINE, n, 1, 8);
   use_q8(h, &d, _i);
   static const int ks[] = {1, 10, 25}, efs[] = {1, 16, 100};
@@ -340,8 +324,7 @@ START_TEST(test_pool_walk) {
   hnsw_free(g);
   free(img);
   hnsw_free(h);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -361,8 +344,7 @@ START_TEST(test_save_load) {
   ds d;
   uint32_t n = 3000, n0 = 2000;
   int dim = 32;
-  make_data(&d, n, dim, ANN_F16, t_seed() + 30);
-  float *qs = make_queries(dim, t_seed() + 30, NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F16, t_seed() + 30, NQ);
   hnsw *h = build(&d, ANN_L2, n0, 1, 12);
   use_q8(h, &d, _i); /* _i: 0 exact, 1 with the int8 pass (not in the image) */
   hnsw_delete(h, 7);
@@ -371,51 +353,30 @@ START_TEST(test_save_load) {
   ck_assert_int_eq(hnsw_save(h, &img, &len), ANN_OK);
 
   /* in place (malloc'd: aligned) */
-  hnsw *g = NULL;
-  int rc = hnsw_load(img, len, dim, ANN_L2, ANN_F16, row, &d, &g);
-  T_CHECK(rc == ANN_OK, "load: %s", hnsw_errmsg(g));
+  hnsw *g = t_load(&hnsw_t, img, len, &d, dim, ANN_L2, ANN_F16);
   use_q8(g, &d, _i);
   ck_assert_uint_eq(hnsw_count(g), n0);
   same_results(h, g, qs, dim);
   /* save of the loaded one: the same bytes */
-  uint8_t *img2;
-  size_t len2;
-  ck_assert_int_eq(hnsw_save(g, &img2, &len2), ANN_OK);
-  ck_assert_uint_eq(len, len2);
-  T_CHECK(memcmp(img, img2, len) == 0, "image changed by a round trip");
-  free(img2);
+  t_same_image(&hnsw_t, g, img, len);
 
   /* unaligned: copied */
-  uint8_t *buf = malloc(len + 1);
-  memcpy(buf + 1, img, len);
-  hnsw *u = NULL;
-  rc = hnsw_load(buf + 1, len, dim, ANN_L2, ANN_F16, row, &d, &u);
-  T_CHECK(rc == ANN_OK, "load unaligned: %s", hnsw_errmsg(u));
+  uint8_t *buf;
+  hnsw *u = t_load_unaligned(&hnsw_t, img, len, &d, dim, ANN_L2, ANN_F16, &buf);
   use_q8(u, &d, _i);
   same_results(h, u, qs, dim);
   hnsw_free(u);
   free(buf);
 
   /* wrong parameters */
-  rc = hnsw_load(img, len, dim + 1, ANN_L2, ANN_F16, row, &d, &u);
-  ck_assert_int_eq(rc, ANN_CORRUPT);
-  T_CHECK(strstr(hnsw_errmsg(u), "dim") != NULL, "message: %s", hnsw_errmsg(u));
-  hnsw_free(u);
-  rc = hnsw_load(img, len, dim, ANN_COSINE, ANN_F16, row, &d, &u);
-  ck_assert_int_eq(rc, ANN_CORRUPT);
-  hnsw_free(u);
+  t_load_refused(&hnsw_t, img, len, &d, dim + 1, ANN_L2, ANN_F16, 1);
+  t_load_refused(&hnsw_t, img, len, &d, dim, ANN_COSINE, ANN_F16, 0);
 
   /* the loaded index grows: the same graph as the original grown alike,
   ** and the image is untouched (copy-on-write) */
   uint8_t *keep = malloc(len);
   memcpy(keep, img, len);
-  ck_assert_int_eq(hnsw_add(g, n0 + 500), ANN_OK);
-  ck_assert_int_eq(hnsw_add(g, n0 + 500), ANN_ERROR);
-  ck_assert_int_eq(hnsw_build(g, n), ANN_OK);
-  ck_assert_int_eq(hnsw_add(h, n0 + 500), ANN_OK);
-  ck_assert_int_eq(hnsw_build(h, n), ANN_OK);
-  T_CHECK(memcmp(keep, img, len) == 0, "the image was written to");
-  ck_assert_uint_eq(hnsw_count(g), n);
+  t_grow_alike(&hnsw_t, g, h, n0 + 500, n, keep, img, len);
   same_results(h, g, qs, dim);
   uint8_t *del = calloc(n, 1);
   del[7] = 1;
@@ -436,49 +397,38 @@ START_TEST(test_save_load) {
   hnsw_free(g);
   hnsw_free(h);
   free(img);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
+/* an image that loaded, used hard */
+static void use_image(void *x, ds *d, const float *q) {
+  hnsw *g = x;
+  ann_hit hits[40];
+  for (int i = 0; i < 3; i++) hnsw_search(g, q + i * d->dim, 40, 40, NULL, NULL, hits);
+  uint8_t *again;
+  size_t alen;
+  if (hnsw_save(g, &again, &alen) == ANN_OK) free(again);
+  hnsw_add(g, d->n - 1);
+}
+
 /* load a (possibly damaged) image; if it is accepted, use it hard */
 static int try_image(const uint8_t *img, size_t len, ds *d, const float *q) {
-  hnsw *g = NULL;
-  int rc = hnsw_load(img, len, d->dim, ANN_L2, ANN_F32, row, d, &g);
-  if (rc == ANN_OK) {
-    ann_hit hits[40];
-    for (int i = 0; i < 3; i++) hnsw_search(g, q + i * d->dim, 40, 40, NULL, NULL, hits);
-    uint8_t *again;
-    size_t alen;
-    if (hnsw_save(g, &again, &alen) == ANN_OK) free(again);
-    hnsw_add(g, d->n - 1);
-  } else {
-    T_CHECK(rc == ANN_CORRUPT, "rc %d", rc);
-    T_CHECK(hnsw_errmsg(g)[0] != 0, "no message");
-  }
-  hnsw_free(g);
-  return rc;
+  return t_try_image(&hnsw_t, img, len, d, q, use_image);
 }
 
 START_TEST(test_corrupt) {
   ds d;
   uint32_t n = 400;
   int dim = 16, M = 6;
-  make_data(&d, n + 1, dim, ANN_F32, t_seed() + 40);
-  float *qs = make_queries(dim, t_seed() + 40, NQ);
+  float *qs = t_setup(&d, n + 1, dim, ANN_F32, t_seed() + 40, NQ);
   hnsw *h = build(&d, ANN_L2, n, 1, M);
-  uint8_t *img;
   size_t len;
-  ck_assert_int_eq(hnsw_save(h, &img, &len), ANN_OK);
+  uint8_t *img = t_save(&hnsw_t, h, &len);
   hnsw_free(h);
-  ck_assert_int_eq(try_image(img, len, &d, qs), ANN_OK);
-  uint8_t *b = malloc(len);
-
   /* truncations: every length in the header, then a spread */
-  for (size_t l = 0; l < len; l += l < 200 ? 1 : 1 + len / 500) {
-    memcpy(b, img, l);
-    T_CHECK(try_image(b, l, &d, qs) == ANN_CORRUPT, "truncated to %zu accepted", l);
-  }
+  t_truncations(&hnsw_t, img, len, &d, qs, use_image, 500);
+  uint8_t *b = malloc(len);
   /* random byte flips: the header, the link lists, anywhere */
   t_rng r = {t_seed() + 42};
   size_t l0end = 80 + (size_t)n * (1 + 2 * M) * 4;
@@ -533,8 +483,7 @@ START_TEST(test_corrupt) {
   free(eimg);
   free(b);
   free(img);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -548,8 +497,7 @@ START_TEST(test_q8_partial) {
   ds d;
   uint32_t n = 5000;
   int dim = 32, ef = 32;
-  make_data(&d, n, dim, ANN_F32, t_seed() + 80);
-  float *qs = make_queries(dim, t_seed() + 80, NQR);
+  float *qs = t_setup(&d, n, dim, ANN_F32, t_seed() + 80, NQR);
   hnsw *h = build(&d, ANN_L2, n, 1, 0);
   ann_hit *truth = truth_of(&d, ANN_L2, n, qs, NQR, 10);
   long vf, vq;
@@ -573,8 +521,7 @@ START_TEST(test_q8_partial) {
   }
   free(truth);
   hnsw_free(h);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -631,8 +578,7 @@ START_TEST(test_q8_rows) {
   free(wide);
   hnsw_free(g);
   hnsw_free(h);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -642,8 +588,7 @@ START_TEST(test_threads) {
   ds d;
   uint32_t n = 5000;
   int dim = 32;
-  make_data(&d, n, dim, ANN_F32, t_seed() + 50);
-  float *qs = make_queries(dim, t_seed() + 50, NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F32, t_seed() + 50, NQ);
   double t0 = now();
   hnsw *h1 = build(&d, ANN_L2, n, 1, 0);
   double t1 = now();
@@ -676,8 +621,7 @@ START_TEST(test_threads) {
   hnsw_free(h1);
   hnsw_free(h2);
   hnsw_free(h3);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -736,14 +680,12 @@ START_TEST(test_concurrent_search) {
   ds d;
   uint32_t n = 2000;
   int dim = 32;
-  make_data(&d, n, dim, ANN_F32, t_seed() + 60);
-  float *qs = make_queries(dim, t_seed() + 60, NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F32, t_seed() + 60, NQ);
   hnsw *h = build(&d, ANN_DOT, n, 2, 0);
   use_q8(h, &d, _i); /* _i: 0 exact, 1 with the int8 pass */
   t_concurrent_same(h, hnsw_search10, qs, dim, NQ);
   hnsw_free(h);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -798,12 +740,7 @@ START_TEST(test_edges) {
   ck_assert_int_eq(hnsw_set_q8(h, row_q8, &d), ANN_ERROR);
   hnsw_free(h);
   ck_assert_int_eq(hnsw_set_q8(NULL, row_q8, &d), ANN_ERROR);
-  ck_assert_int_eq(hnsw_new(0, ANN_L2, ANN_F32, NULL, row, &d, &h), ANN_ERROR);
-  hnsw_free(h);
-  ck_assert_int_eq(hnsw_new(dim, (ann_metric)7, ANN_F32, NULL, row, &d, &h), ANN_ERROR);
-  hnsw_free(h);
-  ck_assert_int_eq(hnsw_new(dim, ANN_L2, (ann_elem)3, NULL, row, &d, &h), ANN_ERROR);
-  hnsw_free(h);
+  t_bad_args(&hnsw_t, dim, &d);
   ck_assert_str_eq(hnsw_errmsg(NULL), "out of memory");
   hnsw_free(NULL);
   free_data(&d);
@@ -811,10 +748,8 @@ START_TEST(test_edges) {
 END_TEST
 
 int main(void) {
-  printf("test_hnsw: seed %llu, kernels %s\n", (unsigned long long)t_seed(), k_get()->name);
-  Suite *s = suite_create("hnsw");
-  TCase *tc = tcase_create("hnsw");
-  tcase_set_timeout(tc, 300);
+  TCase *tc;
+  Suite *s = t_suite("hnsw", &tc);
   tcase_add_loop_test(tc, test_edges, 0, 2);
   tcase_add_test(tc, test_recall_1k);
   tcase_add_test(tc, test_recall_10k);

@@ -24,6 +24,8 @@
 
 #define NQ T_NQ
 
+T_ANN_OPS(ivf);
+
 static int overlap(const ann_hit *a, int na, const ann_hit *b, int nb) {
   int inter = 0;
   for (int i = 0; i < na; i++)
@@ -39,10 +41,7 @@ static ivf *build(ds *d, ann_metric m, uint32_t n, int threads, uint32_t nlist, 
   ivf_params p = {nlist, pq_m, 0, 0, 0, threads, 0, 0};
   ivf *v = NULL;
   int rc = ivf_new(d->dim, m, d->elem, &p, row, d, &v);
-  T_CHECK(rc == ANN_OK, "ivf_new: %s", ivf_errmsg(v));
-  rc = ivf_build(v, n);
-  T_CHECK(rc == ANN_OK, "ivf_build: %s", ivf_errmsg(v));
-  ck_assert_uint_eq(ivf_count(v), n);
+  t_built(&ivf_t, v, rc, n);
   return v;
 }
 
@@ -84,8 +83,7 @@ static double recall(const ivf *v, const ds *d, ann_metric m, uint32_t n, const 
 static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m, int np) {
   ds d;
   uint64_t seed = t_seed();
-  make_data(&d, n, dim, e, seed);
-  float *qs = make_queries(dim, seed, T_NQ);
+  float *qs = t_setup(&d, n, dim, e, seed, T_NQ);
   double t0 = now();
   ivf *f = build(&d, m, n, 1, 0, 0);
   double t1 = now();
@@ -116,8 +114,7 @@ static void recall_case(uint32_t n, int dim, ann_elem e, ann_metric m, int np) {
   T_CHECK(rp_big >= rp_all, "more rerank, less recall: %.4f < %.4f", rp_big, rp_all);
   ivf_free(f);
   ivf_free(p);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 
 START_TEST(test_recall_1k) {
@@ -143,8 +140,7 @@ START_TEST(test_pq_tables) {
   ds d;
   uint32_t n = 2000;
   int dim = 64;
-  make_data(&d, n, dim, ANN_F32, t_seed() + 80);
-  float *qs = make_queries(dim, t_seed() + 80, T_NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F32, t_seed() + 80, T_NQ);
   static const uint32_t nls[] = {40, 1100}; /* 2.5 MiB of terms; 68.75 MiB: none */
   static const ann_metric ms[] = {ANN_L2, ANN_COSINE};
   for (int i = 0; i < 2; i++)
@@ -156,8 +152,7 @@ START_TEST(test_pq_tables) {
       T_CHECK(r >= 0.9, "%s nlist %u: recall %.4f", mname(ms[mi]), nls[i], r);
       ivf_free(v);
     }
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -194,8 +189,7 @@ START_TEST(test_filter) {
   ds d;
   uint32_t n = 3000;
   int dim = 32;
-  make_data(&d, n, dim, ANN_F16, t_seed() + 20);
-  float *qs = make_queries(dim, t_seed() + 20, T_NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F16, t_seed() + 20, T_NQ);
   static const ann_metric ms[] = {ANN_COSINE, ANN_L2, ANN_DOT};
   for (int mi = 0; mi < 3; mi++) {
     ivf *f = build(&d, ms[mi], n, 1, 0, 0), *p = build(&d, ms[mi], n, 1, 0, 8);
@@ -228,8 +222,7 @@ START_TEST(test_filter) {
     ivf_free(p);
   }
   printf("ivf filters 50%%/10%%/0%%, nprobe = nlist: flat and pq (rerank all) equal brute force\n");
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -237,18 +230,11 @@ START_TEST(test_delete) {
   ds d;
   uint32_t n = 2000;
   int dim = 32;
-  make_data(&d, n, dim, ANN_F32, t_seed() + 10);
-  float *qs = make_queries(dim, t_seed() + 10, T_NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F32, t_seed() + 10, T_NQ);
   for (int pq = 0; pq < 2; pq++) {
     ivf *v = build(&d, ANN_L2, n, 1, 0, pq ? 8 : 0);
     int nl = (int)ivf_nlist(v);
-    uint8_t *del = calloc(n, 1);
-    t_rng r = {t_seed() + 12};
-    for (uint32_t i = 0; i < n; i++)
-      if (t_next(&r) % 3 == 0) {
-        del[i] = 1;
-        ck_assert_int_eq(ivf_delete(v, i), ANN_OK);
-      }
+    uint8_t *del = t_delete_third(&ivf_t, v, n, t_seed() + 12);
     del[0] = 1;
     ck_assert_int_eq(ivf_delete(v, 0), ANN_OK);
     ck_assert_int_eq(ivf_delete(v, 0), ANN_OK); /* twice is fine */
@@ -272,8 +258,7 @@ START_TEST(test_delete) {
     ivf_free(v);
     free(del);
   }
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -293,8 +278,7 @@ static void save_load_case(int pq_m) {
   ds d;
   uint32_t n = 3000, n0 = 2000;
   int dim = 32;
-  make_data(&d, n, dim, ANN_F16, t_seed() + 30);
-  float *qs = make_queries(dim, t_seed() + 30, T_NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F16, t_seed() + 30, T_NQ);
   ivf *h = build(&d, ANN_COSINE, n0, 1, 0, pq_m);
   ivf_delete(h, 7);
   uint8_t *img;
@@ -302,40 +286,23 @@ static void save_load_case(int pq_m) {
   ck_assert_int_eq(ivf_save(h, &img, &len), ANN_OK);
 
   /* in place (malloc'd: aligned) */
-  ivf *g = NULL;
-  int rc = ivf_load(img, len, dim, ANN_COSINE, ANN_F16, row, &d, &g);
-  T_CHECK(rc == ANN_OK, "load: %s", ivf_errmsg(g));
+  ivf *g = t_load(&ivf_t, img, len, &d, dim, ANN_COSINE, ANN_F16);
   ck_assert_uint_eq(ivf_count(g), n0);
   ck_assert_uint_eq(ivf_nlist(g), ivf_nlist(h));
   same_results(h, g, qs, dim, 5);
-  uint8_t *img2;
-  size_t len2;
-  ck_assert_int_eq(ivf_save(g, &img2, &len2), ANN_OK);
-  ck_assert_uint_eq(len, len2);
-  T_CHECK(memcmp(img, img2, len) == 0, "image changed by a round trip");
-  free(img2);
+  t_same_image(&ivf_t, g, img, len);
 
   /* unaligned: copied */
-  uint8_t *buf = malloc(len + 1);
-  memcpy(buf + 1, img, len);
-  ivf *u = NULL;
-  rc = ivf_load(buf + 1, len, dim, ANN_COSINE, ANN_F16, row, &d, &u);
-  T_CHECK(rc == ANN_OK, "load unaligned: %s", ivf_errmsg(u));
+  uint8_t *buf;
+  ivf *u = t_load_unaligned(&ivf_t, img, len, &d, dim, ANN_COSINE, ANN_F16, &buf);
   same_results(h, u, qs, dim, 5);
   ivf_free(u);
   free(buf);
 
   /* wrong parameters */
-  rc = ivf_load(img, len, dim + 1, ANN_COSINE, ANN_F16, row, &d, &u);
-  ck_assert_int_eq(rc, ANN_CORRUPT);
-  T_CHECK(strstr(ivf_errmsg(u), "dim") != NULL, "message: %s", ivf_errmsg(u));
-  ivf_free(u);
-  rc = ivf_load(img, len, dim, ANN_L2, ANN_F16, row, &d, &u);
-  ck_assert_int_eq(rc, ANN_CORRUPT);
-  ivf_free(u);
-  rc = ivf_load(img, len, dim, ANN_COSINE, ANN_F32, row, &d, &u);
-  ck_assert_int_eq(rc, ANN_CORRUPT);
-  ivf_free(u);
+  t_load_refused(&ivf_t, img, len, &d, dim + 1, ANN_COSINE, ANN_F16, 1);
+  t_load_refused(&ivf_t, img, len, &d, dim, ANN_L2, ANN_F16, 0);
+  t_load_refused(&ivf_t, img, len, &d, dim, ANN_COSINE, ANN_F32, 0);
 
   /* the loaded index grows and deletes like the original; the image is
   ** never written */
@@ -343,13 +310,7 @@ static void save_load_case(int pq_m) {
   memcpy(keep, img, len);
   ck_assert_int_eq(ivf_delete(g, 8), ANN_OK);
   ck_assert_int_eq(ivf_delete(h, 8), ANN_OK);
-  ck_assert_int_eq(ivf_add(g, n0 + 500), ANN_OK);
-  ck_assert_int_eq(ivf_add(g, n0 + 500), ANN_ERROR);
-  ck_assert_int_eq(ivf_build(g, n), ANN_OK);
-  ck_assert_int_eq(ivf_add(h, n0 + 500), ANN_OK);
-  ck_assert_int_eq(ivf_build(h, n), ANN_OK);
-  T_CHECK(memcmp(keep, img, len) == 0, "the image was written to");
-  ck_assert_uint_eq(ivf_count(g), n);
+  t_grow_alike(&ivf_t, g, h, n0 + 500, n, keep, img, len);
   same_results(h, g, qs, dim, 5);
   same_results(h, g, qs, dim, (int)ivf_nlist(h));
   uint8_t *ia, *ib;
@@ -363,8 +324,7 @@ static void save_load_case(int pq_m) {
   ivf_free(g);
   ivf_free(h);
   free(img);
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 
 START_TEST(test_save_load) {
@@ -375,51 +335,41 @@ END_TEST
 
 /* ---- damaged images ----------------------------------------------------- */
 
+/* an image that loaded, used hard */
+static void use_image(void *x, ds *d, const float *q) {
+  ivf *g = x;
+  ann_hit hits[40];
+  int nl = (int)ivf_nlist(g);
+  for (int i = 0; i < 3; i++) {
+    int nh = ivf_search(g, q + i * d->dim, 40, nl, 0, NULL, NULL, hits);
+    T_CHECK(nh >= 0 && nh <= 40, "search of an accepted image: %d", nh);
+  }
+  uint8_t *again;
+  size_t alen;
+  if (ivf_save(g, &again, &alen) == ANN_OK) free(again);
+  ivf_delete(g, 3);
+  ivf_add(g, d->n - 1);
+  ivf_search(g, q, 40, nl, 0, NULL, NULL, hits);
+}
+
 /* load a (possibly damaged) image; if it is accepted, use it hard */
 static int try_image(const uint8_t *img, size_t len, ds *d, const float *q) {
-  ivf *g = NULL;
-  int rc = ivf_load(img, len, d->dim, ANN_L2, ANN_F32, row, d, &g);
-  if (rc == ANN_OK) {
-    ann_hit hits[40];
-    int nl = (int)ivf_nlist(g);
-    for (int i = 0; i < 3; i++) {
-      int nh = ivf_search(g, q + i * d->dim, 40, nl, 0, NULL, NULL, hits);
-      T_CHECK(nh >= 0 && nh <= 40, "search of an accepted image: %d", nh);
-    }
-    uint8_t *again;
-    size_t alen;
-    if (ivf_save(g, &again, &alen) == ANN_OK) free(again);
-    ivf_delete(g, 3);
-    ivf_add(g, d->n - 1);
-    ivf_search(g, q, 40, nl, 0, NULL, NULL, hits);
-  } else {
-    T_CHECK(rc == ANN_CORRUPT, "rc %d", rc);
-    T_CHECK(ivf_errmsg(g)[0] != 0, "no message");
-  }
-  ivf_free(g);
-  return rc;
+  return t_try_image(&ivf_t, img, len, d, q, use_image);
 }
 
 static void corrupt_case(int pq_m) {
   ds d;
   uint32_t n = 400;
   int dim = 16;
-  make_data(&d, n + 1, dim, ANN_F32, t_seed() + 40);
-  float *qs = make_queries(dim, t_seed() + 40, T_NQ);
+  float *qs = t_setup(&d, n + 1, dim, ANN_F32, t_seed() + 40, T_NQ);
   ivf *h = build(&d, ANN_L2, n, 1, 12, pq_m);
   for (uint32_t i = 0; i < n; i += 9) ivf_delete(h, i);
-  uint8_t *img;
   size_t len;
-  ck_assert_int_eq(ivf_save(h, &img, &len), ANN_OK);
+  uint8_t *img = t_save(&ivf_t, h, &len);
   ivf_free(h);
-  ck_assert_int_eq(try_image(img, len, &d, qs), ANN_OK);
-  uint8_t *b = malloc(len);
-
   /* truncations (and one byte too many) */
-  for (size_t l = 0; l < len; l += l < 200 ? 1 : 1 + len / 400) {
-    memcpy(b, img, l);
-    T_CHECK(try_image(b, l, &d, qs) == ANN_CORRUPT, "truncated to %zu accepted", l);
-  }
+  t_truncations(&ivf_t, img, len, &d, qs, use_image, 400);
+  uint8_t *b = malloc(len);
   uint8_t *longer = calloc(len + 4, 1);
   memcpy(longer, img, len);
   T_CHECK(try_image(longer, len + 4, &d, qs) == ANN_CORRUPT, "a longer image accepted");
@@ -512,8 +462,7 @@ static void corrupt_case(int pq_m) {
       T_CHECK(try_image(eimg, l, &d, qs) == ANN_CORRUPT, "%zu", l);
     free(eimg);
   }
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 
 START_TEST(test_corrupt) {
@@ -528,8 +477,7 @@ START_TEST(test_threads) {
   ds d;
   uint32_t n = 5000;
   int dim = 32;
-  make_data(&d, n, dim, ANN_F32, t_seed() + 50);
-  float *qs = make_queries(dim, t_seed() + 50, T_NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F32, t_seed() + 50, T_NQ);
   for (int pq = 0; pq < 2; pq++) {
     double t0 = now();
     ivf *h1 = build(&d, ANN_L2, n, 1, 0, pq ? 8 : 0);
@@ -559,8 +507,7 @@ START_TEST(test_threads) {
     ivf_free(h2);
     ivf_free(h3);
   }
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -572,15 +519,13 @@ START_TEST(test_concurrent_search) {
   ds d;
   uint32_t n = 2000;
   int dim = 32;
-  make_data(&d, n, dim, ANN_F32, t_seed() + 60);
-  float *qs = make_queries(dim, t_seed() + 60, T_NQ);
+  float *qs = t_setup(&d, n, dim, ANN_F32, t_seed() + 60, T_NQ);
   for (int pq = 0; pq < 2; pq++) {
     ivf *v = build(&d, ANN_DOT, n, 2, 0, pq ? 8 : 0);
     t_concurrent_same(v, ivf_search10, qs, dim, NQ);
     ivf_free(v);
   }
-  free(qs);
-  free_data(&d);
+  t_teardown(&d, qs);
 }
 END_TEST
 
@@ -691,12 +636,7 @@ START_TEST(test_edges) {
   bad.train_iters = -1;
   ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_ERROR);
   ivf_free(v);
-  ck_assert_int_eq(ivf_new(0, ANN_L2, ANN_F32, NULL, row, &d, &v), ANN_ERROR);
-  ivf_free(v);
-  ck_assert_int_eq(ivf_new(dim, (ann_metric)7, ANN_F32, NULL, row, &d, &v), ANN_ERROR);
-  ivf_free(v);
-  ck_assert_int_eq(ivf_new(dim, ANN_L2, (ann_elem)3, NULL, row, &d, &v), ANN_ERROR);
-  ivf_free(v);
+  t_bad_args(&ivf_t, dim, &d);
   ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, NULL, NULL, &d, &v), ANN_ERROR);
   ivf_free(v);
   ck_assert_str_eq(ivf_errmsg(NULL), "out of memory");
@@ -706,10 +646,8 @@ START_TEST(test_edges) {
 END_TEST
 
 int main(void) {
-  printf("test_ivf: seed %llu, kernels %s\n", (unsigned long long)t_seed(), k_get()->name);
-  Suite *s = suite_create("ivf");
-  TCase *tc = tcase_create("ivf");
-  tcase_set_timeout(tc, 300);
+  TCase *tc;
+  Suite *s = t_suite("ivf", &tc);
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_recall_1k);
   tcase_add_test(tc, test_recall_10k);

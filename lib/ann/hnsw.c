@@ -75,12 +75,11 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ann_int.h"
 #include "hnsw.h"
 #include "k.h"
 #include "q8.h"
@@ -95,6 +94,8 @@
 #define HNSW_MAX_M 512
 #define HNSW_MAX_EFC (1 << 20)
 #define HNSW_DEFAULT_SEED 0x68e5a3c1d2b4f607ull
+
+static const ann_img hnsw_img = {HNSW_MAGIC, HNSW_VERSION, HNSW_HDR, "HNSW"};
 
 #define NODE_LEVEL 0xffu
 #define NODE_PRESENT 0x100u
@@ -139,20 +140,13 @@ typedef struct spool {
 /* The index.  Owns everything except vec/ctx and, while !owned, the image
 ** the three arrays point into. */
 struct hnsw {
-  int dim;
-  ann_metric metric;
-  ann_elem elem;
+  ann_base base; /* the rows, their kernels, the last error's message */
   int broken; /* hnsw_new/hnsw_load failed: only errmsg and free work */
   uint32_t M, M0, efc;
   int threads;
   int keep_pruned; /* hnsw_params.keep_pruned */
   double mult; /* level multiplier 1/ln(M) */
   uint64_t rng;
-  ann_vec_fn vec;
-  void *ctx;
-  const k_ops *k;
-  float (*df32)(const float *, const float *, size_t);
-  float (*df16)(const float *, const uint16_t *, size_t);
   ann_q8_fn q8; /* NULL: no int8 pass (hnsw_set_q8) ... */
   void *qctx;
   const int8_t *q8c; /* ... unless the rows are in one array (hnsw_set_q8_rows) */
@@ -175,20 +169,9 @@ struct hnsw {
   atomic_flag *locks;   /* per node, only during a parallel build */
   pthread_mutex_t glock; /* entry/max_level during a parallel build */
   spool *pool;
-  char err[256];
 };
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static int set_err(hnsw *h, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int set_err(hnsw *h, int rc, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(h->err, sizeof h->err, fmt, ap);
-  va_end(ap);
-  return rc;
-}
 
 static uint64_t splitmix(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -288,20 +271,6 @@ static inline void prefetch(const void *p, size_t len) {
   for (; a < end; a += 64) __builtin_prefetch((const void *)a);
 }
 
-/* distance from the f32 query q to row r (the callback's; NULL: none),
-** smaller is closer */
-static inline float dist_at(const hnsw *h, const float *q, const void *r) {
-  if (!r) return INFINITY;
-  float d = h->elem == ANN_F32 ? h->df32(q, r, (size_t)h->dim)
-                               : h->df16(q, r, (size_t)h->dim);
-  return h->metric == ANN_DOT ? -d : d;
-}
-
-/* distance from the f32 query q to row id */
-static inline float dist_row(const hnsw *h, const float *q, uint32_t id) {
-  return dist_at(h, q, h->vec(h->ctx, id));
-}
-
 /* the int8 pass is on (hnsw_set_q8 or hnsw_set_q8_rows) */
 static inline int q8_on(const hnsw *h) { return h->q8 || h->q8c; }
 
@@ -321,14 +290,14 @@ typedef struct qry {
 ** without the query's norm computed again for every row. */
 static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
                   uint32_t n) {
-  size_t dim = (size_t)h->dim;
+  size_t dim = (size_t)h->base.dim;
   if (!q->c) {
-    size_t rb = dim * (size_t)h->elem;
+    size_t rb = dim * (size_t)h->base.elem;
     for (uint32_t j = 0; j < n; j++) {
-      s->vp[j] = h->vec(h->ctx, ids[j]);
+      s->vp[j] = h->base.vec(h->base.ctx, ids[j]);
       if (s->vp[j]) prefetch(s->vp[j], rb);
     }
-    for (uint32_t j = 0; j < n; j++) s->d[j] = dist_at(h, q->f, s->vp[j]);
+    for (uint32_t j = 0; j < n; j++) s->d[j] = ann_dist(&h->base, q->f, s->vp[j]);
     return;
   }
   uint32_t nb = 0;
@@ -340,7 +309,7 @@ static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
       s->rp[j] = r;
     }
     for (uint32_t j = 0; j < n; j++) s->rs[j] = h->q8s[ids[j]];
-    ann_q8_dist_batch(h->k, h->metric, q->c, q->cs, s->rp, s->rs, n, dim, s->d);
+    ann_q8_dist_batch(h->base.k, h->base.metric, q->c, q->cs, s->rp, s->rs, n, dim, s->d);
     return;
   }
   if (h->q8c) {
@@ -348,7 +317,7 @@ static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
     ** misses overlap the rows' */
     for (uint32_t j = 0; j < n; j++) {
       if (ids[j] >= h->q8n) {
-        s->d[j] = dist_row(h, q->f, ids[j]);
+        s->d[j] = ann_dist_row(&h->base, q->f, ids[j]);
         continue;
       }
       const int8_t *r = h->q8c + ids[j] * h->q8stride;
@@ -362,7 +331,7 @@ static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
     for (uint32_t j = 0; j < n; j++) {
       const int8_t *r = h->q8(h->qctx, ids[j], &s->rs[nb]);
       if (!r) {
-        s->d[j] = dist_row(h, q->f, ids[j]);
+        s->d[j] = ann_dist_row(&h->base, q->f, ids[j]);
         continue;
       }
       prefetch(r, dim);
@@ -371,26 +340,15 @@ static void dists(const hnsw *h, scratch *s, const qry *q, const uint32_t *ids,
     }
   }
   float *bd = s->d + n; /* room for M0 more */
-  ann_q8_dist_batch(h->k, h->metric, q->c, q->cs, s->rp, s->rs, nb, dim, bd);
+  ann_q8_dist_batch(h->base.k, h->base.metric, q->c, q->cs, s->rp, s->rs, nb, dim, bd);
   for (uint32_t b = 0; b < nb; b++) s->d[s->slot[b]] = bd[b];
 }
 
-/* row id as f32 into buf (zeros if the callback has nothing) */
-static void load_row(const hnsw *h, uint32_t id, float *buf) {
-  const void *r = h->vec(h->ctx, id);
-  if (!r)
-    memset(buf, 0, (size_t)h->dim * sizeof *buf);
-  else if (h->elem == ANN_F32)
-    memcpy(buf, r, (size_t)h->dim * sizeof *buf);
-  else
-    h->k->f16_to_f32(r, buf, (size_t)h->dim);
-}
-
-/* row id as f32: where it lies if it is f32, else load_row's copy in buf */
+/* row id as f32: where it lies if it is f32, else ann_row_f32's copy in buf */
 static const float *row_f32(const hnsw *h, uint32_t id, float *buf) {
-  const void *r = h->elem == ANN_F32 ? h->vec(h->ctx, id) : NULL;
+  const void *r = h->base.elem == ANN_F32 ? h->base.vec(h->base.ctx, id) : NULL;
   if (r) return r;
-  load_row(h, id, buf);
+  ann_row_f32(&h->base, id, buf);
   return buf;
 }
 
@@ -449,7 +407,7 @@ static int scratch_fit(const hnsw *h, scratch *s, uint32_t ef) {
     s->ccap = ef + 1;
   }
   if (q8_on(h) && !s->qc) {
-    s->qc = malloc((size_t)h->dim);
+    s->qc = malloc((size_t)h->base.dim);
     s->rp = malloc((size_t)h->M0 * sizeof *s->rp);
     s->rs = malloc((size_t)h->M0 * sizeof *s->rs);
     s->slot = malloc((size_t)h->M0 * sizeof *s->slot);
@@ -464,9 +422,9 @@ static scratch *scratch_new(const hnsw *h) {
   s->ids = malloc((size_t)h->M0 * sizeof *s->ids);
   s->vp = malloc((size_t)h->M0 * sizeof *s->vp);
   s->keep = malloc((size_t)h->M0 * sizeof *s->keep);
-  s->q = malloc((size_t)h->dim * sizeof *s->q);
-  s->e = malloc((size_t)h->dim * sizeof *s->e);
-  s->t = malloc((size_t)h->dim * sizeof *s->t);
+  s->q = malloc((size_t)h->base.dim * sizeof *s->q);
+  s->e = malloc((size_t)h->base.dim * sizeof *s->e);
+  s->t = malloc((size_t)h->base.dim * sizeof *s->t);
   s->d = malloc((size_t)h->M0 * 2 * sizeof *s->d);
   if (!s->ids || !s->vp || !s->keep || !s->q || !s->e || !s->t || !s->d) {
     scratch_free(s);
@@ -746,7 +704,7 @@ int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filt
   if (!s) return ANN_NOMEM;
   qry qq = {q, NULL, 0};
   /* (a query that is not finite is searched exactly) */
-  if (q8_on(h) && ann_q8_query(q, h->dim, s->qc, &qq.cs) == 0) qq.c = s->qc;
+  if (q8_on(h) && ann_q8_query(q, h->base.dim, s->qc, &qq.cs) == 0) qq.c = s->qc;
   uint32_t cur = h->entry;
   dists(h, s, &qq, &cur, 1);
   float curd = s->d[0];
@@ -787,7 +745,7 @@ static uint32_t select_links(const hnsw *h, scratch *s, const hit *cand,
     if (nk) {
       const float *t = row_f32(h, cand[i].id, s->t);
       for (uint32_t j = 0; j < nk && good; j++)
-        if (!(cand[i].d < dist_row(h, t, s->keep[j]))) good = 0;
+        if (!(cand[i].d < ann_dist_row(&h->base, t, s->keep[j]))) good = 0;
     }
     if (good)
       s->keep[nk++] = cand[i].id;
@@ -818,7 +776,7 @@ static void link_to(const hnsw *h, scratch *s, uint32_t e, uint32_t q, int lev) 
     qry eq = {er, NULL, 0};
     dists(h, s, &eq, b + 1, n);
     for (uint32_t j = 0; j < n; j++) s->sel[j] = (hit){s->d[j], b[1 + j]};
-    s->sel[n] = (hit){dist_row(h, er, q), q};
+    s->sel[n] = (hit){ann_dist_row(&h->base, er, q), q};
     qsort(s->sel, (size_t)n + 1, sizeof(hit), hit_cmp);
     uint32_t nk = select_links(h, s, s->sel, n + 1, cap);
     memcpy(b + 1, s->keep, (size_t)nk * 4);
@@ -852,7 +810,7 @@ static void set_links(const hnsw *h, scratch *s, uint32_t id, int lev, const uin
   for (uint32_t j = 0; j < n; j++) {
     int dup = 0;
     for (uint32_t t = 0; t < have && !dup; t++) dup = b[1 + t] == sel[j];
-    if (!dup) s->sel[m++] = (hit){dist_row(h, s->q, sel[j]), sel[j]};
+    if (!dup) s->sel[m++] = (hit){ann_dist_row(&h->base, s->q, sel[j]), sel[j]};
   }
   if (m <= cap) {
     for (uint32_t j = have; j < m; j++) b[1 + j] = s->sel[j].id;
@@ -870,7 +828,7 @@ static void set_links(const hnsw *h, scratch *s, uint32_t id, int lev, const uin
 ** the graph. */
 static int insert(hnsw *h, scratch *s, uint32_t id) {
   int lvl = (int)node_level(h, id);
-  load_row(h, id, s->q);
+  ann_row_f32(&h->base, id, s->q);
   const qry iq = {s->q, NULL, 0}; /* construction is exact (see above) */
   if (h->locks) pthread_mutex_lock(&h->glock);
   uint32_t ep = h->entry;
@@ -884,7 +842,7 @@ static int insert(hnsw *h, scratch *s, uint32_t id) {
   int raise = lvl > top;
   if (!raise && h->locks) pthread_mutex_unlock(&h->glock);
 
-  float epd = dist_row(h, s->q, ep);
+  float epd = ann_dist_row(&h->base, s->q, ep);
   greedy(h, s, &iq, &ep, &epd, top, lvl);
   for (int lev = lvl < top ? lvl : top; lev >= 0; lev--) {
     int nw = search_pool(h, s, &iq, ep, epd, h->efc, lev);
@@ -922,7 +880,7 @@ static int own(hnsw *h) {
     free(l0);
     free(node);
     free(up);
-    return set_err(h, ANN_NOMEM, "out of memory");
+    return ann_fail(&h->base, ANN_NOMEM, "out of memory");
   }
   if (h->n) {
     memcpy(l0, h->l0, (size_t)h->n * (1 + h->M0) * 4);
@@ -946,10 +904,10 @@ static int reserve_rows(hnsw *h, uint32_t n) {
     if (cap < n) cap = n;
     if (cap > (size_t)UINT32_MAX) cap = UINT32_MAX;
     uint32_t *l0 = realloc(h->l0, cap * (1 + h->M0) * 4);
-    if (!l0) return set_err(h, ANN_NOMEM, "out of memory");
+    if (!l0) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
     h->l0 = l0;
     uint32_t *node = realloc(h->node, cap * 2 * 4);
-    if (!node) return set_err(h, ANN_NOMEM, "out of memory");
+    if (!node) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
     h->node = node;
     h->ncap = cap;
   }
@@ -962,12 +920,12 @@ static int reserve_rows(hnsw *h, uint32_t n) {
 /* room for `more` upper blocks past n_up */
 static int reserve_up(hnsw *h, size_t more) {
   size_t need = (size_t)h->n_up + more;
-  if (need > UINT32_MAX) return set_err(h, ANN_ERROR, "too many upper-level nodes");
+  if (need > UINT32_MAX) return ann_fail(&h->base, ANN_ERROR, "too many upper-level nodes");
   if (need <= h->upcap) return ANN_OK;
   size_t cap = h->upcap * 2 > 64 ? h->upcap * 2 : 64;
   if (cap < need) cap = need;
   uint32_t *up = realloc(h->up, cap * (1 + h->M) * 4);
-  if (!up) return set_err(h, ANN_NOMEM, "out of memory");
+  if (!up) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
   h->up = up;
   h->upcap = cap;
   return ANN_OK;
@@ -995,41 +953,11 @@ static hnsw *alloc_handle(int dim, ann_metric metric, ann_elem elem,
   }
   pthread_mutex_init(&h->pool->mu, NULL);
   pthread_mutex_init(&h->glock, NULL);
-  h->dim = dim;
-  h->metric = metric;
-  h->elem = elem;
-  h->vec = vec;
-  h->ctx = ctx;
+  ann_base_init(&h->base, dim, metric, elem, vec, ctx);
   h->entry = HNSW_NONE;
   h->threads = 1;
   h->rng = HNSW_DEFAULT_SEED;
-  h->k = k_get();
-  switch (metric) {
-  case ANN_L2:
-    h->df32 = h->k->l2sq_f32;
-    h->df16 = h->k->l2sq_f16;
-    break;
-  case ANN_DOT:
-    h->df32 = h->k->dot_f32;
-    h->df16 = h->k->dot_f16;
-    break;
-  default:
-    h->df32 = h->k->cos_f32;
-    h->df16 = h->k->cos_f16;
-    break;
-  }
   return h;
-}
-
-static int check_args(hnsw *h, int dim, ann_metric metric, ann_elem elem,
-                      ann_vec_fn vec) {
-  if (dim <= 0) return set_err(h, ANN_ERROR, "dim must be positive, not %d", dim);
-  if (metric != ANN_COSINE && metric != ANN_L2 && metric != ANN_DOT)
-    return set_err(h, ANN_ERROR, "unknown metric %d", (int)metric);
-  if (elem != ANN_F32 && elem != ANN_F16)
-    return set_err(h, ANN_ERROR, "unknown element type %d", (int)elem);
-  if (!vec) return set_err(h, ANN_ERROR, "no row callback");
-  return ANN_OK;
 }
 
 static void set_m(hnsw *h, uint32_t M) {
@@ -1046,14 +974,14 @@ int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
   *out = h;
   hnsw_params d = {0, 0, 0, 0, 0};
   if (!p) p = &d;
-  int rc = check_args(h, dim, metric, elem, vec);
+  int rc = ann_check_args(&h->base);
   if (rc == ANN_OK && (p->M < 0 || p->M == 1 || p->M > HNSW_MAX_M))
-    rc = set_err(h, ANN_ERROR, "M must be 2..%d, not %d", HNSW_MAX_M, p->M);
+    rc = ann_fail(&h->base, ANN_ERROR, "M must be 2..%d, not %d", HNSW_MAX_M, p->M);
   if (rc == ANN_OK && (p->ef_construction < 0 || p->ef_construction > HNSW_MAX_EFC))
-    rc = set_err(h, ANN_ERROR, "ef_construction must be 1..%d, not %d",
+    rc = ann_fail(&h->base, ANN_ERROR, "ef_construction must be 1..%d, not %d",
                  HNSW_MAX_EFC, p->ef_construction);
   if (rc == ANN_OK && p->threads < 0)
-    rc = set_err(h, ANN_ERROR, "threads must not be negative");
+    rc = ann_fail(&h->base, ANN_ERROR, "threads must not be negative");
   if (rc != ANN_OK) {
     h->broken = 1;
     return rc;
@@ -1087,7 +1015,7 @@ void hnsw_free(hnsw *h) {
   free(h);
 }
 
-const char *hnsw_errmsg(const hnsw *h) { return h ? h->err : "out of memory"; }
+const char *hnsw_errmsg(const hnsw *h) { return h ? h->base.err : "out of memory"; }
 
 uint32_t hnsw_count(const hnsw *h) { return h && !h->broken ? h->count : 0; }
 
@@ -1099,7 +1027,7 @@ void hnsw_set_threads(hnsw *h, int threads) {
 
 int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx) {
   if (!h || h->broken) return ANN_ERROR;
-  h->err[0] = 0;
+  h->base.err[0] = 0;
   h->q8 = q8;
   h->qctx = q8 ? qctx : NULL;
   h->q8c = NULL;
@@ -1112,9 +1040,9 @@ int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx) {
 int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *scales,
                      uint32_t n) {
   if (!h || h->broken) return ANN_ERROR;
-  h->err[0] = 0;
-  if (codes && (!scales || stride < (size_t)h->dim))
-    return set_err(h, ANN_ERROR, "int8 rows: no scales, or a stride below dim");
+  h->base.err[0] = 0;
+  if (codes && (!scales || stride < (size_t)h->base.dim))
+    return ann_fail(&h->base, ANN_ERROR, "int8 rows: no scales, or a stride below dim");
   h->q8 = NULL;
   h->qctx = NULL;
   h->q8c = codes;
@@ -1126,20 +1054,20 @@ int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *s
 
 int hnsw_add(hnsw *h, uint32_t i) {
   if (!h || h->broken) return ANN_ERROR;
-  h->err[0] = 0;
-  if (i == HNSW_NONE) return set_err(h, ANN_ERROR, "row id %u is reserved", i);
+  h->base.err[0] = 0;
+  if (i == HNSW_NONE) return ann_fail(&h->base, ANN_ERROR, "row id %u is reserved", i);
   if (i < h->n && (h->node[2 * (size_t)i] & NODE_PRESENT))
-    return set_err(h, ANN_ERROR, "row %u is already in the index", i);
+    return ann_fail(&h->base, ANN_ERROR, "row %u is already in the index", i);
   int rc = own(h);
   if (rc == ANN_OK) rc = reserve_rows(h, i + 1);
   if (rc == ANN_OK) rc = reserve_up(h, HNSW_MAX_LEVEL);
   if (rc != ANN_OK) return rc;
   scratch *s = scratch_get(h, h->efc);
-  if (!s) return set_err(h, ANN_NOMEM, "out of memory");
+  if (!s) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
   assign_level(h, i, draw_level(h));
   rc = insert(h, s, i);
   scratch_put(h, s);
-  if (rc != ANN_OK) return set_err(h, rc, "out of memory");
+  if (rc != ANN_OK) return ann_fail(&h->base, rc, "out of memory");
   h->node[2 * (size_t)i] |= NODE_PRESENT;
   h->count++;
   return ANN_OK;
@@ -1163,7 +1091,7 @@ static int build_one(void *arg, size_t j) {
 
 int hnsw_build(hnsw *h, uint32_t n) {
   if (!h || h->broken) return ANN_ERROR;
-  h->err[0] = 0;
+  h->base.err[0] = 0;
   int rc = own(h);
   if (rc == ANN_OK) rc = reserve_rows(h, n);
   if (rc != ANN_OK) return rc;
@@ -1175,7 +1103,7 @@ int hnsw_build(hnsw *h, uint32_t n) {
   uint8_t *done = calloc(m, 1);
   uint8_t *lv = malloc(m);
   if (!ids || !done || !lv) {
-    rc = set_err(h, ANN_NOMEM, "out of memory");
+    rc = ann_fail(&h->base, ANN_NOMEM, "out of memory");
     goto out;
   }
   /* levels in id order, from the one generator: the same as hnsw_add of
@@ -1201,7 +1129,7 @@ int hnsw_build(hnsw *h, uint32_t n) {
     h->locks = malloc((size_t)n * sizeof *h->locks);
     if (!pre || !h->locks) {
       free(pre);
-      rc = set_err(h, ANN_NOMEM, "out of memory");
+      rc = ann_fail(&h->base, ANN_NOMEM, "out of memory");
       goto out;
     }
     for (uint32_t i = 0; i < n; i++) atomic_flag_clear(&h->locks[i]);
@@ -1222,7 +1150,7 @@ int hnsw_build(hnsw *h, uint32_t n) {
       h->node[2 * (size_t)ids[j]] = 0;
     }
   }
-  if (rc != ANN_OK) set_err(h, rc, "out of memory");
+  if (rc != ANN_OK) ann_fail(&h->base, rc, "out of memory");
 out:
   free(ids);
   free(done);
@@ -1232,9 +1160,9 @@ out:
 
 int hnsw_delete(hnsw *h, uint32_t i) {
   if (!h || h->broken) return ANN_ERROR;
-  h->err[0] = 0;
+  h->base.err[0] = 0;
   if (i >= h->n || !(h->node[2 * (size_t)i] & NODE_PRESENT))
-    return set_err(h, ANN_ERROR, "row %u is not in the index", i);
+    return ann_fail(&h->base, ANN_ERROR, "row %u is not in the index", i);
   if (h->node[2 * (size_t)i] & NODE_DELETED) return ANN_OK;
   int rc = own(h);
   if (rc != ANN_OK) return rc;
@@ -1258,13 +1186,7 @@ int hnsw_save(const hnsw *h, uint8_t **img, size_t *len) {
   size_t total = HNSW_HDR + l0b + nodeb + upb;
   uint8_t *p = malloc(total);
   if (!p) return ANN_NOMEM;
-  memset(p, 0, HNSW_HDR);
-  memcpy(p, HNSW_MAGIC, 8);
-  util_put_le32(p + 8, HNSW_VERSION);
-  util_put_le32(p + 12, HNSW_HDR);
-  util_put_le32(p + 16, (uint32_t)h->dim);
-  util_put_le32(p + 20, (uint32_t)h->metric);
-  util_put_le32(p + 24, (uint32_t)h->elem);
+  ann_hdr_put(p, &hnsw_img, &h->base);
   util_put_le32(p + 28, h->M);
   util_put_le32(p + 32, h->M0);
   util_put_le32(p + 36, h->efc);
@@ -1301,27 +1223,27 @@ static int check_graph(hnsw *h) {
   uint32_t present = 0;
   for (uint32_t i = 0; i < h->n; i++) {
     uint32_t f = h->node[2 * (size_t)i], off = h->node[2 * (size_t)i + 1];
-    if (f & ~NODE_FLAGS) return set_err(h, ANN_CORRUPT, "node %u: bad flags %#x", i, f);
+    if (f & ~NODE_FLAGS) return ann_fail(&h->base, ANN_CORRUPT, "node %u: bad flags %#x", i, f);
     if (!(f & NODE_PRESENT)) {
       if (f != 0 || h->l0[(size_t)i * (1 + h->M0)] != 0)
-        return set_err(h, ANN_CORRUPT, "node %u: absent but not empty", i);
+        return ann_fail(&h->base, ANN_CORRUPT, "node %u: absent but not empty", i);
     } else {
       if ((int)(f & NODE_LEVEL) > h->max_level)
-        return set_err(h, ANN_CORRUPT, "node %u: level above the top", i);
+        return ann_fail(&h->base, ANN_CORRUPT, "node %u: level above the top", i);
       present++;
       if (f & NODE_DELETED) h->ndel++;
     }
-    if (off != run) return set_err(h, ANN_CORRUPT, "node %u: bad upper offset", i);
+    if (off != run) return ann_fail(&h->base, ANN_CORRUPT, "node %u: bad upper offset", i);
     run += f & NODE_PRESENT ? f & NODE_LEVEL : 0;
   }
-  if (run != h->n_up) return set_err(h, ANN_CORRUPT, "upper block count mismatch");
-  if (present != h->count) return set_err(h, ANN_CORRUPT, "node count mismatch");
+  if (run != h->n_up) return ann_fail(&h->base, ANN_CORRUPT, "upper block count mismatch");
+  if (present != h->count) return ann_fail(&h->base, ANN_CORRUPT, "node count mismatch");
   if (h->count == 0) {
     if (h->entry != HNSW_NONE || h->max_level != 0)
-      return set_err(h, ANN_CORRUPT, "entry point in an empty index");
+      return ann_fail(&h->base, ANN_CORRUPT, "entry point in an empty index");
   } else if (h->entry >= h->n || !(h->node[2 * (size_t)h->entry] & NODE_PRESENT) ||
              (int)node_level(h, h->entry) != h->max_level) {
-    return set_err(h, ANN_CORRUPT, "bad entry point");
+    return ann_fail(&h->base, ANN_CORRUPT, "bad entry point");
   }
   for (uint32_t i = 0; i < h->n; i++) {
     if (!(h->node[2 * (size_t)i] & NODE_PRESENT)) continue;
@@ -1329,12 +1251,12 @@ static int check_graph(hnsw *h) {
     for (int l = 0; l <= lv; l++) {
       const uint32_t *b = links(h, i, l);
       if (b[0] > (l ? h->M : h->M0))
-        return set_err(h, ANN_CORRUPT, "node %u level %d: %u links", i, l, b[0]);
+        return ann_fail(&h->base, ANN_CORRUPT, "node %u level %d: %u links", i, l, b[0]);
       for (uint32_t j = 1; j <= b[0]; j++) {
         uint32_t t = b[j];
         if (t >= h->n || t == i || !(h->node[2 * (size_t)t] & NODE_PRESENT) ||
             (int)node_level(h, t) < l)
-          return set_err(h, ANN_CORRUPT, "node %u level %d: bad link %u", i, l, t);
+          return ann_fail(&h->base, ANN_CORRUPT, "node %u level %d: bad link %u", i, l, t);
       }
     }
   }
@@ -1356,24 +1278,14 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
   if (!h) return ANN_NOMEM;
   *out = h;
   h->broken = 1; /* until the image is accepted */
-  int rc = check_args(h, dim, m, e, vec);
+  int rc = ann_check_args(&h->base);
   if (rc != ANN_OK) return rc;
   const uint8_t *p = img;
-  if (!p || len < HNSW_HDR || memcmp(p, HNSW_MAGIC, 8) != 0)
-    return set_err(h, ANN_CORRUPT, "not an HNSW image");
-  if (util_get_le32(p + 8) != HNSW_VERSION || util_get_le32(p + 12) != HNSW_HDR)
-    return set_err(h, ANN_CORRUPT, "HNSW image version %u not supported",
-                   util_get_le32(p + 8));
-  if (util_get_le32(p + 16) != (uint32_t)dim || util_get_le32(p + 20) != (uint32_t)m ||
-      util_get_le32(p + 24) != (uint32_t)e)
-    return set_err(h, ANN_CORRUPT,
-                   "image is for dim %u metric %u elem %u, not %d %d %d",
-                   util_get_le32(p + 16), util_get_le32(p + 20), util_get_le32(p + 24), dim,
-                   (int)m, (int)e);
+  if ((rc = ann_hdr_check(&h->base, &hnsw_img, p, len)) != ANN_OK) return rc;
   uint32_t M = util_get_le32(p + 28), M0 = util_get_le32(p + 32), efc = util_get_le32(p + 36);
   if (M < 2 || M > HNSW_MAX_M || M0 != 2 * M || efc < 1 || efc > HNSW_MAX_EFC ||
       util_get_le32(p + 48) != 0 || util_get_le64(p + 72) != 0)
-    return set_err(h, ANN_CORRUPT, "bad HNSW header");
+    return ann_fail(&h->base, ANN_CORRUPT, "bad HNSW header");
   set_m(h, M);
   h->efc = efc;
   h->n = util_get_le32(p + 40);
@@ -1383,13 +1295,12 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
   h->n_up = util_get_le32(p + 60);
   h->rng = util_get_le64(p + 64);
   if (h->n == HNSW_NONE || h->count > h->n || top > HNSW_MAX_LEVEL)
-    return set_err(h, ANN_CORRUPT, "bad HNSW header");
+    return ann_fail(&h->base, ANN_CORRUPT, "bad HNSW header");
   h->max_level = (int)top;
   uint64_t l0w = (uint64_t)h->n * (1 + M0), nodew = (uint64_t)h->n * 2,
            upw = (uint64_t)h->n_up * (1 + M);
-  if ((uint64_t)len - HNSW_HDR != (l0w + nodew + upw) * 4)
-    return set_err(h, ANN_CORRUPT, "HNSW image size %zu, expected %llu", len,
-                   (unsigned long long)(HNSW_HDR + (l0w + nodew + upw) * 4));
+  uint64_t want = HNSW_HDR + (l0w + nodew + upw) * 4;
+  if ((rc = ann_size_check(&h->base, &hnsw_img, len, want)) != ANN_OK) return rc;
   const uint8_t *body = p + HNSW_HDR;
   if (util_host_le() && ((uintptr_t)p & 3) == 0) { /* in place */
     h->l0 = (uint32_t *)(uintptr_t)body;
@@ -1403,7 +1314,7 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
     h->owned = 1;
     h->ncap = h->n;
     h->upcap = h->n_up;
-    if (!h->l0 || !h->node || !h->up) return set_err(h, ANN_NOMEM, "out of memory");
+    if (!h->l0 || !h->node || !h->up) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
   }
   if ((rc = check_graph(h)) != ANN_OK) return rc;
   h->broken = 0;

@@ -117,11 +117,10 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ann_int.h"
 #include "ivf.h"
 #include "k.h"
 #include "util/le.h"
@@ -139,6 +138,8 @@
 #define IVF_PRE_MAX (64u << 20) /* bytes of precomputed list terms, at most */
 #define IVF_DEFAULT_ITERS 20
 #define IVF_DEFAULT_SEED 0x5eed1f0a6c93b2d7ull
+
+static const ann_img ivf_img = {IVF_MAGIC, IVF_VERSION, IVF_HDR, "IVF"};
 
 /* a candidate: distance, then id (the tie-break) */
 typedef struct hit {
@@ -158,19 +159,12 @@ typedef struct ivf_list {
 ** that cent, cb and the lists point into.  `copy` is an aligned copy of an
 ** image that could not be used in place (owned by the index). */
 struct ivf {
-  int dim;
-  ann_metric metric;
-  ann_elem elem;
+  ann_base base; /* the rows, their kernels, the last error's message */
   int broken; /* ivf_new/ivf_load failed: only errmsg and free work */
   uint32_t nlist_req, sample_req;
   int iters, rerank, threads;
   uint64_t seed;
   uint32_t pq_m, dsub; /* pq_m 0: IVF-Flat */
-  ann_vec_fn vec;
-  void *ctx;
-  const k_ops *k;
-  float (*df32)(const float *, const float *, size_t);
-  float (*df16)(const float *, const uint16_t *, size_t);
 
   uint32_t nlist;  /* 0: not trained */
   float *cent;     /* nlist x dim */
@@ -185,19 +179,9 @@ struct ivf {
   uint32_t *present; /* bitmaps of (n + 31) / 32 words, always ours */
   uint32_t *deleted;
   size_t wcap; /* words the bitmaps have room for */
-  char err[256];
 };
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static int fail(ivf *v, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(ivf *v, int rc, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(v->err, sizeof v->err, fmt, ap);
-  va_end(ap);
-  return rc;
-}
 
 /* n 4-byte words (uint32 or f32) from host order to the image, advancing
 ** *p past them */
@@ -351,26 +335,9 @@ static void normalise(const k_ops *k, float *x, size_t dim) {
 /* row id as f32 into x, normalised for cosine; 0 if the callback has
 ** nothing (x is then zeros) */
 static int load_row(const ivf *v, uint32_t id, float *x) {
-  const void *r = v->vec(v->ctx, id);
-  if (!r) {
-    memset(x, 0, (size_t)v->dim * sizeof *x);
-    return 0;
-  }
-  if (v->elem == ANN_F32)
-    memcpy(x, r, (size_t)v->dim * sizeof *x);
-  else
-    v->k->f16_to_f32(r, x, (size_t)v->dim);
-  if (v->metric == ANN_COSINE) normalise(v->k, x, (size_t)v->dim);
+  if (!ann_row_f32(&v->base, id, x)) return 0;
+  if (v->base.metric == ANN_COSINE) normalise(v->base.k, x, (size_t)v->base.dim);
   return 1;
-}
-
-/* exact distance from the f32 query q to row id, smaller is closer */
-static inline float dist_row(const ivf *v, const float *q, uint32_t id) {
-  const void *r = v->vec(v->ctx, id);
-  if (!r) return INFINITY;
-  float d = v->elem == ANN_F32 ? v->df32(q, r, (size_t)v->dim)
-                               : v->df16(q, r, (size_t)v->dim);
-  return v->metric == ANN_DOT ? -d : d;
 }
 
 /* ---- k-means ------------------------------------------------------------ */
@@ -512,8 +479,8 @@ static void *dup_mem(const void *p, size_t size) {
 ** loaded image). */
 static int own(ivf *v) {
   if (v->owned) return ANN_OK;
-  size_t cbn = v->pq_m ? (size_t)IVF_KSUB * v->dim : 0;
-  float *cent = dup_mem(v->cent, (size_t)v->nlist * v->dim * sizeof *cent);
+  size_t cbn = v->pq_m ? (size_t)IVF_KSUB * v->base.dim : 0;
+  float *cent = dup_mem(v->cent, (size_t)v->nlist * v->base.dim * sizeof *cent);
   float *cb = cbn ? dup_mem(v->cb, cbn * sizeof *cb) : NULL;
   ivf_list *nl = calloc(v->nlist, sizeof *nl);
   int ok = cent && (cb || !cbn) && nl;
@@ -533,7 +500,7 @@ static int own(ivf *v) {
     free(nl);
     free(cent);
     free(cb);
-    return fail(v, ANN_NOMEM, "out of memory");
+    return ann_fail(&v->base, ANN_NOMEM, "out of memory");
   }
   free(v->lists);
   free(v->copy);
@@ -552,10 +519,10 @@ static int reserve_rows(ivf *v, uint32_t n) {
   if (need > v->wcap) {
     size_t cap = v->wcap * 2 > need ? v->wcap * 2 : need;
     uint32_t *p = realloc(v->present, cap * 4);
-    if (!p) return fail(v, ANN_NOMEM, "out of memory");
+    if (!p) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
     v->present = p;
     uint32_t *d = realloc(v->deleted, cap * 4);
-    if (!d) return fail(v, ANN_NOMEM, "out of memory");
+    if (!d) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
     v->deleted = d;
     v->wcap = cap;
   }
@@ -571,11 +538,11 @@ static int list_push(ivf *v, uint32_t j, uint32_t id, const uint8_t *code) {
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? (l->cap > UINT32_MAX / 2 ? UINT32_MAX : l->cap * 2) : 8;
     uint32_t *ids = realloc(l->ids, (size_t)cap * 4);
-    if (!ids) return fail(v, ANN_NOMEM, "out of memory");
+    if (!ids) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
     l->ids = ids;
     if (v->pq_m) {
       uint8_t *c = realloc(l->codes, (size_t)cap * v->pq_m);
-      if (!c) return fail(v, ANN_NOMEM, "out of memory");
+      if (!c) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
       l->codes = c;
     }
     l->cap = cap;
@@ -592,15 +559,15 @@ static int list_push(ivf *v, uint32_t j, uint32_t id, const uint8_t *code) {
 
 /* floats of scratch encode() needs */
 static size_t enc_floats(const ivf *v) {
-  return (size_t)v->dim + (v->nlist > IVF_KSUB ? v->nlist : IVF_KSUB);
+  return (size_t)v->base.dim + (v->nlist > IVF_KSUB ? v->nlist : IVF_KSUB);
 }
 
 /* Row id's list and (PQ) code.  s: enc_floats() of scratch. */
 static void encode(const ivf *v, uint32_t id, float *s, uint32_t *list, uint8_t *code) {
-  float *x = s, *d = s + v->dim;
-  size_t dim = (size_t)v->dim;
+  float *x = s, *d = s + v->base.dim;
+  size_t dim = (size_t)v->base.dim;
   load_row(v, id, x);
-  uint32_t c = nearest(v->k, v->metric == ANN_DOT, x, v->cent, v->nlist, dim, d);
+  uint32_t c = nearest(v->base.k, v->base.metric == ANN_DOT, x, v->cent, v->nlist, dim, d);
   *list = c;
   if (!v->pq_m) return;
   const float *cc = v->cent + (size_t)c * dim;
@@ -636,7 +603,7 @@ static int encode_chunk(void *arg, size_t chunk) {
 static int build_pre(ivf *v) {
   free(v->pre);
   v->pre = NULL;
-  if (!v->nlist || !v->pq_m || v->metric == ANN_DOT) return ANN_OK;
+  if (!v->nlist || !v->pq_m || v->base.metric == ANN_DOT) return ANN_OK;
   size_t per = (size_t)v->pq_m * IVF_KSUB, ds = v->dsub;
   if ((uint64_t)v->nlist * per * sizeof(float) > IVF_PRE_MAX) return ANN_OK;
   float *pre = malloc((size_t)v->nlist * per * sizeof *pre);
@@ -653,7 +620,7 @@ static int build_pre(ivf *v) {
     for (size_t m = 0; m < v->pq_m; m++) {
       float *o = pre + l * per + m * IVF_KSUB;
       const float *nm = norms + m * IVF_KSUB;
-      pq_table(v->cent + l * (size_t)v->dim + m * ds, v->cb + m * IVF_KSUB * ds, ds, 1, o);
+      pq_table(v->cent + l * (size_t)v->base.dim + m * ds, v->cb + m * IVF_KSUB * ds, ds, 1, o);
       for (int j = 0; j < IVF_KSUB; j++) o[j] = nm[j] - 2 * o[j]; /* o was -c.cb */
     }
   free(norms);
@@ -669,55 +636,26 @@ static ivf *alloc_handle(int dim, ann_metric metric, ann_elem elem, ann_vec_fn v
                          void *ctx) {
   ivf *v = calloc(1, sizeof *v);
   if (!v) return NULL;
-  v->dim = dim;
-  v->metric = metric;
-  v->elem = elem;
-  v->vec = vec;
-  v->ctx = ctx;
+  ann_base_init(&v->base, dim, metric, elem, vec, ctx);
   v->iters = IVF_DEFAULT_ITERS;
   v->threads = 1;
   v->seed = IVF_DEFAULT_SEED;
   v->owned = 1;
-  v->k = k_get();
-  switch (metric) {
-  case ANN_L2:
-    v->df32 = v->k->l2sq_f32;
-    v->df16 = v->k->l2sq_f16;
-    break;
-  case ANN_DOT:
-    v->df32 = v->k->dot_f32;
-    v->df16 = v->k->dot_f16;
-    break;
-  default:
-    v->df32 = v->k->cos_f32;
-    v->df16 = v->k->cos_f16;
-    break;
-  }
   return v;
-}
-
-static int check_args(ivf *v, int dim, ann_metric metric, ann_elem elem, ann_vec_fn vec) {
-  if (dim <= 0) return fail(v, ANN_ERROR, "dim must be positive, not %d", dim);
-  if (metric != ANN_COSINE && metric != ANN_L2 && metric != ANN_DOT)
-    return fail(v, ANN_ERROR, "unknown metric %d", (int)metric);
-  if (elem != ANN_F32 && elem != ANN_F16)
-    return fail(v, ANN_ERROR, "unknown element type %d", (int)elem);
-  if (!vec) return fail(v, ANN_ERROR, "no row callback");
-  return ANN_OK;
 }
 
 /* pq_m against dim; 0 (IVF-Flat) is fine */
 static int check_pq(ivf *v, int dim, long pq_m) {
   if (pq_m < 0 || pq_m > dim)
-    return fail(v, ANN_ERROR, "pq_m must be 0..dim (%d), not %ld", dim, pq_m);
+    return ann_fail(&v->base, ANN_ERROR, "pq_m must be 0..dim (%d), not %ld", dim, pq_m);
   if (pq_m && dim % pq_m)
-    return fail(v, ANN_ERROR, "dim %d is not a multiple of pq_m %ld", dim, pq_m);
+    return ann_fail(&v->base, ANN_ERROR, "dim %d is not a multiple of pq_m %ld", dim, pq_m);
   return ANN_OK;
 }
 
 static void set_pq(ivf *v, uint32_t pq_m) {
   v->pq_m = pq_m;
-  v->dsub = pq_m ? (uint32_t)v->dim / pq_m : 0;
+  v->dsub = pq_m ? (uint32_t)v->base.dim / pq_m : 0;
 }
 
 int ivf_new(int dim, ann_metric metric, ann_elem elem, const ivf_params *p, ann_vec_fn vec,
@@ -728,17 +666,17 @@ int ivf_new(int dim, ann_metric metric, ann_elem elem, const ivf_params *p, ann_
   *out = v;
   ivf_params d = {0, 0, 0, 0, 0, 0, 0, 0};
   if (!p) p = &d;
-  int rc = check_args(v, dim, metric, elem, vec);
+  int rc = ann_check_args(&v->base);
   if (rc == ANN_OK && p->nlist > IVF_MAX_NLIST)
-    rc = fail(v, ANN_ERROR, "nlist must be at most %u, not %u", IVF_MAX_NLIST, p->nlist);
+    rc = ann_fail(&v->base, ANN_ERROR, "nlist must be at most %u, not %u", IVF_MAX_NLIST, p->nlist);
   if (rc == ANN_OK) rc = check_pq(v, dim, p->pq_m);
   if (rc == ANN_OK && p->pq_bits != 0 && p->pq_bits != 8)
-    rc = fail(v, ANN_ERROR, "pq_bits must be 8, not %d", p->pq_bits);
+    rc = ann_fail(&v->base, ANN_ERROR, "pq_bits must be 8, not %d", p->pq_bits);
   if (rc == ANN_OK && (p->train_iters < 0 || p->train_iters > IVF_MAX_ITERS))
-    rc = fail(v, ANN_ERROR, "train_iters must be 1..%d, not %d", IVF_MAX_ITERS,
+    rc = ann_fail(&v->base, ANN_ERROR, "train_iters must be 1..%d, not %d", IVF_MAX_ITERS,
               p->train_iters);
-  if (rc == ANN_OK && p->threads < 0) rc = fail(v, ANN_ERROR, "threads must not be negative");
-  if (rc == ANN_OK && p->rerank < 0) rc = fail(v, ANN_ERROR, "rerank must not be negative");
+  if (rc == ANN_OK && p->threads < 0) rc = ann_fail(&v->base, ANN_ERROR, "threads must not be negative");
+  if (rc == ANN_OK && p->rerank < 0) rc = ann_fail(&v->base, ANN_ERROR, "rerank must not be negative");
   if (rc != ANN_OK) {
     v->broken = 1;
     return rc;
@@ -761,7 +699,7 @@ void ivf_free(ivf *v) {
   free(v);
 }
 
-const char *ivf_errmsg(const ivf *v) { return v ? v->err : "out of memory"; }
+const char *ivf_errmsg(const ivf *v) { return v ? v->base.err : "out of memory"; }
 
 uint32_t ivf_count(const ivf *v) { return v && !v->broken ? v->count : 0; }
 
@@ -772,7 +710,7 @@ uint32_t ivf_nlist(const ivf *v) { return v && !v->broken ? v->nlist : 0; }
 /* Train the PQ codebooks on the residuals of x's rows (n of them, assigned
 ** to v->cent as in `assign`). */
 static int train_pq(ivf *v, const float *x, size_t n, const uint32_t *assign) {
-  size_t dim = (size_t)v->dim, ds = v->dsub;
+  size_t dim = (size_t)v->base.dim, ds = v->dsub;
   size_t np = n < IVF_PQ_SAMPLE ? n : IVF_PQ_SAMPLE;
   float *res = malloc(np * dim * sizeof *res), *sub = malloc(np * ds * sizeof *sub);
   uint32_t *a = malloc(np * sizeof *a);
@@ -789,7 +727,7 @@ static int train_pq(ivf *v, const float *x, size_t n, const uint32_t *assign) {
   for (uint32_t m = 0; m < v->pq_m; m++) {
     for (size_t i = 0; i < np; i++)
       memcpy(sub + i * ds, res + i * dim + m * ds, ds * sizeof *sub);
-    km pm = {v->k, sub, np, ds, c, IVF_KSUB, a, dist, cb + (size_t)m * IVF_KSUB * ds, 0};
+    km pm = {v->base.k, sub, np, ds, c, IVF_KSUB, a, dist, cb + (size_t)m * IVF_KSUB * ds, 0};
     if ((rc = kmeans(&pm, v->iters, v->seed + 1 + m, v->threads)) != ANN_OK) goto out;
     transpose(c, IVF_KSUB, ds, pm.ct); /* the final centroids */
   }
@@ -808,13 +746,13 @@ out:
 
 int ivf_train(ivf *v, uint32_t n) {
   if (!v || v->broken) return ANN_ERROR;
-  v->err[0] = 0;
-  if (v->count) return fail(v, ANN_ERROR, "the index holds rows: train a new one");
-  if (n == 0) return fail(v, ANN_ERROR, "no rows to train on");
+  v->base.err[0] = 0;
+  if (v->count) return ann_fail(&v->base, ANN_ERROR, "the index holds rows: train a new one");
+  if (n == 0) return ann_fail(&v->base, ANN_ERROR, "no rows to train on");
   uint64_t nl = v->nlist_req ? v->nlist_req : (uint64_t)llround(sqrt((double)n));
   if (nl < 1) nl = 1;
   uint64_t cap = v->sample_req ? v->sample_req : 256 * nl;
-  size_t s = (size_t)(cap < n ? cap : n), dim = (size_t)v->dim;
+  size_t s = (size_t)(cap < n ? cap : n), dim = (size_t)v->base.dim;
   float *x = malloc(s * dim * sizeof *x);
   uint32_t *assign = malloc(s * sizeof *assign);
   float *dist = malloc(s * sizeof *dist);
@@ -833,13 +771,13 @@ int ivf_train(ivf *v, uint32_t n) {
     got += (size_t)load_row(v, row, x + got * dim);
   }
   if (got == 0) {
-    rc = fail(v, ANN_ERROR, "none of the %u rows could be read", n);
+    rc = ann_fail(&v->base, ANN_ERROR, "none of the %u rows could be read", n);
     goto out;
   }
   if (nl > got) nl = got;
   drop_lists(v);
   if (!(cent = malloc((size_t)nl * dim * sizeof *cent))) goto out;
-  km cm = {v->k, x, got, dim, cent, (uint32_t)nl, assign, dist, NULL, v->metric == ANN_DOT};
+  km cm = {v->base.k, x, got, dim, cent, (uint32_t)nl, assign, dist, NULL, v->base.metric == ANN_DOT};
   if ((rc = kmeans(&cm, v->iters, v->seed, v->threads)) != ANN_OK) goto out;
   v->cent = cent;
   if (v->pq_m && (rc = train_pq(v, x, got, assign)) != ANN_OK) goto out;
@@ -857,7 +795,7 @@ out:
   free(x);
   free(assign);
   free(dist);
-  if (rc == ANN_NOMEM) fail(v, rc, "out of memory");
+  if (rc == ANN_NOMEM) ann_fail(&v->base, rc, "out of memory");
   return rc;
 }
 
@@ -865,11 +803,11 @@ out:
 
 int ivf_add(ivf *v, uint32_t i) {
   if (!v || v->broken) return ANN_ERROR;
-  v->err[0] = 0;
-  if (!v->nlist) return fail(v, ANN_ERROR, "the index is not trained");
-  if (i == IVF_NONE) return fail(v, ANN_ERROR, "row id %u is reserved", i);
+  v->base.err[0] = 0;
+  if (!v->nlist) return ann_fail(&v->base, ANN_ERROR, "the index is not trained");
+  if (i == IVF_NONE) return ann_fail(&v->base, ANN_ERROR, "row id %u is reserved", i);
   if (i < v->n && bit(v->present, i))
-    return fail(v, ANN_ERROR, "row %u is already in the index", i);
+    return ann_fail(&v->base, ANN_ERROR, "row %u is already in the index", i);
   int rc = own(v);
   if (rc == ANN_OK) rc = reserve_rows(v, i + 1);
   if (rc != ANN_OK) return rc;
@@ -877,7 +815,7 @@ int ivf_add(ivf *v, uint32_t i) {
   uint8_t *code = malloc(v->pq_m + 1);
   uint32_t list;
   if (!s || !code)
-    rc = fail(v, ANN_NOMEM, "out of memory");
+    rc = ann_fail(&v->base, ANN_NOMEM, "out of memory");
   else {
     encode(v, i, s, &list, code);
     rc = list_push(v, list, i, code);
@@ -889,7 +827,7 @@ int ivf_add(ivf *v, uint32_t i) {
 
 int ivf_build(ivf *v, uint32_t n) {
   if (!v || v->broken) return ANN_ERROR;
-  v->err[0] = 0;
+  v->base.err[0] = 0;
   int rc = ANN_OK;
   if (!v->nlist) {
     if (n == 0) return ANN_OK;
@@ -903,14 +841,14 @@ int ivf_build(ivf *v, uint32_t n) {
   uint32_t *ids = malloc(m * sizeof *ids);
   enc_job e = {v, ids, m, malloc(m * sizeof *e.list), malloc(m * v->pq_m + 1)};
   if (!ids || !e.list || !e.codes) {
-    rc = fail(v, ANN_NOMEM, "out of memory");
+    rc = ann_fail(&v->base, ANN_NOMEM, "out of memory");
     goto out;
   }
   for (uint32_t i = 0, j = 0; i < n; i++)
     if (!bit(v->present, i)) ids[j++] = i;
   size_t chunks = (m + IVF_CHUNK - 1) / IVF_CHUNK;
   if (util_parallel_for(chunks > 1 ? v->threads : 1, chunks, encode_chunk, &e) != 0) {
-    rc = fail(v, ANN_NOMEM, "out of memory");
+    rc = ann_fail(&v->base, ANN_NOMEM, "out of memory");
     goto out;
   }
   /* in id order, whatever thread encoded what */
@@ -925,9 +863,9 @@ out:
 
 int ivf_delete(ivf *v, uint32_t i) {
   if (!v || v->broken) return ANN_ERROR;
-  v->err[0] = 0;
+  v->base.err[0] = 0;
   if (i >= v->n || !bit(v->present, i))
-    return fail(v, ANN_ERROR, "row %u is not in the index", i);
+    return ann_fail(&v->base, ANN_ERROR, "row %u is not in the index", i);
   bit_set(v->deleted, i);
   return ANN_OK;
 }
@@ -942,7 +880,7 @@ static void scan_flat(const ivf *v, const ivf_list *l, const float *q, ivf_filte
   for (uint32_t e = 0; e < l->n; e++) {
     uint32_t id = l->ids[e];
     if (bit(v->deleted, id) || (filter && !filter(fctx, id))) continue;
-    best_add(res, dist_row(v, q, id), id);
+    best_add(res, ann_dist_row(&v->base, q, id), id);
   }
 }
 
@@ -982,7 +920,7 @@ int ivf_search(const ivf *v, const float *q, int k, int nprobe, int rerank,
     if (r < kk) r = kk;
     if (r > v->count) r = v->count;
   }
-  size_t dim = (size_t)v->dim, nl = v->nlist;
+  size_t dim = (size_t)v->base.dim, nl = v->nlist;
   size_t nf = 2 * dim + nl + 2 * (size_t)v->pq_m * IVF_KSUB;
   size_t nh = nl + 2 * (size_t)r + 2 * (size_t)kk;
   float *f = malloc(nf * sizeof *f + nh * sizeof(hit));
@@ -993,13 +931,13 @@ int ivf_search(const ivf *v, const float *q, int k, int nprobe, int rerank,
 
   /* the lists to probe */
   memcpy(qn, q, dim * sizeof *qn);
-  if (v->metric == ANN_COSINE) normalise(v->k, qn, dim);
-  if (v->metric == ANN_DOT)
-    v->k->dot_f32_batch(qn, v->cent, nl, dim, cd);
+  if (v->base.metric == ANN_COSINE) normalise(v->base.k, qn, dim);
+  if (v->base.metric == ANN_DOT)
+    v->base.k->dot_f32_batch(qn, v->cent, nl, dim, cd);
   else
-    v->k->l2sq_f32_batch(qn, v->cent, nl, dim, cd);
+    v->base.k->l2sq_f32_batch(qn, v->cent, nl, dim, cd);
   for (uint32_t j = 0; j < nl; j++) {
-    float d = v->metric == ANN_DOT ? -cd[j] : cd[j];
+    float d = v->base.metric == ANN_DOT ? -cd[j] : cd[j];
     probe[j] = (hit){isnan(d) ? INFINITY : d, j};
   }
   select_k(probe, (uint32_t)nl, np);
@@ -1012,25 +950,25 @@ int ivf_search(const ivf *v, const float *q, int k, int nprobe, int rerank,
   } else {
     best cand = {cmem, 0, (uint32_t)r, 0, {0, 0}};
     size_t per = (size_t)v->pq_m * IVF_KSUB;
-    if (v->metric == ANN_DOT || v->pre) pq_tables(v, qn, 1, qt); /* -q.cb */
+    if (v->base.metric == ANN_DOT || v->pre) pq_tables(v, qn, 1, qt); /* -q.cb */
     for (uint32_t p = 0; p < np; p++) {
       uint32_t j = probe[p].id;
       const float *c = v->cent + (size_t)j * dim, *tab = qt;
-      if (v->metric != ANN_DOT && v->pre) {
+      if (v->base.metric != ANN_DOT && v->pre) {
         const float *pre = v->pre + j * per;
         for (size_t i = 0; i < per; i++) lut[i] = pre[i] + 2 * qt[i];
         tab = lut;
-      } else if (v->metric != ANN_DOT) {
+      } else if (v->base.metric != ANN_DOT) {
         for (size_t i = 0; i < dim; i++) t[i] = qn[i] - c[i];
         pq_tables(v, t, 0, lut);
         tab = lut;
       }
       /* dot: -q.c; L2: |q - c|^2 with the pre terms, else 0 */
-      float bias = v->metric == ANN_DOT || v->pre ? probe[p].d : 0;
+      float bias = v->base.metric == ANN_DOT || v->pre ? probe[p].d : 0;
       scan_pq(v, &v->lists[j], tab, bias, filter, fctx, &cand);
     }
     uint32_t nc = best_done(&cand);
-    for (uint32_t i = 0; i < nc; i++) best_add(&res, dist_row(v, q, cmem[i].id), cmem[i].id);
+    for (uint32_t i = 0; i < nc; i++) best_add(&res, ann_dist_row(&v->base, q, cmem[i].id), cmem[i].id);
   }
   uint32_t nr = best_done(&res);
   for (uint32_t i = 0; i < nr; i++) {
@@ -1047,20 +985,14 @@ int ivf_save(const ivf *v, uint8_t **img, size_t *len) {
   *img = NULL;
   *len = 0;
   if (!v || v->broken) return ANN_ERROR;
-  size_t dim = (size_t)v->dim, nl = v->nlist;
+  size_t dim = (size_t)v->base.dim, nl = v->nlist;
   size_t cbn = nl && v->pq_m ? (size_t)IVF_KSUB * dim : 0;
   uint32_t n = nl ? v->n : 0; /* untrained: no rows (a failed retraining may leave n) */
   size_t total = IVF_HDR + 4 * (nl * dim + cbn + nl + 1 + v->count + words(n)) +
                  (size_t)v->count * v->pq_m;
   uint8_t *p = malloc(total);
   if (!p) return ANN_NOMEM;
-  memset(p, 0, IVF_HDR);
-  memcpy(p, IVF_MAGIC, 8);
-  util_put_le32(p + 8, IVF_VERSION);
-  util_put_le32(p + 12, IVF_HDR);
-  util_put_le32(p + 16, (uint32_t)v->dim);
-  util_put_le32(p + 20, (uint32_t)v->metric);
-  util_put_le32(p + 24, (uint32_t)v->elem);
+  ann_hdr_put(p, &ivf_img, &v->base);
   util_put_le32(p + 28, v->nlist);
   util_put_le32(p + 32, v->pq_m);
   util_put_le32(p + 36, v->pq_m ? 8 : 0);
@@ -1095,7 +1027,7 @@ int ivf_save(const ivf *v, uint8_t **img, size_t *len) {
 /* Check the sections of a loaded image (host-order words at base) and
 ** point the index into them. */
 static int adopt(ivf *v, const uint8_t *base) {
-  size_t dim = (size_t)v->dim, nl = v->nlist;
+  size_t dim = (size_t)v->base.dim, nl = v->nlist;
   size_t cbn = nl && v->pq_m ? (size_t)IVF_KSUB * dim : 0;
   const float *cent = (const float *)(const void *)base;
   const float *cb = cent + nl * dim;
@@ -1103,29 +1035,29 @@ static int adopt(ivf *v, const uint8_t *base) {
   const uint32_t *ids = off + nl + 1, *del = ids + v->count;
   const uint8_t *codes = (const uint8_t *)(del + words(v->n));
   for (size_t i = 0; i < nl * dim; i++)
-    if (!isfinite(cent[i])) return fail(v, ANN_CORRUPT, "centroid value not finite");
+    if (!isfinite(cent[i])) return ann_fail(&v->base, ANN_CORRUPT, "centroid value not finite");
   for (size_t i = 0; i < cbn; i++)
-    if (!isfinite(cb[i])) return fail(v, ANN_CORRUPT, "codebook value not finite");
-  if (off[0] != 0 || off[nl] != v->count) return fail(v, ANN_CORRUPT, "bad list offsets");
+    if (!isfinite(cb[i])) return ann_fail(&v->base, ANN_CORRUPT, "codebook value not finite");
+  if (off[0] != 0 || off[nl] != v->count) return ann_fail(&v->base, ANN_CORRUPT, "bad list offsets");
   for (size_t j = 0; j < nl; j++)
-    if (off[j + 1] < off[j]) return fail(v, ANN_CORRUPT, "list %zu: bad offsets", j);
+    if (off[j + 1] < off[j]) return ann_fail(&v->base, ANN_CORRUPT, "list %zu: bad offsets", j);
   size_t nw = words(v->n);
   v->present = calloc(nw ? nw : 1, 4);
   v->deleted = malloc(nw ? nw * 4 : 4);
-  if (!v->present || !v->deleted) return fail(v, ANN_NOMEM, "out of memory");
+  if (!v->present || !v->deleted) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
   v->wcap = nw;
   if (nw) memcpy(v->deleted, del, nw * 4);
   for (uint32_t e = 0; e < v->count; e++) {
     uint32_t id = ids[e];
     if (id >= v->n || bit(v->present, id))
-      return fail(v, ANN_CORRUPT, "entry %u: bad or repeated row id %u", e, id);
+      return ann_fail(&v->base, ANN_CORRUPT, "entry %u: bad or repeated row id %u", e, id);
     bit_set(v->present, id);
   }
   for (size_t w = 0; w < nw; w++)
     if (v->deleted[w] & ~v->present[w])
-      return fail(v, ANN_CORRUPT, "deleted bits on rows not in the index");
+      return ann_fail(&v->base, ANN_CORRUPT, "deleted bits on rows not in the index");
   if (nl) {
-    if (!(v->lists = calloc(nl, sizeof *v->lists))) return fail(v, ANN_NOMEM, "out of memory");
+    if (!(v->lists = calloc(nl, sizeof *v->lists))) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
     v->owned = 0; /* from here on the arrays are the image's */
     for (size_t j = 0; j < nl; j++) {
       ivf_list *l = &v->lists[j];
@@ -1146,17 +1078,10 @@ int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann
   if (!v) return ANN_NOMEM;
   *out = v;
   v->broken = 1; /* until the image is accepted */
-  int rc = check_args(v, dim, m, e, vec);
+  int rc = ann_check_args(&v->base);
   if (rc != ANN_OK) return rc;
   const uint8_t *p = img;
-  if (!p || len < IVF_HDR || memcmp(p, IVF_MAGIC, 8) != 0)
-    return fail(v, ANN_CORRUPT, "not an IVF image");
-  if (util_get_le32(p + 8) != IVF_VERSION || util_get_le32(p + 12) != IVF_HDR)
-    return fail(v, ANN_CORRUPT, "IVF image version %u not supported", util_get_le32(p + 8));
-  if (util_get_le32(p + 16) != (uint32_t)dim || util_get_le32(p + 20) != (uint32_t)m ||
-      util_get_le32(p + 24) != (uint32_t)e)
-    return fail(v, ANN_CORRUPT, "image is for dim %u metric %u elem %u, not %d %d %d",
-                util_get_le32(p + 16), util_get_le32(p + 20), util_get_le32(p + 24), dim, (int)m, (int)e);
+  if ((rc = ann_hdr_check(&v->base, &ivf_img, p, len)) != ANN_OK) return rc;
   uint32_t nl = util_get_le32(p + 28), pq_m = util_get_le32(p + 32), bits = util_get_le32(p + 36);
   uint32_t iters = util_get_le32(p + 48), rerank = util_get_le32(p + 56), nlreq = util_get_le32(p + 60);
   v->n = util_get_le32(p + 40);
@@ -1164,7 +1089,7 @@ int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann
   if (pq_m > (uint32_t)dim || (pq_m && dim % (int)pq_m) || bits != (pq_m ? 8u : 0u) ||
       nl > IVF_MAX_NLIST || nlreq > IVF_MAX_NLIST || iters < 1 || iters > IVF_MAX_ITERS ||
       rerank > INT32_MAX || v->count > v->n || (nl == 0 && v->n != 0) || util_get_le64(p + 72) != 0)
-    return fail(v, ANN_CORRUPT, "bad IVF header");
+    return ann_fail(&v->base, ANN_CORRUPT, "bad IVF header");
   set_pq(v, pq_m);
   v->nlist = nl;
   v->iters = (int)iters;
@@ -1175,18 +1100,16 @@ int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann
   uint64_t cbn = nl && pq_m ? (uint64_t)IVF_KSUB * (uint64_t)dim : 0;
   uint64_t wordsz = (uint64_t)nl * (uint64_t)dim + cbn + nl + 1 + v->count + words(v->n);
   uint64_t want = IVF_HDR + 4 * wordsz + (uint64_t)v->count * pq_m;
-  if ((uint64_t)len != want)
-    return fail(v, ANN_CORRUPT, "IVF image size %zu, expected %llu", len,
-                (unsigned long long)want);
+  if ((rc = ann_size_check(&v->base, &ivf_img, len, want)) != ANN_OK) return rc;
   const uint8_t *base = p + IVF_HDR;
   if (!util_host_le() || ((uintptr_t)p & 3) != 0) { /* an aligned host-order copy */
-    if (!(v->copy = malloc(len - IVF_HDR + 1))) return fail(v, ANN_NOMEM, "out of memory");
+    if (!(v->copy = malloc(len - IVF_HDR + 1))) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
     memcpy(v->copy, base, len - IVF_HDR);
     util_get_le32s(v->copy, v->copy, (size_t)wordsz); /* the words (not the codes) */
     base = v->copy;
   }
   if ((rc = adopt(v, base)) != ANN_OK) return rc;
-  if (build_pre(v) != ANN_OK) return fail(v, ANN_NOMEM, "out of memory");
+  if (build_pre(v) != ANN_OK) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
   v->broken = 0;
   return ANN_OK;
 }

@@ -44,6 +44,11 @@ static inline void fuzz_rows_make(fuzz_rows *r, int dim, ann_elem elem) {
   }
 }
 
+/* The rows made for dim and elem, unless they are already. */
+static inline void fuzz_rows_for(fuzz_rows *r, int dim, ann_elem elem) {
+  if (r->dim != dim || r->elem != elem) fuzz_rows_make(r, dim, elem);
+}
+
 /* Row i for the index (ann_vec_fn). */
 static inline const void *fuzz_row(void *ctx, uint32_t i) {
   const fuzz_rows *r = ctx;
@@ -56,6 +61,46 @@ static inline const void *fuzz_row(void *ctx, uint32_t i) {
 static inline int fuzz_allow(void *ctx, uint32_t i) {
   (void)ctx;
   return i % 3 != 1;
+}
+
+/* Hits come sorted by distance (rows without a vector, infinitely far,
+** last), each row once. */
+static inline void fuzz_hits_check(const ann_hit *out, int n) {
+  for (int i = 1; i < n; i++) {
+    FUZZ_ASSERT(!(out[i].dist < out[i - 1].dist));
+    for (int j = 0; j < i; j++) FUZZ_ASSERT(out[j].id != out[i].id);
+  }
+}
+
+/* One search of a target's index: the k nearest rows to q with its qi-th
+** setting (ef, nprobe, rerank), filter NULL or fuzz_allow. */
+typedef int (*fuzz_search_fn)(const void *index, const float *q, int k, int qi,
+                              int (*filter)(void *, uint32_t), ann_hit *out);
+
+/* Three searches (k 8, 1, 40; queries rows 1, 8, 15 of r), each without
+** and with the filter: at most k hits, sorted, each row once, and only
+** allowed rows when filtered.  The hits of the first unfiltered one into
+** first; returns their number. */
+static inline int fuzz_searches(const fuzz_rows *r, const void *index, fuzz_search_fn search,
+                                ann_hit *first) {
+  static const int ks[3] = {8, 1, 40};
+  ann_hit out[64];
+  int nfirst = 0;
+  for (int qi = 0; qi < 3; qi++) {
+    const float *q = r->f32[qi * 7 + 1];
+    int n = search(index, q, ks[qi], qi, NULL, out);
+    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
+    fuzz_hits_check(out, n);
+    if (qi == 0) {
+      memcpy(first, out, (size_t)n * sizeof *out);
+      nfirst = n;
+    }
+    n = search(index, q, ks[qi], qi, fuzz_allow, out);
+    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
+    fuzz_hits_check(out, n);
+    for (int i = 0; i < n; i++) FUZZ_ASSERT(fuzz_allow(NULL, out[i].id));
+  }
+  return nfirst;
 }
 
 /* The dim, metric and element type an image of the usual header layout
@@ -83,23 +128,87 @@ static inline uint8_t *fuzz_place(const uint8_t *data, size_t size, int misalign
   return p;
 }
 
-/* What an index target does with its loader (the index as void *). */
+/* An index type (hnsw, ivf) through the calls the targets make alike;
+** FUZZ_ANN_OPS(P, search) makes P_ops from P_load, P_free, ... (the
+** index as void *). */
 typedef struct fuzz_ann_ops {
-  /* the target's loader over the rows r; *out the index (or NULL) */
+  /* P_load over the rows r; *out the index (or NULL) */
   int (*load)(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e, fuzz_rows *r, void **out);
-  void (*use)(void *index, ann_metric m); /* an index that loaded, used as the store uses it */
-  void (*drop)(void *index);              /* frees it (NULL too) */
+  void (*drop)(void *index); /* P_free (NULL too) */
+  uint32_t (*count)(const void *index);
+  int (*del)(void *index, uint32_t i);
+  int (*build)(void *index, uint32_t n);
+  int (*save)(const void *index, uint8_t **img, size_t *len);
+  const char *(*errmsg)(const void *index);
+  fuzz_search_fn search; /* the target's settings of fuzz_searches */
 } fuzz_ann_ops;
 
+#define FUZZ_ANN_OPS(P, search_fn)                                                           \
+  static int fuzz_load_##P(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e,     \
+                           fuzz_rows *r, void **out) {                                       \
+    P *x = NULL;                                                                             \
+    int rc = P##_load(p, n, dim, m, e, fuzz_row, r, &x);                                     \
+    *out = x;                                                                                \
+    return rc;                                                                               \
+  }                                                                                          \
+  static void fuzz_drop_##P(void *x) { P##_free(x); }                                        \
+  static uint32_t fuzz_count_##P(const void *x) { return P##_count(x); }                     \
+  static int fuzz_del_##P(void *x, uint32_t i) { return P##_delete(x, i); }                  \
+  static int fuzz_build_##P(void *x, uint32_t n) { return P##_build(x, n); }                 \
+  static int fuzz_save_##P(const void *x, uint8_t **img, size_t *len) {                      \
+    return P##_save(x, img, len);                                                            \
+  }                                                                                          \
+  static const char *fuzz_errmsg_##P(const void *x) { return P##_errmsg(x); }                \
+  static const fuzz_ann_ops P##_ops = {fuzz_load_##P,  fuzz_drop_##P,  fuzz_count_##P,       \
+                                       fuzz_del_##P,   fuzz_build_##P, fuzz_save_##P,        \
+                                       fuzz_errmsg_##P, search_fn}
+
+/* Writes, as a checkpoint makes them: a delete, then the rows not in the
+** index yet (up to a few past its count) built in.  What is then saved
+** loads again (with the metric m and the rows r), holds as many rows and
+** answers the first of fuzz_searches as the index did.  The loaded copy
+** goes to check(copy, index) first when check is not NULL. */
+static inline void fuzz_ann_rewrite(const fuzz_ann_ops *o, fuzz_rows *r, void *x, ann_metric m,
+                                    int (*check)(const void *copy, const void *x)) {
+  ann_hit a[64], b[64];
+  uint32_t n = o->count(x);
+  if (n) (void)o->del(x, n / 2);
+  if (n < FUZZ_ROWS - 4 && o->build(x, n + 4) != ANN_OK) return;
+  int na = fuzz_searches(r, x, o->search, a);
+  uint8_t *img;
+  size_t len;
+  FUZZ_ASSERT(o->save(x, &img, &len) == ANN_OK);
+  void *x2;
+  int rc = o->load(img, len, r->dim, m, r->elem, r, &x2);
+  if (rc != ANN_OK) fprintf(stderr, "the saved image does not load: %s\n", o->errmsg(x2));
+  FUZZ_ASSERT(rc == ANN_OK && o->count(x2) == o->count(x) && (!check || check(x2, x)));
+  FUZZ_ASSERT(fuzz_searches(r, x2, o->search, b) == na && !memcmp(a, b, (size_t)na * sizeof *a));
+  o->drop(x2);
+  free(img);
+}
+
+/* Seed number i: index x (over r) with rows 0, 7, 14, ... (ndel of them)
+** deleted, saved into dir, freed. */
+static inline void fuzz_ann_seed(const fuzz_ann_ops *o, const char *dir, size_t i, void *x,
+                                 int ndel) {
+  for (int d = 0; d < ndel; d++) FUZZ_ASSERT(o->del(x, (uint32_t)(d * 7)) == ANN_OK);
+  uint8_t *img;
+  size_t len;
+  FUZZ_ASSERT(o->save(x, &img, &len) == ANN_OK);
+  fuzz_seed_image(dir, i, img, len);
+  o->drop(x);
+}
+
 /* One input image: loaded in place (aligned) and copied (one byte off),
-** which must agree; what loads is used.  The rows are made for the dim
-** and element type the image names. */
-static inline int fuzz_ann_input(const uint8_t *data, size_t size, fuzz_rows *r, const fuzz_ann_ops *ops) {
+** which must agree; what loads goes to use(index, metric).  The rows are
+** made for the dim and element type the image names. */
+static inline int fuzz_ann_input(const uint8_t *data, size_t size, fuzz_rows *r,
+                                 const fuzz_ann_ops *ops, void (*use)(void *index, ann_metric m)) {
   int dim;
   ann_metric m;
   ann_elem e;
   fuzz_image_kind(data, size, &dim, &m, &e);
-  if (r->dim != dim || r->elem != e) fuzz_rows_make(r, dim, e);
+  fuzz_rows_for(r, dim, e);
   uint8_t *base[2];
   void *x[2] = {NULL, NULL};
   int rc[2];
@@ -110,12 +219,27 @@ static inline int fuzz_ann_input(const uint8_t *data, size_t size, fuzz_rows *r,
   }
   FUZZ_ASSERT(rc[0] == rc[1]);
   if (rc[0] == ANN_OK)
-    for (int k = 0; k < 2; k++) ops->use(x[k], m);
+    for (int k = 0; k < 2; k++) use(x[k], m);
   for (int k = 0; k < 2; k++) {
     ops->drop(x[k]);
     free(base[k]);
   }
   return 0;
 }
+
+/* The entry points of the target for index type P (after FUZZ_ANN_OPS):
+** LLVMFuzzerInitialize writes seeds(dir) when H5MEM_FUZZ_SEEDS names a
+** directory; each input goes through fuzz_ann_input over rows, an index
+** that loads to use(index, metric). */
+#define FUZZ_ANN_TARGET(P, rows, use, seeds)                                                   \
+  int LLVMFuzzerInitialize(int *argc, char ***argv) {                                        \
+    (void)argc;                                                                              \
+    (void)argv;                                                                              \
+    if (fuzz_seed_dir()) seeds(fuzz_seed_dir());                                             \
+    return 0;                                                                                \
+  }                                                                                          \
+  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {                             \
+    return fuzz_ann_input(data, size, &rows, &P##_ops, use);                                 \
+  }
 
 #endif

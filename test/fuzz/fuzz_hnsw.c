@@ -16,66 +16,32 @@
 
 static fuzz_rows rows;
 
-static void rows_for(int dim, ann_elem e) {
-  if (rows.dim != dim || rows.elem != e) fuzz_rows_make(&rows, dim, e);
+/* the qi-th search of fuzz_searches: ef 16, 0, 100 */
+static int search(const void *h, const float *q, int k, int qi, int (*filter)(void *, uint32_t),
+                  ann_hit *out) {
+  static const int efs[3] = {16, 0, 100};
+  return hnsw_search(h, q, k, efs[qi], filter, NULL, out);
 }
 
-/* Hits come sorted by distance (rows without a vector, infinitely far,
-** last), each row once. */
-static void hits_check(const ann_hit *out, int n) {
-  for (int i = 1; i < n; i++) {
-    FUZZ_ASSERT(!(out[i].dist < out[i - 1].dist));
-    for (int j = 0; j < i; j++) FUZZ_ASSERT(out[j].id != out[i].id);
-  }
-}
+FUZZ_ANN_OPS(hnsw, search);
 
 /* A few searches; the hits of the first (k 8, ef 16) into first. */
 static int searches(const hnsw *h, ann_hit *first) {
-  static const int ks[3] = {8, 1, 40}, efs[3] = {16, 0, 100};
-  ann_hit out[64];
-  int nfirst = 0;
-  for (int qi = 0; qi < 3; qi++) {
-    const float *q = rows.f32[qi * 7 + 1];
-    int n = hnsw_search(h, q, ks[qi], efs[qi], NULL, NULL, out);
-    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
-    hits_check(out, n);
-    if (qi == 0) {
-      memcpy(first, out, (size_t)n * sizeof *out);
-      nfirst = n;
-    }
-    n = hnsw_search(h, q, ks[qi], efs[qi], fuzz_allow, NULL, out);
-    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
-    hits_check(out, n);
-    for (int i = 0; i < n; i++) FUZZ_ASSERT(fuzz_allow(NULL, out[i].id));
-  }
-  return nfirst;
+  return fuzz_searches(&rows, h, search, first);
 }
 
 static void use(void *index, ann_metric m) {
   hnsw *h = index;
-  ann_hit a[64], b[64];
+  ann_hit a[64];
   (void)searches(h, a);
   /* the int8 first pass over the rows in one array */
   if (hnsw_set_q8_rows(h, &rows.q8[0][0], FUZZ_MAXDIM, rows.scale, FUZZ_ROWS) == ANN_OK)
     (void)searches(h, a);
   FUZZ_ASSERT(hnsw_set_q8_rows(h, NULL, 0, NULL, 0) == ANN_OK);
   /* writes, as a checkpoint makes them: a delete, then the rows not in
-  ** the index yet (up to a few past its count) built in */
-  uint32_t n = hnsw_count(h);
-  if (n) (void)hnsw_delete(h, n / 2);
-  if (n < FUZZ_ROWS - 4 && hnsw_build(h, n + 4) != ANN_OK) return;
-  int na = searches(h, a);
-  /* what is saved loads again, and is the same graph */
-  uint8_t *img;
-  size_t len;
-  FUZZ_ASSERT(hnsw_save(h, &img, &len) == ANN_OK);
-  hnsw *h2;
-  int rc = hnsw_load(img, len, rows.dim, m, rows.elem, fuzz_row, &rows, &h2);
-  if (rc != ANN_OK) fprintf(stderr, "the saved image does not load: %s\n", hnsw_errmsg(h2));
-  FUZZ_ASSERT(rc == ANN_OK && hnsw_count(h2) == hnsw_count(h));
-  FUZZ_ASSERT(searches(h2, b) == na && !memcmp(a, b, (size_t)na * sizeof *a));
-  hnsw_free(h2);
-  free(img);
+  ** the index yet (up to a few past its count) built in; what is saved
+  ** loads again, and is the same graph */
+  fuzz_ann_rewrite(&hnsw_ops, &rows, h, m, NULL);
 }
 
 /* Images of a few small indexes: dims, metrics, element types, M, deleted
@@ -87,38 +53,14 @@ static void seeds(const char *dir) {
            {3, ANN_DOT, ANN_F32, 3, 30, 2},   {16, ANN_COSINE, ANN_F16, 8, 100, 0},
            {2, ANN_L2, ANN_F32, 2, 1, 0},     {5, ANN_DOT, ANN_F16, 2, 0, 0}};
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-    rows_for(c[i].dim, (ann_elem)c[i].elem);
+    fuzz_rows_for(&rows, c[i].dim, (ann_elem)c[i].elem);
     hnsw_params p = {c[i].M, 16, 7, 1, 0};
     hnsw *h;
     FUZZ_ASSERT(hnsw_new(c[i].dim, (ann_metric)c[i].metric, (ann_elem)c[i].elem, &p, fuzz_row,
                          &rows, &h) == ANN_OK);
     FUZZ_ASSERT(hnsw_build(h, (uint32_t)c[i].n) == ANN_OK);
-    for (int d = 0; d < c[i].del; d++) FUZZ_ASSERT(hnsw_delete(h, (uint32_t)(d * 7)) == ANN_OK);
-    uint8_t *img;
-    size_t len;
-    FUZZ_ASSERT(hnsw_save(h, &img, &len) == ANN_OK);
-    fuzz_seed_image(dir, i, img, len);
-    hnsw_free(h);
+    fuzz_ann_seed(&hnsw_ops, dir, i, h, c[i].del);
   }
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  if (fuzz_seed_dir()) seeds(fuzz_seed_dir());
-  return 0;
-}
-
-static int load(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e, fuzz_rows *r, void **out) {
-  hnsw *x = NULL;
-  int rc = hnsw_load(p, n, dim, m, e, fuzz_row, r, &x);
-  *out = x;
-  return rc;
-}
-
-static void drop(void *x) { hnsw_free(x); }
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const fuzz_ann_ops ops = {load, use, drop};
-  return fuzz_ann_input(data, size, &rows, &ops);
-}
+FUZZ_ANN_TARGET(hnsw, rows, use, seeds)

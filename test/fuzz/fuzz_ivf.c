@@ -16,61 +16,26 @@
 
 static fuzz_rows rows;
 
-static void rows_for(int dim, ann_elem e) {
-  if (rows.dim != dim || rows.elem != e) fuzz_rows_make(&rows, dim, e);
+/* the qi-th search of fuzz_searches: nprobe 1, all, 3; rerank 0, 5, 100 */
+static int search(const void *v, const float *q, int k, int qi, int (*filter)(void *, uint32_t),
+                  ann_hit *out) {
+  static const int probes[3] = {1, 1 << 30, 3}, reranks[3] = {0, 5, 100};
+  return ivf_search(v, q, k, probes[qi], reranks[qi], filter, NULL, out);
 }
 
-/* Hits come sorted by distance, each row once. */
-static void hits_check(const ann_hit *out, int n) {
-  for (int i = 1; i < n; i++) {
-    FUZZ_ASSERT(!(out[i].dist < out[i - 1].dist));
-    for (int j = 0; j < i; j++) FUZZ_ASSERT(out[j].id != out[i].id);
-  }
-}
+FUZZ_ANN_OPS(ivf, search);
 
-/* A few searches; the hits of the first into first, their number returned. */
-static int searches(const ivf *v, ann_hit *first) {
-  static const int ks[3] = {8, 1, 40}, probes[3] = {1, 1 << 30, 3}, reranks[3] = {0, 5, 100};
-  ann_hit out[64];
-  int nfirst = 0;
-  for (int qi = 0; qi < 3; qi++) {
-    const float *q = rows.f32[qi * 7 + 1];
-    int n = ivf_search(v, q, ks[qi], probes[qi], reranks[qi], NULL, NULL, out);
-    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
-    hits_check(out, n);
-    if (qi == 0) {
-      memcpy(first, out, (size_t)n * sizeof *out);
-      nfirst = n;
-    }
-    n = ivf_search(v, q, ks[qi], probes[qi], reranks[qi], fuzz_allow, NULL, out);
-    FUZZ_ASSERT(n >= 0 && n <= ks[qi]);
-    hits_check(out, n);
-    for (int i = 0; i < n; i++) FUZZ_ASSERT(fuzz_allow(NULL, out[i].id));
-  }
-  return nfirst;
-}
+/* a reloaded copy has as many lists */
+static int same_nlist(const void *copy, const void *v) { return ivf_nlist(copy) == ivf_nlist(v); }
 
 static void use(void *index, ann_metric m) {
   ivf *v = index;
-  ann_hit a[64], b[64];
-  (void)searches(v, a);
+  ann_hit a[64];
+  (void)fuzz_searches(&rows, v, search, a);
   /* writes, as a checkpoint makes them: a delete, then rows not in the
-  ** index yet (up to a few past its count) added */
-  uint32_t n = ivf_count(v);
-  if (n) (void)ivf_delete(v, n / 2);
-  if (n < FUZZ_ROWS - 4 && ivf_build(v, n + 4) != ANN_OK) return;
-  int na = searches(v, a);
-  /* what is saved loads again, and answers as the index did */
-  uint8_t *img;
-  size_t len;
-  FUZZ_ASSERT(ivf_save(v, &img, &len) == ANN_OK);
-  ivf *v2;
-  int rc = ivf_load(img, len, rows.dim, m, rows.elem, fuzz_row, &rows, &v2);
-  if (rc != ANN_OK) fprintf(stderr, "the saved image does not load: %s\n", ivf_errmsg(v2));
-  FUZZ_ASSERT(rc == ANN_OK && ivf_count(v2) == ivf_count(v) && ivf_nlist(v2) == ivf_nlist(v));
-  FUZZ_ASSERT(searches(v2, b) == na && !memcmp(a, b, (size_t)na * sizeof *a));
-  ivf_free(v2);
-  free(img);
+  ** index yet (up to a few past its count) added; what is saved loads
+  ** again, and answers as the index did */
+  fuzz_ann_rewrite(&ivf_ops, &rows, v, m, same_nlist);
 }
 
 /* Images of a few small indexes: flat and PQ, the three metrics, f32 and
@@ -83,7 +48,7 @@ static void seeds(const char *dir) {
            {2, ANN_L2, ANN_F32, 1, 0, 5, 0},      {4, ANN_DOT, ANN_F32, 2, 2, 30, 0},
            {5, ANN_L2, ANN_F32, 0, 0, 0, 0}};
   for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-    rows_for(c[i].dim, (ann_elem)c[i].elem);
+    fuzz_rows_for(&rows, c[i].dim, (ann_elem)c[i].elem);
     ivf_params p;
     memset(&p, 0, sizeof p);
     p.nlist = (uint32_t)c[i].nlist;
@@ -94,32 +59,8 @@ static void seeds(const char *dir) {
     FUZZ_ASSERT(ivf_new(c[i].dim, (ann_metric)c[i].metric, (ann_elem)c[i].elem, &p, fuzz_row,
                         &rows, &v) == ANN_OK);
     if (c[i].n) FUZZ_ASSERT(ivf_build(v, (uint32_t)c[i].n) == ANN_OK);
-    for (int d = 0; d < c[i].del; d++) FUZZ_ASSERT(ivf_delete(v, (uint32_t)(d * 7)) == ANN_OK);
-    uint8_t *img;
-    size_t len;
-    FUZZ_ASSERT(ivf_save(v, &img, &len) == ANN_OK);
-    fuzz_seed_image(dir, i, img, len);
-    ivf_free(v);
+    fuzz_ann_seed(&ivf_ops, dir, i, v, c[i].del);
   }
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv) {
-  (void)argc;
-  (void)argv;
-  if (fuzz_seed_dir()) seeds(fuzz_seed_dir());
-  return 0;
-}
-
-static int load(const uint8_t *p, size_t n, int dim, ann_metric m, ann_elem e, fuzz_rows *r, void **out) {
-  ivf *x = NULL;
-  int rc = ivf_load(p, n, dim, m, e, fuzz_row, r, &x);
-  *out = x;
-  return rc;
-}
-
-static void drop(void *x) { ivf_free(x); }
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const fuzz_ann_ops ops = {load, use, drop};
-  return fuzz_ann_input(data, size, &rows, &ops);
-}
+FUZZ_ANN_TARGET(ivf, rows, use, seeds)
