@@ -704,6 +704,263 @@ START_TEST(test_crash_keeps_committed) {
 }
 END_TEST
 
+/* Strings that are not UTF-8 or hold a NUL byte, in each column: refused
+** with the column and the byte named, nothing changed, and the
+** transaction goes on.  Other refused calls likewise. */
+START_TEST(test_bad_arguments) {
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 4};
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  store *s = open_ok(t.path, &o, 0);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int64_t next = put_new(s, &r, 1, 10);
+  commit_ok(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  next = put_new(s, &r, next, 5);
+  uint64_t npos = store_npos(s), count = store_count(s);
+  int64_t max_id = store_max_id(s);
+  static const struct {
+    const char *p;
+    size_t n;
+    const char *why;
+  } bad[] = {
+      {"abc\xff", 4, "invalid UTF-8 at byte 3"},
+      {"ab\xc3", 3, "invalid UTF-8 at byte 2"},   /* cut in the middle of a character */
+      {"\xed\xa0\x80", 3, "invalid UTF-8 at byte 0"}, /* a surrogate */
+      {"a\0b", 3, "a NUL byte at byte 1"},
+  };
+  for (int k = 0; k < 6; k++)
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+      mrec m;
+      mrec_make(&m, 500, &r);
+      store_rec rr = rec_of(&m);
+      const char **sp[6] = {&rr.text, &rr.source, &rr.session, &rr.tags, &rr.tier, &rr.meta};
+      size_t *lp[6] = {&rr.text_len, &rr.source_len, &rr.session_len, &rr.tags_len, &rr.tier_len,
+                       &rr.meta_len};
+      *sp[k] = bad[b].p;
+      *lp[k] = bad[b].n;
+      int rc = store_put(s, &rr);
+      ck_assert_msg(rc == STORE_EINVAL, "%s %zu: %d", colname[k], b, rc);
+      char want[64];
+      snprintf(want, sizeof want, "%s: %s", colname[k], bad[b].why);
+      ck_assert_str_eq(store_errmsg(s), want);
+      uint64_t pos;
+      ck_assert_int_eq(store_find(s, 500, &pos), STORE_ENOTFOUND);
+      ck_assert_uint_eq(store_npos(s), npos);
+      ck_assert_uint_eq(store_count(s), count);
+      ck_assert_int_eq(store_max_id(s), max_id);
+    }
+  /* a graph table that does not exist */
+  store_grec g;
+  memset(&g, 0, sizeof g);
+  g.id = 1;
+  ck_assert_int_eq(store_g_put(s, 7, &g), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "no graph table 7");
+  ck_assert_int_eq(store_g_delete(s, -1, 1), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "no graph table -1");
+  /* the transaction goes on and commits what it had */
+  next = put_new(s, &r, next, 1);
+  commit_ok(s);
+  check_model(s);
+  /* codes of one string column at a time */
+  const uint32_t *codes;
+  uint64_t ncodes;
+  uint32_t code;
+  ck_assert_int_eq(store_str_codes(s, STORE_V_TEXT | STORE_V_TAGS, "a", 1, &codes, &ncodes, &code),
+                   STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "store_str_codes: one string column at a time");
+  ck_assert_int_eq(store_close(s), STORE_OK);
+
+  /* a read-only handle does not write */
+  s = open_ok(t.path, NULL, 1);
+  int rc = store_begin(s);
+  ck_assert_int_eq(rc, STORE_EINVAL);
+  char want[700];
+  snprintf(want, sizeof want, "%s is open read-only", t.path);
+  ck_assert_str_eq(store_errmsg(s), want);
+  ck_assert_int_eq(store_checkpoint(s), STORE_EINVAL);
+  store_close(s);
+  s = open_ok(t.path, NULL, 0);
+  check_model(s);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  tdir_remove(&t);
+}
+END_TEST
+
+/* One writer: a second handle that wants to write is busy until the first
+** closes; reading goes on meanwhile, and a reader sees commits when it
+** refreshes. */
+START_TEST(test_second_writer_busy) {
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 5};
+  store_opts o = opts(DIM, STORE_L2, STORE_F32);
+  store *a = open_ok(t.path, &o, 0);
+  ck_assert_int_eq(store_begin(a), STORE_OK);
+  int64_t next = put_new(a, &r, 1, 5);
+  commit_ok(a);
+  store *b = open_ok(t.path, NULL, 0);  /* opening takes no lock */
+  store *rd = open_ok(t.path, NULL, 1);
+  check_model(b);
+  ck_assert_int_eq(store_begin(b), STORE_BUSY);
+  char want[700];
+  snprintf(want, sizeof want, "the store %s is being written by another connection or process", t.path);
+  ck_assert_str_eq(store_errmsg(b), want);
+  ck_assert_int_eq(store_checkpoint(b), STORE_BUSY);
+  /* b is not in a transaction */
+  mrec m;
+  mrec_make(&m, 100, &r);
+  store_rec rr = rec_of(&m);
+  ck_assert_int_eq(store_put(b, &rr), STORE_EINVAL);
+  check_model(b);
+
+  /* the writer's open transaction is not seen by a reader; its commit is,
+  ** after a refresh */
+  ck_assert_int_eq(store_begin(a), STORE_OK);
+  static mrec before[MAXR];
+  memcpy(before, model, sizeof model);
+  next = put_new(a, &r, next, 3);
+  static mrec after[MAXR];
+  memcpy(after, model, sizeof model);
+  memcpy(model, before, sizeof model);
+  ck_assert_int_eq(store_refresh(rd), STORE_OK);
+  check_model(rd);
+  commit_ok(a);
+  check_model(rd); /* its view is as of its last refresh */
+  memcpy(model, after, sizeof model);
+  ck_assert_int_eq(store_refresh(rd), STORE_OK);
+  check_model(rd);
+  ck_assert_int_eq(store_refresh(b), STORE_OK);
+  check_model(b);
+
+  /* the first writer closes: the second may write */
+  ck_assert_int_eq(store_close(a), STORE_OK);
+  ck_assert_int_eq(store_begin(b), STORE_OK);
+  check_model(b);
+  next = put_new(b, &r, next, 2);
+  commit_ok(b);
+  ck_assert_int_eq(store_close(b), STORE_OK);
+  ck_assert_int_eq(store_refresh(rd), STORE_OK);
+  check_model(rd);
+  store_close(rd);
+  tdir_remove(&t);
+}
+END_TEST
+
+static void copy_file(const char *from, const char *to) {
+  FILE *f = fopen(from, "rb"), *g = fopen(to, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_ptr_nonnull(g);
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) ck_assert_uint_eq(fwrite(buf, 1, n, g), n);
+  fclose(f);
+  ck_assert_int_eq(fclose(g), 0);
+}
+
+/* Bytes of path at off overwritten with n copies of c. */
+static void scribble(const char *path, off_t off, size_t n, int c) {
+  int fd = open(path, O_WRONLY);
+  ck_assert_int_ge(fd, 0);
+  char buf[256];
+  ck_assert_uint_le(n, sizeof buf);
+  memset(buf, c, n);
+  ck_assert_int_eq(pwrite(fd, buf, n, off), (ssize_t)n);
+  close(fd);
+}
+
+/* A damaged file: the corrupt code, the store's path in the message, and
+** the file as it was (a reader or a writer that fails to open changes
+** nothing). */
+START_TEST(test_damaged_file) {
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 6};
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  store *s = open_ok(t.path, &o, 0);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  put_new(s, &r, 1, 200);
+  commit_ok(s);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  char good[700];
+  snprintf(good, sizeof good, "%s/good.h5", t.dir);
+  copy_file(t.path, good);
+  off_t size = file_size(t.path);
+
+  /* the superblock's signature */
+  scribble(t.path, 0, 8, 'x');
+  open_fails(t.path, NULL, 1, STORE_ECORRUPT, "not an HDF5 file");
+  open_fails(t.path, NULL, 0, STORE_ECORRUPT, "not an HDF5 file");
+  ck_assert_int_eq(file_size(t.path), size);
+  /* the file cut short: its data lies outside it */
+  copy_file(good, t.path);
+  ck_assert_int_eq(truncate(t.path, size / 2), 0);
+  open_fails(t.path, NULL, 1, STORE_ECORRUPT, "truncated file");
+  open_fails(t.path, NULL, 0, STORE_ECORRUPT, "truncated file");
+  ck_assert_int_eq(file_size(t.path), size / 2);
+  /* an empty file */
+  ck_assert_int_eq(truncate(t.path, 0), 0);
+  open_fails(t.path, NULL, 0, STORE_ECORRUPT, "is not an HDF5 file (0 bytes)");
+  /* the good copy opens */
+  copy_file(good, t.path);
+  s = open_ok(t.path, NULL, 1);
+  check_model(s);
+  store_close(s);
+  tdir_remove(&t);
+}
+END_TEST
+
+/* Optimize after deleting most records: the file shrinks, positions are
+** only the live records, every record is as it was, before and after
+** reopening. */
+START_TEST(test_optimize) {
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 7};
+  store_opts o = opts(DIM, STORE_L2, STORE_F32);
+  o.agent = "optimizer";
+  store *s = open_ok(t.path, &o, 0);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int64_t next = put_new(s, &r, 1, 1500);
+  commit_ok(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int64_t id = 1; id < next; id++)
+    if (id % 5) {
+      ck_assert_int_eq(store_delete(s, id), STORE_OK);
+      model[id].live = 0;
+    }
+  next = put_new(s, &r, next, 20); /* and some in the delta */
+  commit_ok(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  off_t before = file_size(t.path);
+  ck_assert_int_eq(store_optimize(s), STORE_OK);
+  off_t after = file_size(t.path);
+  ck_assert_msg(after < before / 2, "optimize: %lld bytes, was %lld", (long long)after, (long long)before);
+  ck_assert_uint_eq(store_npos(s), store_count(s));
+  check_model(s);
+  char buf[32];
+  ck_assert_int_eq(store_attr(s, "agent", buf, sizeof buf), STORE_OK);
+  ck_assert_str_eq(buf, "optimizer");
+  /* it goes on writing */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  next = put_new(s, &r, next, 3);
+  commit_ok(s);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  s = open_ok(t.path, NULL, 0);
+  check_model(s);
+  ck_assert_int_eq(store_max_id(s), next - 1);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  tdir_remove(&t);
+}
+END_TEST
+
 Suite *store_api_suite(void);
 Suite *store_api_suite(void) {
   Suite *su = suite_create("store_api");
@@ -716,6 +973,10 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_delete_update);
   tcase_add_test(tc, test_transactions);
   tcase_add_test(tc, test_crash_keeps_committed);
+  tcase_add_test(tc, test_bad_arguments);
+  tcase_add_test(tc, test_second_writer_busy);
+  tcase_add_test(tc, test_damaged_file);
+  tcase_add_test(tc, test_optimize);
   suite_add_tcase(su, tc);
   return su;
 }
