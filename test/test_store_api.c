@@ -961,6 +961,228 @@ START_TEST(test_optimize) {
 }
 END_TEST
 
+/* ---- knn against brute force ------------------------------------------------ */
+
+typedef struct bf {
+  uint64_t pos;
+  double dist;
+} bf;
+
+static int bf_cmp(const void *a, const void *b) {
+  const bf *x = a, *y = b;
+  if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The distance store.h's metrics define, in double: cosine 1 - cos
+** (clamped to [0, 2]; 1 when a norm is 0), squared L2, negated dot. */
+static double distance(int metric, const float *q, const float *e) {
+  double dot = 0, nq = 0, ne = 0, l2 = 0;
+  for (int i = 0; i < DIM; i++) {
+    dot += (double)q[i] * e[i];
+    nq += (double)q[i] * q[i];
+    ne += (double)e[i] * e[i];
+    l2 += ((double)q[i] - e[i]) * ((double)q[i] - e[i]);
+  }
+  if (metric == STORE_L2) return l2;
+  if (metric == STORE_DOT) return -dot;
+  if (nq == 0 || ne == 0) return 1;
+  double d = 1 - dot / sqrt(nq * ne);
+  return d < 0 ? 0 : d > 2 ? 2 : d;
+}
+
+/* The allowed live records with a vector, nearest first (*n of them). */
+static bf *brute_force(store *s, int metric, const float *q, const uint8_t *allow, uint64_t *n) {
+  bf *a = malloc((store_npos(s) + 1) * sizeof *a);
+  ck_assert_ptr_nonnull(a);
+  *n = 0;
+  for (int64_t id = 1; id < MAXR; id++) {
+    const mrec *m = &model[id];
+    uint64_t pos;
+    if (!m->live || !m->has_emb) continue;
+    ck_assert_int_eq(store_find(s, id, &pos), STORE_OK);
+    if (allow && !(allow[pos / 8] >> (pos % 8) & 1)) continue;
+    a[(*n)++] = (bf){pos, distance(metric, q, m->emb)};
+  }
+  qsort(a, *n, sizeof *a, bf_cmp);
+  return a;
+}
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-5 * (1 + fabs(b)); }
+
+/* store_knn's answer is the brute-force one: as many results, the same
+** distances in order, each result's distance its own, no position twice
+** (positions may differ only between records at the same distance). */
+static void knn_check(store *s, int metric, const float *q, uint64_t k, const store_filter *flt,
+                      const uint8_t *allow, const store_knn_opts *opt) {
+  uint64_t nb;
+  bf *want = brute_force(s, metric, q, allow, &nb);
+  ann_res *out = malloc((size_t)k * sizeof *out);
+  ck_assert_ptr_nonnull(out);
+  uint64_t nout = UINT64_MAX;
+  int rc = store_knn(s, q, k, flt, opt, out, &nout);
+  T_CHECK(rc == STORE_OK, "knn: %d %s", rc, store_errmsg(s));
+  uint64_t expect = k < nb ? k : nb;
+  T_CHECK(nout == expect, "knn k=%llu: %llu results, brute force %llu", (unsigned long long)k,
+          (unsigned long long)nout, (unsigned long long)expect);
+  for (uint64_t i = 0; i < nout; i++) {
+    uint64_t p = out[i].pos;
+    T_CHECK(p < store_npos(s) && store_pos_live(s, p), "result %llu: position %llu not live",
+            (unsigned long long)i, (unsigned long long)p);
+    T_CHECK(!allow || (allow[p / 8] >> (p % 8) & 1), "result %llu: position %llu not allowed",
+            (unsigned long long)i, (unsigned long long)p);
+    T_CHECK(near(out[i].dist, want[i].dist), "result %llu: distance %.9g, brute force %.9g (metric %d)",
+            (unsigned long long)i, out[i].dist, want[i].dist, metric);
+    int64_t id = store_pos_id(s, p);
+    T_CHECK(model[id].has_emb && near(out[i].dist, distance(metric, q, model[id].emb)),
+            "result %llu: id %lld is not at distance %.9g", (unsigned long long)i, (long long)id,
+            out[i].dist);
+    T_CHECK(i == 0 || out[i - 1].dist < out[i].dist ||
+                (out[i - 1].dist == out[i].dist && out[i - 1].pos < out[i].pos),
+            "results %llu and %llu out of order", (unsigned long long)i - 1, (unsigned long long)i);
+  }
+  free(out);
+  free(want);
+}
+
+static int allow_fn(void *ctx, uint64_t pos) {
+  const uint8_t *bits = ctx;
+  return bits[pos / 8] >> (pos % 8) & 1;
+}
+
+/* A store of n records, some without a vector, some deleted, some in the
+** file and some in the delta, searched with every metric, k below and
+** above the records, with a bitmap and a function as filter. */
+static void knn_store(int metric, int index) {
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 8 + (uint64_t)metric};
+  store_opts o = opts(DIM, metric, STORE_F32);
+  o.index = index;
+  store *s = open_ok(t.path, &o, 0);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int64_t next = put_new(s, &r, 1, 700);
+  commit_ok(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  next = put_new(s, &r, next, 150);
+  for (int64_t id = 3; id < next; id += 11) {
+    ck_assert_int_eq(store_delete(s, id), STORE_OK);
+    model[id].live = 0;
+  }
+  commit_ok(s);
+  if (index == STORE_INDEX_HNSW) {
+    store_index_info info;
+    ck_assert_int_eq(store_index(s, &info), STORE_INDEX_HNSW);
+    ck_assert_uint_gt(info.graph_rows, 0); /* the graph covers the file's rows */
+  }
+  uint8_t *allow = calloc(store_npos(s) / 8 + 1, 1);
+  ck_assert_ptr_nonnull(allow);
+  uint64_t nallow = 0;
+  for (uint64_t p = 0; p < store_npos(s); p++)
+    if (store_pos_live(s, p) && (t_next(&r) % 4 == 0)) {
+      allow[p / 8] |= (uint8_t)(1u << (p % 8));
+      nallow++;
+    }
+  store_knn_opts exact = {1, 0, 0};
+  for (int qi = 0; qi < 4; qi++) {
+    float q[DIM];
+    for (int i = 0; i < DIM; i++) q[i] = t_unit(&r);
+    static const uint64_t ks[] = {1, 10, 100000};
+    for (size_t j = 0; j < 3; j++) {
+      knn_check(s, metric, q, ks[j], NULL, NULL, &exact);
+      store_filter fb = {allow, nallow, NULL, NULL, NULL};
+      knn_check(s, metric, q, ks[j], &fb, allow, &exact);
+      store_filter ff = {NULL, 0, allow_fn, allow, NULL};
+      knn_check(s, metric, q, ks[j], &ff, allow, &exact);
+      if (index == STORE_INDEX_FLAT) { /* no graph: every search is exact */
+        knn_check(s, metric, q, ks[j], NULL, NULL, NULL);
+        knn_check(s, metric, q, ks[j], &fb, allow, NULL);
+      }
+    }
+  }
+  /* a record with a vector close to q is found first, in the delta and in the file */
+  for (int round = 0; round < 2; round++) {
+    float q[DIM];
+    for (int i = 0; i < DIM; i++) q[i] = t_unit(&r);
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    mrec_make(&model[next], next, &r);
+    model[next].has_emb = 1;
+    memcpy(model[next].emb, q, sizeof q);
+    put_ok(s, &model[next]);
+    commit_ok(s);
+    if (round) ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+    ann_res out[1];
+    uint64_t nout = 0;
+    ck_assert_int_eq(store_knn(s, q, 1, NULL, metric == STORE_DOT ? &exact : NULL, out, &nout),
+                     STORE_OK);
+    ck_assert_uint_eq(nout, 1);
+    if (metric != STORE_DOT) /* (the nearest by dot need not be q itself) */
+      ck_assert_int_eq(store_pos_id(s, out[0].pos), next);
+    knn_check(s, metric, q, 5, NULL, NULL, &exact);
+    next++;
+  }
+  /* k = 0 and an empty allowed set: no results */
+  float q[DIM] = {1, 0, 0, 0, 0, 0, 0, 0};
+  ann_res out[4];
+  uint64_t nout = 7;
+  ck_assert_int_eq(store_knn(s, q, 0, NULL, NULL, out, &nout), STORE_OK);
+  ck_assert_uint_eq(nout, 0);
+  memset(allow, 0, store_npos(s) / 8 + 1);
+  store_filter none = {allow, 0, NULL, NULL, NULL};
+  nout = 7;
+  ck_assert_int_eq(store_knn(s, q, 4, &none, NULL, out, &nout), STORE_OK);
+  ck_assert_uint_eq(nout, 0);
+  free(allow);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  tdir_remove(&t);
+}
+
+START_TEST(test_knn_flat) {
+  knn_store(STORE_COSINE, STORE_INDEX_FLAT);
+  knn_store(STORE_L2, STORE_INDEX_FLAT);
+  knn_store(STORE_DOT, STORE_INDEX_FLAT);
+}
+END_TEST
+
+/* index=hnsw: exact searches are brute force's answer; the graph's find
+** most of the true neighbours (a fixed seed: the same every run). */
+START_TEST(test_knn_hnsw) {
+  knn_store(STORE_L2, STORE_INDEX_HNSW);
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 20};
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.index = STORE_INDEX_HNSW;
+  store *s = open_ok(t.path, &o, 0);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  put_new(s, &r, 1, 1000);
+  commit_ok(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  uint64_t found = 0, total = 0;
+  for (int qi = 0; qi < 20; qi++) {
+    float q[DIM];
+    for (int i = 0; i < DIM; i++) q[i] = t_unit(&r);
+    uint64_t nb;
+    bf *want = brute_force(s, STORE_COSINE, q, NULL, &nb);
+    ann_res out[10];
+    uint64_t nout = 0;
+    ck_assert_int_eq(store_knn(s, q, 10, NULL, NULL, out, &nout), STORE_OK);
+    ck_assert_uint_eq(nout, 10);
+    for (uint64_t i = 0; i < nout; i++)
+      for (uint64_t j = 0; j < 10; j++) found += out[i].pos == want[j].pos;
+    total += 10;
+    free(want);
+  }
+  ck_assert_msg(found * 10 >= total * 9, "recall %llu / %llu", (unsigned long long)found,
+                (unsigned long long)total);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  tdir_remove(&t);
+}
+END_TEST
+
 Suite *store_api_suite(void);
 Suite *store_api_suite(void) {
   Suite *su = suite_create("store_api");
@@ -977,6 +1199,8 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_second_writer_busy);
   tcase_add_test(tc, test_damaged_file);
   tcase_add_test(tc, test_optimize);
+  tcase_add_test(tc, test_knn_flat);
+  tcase_add_test(tc, test_knn_hnsw);
   suite_add_tcase(su, tc);
   return su;
 }
