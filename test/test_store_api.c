@@ -811,6 +811,20 @@ START_TEST(test_second_writer_busy) {
   snprintf(want, sizeof want, "the store %s is being written by another connection or process", t.path);
   ck_assert_str_eq(store_errmsg(b), want);
   ck_assert_int_eq(store_checkpoint(b), STORE_BUSY);
+  /* and a writer in another process */
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    char err[512];
+    store *c = NULL;
+    if (store_open(t.path, NULL, 0, &c, err, sizeof err) != STORE_OK) _exit(100);
+    int rc = store_begin(c);
+    _exit(rc == STORE_BUSY && strstr(store_errmsg(c), "is being written by another") ? 0 : 101);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other process: status %d", status);
   /* b is not in a transaction */
   mrec m;
   mrec_make(&m, 100, &r);
