@@ -1197,6 +1197,206 @@ START_TEST(test_knn_hnsw) {
 }
 END_TEST
 
+/* A log damaged in its middle (not cut short by a crash): the frames
+** before the damage are replayed, the ones after are not, the note says
+** so; a writer keeps the damaged log in "<log>.corrupt-1". */
+START_TEST(test_log_damaged) {
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 9};
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  store *s = open_ok(t.path, &o, 0);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  for (int64_t id = 1; id <= 15; id++) mrec_make(&model[id], id, &r);
+  fflush(NULL);
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* three transactions of five, then a crash; the log's sizes to the pipe */
+    char err[512];
+    store *c = NULL;
+    uint64_t size[3];
+    int ok = store_open(t.path, NULL, 0, &c, err, sizeof err) == STORE_OK;
+    for (int k = 0; ok && k < 3; k++) {
+      ok = store_begin(c) == STORE_OK;
+      for (int64_t id = 1 + 5 * k; ok && id <= 5 + 5 * k; id++) {
+        store_rec cr = rec_of(&model[id]);
+        ok = store_put(c, &cr) == STORE_OK;
+      }
+      ok = ok && store_commit(c, 0) == STORE_OK;
+      store_log_info li;
+      char note[8];
+      store_log(c, &li, note, sizeof note);
+      size[k] = li.bytes;
+    }
+    ok = ok && write(fds[1], size, sizeof size) == (ssize_t)sizeof size;
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t size[3];
+  ck_assert_int_eq(read(fds[0], size, sizeof size), (ssize_t)sizeof size);
+  close(fds[0]);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed");
+  ck_assert_uint_eq((uint64_t)file_size(t.wal), size[2]);
+  scribble(t.wal, (off_t)(size[0] + size[1]) / 2, 1, 0x5a); /* in the second frame */
+  for (int64_t id = 6; id <= 15; id++) model[id].live = 0;
+  store *rd = open_ok(t.path, NULL, 1);
+  check_model(rd);
+  store_log_info li;
+  char note[512];
+  store_log(rd, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 1);
+  ck_assert_msg(strstr(note, "damaged") && strstr(note, "cannot be replayed"), "note: '%s'", note);
+  store_close(rd);
+  ck_assert_uint_eq((uint64_t)file_size(t.wal), size[2]); /* a reader changes nothing */
+  char copy[700];
+  snprintf(copy, sizeof copy, "%s.corrupt-1", t.wal);
+  ck_assert(!exists(copy));
+  s = open_ok(t.path, NULL, 0);
+  ck_assert_int_eq(store_begin(s), STORE_OK); /* it becomes the writer */
+  store_rollback(s);
+  check_model(s);
+  ck_assert(exists(copy));
+  ck_assert_uint_eq((uint64_t)file_size(copy), size[2]);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  s = open_ok(t.path, NULL, 1);
+  check_model(s);
+  store_log(s, &li, note, sizeof note);
+  ck_assert_msg(strstr(note, ".corrupt-1"), "note: '%s'", note); /* the copy is mentioned */
+  store_close(s);
+  tdir_remove(&t);
+}
+END_TEST
+
+/* A commit that may checkpoint does so when the log is over the limit;
+** one that may not leaves the log. */
+START_TEST(test_autocheckpoint) {
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 10};
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.autocheckpoint = 1; /* any frame is over it */
+  store *s = open_ok(t.path, &o, 0);
+  store_log_info li;
+  char note[256];
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int64_t next = put_new(s, &r, 1, 5);
+  commit_ok(s); /* may not checkpoint */
+  store_log(s, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 1);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  next = put_new(s, &r, next, 5);
+  ck_assert_int_eq(store_commit(s, 1), STORE_OK);
+  store_log(s, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 0);
+  store *rd = open_ok(t.path, NULL, 1); /* the file alone holds them */
+  check_model(rd);
+  store_log(rd, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 0);
+  store_close(rd);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  tdir_remove(&t);
+}
+END_TEST
+
+/* The graph's tables share the memories' transactions: a rollback or an
+** undo to a mark takes back both. */
+START_TEST(test_graph_in_transactions) {
+  tdir t;
+  tdir_make(&t);
+  model_clear();
+  t_rng r = {t_seed() + 11};
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  store *s = open_ok(t.path, &o, 0);
+  store_grec e;
+  memset(&e, 0, sizeof e);
+  e.s[0] = "Ada";
+  e.n[0] = 3;
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int64_t next = put_new(s, &r, 1, 2);
+  e.id = 1;
+  ck_assert_int_eq(store_g_put(s, STORE_G_ENTITY, &e), STORE_OK);
+  uint64_t mark = store_mark(s);
+  next = put_new(s, &r, next, 1);
+  e.id = 2;
+  ck_assert_int_eq(store_g_put(s, STORE_G_ENTITY, &e), STORE_OK);
+  ck_assert_uint_eq(store_g_count(s, STORE_G_ENTITY), 2);
+  ck_assert_int_eq(store_undo_to(s, mark), STORE_OK);
+  model[3].live = 0;
+  ck_assert_uint_eq(store_g_count(s, STORE_G_ENTITY), 1);
+  check_model(s);
+  commit_ok(s);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  put_new(s, &r, 10, 1);
+  e.id = 3;
+  ck_assert_int_eq(store_g_put(s, STORE_G_ENTITY, &e), STORE_OK);
+  store_rollback(s);
+  model[10].live = 0;
+  ck_assert_uint_eq(store_g_count(s, STORE_G_ENTITY), 1);
+  check_model(s);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  s = open_ok(t.path, NULL, 1);
+  check_model(s);
+  uint64_t pos;
+  ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 1, &pos), STORE_OK);
+  ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 2, &pos), STORE_ENOTFOUND);
+  ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 3, &pos), STORE_ENOTFOUND);
+  store_close(s);
+  (void)next;
+  tdir_remove(&t);
+}
+END_TEST
+
+/* Keyword search through the API: the records holding a word, best
+** first, a filter respected, the same after a checkpoint. */
+START_TEST(test_bm25) {
+  tdir t;
+  tdir_make(&t);
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  store *s = open_ok(t.path, &o, 0);
+  static const char *const text[] = {"the cat sat on the mat", "dogs run far", "a cat and a cat and a dog",
+                                     NULL, "birds"};
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int i = 0; i < 5; i++) {
+    store_rec rr;
+    memset(&rr, 0, sizeof rr);
+    rr.id = i + 1;
+    rr.text = text[i];
+    rr.text_len = text[i] ? strlen(text[i]) : 0;
+    ck_assert_int_eq(store_put(s, &rr), STORE_OK);
+  }
+  commit_ok(s);
+  for (int round = 0; round < 2; round++) {
+    store_hit hit[5];
+    uint64_t n = 9;
+    ck_assert_int_eq(store_bm25(s, "Cat", 3, 5, NULL, hit, &n), STORE_OK);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(store_pos_id(s, hit[0].pos), 3); /* "cat" twice in a record of similar length */
+    ck_assert_int_eq(store_pos_id(s, hit[1].pos), 1);
+    ck_assert(hit[0].score >= hit[1].score && hit[1].score > 0);
+    uint64_t p3;
+    ck_assert_int_eq(store_find(s, 3, &p3), STORE_OK);
+    uint8_t bits[1] = {0};
+    for (uint64_t p = 0; p < store_npos(s); p++)
+      if (p != p3) bits[p / 8] |= (uint8_t)(1u << (p % 8));
+    store_filter f = {bits, store_count(s) - 1, NULL, NULL, NULL};
+    ck_assert_int_eq(store_bm25(s, "cat", 3, 5, &f, hit, &n), STORE_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(store_pos_id(s, hit[0].pos), 1);
+    ck_assert_int_eq(store_bm25(s, "zebra", 5, 5, NULL, hit, &n), STORE_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  }
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  tdir_remove(&t);
+}
+END_TEST
+
 Suite *store_api_suite(void);
 Suite *store_api_suite(void) {
   Suite *su = suite_create("store_api");
@@ -1215,6 +1415,10 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_optimize);
   tcase_add_test(tc, test_knn_flat);
   tcase_add_test(tc, test_knn_hnsw);
+  tcase_add_test(tc, test_log_damaged);
+  tcase_add_test(tc, test_autocheckpoint);
+  tcase_add_test(tc, test_graph_in_transactions);
+  tcase_add_test(tc, test_bm25);
   suite_add_tcase(su, tc);
   return su;
 }
