@@ -3,11 +3,13 @@
 ** (lib/store/store.h), without SQLite: creating, opening and closing a
 ** store; every column of a record put, read back and deleted, in the
 ** delta and from the file after a checkpoint; transactions and
-** savepoints; a crash (a child that exits without closing) leaving the
-** committed transactions only; checkpoint, optimize and reopen; store_knn
-** against a brute-force answer computed here; bad arguments refused with
-** the documented code and message and nothing changed; a second writer
-** busy; a damaged file reported as corrupt.
+** savepoints (the graph tables' too); a crash (a child that exits without
+** closing) leaving the committed transactions only; a torn or damaged
+** log; checkpoints (asked for and automatic), optimize and reopen;
+** store_knn against a brute-force answer computed here, store_bm25 on a
+** few texts; bad arguments refused with the documented code and message
+** and nothing changed; a second writer (handle or process) busy; a
+** damaged file reported as corrupt.
 **
 ** Every test works in a directory of its own under $TMPDIR (or /tmp) and
 ** removes it at the end.  A model of the records (an array) is what every
@@ -635,9 +637,9 @@ START_TEST(test_transactions) {
 }
 END_TEST
 
-/* A child commits some transactions, leaves one open (and one prepared is
-** not the case here), and exits without closing: the store reopened holds
-** the committed ones, replayed from the log, and not the open one. */
+/* A child commits some transactions, leaves one open and exits without
+** closing: the store reopened holds the committed ones, replayed from the
+** log, and not the open one.  Then the log's last frame torn. */
 START_TEST(test_crash_keeps_committed) {
   tdir t;
   tdir_make(&t);
@@ -706,7 +708,10 @@ END_TEST
 
 /* Strings that are not UTF-8 or hold a NUL byte, in each column: refused
 ** with the column and the byte named, nothing changed, and the
-** transaction goes on.  Other refused calls likewise. */
+** transaction goes on.  Other refused calls likewise.  (An embedding is
+** dim floats by contract, so its length is not checked here; nor is a NaN
+** in it refused by store_put: the SQL functions refuse vectors that are
+** not finite before they reach the store, ext/func_vec.c.) */
 START_TEST(test_bad_arguments) {
   tdir t;
   tdir_make(&t);
