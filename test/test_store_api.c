@@ -1428,4 +1428,7 @@ Suite *store_api_suite(void) {
   return su;
 }
 
-int main(void) { return t_run(store_api_suite()); }
+int main(void) {
+  printf("seed %llu (H5MEM_TEST_SEED replays it)\n", (unsigned long long)t_seed());
+  return t_run(store_api_suite());
+}
