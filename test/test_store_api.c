@@ -1096,6 +1096,11 @@ static void knn_store(int metric, int index) {
     ck_assert_int_eq(store_index(s, &info), STORE_INDEX_HNSW);
     ck_assert_uint_gt(info.graph_rows, 0); /* the graph covers the file's rows */
   }
+  if (index == STORE_INDEX_IVF) {
+    store_index_info info;
+    ck_assert_int_eq(store_index(s, &info), STORE_INDEX_IVF);
+    ck_assert_uint_gt(info.nlist, 0); /* lists trained at the checkpoint */
+  }
   uint8_t *allow = calloc(store_npos(s) / 8 + 1, 1);
   ck_assert_ptr_nonnull(allow);
   uint64_t nallow = 0;
@@ -1165,10 +1170,12 @@ START_TEST(test_knn_flat) {
 }
 END_TEST
 
-/* index=hnsw: exact searches are brute force's answer; the graph's find
-** most of the true neighbours (a fixed seed: the same every run). */
+/* index=hnsw and ivf: exact searches are brute force's answer; the
+** graph's find most of the true neighbours (a fixed seed: the same every
+** run). */
 START_TEST(test_knn_hnsw) {
   knn_store(STORE_L2, STORE_INDEX_HNSW);
+  knn_store(STORE_COSINE, STORE_INDEX_IVF);
   tdir t;
   tdir_make(&t);
   model_clear();
