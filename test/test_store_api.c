@@ -708,10 +708,10 @@ END_TEST
 
 /* Strings that are not UTF-8 or hold a NUL byte, in each column: refused
 ** with the column and the byte named, nothing changed, and the
-** transaction goes on.  Other refused calls likewise.  (An embedding is
-** dim floats by contract, so its length is not checked here; nor is a NaN
-** in it refused by store_put: the SQL functions refuse vectors that are
-** not finite before they reach the store, ext/func_vec.c.) */
+** transaction goes on.  Other refused calls likewise, among them an
+** embedding that is not finite (a NaN first element is how the store marks
+** "no embedding": it was taken, and read back as none after a checkpoint).
+** (An embedding is dim floats by contract, so its length is not checked.) */
 START_TEST(test_bad_arguments) {
   tdir t;
   tdir_make(&t);
@@ -758,6 +758,23 @@ START_TEST(test_bad_arguments) {
       ck_assert_uint_eq(store_count(s), count);
       ck_assert_int_eq(store_max_id(s), max_id);
     }
+  /* embeddings that are not finite */
+  for (int e = 0; e < 3; e++) {
+    mrec m;
+    mrec_make(&m, 501, &r);
+    store_rec rr = rec_of(&m);
+    float v[DIM];
+    for (int i = 0; i < DIM; i++) v[i] = 0.5f;
+    v[e] = e == 1 ? INFINITY : e == 2 ? -INFINITY : NAN;
+    rr.emb = v;
+    ck_assert_int_eq(store_put(s, &rr), STORE_EINVAL);
+    char want[96];
+    snprintf(want, sizeof want, "embedding: element %d is not finite (NaN or infinity)", e);
+    ck_assert_str_eq(store_errmsg(s), want);
+    uint64_t pos;
+    ck_assert_int_eq(store_find(s, 501, &pos), STORE_ENOTFOUND);
+    ck_assert_uint_eq(store_count(s), count);
+  }
   /* a graph table that does not exist */
   store_grec g;
   memset(&g, 0, sizeof g);

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,9 +264,24 @@ int store_str_check(store *s, const char *col, const char *p, size_t n) {
   return store_fail(s, STORE_EINVAL, "%s: %s at byte %zu", col, p[bad] ? "invalid UTF-8" : "a NUL byte", bad);
 }
 
+/* An embedding to be written: finite, and for float16 storage within its
+** range (the store marks a record without one by a NaN first element, and
+** a value float16 cannot hold would turn into an infinity). */
+static int emb_check(store *s, const float *e) {
+  for (int i = 0; e && i < s->dim; i++) {
+    if (!isfinite(e[i]))
+      return store_fail(s, STORE_EINVAL, "embedding: element %d is not finite (NaN or infinity)", i);
+    if (s->storage == STORE_F16 && fabsf(e[i]) >= 65520.0f)
+      return store_fail(s, STORE_EINVAL, "embedding: element %d (%g) is outside float16's range", i,
+                        (double)e[i]);
+  }
+  return STORE_OK;
+}
+
 int store_put(store *s, const store_rec *r) {
   if (!s->in_txn) return store_fail(s, STORE_EINVAL, "no transaction is open");
   int rc;
+  if ((rc = emb_check(s, r->emb))) return rc;
   if ((rc = store_str_check(s, "text", r->text, r->text_len)) ||
       (rc = store_str_check(s, "source", r->source, r->source_len)) ||
       (rc = store_str_check(s, "session", r->session, r->session_len)) ||
