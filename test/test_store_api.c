@@ -42,26 +42,9 @@ typedef struct tdir {
 } tdir;
 
 static void tdir_make(tdir *t) {
-  const char *base = getenv("TMPDIR");
-  snprintf(t->dir, sizeof t->dir, "%s/test_store_api.XXXXXX", base && *base ? base : "/tmp");
-  ck_assert_ptr_nonnull(mkdtemp(t->dir));
+  t_mkdtemp(t->dir, sizeof t->dir, "test_store_api");
   snprintf(t->path, sizeof t->path, "%s/mem.h5", t->dir);
   snprintf(t->wal, sizeof t->wal, "%s/mem.h5-wal", t->dir);
-}
-
-/* The directory holds plain files only. */
-static void tdir_remove(tdir *t) {
-  DIR *d = opendir(t->dir);
-  ck_assert_ptr_nonnull(d);
-  struct dirent *e;
-  char p[1200];
-  while ((e = readdir(d)) != NULL) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    snprintf(p, sizeof p, "%s/%s", t->dir, e->d_name);
-    ck_assert_int_eq(unlink(p), 0);
-  }
-  closedir(d);
-  ck_assert_int_eq(rmdir(t->dir), 0);
 }
 
 static int exists(const char *path) {
@@ -324,7 +307,7 @@ START_TEST(test_create_open_close) {
   b.index = STORE_INDEX_HNSW;
   open_fails(t.path, &b, 0, STORE_EMISMATCH, "has index=flat, not index=hnsw");
   store_close(NULL); /* a no-op */
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -359,7 +342,7 @@ START_TEST(test_create_bad_options) {
   ck_assert_int_eq(store_attr(s, "migrated_from", buf, sizeof buf), STORE_OK);
   ck_assert_str_eq(buf, "vec0");
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -437,7 +420,7 @@ START_TEST(test_put_get_columns) {
                    STORE_OK);
   ck_assert_uint_eq(code, UINT32_MAX);
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -467,7 +450,7 @@ START_TEST(test_float16) {
     ck_assert_int_eq(store_checkpoint(s), STORE_OK); /* then from the file */
   }
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -537,7 +520,7 @@ START_TEST(test_delete_update) {
   check_model(s);
   ck_assert_int_eq(store_max_id(s), 40);
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -633,7 +616,7 @@ START_TEST(test_transactions) {
   check_model(s);
   ck_assert_int_eq(store_find(s, next, &npos), STORE_ENOTFOUND);
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -702,7 +685,7 @@ START_TEST(test_crash_keeps_committed) {
   s = open_ok(t.path, NULL, 1);
   check_model(s);
   store_close(s);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -808,7 +791,7 @@ START_TEST(test_bad_arguments) {
   s = open_ok(t.path, NULL, 0);
   check_model(s);
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -883,7 +866,7 @@ START_TEST(test_second_writer_busy) {
   ck_assert_int_eq(store_refresh(rd), STORE_OK);
   check_model(rd);
   store_close(rd);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -947,7 +930,7 @@ START_TEST(test_damaged_file) {
   s = open_ok(t.path, NULL, 1);
   check_model(s);
   store_close(s);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -993,7 +976,7 @@ START_TEST(test_optimize) {
   check_model(s);
   ck_assert_int_eq(store_max_id(s), next - 1);
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -1177,7 +1160,7 @@ static void knn_store(int metric, int index) {
   ck_assert_uint_eq(nout, 0);
   free(allow);
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 
 START_TEST(test_knn_flat) {
@@ -1226,7 +1209,7 @@ static void recall_check(int index) {
   ck_assert_msg(found * 10 >= total * 9, "%s: recall %llu / %llu", store_index_name(index),
                 (unsigned long long)found, (unsigned long long)total);
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 
 START_TEST(test_knn_index) {
@@ -1308,7 +1291,7 @@ START_TEST(test_log_damaged) {
   store_log(s, &li, note, sizeof note);
   ck_assert_msg(strstr(note, ".corrupt-1"), "note: '%s'", note); /* the copy is mentioned */
   store_close(s);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -1340,7 +1323,7 @@ START_TEST(test_autocheckpoint) {
   ck_assert_uint_eq(li.frames, 0);
   store_close(rd);
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -1388,7 +1371,7 @@ START_TEST(test_graph_in_transactions) {
   ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 3, &pos), STORE_ENOTFOUND);
   store_close(s);
   (void)next;
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -1433,7 +1416,7 @@ START_TEST(test_bm25) {
     ck_assert_int_eq(store_checkpoint(s), STORE_OK);
   }
   ck_assert_int_eq(store_close(s), STORE_OK);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 

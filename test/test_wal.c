@@ -8,7 +8,6 @@
 #include "config.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -36,26 +35,9 @@ typedef struct tdir {
 } tdir;
 
 static void tdir_make(tdir *t) {
-  const char *base = getenv("TMPDIR");
-  snprintf(t->dir, sizeof t->dir, "%s/test_wal.XXXXXX", base && *base ? base : "/tmp");
-  ck_assert_ptr_nonnull(mkdtemp(t->dir));
+  t_mkdtemp(t->dir, sizeof t->dir, "test_wal");
   snprintf(t->path, sizeof t->path, "%s/agent.h5-wal", t->dir);
   snprintf(t->copy, sizeof t->copy, "%s/copy.h5-wal", t->dir);
-}
-
-/* The directory holds plain files only. */
-static void tdir_remove(tdir *t) {
-  DIR *d = opendir(t->dir);
-  ck_assert_ptr_nonnull(d);
-  struct dirent *e;
-  char p[1200];
-  while ((e = readdir(d)) != NULL) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    snprintf(p, sizeof p, "%s/%s", t->dir, e->d_name);
-    ck_assert_int_eq(unlink(p), 0);
-  }
-  closedir(d);
-  ck_assert_int_eq(rmdir(t->dir), 0);
 }
 
 /* The whole file (malloc'd; *len bytes). */
@@ -217,7 +199,7 @@ START_TEST(test_roundtrip) {
   ck_assert_uint_eq(s.n, 3);
   wal_close(w);
   wal_close(NULL);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -254,7 +236,7 @@ START_TEST(test_torn_tail) {
     tags[k + 1] = k + 1;
   }
   free(full);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -287,7 +269,7 @@ START_TEST(test_torn_tail_lookalike) {
   ck_assert_uint_eq(file_size(t.path), len);
   wal_close(w);
   free(full);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -330,7 +312,7 @@ START_TEST(test_corrupt) {
     wal_close(w);
   }
   free(full);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -384,7 +366,7 @@ START_TEST(test_wrong_seq) {
   }
   free(b);
   free(full);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -438,7 +420,7 @@ START_TEST(test_reset) {
   expect_frames(w, 22, 0, NULL, NULL);
   wal_close(w);
   free(old);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -463,7 +445,7 @@ START_TEST(test_stale_same_base) {
   expect_frames(w, 1, 1, NULL, tags);
   wal_close(w);
   free(old);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -488,7 +470,7 @@ START_TEST(test_mismatch) {
     free(after);
   }
   free(before);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -529,7 +511,7 @@ START_TEST(test_readonly) {
   ck_assert(st0.st_ctim.tv_sec == st1.st_ctim.tv_sec && st0.st_ctim.tv_nsec == st1.st_ctim.tv_nsec);
   free(before);
   free(after);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -550,7 +532,7 @@ START_TEST(test_later_version) {
   ck_assert_ptr_null(w);
   T_CHECK(strstr(err, "version 2") != NULL, "%s", err);
   ck_assert_uint_eq(file_size(t.path), sizeof h);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -581,7 +563,7 @@ START_TEST(test_group_commit_and_args) {
   ck_assert_ptr_null(w);
   snprintf(err, sizeof err, "%s/no/such/dir/x", t.dir);
   ck_assert_int_eq(wal_open(err, ID_A, 0, &w, NULL, 0), WAL_EIO);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 
@@ -650,7 +632,7 @@ START_TEST(test_disk_full) {
   expect_frames(w, 1, rep.frames, NULL, tags);
   ck_assert_uint_eq(wal_bytes(w), rep.size + WAL_FRAME_OVERHEAD);
   wal_close(w);
-  tdir_remove(&t);
+  t_rmdir(t.dir);
 }
 END_TEST
 

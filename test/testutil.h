@@ -5,9 +5,12 @@
 #define H5MEM_TESTUTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* Deterministic PRNG (splitmix64).  The seed comes from H5MEM_TEST_SEED
 ** when set, so a failure can be replayed; tests print the seed they use. */
@@ -38,6 +41,29 @@ static inline uint64_t t_seed(void) {
   do {                                     \
     if (!(cond)) ck_abort_msg(__VA_ARGS__); \
   } while (0)
+
+/* A new directory "<name>.XXXXXX" under $TMPDIR (or /tmp), its path in
+** dir (size bytes); a test works in one of its own. */
+static inline void t_mkdtemp(char *dir, size_t size, const char *name) {
+  const char *base = getenv("TMPDIR");
+  snprintf(dir, size, "%s/%s.XXXXXX", base && *base ? base : "/tmp", name);
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+/* Remove dir and what is in it: plain files only. */
+static inline void t_rmdir(const char *dir) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  char p[1200];
+  while ((e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    ck_assert_int_eq(unlink(p), 0);
+  }
+  closedir(d);
+  ck_assert_int_eq(rmdir(dir), 0);
+}
 
 /* Run every test of s; the exit status of a test program. */
 static inline int t_run(Suite *s) {
