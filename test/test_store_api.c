@@ -252,6 +252,58 @@ static void commit_ok(store *s) {
   ck_assert_msg(rc == STORE_OK, "commit: %d %s", rc, store_errmsg(s));
 }
 
+/* A store made with o in a new directory t. */
+static store *new_store(tdir *t, store_opts o) {
+  tdir_make(t);
+  return open_ok(t->path, &o, 0);
+}
+
+/* A test's start: an empty model, r seeded with t_seed() + seed (each
+** test its own offset, so its own data), a new store made with o. */
+static store *start(tdir *t, t_rng *r, uint64_t seed, store_opts o) {
+  model_clear();
+  r->s = t_seed() + seed;
+  return new_store(t, o);
+}
+
+/* n new records, ids next..next+n-1, in a transaction of their own; the
+** next id. */
+static int64_t put_commit(store *s, t_rng *r, int64_t next, int n) {
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  next = put_new(s, r, next, n);
+  commit_ok(s);
+  return next;
+}
+
+/* Records 1..nfile in the file (committed, checkpointed), then a
+** transaction open with nfile+1..nfile+ndelta put in it; the next id. */
+static int64_t put_file_delta(store *s, t_rng *r, int nfile, int ndelta) {
+  int64_t next = put_commit(s, r, 1, nfile);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  return put_new(s, r, next, ndelta);
+}
+
+/* s closed and t's store opened again (readonly or not): it holds the model. */
+static store *reopen(store *s, const tdir *t, int readonly) {
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  s = open_ok(t->path, NULL, readonly);
+  check_model(s);
+  return s;
+}
+
+/* A test's end: s closed, t removed. */
+static void finish(store *s, tdir *t) {
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  t_rmdir(t->dir);
+}
+
+/* id deleted in the open transaction and in the model. */
+static void delete_ok(store *s, int64_t id) {
+  ck_assert_int_eq(store_delete(s, id), STORE_OK);
+  model[id].live = 0;
+}
+
 /* ---- tests ------------------------------------------------------------------ */
 
 START_TEST(test_create_open_close) {
@@ -341,8 +393,7 @@ START_TEST(test_create_bad_options) {
   char buf[32];
   ck_assert_int_eq(store_attr(s, "migrated_from", buf, sizeof buf), STORE_OK);
   ck_assert_str_eq(buf, "vec0");
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
@@ -351,11 +402,8 @@ END_TEST
 ** store_get reads only the columns asked for). */
 START_TEST(test_put_get_columns) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed()};
-  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
+  t_rng r;
+  store *s = start(&t, &r, 0, opts(DIM, STORE_COSINE, STORE_F32));
   ck_assert_int_eq(store_begin(s), STORE_OK);
   int64_t next = put_new(s, &r, 1, 40);
   /* one with every string present and non-empty, one with none at all */
@@ -392,9 +440,7 @@ START_TEST(test_put_get_columns) {
   store_log(s, &li, note, sizeof note);
   ck_assert_uint_eq(li.frames, 0);
   check_model(s);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  s = open_ok(t.path, NULL, 0);
-  check_model(s);
+  s = reopen(s, &t, 0);
   ck_assert_int_eq(store_max_id(s), next - 1);
   /* base rows, column by column: each call adds what it asks for */
   uint64_t pos;
@@ -419,17 +465,14 @@ START_TEST(test_put_get_columns) {
   ck_assert_int_eq(store_str_codes(s, STORE_V_SOURCE, "never stored", 12, &codes, &ncodes, &code),
                    STORE_OK);
   ck_assert_uint_eq(code, UINT32_MAX);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
 /* float16 storage: values float16 holds exactly come back bit for bit. */
 START_TEST(test_float16) {
   tdir t;
-  tdir_make(&t);
-  store_opts o = opts(4, STORE_L2, STORE_F16);
-  store *s = open_ok(t.path, &o, 0);
+  store *s = new_store(&t, opts(4, STORE_L2, STORE_F16));
   const float e[4] = {1.0f, -2.0f, 0.5f, 0.0f};
   const uint16_t h[4] = {0x3c00, 0xc000, 0x3800, 0x0000};
   store_rec r;
@@ -449,8 +492,7 @@ START_TEST(test_float16) {
     ck_assert_mem_eq(v.emb, h, sizeof h);
     ck_assert_int_eq(store_checkpoint(s), STORE_OK); /* then from the file */
   }
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
@@ -458,21 +500,10 @@ END_TEST
 ** same id), a taken id refused, a missing id not found. */
 START_TEST(test_delete_update) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 1};
-  store_opts o = opts(DIM, STORE_DOT, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  int64_t next = put_new(s, &r, 1, 30);
-  commit_ok(s);
-  ck_assert_int_eq(store_checkpoint(s), STORE_OK); /* 1..30 in the file */
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  next = put_new(s, &r, next, 10); /* 31..40 in the delta */
-  for (int64_t id = 2; id <= 40; id += 3) {
-    ck_assert_int_eq(store_delete(s, id), STORE_OK);
-    model[id].live = 0;
-  }
+  t_rng r;
+  store *s = start(&t, &r, 1, opts(DIM, STORE_DOT, STORE_F32));
+  put_file_delta(s, &r, 30, 10); /* 1..30 in the file, 31..40 in the delta */
+  for (int64_t id = 2; id <= 40; id += 3) delete_ok(s, id);
   /* an update: the same id again, new values */
   ck_assert_int_eq(store_delete(s, 4), STORE_OK);
   mrec_make(&model[4], 4, &r);
@@ -515,12 +546,9 @@ START_TEST(test_delete_update) {
 
   ck_assert_int_eq(store_checkpoint(s), STORE_OK);
   check_model(s);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  s = open_ok(t.path, NULL, 0);
-  check_model(s);
+  s = reopen(s, &t, 0);
   ck_assert_int_eq(store_max_id(s), 40);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
@@ -528,11 +556,8 @@ END_TEST
 ** puts and deletes (of file and delta rows); savepoints undo to a mark. */
 START_TEST(test_transactions) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 2};
-  store_opts o = opts(DIM, STORE_L2, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
+  t_rng r;
+  store *s = start(&t, &r, 2, opts(DIM, STORE_L2, STORE_F32));
   mrec m;
   mrec_make(&m, 1, &r);
   store_rec rr = rec_of(&m);
@@ -550,9 +575,7 @@ START_TEST(test_transactions) {
   int64_t next = put_new(s, &r, 1, 20);
   commit_ok(s);
   ck_assert_int_eq(store_checkpoint(s), STORE_OK);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  next = put_new(s, &r, next, 10);
-  commit_ok(s); /* 1..20 in the file, 21..30 in the delta */
+  next = put_commit(s, &r, next, 10); /* 1..20 in the file, 21..30 in the delta */
   check_model(s);
 
   /* a rolled-back transaction leaves nothing */
@@ -561,10 +584,9 @@ START_TEST(test_transactions) {
   uint64_t npos = store_npos(s);
   ck_assert_int_eq(store_begin(s), STORE_OK);
   put_new(s, &r, next, 5);
-  ck_assert_int_eq(store_delete(s, 3), STORE_OK);  /* a file row */
-  ck_assert_int_eq(store_delete(s, 25), STORE_OK); /* a delta row */
-  ck_assert_int_eq(store_delete(s, next), STORE_OK); /* one put in this transaction */
-  model[3].live = model[25].live = model[next].live = 0;
+  delete_ok(s, 3);    /* a file row */
+  delete_ok(s, 25);   /* a delta row */
+  delete_ok(s, next); /* one put in this transaction */
   check_model(s);
   store_rollback(s);
   memcpy(model, saved, sizeof model);
@@ -576,21 +598,18 @@ START_TEST(test_transactions) {
   /* savepoints */
   ck_assert_int_eq(store_begin(s), STORE_OK);
   next = put_new(s, &r, next, 3);
-  ck_assert_int_eq(store_delete(s, 7), STORE_OK);
-  model[7].live = 0;
+  delete_ok(s, 7);
   static mrec at1[MAXR], at2[MAXR];
   memcpy(at1, model, sizeof model);
   uint64_t m1 = store_mark(s);
   int64_t next1 = next;
   next = put_new(s, &r, next, 4);
-  ck_assert_int_eq(store_delete(s, 8), STORE_OK);
-  ck_assert_int_eq(store_delete(s, 22), STORE_OK);
-  model[8].live = model[22].live = 0;
+  delete_ok(s, 8);
+  delete_ok(s, 22);
   memcpy(at2, model, sizeof model);
   uint64_t m2 = store_mark(s);
   next = put_new(s, &r, next, 2);
-  ck_assert_int_eq(store_delete(s, 9), STORE_OK);
-  model[9].live = 0;
+  delete_ok(s, 9);
   check_model(s);
   ck_assert_int_eq(store_undo_to(s, m2), STORE_OK);
   memcpy(model, at2, sizeof model);
@@ -611,12 +630,9 @@ START_TEST(test_transactions) {
   mrec lost;
   mrec_make(&lost, next, &r);
   put_ok(s, &lost);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  s = open_ok(t.path, NULL, 0);
-  check_model(s);
+  s = reopen(s, &t, 0);
   ck_assert_int_eq(store_find(s, next, &npos), STORE_ENOTFOUND);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
@@ -625,14 +641,9 @@ END_TEST
 ** log, and not the open one.  Then the log's last frame torn. */
 START_TEST(test_crash_keeps_committed) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 3};
-  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  int64_t next = put_new(s, &r, 1, 10);
-  commit_ok(s);
+  t_rng r;
+  store *s = start(&t, &r, 3, opts(DIM, STORE_COSINE, STORE_F32));
+  int64_t next = put_commit(s, &r, 1, 10);
   ck_assert_int_eq(store_close(s), STORE_OK); /* 1..10 in the file */
   /* what the child writes, made before it runs: 11..15 committed, 3
   ** deleted and committed, 16..18 put in a transaction left open */
@@ -681,9 +692,7 @@ START_TEST(test_crash_keeps_committed) {
   s = open_ok(t.path, NULL, 0);
   check_model(s);
   ck_assert_int_eq(store_checkpoint(s), STORE_OK);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  s = open_ok(t.path, NULL, 1);
-  check_model(s);
+  s = reopen(s, &t, 1);
   store_close(s);
   t_rmdir(t.dir);
 }
@@ -697,17 +706,9 @@ END_TEST
 ** (An embedding is dim floats by contract, so its length is not checked.) */
 START_TEST(test_bad_arguments) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 4};
-  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  int64_t next = put_new(s, &r, 1, 10);
-  commit_ok(s);
-  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  next = put_new(s, &r, next, 5);
+  t_rng r;
+  store *s = start(&t, &r, 4, opts(DIM, STORE_COSINE, STORE_F32));
+  int64_t next = put_file_delta(s, &r, 10, 5);
   uint64_t npos = store_npos(s), count = store_count(s);
   int64_t max_id = store_max_id(s);
   static const struct {
@@ -790,8 +791,7 @@ START_TEST(test_bad_arguments) {
   store_close(s);
   s = open_ok(t.path, NULL, 0);
   check_model(s);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
@@ -800,14 +800,9 @@ END_TEST
 ** refreshes. */
 START_TEST(test_second_writer_busy) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 5};
-  store_opts o = opts(DIM, STORE_L2, STORE_F32);
-  store *a = open_ok(t.path, &o, 0);
-  ck_assert_int_eq(store_begin(a), STORE_OK);
-  int64_t next = put_new(a, &r, 1, 5);
-  commit_ok(a);
+  t_rng r;
+  store *a = start(&t, &r, 5, opts(DIM, STORE_L2, STORE_F32));
+  int64_t next = put_commit(a, &r, 1, 5);
   store *b = open_ok(t.path, NULL, 0);  /* opening takes no lock */
   store *rd = open_ok(t.path, NULL, 1);
   check_model(b);
@@ -897,14 +892,9 @@ static void scribble(const char *path, off_t off, size_t n, int c) {
 ** nothing). */
 START_TEST(test_damaged_file) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 6};
-  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  put_new(s, &r, 1, 200);
-  commit_ok(s);
+  t_rng r;
+  store *s = start(&t, &r, 6, opts(DIM, STORE_COSINE, STORE_F32));
+  put_commit(s, &r, 1, 200);
   ck_assert_int_eq(store_close(s), STORE_OK);
   char good[700];
   snprintf(good, sizeof good, "%s/good.h5", t.dir);
@@ -939,22 +929,15 @@ END_TEST
 ** reopening. */
 START_TEST(test_optimize) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 7};
+  t_rng r;
   store_opts o = opts(DIM, STORE_L2, STORE_F32);
   o.agent = "optimizer";
-  store *s = open_ok(t.path, &o, 0);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  int64_t next = put_new(s, &r, 1, 1500);
-  commit_ok(s);
+  store *s = start(&t, &r, 7, o);
+  int64_t next = put_commit(s, &r, 1, 1500);
   ck_assert_int_eq(store_checkpoint(s), STORE_OK);
   ck_assert_int_eq(store_begin(s), STORE_OK);
   for (int64_t id = 1; id < next; id++)
-    if (id % 5) {
-      ck_assert_int_eq(store_delete(s, id), STORE_OK);
-      model[id].live = 0;
-    }
+    if (id % 5) delete_ok(s, id);
   next = put_new(s, &r, next, 20); /* and some in the delta */
   commit_ok(s);
   ck_assert_int_eq(store_checkpoint(s), STORE_OK);
@@ -968,15 +951,10 @@ START_TEST(test_optimize) {
   ck_assert_int_eq(store_attr(s, "agent", buf, sizeof buf), STORE_OK);
   ck_assert_str_eq(buf, "optimizer");
   /* it goes on writing */
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  next = put_new(s, &r, next, 3);
-  commit_ok(s);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  s = open_ok(t.path, NULL, 0);
-  check_model(s);
+  next = put_commit(s, &r, next, 3);
+  s = reopen(s, &t, 0);
   ck_assert_int_eq(store_max_id(s), next - 1);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
@@ -1074,22 +1052,12 @@ static int allow_fn(void *ctx, uint64_t pos) {
 ** above the records, with a bitmap and a function as filter. */
 static void knn_store(int metric, int index) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 8 + (uint64_t)metric};
+  t_rng r;
   store_opts o = opts(DIM, metric, STORE_F32);
   o.index = index;
-  store *s = open_ok(t.path, &o, 0);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  int64_t next = put_new(s, &r, 1, 700);
-  commit_ok(s);
-  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  next = put_new(s, &r, next, 150);
-  for (int64_t id = 3; id < next; id += 11) {
-    ck_assert_int_eq(store_delete(s, id), STORE_OK);
-    model[id].live = 0;
-  }
+  store *s = start(&t, &r, 8 + (uint64_t)metric, o);
+  int64_t next = put_file_delta(s, &r, 700, 150);
+  for (int64_t id = 3; id < next; id += 11) delete_ok(s, id);
   commit_ok(s);
   if (index == STORE_INDEX_HNSW) {
     store_index_info info;
@@ -1159,8 +1127,7 @@ static void knn_store(int metric, int index) {
   ck_assert_int_eq(store_knn(s, q, 4, &none, NULL, out, &nout), STORE_OK);
   ck_assert_uint_eq(nout, 0);
   free(allow);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 
 START_TEST(test_knn_flat) {
@@ -1177,15 +1144,11 @@ END_TEST
 ** nearest of 1000 records, over 20 queries. */
 static void recall_check(int index) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 20};
+  t_rng r;
   store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
   o.index = index;
-  store *s = open_ok(t.path, &o, 0);
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  put_new(s, &r, 1, 1000);
-  commit_ok(s);
+  store *s = start(&t, &r, 20, o);
+  put_commit(s, &r, 1, 1000);
   ck_assert_int_eq(store_checkpoint(s), STORE_OK);
   store_index_info info;
   ck_assert_int_eq(store_index(s, &info), index);
@@ -1208,8 +1171,7 @@ static void recall_check(int index) {
   }
   ck_assert_msg(found * 10 >= total * 9, "%s: recall %llu / %llu", store_index_name(index),
                 (unsigned long long)found, (unsigned long long)total);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 
 START_TEST(test_knn_index) {
@@ -1225,11 +1187,8 @@ END_TEST
 ** so; a writer keeps the damaged log in "<log>.corrupt-1". */
 START_TEST(test_log_damaged) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 9};
-  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
+  t_rng r;
+  store *s = start(&t, &r, 9, opts(DIM, STORE_COSINE, STORE_F32));
   ck_assert_int_eq(store_close(s), STORE_OK);
   for (int64_t id = 1; id <= 15; id++) mrec_make(&model[id], id, &r);
   fflush(NULL);
@@ -1285,9 +1244,7 @@ START_TEST(test_log_damaged) {
   check_model(s);
   ck_assert(exists(copy));
   ck_assert_uint_eq((uint64_t)file_size(copy), size[2]);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  s = open_ok(t.path, NULL, 1);
-  check_model(s);
+  s = reopen(s, &t, 1);
   store_log(s, &li, note, sizeof note);
   ck_assert_msg(strstr(note, ".corrupt-1"), "note: '%s'", note); /* the copy is mentioned */
   store_close(s);
@@ -1299,17 +1256,13 @@ END_TEST
 ** one that may not leaves the log. */
 START_TEST(test_autocheckpoint) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 10};
+  t_rng r;
   store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
   o.autocheckpoint = 1; /* any frame is over it */
-  store *s = open_ok(t.path, &o, 0);
+  store *s = start(&t, &r, 10, o);
   store_log_info li;
   char note[256];
-  ck_assert_int_eq(store_begin(s), STORE_OK);
-  int64_t next = put_new(s, &r, 1, 5);
-  commit_ok(s); /* may not checkpoint */
+  int64_t next = put_commit(s, &r, 1, 5); /* may not checkpoint */
   store_log(s, &li, note, sizeof note);
   ck_assert_uint_eq(li.frames, 1);
   ck_assert_int_eq(store_begin(s), STORE_OK);
@@ -1322,8 +1275,7 @@ START_TEST(test_autocheckpoint) {
   store_log(rd, &li, note, sizeof note);
   ck_assert_uint_eq(li.frames, 0);
   store_close(rd);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
@@ -1331,11 +1283,8 @@ END_TEST
 ** undo to a mark takes back both. */
 START_TEST(test_graph_in_transactions) {
   tdir t;
-  tdir_make(&t);
-  model_clear();
-  t_rng r = {t_seed() + 11};
-  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
+  t_rng r;
+  store *s = start(&t, &r, 11, opts(DIM, STORE_COSINE, STORE_F32));
   store_grec e;
   memset(&e, 0, sizeof e);
   e.s[0] = "Ada";
@@ -1362,9 +1311,7 @@ START_TEST(test_graph_in_transactions) {
   model[10].live = 0;
   ck_assert_uint_eq(store_g_count(s, STORE_G_ENTITY), 1);
   check_model(s);
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  s = open_ok(t.path, NULL, 1);
-  check_model(s);
+  s = reopen(s, &t, 1);
   uint64_t pos;
   ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 1, &pos), STORE_OK);
   ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 2, &pos), STORE_ENOTFOUND);
@@ -1379,9 +1326,7 @@ END_TEST
 ** first, a filter respected, the same after a checkpoint. */
 START_TEST(test_bm25) {
   tdir t;
-  tdir_make(&t);
-  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
-  store *s = open_ok(t.path, &o, 0);
+  store *s = new_store(&t, opts(DIM, STORE_COSINE, STORE_F32));
   static const char *const text[] = {"the cat sat on the mat", "dogs run far", "a cat and a cat and a dog",
                                      NULL, "birds"};
   ck_assert_int_eq(store_begin(s), STORE_OK);
@@ -1415,8 +1360,7 @@ START_TEST(test_bm25) {
     ck_assert_uint_eq(n, 0);
     ck_assert_int_eq(store_checkpoint(s), STORE_OK);
   }
-  ck_assert_int_eq(store_close(s), STORE_OK);
-  t_rmdir(t.dir);
+  finish(s, &t);
 }
 END_TEST
 
