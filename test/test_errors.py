@@ -10,6 +10,7 @@ on it (it retries on SQLITE_BUSY, stops on SQLITE_CORRUPT):
   by h5mem_migrate creating a store or checkpointing one, by rows appended
   to an HDF5 file through the h5 table is SQLITE_FULL;
 - CORRUPT: a damaged .h5 file (cut short, or its signature overwritten),
+  also met by a connection that has not used the table yet,
   met by CREATE VIRTUAL TABLE, by a reader's next query of the table, of
   vec_search, bm25, hybrid, the companion tables, kg_entity, h5mem_index,
   by h5mem_migrate's destination, and by h5_ls, h5_read_json and the h5
@@ -222,6 +223,22 @@ def test_corrupt(d):
                          ("h5mem_index", "SELECT h5mem_index('mem')")):
             expect_code(db, sql, "SQLITE_CORRUPT", [who, why])
         db.close()
+        # met by a connection that has not used the table yet (a database
+        # file declares it; the function connects it): the connect's code
+        replace(fn, good)
+        dbf = os.path.join(d, "decl_%s.db" % kind)
+        db = connect(dbf)
+        db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+        db.close()
+        replace(fn, damaged(good, kind))
+        for who, sql in (("vec_search", "SELECT count(*) FROM vec_search('mem', '%s', 3)" % VEC),
+                         ("bm25", "SELECT count(*) FROM bm25('mem', 'hello', 3)"),
+                         ("hybrid", "SELECT count(*) FROM hybrid('mem', 'hello', '%s', 3)" % VEC),
+                         ("kg_entity", "SELECT kg_entity('mem', 'alice')"),
+                         ("kg_bfs", "SELECT count(*) FROM kg_bfs('mem', 1, 2)")):
+            db = connect(dbf)
+            expect_code(db, sql, "SQLITE_CORRUPT", [who, why])
+            db.close()
         # the destination of a migration
         expect_code(connect(), MIGRATE, "SQLITE_CORRUPT", ["h5mem_migrate", fn, why],
                     (source_db(d), fn, NOTES % ', "append": true'))

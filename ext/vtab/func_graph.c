@@ -42,8 +42,9 @@ int graph_store(registry *reg, sqlite3 *db, sqlite3_value *v, memvt **out, char 
     *err = sqlite3_mprintf("the first argument names an h5mem table");
     return SQLITE_ERROR;
   }
-  memvt *mt = h5mem_table(reg, db, name, err);
-  if (!mt) return SQLITE_ERROR;
+  int trc;
+  memvt *mt = h5mem_table(reg, db, name, err, &trc);
+  if (!mt) return trc;
   memstore *ms = h5mem_table_ms(mt);
   if (h5mem_store_orphaned(ms)) {
     *err = sqlite3_mprintf("the h5mem table %s was dropped", name);

@@ -154,11 +154,13 @@ void h5mem_plan_id(sqlite3_index_info *info, uint64_t count);
 
 /* The h5mem table called name ("table" or "schema.table") on this
 ** connection, connecting it first if this connection has not used it yet;
-** NULL with *pzErr (sqlite3_mprintf'd) if there is none. */
-memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr);
+** NULL with *pzErr (sqlite3_mprintf'd) if there is none, and in *prc the
+** SQLite code to fail with: connecting's own (SQLITE_CORRUPT for a damaged
+** store, SQLITE_BUSY, ...), else SQLITE_ERROR. */
+memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr, int *prc);
 /* The same, also a table whose store is missing (h5mem_table_missing): for
 ** the companion tables, which must connect for DROP TABLE. */
-memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr);
+memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr, int *prc);
 /* The table a function's first argument names, open on this connection
 ** with its store there (the function's user data is the registry); else
 ** NULL, the function's error set (who: its name). */

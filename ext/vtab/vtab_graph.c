@@ -158,14 +158,15 @@ static int g_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
   vt->name = sqlite3_mprintf("%s", argv[2]);
   char *err = NULL;
   /* (also when its store is missing, so that DROP TABLE works: g_check) */
-  memvt *mt = vt->name ? h5mem_table_any(reg, db, qualified, &err) : NULL;
+  int trc = SQLITE_ERROR;
+  memvt *mt = vt->name ? h5mem_table_any(reg, db, qualified, &err, &trc) : NULL;
   sqlite3_free(qualified);
   int rc = SQLITE_OK;
   if (!vt->name) {
     rc = SQLITE_NOMEM;
   } else if (!mt) {
     *pzErr = sqlite3_mprintf("%s: %s", argv[2], err ? err : "no memory");
-    rc = err ? SQLITE_ERROR : SQLITE_NOMEM;
+    rc = err ? trc : SQLITE_NOMEM;
   } else {
     vt->tx.ms = h5mem_table_share(mt);
     rc = sqlite3_declare_vtab(db, gtables[t].schema);

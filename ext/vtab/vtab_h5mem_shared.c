@@ -359,7 +359,8 @@ static char *schema_missing(sqlite3 *db, const char *name) {
                          "attached one)", name, (int)(dot - name), name);
 }
 
-memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
+memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr, int *prc) {
+  *prc = SQLITE_ERROR;
   memvt *vt = reg_find(reg, db, name);
   if (vt) return vt;
   if ((*pzErr = schema_missing(db, name)) != NULL) return NULL;
@@ -377,14 +378,15 @@ memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzEr
   vt = reg_find(reg, db, name); /* (connected, though the statement failed, when its store is missing) */
   if (vt && vt->missing) return vt;
   if (rc != SQLITE_DONE) vt = NULL;
+  if (!vt && rc != SQLITE_DONE && rc != SQLITE_ROW) *prc = rc;
   if (!vt)
     *pzErr = sqlite3_mprintf("'%s' is not an h5mem table on this connection%s%s", name,
                              rc != SQLITE_DONE ? ": " : "", rc != SQLITE_DONE ? sqlite3_errmsg(db) : "");
   return vt;
 }
 
-memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr) {
-  memvt *vt = h5mem_table_any(reg, db, name, pzErr);
+memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr, int *prc) {
+  memvt *vt = h5mem_table_any(reg, db, name, pzErr, prc);
   return vt && h5mem_table_missing(vt, pzErr) == SQLITE_OK ? vt : NULL;
 }
 

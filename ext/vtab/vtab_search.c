@@ -787,10 +787,11 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     }
     sa.k = sqlite3_value_int64(k_v);
   }
-  memvt *mt = h5mem_table(vt->aux, vt->db, name, &err);
+  int trc;
+  memvt *mt = h5mem_table(vt->aux, vt->db, name, &err, &trc);
   if (!mt) {
     search_knn_filter_free(&f);
-    return s_error(&vt->base, SQLITE_ERROR, err);
+    return s_error(&vt->base, trc, err);
   }
   store *st = h5mem_table_store(mt);
   /* a reader sees what others committed (not under another scan of the store) */
