@@ -259,7 +259,7 @@ def test_corrupt_h5(d):
         db = connect()
         expect_code(db, "SELECT * FROM h5_ls(%s)" % q(fn), "SQLITE_CORRUPT", ["h5_ls", fn])
         expect_code(db, "SELECT h5_read_json(%s, '/d')" % q(fn), "SQLITE_CORRUPT", ["h5_read_json", fn])
-        expect_code(db, "CREATE VIRTUAL TABLE t USING h5(file=%s, dataset='/d')" % q(fn), "SQLITE_CORRUPT", ["h5", fn])
+        expect_code(db, "CREATE VIRTUAL TABLE t USING h5(file=%s, dataset='/d')" % q(fn), "SQLITE_CORRUPT", ["h5:", fn])
         db.close()
     replace(fn, good)
     db = connect()

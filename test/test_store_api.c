@@ -759,6 +759,29 @@ START_TEST(test_bad_arguments) {
     ck_assert_int_eq(store_find(s, 501, &pos), STORE_ENOTFOUND);
     ck_assert_uint_eq(store_count(s), count);
   }
+  /* a float16 store refuses what float16 cannot hold (65520 and up would be
+  ** an infinity), and takes its largest value */
+  {
+    tdir t16;
+    store_opts o16 = opts(4, STORE_L2, STORE_F16);
+    store *h = new_store(&t16, o16);
+    ck_assert_int_eq(store_begin(h), STORE_OK);
+    store_rec rr;
+    memset(&rr, 0, sizeof rr);
+    float big[4] = {1, -70000, 0, 0};
+    rr.id = 1;
+    rr.emb = big;
+    ck_assert_int_eq(store_put(h, &rr), STORE_EINVAL);
+    ck_assert_str_eq(store_errmsg(h), "embedding: element 1 (-70000) is outside float16's range");
+    big[1] = 65520;
+    ck_assert_int_eq(store_put(h, &rr), STORE_EINVAL);
+    ck_assert_uint_eq(store_count(h), 0);
+    big[1] = 65504;
+    ck_assert_int_eq(store_put(h, &rr), STORE_OK);
+    ck_assert_uint_eq(store_count(h), 1);
+    ck_assert_int_eq(store_commit(h, 0), STORE_OK);
+    finish(h, &t16);
+  }
   /* a graph table that does not exist */
   store_grec g;
   memset(&g, 0, sizeof g);
@@ -887,7 +910,7 @@ static void scribble(const char *path, off_t off, size_t n, int c) {
   close(fd);
 }
 
-/* A damaged file: the corrupt code, the store's path in the message, and
+/* A damaged file: the corrupt code, a message saying what is wrong, and
 ** the file as it was (a reader or a writer that fails to open changes
 ** nothing). */
 START_TEST(test_damaged_file) {
@@ -1069,7 +1092,8 @@ static void knn_store(int metric, int index) {
     ck_assert_int_eq(store_index(s, &info), STORE_INDEX_IVF);
     ck_assert_uint_gt(info.nlist, 0); /* lists trained at the checkpoint */
   }
-  uint8_t *allow = calloc(store_npos(s) / 8 + 1, 1);
+  size_t allow_len = store_npos(s) / 8 + 1;
+  uint8_t *allow = calloc(allow_len, 1);
   ck_assert_ptr_nonnull(allow);
   uint64_t nallow = 0;
   for (uint64_t p = 0; p < store_npos(s); p++)
@@ -1121,7 +1145,8 @@ static void knn_store(int metric, int index) {
   uint64_t nout = 7;
   ck_assert_int_eq(store_knn(s, q, 0, NULL, NULL, out, &nout), STORE_OK);
   ck_assert_uint_eq(nout, 0);
-  memset(allow, 0, store_npos(s) / 8 + 1);
+  ck_assert_uint_le(store_npos(s) / 8 + 1, allow_len);
+  memset(allow, 0, allow_len);
   store_filter none = {allow, 0, NULL, NULL, NULL};
   nout = 7;
   ck_assert_int_eq(store_knn(s, q, 4, &none, NULL, out, &nout), STORE_OK);
@@ -1137,10 +1162,8 @@ START_TEST(test_knn_flat) {
 }
 END_TEST
 
-/* index=hnsw and ivf: exact searches are brute force's answer; the
-** graph's find most of the true neighbours (a fixed seed: the same every
-** run). */
-/* The index's searches (not exact) find at least 90% of the true 10
+/* index=hnsw and ivf: exact searches are brute force's answer (above); the
+** index's searches (not exact) find at least 90% of the true 10
 ** nearest of 1000 records, over 20 queries. */
 static void recall_check(int index) {
   tdir t;

@@ -1220,7 +1220,7 @@ START_TEST(test_err_space) {
   ck_assert_str_eq(util_err_name(1), "unknown error code");
   ck_assert_str_eq(util_err_name(-1000), "unknown error code");
   /* the libraries: one meaning, one value (TEXT_EINVAL was H5_ECORRUPT's -3;
-  ** -4 was H5_EUNSUPPORTED, STORE_EINVAL and BM25_ETOOBIG) */
+  ** -4 was H5_EUNSUPPORTED, STORE_EINVAL, BM25_ETOOBIG, KG_EINVAL and WAL_EFULL) */
   const int inval[] = {H5_EINVAL, STORE_EINVAL, WAL_EINVAL, ANN_EINVAL, ANN_ERROR, TEXT_EINVAL, KG_EINVAL};
   for (size_t i = 0; i < sizeof inval / sizeof inval[0]; i++) ck_assert_int_eq(inval[i], UTIL_EINVAL);
   const int nomem[] = {H5_ENOMEM, STORE_ENOMEM, WAL_ENOMEM, ANN_ENOMEM, ANN_NOMEM, BM25_ENOMEM, TEXT_ENOMEM, KG_ENOMEM};
