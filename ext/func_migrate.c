@@ -335,7 +335,7 @@ static int emb_decode(mig_run *m, const mig_cell *c, int *has, char *buf, size_t
       snprintf(buf, n, "element %d is %s", i, isnan(v[i]) ? "NaN" : "infinite");
       return R_NAN;
     }
-    if (m->st && store_storage(m->st) == STORE_F16 && fabsf(v[i]) > 65504.0f) {
+    if (m->st && store_storage(m->st) == STORE_F16 && fabsf(v[i]) > STORE_F16_MAX) {
       snprintf(buf, n, "element %d (%g) is outside float16's range", i, (double)v[i]);
       return R_F16_RANGE;
     }

@@ -665,11 +665,11 @@ START_TEST(test_json_read) {
   collect c3 = {{0}, 0, 0, 0};
   ck_assert_int_eq(util_json_strings("[]", 2, collect_each, &c3, err, sizeof err), 0);
   ck_assert_int_eq(c3.calls, 0);
-  ck_assert_int_eq(util_json_strings("[\"a\",", 5, collect_each, &c3, err, sizeof err), -1);
+  ck_assert_int_eq(util_json_strings("[\"a\",", 5, collect_each, &c3, err, sizeof err), UTIL_EINVAL);
   ck_assert(!strncmp(err, "malformed JSON: ", 16));
-  ck_assert_int_eq(util_json_strings("{\"a\":1}", 7, collect_each, &c3, err, sizeof err), -1);
+  ck_assert_int_eq(util_json_strings("{\"a\":1}", 7, collect_each, &c3, err, sizeof err), UTIL_EINVAL);
   ck_assert_str_eq(err, "not a JSON array");
-  ck_assert_int_eq(util_json_strings("[\"a\", 2]", 8, collect_each, &c3, err, sizeof err), -1);
+  ck_assert_int_eq(util_json_strings("[\"a\", 2]", 8, collect_each, &c3, err, sizeof err), UTIL_EINVAL);
   ck_assert_str_eq(err, "element 1 is not a string");
   ck_assert_int_eq(c3.calls, 1);
 }

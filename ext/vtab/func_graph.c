@@ -29,6 +29,7 @@
 #include "h5mem_int.h"
 #include "search.h"
 #include "vtab_args.h"
+#include "util/err.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 
@@ -137,7 +138,7 @@ static int gnames_get(memstore *ms, const gnames **out) {
     char err[200];
     if (rc == 0 && r.s[2]) { /* aliases were checked when written; a bad one is skipped */
       rc = util_json_strings(r.s[2], r.n[2], nb_alias, &b, err, sizeof err);
-      if (rc == -1) rc = 0;
+      if (rc == UTIL_EINVAL) rc = 0;
     }
   }
   g = rc == 0 ? sqlite3_malloc(sizeof *g) : NULL;
@@ -494,8 +495,8 @@ static int bfs_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     o->types_given = 1;
     int rc = type && !strcmp(type, "array") && v
                  ? util_json_strings(v, (size_t)sqlite3_column_bytes(row, 2), type_code, o, e, sizeof e)
-                 : -1;
-    if (rc == -2) return SQLITE_NOMEM;
+                 : UTIL_EINVAL;
+    if (rc == UTIL_ENOMEM) return SQLITE_NOMEM;
     if (rc) {
       *err = sqlite3_mprintf("expected an array of relation types, e.g. [\"works_with\"]");
       return SQLITE_ERROR;

@@ -17,6 +17,7 @@
 
 #include "graph_int.h"
 #include "h5mem_int.h"
+#include "util/err.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 
@@ -276,14 +277,14 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
       char e[200];
       im->entity = id;
       int r = strcmp(ot, "array") || !obs
-                  ? -1
+                  ? UTIL_EINVAL
                   : util_json_strings(obs, (size_t)sqlite3_column_bytes(im->parse, P_OBS), import_obs, im, e,
                                        sizeof e);
-      if (r == -1) {
+      if (r == UTIL_EINVAL) {
         im->err = sqlite3_mprintf("\"observations\" must be an array of strings");
         rc = SQLITE_ERROR;
       } else {
-        rc = r == -2 ? SQLITE_NOMEM : r;
+        rc = r == UTIL_ENOMEM ? SQLITE_NOMEM : r;
       }
     }
   } else if (relation && pass == 2) {

@@ -26,6 +26,7 @@
 #include "graph_int.h"
 #include "../ext_err.h"
 #include "h5mem_int.h"
+#include "util/err.h"
 #include "util/json.h"
 #include "vtab_args.h"
 
@@ -343,7 +344,7 @@ static int json_col(gvt *vt, int f, const char *col, const char *s, size_t n) {
   char err[300];
   if (f == F_ALIASES) {
     int rc = util_json_strings(s, n, alias_ok, NULL, err, sizeof err);
-    if (rc == -2) return SQLITE_NOMEM;
+    if (rc == UTIL_ENOMEM) return SQLITE_NOMEM;
     if (rc == 1) return g_err(vt, SQLITE_MISMATCH, "aliases: an empty alias");
     if (rc) return g_err(vt, SQLITE_MISMATCH, "aliases: expected a JSON array of names: %s", err);
   } else if (util_json_valid(s, n, err, sizeof err)) {

@@ -892,7 +892,7 @@ static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
   for (int i = 0; i < dim; i++) {
     if (!isfinite(f[i]))
       return vt_err(vt, SQLITE_MISMATCH, "embedding: element %d is %s", i, isnan(f[i]) ? "NaN" : "infinite");
-    if (store_storage(vt->st) == STORE_F16 && fabsf(f[i]) > 65504.0f)
+    if (store_storage(vt->st) == STORE_F16 && fabsf(f[i]) > STORE_F16_MAX)
       return vt_err(vt, SQLITE_MISMATCH, "embedding: element %d (%g) is outside the float16 range "
                     "(storage=float16; largest magnitude 65504)", i, (double)f[i]);
   }

@@ -266,12 +266,13 @@ int store_str_check(store *s, const char *col, const char *p, size_t n) {
 
 /* An embedding to be written: finite, and for float16 storage within its
 ** range (the store marks a record without one by a NaN first element, and
-** a value float16 cannot hold would turn into an infinity). */
+** a larger value would round to float16's largest or turn into an
+** infinity; the SQL layer refuses the same). */
 static int emb_check(store *s, const float *e) {
   for (int i = 0; e && i < s->dim; i++) {
     if (!isfinite(e[i]))
       return store_fail(s, STORE_EINVAL, "embedding: element %d is not finite (NaN or infinity)", i);
-    if (s->storage == STORE_F16 && fabsf(e[i]) >= 65520.0f)
+    if (s->storage == STORE_F16 && fabsf(e[i]) > STORE_F16_MAX)
       return store_fail(s, STORE_EINVAL, "embedding: element %d (%g) is outside float16's range", i,
                         (double)e[i]);
   }

@@ -92,6 +92,9 @@ typedef struct store_opts {
   int no_create;
 } store_opts;
 
+/* The largest magnitude a float16 store takes (float16's largest finite). */
+#define STORE_F16_MAX 65504.0f
+
 /* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
 ** dim float32 values, NULL when the record has no embedding. */
 typedef struct store_rec {

@@ -251,7 +251,6 @@ static int rebase(store *s, uint64_t upto) {
       dead[j] = 0;
       int prc = idmap_put(&s->map, d->id, j); /* (the id is in the map: no growth) */
       UTIL_ASSERT(prc == STORE_OK);
-      (void)prc;
       j++;
     }
     store_drec_free(d);

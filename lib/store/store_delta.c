@@ -152,7 +152,6 @@ void store_undo_one(store *s, const undo *u) {
     }
     int prc = idmap_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
     UTIL_ASSERT(prc == STORE_OK);
-    (void)prc;
     s->live++;
   }
 }

@@ -227,7 +227,6 @@ void gstore_undo(gstore *g, int t, int insert, uint64_t pos) {
   int prc = idmap_put(&tb->ids, w->id, pos);
   if (t == STORE_G_MENTION && prc == STORE_OK) prc = idmap_put(&tb->pairs, pair_key(w->a, w->b), pos);
   UTIL_ASSERT(prc == STORE_OK);
-  (void)prc;
   tb->live++;
 }
 
@@ -703,7 +702,6 @@ void gstore_rebase(gstore *g) {
       if (t == STORE_G_MENTION && prc == STORE_OK)
         prc = idmap_put(&tb->pairs, pair_key(tb->r[i].a, tb->r[i].b), i);
       UTIL_ASSERT(prc == STORE_OK);
-      (void)prc;
     }
   }
   g->version++;

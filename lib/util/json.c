@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "json.h"
 #include "utf8.h"
 
@@ -296,11 +297,9 @@ int util_json_is_object(const char *s, size_t len) {
 
 /* ---- reading valid JSON ---------------------------------------------------- */
 
-static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 size_t util_json_ws(const char *s, size_t i, size_t len) {
-  while (i < len && is_ws(s[i])) i++;
-  return i;
+  json_scan js = {s, len, NULL, 0};
+  return json_skip_ws(&js, i);
 }
 
 size_t util_json_end(const char *s, size_t i, size_t len) {
@@ -327,12 +326,10 @@ size_t util_json_end(const char *s, size_t i, size_t len) {
   return i;
 }
 
+/* The 4 hex digits at s[i] (valid JSON: they are there; past len reads 0). */
 static unsigned long hex4(const char *s, size_t i, size_t len) {
   unsigned long v = 0;
-  for (size_t k = i; k < i + 4; k++) {
-    char c = k < len ? s[k] : '0';
-    v = v << 4 | (unsigned long)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-  }
+  for (size_t k = i; k < i + 4; k++) v = v << 4 | (unsigned long)(k < len ? json_hex(s[k]) : 0);
   return v;
 }
 
@@ -420,23 +417,23 @@ int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const ch
   char verr[200];
   if (util_json_valid(s, len, verr, sizeof verr)) {
     snprintf(err, errlen, "malformed JSON: %s", verr);
-    return -1;
+    return UTIL_EINVAL;
   }
   size_t i = util_json_ws(s, 0, len);
   if (s[i] != '[') {
     snprintf(err, errlen, "not a JSON array");
-    return -1;
+    return UTIL_EINVAL;
   }
   i = util_json_ws(s, i + 1, len);
   if (s[i] == ']') return 0;
   char *buf = malloc(len + 1); /* a decoded string is never longer than its JSON form */
-  if (!buf) return -2;
+  if (!buf) return UTIL_ENOMEM;
   int rc = 0;
   for (int k = 0; rc == 0; k++) {
     i = util_json_ws(s, i, len);
     if (s[i] != '"') {
       snprintf(err, errlen, "element %d is not a string", k);
-      rc = -1;
+      rc = UTIL_EINVAL;
       break;
     }
     size_t n;

@@ -68,10 +68,11 @@ int util_json_at_path(const char *s, size_t len, const char *path, size_t *v0, s
 /* Calls each(ctx, str, n) for each element of the JSON array s[0..len), in
 ** order, each a string decoded as util_json_string does (NUL-terminated,
 ** n bytes), and stops at the first nonzero return, which it returns.
-** Checks s first: -1 with a message in err for malformed JSON ("malformed
-** JSON: ..."), a top value that is not an array ("not a JSON array") or an
-** element that is not a string ("element 2 is not a string"); -2 out of
-** memory. */
+** Checks s first: UTIL_EINVAL with a message in err for malformed JSON
+** ("malformed JSON: ..."), a top value that is not an array ("not a JSON
+** array") or an element that is not a string ("element 2 is not a
+** string"); UTIL_ENOMEM out of memory (util/err.h; each must return
+** neither). */
 int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n),
                       void *ctx, char *err, size_t errlen);
 
