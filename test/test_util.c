@@ -1286,11 +1286,13 @@ int main(void) {
   tcase_add_test(tc, test_utf8_random);
   suite_add_tcase(s, tc);
   tc = tcase_create("le");
+  tcase_set_timeout(tc, 120); /* (as the others: Check's 4 s default failed under a loaded -j2 run) */
   tcase_add_test(tc, test_le_bytes);
   tcase_add_test(tc, test_le_roundtrip);
   tcase_add_test(tc, test_le_words);
   suite_add_tcase(s, tc);
   tc = tcase_create("err");
+  tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_err_space);
   suite_add_tcase(s, tc);
   return t_run(s);
