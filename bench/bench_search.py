@@ -4,7 +4,7 @@ brute-force KNN (vec0), same process, same data, same queries.
   /usr/bin/python3 bench/bench_search.py [--sizes 10000,100000] [--queries 200]
 
 run from the build directory (./h5mem.so; sqlite-vec from
-test/node_modules/sqlite-vec-linux-x64, which `make check` installs).
+test/interop/node_modules/sqlite-vec-linux-x64, which `make check` installs).
 Data as in seed 002: 384-d unit vectors, 100 cluster centres plus noise;
 queries drawn the same way; k = 10, cosine distance.  h5mem stores float32
 (and, in a second row, float16) in its .h5 file, read in place; vec0 keeps
@@ -24,7 +24,7 @@ import numpy as np
 BUILD = os.getcwd()
 SRCDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = os.path.join(BUILD, "h5mem")
-VEC0 = os.path.join(SRCDIR, "test", "node_modules", "sqlite-vec-linux-x64", "vec0")
+VEC0 = os.path.join(SRCDIR, "test", "interop", "node_modules", "sqlite-vec-linux-x64", "vec0")
 DIM = 384
 
 

@@ -26,7 +26,7 @@
 ** after another, int8 rows through an array of row pointers.
 **
 ** Accuracy: the scalar level accumulates in double and is the reference.
-** SIMD levels accumulate in float lanes; test/test_kernels.c holds them to
+** SIMD levels accumulate in float lanes; test/unit/test_kernels.c holds them to
 ** |simd - scalar| <= 1e-5 * sum|a[i]*b[i]| + 1e-6 (dot, l2sq: the terms
 ** being the products or squared differences) and 1e-5 absolute for cos.
 ** int8 sums are exact integers at every level, so i8 results are identical

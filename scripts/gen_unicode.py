@@ -44,7 +44,7 @@ remove_diacritics is 1 or 2.  Letters with a case folding are skipped (the
 tokenizer folds before it removes diacritics).
 
 Where the Unicode 14.0 data differs from 6.1 for characters 6.1 already had,
-CATEGORY_61 below holds the 6.1 category; test/test_tokenize.py compares
+CATEGORY_61 below holds the 6.1 category; test/sql/test_tokenize.py compares
 every code point with FTS5 in the host's SQLite and finds any other.
 """
 import subprocess
@@ -53,7 +53,7 @@ import unicodedata
 
 # Characters assigned in 6.1 whose general category changed by Unicode 14.0
 # across the token / separator line (only those matter here).  Found by
-# test/test_tokenize.py's sweep of every code point against FTS5.
+# test/sql/test_tokenize.py's sweep of every code point against FTS5.
 CATEGORY_61 = {
     0x1885: "Lo", 0x1886: "Lo",  # Mongolian ali gali baluda: Mn since 9.0
     # New Tai Lue vowel signs and tone marks: Lo since 8.0

@@ -4,7 +4,7 @@
 ** porter tokenizer wrapped around it.
 **
 ** "Exactly" means token for token, byte for byte and offset for offset,
-** for any input bytes (test/test_tokenize.py compares with FTS5 itself):
+** for any input bytes (test/sql/test_tokenize.py compares with FTS5 itself):
 **
 **   - A token is a run of token characters (letters, numbers, private use,
 **     and code points that Unicode 6.1 did not assign) and of the combining

@@ -1,0 +1,77 @@
+// The extension through Node's better-sqlite3 (npm, version 12), which
+// bundles its own SQLite: h5mem must work through that library's API too.
+'use strict';
+const assert = require('node:assert/strict');
+const path = require('node:path');
+
+let Database;
+try {
+  Database = require('better-sqlite3');
+} catch (e) {
+  const dir = path.join(process.env.H5MEM_SRCDIR || path.join(__dirname, '..', '..'), 'test', 'interop');
+  console.log(`FAIL: better-sqlite3 is not installed; run: npm ci --prefix ${dir}`);
+  process.exit(1);
+}
+
+const ext = process.env.H5MEM_EXT || path.join(__dirname, '..', '..', 'h5mem');
+const db = new Database(':memory:');
+db.loadExtension(ext);
+const one = (sql, ...args) => db.prepare(sql).pluck().get(...args);
+let checks = 0;
+const test = (name, fn) => { fn(); checks++; console.log(`ok   ${name}`); };
+
+test('identity', () => {
+  const info = JSON.parse(one('select h5mem_info()'));
+  assert.equal(info.version, one('select h5mem_version()'));
+  assert.equal(info.sqlite, one('select sqlite_version()'));
+  assert.ok(info.simd_usable.includes(info.simd));
+});
+
+test('Float32Array in, Buffer out', () => {
+  const v = new Float32Array([0.5, -1.25, 3, 1e-3]);
+  const blob = one('select vec_f32(?)', Buffer.from(v.buffer));
+  assert.ok(Buffer.isBuffer(blob));
+  assert.deepEqual(new Float32Array(blob.buffer, blob.byteOffset, 4), v);
+  assert.equal(one('select vec_length(?)', Buffer.from(v.buffer)), 4);
+  // exact JSON: the shortest decimals that read back to the same float32s
+  const json = one('select vec_to_json(?, 1)', Buffer.from(v.buffer));
+  assert.equal(json, '[0.5,-1.25,3,0.001]');
+  assert.deepEqual(Float32Array.from(JSON.parse(json)), v);
+});
+
+test('distances', () => {
+  assert.equal(one("select vec_distance_l2('[1,2]', '[4,6]')"), 5);
+  assert.equal(one("select vec_dot('[1,2,3]', '[4,5,6]')"), 32);
+  assert.ok(Math.abs(one("select vec_distance_cosine('[1,0]', '[0,1]')") - 1) < 1e-7);
+  assert.ok(Math.abs(one("select vec_distance_cosine(vec_f16('[1,0]'), '[1,1]')")
+                     - (1 - Math.SQRT1_2)) < 1e-6);
+});
+
+test('float16', () => {
+  const h = one("select vec_f16('[1, -2, 0.5]')");
+  assert.deepEqual([...h], [0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38]);
+  assert.equal(one('select vec_type(vec_as_f16(?))', h), 'float16');
+});
+
+test('errors are exceptions with the reason', () => {
+  const cases = [
+    ["select vec_f32('[1,2')", /vec_f32: malformed JSON vector: expected ',' or '\]' at byte 4/],
+    ['select vec_f32(NULL)', /got NULL/],
+    ["select vec_distance_l2('[1]', '[1,2]')", /dimension mismatch/],
+    ["select vec_f16('[1e6]')", /outside the float16 range/],
+  ];
+  for (const [sql, re] of cases) assert.throws(() => one(sql), re);
+  const nan = Buffer.from(new Float32Array([1, NaN]).buffer);
+  assert.throws(() => one('select vec_dot(?, ?)', nan, nan), /element 1 is NaN/);
+});
+
+test('a table of vectors, ranked in SQL', () => {
+  db.exec('create table docs(id integer primary key, emb blob)');
+  const ins = db.prepare('insert into docs values (?, vec_f32(?))');
+  ins.run(1, '[1,0,0]'); ins.run(2, '[0,1,0]'); ins.run(3, '[0.9,0.1,0]');
+  const ids = db.prepare("select id from docs order by vec_distance_cosine(emb, '[1,0,0]')")
+    .pluck().all();
+  assert.deepEqual(ids, [1, 3, 2]);
+});
+
+console.log(`${checks} checks passed`);

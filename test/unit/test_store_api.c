@@ -1,0 +1,1419 @@
+/*
+** test/unit/test_store_api.c - the memory store through its public API
+** (lib/store/store.h), without SQLite: creating, opening and closing a
+** store; every column of a record put, read back and deleted, in the
+** delta and from the file after a checkpoint; transactions and
+** savepoints (the graph tables' too); a crash (a child that exits without
+** closing) leaving the committed transactions only; a torn or damaged
+** log; checkpoints (asked for and automatic), optimize and reopen;
+** store_knn against a brute-force answer computed here, store_bm25 on a
+** few texts; bad arguments refused with the documented code and message
+** and nothing changed; a second writer (handle or process) busy; a
+** damaged file reported as corrupt.
+**
+** Every test works in a directory of its own under $TMPDIR (or /tmp) and
+** removes it at the end.  A model of the records (an array) is what every
+** state of the store is compared with.
+*/
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "store/store.h"
+#include "testutil.h"
+
+#define DIM 8
+
+/* ---- files ---------------------------------------------------------------- */
+
+typedef struct tdir {
+  char dir[512];
+  char path[600]; /* dir/mem.h5 */
+  char wal[600];  /* dir/mem.h5-wal */
+} tdir;
+
+static void tdir_make(tdir *t) {
+  t_mkdtemp(t->dir, sizeof t->dir, "test_store_api");
+  snprintf(t->path, sizeof t->path, "%s/mem.h5", t->dir);
+  snprintf(t->wal, sizeof t->wal, "%s/mem.h5-wal", t->dir);
+}
+
+static int exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+static off_t file_size(const char *path) {
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  return st.st_size;
+}
+
+/* The files in t->dir (to see that a refused call left none behind). */
+static int nfiles(const tdir *t) {
+  DIR *d = opendir(t->dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+  closedir(d);
+  return n;
+}
+
+/* ---- opening ---------------------------------------------------------------- */
+
+static store_opts opts(int dim, int metric, int storage) {
+  store_opts o;
+  memset(&o, 0, sizeof o);
+  o.dim = dim;
+  o.metric = metric;
+  o.storage = storage;
+  o.sync = STORE_SYNC_OFF;
+  return o;
+}
+
+static store *open_ok(const char *path, const store_opts *o, int readonly) {
+  char err[512] = "";
+  store *s = NULL;
+  int rc = store_open(path, o, readonly, &s, err, sizeof err);
+  ck_assert_msg(rc == STORE_OK, "open %s: %d %s", path, rc, err);
+  ck_assert_ptr_nonnull(s);
+  return s;
+}
+
+/* store_open is refused with code, its message holding want. */
+static void open_fails(const char *path, const store_opts *o, int readonly, int code, const char *want) {
+  char err[512] = "";
+  store *s = (store *)&err; /* not NULL, so the test sees store_open clear it */
+  int rc = store_open(path, o, readonly, &s, err, sizeof err);
+  ck_assert_msg(rc == code, "open %s: %d, not %d (%s)", path, rc, code, err);
+  ck_assert_ptr_null(s);
+  ck_assert_msg(strstr(err, want) != NULL, "open %s: message '%s' lacks '%s'", path, err, want);
+}
+
+/* ---- the model -------------------------------------------------------------- */
+
+/* One record as the test made it: strings (has[k] 0: NULL), an embedding
+** or none, the numbers. */
+typedef struct mrec {
+  int live;
+  int64_t id;
+  char str[6][40];
+  size_t len[6];
+  int has[6];
+  float emb[DIM];
+  int has_emb;
+  int64_t ts, access_count, last_access;
+  double importance;
+} mrec;
+
+#define MAXR 2048
+static mrec model[MAXR]; /* by id */
+
+static const char *const colname[6] = {"text", "source", "session", "tags", "tier", "meta"};
+
+/* A record with every column set: strings with multi-byte characters, an
+** empty string now and then, NULL now and then; an embedding (or none). */
+static void mrec_make(mrec *m, int64_t id, t_rng *r) {
+  static const char *const words[] = {"café", "日本語", "memory", "agent", "naïve", "x", "{\"k\":1}"};
+  memset(m, 0, sizeof *m);
+  m->live = 1;
+  m->id = id;
+  for (int k = 0; k < 6; k++) {
+    uint64_t u = t_next(r) % 8;
+    if (u == 0) continue; /* NULL */
+    m->has[k] = 1;
+    if (u == 1) continue; /* "" */
+    snprintf(m->str[k], sizeof m->str[k], "%s %lld %s", words[t_next(r) % 7], (long long)id,
+             words[t_next(r) % 7]);
+    m->len[k] = strlen(m->str[k]);
+  }
+  m->has_emb = t_next(r) % 10 != 0;
+  for (int i = 0; i < DIM; i++) m->emb[i] = t_unit(r);
+  m->ts = (int64_t)(t_next(r) % 2000000000000ull) - 1000000000000;
+  m->importance = (double)(t_next(r) % 100000) / 1000.0 - 3.5;
+  m->access_count = (int64_t)(t_next(r) % 1000);
+  m->last_access = t_next(r) % 3 ? (int64_t)(t_next(r) % 1000000) : STORE_NULL_TIME;
+}
+
+static store_rec rec_of(const mrec *m) {
+  store_rec r;
+  memset(&r, 0, sizeof r);
+  const char **sp[6] = {&r.text, &r.source, &r.session, &r.tags, &r.tier, &r.meta};
+  size_t *lp[6] = {&r.text_len, &r.source_len, &r.session_len, &r.tags_len, &r.tier_len, &r.meta_len};
+  r.id = m->id;
+  for (int k = 0; k < 6; k++)
+    if (m->has[k]) {
+      *sp[k] = m->str[k];
+      *lp[k] = m->len[k];
+    }
+  r.emb = m->has_emb ? m->emb : NULL;
+  r.ts = m->ts;
+  r.importance = m->importance;
+  r.access_count = m->access_count;
+  r.last_access = m->last_access;
+  return r;
+}
+
+static void put_ok(store *s, const mrec *m) {
+  store_rec r = rec_of(m);
+  int rc = store_put(s, &r);
+  T_CHECK(rc == STORE_OK, "put %lld: %d %s", (long long)m->id, rc, store_errmsg(s));
+}
+
+/* v holds exactly m's columns in `want`. */
+static void check_view(const store_view *v, const mrec *m, unsigned want) {
+  const char *const sp[6] = {v->text, v->source, v->session, v->tags, v->tier, v->meta};
+  const size_t lp[6] = {v->text_len, v->source_len, v->session_len, v->tags_len, v->tier_len, v->meta_len};
+  T_CHECK(v->id == m->id, "id %lld, not %lld", (long long)v->id, (long long)m->id);
+  for (int k = 0; k < 6; k++) {
+    if (!(want & (1u << k))) continue;
+    if (!m->has[k]) {
+      T_CHECK(sp[k] == NULL, "id %lld: %s should be NULL", (long long)m->id, colname[k]);
+      continue;
+    }
+    T_CHECK(sp[k] != NULL, "id %lld: %s is NULL, not '%s'", (long long)m->id, colname[k], m->str[k]);
+    T_CHECK(lp[k] == m->len[k] && !memcmp(sp[k], m->str[k], m->len[k]),
+            "id %lld: %s is '%.*s', not '%s'", (long long)m->id, colname[k], (int)lp[k], sp[k], m->str[k]);
+  }
+  if (want & STORE_V_EMB) {
+    if (!m->has_emb)
+      T_CHECK(v->emb == NULL, "id %lld: should have no embedding", (long long)m->id);
+    else
+      T_CHECK(v->emb && !memcmp(v->emb, m->emb, sizeof m->emb), "id %lld: embedding differs",
+              (long long)m->id);
+  }
+  if (want & STORE_V_NUM) {
+    T_CHECK(v->ts == m->ts, "id %lld: ts %lld, not %lld", (long long)m->id, (long long)v->ts,
+            (long long)m->ts);
+    T_CHECK(v->importance == m->importance, "id %lld: importance %g, not %g", (long long)m->id,
+            v->importance, m->importance);
+    T_CHECK(v->access_count == m->access_count, "id %lld: access_count", (long long)m->id);
+    T_CHECK(v->last_access == m->last_access, "id %lld: last_access %lld, not %lld", (long long)m->id,
+            (long long)v->last_access, (long long)m->last_access);
+  }
+}
+
+/* The store holds exactly the live records of the model, every column. */
+static void check_model(store *s) {
+  uint64_t live = 0;
+  for (int64_t id = 1; id < MAXR; id++) {
+    const mrec *m = &model[id];
+    uint64_t pos = UINT64_MAX;
+    int rc = store_find(s, id, &pos);
+    if (!m->live) {
+      T_CHECK(rc == STORE_ENOTFOUND, "id %lld should be gone: %d", (long long)id, rc);
+      continue;
+    }
+    live++;
+    T_CHECK(rc == STORE_OK, "id %lld missing: %d", (long long)id, rc);
+    T_CHECK(pos < store_npos(s) && store_pos_live(s, pos), "id %lld: position %llu", (long long)id,
+            (unsigned long long)pos);
+    T_CHECK(store_pos_id(s, pos) == id, "store_pos_id of %lld", (long long)id);
+    store_view v;
+    memset(&v, 0, sizeof v);
+    rc = store_get(s, pos, STORE_V_ALL, &v);
+    T_CHECK(rc == STORE_OK, "get %lld: %d %s", (long long)id, rc, store_errmsg(s));
+    check_view(&v, m, STORE_V_ALL);
+    int64_t ts = 0;
+    T_CHECK(store_get_ts(s, pos, &ts) == STORE_OK && ts == m->ts, "store_get_ts of %lld", (long long)id);
+  }
+  T_CHECK(store_count(s) == live, "store_count %llu, model %llu", (unsigned long long)store_count(s),
+          (unsigned long long)live);
+  uint64_t seen = 0;
+  for (uint64_t p = 0; p < store_npos(s); p++) seen += store_pos_live(s, p) != 0;
+  T_CHECK(seen == live, "%llu live positions, model %llu", (unsigned long long)seen,
+          (unsigned long long)live);
+}
+
+static void model_clear(void) { memset(model, 0, sizeof model); }
+
+/* Put n new records, ids next..next+n-1, into the model and the open transaction. */
+static int64_t put_new(store *s, t_rng *r, int64_t next, int n) {
+  for (int i = 0; i < n; i++, next++) {
+    ck_assert_int_lt(next, MAXR);
+    mrec_make(&model[next], next, r);
+    put_ok(s, &model[next]);
+  }
+  return next;
+}
+
+static void commit_ok(store *s) {
+  int rc = store_commit(s, 0);
+  ck_assert_msg(rc == STORE_OK, "commit: %d %s", rc, store_errmsg(s));
+}
+
+/* A store made with o in a new directory t. */
+static store *new_store(tdir *t, store_opts o) {
+  tdir_make(t);
+  return open_ok(t->path, &o, 0);
+}
+
+/* A test's start: an empty model, r seeded with t_seed() + seed (each
+** test its own offset, so its own data), a new store made with o. */
+static store *start(tdir *t, t_rng *r, uint64_t seed, store_opts o) {
+  model_clear();
+  r->s = t_seed() + seed;
+  return new_store(t, o);
+}
+
+/* n new records, ids next..next+n-1, in a transaction of their own; the
+** next id. */
+static int64_t put_commit(store *s, t_rng *r, int64_t next, int n) {
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  next = put_new(s, r, next, n);
+  commit_ok(s);
+  return next;
+}
+
+/* Records 1..nfile in the file (committed, checkpointed), then a
+** transaction open with nfile+1..nfile+ndelta put in it; the next id. */
+static int64_t put_file_delta(store *s, t_rng *r, int nfile, int ndelta) {
+  int64_t next = put_commit(s, r, 1, nfile);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  return put_new(s, r, next, ndelta);
+}
+
+/* s closed and t's store opened again (readonly or not): it holds the model. */
+static store *reopen(store *s, const tdir *t, int readonly) {
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  s = open_ok(t->path, NULL, readonly);
+  check_model(s);
+  return s;
+}
+
+/* A test's end: s closed, t removed. */
+static void finish(store *s, tdir *t) {
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  t_rmdir(t->dir);
+}
+
+/* id deleted in the open transaction and in the model. */
+static void delete_ok(store *s, int64_t id) {
+  ck_assert_int_eq(store_delete(s, id), STORE_OK);
+  model[id].live = 0;
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+START_TEST(test_create_open_close) {
+  tdir t;
+  tdir_make(&t);
+  /* a missing file without dim: not created, the message says how */
+  open_fails(t.path, NULL, 0, STORE_EIO, "give dim= to create a store");
+  store_opts o = opts(DIM, STORE_L2, STORE_F32);
+  o.no_create = 1;
+  open_fails(t.path, &o, 0, STORE_EIO, "No such file");
+  o.no_create = 0;
+  open_fails(t.path, &o, 1, STORE_EIO, "No such file"); /* readonly never creates */
+  ck_assert_int_eq(nfiles(&t), 0);
+
+  o.agent = "agent-7";
+  o.embedder = "test-embedder";
+  store *s = open_ok(t.path, &o, 0);
+  ck_assert(exists(t.path));
+  ck_assert_int_eq(store_dim(s), DIM);
+  ck_assert_int_eq(store_metric(s), STORE_L2);
+  ck_assert_int_eq(store_storage(s), STORE_F32);
+  ck_assert_str_eq(store_path(s), t.path);
+  ck_assert_int_eq(store_index(s, NULL), STORE_INDEX_FLAT);
+  ck_assert_uint_eq(store_count(s), 0);
+  ck_assert_uint_eq(store_npos(s), 0);
+  ck_assert_int_eq(store_max_id(s), 0);
+  char buf[64];
+  ck_assert_int_eq(store_attr(s, "agent", buf, sizeof buf), STORE_OK);
+  ck_assert_str_eq(buf, "agent-7");
+  ck_assert_int_eq(store_attr(s, "embedder", buf, sizeof buf), STORE_OK);
+  ck_assert_str_eq(buf, "test-embedder");
+  ck_assert_int_eq(store_attr(s, "no_such_attribute", buf, sizeof buf), STORE_ENOTFOUND);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+
+  /* opening it again: without options, and with options that agree */
+  s = open_ok(t.path, NULL, 0);
+  ck_assert_int_eq(store_dim(s), DIM);
+  ck_assert_int_eq(store_metric(s), STORE_L2);
+  ck_assert_int_eq(store_storage(s), STORE_F32);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  s = open_ok(t.path, &o, 1);
+  ck_assert_int_eq(store_dim(s), DIM);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+
+  /* options that disagree name both values */
+  store_opts b = opts(DIM + 1, STORE_L2, STORE_F32);
+  open_fails(t.path, &b, 0, STORE_EMISMATCH, "has dim=8, not dim=9");
+  b = opts(DIM, STORE_COSINE, STORE_F32);
+  open_fails(t.path, &b, 0, STORE_EMISMATCH, "metric=l2, not metric=cosine");
+  b = opts(DIM, STORE_L2, STORE_F16);
+  open_fails(t.path, &b, 0, STORE_EMISMATCH, "storage=float32, not storage=float16");
+  b = opts(DIM, STORE_L2, STORE_F32);
+  b.index = STORE_INDEX_HNSW;
+  open_fails(t.path, &b, 0, STORE_EMISMATCH, "has index=flat, not index=hnsw");
+  store_close(NULL); /* a no-op */
+  t_rmdir(t.dir);
+}
+END_TEST
+
+/* Bad options at creation: refused, the message naming the option, no file made. */
+START_TEST(test_create_bad_options) {
+  tdir t;
+  tdir_make(&t);
+  store_opts o = opts(65537, STORE_COSINE, STORE_F32);
+  open_fails(t.path, &o, 0, STORE_EINVAL, "dim=65537: expected 1..65536");
+  o = opts(DIM, STORE_COSINE, 3);
+  open_fails(t.path, &o, 0, STORE_EINVAL, "storage must be float16 or float32");
+  o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.index = STORE_INDEX_IVF;
+  o.ivf_pq_m = 3;
+  open_fails(t.path, &o, 0, STORE_EINVAL, "pq_m=3 must divide dim=8");
+  o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.tokenize = "trigram";
+  open_fails(t.path, &o, 0, STORE_EINVAL, "trigram");
+  o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.agent = "bad \xff agent";
+  open_fails(t.path, &o, 0, STORE_EINVAL, "agent: invalid UTF-8 at byte 4");
+  const char *bad_attrs[] = {"origin", "x", NULL};
+  o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.attrs = bad_attrs;
+  open_fails(t.path, &o, 0, STORE_EINVAL, "attribute 'origin'");
+  ck_assert_int_eq(nfiles(&t), 0);
+  /* a good extra attribute is kept */
+  const char *attrs[] = {"migrated_from", "vec0", NULL};
+  o.attrs = attrs;
+  store *s = open_ok(t.path, &o, 0);
+  char buf[32];
+  ck_assert_int_eq(store_attr(s, "migrated_from", buf, sizeof buf), STORE_OK);
+  ck_assert_str_eq(buf, "vec0");
+  finish(s, &t);
+}
+END_TEST
+
+/* Every column put and read back: in the transaction, committed, from the
+** log of a fresh handle, and from the file after a checkpoint (where
+** store_get reads only the columns asked for). */
+START_TEST(test_put_get_columns) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 0, opts(DIM, STORE_COSINE, STORE_F32));
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int64_t next = put_new(s, &r, 1, 40);
+  /* one with every string present and non-empty, one with none at all */
+  mrec_make(&model[next], next, &r);
+  for (int k = 0; k < 6; k++) {
+    model[next].has[k] = 1;
+    snprintf(model[next].str[k], sizeof model[next].str[k], "%s é %d", colname[k], k);
+    model[next].len[k] = strlen(model[next].str[k]);
+  }
+  model[next].has_emb = 1;
+  put_ok(s, &model[next++]);
+  mrec_make(&model[next], next, &r);
+  memset(model[next].has, 0, sizeof model[next].has);
+  model[next].has_emb = 0;
+  model[next].last_access = STORE_NULL_TIME;
+  put_ok(s, &model[next++]);
+  check_model(s); /* visible to this handle at once */
+  ck_assert_int_eq(store_max_id(s), next - 1);
+  commit_ok(s);
+  check_model(s);
+
+  /* a second handle reads them from the log */
+  store *rd = open_ok(t.path, NULL, 1);
+  check_model(rd);
+  store_log_info li;
+  char note[256];
+  store_log(rd, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 1);
+  ck_assert_str_eq(note, "");
+  store_close(rd);
+
+  /* after a checkpoint, from the file */
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  store_log(s, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 0);
+  check_model(s);
+  s = reopen(s, &t, 0);
+  ck_assert_int_eq(store_max_id(s), next - 1);
+  /* base rows, column by column: each call adds what it asks for */
+  uint64_t pos;
+  ck_assert_int_eq(store_find(s, next - 2, &pos), STORE_OK);
+  store_view v;
+  memset(&v, 0, sizeof v);
+  ck_assert_int_eq(store_get(s, pos, STORE_V_NUM, &v), STORE_OK);
+  ck_assert(v.have & STORE_V_NUM);
+  check_view(&v, &model[next - 2], STORE_V_NUM);
+  ck_assert_int_eq(store_get(s, pos, STORE_V_TAGS | STORE_V_EMB, &v), STORE_OK);
+  ck_assert((v.have & (STORE_V_NUM | STORE_V_TAGS | STORE_V_EMB)) == (STORE_V_NUM | STORE_V_TAGS | STORE_V_EMB));
+  check_view(&v, &model[next - 2], STORE_V_NUM | STORE_V_TAGS | STORE_V_EMB);
+  /* the string column as codes: equal strings, equal codes */
+  const uint32_t *codes;
+  uint64_t ncodes;
+  uint32_t code;
+  const mrec *m = &model[next - 2];
+  ck_assert_int_eq(store_str_codes(s, STORE_V_SOURCE, m->str[1], m->len[1], &codes, &ncodes, &code),
+                   STORE_OK);
+  ck_assert_uint_eq(ncodes, store_npos(s));
+  ck_assert_uint_eq(codes[pos], code);
+  ck_assert_int_eq(store_str_codes(s, STORE_V_SOURCE, "never stored", 12, &codes, &ncodes, &code),
+                   STORE_OK);
+  ck_assert_uint_eq(code, UINT32_MAX);
+  finish(s, &t);
+}
+END_TEST
+
+/* float16 storage: values float16 holds exactly come back bit for bit. */
+START_TEST(test_float16) {
+  tdir t;
+  store *s = new_store(&t, opts(4, STORE_L2, STORE_F16));
+  const float e[4] = {1.0f, -2.0f, 0.5f, 0.0f};
+  const uint16_t h[4] = {0x3c00, 0xc000, 0x3800, 0x0000};
+  store_rec r;
+  memset(&r, 0, sizeof r);
+  r.id = 3;
+  r.emb = e;
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  ck_assert_int_eq(store_put(s, &r), STORE_OK);
+  commit_ok(s);
+  for (int round = 0; round < 2; round++) {
+    uint64_t pos;
+    ck_assert_int_eq(store_find(s, 3, &pos), STORE_OK);
+    store_view v;
+    memset(&v, 0, sizeof v);
+    ck_assert_int_eq(store_get(s, pos, STORE_V_EMB, &v), STORE_OK);
+    ck_assert_ptr_nonnull(v.emb);
+    ck_assert_mem_eq(v.emb, h, sizeof h);
+    ck_assert_int_eq(store_checkpoint(s), STORE_OK); /* then from the file */
+  }
+  finish(s, &t);
+}
+END_TEST
+
+/* Deletes in the delta and of file rows, updates (delete + put of the
+** same id), a taken id refused, a missing id not found. */
+START_TEST(test_delete_update) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 1, opts(DIM, STORE_DOT, STORE_F32));
+  put_file_delta(s, &r, 30, 10); /* 1..30 in the file, 31..40 in the delta */
+  for (int64_t id = 2; id <= 40; id += 3) delete_ok(s, id);
+  /* an update: the same id again, new values */
+  ck_assert_int_eq(store_delete(s, 4), STORE_OK);
+  mrec_make(&model[4], 4, &r);
+  put_ok(s, &model[4]);
+  check_model(s);
+  commit_ok(s);
+  check_model(s);
+
+  uint64_t npos = store_npos(s), count = store_count(s);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int rc = store_delete(s, 2); /* deleted above */
+  ck_assert_int_eq(rc, STORE_ENOTFOUND);
+  ck_assert_str_eq(store_errmsg(s), "no record with id 2");
+  ck_assert_int_eq(store_delete(s, 999), STORE_ENOTFOUND);
+  ck_assert_str_eq(store_errmsg(s), "no record with id 999");
+  mrec dup;
+  mrec_make(&dup, 6, &r); /* a file row */
+  store_rec dr = rec_of(&dup);
+  ck_assert_int_eq(store_put(s, &dr), STORE_EEXISTS);
+  ck_assert_str_eq(store_errmsg(s), "id 6 exists");
+  dr.id = 31; /* in the delta */
+  ck_assert_int_eq(store_put(s, &dr), STORE_EEXISTS);
+  ck_assert_str_eq(store_errmsg(s), "id 31 exists");
+  ck_assert_uint_eq(store_npos(s), npos);
+  ck_assert_uint_eq(store_count(s), count);
+  check_model(s); /* 6 and 31 unchanged */
+  commit_ok(s);
+
+  /* a dead position is not readable */
+  uint64_t p;
+  ck_assert_int_eq(store_find(s, 1, &p), STORE_OK);
+  for (p = 0; p < store_npos(s) && store_pos_live(s, p); p++) {
+  }
+  ck_assert_uint_lt(p, store_npos(s));
+  store_view v;
+  memset(&v, 0, sizeof v);
+  ck_assert_int_eq(store_get(s, p, STORE_V_ALL, &v), STORE_ENOTFOUND);
+  ck_assert_int_eq(store_get(s, store_npos(s) + 5, STORE_V_ALL, &v), STORE_ENOTFOUND);
+  ck_assert_ptr_nonnull(strstr(store_errmsg(s), "no record at position"));
+
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  check_model(s);
+  s = reopen(s, &t, 0);
+  ck_assert_int_eq(store_max_id(s), 40);
+  finish(s, &t);
+}
+END_TEST
+
+/* Transactions: refused outside one and inside one; rollback takes back
+** puts and deletes (of file and delta rows); savepoints undo to a mark. */
+START_TEST(test_transactions) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 2, opts(DIM, STORE_L2, STORE_F32));
+  mrec m;
+  mrec_make(&m, 1, &r);
+  store_rec rr = rec_of(&m);
+  ck_assert_int_eq(store_put(s, &rr), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "no transaction is open");
+  ck_assert_int_eq(store_delete(s, 1), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "no transaction is open");
+  ck_assert_uint_eq(store_count(s), 0);
+
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  ck_assert_int_eq(store_begin(s), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "a transaction is open");
+  ck_assert_int_eq(store_checkpoint(s), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "cannot checkpoint inside a transaction");
+  int64_t next = put_new(s, &r, 1, 20);
+  commit_ok(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  next = put_commit(s, &r, next, 10); /* 1..20 in the file, 21..30 in the delta */
+  check_model(s);
+
+  /* a rolled-back transaction leaves nothing */
+  static mrec saved[MAXR];
+  memcpy(saved, model, sizeof model);
+  uint64_t npos = store_npos(s);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  put_new(s, &r, next, 5);
+  delete_ok(s, 3);    /* a file row */
+  delete_ok(s, 25);   /* a delta row */
+  delete_ok(s, next); /* one put in this transaction */
+  check_model(s);
+  store_rollback(s);
+  memcpy(model, saved, sizeof model);
+  check_model(s);
+  ck_assert_uint_eq(store_npos(s), npos);
+  store_rollback(s); /* none open: a no-op */
+  check_model(s);
+
+  /* savepoints */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  next = put_new(s, &r, next, 3);
+  delete_ok(s, 7);
+  static mrec at1[MAXR], at2[MAXR];
+  memcpy(at1, model, sizeof model);
+  uint64_t m1 = store_mark(s);
+  int64_t next1 = next;
+  next = put_new(s, &r, next, 4);
+  delete_ok(s, 8);
+  delete_ok(s, 22);
+  memcpy(at2, model, sizeof model);
+  uint64_t m2 = store_mark(s);
+  next = put_new(s, &r, next, 2);
+  delete_ok(s, 9);
+  check_model(s);
+  ck_assert_int_eq(store_undo_to(s, m2), STORE_OK);
+  memcpy(model, at2, sizeof model);
+  check_model(s);
+  ck_assert_int_eq(store_undo_to(s, m1), STORE_OK);
+  memcpy(model, at1, sizeof model);
+  check_model(s);
+  next = next1;
+  /* the ids the undone puts used are free again */
+  next = put_new(s, &r, next, 2);
+  commit_ok(s);
+  check_model(s);
+  /* an empty transaction commits */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  commit_ok(s);
+  /* a transaction open at close is rolled back */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  mrec lost;
+  mrec_make(&lost, next, &r);
+  put_ok(s, &lost);
+  s = reopen(s, &t, 0);
+  ck_assert_int_eq(store_find(s, next, &npos), STORE_ENOTFOUND);
+  finish(s, &t);
+}
+END_TEST
+
+/* A child commits some transactions, leaves one open and exits without
+** closing: the store reopened holds the committed ones, replayed from the
+** log, and not the open one.  Then the log's last frame torn. */
+START_TEST(test_crash_keeps_committed) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 3, opts(DIM, STORE_COSINE, STORE_F32));
+  int64_t next = put_commit(s, &r, 1, 10);
+  ck_assert_int_eq(store_close(s), STORE_OK); /* 1..10 in the file */
+  /* what the child writes, made before it runs: 11..15 committed, 3
+  ** deleted and committed, 16..18 put in a transaction left open */
+  for (int64_t id = next; id < next + 8; id++) mrec_make(&model[id], id, &r);
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    char err[512];
+    store *c = NULL;
+    int ok = store_open(t.path, NULL, 0, &c, err, sizeof err) == STORE_OK && store_begin(c) == STORE_OK;
+    for (int64_t id = next; ok && id < next + 5; id++) {
+      store_rec cr = rec_of(&model[id]);
+      ok = store_put(c, &cr) == STORE_OK;
+    }
+    ok = ok && store_commit(c, 0) == STORE_OK && store_begin(c) == STORE_OK &&
+         store_delete(c, 3) == STORE_OK && store_commit(c, 0) == STORE_OK && store_begin(c) == STORE_OK;
+    for (int64_t id = next + 5; ok && id < next + 8; id++) {
+      store_rec cr = rec_of(&model[id]);
+      ok = store_put(c, &cr) == STORE_OK;
+    }
+    _exit(ok ? 0 : 1); /* no close, no checkpoint, no rollback */
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed");
+  for (int64_t id = next + 5; id < next + 8; id++) model[id].live = 0;
+  model[3].live = 0;
+  s = open_ok(t.path, NULL, 1); /* a reader: it changes nothing */
+  check_model(s);
+  store_log_info li;
+  char note[256];
+  store_log(s, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 2);
+  store_close(s);
+
+  /* the log's last frame torn: the transactions before it remain */
+  ck_assert_int_eq(truncate(t.wal, file_size(t.wal) - 1), 0);
+  model[3].live = 1;
+  s = open_ok(t.path, NULL, 1);
+  check_model(s);
+  store_log(s, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 1);
+  store_close(s);
+  /* the writer replays the same, and its checkpoint keeps it */
+  s = open_ok(t.path, NULL, 0);
+  check_model(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  s = reopen(s, &t, 1);
+  store_close(s);
+  t_rmdir(t.dir);
+}
+END_TEST
+
+/* Strings that are not UTF-8 or hold a NUL byte, in each column: refused
+** with the column and the byte named, nothing changed, and the
+** transaction goes on.  Other refused calls likewise, among them an
+** embedding that is not finite (a NaN first element is how the store marks
+** "no embedding": it was taken, and read back as none after a checkpoint).
+** (An embedding is dim floats by contract, so its length is not checked.) */
+START_TEST(test_bad_arguments) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 4, opts(DIM, STORE_COSINE, STORE_F32));
+  int64_t next = put_file_delta(s, &r, 10, 5);
+  uint64_t npos = store_npos(s), count = store_count(s);
+  int64_t max_id = store_max_id(s);
+  static const struct {
+    const char *p;
+    size_t n;
+    const char *why;
+  } bad[] = {
+      {"abc\xff", 4, "invalid UTF-8 at byte 3"},
+      {"ab\xc3", 3, "invalid UTF-8 at byte 2"},   /* cut in the middle of a character */
+      {"\xed\xa0\x80", 3, "invalid UTF-8 at byte 0"}, /* a surrogate */
+      {"a\0b", 3, "a NUL byte at byte 1"},
+  };
+  for (int k = 0; k < 6; k++)
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+      mrec m;
+      mrec_make(&m, 500, &r);
+      store_rec rr = rec_of(&m);
+      const char **sp[6] = {&rr.text, &rr.source, &rr.session, &rr.tags, &rr.tier, &rr.meta};
+      size_t *lp[6] = {&rr.text_len, &rr.source_len, &rr.session_len, &rr.tags_len, &rr.tier_len,
+                       &rr.meta_len};
+      *sp[k] = bad[b].p;
+      *lp[k] = bad[b].n;
+      int rc = store_put(s, &rr);
+      ck_assert_msg(rc == STORE_EINVAL, "%s %zu: %d", colname[k], b, rc);
+      char want[64];
+      snprintf(want, sizeof want, "%s: %s", colname[k], bad[b].why);
+      ck_assert_str_eq(store_errmsg(s), want);
+      uint64_t pos;
+      ck_assert_int_eq(store_find(s, 500, &pos), STORE_ENOTFOUND);
+      ck_assert_uint_eq(store_npos(s), npos);
+      ck_assert_uint_eq(store_count(s), count);
+      ck_assert_int_eq(store_max_id(s), max_id);
+    }
+  /* embeddings that are not finite */
+  for (int e = 0; e < 3; e++) {
+    mrec m;
+    mrec_make(&m, 501, &r);
+    store_rec rr = rec_of(&m);
+    float v[DIM];
+    for (int i = 0; i < DIM; i++) v[i] = 0.5f;
+    v[e] = e == 1 ? INFINITY : e == 2 ? -INFINITY : NAN;
+    rr.emb = v;
+    ck_assert_int_eq(store_put(s, &rr), STORE_EINVAL);
+    char want[96];
+    snprintf(want, sizeof want, "embedding: element %d is not finite (NaN or infinity)", e);
+    ck_assert_str_eq(store_errmsg(s), want);
+    uint64_t pos;
+    ck_assert_int_eq(store_find(s, 501, &pos), STORE_ENOTFOUND);
+    ck_assert_uint_eq(store_count(s), count);
+  }
+  /* a float16 store refuses what float16 cannot hold (as SQL does: above
+  ** 65504, its largest), and takes its largest value */
+  {
+    tdir t16;
+    store_opts o16 = opts(4, STORE_L2, STORE_F16);
+    store *h = new_store(&t16, o16);
+    ck_assert_int_eq(store_begin(h), STORE_OK);
+    store_rec rr;
+    memset(&rr, 0, sizeof rr);
+    float big[4] = {1, -70000, 0, 0};
+    rr.id = 1;
+    rr.emb = big;
+    ck_assert_int_eq(store_put(h, &rr), STORE_EINVAL);
+    ck_assert_str_eq(store_errmsg(h), "embedding: element 1 (-70000) is outside float16's range");
+    big[1] = 65505; /* (would round to 65504) */
+    ck_assert_int_eq(store_put(h, &rr), STORE_EINVAL);
+    ck_assert_uint_eq(store_count(h), 0);
+    big[1] = 65504;
+    ck_assert_int_eq(store_put(h, &rr), STORE_OK);
+    ck_assert_uint_eq(store_count(h), 1);
+    ck_assert_int_eq(store_commit(h, 0), STORE_OK);
+    finish(h, &t16);
+  }
+  /* a graph table that does not exist */
+  store_grec g;
+  memset(&g, 0, sizeof g);
+  g.id = 1;
+  ck_assert_int_eq(store_g_put(s, 7, &g), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "no graph table 7");
+  ck_assert_int_eq(store_g_delete(s, -1, 1), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "no graph table -1");
+  /* the transaction goes on and commits what it had */
+  next = put_new(s, &r, next, 1);
+  commit_ok(s);
+  check_model(s);
+  /* codes of one string column at a time */
+  const uint32_t *codes;
+  uint64_t ncodes;
+  uint32_t code;
+  ck_assert_int_eq(store_str_codes(s, STORE_V_TEXT | STORE_V_TAGS, "a", 1, &codes, &ncodes, &code),
+                   STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "store_str_codes: one string column at a time");
+  ck_assert_int_eq(store_close(s), STORE_OK);
+
+  /* a read-only handle does not write */
+  s = open_ok(t.path, NULL, 1);
+  int rc = store_begin(s);
+  ck_assert_int_eq(rc, STORE_EINVAL);
+  char want[700];
+  snprintf(want, sizeof want, "%s is open read-only", t.path);
+  ck_assert_str_eq(store_errmsg(s), want);
+  ck_assert_int_eq(store_checkpoint(s), STORE_EINVAL);
+  store_close(s);
+  s = open_ok(t.path, NULL, 0);
+  check_model(s);
+  finish(s, &t);
+}
+END_TEST
+
+/* One writer: a second handle that wants to write is busy until the first
+** closes; reading goes on meanwhile, and a reader sees commits when it
+** refreshes. */
+START_TEST(test_second_writer_busy) {
+  tdir t;
+  t_rng r;
+  store *a = start(&t, &r, 5, opts(DIM, STORE_L2, STORE_F32));
+  int64_t next = put_commit(a, &r, 1, 5);
+  store *b = open_ok(t.path, NULL, 0);  /* opening takes no lock */
+  store *rd = open_ok(t.path, NULL, 1);
+  check_model(b);
+  ck_assert_int_eq(store_begin(b), STORE_BUSY);
+  char want[700];
+  snprintf(want, sizeof want, "the store %s is being written by another connection or process", t.path);
+  ck_assert_str_eq(store_errmsg(b), want);
+  ck_assert_int_eq(store_checkpoint(b), STORE_BUSY);
+  /* and a writer in another process */
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    char err[512];
+    store *c = NULL;
+    if (store_open(t.path, NULL, 0, &c, err, sizeof err) != STORE_OK) _exit(100);
+    int rc = store_begin(c);
+    _exit(rc == STORE_BUSY && strstr(store_errmsg(c), "is being written by another") ? 0 : 101);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other process: status %d", status);
+  /* b is not in a transaction */
+  mrec m;
+  mrec_make(&m, 100, &r);
+  store_rec rr = rec_of(&m);
+  ck_assert_int_eq(store_put(b, &rr), STORE_EINVAL);
+  check_model(b);
+
+  /* the writer's open transaction is not seen by a reader; its commit is,
+  ** after a refresh */
+  ck_assert_int_eq(store_begin(a), STORE_OK);
+  static mrec before[MAXR];
+  memcpy(before, model, sizeof model);
+  next = put_new(a, &r, next, 3);
+  static mrec after[MAXR];
+  memcpy(after, model, sizeof model);
+  memcpy(model, before, sizeof model);
+  ck_assert_int_eq(store_refresh(rd), STORE_OK);
+  check_model(rd);
+  commit_ok(a);
+  check_model(rd); /* its view is as of its last refresh */
+  memcpy(model, after, sizeof model);
+  ck_assert_int_eq(store_refresh(rd), STORE_OK);
+  check_model(rd);
+  ck_assert_int_eq(store_refresh(b), STORE_OK);
+  check_model(b);
+
+  /* the first writer closes: the second may write */
+  ck_assert_int_eq(store_close(a), STORE_OK);
+  ck_assert_int_eq(store_begin(b), STORE_OK);
+  check_model(b);
+  next = put_new(b, &r, next, 2);
+  commit_ok(b);
+  ck_assert_int_eq(store_close(b), STORE_OK);
+  ck_assert_int_eq(store_refresh(rd), STORE_OK);
+  check_model(rd);
+  store_close(rd);
+  t_rmdir(t.dir);
+}
+END_TEST
+
+static void copy_file(const char *from, const char *to) {
+  FILE *f = fopen(from, "rb"), *g = fopen(to, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_ptr_nonnull(g);
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) ck_assert_uint_eq(fwrite(buf, 1, n, g), n);
+  fclose(f);
+  ck_assert_int_eq(fclose(g), 0);
+}
+
+/* Bytes of path at off overwritten with n copies of c. */
+static void scribble(const char *path, off_t off, size_t n, int c) {
+  int fd = open(path, O_WRONLY);
+  ck_assert_int_ge(fd, 0);
+  char buf[256];
+  ck_assert_uint_le(n, sizeof buf);
+  memset(buf, c, n);
+  ck_assert_int_eq(pwrite(fd, buf, n, off), (ssize_t)n);
+  close(fd);
+}
+
+/* A damaged file: the corrupt code, a message saying what is wrong, and
+** the file as it was (a reader or a writer that fails to open changes
+** nothing). */
+START_TEST(test_damaged_file) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 6, opts(DIM, STORE_COSINE, STORE_F32));
+  put_commit(s, &r, 1, 200);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  char good[700];
+  snprintf(good, sizeof good, "%s/good.h5", t.dir);
+  copy_file(t.path, good);
+  off_t size = file_size(t.path);
+
+  /* the superblock's signature */
+  scribble(t.path, 0, 8, 'x');
+  open_fails(t.path, NULL, 1, STORE_ECORRUPT, "not an HDF5 file");
+  open_fails(t.path, NULL, 0, STORE_ECORRUPT, "not an HDF5 file");
+  ck_assert_int_eq(file_size(t.path), size);
+  /* the file cut short: its data lies outside it */
+  copy_file(good, t.path);
+  ck_assert_int_eq(truncate(t.path, size / 2), 0);
+  open_fails(t.path, NULL, 1, STORE_ECORRUPT, "truncated file");
+  open_fails(t.path, NULL, 0, STORE_ECORRUPT, "truncated file");
+  ck_assert_int_eq(file_size(t.path), size / 2);
+  /* an empty file */
+  ck_assert_int_eq(truncate(t.path, 0), 0);
+  open_fails(t.path, NULL, 0, STORE_ECORRUPT, "is not an HDF5 file (0 bytes)");
+  /* the good copy opens */
+  copy_file(good, t.path);
+  s = open_ok(t.path, NULL, 1);
+  check_model(s);
+  store_close(s);
+  t_rmdir(t.dir);
+}
+END_TEST
+
+/* Optimize after deleting most records: the file shrinks, positions are
+** only the live records, every record is as it was, before and after
+** reopening. */
+START_TEST(test_optimize) {
+  tdir t;
+  t_rng r;
+  store_opts o = opts(DIM, STORE_L2, STORE_F32);
+  o.agent = "optimizer";
+  store *s = start(&t, &r, 7, o);
+  int64_t next = put_commit(s, &r, 1, 1500);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int64_t id = 1; id < next; id++)
+    if (id % 5) delete_ok(s, id);
+  next = put_new(s, &r, next, 20); /* and some in the delta */
+  commit_ok(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  off_t before = file_size(t.path);
+  ck_assert_int_eq(store_optimize(s), STORE_OK);
+  off_t after = file_size(t.path);
+  ck_assert_msg(after < before / 2, "optimize: %lld bytes, was %lld", (long long)after, (long long)before);
+  ck_assert_uint_eq(store_npos(s), store_count(s));
+  check_model(s);
+  char buf[32];
+  ck_assert_int_eq(store_attr(s, "agent", buf, sizeof buf), STORE_OK);
+  ck_assert_str_eq(buf, "optimizer");
+  /* it goes on writing */
+  next = put_commit(s, &r, next, 3);
+  s = reopen(s, &t, 0);
+  ck_assert_int_eq(store_max_id(s), next - 1);
+  finish(s, &t);
+}
+END_TEST
+
+/* ---- knn against brute force ------------------------------------------------ */
+
+typedef struct bf {
+  uint64_t pos;
+  double dist;
+} bf;
+
+static int bf_cmp(const void *a, const void *b) {
+  const bf *x = a, *y = b;
+  if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* The distance store.h's metrics define, in double: cosine 1 - cos
+** (clamped to [0, 2]; 1 when a norm is 0), squared L2, negated dot. */
+static double distance(int metric, const float *q, const float *e) {
+  double dot = 0, nq = 0, ne = 0, l2 = 0;
+  for (int i = 0; i < DIM; i++) {
+    dot += (double)q[i] * e[i];
+    nq += (double)q[i] * q[i];
+    ne += (double)e[i] * e[i];
+    l2 += ((double)q[i] - e[i]) * ((double)q[i] - e[i]);
+  }
+  if (metric == STORE_L2) return l2;
+  if (metric == STORE_DOT) return -dot;
+  if (nq == 0 || ne == 0) return 1;
+  double d = 1 - dot / sqrt(nq * ne);
+  return d < 0 ? 0 : d > 2 ? 2 : d;
+}
+
+/* The allowed live records with a vector, nearest first (*n of them). */
+static bf *brute_force(store *s, int metric, const float *q, const uint8_t *allow, uint64_t *n) {
+  bf *a = malloc((store_npos(s) + 1) * sizeof *a);
+  ck_assert_ptr_nonnull(a);
+  *n = 0;
+  for (int64_t id = 1; id < MAXR; id++) {
+    const mrec *m = &model[id];
+    uint64_t pos;
+    if (!m->live || !m->has_emb) continue;
+    ck_assert_int_eq(store_find(s, id, &pos), STORE_OK);
+    if (allow && !(allow[pos / 8] >> (pos % 8) & 1)) continue;
+    a[(*n)++] = (bf){pos, distance(metric, q, m->emb)};
+  }
+  qsort(a, *n, sizeof *a, bf_cmp);
+  return a;
+}
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-5 * (1 + fabs(b)); }
+
+/* store_knn's answer is the brute-force one: as many results, the same
+** distances in order, each result's distance its own, no position twice
+** (positions may differ only between records at the same distance). */
+static void knn_check(store *s, int metric, const float *q, uint64_t k, const store_filter *flt,
+                      const uint8_t *allow, const store_knn_opts *opt) {
+  uint64_t nb;
+  bf *want = brute_force(s, metric, q, allow, &nb);
+  ann_res *out = malloc((size_t)k * sizeof *out);
+  ck_assert_ptr_nonnull(out);
+  uint64_t nout = UINT64_MAX;
+  int rc = store_knn(s, q, k, flt, opt, out, &nout);
+  T_CHECK(rc == STORE_OK, "knn: %d %s", rc, store_errmsg(s));
+  uint64_t expect = k < nb ? k : nb;
+  T_CHECK(nout == expect, "knn k=%llu: %llu results, brute force %llu", (unsigned long long)k,
+          (unsigned long long)nout, (unsigned long long)expect);
+  for (uint64_t i = 0; i < nout; i++) {
+    uint64_t p = out[i].pos;
+    T_CHECK(p < store_npos(s) && store_pos_live(s, p), "result %llu: position %llu not live",
+            (unsigned long long)i, (unsigned long long)p);
+    T_CHECK(!allow || (allow[p / 8] >> (p % 8) & 1), "result %llu: position %llu not allowed",
+            (unsigned long long)i, (unsigned long long)p);
+    T_CHECK(near(out[i].dist, want[i].dist), "result %llu: distance %.9g, brute force %.9g (metric %d)",
+            (unsigned long long)i, out[i].dist, want[i].dist, metric);
+    int64_t id = store_pos_id(s, p);
+    T_CHECK(model[id].has_emb && near(out[i].dist, distance(metric, q, model[id].emb)),
+            "result %llu: id %lld is not at distance %.9g", (unsigned long long)i, (long long)id,
+            out[i].dist);
+    T_CHECK(i == 0 || out[i - 1].dist < out[i].dist ||
+                (out[i - 1].dist == out[i].dist && out[i - 1].pos < out[i].pos),
+            "results %llu and %llu out of order", (unsigned long long)i - 1, (unsigned long long)i);
+  }
+  free(out);
+  free(want);
+}
+
+static int allow_fn(void *ctx, uint64_t pos) {
+  const uint8_t *bits = ctx;
+  return bits[pos / 8] >> (pos % 8) & 1;
+}
+
+/* A store of n records, some without a vector, some deleted, some in the
+** file and some in the delta, searched with every metric, k below and
+** above the records, with a bitmap and a function as filter. */
+static void knn_store(int metric, int index) {
+  tdir t;
+  t_rng r;
+  store_opts o = opts(DIM, metric, STORE_F32);
+  o.index = index;
+  store *s = start(&t, &r, 8 + (uint64_t)metric, o);
+  int64_t next = put_file_delta(s, &r, 700, 150);
+  for (int64_t id = 3; id < next; id += 11) delete_ok(s, id);
+  commit_ok(s);
+  if (index == STORE_INDEX_HNSW) {
+    store_index_info info;
+    ck_assert_int_eq(store_index(s, &info), STORE_INDEX_HNSW);
+    ck_assert_uint_gt(info.graph_rows, 0); /* the graph covers the file's rows */
+  }
+  if (index == STORE_INDEX_IVF) {
+    store_index_info info;
+    ck_assert_int_eq(store_index(s, &info), STORE_INDEX_IVF);
+    ck_assert_uint_gt(info.nlist, 0); /* lists trained at the checkpoint */
+  }
+  size_t allow_len = store_npos(s) / 8 + 1;
+  uint8_t *allow = calloc(allow_len, 1);
+  ck_assert_ptr_nonnull(allow);
+  uint64_t nallow = 0;
+  for (uint64_t p = 0; p < store_npos(s); p++)
+    if (store_pos_live(s, p) && (t_next(&r) % 4 == 0)) {
+      allow[p / 8] |= (uint8_t)(1u << (p % 8));
+      nallow++;
+    }
+  store_knn_opts exact = {1, 0, 0};
+  for (int qi = 0; qi < 4; qi++) {
+    float q[DIM];
+    for (int i = 0; i < DIM; i++) q[i] = t_unit(&r);
+    static const uint64_t ks[] = {1, 10, 100000};
+    for (size_t j = 0; j < 3; j++) {
+      knn_check(s, metric, q, ks[j], NULL, NULL, &exact);
+      store_filter fb = {allow, nallow, NULL, NULL, NULL};
+      knn_check(s, metric, q, ks[j], &fb, allow, &exact);
+      store_filter ff = {NULL, 0, allow_fn, allow, NULL};
+      knn_check(s, metric, q, ks[j], &ff, allow, &exact);
+      if (index == STORE_INDEX_FLAT) { /* no graph: every search is exact */
+        knn_check(s, metric, q, ks[j], NULL, NULL, NULL);
+        knn_check(s, metric, q, ks[j], &fb, allow, NULL);
+      }
+    }
+  }
+  /* a record with a vector close to q is found first, in the delta and in the file */
+  for (int round = 0; round < 2; round++) {
+    float q[DIM];
+    for (int i = 0; i < DIM; i++) q[i] = t_unit(&r);
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    mrec_make(&model[next], next, &r);
+    model[next].has_emb = 1;
+    memcpy(model[next].emb, q, sizeof q);
+    put_ok(s, &model[next]);
+    commit_ok(s);
+    if (round) ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+    ann_res out[1];
+    uint64_t nout = 0;
+    ck_assert_int_eq(store_knn(s, q, 1, NULL, metric == STORE_DOT ? &exact : NULL, out, &nout),
+                     STORE_OK);
+    ck_assert_uint_eq(nout, 1);
+    if (metric != STORE_DOT) /* (the nearest by dot need not be q itself) */
+      ck_assert_int_eq(store_pos_id(s, out[0].pos), next);
+    knn_check(s, metric, q, 5, NULL, NULL, &exact);
+    next++;
+  }
+  /* k = 0 and an empty allowed set: no results */
+  float q[DIM] = {1, 0, 0, 0, 0, 0, 0, 0};
+  ann_res out[4];
+  uint64_t nout = 7;
+  ck_assert_int_eq(store_knn(s, q, 0, NULL, NULL, out, &nout), STORE_OK);
+  ck_assert_uint_eq(nout, 0);
+  ck_assert_uint_le(store_npos(s) / 8 + 1, allow_len);
+  memset(allow, 0, allow_len);
+  store_filter none = {allow, 0, NULL, NULL, NULL};
+  nout = 7;
+  ck_assert_int_eq(store_knn(s, q, 4, &none, NULL, out, &nout), STORE_OK);
+  ck_assert_uint_eq(nout, 0);
+  free(allow);
+  finish(s, &t);
+}
+
+START_TEST(test_knn_flat) {
+  knn_store(STORE_COSINE, STORE_INDEX_FLAT);
+  knn_store(STORE_L2, STORE_INDEX_FLAT);
+  knn_store(STORE_DOT, STORE_INDEX_FLAT);
+}
+END_TEST
+
+/* index=hnsw and ivf: exact searches are brute force's answer (above); the
+** index's searches (not exact) find at least 90% of the true 10
+** nearest of 1000 records, over 20 queries. */
+static void recall_check(int index) {
+  tdir t;
+  t_rng r;
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.index = index;
+  store *s = start(&t, &r, 20, o);
+  put_commit(s, &r, 1, 1000);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  store_index_info info;
+  ck_assert_int_eq(store_index(s, &info), index);
+  ck_assert_msg(info.graph_rows > 0 || info.nlist > 0, "%s: no index saved (%s)",
+                store_index_name(index), info.note);
+  uint64_t found = 0, total = 0;
+  for (int qi = 0; qi < 20; qi++) {
+    float q[DIM];
+    for (int i = 0; i < DIM; i++) q[i] = t_unit(&r);
+    uint64_t nb;
+    bf *want = brute_force(s, STORE_COSINE, q, NULL, &nb);
+    ann_res out[10];
+    uint64_t nout = 0;
+    ck_assert_int_eq(store_knn(s, q, 10, NULL, NULL, out, &nout), STORE_OK);
+    ck_assert_uint_eq(nout, 10);
+    for (uint64_t i = 0; i < nout; i++)
+      for (uint64_t j = 0; j < 10; j++) found += out[i].pos == want[j].pos;
+    total += 10;
+    free(want);
+  }
+  ck_assert_msg(found * 10 >= total * 9, "%s: recall %llu / %llu", store_index_name(index),
+                (unsigned long long)found, (unsigned long long)total);
+  finish(s, &t);
+}
+
+START_TEST(test_knn_index) {
+  knn_store(STORE_L2, STORE_INDEX_HNSW);
+  knn_store(STORE_COSINE, STORE_INDEX_IVF);
+  recall_check(STORE_INDEX_HNSW);
+  recall_check(STORE_INDEX_IVF);
+}
+END_TEST
+
+/* A log damaged in its middle (not cut short by a crash): the frames
+** before the damage are replayed, the ones after are not, the note says
+** so; a writer keeps the damaged log in "<log>.corrupt-1". */
+START_TEST(test_log_damaged) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 9, opts(DIM, STORE_COSINE, STORE_F32));
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  for (int64_t id = 1; id <= 15; id++) mrec_make(&model[id], id, &r);
+  fflush(NULL);
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* three transactions of five, then a crash; the log's sizes to the pipe */
+    char err[512];
+    store *c = NULL;
+    uint64_t size[3];
+    int ok = store_open(t.path, NULL, 0, &c, err, sizeof err) == STORE_OK;
+    for (int k = 0; ok && k < 3; k++) {
+      ok = store_begin(c) == STORE_OK;
+      for (int64_t id = 1 + 5 * k; ok && id <= 5 + 5 * k; id++) {
+        store_rec cr = rec_of(&model[id]);
+        ok = store_put(c, &cr) == STORE_OK;
+      }
+      ok = ok && store_commit(c, 0) == STORE_OK;
+      store_log_info li;
+      char note[8];
+      store_log(c, &li, note, sizeof note);
+      size[k] = li.bytes;
+    }
+    ok = ok && write(fds[1], size, sizeof size) == (ssize_t)sizeof size;
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  uint64_t size[3];
+  ck_assert_int_eq(read(fds[0], size, sizeof size), (ssize_t)sizeof size);
+  close(fds[0]);
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed");
+  ck_assert_uint_eq((uint64_t)file_size(t.wal), size[2]);
+  scribble(t.wal, (off_t)(size[0] + size[1]) / 2, 1, 0x5a); /* in the second frame */
+  for (int64_t id = 6; id <= 15; id++) model[id].live = 0;
+  store *rd = open_ok(t.path, NULL, 1);
+  check_model(rd);
+  store_log_info li;
+  char note[512];
+  store_log(rd, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 1);
+  ck_assert_msg(strstr(note, "damaged") && strstr(note, "cannot be replayed"), "note: '%s'", note);
+  store_close(rd);
+  ck_assert_uint_eq((uint64_t)file_size(t.wal), size[2]); /* a reader changes nothing */
+  char copy[700];
+  snprintf(copy, sizeof copy, "%s.corrupt-1", t.wal);
+  ck_assert(!exists(copy));
+  s = open_ok(t.path, NULL, 0);
+  ck_assert_int_eq(store_begin(s), STORE_OK); /* it becomes the writer */
+  store_rollback(s);
+  check_model(s);
+  ck_assert(exists(copy));
+  ck_assert_uint_eq((uint64_t)file_size(copy), size[2]);
+  s = reopen(s, &t, 1);
+  store_log(s, &li, note, sizeof note);
+  ck_assert_msg(strstr(note, ".corrupt-1"), "note: '%s'", note); /* the copy is mentioned */
+  store_close(s);
+  t_rmdir(t.dir);
+}
+END_TEST
+
+/* A commit that may checkpoint does so when the log is over the limit;
+** one that may not leaves the log. */
+START_TEST(test_autocheckpoint) {
+  tdir t;
+  t_rng r;
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.autocheckpoint = 1; /* any frame is over it */
+  store *s = start(&t, &r, 10, o);
+  store_log_info li;
+  char note[256];
+  int64_t next = put_commit(s, &r, 1, 5); /* may not checkpoint */
+  store_log(s, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 1);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  next = put_new(s, &r, next, 5);
+  ck_assert_int_eq(store_commit(s, 1), STORE_OK);
+  store_log(s, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 0);
+  store *rd = open_ok(t.path, NULL, 1); /* the file alone holds them */
+  check_model(rd);
+  store_log(rd, &li, note, sizeof note);
+  ck_assert_uint_eq(li.frames, 0);
+  store_close(rd);
+  finish(s, &t);
+}
+END_TEST
+
+/* The graph's tables share the memories' transactions: a rollback or an
+** undo to a mark takes back both. */
+START_TEST(test_graph_in_transactions) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 11, opts(DIM, STORE_COSINE, STORE_F32));
+  store_grec e;
+  memset(&e, 0, sizeof e);
+  e.s[0] = "Ada";
+  e.n[0] = 3;
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int64_t next = put_new(s, &r, 1, 2);
+  e.id = 1;
+  ck_assert_int_eq(store_g_put(s, STORE_G_ENTITY, &e), STORE_OK);
+  uint64_t mark = store_mark(s);
+  next = put_new(s, &r, next, 1);
+  e.id = 2;
+  ck_assert_int_eq(store_g_put(s, STORE_G_ENTITY, &e), STORE_OK);
+  ck_assert_uint_eq(store_g_count(s, STORE_G_ENTITY), 2);
+  ck_assert_int_eq(store_undo_to(s, mark), STORE_OK);
+  model[3].live = 0;
+  ck_assert_uint_eq(store_g_count(s, STORE_G_ENTITY), 1);
+  check_model(s);
+  commit_ok(s);
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  put_new(s, &r, 10, 1);
+  e.id = 3;
+  ck_assert_int_eq(store_g_put(s, STORE_G_ENTITY, &e), STORE_OK);
+  store_rollback(s);
+  model[10].live = 0;
+  ck_assert_uint_eq(store_g_count(s, STORE_G_ENTITY), 1);
+  check_model(s);
+  s = reopen(s, &t, 1);
+  uint64_t pos;
+  ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 1, &pos), STORE_OK);
+  ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 2, &pos), STORE_ENOTFOUND);
+  ck_assert_int_eq(store_g_find(s, STORE_G_ENTITY, 3, &pos), STORE_ENOTFOUND);
+  store_close(s);
+  (void)next;
+  t_rmdir(t.dir);
+}
+END_TEST
+
+/* Keyword search through the API: the records holding a word, best
+** first, a filter respected, the same after a checkpoint. */
+START_TEST(test_bm25) {
+  tdir t;
+  store *s = new_store(&t, opts(DIM, STORE_COSINE, STORE_F32));
+  static const char *const text[] = {"the cat sat on the mat", "dogs run far", "a cat and a cat and a dog",
+                                     NULL, "birds"};
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int i = 0; i < 5; i++) {
+    store_rec rr;
+    memset(&rr, 0, sizeof rr);
+    rr.id = i + 1;
+    rr.text = text[i];
+    rr.text_len = text[i] ? strlen(text[i]) : 0;
+    ck_assert_int_eq(store_put(s, &rr), STORE_OK);
+  }
+  commit_ok(s);
+  for (int round = 0; round < 2; round++) {
+    store_hit hit[5];
+    uint64_t n = 9;
+    ck_assert_int_eq(store_bm25(s, "Cat", 3, 5, NULL, hit, &n), STORE_OK);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_int_eq(store_pos_id(s, hit[0].pos), 3); /* "cat" twice in a record of similar length */
+    ck_assert_int_eq(store_pos_id(s, hit[1].pos), 1);
+    ck_assert(hit[0].score >= hit[1].score && hit[1].score > 0);
+    uint64_t p3;
+    ck_assert_int_eq(store_find(s, 3, &p3), STORE_OK);
+    uint8_t bits[1] = {0};
+    for (uint64_t p = 0; p < store_npos(s); p++)
+      if (p != p3) bits[p / 8] |= (uint8_t)(1u << (p % 8));
+    store_filter f = {bits, store_count(s) - 1, NULL, NULL, NULL};
+    ck_assert_int_eq(store_bm25(s, "cat", 3, 5, &f, hit, &n), STORE_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(store_pos_id(s, hit[0].pos), 1);
+    ck_assert_int_eq(store_bm25(s, "zebra", 5, 5, NULL, hit, &n), STORE_OK);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  }
+  finish(s, &t);
+}
+END_TEST
+
+Suite *store_api_suite(void);
+Suite *store_api_suite(void) {
+  Suite *su = suite_create("store_api");
+  TCase *tc = tcase_create("store");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_create_open_close);
+  tcase_add_test(tc, test_create_bad_options);
+  tcase_add_test(tc, test_put_get_columns);
+  tcase_add_test(tc, test_float16);
+  tcase_add_test(tc, test_delete_update);
+  tcase_add_test(tc, test_transactions);
+  tcase_add_test(tc, test_crash_keeps_committed);
+  tcase_add_test(tc, test_bad_arguments);
+  tcase_add_test(tc, test_second_writer_busy);
+  tcase_add_test(tc, test_damaged_file);
+  tcase_add_test(tc, test_optimize);
+  tcase_add_test(tc, test_knn_flat);
+  tcase_add_test(tc, test_knn_index);
+  tcase_add_test(tc, test_log_damaged);
+  tcase_add_test(tc, test_autocheckpoint);
+  tcase_add_test(tc, test_graph_in_transactions);
+  tcase_add_test(tc, test_bm25);
+  suite_add_tcase(su, tc);
+  return su;
+}
+
+int main(void) {
+  printf("seed %llu (H5MEM_TEST_SEED replays it)\n", (unsigned long long)t_seed());
+  return t_run(store_api_suite());
+}
