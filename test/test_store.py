@@ -12,8 +12,16 @@
 - bad input: wrong dimension, NaN, malformed JSON (embedding, meta), bad
   times, dim/metric mismatch on reopen - clear errors that lose nothing;
 - crashes: a process committing with sync=full is killed with SIGKILL at
-  random moments (H5MEM_CRASH_ROUNDS, 200 by default); after each, every
-  commit it reported is there, nothing else is, and the store opens;
+  random moments; after each, every commit it reported is there, nothing
+  else is, and the store opens.  Three shapes, H5MEM_CRASH_ROUNDS (200 by
+  default) kills for the first and a quarter of them for the others:
+  index=flat; index=hnsw with quantize=none on rows along a line (l2), whose
+  graph saves a kill may cut short, and searches at ef 200 give the exact
+  top 5; index=hnsw with its int8 copy on random rows of 32 (l2; seeded,
+  H5MEM_TEST_SEED), where the file's /index/q8 codes and scales must be
+  lib/ann/q8.c's encoding of its rows, row for row, and after a checkpoint
+  as many as the records, h5mem_index says int8, and searches at ef 200
+  find at least 90% of the exact top 5;
 - a full disk (RLIMIT_FSIZE): a clear error, and the store reopens with every
   committed record.
 
@@ -312,7 +320,8 @@ def test_crash(d, rounds, index="flat"):
         # quantize=none: the graph is what a kill may damage, and on this
         # line the int8 copy alone loses neighbours - (x, 1, ..., 7) keeps
         # x / 127 per code, and the code of 7 flips at x = 1778 - so a walk
-        # with it may miss the 5 nearest at any ef: docs/SQL.md)
+        # with it may miss the 5 nearest at any ef: docs/SQL.md; the int8
+        # copy's crashes are test_crash_q8's, on rows that suit it)
         opts = ", index=hnsw, metric=l2, quantize=none" if index == "hnsw" else ""
         p = subprocess.Popen([sys.executable, script, EXT, fn, opts], stdout=subprocess.PIPE)
         time.sleep(rng.uniform(0.02, 0.3))
@@ -354,7 +363,9 @@ def q8_row(seed, k):
     r = random.Random("%d/%d" % (seed, k))
     return struct.pack("<32f", *[r.gauss(0, 1) for _ in range(32)])
 """
-exec(Q8_ROW)
+_ns = {"random": random, "struct": struct}
+exec(Q8_ROW, _ns)
+q8_row = _ns["q8_row"]
 
 CHILD_Q8 = "import random, sqlite3, struct, sys\n" + Q8_ROW + r"""
 db = sqlite3.connect(":memory:", isolation_level=None)
@@ -413,7 +424,8 @@ def test_crash_q8(d, rounds, seed):
     short the appends of /index/q8 and q8_scale.  After each kill every
     commit is there with its exact embedding and the file's int8 copies are
     q8.c's encoding of its rows, row for row; at the end, after a
-    checkpoint, searches at ef 200 find the 5 nearest."""
+    checkpoint, there are as many as the records, and searches at ef 200
+    find at least 90% of the exact 5 nearest."""
     print("test_crash_q8: seed %d (H5MEM_TEST_SEED replays it)" % seed)
     fn = os.path.join(d, "crash_q8.h5")
     script = os.path.join(d, "child_q8.py")
@@ -457,6 +469,8 @@ def test_crash_q8(d, rounds, seed):
         if not ok:
             return
         last = n
+    if not os.path.exists(fn):
+        return
     # a checkpoint: every record is a file row with its int8 copy
     db = connect()
     db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
@@ -465,12 +479,14 @@ def test_crash_q8(d, rounds, seed):
     info = json.loads(db.execute("SELECT h5mem_index('mem')").fetchone()[0])
     with h5py.File(fn, "r") as f:
         nq8 = f["index/q8"].shape[0]
-    check(n == last and info["quantize"] == "int8" and info["q8_rows"] == n and nq8 == n and info["graph_rows"] > 0,
+    check(n == last and info["quantize"] == "int8" and info["q8_rows"] == n and nq8 == n and (info["graph_rows"] > 0 or n < 256),
           "int8 crash: after a checkpoint %d records, %d q8 rows in the file, h5mem_index %s" % (n, nq8, info))
     why = q8_file(fn, want)
     check(not why, "int8 crash: after a checkpoint: %s" % why)
     # searches walk the graph with the int8 copies: at least 90% of the 5
-    # nearest (measured on 50 seeds without kills: worst ...)
+    # nearest (measured: without kills on seeds 0-49 at 300, 700, 1,500
+    # and 3,000 rows, at worst 498 of 500; with 50 kills on 7 seeds, 720 to
+    # 2,120 records, at worst 498)
     qrng = np.random.default_rng(seed)
     found = 0
     for _ in range(100):
@@ -482,6 +498,7 @@ def test_crash_q8(d, rounds, seed):
     check(found >= 450, "int8 crash: searches at ef 200 found %d of the 500 nearest" % found)
     print("crash test (index=hnsw, int8): %d kills, %d records committed, %d graph rows, recall@5 %.3f"
           % (rounds, last, info["graph_rows"], found / 500))
+
 
 FULL = r'''
 import resource, signal, sqlite3, sys
