@@ -514,7 +514,7 @@ int util_json_number(const char *s, size_t i, size_t len, int64_t *n, double *d)
   if (old) uselocale(old);
   if (buf != small) free(buf);
   if (type == UTIL_JSON_REAL) *n = 0;
-  return type;
+  return UTIL_JSON_REAL;
 }
 
 char *util_json_cstr(const char *s, size_t i, size_t len, size_t *n) {

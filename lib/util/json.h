@@ -100,12 +100,14 @@ int util_json_type(const char *s, size_t i, size_t len);
 const char *util_json_type_name(int type);
 
 /* The number that starts at s[i]: its value, the nearest double, in *d
-** (whatever the process locale; 1e400 is inf).  An integer also goes to
-** *n: exact when it fits in int64, else clamped to INT64_MIN or INT64_MAX
-** (*d then the double nearest to it, as SQLite gives), and *d is (double)*n
-** when it fits, so "-0" is 0.0.  Returns UTIL_JSON_INTEGER or
-** UTIL_JSON_REAL; UTIL_EINVAL when s[i] starts no number, UTIL_ENOMEM out
-** of memory (a number of more than 63 bytes is copied). */
+** (whatever the process locale; 1e400 is inf).  An integer (by
+** util_json_type) also goes to *n: exact when it fits in int64, and *d is
+** then (double)*n, so "-0" is 0.0; else clamped to INT64_MIN or INT64_MAX.
+** Returns what SQLite's JSON functions give the value as: UTIL_JSON_INTEGER
+** for an integer that fits in int64, UTIL_JSON_REAL for any other number
+** (an integer too large for int64 included, though its type is
+** "integer"); UTIL_EINVAL when s[i] starts no number, UTIL_ENOMEM out of
+** memory (a number of more than 63 bytes is copied). */
 int util_json_number(const char *s, size_t i, size_t len, int64_t *n, double *d);
 
 /* The string that starts at s[i] (a '"') decoded into a malloc'd,
