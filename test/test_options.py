@@ -339,11 +339,13 @@ def test_strict_json(d):
     got = db.execute("SELECT id FROM kg_bfs('mem', 'Alice', 2, '{\"limit\": 99999999999999999999}')").fetchall()
     check(sorted(got) == [(1,), (2,)], "huge limit: %r" % got)
     expect_error(db, "SELECT * FROM kg_activate('mem', '[99999999999999999999]')", "is not an entity id")
-    # source authorities found by the decoded key
+    # source authorities found by the decoded key (SQLite 3.40's json_extract
+    # compared the key as written, so "w\u0065b" was not "web")
     q0 = ("SELECT id FROM hybrid('mem', 'coffee', NULL, 2, '{\"rerank\": {\"relevance\": 0, \"authority\": 1,"
-          " \"sources\": {\"%s\": 1, \"user\": 0}}}')")
+          " \"default_authority\": 0, \"sources\": {\"%s\": 1, \"user\": 0.5}}}')")
     check(db.execute(q0 % "web").fetchall()[0] == (2,), "authority by key")
     check(db.execute(q0 % "w\\u0065b").fetchall()[0] == (2,), "authority by an escaped key")
+    check(db.execute(q0 % "nosuch").fetchall()[0] == (1,), "authority by key, none")
     db.close()
 
 
