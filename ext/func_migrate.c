@@ -76,17 +76,15 @@ static void opts_free(mig_opts *o) {
   for (int i = 0; i < MIG_NFIELD; i++) sqlite3_free(o->col[i]);
 }
 
-static int opt_bool(sqlite3_stmt *row, int *out) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  if (!type || (strcmp(type, "true") && strcmp(type, "false"))) return SQLITE_ERROR;
-  *out = !strcmp(type, "true");
+static int opt_bool(const search_opt *v, int *out) {
+  if (v->type != UTIL_JSON_TRUE && v->type != UTIL_JSON_FALSE) return SQLITE_ERROR;
+  *out = v->type == UTIL_JSON_TRUE;
   return SQLITE_OK;
 }
 
-static int opt_int(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out, char **err) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  sqlite3_int64 v = sqlite3_column_int64(row, 2);
-  if (!type || strcmp(type, "integer") || v < lo || v > hi) {
+static int opt_int(const search_opt *o, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out, char **err) {
+  sqlite3_int64 v = o->inum;
+  if (o->type != UTIL_JSON_INTEGER || v < lo || v > hi) {
     *err = sqlite3_mprintf("expected an integer from %lld to %lld", (long long)lo, (long long)hi);
     return SQLITE_ERROR;
   }
@@ -94,33 +92,31 @@ static int opt_int(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sqlite
   return SQLITE_OK;
 }
 
-static int opt_str(sqlite3_stmt *row, char **out) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  if (!type || strcmp(type, "text")) return SQLITE_ERROR;
+static int opt_str(const search_opt *v, char **out) {
+  if (v->type != UTIL_JSON_TEXT) return SQLITE_ERROR;
   sqlite3_free(*out);
-  *out = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(row, 2));
+  *out = sqlite3_mprintf("%s", v->text);
   return *out ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 /* One of names (NULL-ended) by the text value: its index, or -1. */
-static int opt_pick(sqlite3_stmt *row, const char *const *names) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  const char *v = (const char *)sqlite3_column_text(row, 2);
-  if (!type || strcmp(type, "text") || !v) return -1;
+static int opt_pick(const search_opt *o, const char *const *names) {
+  const char *v = o->text;
+  if (!v) return -1;
   for (int i = 0; names[i]; i++)
     if (!sqlite3_stricmp(v, names[i])) return i;
   return -1;
 }
 
-static int column_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+static int column_option(void *ctx, const char *key, const search_opt *v, char **err) {
   mig_opts *o = ctx;
   (void)err;
   for (int f = 0; f < MIG_F_SKIP; f++)
-    if (!strcmp(key, mig_field_name[f])) return opt_str(row, &o->col[f]);
+    if (!strcmp(key, mig_field_name[f])) return opt_str(v, &o->col[f]);
   return SEARCH_UNKNOWN;
 }
 
-static int mig_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+static int mig_option(void *ctx, const char *key, const search_opt *v, char **err) {
   mig_opts *o = ctx;
   sqlite3_int64 n;
   int rc = SQLITE_ERROR;
@@ -128,44 +124,42 @@ static int mig_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
   static const char *const storages[] = {"float16", "float32", "f16", "f32", NULL};
   static const char *const indexes[] = {"flat", "hnsw", "ivf", NULL};
   static const char *const encs[] = {"auto", "float32", "float64", "json", NULL};
-  if (!strcmp(key, "dry_run")) return opt_bool(row, &o->dry_run);
-  if (!strcmp(key, "overwrite")) return opt_bool(row, &o->overwrite);
-  if (!strcmp(key, "append")) return opt_bool(row, &o->append);
-  if (!strcmp(key, "include_deleted")) return opt_bool(row, &o->include_deleted);
-  if (!strcmp(key, "immutable")) return opt_bool(row, &o->immutable);
+  if (!strcmp(key, "dry_run")) return opt_bool(v, &o->dry_run);
+  if (!strcmp(key, "overwrite")) return opt_bool(v, &o->overwrite);
+  if (!strcmp(key, "append")) return opt_bool(v, &o->append);
+  if (!strcmp(key, "include_deleted")) return opt_bool(v, &o->include_deleted);
+  if (!strcmp(key, "immutable")) return opt_bool(v, &o->immutable);
   if (!strcmp(key, "dim")) {
-    if ((rc = opt_int(row, 1, 65536, &n, err)) == SQLITE_OK) o->dim = (int)n;
+    if ((rc = opt_int(v, 1, 65536, &n, err)) == SQLITE_OK) o->dim = (int)n;
     return rc;
   }
-  if (!strcmp(key, "batch")) return opt_int(row, 1, 1000000, &o->batch, err);
-  if (!strcmp(key, "limit")) return opt_int(row, 0, LLONG_MAX, &o->limit, err);
-  if (!strcmp(key, "progress_every")) return opt_int(row, 1, LLONG_MAX, &o->progress_every, err);
-  if (!strcmp(key, "metric")) return (o->metric = opt_pick(row, metrics)) < 0 ? SQLITE_ERROR : SQLITE_OK;
+  if (!strcmp(key, "batch")) return opt_int(v, 1, 1000000, &o->batch, err);
+  if (!strcmp(key, "limit")) return opt_int(v, 0, LLONG_MAX, &o->limit, err);
+  if (!strcmp(key, "progress_every")) return opt_int(v, 1, LLONG_MAX, &o->progress_every, err);
+  if (!strcmp(key, "metric")) return (o->metric = opt_pick(v, metrics)) < 0 ? SQLITE_ERROR : SQLITE_OK;
   if (!strcmp(key, "storage")) {
-    int i = opt_pick(row, storages);
+    int i = opt_pick(v, storages);
     o->storage = i < 0 ? -1 : i % 2 == 0 ? STORE_F16 : STORE_F32;
     return i < 0 ? SQLITE_ERROR : SQLITE_OK;
   }
-  if (!strcmp(key, "index")) return (o->index = opt_pick(row, indexes)) < 0 ? SQLITE_ERROR : SQLITE_OK;
+  if (!strcmp(key, "index")) return (o->index = opt_pick(v, indexes)) < 0 ? SQLITE_ERROR : SQLITE_OK;
   if (!strcmp(key, "encoding")) {
-    int i = opt_pick(row, encs);
+    int i = opt_pick(v, encs);
     o->encoding = i == 0 ? MIG_ENC_AUTO : i == 1 || i == 3 ? MIG_ENC_F32 : i == 2 ? MIG_ENC_F64 : -1;
     return i < 0 ? SQLITE_ERROR : SQLITE_OK;
   }
-  if (!strcmp(key, "schema")) return opt_str(row, &o->schema);
-  if (!strcmp(key, "table")) return opt_str(row, &o->table);
-  if (!strcmp(key, "query")) return opt_str(row, &o->query);
-  if (!strcmp(key, "vector_column")) return opt_str(row, &o->vector_column);
-  if (!strcmp(key, "progress")) return opt_str(row, &o->progress);
-  if (!strcmp(key, "agent")) return opt_str(row, &o->agent);
-  if (!strcmp(key, "embedder")) return opt_str(row, &o->embedder);
+  if (!strcmp(key, "schema")) return opt_str(v, &o->schema);
+  if (!strcmp(key, "table")) return opt_str(v, &o->table);
+  if (!strcmp(key, "query")) return opt_str(v, &o->query);
+  if (!strcmp(key, "vector_column")) return opt_str(v, &o->vector_column);
+  if (!strcmp(key, "progress")) return opt_str(v, &o->progress);
+  if (!strcmp(key, "agent")) return opt_str(v, &o->agent);
+  if (!strcmp(key, "embedder")) return opt_str(v, &o->embedder);
   if (!strcmp(key, "columns")) {
-    const char *type = (const char *)sqlite3_column_text(row, 1);
-    if (!type || strcmp(type, "object")) return SQLITE_ERROR;
+    if (v->type != UTIL_JSON_OBJECT) return SQLITE_ERROR;
     char *e = NULL;
-    rc = search_opts_parse(sqlite3_db_handle(row), sqlite3_column_value(row, 2),
-                           "id, text, embedding, source, session, tags, tier, ts, importance, meta",
-                        column_option, o, &e);
+    rc = search_opts_object(v, "id, text, embedding, source, session, tags, tier, ts, importance, meta",
+                            column_option, o, &e);
     if (rc != SQLITE_OK) *err = e;
     else sqlite3_free(e);
     return rc;
@@ -218,7 +212,6 @@ typedef struct mig_run {
   int nexamples;
   double t0;
   FILE *progress;
-  sqlite3_stmt *unescape; /* json_extract on the source connection */
   char err[1600];
 } mig_run;
 
@@ -492,17 +485,12 @@ static int migrate_row(mig_run *m) {
         util_json_at_path(r.text, r.text_len, path, &v0, &v1)) {
       r.text = NULL;
     } else if (r.text[v0] == '"') { /* a JSON string: the text is its value */
-      if (!m->unescape &&
-          sqlite3_prepare_v2(m->src, "SELECT json_extract(?1, '$')", -1, &m->unescape, NULL) != SQLITE_OK)
-        return SQLITE_ERROR;
-      sqlite3_reset(m->unescape);
-      sqlite3_bind_text(m->unescape, 1, r.text + v0, (int)(v1 - v0), SQLITE_STATIC);
-      const char *u = sqlite3_step(m->unescape) == SQLITE_ROW
-                          ? (const char *)sqlite3_column_text(m->unescape, 0) : NULL;
-      owned = u ? sqlite3_mprintf("%s", u) : NULL;
-      sqlite3_reset(m->unescape);
+      size_t n;
+      if (!(owned = sqlite3_malloc64(v1 - v0 + 1))) return SQLITE_NOMEM; /* decoding never lengthens */
+      util_json_string(r.text, v0, v1, owned, &n);
+      owned[n] = 0;
       r.text = owned;
-      r.text_len = owned ? strlen(owned) : 0;
+      r.text_len = strlen(owned); /* up to a \u0000, where json_extract ended it */
     } else { /* a number, object, ...: its JSON text */
       r.text += v0;
       r.text_len = v1 - v0;
@@ -958,7 +946,7 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   m->examples = sqlite3_str_new(NULL);
   m->t0 = now_s();
   char *e = NULL;
-  int rc = search_opts_parse(m->db, argc > 2 ? argv[2] : NULL, MIG_KNOWN, mig_option, &m->o, &e);
+  int rc = search_opts_parse(argc > 2 ? argv[2] : NULL, MIG_KNOWN, mig_option, &m->o, &e);
   if (rc != SQLITE_OK) snprintf(m->err, sizeof m->err, "%s", e ? e : "bad options");
   sqlite3_free(e);
   if (rc == SQLITE_OK && m->o.overwrite && m->o.append) {
@@ -992,7 +980,6 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     rc = ext_err_rc(xr);
   }
   if (m->rd) m->rd->close(m->rd);
-  sqlite3_finalize(m->unescape);
   sqlite3_close(m->src);
   if (m->progress && m->progress != stderr) fclose(m->progress);
   if (rc == SQLITE_OK) {

@@ -164,30 +164,44 @@ enum { REF_FOUND = 0, REF_NONE = 1 };
 ** either: unique at the first of these that matches.  Several there: an
 ** error listing them, or with pick_first the lowest id.  REF_FOUND,
 ** REF_NONE (*err says so) or an SQLite error. */
+static int entity_num_ref(store *st, int t, sqlite3_int64 n, double d, const char *what, int64_t *id,
+                          char **err);
+static int entity_name_ref(memstore *ms, const char *q, size_t qn, const char *what, int pick_first,
+                           int64_t *id, char **err);
+
 static int entity_ref(memstore *ms, sqlite3_value *v, const char *what, int pick_first, int64_t *id,
                       char **err) {
-  store *st = h5mem_store_handle(ms);
   int t = sqlite3_value_type(v);
-  if (t == SQLITE_INTEGER || t == SQLITE_FLOAT) {
-    store_grec r;
-    double d = sqlite3_value_double(v);
-    *id = sqlite3_value_int64(v);
-    if (t == SQLITE_FLOAT && (floor(d) != d || !(fabs(d) < 9.2e18))) {
-      *err = sqlite3_mprintf("%s: %g is not an entity id", what, d);
-      return SQLITE_ERROR;
-    }
-    if (graph_entity_get(st, *id, &r)) {
-      *err = sqlite3_mprintf("%s: no entity with id %lld", what, (long long)*id);
-      return REF_NONE;
-    }
-    return REF_FOUND;
-  }
+  if (t == SQLITE_INTEGER || t == SQLITE_FLOAT)
+    return entity_num_ref(h5mem_store_handle(ms), t, sqlite3_value_int64(v), sqlite3_value_double(v), what,
+                          id, err);
   if (t != SQLITE_TEXT) {
     *err = sqlite3_mprintf("%s: expected an entity id or name, not %s", what, t == SQLITE_NULL ? "NULL" : "a BLOB");
     return SQLITE_ERROR;
   }
-  const char *q = (const char *)sqlite3_value_text(v);
-  size_t qn = (size_t)sqlite3_value_bytes(v);
+  return entity_name_ref(ms, (const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), what,
+                         pick_first, id, err);
+}
+
+/* entity_ref's number: SQLITE_INTEGER n, or SQLITE_FLOAT d (n its int64). */
+static int entity_num_ref(store *st, int t, sqlite3_int64 n, double d, const char *what, int64_t *id,
+                          char **err) {
+  store_grec r;
+  *id = n;
+  if (t == SQLITE_FLOAT && (floor(d) != d || !(fabs(d) < 9.2e18))) {
+    *err = sqlite3_mprintf("%s: %g is not an entity id", what, d);
+    return SQLITE_ERROR;
+  }
+  if (graph_entity_get(st, *id, &r)) {
+    *err = sqlite3_mprintf("%s: no entity with id %lld", what, (long long)*id);
+    return REF_NONE;
+  }
+  return REF_FOUND;
+}
+
+/* entity_ref's text q[0..qn). */
+static int entity_name_ref(memstore *ms, const char *q, size_t qn, const char *what, int pick_first,
+                           int64_t *id, char **err) {
   const gnames *g;
   int rc = gnames_get(ms, &g);
   if (rc != SQLITE_OK) return rc;
@@ -450,10 +464,9 @@ typedef struct gopts {
   int steps;
 } gopts;
 
-static int dir_option(sqlite3_stmt *row, int *dir, char **err) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  const char *v = (const char *)sqlite3_column_text(row, 2);
-  if (type && !strcmp(type, "text") && v) {
+static int dir_option(const search_opt *o, int *dir, char **err) {
+  const char *v = o->text;
+  if (v) {
     if (!strcmp(v, "out")) *dir = KG_OUT;
     else if (!strcmp(v, "in")) *dir = KG_IN;
     else if (!strcmp(v, "both")) *dir = KG_BOTH;
@@ -477,25 +490,22 @@ static int type_code(void *ctx, const char *s, size_t n) {
 
 #define BFS_KNOWN "direction \"out\"/\"in\"/\"both\", types an array of relation types, limit an integer >= 1"
 
-static int bfs_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+static int bfs_option(void *ctx, const char *key, const search_opt *v, char **err) {
   gopts *o = ctx;
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  if (!strcmp(key, "direction")) return dir_option(row, &o->dir, err);
+  if (!strcmp(key, "direction")) return dir_option(v, &o->dir, err);
   if (!strcmp(key, "limit")) {
-    if (!type || strcmp(type, "integer") || sqlite3_column_int64(row, 2) < 1) {
+    if (v->type != UTIL_JSON_INTEGER || v->inum < 1) {
       *err = sqlite3_mprintf("expected an integer >= 1");
       return SQLITE_ERROR;
     }
-    o->limit = sqlite3_column_int64(row, 2);
+    o->limit = v->inum;
     return SQLITE_OK;
   }
   if (!strcmp(key, "types")) {
-    const char *v = (const char *)sqlite3_column_text(row, 2);
     char e[200];
     o->types_given = 1;
-    int rc = type && !strcmp(type, "array") && v
-                 ? util_json_strings(v, (size_t)sqlite3_column_bytes(row, 2), type_code, o, e, sizeof e)
-                 : UTIL_EINVAL;
+    int rc = v->type == UTIL_JSON_ARRAY ? util_json_strings(v->json, v->len, type_code, o, e, sizeof e)
+                                        : UTIL_EINVAL;
     if (rc == UTIL_ENOMEM) return SQLITE_NOMEM;
     if (rc) {
       *err = sqlite3_mprintf("expected an array of relation types, e.g. [\"works_with\"]");
@@ -509,12 +519,11 @@ static int bfs_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
 #define ACT_KNOWN "decay a number in (0, 1], threshold a number > 0, steps an integer 1..1000, " \
                   "direction \"out\"/\"in\"/\"both\""
 
-static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+static int act_option(void *ctx, const char *key, const search_opt *v, char **err) {
   gopts *o = ctx;
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  if (!strcmp(key, "direction")) return dir_option(row, &o->dir, err);
+  if (!strcmp(key, "direction")) return dir_option(v, &o->dir, err);
   if (!strcmp(key, "decay")) {
-    int rc = search_opts_num(row, 0, 1, &o->decay, err);
+    int rc = search_opts_num(v, 0, 1, &o->decay, err);
     if (rc == SQLITE_OK && o->decay == 0) {
       *err = sqlite3_mprintf("expected a number in (0, 1]");
       rc = SQLITE_ERROR;
@@ -522,7 +531,7 @@ static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     return rc;
   }
   if (!strcmp(key, "threshold")) {
-    int rc = search_opts_num(row, 0, 1e300, &o->threshold, err);
+    int rc = search_opts_num(v, 0, 1e300, &o->threshold, err);
     if (rc == SQLITE_OK && o->threshold == 0) {
       *err = sqlite3_mprintf("expected a number > 0");
       rc = SQLITE_ERROR;
@@ -530,8 +539,8 @@ static int act_option(void *ctx, const char *key, sqlite3_stmt *row, char **err)
     return rc;
   }
   if (!strcmp(key, "steps")) {
-    sqlite3_int64 n = sqlite3_column_int64(row, 2);
-    if (!type || strcmp(type, "integer") || n < 1 || n > 1000) {
+    sqlite3_int64 n = v->inum;
+    if (v->type != UTIL_JSON_INTEGER || n < 1 || n > 1000) {
       *err = sqlite3_mprintf("expected an integer from 1 to 1000");
       return SQLITE_ERROR;
     }
@@ -634,7 +643,7 @@ static int bfs_run(fcall *f, sqlite3_value **a, char **err) {
   memset(&o, 0, sizeof o);
   o.st = st;
   o.dir = KG_OUT;
-  rc = search_opts_parse(f->db, a[3], BFS_KNOWN, bfs_option, &o, err);
+  rc = search_opts_parse(a[3], BFS_KNOWN, bfs_option, &o, err);
   const kg_adj *adj = NULL;
   if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
   kg_bfs_row *rows = NULL;
@@ -688,7 +697,7 @@ static int seed_add(seeds *s, int64_t id, double act) {
 
 /* Seeds: an id, a name, a JSON array of ids and names, or a JSON object
 ** {name or id: initial activation}. */
-static int seeds_parse(fcall *f, memstore *ms, sqlite3_value *v, seeds *s, char **err) {
+static int seeds_parse(memstore *ms, sqlite3_value *v, seeds *s, char **err) {
   int t = sqlite3_value_type(v);
   const char *txt = t == SQLITE_TEXT ? (const char *)sqlite3_value_text(v) : NULL;
   while (txt && (*txt == ' ' || *txt == '\t' || *txt == '\n' || *txt == '\r')) txt++;
@@ -698,46 +707,52 @@ static int seeds_parse(fcall *f, memstore *ms, sqlite3_value *v, seeds *s, char 
     if (rc != REF_FOUND) return rc == REF_NONE ? SQLITE_ERROR : rc;
     return seed_add(s, id, 1.0);
   }
+  size_t len = strlen(txt);
   char verr[200];
-  if (util_json_valid(txt, strlen(txt), verr, sizeof verr)) {
+  if (util_json_valid(txt, len, verr, sizeof verr)) {
     *err = sqlite3_mprintf("seeds: malformed JSON: %s", verr);
     return SQLITE_ERROR;
   }
   s->weighted = *txt == '{';
-  sqlite3_stmt *st = NULL;
-  int rc = sqlite3_prepare_v2(f->db, "SELECT key, type, value FROM json_each(?1)", -1, &st, NULL);
-  if (rc != SQLITE_OK) {
-    *err = sqlite3_mprintf("seeds need SQLite's JSON functions: %s", sqlite3_errmsg(f->db));
-    return rc;
-  }
-  sqlite3_bind_value(st, 1, v);
-  int k = 0, step = SQLITE_DONE;
-  while (rc == SQLITE_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *type = (const char *)sqlite3_column_text(st, 1);
-    int64_t id = 0;
-    double act = 1.0;
-    int found;
+  util_json_iter it;
+  util_json_iter_init(&it, txt, 0, len);
+  int k = 0, rc = SQLITE_OK;
+  while (rc == SQLITE_OK && util_json_next(&it)) {
+    int type = util_json_type(txt, it.v0, len), as = 0, found;
+    int64_t id = 0, n = 0;
+    double act = 1.0, d = 0;
+    /* a name, decoded as json_each gives it (a \u0000 ends it): the
+    ** element, or the key of a member */
+    char *q = NULL;
+    size_t qn = 0;
+    if ((s->weighted || type == UTIL_JSON_TEXT) &&
+        !(q = util_json_cstr(txt, s->weighted ? it.key : it.v0, len, &qn)))
+      return SQLITE_NOMEM;
+    if ((type == UTIL_JSON_INTEGER || type == UTIL_JSON_REAL) &&
+        (as = util_json_number(txt, it.v0, len, &n, &d)) == UTIL_ENOMEM) {
+      free(q);
+      return SQLITE_NOMEM;
+    }
     if (!s->weighted) {
-      if (!type || (strcmp(type, "integer") && strcmp(type, "text"))) {
+      if (type != UTIL_JSON_INTEGER && type != UTIL_JSON_TEXT) {
         *err = sqlite3_mprintf("seeds: element %d must be an entity id or a name", k);
-        rc = SQLITE_ERROR;
-        break;
+        free(q);
+        return SQLITE_ERROR;
       }
-      found = entity_ref(ms, sqlite3_column_value(st, 2), "seeds", 0, &id, err);
+      /* an integer beyond int64 comes as a REAL, as from SQL: no id */
+      found = q ? entity_name_ref(ms, q, qn, "seeds", 0, &id, err)
+                : entity_num_ref(h5mem_store_handle(ms), as == UTIL_JSON_INTEGER ? SQLITE_INTEGER : SQLITE_FLOAT,
+                                 n, d, "seeds", &id, err);
     } else {
-      if (!type || (strcmp(type, "integer") && strcmp(type, "real")) ||
-          !isfinite(act = sqlite3_column_double(st, 2)) || act < 0) {
-        *err = sqlite3_mprintf("seeds: the value of '%s' must be a number >= 0 (its initial activation)",
-                               (const char *)sqlite3_column_text(st, 0));
-        rc = SQLITE_ERROR;
-        break;
+      if ((type != UTIL_JSON_INTEGER && type != UTIL_JSON_REAL) || !isfinite(act = d) || act < 0) {
+        *err = sqlite3_mprintf("seeds: the value of '%s' must be a number >= 0 (its initial activation)", q);
+        free(q);
+        return SQLITE_ERROR;
       }
       /* a key is a name; failing that, digits are an id */
-      sqlite3_value *key = sqlite3_column_value(st, 0);
-      found = entity_ref(ms, key, "seeds", 0, &id, err);
-      const char *ks = (const char *)sqlite3_column_text(st, 0);
-      if (found == REF_NONE && ks && *ks && strspn(ks, "0123456789") == strlen(ks) && strlen(ks) < 19) {
-        int64_t kid = (int64_t)strtoll(ks, NULL, 10);
+      found = entity_name_ref(ms, q, qn, "seeds", 0, &id, err);
+      if (found == REF_NONE && *q && strspn(q, "0123456789") == qn && qn < 19) {
+        int64_t kid = (int64_t)strtoll(q, NULL, 10);
         store_grec r;
         if (graph_entity_get(h5mem_store_handle(ms), kid, &r) == 0) {
           sqlite3_free(*err);
@@ -747,18 +762,11 @@ static int seeds_parse(fcall *f, memstore *ms, sqlite3_value *v, seeds *s, char 
         }
       }
     }
-    if (found != REF_FOUND) {
-      rc = found == REF_NONE ? SQLITE_ERROR : found;
-      break;
-    }
+    free(q);
+    if (found != REF_FOUND) return found == REF_NONE ? SQLITE_ERROR : found;
     rc = seed_add(s, id, act);
     k++;
   }
-  if (rc == SQLITE_OK && step != SQLITE_DONE) {
-    *err = sqlite3_mprintf("seeds: %s", sqlite3_errmsg(f->db));
-    rc = SQLITE_ERROR;
-  }
-  sqlite3_finalize(st);
   return rc;
 }
 
@@ -777,8 +785,8 @@ static int act_run(fcall *f, sqlite3_value **a, char **err) {
   o.decay = 0.5;
   o.threshold = 0.01;
   o.steps = 3;
-  rc = seeds_parse(f, ms, a[1], &s, err);
-  if (rc == SQLITE_OK) rc = search_opts_parse(f->db, a[2], ACT_KNOWN, act_option, &o, err);
+  rc = seeds_parse(ms, a[1], &s, err);
+  if (rc == SQLITE_OK) rc = search_opts_parse(a[2], ACT_KNOWN, act_option, &o, err);
   const kg_adj *adj = NULL;
   if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
   kg_act_row *rows = NULL;

@@ -97,7 +97,7 @@ typedef struct import {
   sqlite3 *db;
   memvt *mt;
   store *st;
-  sqlite3_stmt *parse, *ins_ent, *ins_mem, *ins_men, *ins_rel;
+  sqlite3_stmt *ins_ent, *ins_mem, *ins_men, *ins_rel;
   bmap names; /* name -> the lowest id of an entity of that name */
   bmap rels;  /* src, dst, type: there */
   bmap obs;   /* entity id, text: there */
@@ -186,31 +186,54 @@ static int import_obs(void *ctx, const char *s, size_t n) {
   return rc;
 }
 
-enum {
-  P_TYPE, P_TYPE_T, P_NAME_T, P_NAME, P_ETYPE_T, P_ETYPE, P_OBS_T, P_OBS, P_FROM_T, P_FROM, P_TO_T,
-  P_TO, P_RTYPE_T, P_RTYPE
-};
+/* A line (valid JSON, an object) and its strings decoded: into buf, which
+** has room for them all (len + 1 bytes: a decoded string, with its NUL,
+** is shorter than its JSON form, and each member is decoded once). */
+typedef struct jline {
+  const char *s;
+  size_t len;
+  char *buf;
+  size_t used;
+} jline;
+
+/* The type (UTIL_JSON_*) of member key of the line, as json_type(line,
+** '$.key') (the first when it is there twice): -1 when it is not there;
+** its span in *v0, *v1. */
+static int line_member(const jline *l, const char *key, size_t *v0, size_t *v1) {
+  if (util_json_at_path(l->s, l->len, key, v0, v1)) return -1;
+  return util_json_type(l->s, *v0, l->len);
+}
+
+/* The string at l->s[v0] decoded into l->buf (NUL-terminated). */
+static const char *line_text(jline *l, size_t v0, size_t v1, size_t *n) {
+  if (l->used + (v1 - v0) > l->len + 1) return NULL; /* (not with each member decoded once) */
+  char *out = l->buf + l->used;
+  util_json_string(l->s, v0, l->len, out, n);
+  out[*n] = 0;
+  l->used += *n + 1;
+  return out;
+}
 
 /* A string member that must be there (or, optional, may be absent or
 ** null): its text into *s (NULL when absent). */
-static int member(import *im, int col, const char *name, int optional, const char **s, size_t *n) {
-  const char *t = (const char *)sqlite3_column_text(im->parse, col);
+static int member(import *im, jline *l, const char *name, int optional, const char **s, size_t *n) {
+  size_t v0, v1;
+  int t = line_member(l, name, &v0, &v1);
   *s = NULL;
   *n = 0;
-  if ((!t || !strcmp(t, "null")) && optional) return SQLITE_OK;
-  if (!t || strcmp(t, "text")) {
+  if ((t < 0 || t == UTIL_JSON_NULL) && optional) return SQLITE_OK;
+  if (t != UTIL_JSON_TEXT) {
     im->err = sqlite3_mprintf("\"%s\" must be a string%s", name, optional ? " or null" : "");
     return SQLITE_ERROR;
   }
-  *s = (const char *)sqlite3_column_text(im->parse, col + 1);
-  *n = (size_t)sqlite3_column_bytes(im->parse, col + 1);
+  *s = line_text(l, v0, v1, n);
   return *s ? SQLITE_OK : SQLITE_NOMEM;
 }
 
-/* Whether a valid JSON text has a string escape \u0000.  SQLite's
-** json_extract ends a string at such a NUL, which would import "a\u0000b"
-** as "a" without a word; stored strings never hold NUL (docs/SQL.md), so
-** the line is refused instead. */
+/* Whether a valid JSON text has a string escape \u0000.  Stored strings
+** never hold NUL (docs/SQL.md), and cutting the string there, as SQLite's
+** json_extract did when it read these lines, would import "a\u0000b" as
+** "a" without a word: the line is refused instead. */
 static int json_has_nul(const char *s, size_t n) {
   for (size_t i = 0; i + 1 < n; i++) {
     if (s[i] != '\\') continue;
@@ -235,18 +258,13 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
     im->err = sqlite3_mprintf("not a JSON object");
     return SQLITE_ERROR;
   }
-  sqlite3_bind_text64(im->parse, 1, line, len, SQLITE_STATIC, SQLITE_UTF8);
-  int rc = sqlite3_step(im->parse);
-  if (rc != SQLITE_ROW) {
-    im->err = sqlite3_mprintf("%s", sqlite3_errmsg(im->db));
-    sqlite3_reset(im->parse);
-    return SQLITE_ERROR;
-  }
-  rc = SQLITE_OK;
-  const char *type = (const char *)sqlite3_column_text(im->parse, P_TYPE);
-  const char *tt = (const char *)sqlite3_column_text(im->parse, P_TYPE_T);
-  int entity = tt && !strcmp(tt, "text") && type && !strcmp(type, "entity");
-  int relation = tt && !strcmp(tt, "text") && type && !strcmp(type, "relation");
+  jline l = {line, len, sqlite3_malloc64(len + 1), 0};
+  if (!l.buf) return SQLITE_NOMEM;
+  int rc = SQLITE_OK;
+  size_t v0, v1, tn0;
+  const char *type = line_member(&l, "type", &v0, &v1) == UTIL_JSON_TEXT ? line_text(&l, v0, v1, &tn0) : NULL;
+  int entity = type && !strcmp(type, "entity");
+  int relation = type && !strcmp(type, "relation");
   if (!entity && !relation) {
     im->err = sqlite3_mprintf("\"type\" must be \"entity\" or \"relation\"");
     rc = SQLITE_ERROR;
@@ -254,8 +272,8 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
     const char *name, *etype;
     size_t nn, tn;
     int64_t id;
-    if ((rc = member(im, P_NAME_T, "name", 0, &name, &nn)) == SQLITE_OK &&
-        (rc = member(im, P_ETYPE_T, "entityType", 1, &etype, &tn)) == SQLITE_OK && !nn) {
+    if ((rc = member(im, &l, "name", 0, &name, &nn)) == SQLITE_OK &&
+        (rc = member(im, &l, "entityType", 1, &etype, &tn)) == SQLITE_OK && !nn) {
       im->err = sqlite3_mprintf("\"name\" is empty");
       rc = SQLITE_ERROR;
     }
@@ -271,15 +289,11 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
         if (bmap_put(&im->names, name, nn, id) < 0) rc = SQLITE_NOMEM;
       }
     }
-    const char *ot = (const char *)sqlite3_column_text(im->parse, P_OBS_T);
-    if (rc == SQLITE_OK && ot && strcmp(ot, "null")) {
-      const char *obs = (const char *)sqlite3_column_text(im->parse, P_OBS);
+    int ot = line_member(&l, "observations", &v0, &v1);
+    if (rc == SQLITE_OK && ot >= 0 && ot != UTIL_JSON_NULL) {
       char e[200];
       im->entity = id;
-      int r = strcmp(ot, "array") || !obs
-                  ? UTIL_EINVAL
-                  : util_json_strings(obs, (size_t)sqlite3_column_bytes(im->parse, P_OBS), import_obs, im, e,
-                                       sizeof e);
+      int r = ot != UTIL_JSON_ARRAY ? UTIL_EINVAL : util_json_strings(line + v0, v1 - v0, import_obs, im, e, sizeof e);
       if (r == UTIL_EINVAL) {
         im->err = sqlite3_mprintf("\"observations\" must be an array of strings");
         rc = SQLITE_ERROR;
@@ -291,9 +305,9 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
     const char *from, *to, *rtype;
     size_t fn, tn, rn;
     int64_t src = 0, dst = 0;
-    if ((rc = member(im, P_FROM_T, "from", 0, &from, &fn)) == SQLITE_OK &&
-        (rc = member(im, P_TO_T, "to", 0, &to, &tn)) == SQLITE_OK &&
-        (rc = member(im, P_RTYPE_T, "relationType", 1, &rtype, &rn)) == SQLITE_OK &&
+    if ((rc = member(im, &l, "from", 0, &from, &fn)) == SQLITE_OK &&
+        (rc = member(im, &l, "to", 0, &to, &tn)) == SQLITE_OK &&
+        (rc = member(im, &l, "relationType", 1, &rtype, &rn)) == SQLITE_OK &&
         (!bmap_get(&im->names, from, fn, &src) || !bmap_get(&im->names, to, tn, &dst))) {
       const char *who = src ? to : from;
       im->err = sqlite3_mprintf("relation %s \"%s\": no entity has that name (in the file or the store)",
@@ -315,27 +329,14 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
       }
     }
   }
-  sqlite3_reset(im->parse);
+  sqlite3_free(l.buf);
   return rc;
 }
-
-static const char import_parse_sql[] =
-    "SELECT json_extract(?1, '$.type'), json_type(?1, '$.type'), "
-    "json_type(?1, '$.name'), json_extract(?1, '$.name'), "
-    "json_type(?1, '$.entityType'), json_extract(?1, '$.entityType'), "
-    "json_type(?1, '$.observations'), json_extract(?1, '$.observations'), "
-    "json_type(?1, '$.from'), json_extract(?1, '$.from'), "
-    "json_type(?1, '$.to'), json_extract(?1, '$.to'), "
-    "json_type(?1, '$.relationType'), json_extract(?1, '$.relationType')";
 
 /* Both passes over the lines: entities (and their observations) first, so
 ** that relations may name entities of later lines. */
 static int import_run(import *im, memvt *mt, const char *text, size_t len, int64_t *bad_line) {
-  int rc = sqlite3_prepare_v2(im->db, import_parse_sql, -1, &im->parse, NULL);
-  if (rc != SQLITE_OK) {
-    im->err = sqlite3_mprintf("needs SQLite's JSON functions: %s", sqlite3_errmsg(im->db));
-    return rc;
-  }
+  int rc;
   if ((rc = graph_companion_insert(im->db, mt, 0, "id, name, type", 3, &im->ins_ent, &im->err)) ||
       (rc = graph_companion_insert(im->db, mt, 1, "src, dst, type", 3, &im->ins_rel, &im->err)) ||
       (rc = graph_companion_insert(im->db, mt, 2, "memory_id, entity_id", 2, &im->ins_men, &im->err)))
@@ -393,7 +394,6 @@ static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   int sp = sqlite3_exec(db, "SAVEPOINT kg_import_jsonl", NULL, NULL, NULL) == SQLITE_OK;
   int64_t bad_line = 0;
   int rc = import_run(&im, mt, text, len, &bad_line);
-  sqlite3_finalize(im.parse);
   sqlite3_finalize(im.ins_ent);
   sqlite3_finalize(im.ins_mem);
   sqlite3_finalize(im.ins_men);

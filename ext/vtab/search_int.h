@@ -87,14 +87,14 @@ srow *search_srow_alloc(uint64_t n);
 
 /* bm25 and hybrid (search_text.c): the results for the arguments and the
 ** filter, sqlite3_malloc'd. */
-int search_bm25_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+int search_bm25_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                     uint64_t *nout, char **pzErr);
-int search_hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                       uint64_t *nout, char **pzErr);
 
 /* The vector search options (exact, ef, nprobe, index) into o, as
 ** search_opts_parse's each (search_opts.c). */
-int search_knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row, char **err);
+int search_knn_option(store_knn_opts *o, const char *key, const search_opt *v, char **err);
 
 /* A raw distance as the distance column shows it, and as a score. */
 double search_knn_distance(const store *st, float d, double unit);

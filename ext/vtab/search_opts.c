@@ -6,81 +6,117 @@
 */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "search_int.h"
+#include "util/json.h"
 
-int search_opts_parse(sqlite3 *db, sqlite3_value *v, const char *known,
-                      int (*each)(void *ctx, const char *key, sqlite3_stmt *row, char **err),
-                      void *ctx, char **err) {
-  if (!v || sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
-  const char *t = (const char *)sqlite3_value_text(v);
-  while (t && (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')) t++;
-  if (!t || *t != '{') {
+/* The members of the valid JSON object at s[at]: first a key given twice
+** (before any is taken; the least such key, as SQL's GROUP BY found it),
+** then each in order. */
+static int opts_members(const char *s, size_t len, size_t at, const char *known,
+                        int (*each)(void *ctx, const char *key, const search_opt *v, char **err),
+                        void *ctx, char **err) {
+  util_json_iter it;
+  char **keys = NULL, *dup = NULL;
+  size_t nkeys = 0, cap = 0;
+  int rc = SQLITE_OK;
+  if (util_json_iter_init(&it, s, at, len)) {
     *err = sqlite3_mprintf("options: expected a JSON object (known keys: %s)", known);
     return SQLITE_ERROR;
   }
-  sqlite3_stmt *st;
-  /* first a key given twice (json_each lists both): before any is taken */
-  int rc = sqlite3_prepare_v2(db, "SELECT key FROM json_each(?1) GROUP BY key HAVING count(*) > 1 LIMIT 1",
-                              -1, &st, NULL);
-  if (rc != SQLITE_OK) {
-    *err = sqlite3_mprintf("options need SQLite's JSON functions: %s", sqlite3_errmsg(db));
-    return rc;
+  while (rc == SQLITE_OK && util_json_next(&it)) {
+    if (nkeys == cap) {
+      cap = cap ? 2 * cap : 16;
+      char **k = sqlite3_realloc64(keys, cap * sizeof *k);
+      if (!k) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      keys = k;
+    }
+    if (!(keys[nkeys] = util_json_cstr(s, it.key, len, NULL))) rc = SQLITE_NOMEM;
+    else nkeys++;
   }
-  sqlite3_bind_value(st, 1, v);
-  if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    *err = sqlite3_mprintf("options: duplicate option '%s' (each option once)",
-                           (const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return SQLITE_ERROR;
+  for (size_t a = 0; rc == SQLITE_OK && a < nkeys; a++)
+    for (size_t b = a + 1; b < nkeys; b++)
+      if (!strcmp(keys[a], keys[b]) && (!dup || strcmp(keys[a], dup) < 0)) dup = keys[a];
+  if (rc == SQLITE_OK && dup) {
+    *err = sqlite3_mprintf("options: duplicate option '%s' (each option once)", dup);
+    rc = SQLITE_ERROR;
   }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) {
-    *err = sqlite3_mprintf("options: %s (expected a JSON object)", sqlite3_errmsg(db));
-    return SQLITE_ERROR;
-  }
-  rc = sqlite3_prepare_v2(db, "SELECT key, type, value, atom FROM json_each(?1)", -1, &st, NULL);
-  if (rc != SQLITE_OK) {
-    *err = sqlite3_mprintf("options need SQLite's JSON functions: %s", sqlite3_errmsg(db));
-    return rc;
-  }
-  sqlite3_bind_value(st, 1, v);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *key = (const char *)sqlite3_column_text(st, 0);
-    if (!key) continue;
+  util_json_iter_init(&it, s, at, len);
+  for (size_t k = 0; rc == SQLITE_OK && k < nkeys && util_json_next(&it); k++) {
+    search_opt v;
+    memset(&v, 0, sizeof v);
+    v.type = util_json_type(s, it.v0, len);
+    v.json = s + it.v0;
+    v.len = it.v1 - it.v0;
+    char *text = NULL;
+    if (v.type == UTIL_JSON_TEXT && !(v.text = text = util_json_cstr(s, it.v0, len, NULL))) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    int64_t n = 0;
+    if ((v.type == UTIL_JSON_INTEGER || v.type == UTIL_JSON_REAL) &&
+        util_json_number(s, it.v0, len, &n, &v.num) == UTIL_ENOMEM) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    v.inum = n;
     char *e = NULL;
-    int r = each(ctx, key, st, &e);
+    int r = each(ctx, keys[k], &v, &e);
+    free(text);
     if (r == SQLITE_NOMEM) {
       sqlite3_free(e);
-      sqlite3_finalize(st);
-      return r;
+      rc = r;
+      break;
     }
     if (r != SQLITE_OK) {
-      *err = r == SEARCH_UNKNOWN ? sqlite3_mprintf("options: unknown option '%s' (known: %s)", key, known)
-                    : sqlite3_mprintf("options: bad value for '%s'%s%s (known: %s)", key,
+      *err = r == SEARCH_UNKNOWN ? sqlite3_mprintf("options: unknown option '%s' (known: %s)", keys[k], known)
+                    : sqlite3_mprintf("options: bad value for '%s'%s%s (known: %s)", keys[k],
                                       e ? ": " : "", e ? e : "", known);
       sqlite3_free(e);
-      sqlite3_finalize(st);
-      return SQLITE_ERROR;
+      rc = SQLITE_ERROR;
     }
   }
-  if (rc != SQLITE_DONE) {
-    *err = sqlite3_mprintf("options: %s (expected a JSON object)", sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    return SQLITE_ERROR;
-  }
-  sqlite3_finalize(st);
-  return SQLITE_OK;
+  for (size_t k = 0; k < nkeys; k++) free(keys[k]);
+  sqlite3_free(keys);
+  return rc;
 }
 
-int search_opts_num(sqlite3_stmt *row, double lo, double hi, double *out, char **err) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  if (!type || (strcmp(type, "integer") && strcmp(type, "real"))) {
+int search_opts_parse(sqlite3_value *v, const char *known,
+                      int (*each)(void *ctx, const char *key, const search_opt *v, char **err),
+                      void *ctx, char **err) {
+  if (!v || sqlite3_value_type(v) == SQLITE_NULL) return SQLITE_OK;
+  const char *t = (const char *)sqlite3_value_text(v);
+  size_t n = t ? (size_t)sqlite3_value_bytes(v) : 0;
+  size_t i = t ? util_json_ws(t, 0, n) : 0;
+  if (!t || i >= n || t[i] != '{') {
+    *err = sqlite3_mprintf("options: expected a JSON object (known keys: %s)", known);
+    return SQLITE_ERROR;
+  }
+  char verr[200];
+  if (util_json_valid(t, n, verr, sizeof verr)) {
+    *err = sqlite3_mprintf("options: malformed JSON: %s (expected a JSON object)", verr);
+    return SQLITE_ERROR;
+  }
+  return opts_members(t, n, i, known, each, ctx, err);
+}
+
+int search_opts_object(const search_opt *v, const char *known,
+                       int (*each)(void *ctx, const char *key, const search_opt *v, char **err),
+                       void *ctx, char **err) {
+  return opts_members(v->json, v->len, 0, known, each, ctx, err);
+}
+
+int search_opts_num(const search_opt *v, double lo, double hi, double *out, char **err) {
+  if (v->type != UTIL_JSON_INTEGER && v->type != UTIL_JSON_REAL) {
     *err = sqlite3_mprintf("expected a number");
     return SQLITE_ERROR;
   }
-  double d = sqlite3_column_double(row, 2);
+  double d = v->num;
   if (!(d >= lo && d <= hi)) {
     *err = sqlite3_mprintf("expected a number from %g to %g", lo, hi);
     return SQLITE_ERROR;
@@ -91,10 +127,9 @@ int search_opts_num(sqlite3_stmt *row, double lo, double hi, double *out, char *
 
 /* An option that must be an integer in lo .. hi, into *out; else
 ** SQLITE_ERROR with the range in *err. */
-static int int_option(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out, char **err) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  sqlite3_int64 n = sqlite3_column_int64(row, 2);
-  if (!type || strcmp(type, "integer") || n < lo || n > hi) {
+static int int_option(const search_opt *v, sqlite3_int64 lo, sqlite3_int64 hi, sqlite3_int64 *out, char **err) {
+  sqlite3_int64 n = v->inum;
+  if (v->type != UTIL_JSON_INTEGER || n < lo || n > hi) {
     *err = sqlite3_mprintf("expected an integer from %lld to %lld", (long long)lo, (long long)hi);
     return SQLITE_ERROR;
   }
@@ -102,23 +137,22 @@ static int int_option(sqlite3_stmt *row, sqlite3_int64 lo, sqlite3_int64 hi, sql
   return SQLITE_OK;
 }
 
-int search_knn_option(store_knn_opts *o, const char *key, sqlite3_stmt *row, char **err) {
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  const char *val = (const char *)sqlite3_column_text(row, 2);
+int search_knn_option(store_knn_opts *o, const char *key, const search_opt *v, char **err) {
+  const char *val = v->text;
   sqlite3_int64 n = 0;
   int rc = SQLITE_OK;
   if (!strcmp(key, "exact")) {
-    if (!type || (strcmp(type, "true") && strcmp(type, "false"))) {
+    if (v->type != UTIL_JSON_TRUE && v->type != UTIL_JSON_FALSE) {
       *err = sqlite3_mprintf("expected true or false");
       return SQLITE_ERROR;
     }
-    if (!strcmp(type, "true")) o->exact = 1;
+    if (v->type == UTIL_JSON_TRUE) o->exact = 1;
   } else if (!strcmp(key, "ef")) {
-    if ((rc = int_option(row, 1, 100000, &n, err)) == SQLITE_OK) o->ef = (int)n;
+    if ((rc = int_option(v, 1, 100000, &n, err)) == SQLITE_OK) o->ef = (int)n;
   } else if (!strcmp(key, "nprobe")) {
-    if ((rc = int_option(row, 1, 1 << 24, &n, err)) == SQLITE_OK) o->nprobe = (int)n;
+    if ((rc = int_option(v, 1, 1 << 24, &n, err)) == SQLITE_OK) o->nprobe = (int)n;
   } else if (!strcmp(key, "index")) {
-    if (!type || strcmp(type, "text") || !val ||
+    if (!val ||
         (strcmp(val, "flat") && strcmp(val, "hnsw") && strcmp(val, "ivf"))) {
       *err = sqlite3_mprintf("expected \"flat\", \"hnsw\" or \"ivf\"");
       return SQLITE_ERROR;

@@ -29,13 +29,14 @@
 #include "h5mem_int.h"
 #include "search_int.h"
 #include "text/hybrid.h"
+#include "util/json.h"
 
 /* ---- bm25 --------------------------------------------------------------- */
 
-static int no_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+static int no_option(void *ctx, const char *key, const search_opt *v, char **err) {
   (void)ctx;
   (void)key;
-  (void)row;
+  (void)v;
   (void)err;
   return SEARCH_UNKNOWN;
 }
@@ -82,9 +83,9 @@ static int keyword_hits(store *st, const char *t, size_t n, uint64_t k, const kn
   return SQLITE_OK;
 }
 
-int search_bm25_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+int search_bm25_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                     uint64_t *nout, char **pzErr) {
-  int rc = search_opts_parse(db, a->options, "none yet", no_option, NULL, pzErr);
+  int rc = search_opts_parse(a->options, "none yet", no_option, NULL, pzErr);
   const char *t;
   size_t n;
   if (rc == SQLITE_OK) rc = query_text(a->qtext, &t, &n, pzErr);
@@ -119,8 +120,8 @@ int search_bm25_run(sqlite3 *db, store *st, const search_args *a, const knn_filt
 typedef struct hopts {
   hybrid_opts h;
   store_knn_opts knn;
-  sqlite3_value *sources;
-  sqlite3 *db;
+  char *sources; /* rerank's sources, the JSON object (malloc'd); NULL: none */
+  size_t sources_len;
 } hopts;
 
 #define HYBRID_KNOWN "fusion 'weighted' or 'rrf', vector_weight, keyword_weight, rrf_k, " \
@@ -130,109 +131,128 @@ typedef struct hopts {
   "now (unix seconds), sources (an object: source -> authority 0..1), default_authority"
 
 /* A source's authority in rerank's sources: a number in 0 .. 1. */
-static int source_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+static int source_option(void *ctx, const char *key, const search_opt *v, char **err) {
   (void)ctx;
   (void)key;
   double d;
-  return search_opts_num(row, 0, 1, &d, err);
+  return search_opts_num(v, 0, 1, &d, err);
 }
 
-static int rerank_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+static int rerank_option(void *ctx, const char *key, const search_opt *v, char **err) {
   hopts *o = ctx;
   hybrid_opts *h = &o->h;
   double d;
-  if (!strcmp(key, "relevance")) return search_opts_num(row, 0, 1e9, &h->w_rel, err);
-  if (!strcmp(key, "recency")) return search_opts_num(row, 0, 1e9, &h->w_rec, err);
-  if (!strcmp(key, "authority")) return search_opts_num(row, 0, 1e9, &h->w_auth, err);
-  if (!strcmp(key, "activation")) return search_opts_num(row, 0, 1e9, &h->w_act, err);
-  if (!strcmp(key, "default_authority")) return search_opts_num(row, 0, 1, &h->auth_default, err);
+  if (!strcmp(key, "relevance")) return search_opts_num(v, 0, 1e9, &h->w_rel, err);
+  if (!strcmp(key, "recency")) return search_opts_num(v, 0, 1e9, &h->w_rec, err);
+  if (!strcmp(key, "authority")) return search_opts_num(v, 0, 1e9, &h->w_auth, err);
+  if (!strcmp(key, "activation")) return search_opts_num(v, 0, 1e9, &h->w_act, err);
+  if (!strcmp(key, "default_authority")) return search_opts_num(v, 0, 1, &h->auth_default, err);
   if (!strcmp(key, "half_life_days")) {
-    int rc = search_opts_num(row, 1e-9, 1e9, &d, err);
+    int rc = search_opts_num(v, 1e-9, 1e9, &d, err);
     h->half_life = d * 86400.0;
     return rc;
   }
   if (!strcmp(key, "now")) {
-    int rc = search_opts_num(row, -9e18, 9e18, &d, err);
+    int rc = search_opts_num(v, -9e18, 9e18, &d, err);
     h->now = (int64_t)d;
     h->has_now = 1;
     return rc;
   }
   if (!strcmp(key, "sources")) {
-    const char *type = (const char *)sqlite3_column_text(row, 1);
-    if (!type || strcmp(type, "object")) {
+    if (v->type != UTIL_JSON_OBJECT) {
       *err = sqlite3_mprintf("expected an object, e.g. {\"user\": 1.0, \"web\": 0.3}");
       return SQLITE_ERROR;
     }
     /* each source once, its authority in 0 .. 1 (not clamped silently) */
-    int rc = search_opts_parse(o->db, sqlite3_column_value(row, 2), "any source", source_option, NULL, err);
+    int rc = search_opts_object(v, "any source", source_option, NULL, err);
     if (rc != SQLITE_OK) return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
-    o->sources = sqlite3_value_dup(sqlite3_column_value(row, 2));
-    if (!o->sources) return SQLITE_NOMEM;
+    free(o->sources);
+    if (!(o->sources = malloc(v->len))) return SQLITE_NOMEM;
+    memcpy(o->sources, v->json, v->len);
+    o->sources_len = v->len;
     return SQLITE_OK;
   }
   return SEARCH_UNKNOWN;
 }
 
-static int hybrid_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
+static int hybrid_option(void *ctx, const char *key, const search_opt *v, char **err) {
   hopts *o = ctx;
   hybrid_opts *h = &o->h;
-  const char *type = (const char *)sqlite3_column_text(row, 1);
-  const char *val = (const char *)sqlite3_column_text(row, 2);
+  const char *val = v->text;
   int rc;
   if (!strcmp(key, "fusion")) {
-    if (!type || strcmp(type, "text") || !val || (strcmp(val, "weighted") && strcmp(val, "rrf"))) {
+    if (!val || (strcmp(val, "weighted") && strcmp(val, "rrf"))) {
       *err = sqlite3_mprintf("expected 'weighted' or 'rrf'");
       return SQLITE_ERROR;
     }
     h->rrf = !strcmp(val, "rrf");
     return SQLITE_OK;
   }
-  if (!strcmp(key, "vector_weight")) return search_opts_num(row, 0, 1e9, &h->wv, err);
-  if (!strcmp(key, "keyword_weight")) return search_opts_num(row, 0, 1e9, &h->wk, err);
-  if (!strcmp(key, "rrf_k")) return search_opts_num(row, 0, 1e9, &h->rrf_k, err);
+  if (!strcmp(key, "vector_weight")) return search_opts_num(v, 0, 1e9, &h->wv, err);
+  if (!strcmp(key, "keyword_weight")) return search_opts_num(v, 0, 1e9, &h->wk, err);
+  if (!strcmp(key, "rrf_k")) return search_opts_num(v, 0, 1e9, &h->rrf_k, err);
   if (!strcmp(key, "reject_below")) {
     h->reject = 1;
-    return search_opts_num(row, -1e300, 1e300, &h->reject_below, err);
+    return search_opts_num(v, -1e300, 1e300, &h->reject_below, err);
   }
   if (!strcmp(key, "candidates") || !strcmp(key, "keyword_candidates")) {
-    if (!type || strcmp(type, "integer") || sqlite3_column_int64(row, 2) < 1) {
+    if (v->type != UTIL_JSON_INTEGER || v->inum < 1) {
       *err = sqlite3_mprintf("expected an integer >= 1");
       return SQLITE_ERROR;
     }
-    *(key[0] == 'c' ? &h->cand : &h->kcand) = sqlite3_column_int64(row, 2);
+    *(key[0] == 'c' ? &h->cand : &h->kcand) = v->inum;
     return SQLITE_OK;
   }
   if (!strcmp(key, "rerank")) {
-    if (!type || strcmp(type, "object")) {
+    if (v->type != UTIL_JSON_OBJECT) {
       *err = sqlite3_mprintf("expected an object (known: " RERANK_KNOWN ")");
       return SQLITE_ERROR;
     }
     h->rerank = 1;
-    rc = search_opts_parse(o->db, sqlite3_column_value(row, 2), RERANK_KNOWN, rerank_option, o, err);
+    rc = search_opts_object(v, RERANK_KNOWN, rerank_option, o, err);
     if (rc != SQLITE_OK) return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
     return SQLITE_OK;
   }
-  return search_knn_option(&o->knn, key, row, err);
+  return search_knn_option(&o->knn, key, v, err);
+}
+
+/* rerank's sources, read once: each source by its key (decoded) and its
+** authority. */
+typedef struct src_auth {
+  char *name;
+  double a;
+} src_auth;
+
+/* Whether source src[0..n) is name.  A '"' in the source is left out, as
+** the json_extract path that looked sources up before this reader left it
+** out. */
+static int source_is(const char *name, const char *src, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (src[i] == '"') continue;
+    if (src[i] != name[k]) return 0;
+    k++;
+  }
+  return name[k] == 0;
 }
 
 /* The authority of a source: o->sources[source], else the default. */
-static double authority(const hopts *o, const char *src, size_t n, sqlite3_stmt *lookup) {
-  if (!o->sources || !src) return o->h.auth_default;
-  sqlite3_reset(lookup);
-  sqlite3_bind_text64(lookup, 2, src, n, SQLITE_STATIC, SQLITE_UTF8);
-  double a = o->h.auth_default;
-  if (sqlite3_step(lookup) == SQLITE_ROW && sqlite3_column_type(lookup, 0) != SQLITE_NULL) {
-    a = sqlite3_column_double(lookup, 0);
+static double authority(const hopts *o, const src_auth *t, size_t nt, const char *src, size_t n) {
+  if (!src) return o->h.auth_default;
+  for (size_t i = 0; i < nt; i++) {
+    if (!source_is(t[i].name, src, n)) continue;
+    double a = t[i].a;
     if (!(a >= 0)) a = 0;
     if (a > 1) a = 1;
+    return a;
   }
-  return a;
+  return o->h.auth_default;
 }
 
 /* What re-ranking needs of each record of u[0..n), from the store: its
 ** times and uses, and its source's authority (only when it counts). */
-static int rerank_feats(sqlite3 *db, store *st, const hopts *o, const hybrid_rec *u, uint64_t n,
-                        hybrid_feat *f, char **pzErr) {
+static int rerank_feats(store *st, const hopts *o, const hybrid_rec *u, uint64_t n, hybrid_feat *f,
+                        char **pzErr) {
   for (uint64_t i = 0; i < n; i++) {
     store_view v;
     memset(&v, 0, sizeof v);
@@ -244,29 +264,42 @@ static int rerank_feats(sqlite3 *db, store *st, const hopts *o, const hybrid_rec
                          o->h.auth_default};
   }
   if (!(o->h.w_auth > 0 && o->sources)) return SQLITE_OK;
-  sqlite3_stmt *lookup = NULL;
-  int rc = sqlite3_prepare_v2(db, "SELECT json_extract(?1, '$.\"' || replace(?2, '\"', '') || '\"')", -1,
-                              &lookup, NULL);
-  if (rc != SQLITE_OK) {
-    *pzErr = sqlite3_mprintf("rerank: %s", sqlite3_errmsg(db));
-    return rc;
+  /* sources passed search_opts_object: an object of numbers, each key once */
+  src_auth *t = NULL;
+  size_t nt = 0;
+  int rc = SQLITE_OK;
+  util_json_iter it;
+  util_json_iter_init(&it, o->sources, 0, o->sources_len);
+  while (rc == SQLITE_OK && util_json_next(&it)) {
+    src_auth *g = sqlite3_realloc64(t, (nt + 1) * sizeof *t);
+    if (!g) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    t = g;
+    int64_t num;
+    t[nt].a = o->h.auth_default;
+    if (!(t[nt].name = util_json_cstr(o->sources, it.key, o->sources_len, NULL)) ||
+        util_json_number(o->sources, it.v0, o->sources_len, &num, &t[nt].a) == UTIL_ENOMEM)
+      rc = SQLITE_NOMEM;
+    if (t[nt].name) nt++;
   }
-  sqlite3_bind_value(lookup, 1, o->sources);
-  for (uint64_t i = 0; i < n; i++) {
+  for (uint64_t i = 0; rc == SQLITE_OK && i < n; i++) {
     store_view sv;
     memset(&sv, 0, sizeof sv);
     if (store_get(st, u[i].pos, STORE_V_SOURCE, &sv) == STORE_OK)
-      f[i].authority = authority(o, sv.source, sv.source_len, lookup);
+      f[i].authority = authority(o, t, nt, sv.source, sv.source_len);
   }
-  sqlite3_finalize(lookup);
-  return SQLITE_OK;
+  for (size_t i = 0; i < nt; i++) free(t[i].name);
+  sqlite3_free(t);
+  return rc;
 }
 
 /* Re-rank u[0..n) in place (hybrid_rerank). */
-static int rerank(sqlite3 *db, store *st, const hopts *o, hybrid_rec *u, uint64_t n, char **pzErr) {
+static int rerank(store *st, const hopts *o, hybrid_rec *u, uint64_t n, char **pzErr) {
   hybrid_feat *f = sqlite3_malloc64(n * sizeof *f + 1);
   if (!f) return SQLITE_NOMEM;
-  int rc = rerank_feats(db, st, o, u, n, f, pzErr);
+  int rc = rerank_feats(st, o, u, n, f, pzErr);
   if (rc == SQLITE_OK) hybrid_rerank(&o->h, u, f, n);
   sqlite3_free(f);
   return rc;
@@ -357,15 +390,14 @@ static int candidates(store *st, const hopts *o, const float *q, double unit, co
   return SQLITE_OK;
 }
 
-int search_hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                       uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
   hopts o;
   memset(&o, 0, sizeof o);
-  o.db = db;
   hybrid_opts_default(&o.h);
-  int rc = search_opts_parse(db, a->options, HYBRID_KNOWN, hybrid_option, &o, pzErr);
+  int rc = search_opts_parse(a->options, HYBRID_KNOWN, hybrid_option, &o, pzErr);
   if (rc == SQLITE_OK && !o.h.rrf && !(o.h.wv + o.h.wk > 0)) {
     *pzErr = sqlite3_mprintf("options: vector_weight + keyword_weight must be > 0");
     rc = SQLITE_ERROR;
@@ -383,7 +415,7 @@ int search_hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_fi
   }
   if (rc != SQLITE_OK || a->k == 0 || f->empty || !store_count(st)) {
     sqlite3_free(q);
-    sqlite3_value_free(o.sources);
+    free(o.sources);
     return rc;
   }
   if (!o.h.has_now) o.h.now = (int64_t)time(NULL);
@@ -393,7 +425,7 @@ int search_hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_fi
   if (rc == SQLITE_OK && hybrid_rejects(&o.h, u, nu)) nu = 0;
   if (rc == SQLITE_OK && nu) {
     hybrid_fuse(&o.h, u, nu);
-    if (o.h.rerank) rc = rerank(db, st, &o, u, nu, pzErr);
+    if (o.h.rerank) rc = rerank(st, &o, u, nu, pzErr);
   }
   srow *r = NULL;
   if (rc == SQLITE_OK) {
@@ -410,7 +442,7 @@ int search_hybrid_run(sqlite3 *db, store *st, const search_args *a, const knn_fi
   }
   sqlite3_free(q);
   sqlite3_free(u);
-  sqlite3_value_free(o.sources);
+  free(o.sources);
   if (rc != SQLITE_OK) {
     sqlite3_free(r);
     return rc;

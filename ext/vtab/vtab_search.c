@@ -569,11 +569,11 @@ typedef struct fkind {
   int role[16];
   int order_col;  /* the column whose order the results come in */
   int order_desc;
-  int (*run)(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+  int (*run)(store *st, const search_args *a, const knn_filter *f, srow **out,
              uint64_t *nout, char **pzErr);
 } fkind;
 
-static int vec_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                    uint64_t *nout, char **pzErr);
 
 static const fkind kinds[3] = {
@@ -706,18 +706,18 @@ srow *search_srow_alloc(uint64_t n) {
 #define KNN_KNOWN "exact true/false, ef an integer 1..100000, nprobe an integer 1..16777216, " \
                   "index 'flat', 'hnsw' or 'ivf'"
 
-static int vec_option(void *ctx, const char *key, sqlite3_stmt *row, char **err) {
-  return search_knn_option(ctx, key, row, err);
+static int vec_option(void *ctx, const char *key, const search_opt *v, char **err) {
+  return search_knn_option(ctx, key, v, err);
 }
 
 /* vec_search: the k nearest; options {"exact": bool, "ef": n, "nprobe": n,
 ** "index": "flat"|"hnsw"|"ivf"} ("index": "flat" is "exact": true; the
 ** others, the store's index). */
-static int vec_run(sqlite3 *db, store *st, const search_args *a, const knn_filter *f, srow **out,
+static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                    uint64_t *nout, char **pzErr) {
   store_knn_opts ko;
   memset(&ko, 0, sizeof ko);
-  int rc = search_opts_parse(db, a->options, KNN_KNOWN, vec_option, &ko, pzErr);
+  int rc = search_opts_parse(a->options, KNN_KNOWN, vec_option, &ko, pzErr);
   if (rc != SQLITE_OK) return rc;
   float *q = NULL;
   double unit = 1.0;
@@ -800,7 +800,7 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     search_knn_filter_free(&f);
     return s_error(&vt->base, ext_err_rc(rrc), sqlite3_mprintf("%s", store_errmsg(st)));
   }
-  rc = kind_of(&vt->base)->run(vt->db, st, &sa, &f, &c->res, &c->n, &err);
+  rc = kind_of(&vt->base)->run(st, &sa, &f, &c->res, &c->n, &err);
   search_knn_filter_free(&f);
   if (rc != SQLITE_OK) return s_error(&vt->base, rc, err);
   c->mt = mt;

@@ -8,6 +8,8 @@
 */
 #include "config.h"
 
+#include <locale.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -446,4 +448,113 @@ int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const ch
   }
   free(buf);
   return rc;
+}
+
+int util_json_type(const char *s, size_t i, size_t len) {
+  if (i >= len) return -1;
+  switch (s[i]) {
+  case 'n': return UTIL_JSON_NULL;
+  case 't': return UTIL_JSON_TRUE;
+  case 'f': return UTIL_JSON_FALSE;
+  case '"': return UTIL_JSON_TEXT;
+  case '[': return UTIL_JSON_ARRAY;
+  case '{': return UTIL_JSON_OBJECT;
+  default: break;
+  }
+  size_t e = util_json_end(s, i, len);
+  for (size_t k = i; k < e; k++)
+    if (s[k] == '.' || s[k] == 'e' || s[k] == 'E') return UTIL_JSON_REAL;
+  return UTIL_JSON_INTEGER;
+}
+
+const char *util_json_type_name(int type) {
+  static const char *const names[] = {"null", "true", "false", "integer", "real", "text", "array", "object"};
+  return type >= 0 && type < (int)(sizeof names / sizeof names[0]) ? names[type] : "";
+}
+
+/* A "C" locale object, made once and used through uselocale(), so that
+** strtod reads '.' even when the host set a comma-decimal LC_NUMERIC (as
+** lib/util/vecjson.c does for strtof). */
+static pthread_once_t json_c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t json_c_locale = (locale_t)0;
+
+static void json_c_locale_init(void) {
+  json_c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+int util_json_number(const char *s, size_t i, size_t len, int64_t *n, double *d) {
+  if (i >= len || (s[i] != '-' && !json_is_digit(s[i]))) return UTIL_EINVAL;
+  size_t e = util_json_end(s, i, len);
+  int type = util_json_type(s, i, len);
+  if (type == UTIL_JSON_INTEGER) {
+    /* exact: digits into the magnitude, as uint64, with overflow seen */
+    int neg = s[i] == '-';
+    uint64_t m = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    int over = 0;
+    for (size_t k = i + (size_t)neg; k < e; k++) {
+      unsigned dg = (unsigned)(s[k] - '0');
+      if (m > (lim - dg) / 10) over = 1;
+      else m = m * 10 + dg;
+    }
+    if (!over) {
+      *n = neg ? (m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m) : (int64_t)m;
+      *d = (double)*n;
+      return type;
+    }
+    *n = neg ? INT64_MIN : INT64_MAX;
+  }
+  /* strtod needs a NUL after the number, which s may not have */
+  char small[64], *buf = e - i < sizeof small ? small : malloc(e - i + 1);
+  if (!buf) return UTIL_ENOMEM;
+  memcpy(buf, s + i, e - i);
+  buf[e - i] = 0;
+  pthread_once(&json_c_locale_once, json_c_locale_init);
+  locale_t old = json_c_locale ? uselocale(json_c_locale) : (locale_t)0;
+  *d = strtod(buf, NULL);
+  if (old) uselocale(old);
+  if (buf != small) free(buf);
+  if (type == UTIL_JSON_REAL) *n = 0;
+  return UTIL_JSON_REAL;
+}
+
+char *util_json_cstr(const char *s, size_t i, size_t len, size_t *n) {
+  size_t e = util_json_end(s, i, len), m;
+  char *out = malloc(e - i + 1); /* a decoded string is never longer than its JSON form */
+  if (!out) return NULL;
+  util_json_string(s, i, len, out, &m);
+  out[m] = 0;
+  if (n) *n = strlen(out); /* up to a \u0000, as json_each and json_extract end there */
+  return out;
+}
+
+int util_json_iter_init(util_json_iter *it, const char *s, size_t i, size_t len) {
+  memset(it, 0, sizeof *it);
+  if (i >= len || (s[i] != '{' && s[i] != '[')) return UTIL_EINVAL;
+  it->s = s;
+  it->len = len;
+  it->object = s[i] == '{';
+  it->i = util_json_ws(s, i + 1, len);
+  if (it->i < len && s[it->i] == (it->object ? '}' : ']')) it->i = len; /* empty */
+  return 0;
+}
+
+int util_json_next(util_json_iter *it) {
+  const char *s = it->s;
+  size_t len = it->len, i = it->i;
+  if (i >= len) return 0;
+  if (it->object) {
+    if (s[i] != '"') {
+      it->i = len;
+      return 0;
+    }
+    it->key = i;
+    i = util_json_ws(s, util_json_end(s, i, len), len); /* at ':' */
+    i = util_json_ws(s, i + 1, len);
+  }
+  it->v0 = i;
+  it->v1 = util_json_end(s, i, len);
+  i = util_json_ws(s, it->v1, len);
+  /* past ',' to the next member; at the container's end, no more */
+  it->i = i < len && s[i] == ',' ? util_json_ws(s, i + 1, len) : len;
+  return 1;
 }

@@ -21,14 +21,17 @@
 ** Duplicate object keys are allowed (RFC 8259 says SHOULD be unique).
 **
 ** And reading a value it has passed, without building a tree: skipping
-** values, finding one at a path, decoding strings, the strings of an
-** array.  These trust the grammar (util_json_valid said 0) but never read
-** past len.
+** values, finding one at a path, decoding strings and numbers, the members
+** of an object or array one by one, the strings of an array.  These trust
+** the grammar (util_json_valid said 0) but never read past len.  Types,
+** numbers and decoded strings are what SQLite's json_each and json_type
+** give, so that option parsing needs no SQL (see util_json_cstr for NUL).
 */
 #ifndef H5MEM_UTIL_JSON_H
 #define H5MEM_UTIL_JSON_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Objects and arrays may nest this deep ("[[1]]" is depth 2); one more
 ** level is an error. */
@@ -75,5 +78,64 @@ int util_json_at_path(const char *s, size_t len, const char *path, size_t *v0, s
 ** neither). */
 int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n),
                       void *ctx, char *err, size_t errlen);
+
+/* The type of a value, by the names SQLite's json_type() and json_each
+** use (util_json_type_name). */
+enum {
+  UTIL_JSON_NULL,
+  UTIL_JSON_TRUE,
+  UTIL_JSON_FALSE,
+  UTIL_JSON_INTEGER, /* a number without '.' or exponent, however large */
+  UTIL_JSON_REAL,
+  UTIL_JSON_TEXT,
+  UTIL_JSON_ARRAY,
+  UTIL_JSON_OBJECT
+};
+
+/* The type of the value that starts at s[i]; -1 when i >= len. */
+int util_json_type(const char *s, size_t i, size_t len);
+
+/* "null", "true", "false", "integer", "real", "text", "array", "object";
+** "" for anything else. */
+const char *util_json_type_name(int type);
+
+/* The number that starts at s[i]: its value, the nearest double, in *d
+** (whatever the process locale; 1e400 is inf).  An integer (by
+** util_json_type) also goes to *n: exact when it fits in int64, and *d is
+** then (double)*n, so "-0" is 0.0; else clamped to INT64_MIN or INT64_MAX.
+** Returns what SQLite's JSON functions give the value as: UTIL_JSON_INTEGER
+** for an integer that fits in int64, UTIL_JSON_REAL for any other number
+** (an integer too large for int64 included, though its type is
+** "integer"); UTIL_EINVAL when s[i] starts no number, UTIL_ENOMEM out of
+** memory (a number of more than 63 bytes is copied). */
+int util_json_number(const char *s, size_t i, size_t len, int64_t *n, double *d);
+
+/* The string that starts at s[i] (a '"') decoded into a malloc'd,
+** NUL-terminated copy, as SQLite's JSON functions give it: a \u0000
+** ends it there.  Its length in *n (when n is not NULL); NULL out of
+** memory. */
+char *util_json_cstr(const char *s, size_t i, size_t len, size_t *n);
+
+/* The members of the object, or the elements of the array, that starts at
+** s[i], in order (duplicate keys each in turn):
+**   util_json_iter it;
+**   if (util_json_iter_init(&it, s, i, len) == 0)
+**     while (util_json_next(&it)) ... it.key, it.v0, it.v1 ...
+** key is the offset of a member's key (its '"', for util_json_cstr or
+** util_json_string), 0 for an element; [v0, v1) the value's span. */
+typedef struct util_json_iter {
+  const char *s;
+  size_t len;
+  size_t i;      /* where the next member starts, or len when there is none */
+  int object;    /* iterating an object's members */
+  size_t key;    /* the current member's key */
+  size_t v0, v1; /* the current value */
+} util_json_iter;
+
+/* 0, or UTIL_EINVAL when s[i] starts no object or array. */
+int util_json_iter_init(util_json_iter *it, const char *s, size_t i, size_t len);
+
+/* 1 with the next member in it, 0 when there are no more. */
+int util_json_next(util_json_iter *it);
 
 #endif /* H5MEM_UTIL_JSON_H */

@@ -13,7 +13,11 @@
   schema is an error naming it (vec_search, bm25, hybrid, kg_bfs,
   kg_export_jsonl, h5mem_index, h5mem_checkpoint);
 - a numeric option out of range is an error naming the option and its
-  range, not "unknown option".
+  range, not "unknown option";
+- options and kg_activate's seeds are read by the extension's strict JSON
+  reader, not SQLite's JSON functions: what RFC 8259 refuses and SQLite took
+  (a lone surrogate, invalid UTF-8, nesting deeper than 1000) is malformed
+  JSON; escaped keys and values count decoded, as before.
 
 Run by make check with Debian's /usr/bin/python3.
 """
@@ -287,10 +291,68 @@ def test_ranges(d):
     db.close()
 
 
+def test_strict_json(d):
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=3)" % q(os.path.join(d, "strict.h5")))
+    db.execute("INSERT INTO mem(id, text, embedding, source) VALUES (1, 'coffee', '[1,0,0]', 'user'),"
+               " (2, 'coffee tea', '[0,1,0]', 'web')")
+    db.execute("INSERT INTO mem_entities(id, name) VALUES (1, 'Alice'), (2, 'Bob')")
+    db.execute("INSERT INTO mem_relations(src, dst, type) VALUES (1, 2, 'knows')")
+    deep = "[" * 1000 + "]" * 1000  # with the object around it: 1001 levels
+    bad = {  # an SQL expression for an options object SQLite's json_each took
+        "lone surrogate": "'{\"x\": \"\\ud800\"}'",
+        "lone low surrogate": "'{\"x\": \"a\\udc00b\"}'",
+        "invalid UTF-8": "CAST(X'7B2278223A2280227D' AS TEXT)",  # {"x":"\x80"}
+        "an overlong form": "CAST(X'7B2278223A22C0AF227D' AS TEXT)",
+        "nesting 1001 deep": "'{\"x\": %s}'" % deep,
+    }
+    calls = [
+        "SELECT * FROM vec_search('mem', '[1,0,0]', 1, %s)",
+        "SELECT * FROM bm25('mem', 'coffee', 1, %s)",
+        "SELECT * FROM hybrid('mem', 'coffee', '[1,0,0]', 1, %s)",
+        "SELECT * FROM kg_bfs('mem', 'Alice', 2, %s)",
+        "SELECT * FROM kg_activate('mem', 'Alice', %s)",
+        "SELECT h5mem_migrate('nosuch.db', 'nosuch.h5', %s)",
+    ]
+    for what, expr in bad.items():
+        for call in calls:
+            sql = call % expr
+            msg = expect_error(db, sql, "options: malformed JSON")
+            check("unknown option" not in msg, "%s (%s): %r" % (sql, what, msg))
+    # seeds too (an array of names or ids; an object name -> activation)
+    for expr in ["'[\"\\ud800\"]'", "'{\"\\udc00\": 1}'", "CAST(X'5B2280225D' AS TEXT)",
+                 "CAST(X'5B22C0AF225D' AS TEXT)", "'[%s]'" % deep]:
+        expect_error(db, "SELECT * FROM kg_activate('mem', %s)" % expr, "seeds: malformed JSON")
+    # 1000 levels is the limit, not past it: the usual answer
+    expect_error(db, "SELECT * FROM vec_search('mem', '[1,0,0]', 1, '{\"x\": %s}')" % deep[1:-1],
+                 "unknown option 'x'")
+    # escapes decode as json_each decoded them: keys, values, pairs
+    got = db.execute("SELECT id FROM vec_search('mem', '[1,0,0]', 1, '{\"\\u0065f\": 10}')").fetchall()
+    check(got == [(1,)], "escaped key: %r" % got)
+    expect_error(db, "SELECT * FROM vec_search('mem', '[1,0,0]', 1, '{\"ef\": 10, \"\\u0065f\": 20}')",
+                 "duplicate option 'ef'")
+    got = db.execute("SELECT id FROM hybrid('mem', 'coffee', '[1,0,0]', 2, '{\"fusion\": \"rr\\u0066\"}')").fetchall()
+    check(sorted(got) == [(1,), (2,)], "escaped value: %r" % got)
+    expect_error(db, "SELECT * FROM hybrid('mem', 'coffee', '[1,0,0]', 1, '{\"fusion\": \"\\uD83D\\uDE00\"}')",
+                 "bad value for 'fusion'")
+    # an integer past int64 is clamped, as SQLite gave it
+    got = db.execute("SELECT id FROM kg_bfs('mem', 'Alice', 2, '{\"limit\": 99999999999999999999}')").fetchall()
+    check(sorted(got) == [(1,), (2,)], "huge limit: %r" % got)
+    expect_error(db, "SELECT * FROM kg_activate('mem', '[99999999999999999999]')", "is not an entity id")
+    # source authorities found by the decoded key (SQLite 3.40's json_extract
+    # compared the key as written, so "w\u0065b" was not "web")
+    q0 = ("SELECT id FROM hybrid('mem', 'coffee', NULL, 2, '{\"rerank\": {\"relevance\": 0, \"authority\": 1,"
+          " \"default_authority\": 0, \"sources\": {\"%s\": 1, \"user\": 0.5}}}')")
+    check(db.execute(q0 % "web").fetchall()[0] == (2,), "authority by key")
+    check(db.execute(q0 % "w\\u0065b").fetchall()[0] == (2,), "authority by an escaped key")
+    check(db.execute(q0 % "nosuch").fetchall()[0] == (1,), "authority by key, none")
+    db.close()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5options_")
     os.chdir(d)
-    for test in (test_names, test_constructors, test_duplicates, test_schemas, test_ranges):
+    for test in (test_names, test_constructors, test_duplicates, test_schemas, test_ranges, test_strict_json):
         try:
             test(d)
         except sqlite3.Error as e:

@@ -675,6 +675,216 @@ START_TEST(test_json_read) {
 }
 END_TEST
 
+/* Types by json_each's names, for every kind of value. */
+START_TEST(test_json_types) {
+  static const struct { const char *s; int type; const char *name; } cases[] = {
+      {"null", UTIL_JSON_NULL, "null"},        {"true", UTIL_JSON_TRUE, "true"},
+      {"false", UTIL_JSON_FALSE, "false"},     {"0", UTIL_JSON_INTEGER, "integer"},
+      {"-0", UTIL_JSON_INTEGER, "integer"},    {"123456789012345678901234", UTIL_JSON_INTEGER, "integer"},
+      {"1.0", UTIL_JSON_REAL, "real"},         {"1e2", UTIL_JSON_REAL, "real"},
+      {"-1E-2", UTIL_JSON_REAL, "real"},       {"\"\"", UTIL_JSON_TEXT, "text"},
+      {"\"1.5\"", UTIL_JSON_TEXT, "text"},     {"[]", UTIL_JSON_ARRAY, "array"},
+      {"[1.5]", UTIL_JSON_ARRAY, "array"},     {"{}", UTIL_JSON_OBJECT, "object"},
+      {"{\"e\": 1e5}", UTIL_JSON_OBJECT, "object"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t n = strlen(cases[i].s);
+    char *s = exact_copy(cases[i].s, n);
+    ck_assert_int_eq(util_json_valid(s, n, NULL, 0), 0);
+    T_CHECK(util_json_type(s, 0, n) == cases[i].type, "%s", cases[i].s);
+    ck_assert_str_eq(util_json_type_name(util_json_type(s, 0, n)), cases[i].name);
+    free(s);
+  }
+  ck_assert_int_eq(util_json_type("1", 1, 1), -1);
+  ck_assert_str_eq(util_json_type_name(-1), "");
+  ck_assert_str_eq(util_json_type_name(UTIL_JSON_OBJECT + 1), "");
+  /* a number at the very end of the text, and one before a ',' */
+  ck_assert_int_eq(util_json_type("[2,3.5]", 1, 7), UTIL_JSON_INTEGER);
+  ck_assert_int_eq(util_json_type("[2,3.5]", 3, 7), UTIL_JSON_REAL);
+}
+END_TEST
+
+/* Numbers: integers exact over all of int64 (beyond it clamped, and given
+** as a REAL, as SQLite gives them), reals correctly rounded, -0,
+** exponents. */
+static void number_is(const char *text, int type, int64_t n, double d) {
+  size_t len = strlen(text);
+  char *s = exact_copy(text, len); /* no NUL after the number: ASan sees a read past it */
+  int64_t gn = 12345;
+  double gd = 12345;
+  int got = util_json_number(s, 0, len, &gn, &gd);
+  T_CHECK(got == type, "%s: type %d, want %d", text, got, type);
+  if (util_json_type(s, 0, len) == UTIL_JSON_INTEGER) T_CHECK(gn == n, "%s: %lld, want %lld", text, (long long)gn, (long long)n);
+  T_CHECK(memcmp(&gd, &d, sizeof d) == 0, "%s: %.17g, want %.17g", text, gd, d);
+  free(s);
+}
+
+START_TEST(test_json_number) {
+  number_is("0", UTIL_JSON_INTEGER, 0, 0.0);
+  number_is("-0", UTIL_JSON_INTEGER, 0, 0.0); /* an integer 0, as json_each gives */
+  number_is("-0.0", UTIL_JSON_REAL, 0, -0.0);
+  number_is("42", UTIL_JSON_INTEGER, 42, 42.0);
+  number_is("-17", UTIL_JSON_INTEGER, -17, -17.0);
+  number_is("9223372036854775807", UTIL_JSON_INTEGER, INT64_MAX, (double)INT64_MAX);
+  number_is("-9223372036854775808", UTIL_JSON_INTEGER, INT64_MIN, (double)INT64_MIN);
+  number_is("9007199254740993", UTIL_JSON_INTEGER, 9007199254740993LL, 9007199254740992.0);
+  number_is("9223372036854775808", UTIL_JSON_REAL, INT64_MAX, 9223372036854775808.0);
+  number_is("-9223372036854775809", UTIL_JSON_REAL, INT64_MIN, -9223372036854775808.0);
+  number_is("12345678901234567890", UTIL_JSON_REAL, INT64_MAX, 12345678901234567890.0);
+  number_is("1.5", UTIL_JSON_REAL, 0, 1.5);
+  number_is("0.1", UTIL_JSON_REAL, 0, 0.1);
+  number_is("1e2", UTIL_JSON_REAL, 0, 100.0);
+  number_is("1E+2", UTIL_JSON_REAL, 0, 100.0);
+  number_is("-2.5e-3", UTIL_JSON_REAL, 0, -0.0025);
+  number_is("1e400", UTIL_JSON_REAL, 0, HUGE_VAL);
+  number_is("-1e400", UTIL_JSON_REAL, 0, -HUGE_VAL);
+  number_is("1e-400", UTIL_JSON_REAL, 0, 0.0);
+  number_is("2.2250738585072014e-308", UTIL_JSON_REAL, 0, 2.2250738585072014e-308);
+  number_is("1.7976931348623157e308", UTIL_JSON_REAL, 0, 1.7976931348623157e308);
+  /* longer than the stack buffer: copied to the heap, still exact */
+  char longnum[200];
+  memset(longnum, '0', sizeof longnum);
+  memcpy(longnum, "0.", 2);
+  memcpy(longnum + 150, "15", 2); /* 0.000...15 with 148 zeros */
+  longnum[152] = '\0';
+  number_is(longnum, UTIL_JSON_REAL, 0, strtod(longnum, NULL));
+  char longint[120];
+  memset(longint, '9', 100);
+  longint[100] = '\0';
+  number_is(longint, UTIL_JSON_REAL, INT64_MAX, 1e100);
+  /* inside a document: up to the ',' or ']' */
+  const char *doc = "[3, -4.25e1]";
+  int64_t n;
+  double d;
+  ck_assert_int_eq(util_json_number(doc, 1, strlen(doc), &n, &d), UTIL_JSON_INTEGER);
+  ck_assert(n == 3 && d == 3.0);
+  ck_assert_int_eq(util_json_number(doc, 4, strlen(doc), &n, &d), UTIL_JSON_REAL);
+  ck_assert(d == -42.5);
+  ck_assert_int_eq(util_json_number(doc, 0, strlen(doc), &n, &d), UTIL_EINVAL);
+  ck_assert_int_eq(util_json_number("\"1\"", 0, 3, &n, &d), UTIL_EINVAL);
+  ck_assert_int_eq(util_json_number("1", 1, 1, &n, &d), UTIL_EINVAL);
+}
+END_TEST
+
+/* A comma-decimal locale changes nothing (as test_locale_independent). */
+START_TEST(test_json_number_locale) {
+  const char *locs[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "ru_RU.UTF-8"};
+  const char *set = NULL;
+  for (size_t i = 0; i < sizeof locs / sizeof locs[0] && !set; i++)
+    set = setlocale(LC_NUMERIC, locs[i]);
+  if (!set) {
+    ck_assert_msg(getenv("H5MEM_REQUIRE_COMMA_LOCALE") == NULL,
+                  "no comma-decimal locale installed (de_DE.UTF-8 etc.)");
+    printf("test_util: no comma-decimal locale installed; json numbers checked in C only\n");
+  } else {
+    ck_assert_double_eq(strtod("1,5", NULL), 1.5); /* the locale is in force */
+  }
+  number_is("1.5", UTIL_JSON_REAL, 0, 1.5);
+  number_is("-2.25e1", UTIL_JSON_REAL, 0, -22.5);
+  number_is("7", UTIL_JSON_INTEGER, 7, 7.0);
+  setlocale(LC_NUMERIC, "C");
+}
+END_TEST
+
+/* Decoded strings: escapes, pairs, non-ASCII as it is, and a \u0000 ending
+** the string as SQLite's JSON functions end it. */
+static void cstr_is(const char *text, const char *want) {
+  size_t len = strlen(text), n = 99;
+  char *s = exact_copy(text, len);
+  ck_assert_int_eq(util_json_valid(s, len, NULL, 0), 0);
+  char *got = util_json_cstr(s, 0, len, &n);
+  ck_assert_ptr_nonnull(got);
+  T_CHECK(!strcmp(got, want) && n == strlen(want), "%s: got \"%s\" (%zu)", text, got, n);
+  free(got);
+  free(s);
+}
+
+START_TEST(test_json_cstr) {
+  cstr_is("\"\"", "");
+  cstr_is("\"plain\"", "plain");
+  cstr_is("\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"", "a\"b\\c/d\b\f\n\r\t");
+  cstr_is("\"\\u0041\\u00e9\\u20AC\"", "A\xc3\xa9\xe2\x82\xac");
+  cstr_is("\"\\uD83D\\uDE00x\"", "\xf0\x9f\x98\x80x");        /* a surrogate pair */
+  cstr_is("\"\\uDBFF\\uDFFF\"", "\xf4\x8f\xbf\xbf");           /* the last code point */
+  cstr_is("\"\xf0\x9f\x98\x80\xc3\xa9\"", "\xf0\x9f\x98\x80\xc3\xa9"); /* raw UTF-8 */
+  cstr_is("\"ab\\u0000cd\"", "ab");                              /* ends at NUL */
+  cstr_is("\"\\u0000\"", "");
+  /* what the readers never see: the validator refuses it */
+  static const char *const bad[] = {"\"\\uD800\"", "\"\\uDC00\"", "\"\\uD800\\u0041\"",
+                                    "\"\\uDE00\\uD83D\"", "\"\xff\"", "\"\xc0\xaf\"",
+                                    "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"a\0b\""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    size_t n = i == 8 ? 5 : strlen(bad[i]);
+    T_CHECK(util_json_valid(bad[i], n, NULL, 0) == -1, "bad %zu accepted", i);
+  }
+  /* the key of a member, by its offset */
+  size_t n;
+  char *k = util_json_cstr("{\"k\\u0041\":1}", 1, 13, &n);
+  ck_assert_str_eq(k, "kA");
+  ck_assert_uint_eq(n, 2);
+  free(k);
+}
+END_TEST
+
+/* The next member of it: the key decoded (or "-" for an element) and the
+** value's text, "key=value". */
+static void member_text(const util_json_iter *it, char *out, size_t size) {
+  char *k = it->object ? util_json_cstr(it->s, it->key, it->len, NULL) : NULL;
+  snprintf(out, size, "%s=%.*s", k ? k : "-", (int)(it->v1 - it->v0), it->s + it->v0);
+  free(k);
+}
+
+static void members_are(const char *text, size_t at, const char *want) {
+  size_t len = strlen(text);
+  char *s = exact_copy(text, len);
+  char all[512] = "", one[128];
+  util_json_iter it;
+  ck_assert_int_eq(util_json_iter_init(&it, s, at, len), 0);
+  while (util_json_next(&it)) {
+    member_text(&it, one, sizeof one);
+    strcat(all, all[0] ? " " : "");
+    strcat(all, one);
+  }
+  ck_assert_int_eq(util_json_next(&it), 0); /* and it stays at the end */
+  T_CHECK(!strcmp(all, want), "%s: got \"%s\", want \"%s\"", text, all, want);
+  free(s);
+}
+
+START_TEST(test_json_iter) {
+  members_are("{}", 0, "");
+  members_are("[]", 0, "");
+  members_are(" { } ", 1, "");
+  members_are("[ ]", 0, "");
+  members_are("[1]", 0, "-=1");
+  members_are("[1, \"a,b\" , [2, 3], {\"x\": [4]}, null, true, false, -1.5e3]", 0,
+              "-=1 -=\"a,b\" -=[2, 3] -={\"x\": [4]} -=null -=true -=false -=-1.5e3");
+  /* in order, duplicates each in turn, keys decoded */
+  members_are("{\"b\": 1, \"a\": 2, \"b\": 3, \"\\u0062\": 4, \"\": {}}", 0,
+              "b=1 a=2 b=3 b=4 ={}");
+  members_are("{ \"k\" : \"v\\\"}\" , \"n\":{\"m\":[1,{}]} }", 0, "k=\"v\\\"}\" n={\"m\":[1,{}]}");
+  members_are("{\"a\":{\"b\":[7,8]}}", 5, "b=[7,8]"); /* a container inside */
+  members_are("{\"a\":{\"b\":[7,8]}}", 10, "-=7 -=8");
+  util_json_iter it;
+  ck_assert_int_eq(util_json_iter_init(&it, "1", 0, 1), UTIL_EINVAL);
+  ck_assert_int_eq(util_json_next(&it), 0);
+  ck_assert_int_eq(util_json_iter_init(&it, "\"[\"", 0, 3), UTIL_EINVAL);
+  ck_assert_int_eq(util_json_iter_init(&it, "[]", 2, 2), UTIL_EINVAL);
+  /* down 1000 levels (the limit), one member at each */
+  char *buf = malloc(8 * (UTIL_JSON_MAX_DEPTH + 8));
+  size_t n = nest(buf, UTIL_JSON_MAX_DEPTH, NULL, "5");
+  ck_assert_int_eq(util_json_valid(buf, n, NULL, 0), 0);
+  size_t at = 0;
+  for (int d = 0; d < UTIL_JSON_MAX_DEPTH; d++) {
+    ck_assert_int_eq(util_json_iter_init(&it, buf, at, n), 0);
+    ck_assert_int_eq(util_json_next(&it), 1);
+    at = it.v0;
+    ck_assert_int_eq(util_json_next(&it), 0);
+  }
+  ck_assert_int_eq(util_json_type(buf, at, n), UTIL_JSON_INTEGER);
+  free(buf);
+}
+END_TEST
+
 /* Random mutations of valid documents: never a crash or a read past the
 ** end (ASan), the same answer twice, the same verdict as the reference,
 ** and every error names a byte offset within the text. */
@@ -1271,6 +1481,11 @@ int main(void) {
   tcase_add_test(tc, test_json_depth);
   tcase_add_test(tc, test_json_is_object);
   tcase_add_test(tc, test_json_read);
+  tcase_add_test(tc, test_json_types);
+  tcase_add_test(tc, test_json_number);
+  tcase_add_test(tc, test_json_number_locale);
+  tcase_add_test(tc, test_json_cstr);
+  tcase_add_test(tc, test_json_iter);
   tcase_add_test(tc, test_json_fuzz);
   suite_add_tcase(s, tc);
   tc = tcase_create("iso8601");
