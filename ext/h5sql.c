@@ -82,16 +82,17 @@ void h5sql_filters_json(strbuf *o, const h5_dset_info *info) {
   strbuf_putc(o, ']');
 }
 
-void h5sql_error(sqlite3_context *ctx, const char *who, const char *fmt, ...) {
+void h5sql_error(sqlite3_context *ctx, int code, const char *who, const char *fmt, ...) {
+  if (code == H5_ENOMEM) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   va_list ap;
   va_start(ap, fmt);
   char *m = sqlite3_vmprintf(fmt, ap);
   va_end(ap);
   char *z = m ? sqlite3_mprintf("%s: %s", who, m) : NULL;
-  if (z)
-    sqlite3_result_error(ctx, z, -1);
-  else
-    sqlite3_result_error_nomem(ctx);
+  ext_result_err(ctx, code, z);
   sqlite3_free(m);
   sqlite3_free(z);
 }
@@ -127,7 +128,7 @@ static void result_json_of(sqlite3_context *ctx, h5_file *f, const h5_type *t,
   int rc = h5_json_values(f, t, p, rank, dims, &s);
   if (rc != H5_OK && !strbuf_failed(&s)) {
     strbuf_free(&s);
-    sqlite3_result_error(ctx, h5_errmsg(f), -1);
+    ext_result_err(ctx, rc, h5_errmsg(f));
     return;
   }
   h5sql_result_json(ctx, &s);
@@ -165,8 +166,9 @@ void h5sql_result_elem(sqlite3_context *ctx, h5_file *f, const h5_type *t,
       const uint8_t *data;
       size_t len;
       uint32_t count;
-      if (h5_vlen_get(f, p, &data, &len, &count) != H5_OK) {
-        sqlite3_result_error(ctx, h5_errmsg(f), -1);
+      int rc = h5_vlen_get(f, p, &data, &len, &count);
+      if (rc != H5_OK) {
+        ext_result_err(ctx, rc, h5_errmsg(f));
         return;
       }
       if (!data) {
