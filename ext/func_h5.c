@@ -534,7 +534,7 @@ static int ls_column_attr(ls_cursor *c, sqlite3_context *ctx, int col) {
       result_sb(ctx, &s, 0, 1);
     }
     break;
-  case AT_VALUE: h5sql_result_values(ctx, c->f, a->type, a->data, a->rank, a->dims); break;
+  case AT_VALUE: h5sql_result_values(ctx, "h5_attrs", c->f, a->type, a->data, a->rank, a->dims); break;
   default: break;
   }
   return SQLITE_OK;

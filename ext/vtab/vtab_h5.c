@@ -869,9 +869,9 @@ static int h5vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
   }
   const h5col *k = &c->snap->c.cols[col];
   switch (k->kind) {
-  case CK_ELEM: h5sql_result_elem(ctx, c->snap->f, k->type, row + k->offset); break;
+  case CK_ELEM: h5sql_result_elem(ctx, WHO, c->snap->f, k->type, row + k->offset); break;
   case CK_VEC: result_vec(ctx, k->type, row + k->offset, k->n); break;
-  default: h5sql_result_values(ctx, c->snap->f, k->type, row + k->offset, k->rank, k->dims);
+  default: h5sql_result_values(ctx, WHO, c->snap->f, k->type, row + k->offset, k->rank, k->dims);
   }
   return SQLITE_OK;
 }
