@@ -94,16 +94,16 @@ int ext_vtab_h5mem_register(sqlite3 *db);
 int ext_migrate_register(sqlite3 *db);
 
 /* The h5mem table's family: each module or function takes a reference to
-** reg (h5mem_registry_ref) that SQLite lets go with reg_unref (also on
-** failure). */
+** reg (h5mem_registry_ref) that SQLite lets go with h5mem_registry_unref
+** (also on failure). */
 struct registry;
 /* vec_search, bm25 and hybrid (ext/vtab/vtab_search.c). */
-int ext_vtab_search_register(sqlite3 *db, struct registry *reg, void (*reg_unref)(void *));
+int ext_vtab_search_register(sqlite3 *db, struct registry *reg);
 /* The companion tables' modules, h5mem_entities, h5mem_relations and
 ** h5mem_mentions (ext/vtab/vtab_graph.c). */
-int ext_vtab_graph_register(sqlite3 *db, struct registry *reg, void (*reg_unref)(void *));
+int ext_vtab_graph_register(sqlite3 *db, struct registry *reg);
 /* The graph functions (ext/vtab/func_graph.c; it registers the JSONL
 ** import and export of func_graph_jsonl.c with graph_jsonl_register). */
-int ext_func_graph_register(sqlite3 *db, struct registry *reg, void (*reg_unref)(void *));
+int ext_func_graph_register(sqlite3 *db, struct registry *reg);
 
 #endif /* H5MEM_EXT_H */

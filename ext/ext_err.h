@@ -2,11 +2,13 @@
 ** ext/ext_err.h - the SQLite result code for an error of lib/ (the one
 ** error space, util/err.h), the same at every place the binding reports
 ** one, since clients act on it: they retry on SQLITE_BUSY and stop on
-** SQLITE_CORRUPT.
+** SQLITE_CORRUPT; and the few ways an error is reported to SQLite (a
+** function's or a column's result, a virtual table's message).
 */
 #ifndef H5MEM_EXT_ERR_H
 #define H5MEM_EXT_ERR_H
 
+#include "ext.h"
 #include "util/err.h"
 
 /* code (UTIL_E* or a library's name for one: STORE_EBUSY, H5_ECORRUPT,
@@ -23,5 +25,23 @@
 ** store file that is missing or a log that is a link, and SQLite answers
 ** SQLITE_IOERR by rolling back the whole transaction. */
 int ext_err_rc(int code);
+
+/* msg (copied) as the error result of a function or of a column read
+** (xColumn), with the SQLite code rc.  Both are needed: after
+** sqlite3_result_error alone the statement fails with SQLITE_ERROR
+** whatever xColumn returns.  rc SQLITE_NOMEM, or msg NULL (it could not be
+** made): out of memory; rc SQLITE_OK, SQLITE_ROW or SQLITE_DONE (no error
+** code): SQLITE_ERROR. */
+void ext_result_rc(sqlite3_context *ctx, int rc, const char *msg);
+/* The same for lib/'s code (ext_err_rc). */
+void ext_result_err(sqlite3_context *ctx, int code, const char *msg);
+
+/* A message (*msg, sqlite3_mprintf'd; taken, *msg NULLed) as the virtual
+** table's error "who: message" (ext_vtab_verr); returns rc.  For rc
+** SQLITE_OK the message is dropped.  Without a message rc is returned as
+** it is, but SQLITE_ERROR, which always comes with one, becomes
+** SQLITE_NOMEM: the message could not be made.  (msg by reference, so that
+** a call can set it in the argument before: f(vt, check(v, &m), &m).) */
+int ext_vtab_msg(sqlite3_vtab *vt, int rc, const char *who, char **msg);
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ext_err.h"
 #include "h5sql.h"
 
 /* ---- walking a file ---------------------------------------------------- */
@@ -113,6 +114,15 @@ static int collect_link(void *ctx, const h5_link *link) {
   return 0;
 }
 
+/* A failure (lib/h5's code hr) reading what (a group ..., an object) at
+** path: its SQLite code (ext_err_rc: SQLITE_CORRUPT for a damaged file),
+** the message in *pzErr (none when out of memory). */
+static int ls_fail(h5_file *f, int hr, const char *what, const char *path, char **pzErr) {
+  if (hr == H5_ENOMEM) return SQLITE_NOMEM;
+  *pzErr = sqlite3_mprintf("%s'%s': %s", what, path, h5_errmsg(f));
+  return ext_err_rc(hr);
+}
+
 /* Add the members of group g (at path) depth-first in name order; each
 ** object once, under the first path that reaches it. */
 static int ls_visit(h5_file *f, h5_obj *g, const char *path, int depth, ls_list *l,
@@ -126,8 +136,7 @@ static int ls_visit(h5_file *f, h5_obj *g, const char *path, int depth, ls_list 
   if (rc != H5_OK) {
     free(lv.v);
     if (rc == H5_ESTOP) return SQLITE_NOMEM;
-    *pzErr = sqlite3_mprintf("group '%s': %s", path, h5_errmsg(f));
-    return SQLITE_ERROR;
+    return ls_fail(f, rc, "group ", path, pzErr);
   }
   int src = SQLITE_OK;
   const char *sep = strcmp(path, "/") == 0 ? "" : "/";
@@ -145,10 +154,10 @@ static int ls_visit(h5_file *f, h5_obj *g, const char *path, int depth, ls_list 
       continue;
     }
     h5_obj *o;
-    if (h5_obj_open(f, k->addr, &o) != H5_OK) {
-      *pzErr = sqlite3_mprintf("'%s': %s", p ? p : "?", h5_errmsg(f));
+    int hr = h5_obj_open(f, k->addr, &o);
+    if (hr != H5_OK) {
+      src = ls_fail(f, hr, "", p ? p : "?", pzErr);
       sqlite3_free(p);
-      src = SQLITE_ERROR;
       break;
     }
     src = ls_add(l, p, o, k);
@@ -173,10 +182,8 @@ static char *canon_path(const char *path) {
 /* The object at path, and with recurse everything under it. */
 static int ls_collect(h5_file *f, const char *path, int recurse, ls_list *l, char **pzErr) {
   h5_obj *o;
-  if (h5_obj_open_path(f, path, &o) != H5_OK) {
-    *pzErr = sqlite3_mprintf("'%s': %s", path, h5_errmsg(f));
-    return SQLITE_ERROR;
-  }
+  int hr = h5_obj_open_path(f, path, &o);
+  if (hr != H5_OK) return ls_fail(f, hr, "", path, pzErr);
   char *p = canon_path(path);
   int rc = ls_add(l, p, o, NULL);
   if (rc == SQLITE_OK && addrset_add(&l->seen, h5_obj_addr(o)) < 0) rc = SQLITE_NOMEM;
@@ -212,11 +219,9 @@ typedef struct ls_cursor {
   size_t i;
 } ls_cursor;
 
-static int vt_error(sqlite3_vtab *vt, const char *who, char *msg) {
-  sqlite3_free(vt->zErrMsg);
-  vt->zErrMsg = msg ? sqlite3_mprintf("%s: %s", who, msg) : NULL;
-  sqlite3_free(msg);
-  return vt->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+/* msg (taken) as the table's error (ext_vtab_msg). */
+static int vt_error(sqlite3_vtab *vt, int rc, const char *who, char *msg) {
+  return ext_vtab_msg(vt, rc, who, &msg);
 }
 
 static int ls_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
@@ -343,11 +348,11 @@ static int ls_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   const char *who = vt->attrs ? "h5_attrs" : "h5_ls";
   ls_reset(c);
   if (!(idxNum & 1) || argc < 1)
-    return vt_error(&vt->base, who, sqlite3_mprintf("the first argument, the file name, is missing"));
+    return vt_error(&vt->base, SQLITE_ERROR, who, sqlite3_mprintf("the first argument, the file name, is missing"));
   const char *file = (const char *)sqlite3_value_text(argv[0]);
   const char *root = (idxNum & 2) && argc > 1 ? (const char *)sqlite3_value_text(argv[1]) : "/";
   if (!file || !root)
-    return vt_error(&vt->base, who,
+    return vt_error(&vt->base, SQLITE_ERROR, who,
                     sqlite3_mprintf(!file ? "the file name is NULL" : "the path is NULL"));
   char *err = NULL;
   int rc = h5sql_open(who, file, &c->f, &err);
@@ -359,8 +364,7 @@ static int ls_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
   /* h5_attrs with a path: that object's attributes; otherwise everything */
   int recurse = !vt->attrs || !(idxNum & 2);
   rc = ls_collect(c->f, root, recurse, &c->list, &err);
-  if (rc == SQLITE_ERROR) return vt_error(&vt->base, who, err);
-  if (rc != SQLITE_OK) return rc;
+  if (rc != SQLITE_OK) return vt_error(&vt->base, rc, who, err);
   if (vt->attrs) {
     for (size_t i = 0; i < c->list.n; i++) {
       ls_entry *e = &c->list.v[i];
@@ -369,8 +373,9 @@ static int ls_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
       int hrc = h5_attr_iter(e->obj, collect_attr, &ac);
       if (hrc == H5_ESTOP) return SQLITE_NOMEM;
       if (hrc != H5_OK)
-        return vt_error(&vt->base, who,
-                        sqlite3_mprintf("attributes of '%s': %s", e->path, h5_errmsg(c->f)));
+        return hrc == H5_ENOMEM ? SQLITE_NOMEM
+                                : vt_error(&vt->base, ext_err_rc(hrc), who,
+                                           sqlite3_mprintf("attributes of '%s': %s", e->path, h5_errmsg(c->f)));
     }
   }
   return SQLITE_OK;
@@ -529,7 +534,7 @@ static int ls_column_attr(ls_cursor *c, sqlite3_context *ctx, int col) {
       result_sb(ctx, &s, 0, 1);
     }
     break;
-  case AT_VALUE: h5sql_result_values(ctx, c->f, a->type, a->data, a->rank, a->dims); break;
+  case AT_VALUE: h5sql_result_values(ctx, "h5_attrs", c->f, a->type, a->data, a->rank, a->dims); break;
   default: break;
   }
   return SQLITE_OK;
@@ -772,39 +777,35 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const char *path = (const char *)sqlite3_value_text(argv[1]);
   const char *seltext = argc > 2 ? (const char *)sqlite3_value_text(argv[2]) : NULL;
   if (!file || !path) {
-    h5sql_error(ctx, who, "%s is NULL", !file ? "the file name" : "the path");
+    h5sql_error(ctx, UTIL_EINVAL, who, "%s is NULL", !file ? "the file name" : "the path");
     return;
   }
   h5_file *f;
   char *err = NULL;
   int rc = fcache_get(sqlite3_user_data(ctx), who, file, &f, &err);
   if (rc != SQLITE_OK) {
-    if (err) {
-      sqlite3_result_error(ctx, err, -1);
-      sqlite3_result_error_code(ctx, rc);
-      sqlite3_free(err);
-    } else {
-      sqlite3_result_error_code(ctx, rc);
-    }
+    ext_result_rc(ctx, rc, err);
+    sqlite3_free(err);
     return;
   }
   h5_obj *o;
   h5_dset_info info;
-  if (h5_obj_open_path(f, path, &o) != H5_OK) {
-    h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
+  int hrc = h5_obj_open_path(f, path, &o);
+  if (hrc != H5_OK) {
+    h5sql_error(ctx, hrc, who, "'%s': %s", path, h5_errmsg(f));
     return;
   }
   if (h5_obj_kind(o) != H5_KIND_DATASET) {
-    h5sql_error(ctx, who, "'%s' is not a dataset", path);
+    h5sql_error(ctx, UTIL_EINVAL, who, "'%s' is not a dataset", path);
     return;
   }
-  if (h5_dset_info_get(o, &info) != H5_OK || h5_dset_check(o) != H5_OK) {
-    h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
+  if ((hrc = h5_dset_info_get(o, &info)) != H5_OK || (hrc = h5_dset_check(o)) != H5_OK) {
+    h5sql_error(ctx, hrc, who, "'%s': %s", path, h5_errmsg(f));
     return;
   }
   if (info.rank < 0) { /* a null dataspace: no element to select */
     if (seltext && (err = parse_sel(seltext, 0, NULL, &(sel){0})) != NULL) {
-      h5sql_error(ctx, who, "selection '%s' on '%s', which has no dataspace: %s", seltext, path,
+      h5sql_error(ctx, UTIL_EINVAL, who, "selection '%s' on '%s', which has no dataspace: %s", seltext, path,
                   err);
       sqlite3_free(err);
       return;
@@ -817,7 +818,7 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (seltext) {
     err = parse_sel(seltext, info.rank, info.dims, &s);
     if (err) {
-      h5sql_error(ctx, who, "selection '%s': %s", seltext, err);
+      h5sql_error(ctx, UTIL_EINVAL, who, "selection '%s': %s", seltext, err);
       sqlite3_free(err);
       return;
     }
@@ -834,7 +835,7 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   uint64_t esz = info.type->size;
   /* every value takes a byte of JSON at least, and its buffer esz bytes */
   if (n > (uint64_t)limit || (esz && n > ((uint64_t)1 << 32) / esz)) {
-    h5sql_error(ctx, who,
+    h5sql_error(ctx, UTIL_EINVAL, who,
                 "'%s': %llu values are too many for one JSON text; select a part, "
                 "e.g. '0:1000'",
                 path, (unsigned long long)n);
@@ -845,18 +846,17 @@ static void fn_read_json(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  int hrc = info.rank == 0 ? h5_dset_read(o, buf, (size_t)esz)
-                           : h5_dset_read_slab(o, s.start, s.count, s.stride, buf,
-                                               (size_t)(n * esz));
+  hrc = info.rank == 0 ? h5_dset_read(o, buf, (size_t)esz)
+                       : h5_dset_read_slab(o, s.start, s.count, s.stride, buf, (size_t)(n * esz));
   if (hrc != H5_OK) {
-    h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
+    h5sql_error(ctx, hrc, who, "'%s': %s", path, h5_errmsg(f));
   } else {
     strbuf out = {0};
     out.limit = (size_t)limit;
     hrc = h5_json_values(f, info.type, buf, orank, odims, &out);
     if (hrc != H5_OK && !strbuf_failed(&out)) {
       strbuf_free(&out);
-      h5sql_error(ctx, who, "'%s': %s", path, h5_errmsg(f));
+      h5sql_error(ctx, hrc, who, "'%s': %s", path, h5_errmsg(f));
     } else {
       h5sql_result_json(ctx, &out);
     }

@@ -567,6 +567,23 @@ static int migrate_row(mig_run *m) {
 
 /* ---- source and destination --------------------------------------------- */
 
+/* The code for the operating system refusing (errno e) what h5mem_migrate
+** does to files itself (finding the source, removing the destination to
+** overwrite it, opening the progress file): lib/'s (util_err_write), as
+** SQLite's, so SQLITE_FULL when there is no space and SQLITE_ERROR
+** otherwise, as for the store's files (ext_err.h). */
+static int os_rc(int e) { return ext_err_rc(util_err_write(e)); }
+
+/* An SQLite code met reading the source (or any, for the result): the
+** operating system's refusals, SQLITE_CANTOPEN and SQLITE_IOERR (extended
+** codes too), are SQLITE_ERROR as lib/'s UTIL_EIO is (ext_err.h: SQLite
+** answers SQLITE_IOERR by rolling back the caller's transaction); the
+** others (SQLITE_NOTADB, SQLITE_CORRUPT, SQLITE_BUSY, ...) stay. */
+static int source_rc(int rc) {
+  int primary = rc & 0xff;
+  return primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR ? SQLITE_ERROR : rc;
+}
+
 /* The source opened read-only: file:<path>?mode=ro[&immutable=1]. */
 static int open_source(mig_run *m, const char *path) {
   sqlite3_str *u = sqlite3_str_new(NULL);
@@ -627,10 +644,10 @@ static int open_dest(mig_run *m) {
         char *wal = sqlite3_mprintf("%s-wal", m->dstpath);
         if (!wal) return SQLITE_NOMEM;
         if (unlink(m->dstpath) != 0 || (unlink(wal) != 0 && errno != ENOENT)) {
-          snprintf(m->err, sizeof m->err, "cannot remove %s to overwrite it: %s", m->dstpath,
-                   strerror(errno));
+          int e = errno;
+          snprintf(m->err, sizeof m->err, "cannot remove %s to overwrite it: %s", m->dstpath, strerror(e));
           sqlite3_free(wal);
-          return SQLITE_CANTOPEN;
+          return os_rc(e);
         }
         sqlite3_free(wal);
         exists = 0;
@@ -850,8 +867,9 @@ static int run(mig_run *m, const char *src, const char *dst) {
   if (m->o.progress) {
     m->progress = !strcmp(m->o.progress, "stderr") ? stderr : fopen(m->o.progress, "a");
     if (!m->progress) {
-      snprintf(m->err, sizeof m->err, "progress: cannot open %s: %s", m->o.progress, strerror(errno));
-      return SQLITE_CANTOPEN;
+      int e = errno;
+      snprintf(m->err, sizeof m->err, "progress: cannot open %s: %s", m->o.progress, strerror(e));
+      return os_rc(e);
     }
   }
   /* the rows, in transactions of batch rows */
@@ -963,14 +981,15 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (rc == SQLITE_OK) {
     struct stat a, b;
     if (stat(src, &a) != 0) {
-      snprintf(m->err, sizeof m->err, "the source %s: %s", src, strerror(errno));
-      rc = SQLITE_CANTOPEN;
+      int se = errno;
+      snprintf(m->err, sizeof m->err, "the source %s: %s", src, strerror(se));
+      rc = os_rc(se);
     } else if (stat(dst, &b) == 0 && h5sql_same_file(&a, &b)) {
       snprintf(m->err, sizeof m->err, "the source and the destination are the same file");
       rc = SQLITE_ERROR;
     }
   }
-  if (rc == SQLITE_OK) rc = run(m, src, dst);
+  if (rc == SQLITE_OK) rc = source_rc(run(m, src, dst));
   char *rep = rc == SQLITE_OK ? report(m) : NULL;
   if (rc == SQLITE_OK && !rep) rc = SQLITE_NOMEM;
   /* close the destination (its checkpoint was taken) and the source */
@@ -987,14 +1006,9 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
   } else {
     sqlite3_free(rep);
-    if (rc == SQLITE_NOMEM) {
-      sqlite3_result_error_nomem(ctx);
-    } else {
-      char *msg = sqlite3_mprintf(WHO ": %s", m->err[0] ? m->err : sqlite3_errstr(rc));
-      sqlite3_result_error(ctx, msg ? msg : WHO, -1);
-      sqlite3_result_error_code(ctx, rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_ERROR : rc);
-      sqlite3_free(msg);
-    }
+    char *msg = rc == SQLITE_NOMEM ? NULL : sqlite3_mprintf(WHO ": %s", m->err[0] ? m->err : sqlite3_errstr(rc));
+    ext_result_rc(ctx, rc, msg);
+    sqlite3_free(msg);
   }
   sqlite3_free(sqlite3_str_finish(m->examples));
   for (int f = 0; f < MIG_NFIELD; f++) strbuf_free(&m->fix[f]);

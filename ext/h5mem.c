@@ -45,14 +45,6 @@ void ext_result_json(sqlite3_context *ctx, sqlite3_str *s) {
   sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
 }
 
-int ext_vtab_verr(sqlite3_vtab *vt, int rc, const char *who, const char *fmt, va_list ap) {
-  char *m = sqlite3_vmprintf(fmt, ap);
-  sqlite3_free(vt->zErrMsg);
-  vt->zErrMsg = m ? sqlite3_mprintf("%s: %s", who, m) : NULL;
-  sqlite3_free(m);
-  return vt->zErrMsg ? rc : SQLITE_NOMEM;
-}
-
 /* Whether sql calls the function name: name( with anything but an
 ** identifier character before it (a quote after it allowed). */
 static int sql_calls(const char *sql, const char *name) {

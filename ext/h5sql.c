@@ -82,16 +82,17 @@ void h5sql_filters_json(strbuf *o, const h5_dset_info *info) {
   strbuf_putc(o, ']');
 }
 
-void h5sql_error(sqlite3_context *ctx, const char *who, const char *fmt, ...) {
+void h5sql_error(sqlite3_context *ctx, int code, const char *who, const char *fmt, ...) {
+  if (code == H5_ENOMEM) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
   va_list ap;
   va_start(ap, fmt);
   char *m = sqlite3_vmprintf(fmt, ap);
   va_end(ap);
   char *z = m ? sqlite3_mprintf("%s: %s", who, m) : NULL;
-  if (z)
-    sqlite3_result_error(ctx, z, -1);
-  else
-    sqlite3_result_error_nomem(ctx);
+  ext_result_err(ctx, code, z);
   sqlite3_free(m);
   sqlite3_free(z);
 }
@@ -120,20 +121,25 @@ static void result_text(sqlite3_context *ctx, const uint8_t *p, size_t n) {
     sqlite3_result_blob(ctx, p, (int)n, SQLITE_TRANSIENT);
 }
 
-static void result_json_of(sqlite3_context *ctx, h5_file *f, const h5_type *t,
+/* f's error (lib/h5's code rc) as the result: "who: message", its code. */
+static void result_h5_err(sqlite3_context *ctx, const char *who, h5_file *f, int rc) {
+  h5sql_error(ctx, rc, who, "%s", h5_errmsg(f));
+}
+
+static void result_json_of(sqlite3_context *ctx, const char *who, h5_file *f, const h5_type *t,
                            const uint8_t *p, int rank, const uint64_t *dims) {
   strbuf s = {0};
   s.limit = (size_t)sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
   int rc = h5_json_values(f, t, p, rank, dims, &s);
   if (rc != H5_OK && !strbuf_failed(&s)) {
     strbuf_free(&s);
-    sqlite3_result_error(ctx, h5_errmsg(f), -1);
+    result_h5_err(ctx, who, f, rc);
     return;
   }
   h5sql_result_json(ctx, &s);
 }
 
-void h5sql_result_elem(sqlite3_context *ctx, h5_file *f, const h5_type *t,
+void h5sql_result_elem(sqlite3_context *ctx, const char *who, h5_file *f, const h5_type *t,
                        const uint8_t *p) {
   switch (t->cls) {
   case H5_CLASS_INTEGER:
@@ -165,8 +171,9 @@ void h5sql_result_elem(sqlite3_context *ctx, h5_file *f, const h5_type *t,
       const uint8_t *data;
       size_t len;
       uint32_t count;
-      if (h5_vlen_get(f, p, &data, &len, &count) != H5_OK) {
-        sqlite3_result_error(ctx, h5_errmsg(f), -1);
+      int rc = h5_vlen_get(f, p, &data, &len, &count);
+      if (rc != H5_OK) {
+        result_h5_err(ctx, who, f, rc);
         return;
       }
       if (!data) {
@@ -187,17 +194,17 @@ void h5sql_result_elem(sqlite3_context *ctx, h5_file *f, const h5_type *t,
     return;
   default: break;
   }
-  result_json_of(ctx, f, t, p, 0, NULL);
+  result_json_of(ctx, who, f, t, p, 0, NULL);
 }
 
-void h5sql_result_values(sqlite3_context *ctx, h5_file *f, const h5_type *t,
+void h5sql_result_values(sqlite3_context *ctx, const char *who, h5_file *f, const h5_type *t,
                          const uint8_t *data, int rank, const uint64_t *dims) {
   if (rank < 0)
     sqlite3_result_null(ctx);
   else if (rank == 0)
-    h5sql_result_elem(ctx, f, t, data);
+    h5sql_result_elem(ctx, who, f, t, data);
   else
-    result_json_of(ctx, f, t, data, rank, dims);
+    result_json_of(ctx, who, f, t, data, rank, dims);
 }
 
 int h5sql_same_file(const struct stat *a, const struct stat *b) {

@@ -32,21 +32,24 @@ void h5sql_dims_json(strbuf *o, int rank, const uint64_t *dims, int unlimited_nu
 /* The filter pipeline as JSON: [{"id":1,"name":"deflate","cd":[6]}, ...]. */
 void h5sql_filters_json(strbuf *o, const h5_dset_info *info);
 
-/* Make one element (of type t at p) the result: integers (enum and bool
+/* Make one element (of type t at p) the result (an error reading the file:
+** "who: message" with its code, ext_err_rc): integers (enum and bool
 ** values too) as INTEGER (unsigned beyond 2^63 as REAL), floats as REAL,
 ** strings as TEXT (BLOB when not UTF-8; a NULL variable-length string as
 ** NULL), opaque data as BLOB, references as NULL, and compounds, arrays and
 ** sequences as JSON text. */
-void h5sql_result_elem(sqlite3_context *ctx, h5_file *f, const h5_type *t,
+void h5sql_result_elem(sqlite3_context *ctx, const char *who, h5_file *f, const h5_type *t,
                        const uint8_t *p);
 
 /* Values of rank >= 1 (or a scalar: as h5sql_result_elem) as JSON text. */
-void h5sql_result_values(sqlite3_context *ctx, h5_file *f, const h5_type *t,
+void h5sql_result_values(sqlite3_context *ctx, const char *who, h5_file *f, const h5_type *t,
                          const uint8_t *data, int rank, const uint64_t *dims);
 
-/* An error "who: message" as ctx's result. */
-void h5sql_error(sqlite3_context *ctx, const char *who, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* An error "who: message" as ctx's result, with the SQLite code of lib/'s
+** code (ext_err_rc: SQLITE_CORRUPT for a damaged file; UTIL_EINVAL for a
+** bad argument, SQLITE_ERROR). */
+void h5sql_error(sqlite3_context *ctx, int code, const char *who, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* The SQL result for strbuf s holding JSON text (takes s's buffer); a
 ** limit overrun is SQLITE_TOOBIG. */

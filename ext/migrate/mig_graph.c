@@ -149,9 +149,10 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
       dup++;
       continue;
     }
-    if (st && store_g_put(st, STORE_G_ENTITY, &r) != STORE_OK) {
+    int pr = st ? store_g_put(st, STORE_G_ENTITY, &r) : STORE_OK;
+    if (pr != STORE_OK) {
       *err = sqlite3_mprintf("graph: entity %lld: %s", (long long)r.id, store_errmsg(st));
-      rc = SQLITE_ERROR;
+      rc = ext_err_rc(pr);
       break;
     }
     n_ent++;
@@ -196,9 +197,10 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
       dup++;
       continue;
     }
-    if (st && store_g_put(st, STORE_G_RELATION, &r) != STORE_OK) {
+    int pr = st ? store_g_put(st, STORE_G_RELATION, &r) : STORE_OK;
+    if (pr != STORE_OK) {
       *err = sqlite3_mprintf("graph: relation %lld: %s", (long long)r.id, store_errmsg(st));
-      rc = SQLITE_ERROR;
+      rc = ext_err_rc(pr);
       break;
     }
     n_rel++;

@@ -51,20 +51,10 @@ int graph_store(registry *reg, sqlite3 *db, sqlite3_value *v, memvt **out, char 
     *err = sqlite3_mprintf("the h5mem table %s was dropped", name);
     return SQLITE_ERROR;
   }
-  store *st = h5mem_store_handle(ms);
-  int rrc = h5mem_store_holds(ms) ? STORE_OK : store_refresh(st);
-  if (rrc != STORE_OK) {
-    *err = sqlite3_mprintf("%s", store_errmsg(st));
-    return ext_err_rc(rrc);
-  }
+  int rc = h5mem_store_refresh(ms, 0, err);
+  if (rc != SQLITE_OK) return rc;
   *out = mt;
   return SQLITE_OK;
-}
-
-static int store_fail(store *st, int rc, char **err) {
-  if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-  *err = sqlite3_mprintf("%s", store_errmsg(st));
-  return ext_err_rc(rc);
 }
 
 /* An entity's record by id (0: found). */
@@ -645,7 +635,7 @@ static int bfs_run(fcall *f, sqlite3_value **a, char **err) {
   o.dir = KG_OUT;
   rc = search_opts_parse(a[3], BFS_KNOWN, bfs_option, &o, err);
   const kg_adj *adj = NULL;
-  if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
+  if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = h5mem_store_err(st, rc, err);
   kg_bfs_row *rows = NULL;
   size_t n = 0;
   if (rc == SQLITE_OK) {
@@ -788,7 +778,7 @@ static int act_run(fcall *f, sqlite3_value **a, char **err) {
   rc = seeds_parse(ms, a[1], &s, err);
   if (rc == SQLITE_OK) rc = search_opts_parse(a[2], ACT_KNOWN, act_option, &o, err);
   const kg_adj *adj = NULL;
-  if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = store_fail(st, rc, err);
+  if (rc == SQLITE_OK && (rc = store_g_adj(st, &adj)) != STORE_OK) rc = h5mem_store_err(st, rc, err);
   kg_act_row *rows = NULL;
   size_t n = 0;
   if (rc == SQLITE_OK) {
@@ -918,14 +908,8 @@ memvt *graph_fn_store(sqlite3_context *ctx, sqlite3_value *name, const char *fn)
 }
 
 void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
-  if (rc == SQLITE_NOMEM || !err) {
-    sqlite3_free(err);
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  char *m = sqlite3_mprintf("%s: %s", fn, err);
-  sqlite3_result_error(ctx, m ? m : err, -1);
-  sqlite3_result_error_code(ctx, rc == SQLITE_ERROR || rc == SQLITE_OK ? SQLITE_ERROR : rc);
+  char *m = err ? sqlite3_mprintf("%s: %s", fn, err) : NULL;
+  ext_result_rc(ctx, rc, m ? m : err);
   sqlite3_free(m);
   sqlite3_free(err);
 }
@@ -978,12 +962,12 @@ MODULE(act_module, act_connect)
 MODULE(res_module, res_connect)
 #undef MODULE
 
-int ext_func_graph_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *)) {
+int ext_func_graph_register(sqlite3 *db, registry *reg) {
   sqlite3_module *mods[3] = {&bfs_module, &act_module, &res_module};
   int rc = SQLITE_OK;
   for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
     h5mem_registry_ref(reg); /* SQLite lets it go, on failure too */
-    rc = sqlite3_create_module_v2(db, fkinds[k].name, mods[k], reg, reg_unref);
+    rc = sqlite3_create_module_v2(db, fkinds[k].name, mods[k], reg, h5mem_registry_unref);
   }
   static const struct {
     const char *name;
@@ -996,8 +980,8 @@ int ext_func_graph_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *
   for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
     h5mem_registry_ref(reg);
     rc = sqlite3_create_function_v2(db, fns[k].name, fns[k].nargs, SQLITE_UTF8 | fns[k].flags, reg,
-                                    fns[k].fn, NULL, NULL, reg_unref);
+                                    fns[k].fn, NULL, NULL, h5mem_registry_unref);
   }
-  if (rc == SQLITE_OK) rc = graph_jsonl_register(db, reg, reg_unref);
+  if (rc == SQLITE_OK) rc = graph_jsonl_register(db, reg);
   return rc;
 }

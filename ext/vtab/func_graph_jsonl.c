@@ -536,7 +536,7 @@ static void fn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* ---- registration ------------------------------------------------------------------ */
 
-int graph_jsonl_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *)) {
+int graph_jsonl_register(sqlite3 *db, registry *reg) {
   int rc = SQLITE_OK;
   static const struct {
     const char *name;
@@ -549,7 +549,7 @@ int graph_jsonl_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *)) 
   for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
     h5mem_registry_ref(reg);
     rc = sqlite3_create_function_v2(db, fns[k].name, fns[k].nargs, SQLITE_UTF8 | fns[k].flags, reg,
-                                    fns[k].fn, NULL, NULL, reg_unref);
+                                    fns[k].fn, NULL, NULL, h5mem_registry_unref);
   }
   return rc;
 }

@@ -43,6 +43,6 @@ memvt *graph_fn_store(sqlite3_context *ctx, sqlite3_value *name, const char *fn)
 
 /* Register kg_import_jsonl and kg_export_jsonl (called by
 ** ext_func_graph_register, which registers the graph's other functions). */
-int graph_jsonl_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *));
+int graph_jsonl_register(sqlite3 *db, registry *reg);
 
 #endif

@@ -103,6 +103,15 @@ void h5mem_store_orphan(memstore *ms);
 /* The h5mem table was renamed: key (taken) is its new "schema.table"
 ** (freed when the store is orphaned). */
 void h5mem_store_rekey(memstore *ms, char *key);
+/* The store's error rc (STORE_E*; STORE_OK gives SQLITE_OK) as an SQLite
+** code (ext_err_rc), with the store's message in *pzErr
+** (sqlite3_mprintf'd; none when out of memory). */
+int h5mem_store_err(const store *st, int rc, char **pzErr);
+/* A reader sees what others committed: the store refreshed
+** (store_refresh; a no-op for the writer), unless readers other than the
+** caller's own `own` (0 or 1) hold positions in it (no row moves under a
+** scan).  An SQLite code, the message in *pzErr (h5mem_store_err). */
+int h5mem_store_refresh(memstore *ms, int own, char **pzErr);
 /* One cache kept with the store for the graph functions (func_graph.c),
 ** freed by free_fn with the store or when replaced. */
 void *h5mem_store_cache(const memstore *ms);

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../ext_err.h"
 #include "h5mem_int.h"
 #include "search_int.h"
 #include "text/hybrid.h"
@@ -56,13 +55,6 @@ static int query_text(sqlite3_value *v, const char **t, size_t *n, char **pzErr)
   return SQLITE_OK;
 }
 
-static int store_rc(store *st, int src, char **pzErr) {
-  if (src == STORE_OK) return SQLITE_OK;
-  if (src == STORE_ENOMEM) return SQLITE_NOMEM;
-  *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-  return ext_err_rc(src);
-}
-
 /* The k best keyword matches (all when k is 0 or more) allowed by al. */
 static int keyword_hits(store *st, const char *t, size_t n, uint64_t k, const knn_allow *al,
                         store_hit **out, uint64_t *nout, char **pzErr) {
@@ -72,7 +64,7 @@ static int keyword_hits(store *st, const char *t, size_t n, uint64_t k, const kn
   if (k > store_count(st)) k = store_count(st);
   store_hit *h = sqlite3_malloc64(k * sizeof *h);
   if (!h) return SQLITE_NOMEM;
-  int rc = store_rc(st, store_bm25(st, t, n, k, &al->flt, h, nout), pzErr);
+  int rc = h5mem_store_err(st, store_bm25(st, t, n, k, &al->flt, h, nout), pzErr);
   if (rc == SQLITE_OK) rc = search_knn_allow_check(al, st, pzErr);
   if (rc != SQLITE_OK) {
     sqlite3_free(h);
@@ -256,10 +248,8 @@ static int rerank_feats(store *st, const hopts *o, const hybrid_rec *u, uint64_t
   for (uint64_t i = 0; i < n; i++) {
     store_view v;
     memset(&v, 0, sizeof v);
-    if (store_get(st, u[i].pos, STORE_V_NUM, &v) != STORE_OK) {
-      *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-      return SQLITE_CORRUPT;
-    }
+    int src = store_get(st, u[i].pos, STORE_V_NUM, &v);
+    if (src != STORE_OK) return h5mem_store_err(st, src, pzErr);
     f[i] = (hybrid_feat){v.ts, v.access_count, v.last_access, v.last_access != STORE_NULL_TIME,
                          o->h.auth_default};
   }
@@ -325,7 +315,7 @@ static int missing_scores(store *st, const float *q, double unit, hybrid_rec *u,
     memset(&ex, 0, sizeof ex);
     ex.exact = 1;
     uint64_t got = 0;
-    rc = store_rc(st, store_knn(st, q, nmiss, &mf, &ex, mr, &got), pzErr);
+    rc = h5mem_store_err(st, store_knn(st, q, nmiss, &mf, &ex, mr, &got), pzErr);
     if (rc == SQLITE_OK) rc = search_knn_check(st, mr, got, pzErr);
     /* (mr is by distance: find each in the union, which is by position) */
     for (uint64_t j = 0; rc == SQLITE_OK && j < got; j++) {
@@ -358,7 +348,7 @@ static int candidates(store *st, const hopts *o, const float *q, double unit, co
   uint64_t nvr = 0, nkh = 0, nu = 0;
   if (!al.none && q) { /* the vector side */
     vr = sqlite3_malloc64(nv * sizeof *vr + 1);
-    rc = vr ? store_rc(st, store_knn(st, q, nv, &al.flt, &o->knn, vr, &nvr), pzErr) : SQLITE_NOMEM;
+    rc = vr ? h5mem_store_err(st, store_knn(st, q, nv, &al.flt, &o->knn, vr, &nvr), pzErr) : SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = search_knn_allow_check(&al, st, pzErr);
     if (rc == SQLITE_OK) rc = search_knn_check(st, vr, nvr, pzErr);
   }

@@ -84,19 +84,14 @@ static int g_err(gvt *vt, int rc, const char *fmt, ...) {
   return rc;
 }
 
-/* A message from the shared store's functions (taken) as the table's error. */
-static int g_msg(gvt *vt, int rc, char **msg) {
-  /* (msg by reference: it is read after the call that sets it) */
-  if (rc == SQLITE_OK || !*msg) return rc;
-  rc = g_err(vt, rc, "%s", *msg);
-  sqlite3_free(*msg);
-  *msg = NULL;
-  return rc;
-}
+/* A message from the shared store's functions (taken) as the table's error
+** (ext_vtab_msg). */
+static int g_msg(gvt *vt, int rc, char **msg) { return ext_vtab_msg(&vt->tx.base, rc, vt->name, msg); }
 
+/* The store's error rc as the table's (h5mem_store_err). */
 static int g_store_err(gvt *vt, int rc) {
-  if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-  return g_err(vt, ext_err_rc(rc), "%s", store_errmsg(h5mem_store_handle(vt->tx.ms)));
+  char *msg = NULL;
+  return g_msg(vt, h5mem_store_err(h5mem_store_handle(vt->tx.ms), rc, &msg), &msg);
 }
 
 /* The h5mem table this one belongs to must still be there, and its store
@@ -248,16 +243,13 @@ static int g_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, int 
   int rc = g_check(vt);
   if (rc != SQLITE_OK) return rc;
   store *st = h5mem_store_handle(vt->tx.ms);
-  if (h5mem_store_holds(vt->tx.ms) == 1) { /* a reader sees what others committed; not under a scan */
-    int src = store_refresh(st);
-    if (src) return g_store_err(vt, src);
-  }
+  char *msg = NULL; /* (the cursor holds the store: refreshed unless another scan does too) */
+  if ((rc = h5mem_store_refresh(vt->tx.ms, 1, &msg)) != SQLITE_OK) return g_msg(vt, rc, &msg);
   c->end = store_g_npos(st, vt->t); /* records added during the scan are not visited */
   c->one = plan == 1 && argc == 1;
   if (c->one) {
     int64_t id;
     int given;
-    char *msg = NULL;
     c->pos = c->end;
     if (h5mem_value_id(argv[0], "id", &id, &given, &msg) != SQLITE_OK || !given) {
       sqlite3_free(msg); /* matches no integer id */
@@ -306,8 +298,8 @@ static int g_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   gvt *vt = (gvt *)cur->pVtab;
   store_grec r;
   int rc = g_get((gcur *)cur, &r);
-  if (rc != SQLITE_OK) {
-    sqlite3_result_error(ctx, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : "read failed", -1);
+  if (rc != SQLITE_OK) { /* the read's code, not SQLITE_ERROR: SQLITE_CORRUPT for a damaged store */
+    ext_result_rc(ctx, rc, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : "read failed");
     return rc;
   }
   int f = col >= 0 && col < gtables[vt->t].ncol ? gtables[vt->t].field[col] : -1;
@@ -533,12 +525,12 @@ MODULE(rel_module, rel_connect)
 MODULE(men_module, men_connect)
 #undef MODULE
 
-int ext_vtab_graph_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *)) {
+int ext_vtab_graph_register(sqlite3 *db, registry *reg) {
   sqlite3_module *mods[3] = {&ent_module, &rel_module, &men_module};
   int rc = SQLITE_OK;
   for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
     h5mem_registry_ref(reg); /* SQLite lets it go, on failure too */
-    rc = sqlite3_create_module_v2(db, h5mem_companion_module[k], mods[k], reg, reg_unref);
+    rc = sqlite3_create_module_v2(db, h5mem_companion_module[k], mods[k], reg, h5mem_registry_unref);
   }
   return rc;
 }

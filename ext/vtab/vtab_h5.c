@@ -142,8 +142,17 @@ static int vt_err(h5vt *vt, const char *fmt, ...) {
   return rc;
 }
 
-/* vt_err's result for a failure of lib/h5 with code hr (ext_err.h). */
-static int vt_code(int rc, int hr) { return rc == SQLITE_ERROR ? ext_err_rc(hr) : rc; }
+/* A failure of lib/h5 with code hr: its SQLite code (ext_err_rc), the
+** message fmt's (none when out of memory). */
+static int vt_fail(h5vt *vt, int hr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int vt_fail(h5vt *vt, int hr, const char *fmt, ...) {
+  if (hr == H5_ENOMEM) return SQLITE_NOMEM;
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = ext_vtab_verr(&vt->base, ext_err_rc(hr), WHO, fmt, ap);
+  va_end(ap);
+  return rc;
+}
 
 /* ---- types --------------------------------------------------------- */
 
@@ -198,12 +207,12 @@ static int snap_open(h5vt *vt, h5snap **out) {
   if (hr == H5_OK && h5_obj_kind(s->d) != H5_KIND_DATASET) {
     rc = vt_err(vt, "'%s' in '%s' is not a dataset", vt->dset, vt->file);
   } else if (hr != H5_OK) {
-    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_code(vt_err(vt, "%s", h5_errmsg(s->f)), hr);
+    rc = vt_fail(vt, hr, "%s", h5_errmsg(s->f));
   } else if ((hr = h5_dset_info_get(s->d, &s->info)) != H5_OK) {
-    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_code(vt_err(vt, "%s", h5_errmsg(s->f)), hr);
+    rc = vt_fail(vt, hr, "%s", h5_errmsg(s->f));
   } else if ((hr = h5_dset_check(s->d)) != H5_OK) {
     /* refused here, not at the first row read: count(*) reads no row */
-    rc = hr == H5_ENOMEM ? SQLITE_NOMEM : vt_code(vt_err(vt, "'%s': %s", vt->dset, h5_errmsg(s->f)), hr);
+    rc = vt_fail(vt, hr, "'%s': %s", vt->dset, h5_errmsg(s->f));
   }
   if (rc != SQLITE_OK) {
     h5_close(s->f);
@@ -739,12 +748,19 @@ static int h5vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
   return SQLITE_OK;
 }
 
-/* Make the bytes of row c->i available at the returned pointer. */
-static const uint8_t *row_bytes(h5cur *c, char **msg) {
+/* Make the bytes of row c->i available at *row: H5_OK, or lib/h5's code
+** with the message in *msg (sqlite3_mprintf'd; none when out of memory). */
+static int row_bytes(h5cur *c, const uint8_t **row, char **msg) {
   h5snap *s = c->snap;
   size_t rb = s->rowbytes;
-  if (s->view) return s->view + c->i * rb;
-  if (c->blk && c->i >= c->b0 && c->i < c->b0 + c->bn) return c->blk + (c->i - c->b0) * rb;
+  if (s->view) {
+    *row = s->view + c->i * rb;
+    return H5_OK;
+  }
+  if (c->blk && c->i >= c->b0 && c->i < c->b0 + c->bn) {
+    *row = c->blk + (c->i - c->b0) * rb;
+    return H5_OK;
+  }
   free(c->owned);
   c->owned = NULL;
   c->blk = NULL;
@@ -752,15 +768,17 @@ static const uint8_t *row_bytes(h5cur *c, char **msg) {
   const h5_dset_info *in = &s->info;
   if (in->rank == 0) { /* a scalar */
     c->owned = malloc(rb ? rb : 1);
-    if (!c->owned) return NULL;
-    if (h5_dset_read(s->d, c->owned, rb) != H5_OK) {
-      *msg = sqlite3_mprintf("%s: %s", WHO, h5_errmsg(s->f));
-      return NULL;
+    if (!c->owned) return H5_ENOMEM;
+    int hr = h5_dset_read(s->d, c->owned, rb);
+    if (hr != H5_OK) {
+      *msg = hr == H5_ENOMEM ? NULL : sqlite3_mprintf("%s: %s", WHO, h5_errmsg(s->f));
+      return hr;
     }
     c->blk = c->owned;
     c->b0 = 0;
     c->bn = 1;
-    return c->blk;
+    *row = c->blk;
+    return H5_OK;
   }
   /* whole chunks when chunked, as many as fit in H5VT_BLOCK bytes, but not
   ** past the end of the scan; else H5VT_BLOCK bytes of rows */
@@ -790,7 +808,7 @@ static const uint8_t *row_bytes(h5cur *c, char **msg) {
   uint64_t nr = b1 - b0;
   size_t bytes = (size_t)(nr * rb);
   c->owned = malloc(bytes ? bytes : 1);
-  if (!c->owned) return NULL;
+  if (!c->owned) return H5_ENOMEM;
   uint64_t start[H5_MAX_RANK] = {0}, count[H5_MAX_RANK];
   start[0] = b0;
   count[0] = nr;
@@ -800,12 +818,13 @@ static const uint8_t *row_bytes(h5cur *c, char **msg) {
     *msg = hr == H5_ENOMEM ? NULL : sqlite3_mprintf("%s: %s", WHO, h5_errmsg(s->f));
     free(c->owned);
     c->owned = NULL;
-    return NULL;
+    return hr;
   }
   c->blk = c->owned;
   c->b0 = b0;
   c->bn = nr;
-  return c->blk + (c->i - b0) * rb;
+  *row = c->blk + (c->i - b0) * rb;
+  return H5_OK;
 }
 
 static void result_vec(sqlite3_context *ctx, const h5_type *t, const uint8_t *p, uint64_t n) {
@@ -841,21 +860,18 @@ static int h5vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) 
   }
   if (!c->snap || col < 0 || col >= c->snap->c.ncols) return SQLITE_OK;
   char *msg = NULL;
-  const uint8_t *row = row_bytes(c, &msg);
-  if (!row) {
-    if (msg) {
-      sqlite3_result_error(ctx, msg, -1);
-      sqlite3_free(msg);
-    } else {
-      sqlite3_result_error_nomem(ctx);
-    }
-    return SQLITE_ERROR;
+  const uint8_t *row = NULL;
+  int hr = row_bytes(c, &row, &msg);
+  if (hr != H5_OK) { /* the read's code, not SQLITE_ERROR: SQLITE_CORRUPT for a damaged file */
+    ext_result_err(ctx, hr, msg);
+    sqlite3_free(msg);
+    return ext_err_rc(hr);
   }
   const h5col *k = &c->snap->c.cols[col];
   switch (k->kind) {
-  case CK_ELEM: h5sql_result_elem(ctx, c->snap->f, k->type, row + k->offset); break;
+  case CK_ELEM: h5sql_result_elem(ctx, WHO, c->snap->f, k->type, row + k->offset); break;
   case CK_VEC: result_vec(ctx, k->type, row + k->offset, k->n); break;
-  default: h5sql_result_values(ctx, c->snap->f, k->type, row + k->offset, k->rank, k->dims);
+  default: h5sql_result_values(ctx, WHO, c->snap->f, k->type, row + k->offset, k->rank, k->dims);
   }
   return SQLITE_OK;
 }
@@ -895,25 +911,20 @@ static int writer_open(h5vt *vt) {
   if (vt->w) return SQLITE_OK;
   char *msg = NULL;
   int lrc = h5vt_lock_file(vt->file, &vt->lockfd, &msg);
-  if (lrc != SQLITE_OK) {
-    if (!msg) return SQLITE_NOMEM;
-    vt_err(vt, "%s", msg);
-    sqlite3_free(msg);
-    return lrc;
-  }
+  if (lrc != SQLITE_OK) return ext_vtab_msg(&vt->base, lrc, WHO, &msg);
   char err[512] = "";
   int hr = h5w_open(vt->file, 1, &vt->w, err, sizeof err);
   if (hr != H5_OK) {
     vt->w = NULL;
     unlock(vt);
-    return hr == H5_ENOMEM ? SQLITE_NOMEM : vt_code(vt_err(vt, "cannot append to '%s': %s", vt->file, err), hr);
+    return vt_fail(vt, hr, "cannot append to '%s': %s", vt->file, err);
   }
   hr = h5w_lookup(vt->w, vt->dset, &vt->wd);
   h5w_info wi;
   if (hr == H5_OK) hr = h5w_obj_info(vt->wd, &wi);
   int rc = SQLITE_OK;
   if (hr != H5_OK) {
-    rc = vt_err(vt, "cannot append to '%s' in '%s': %s", vt->dset, vt->file, h5w_errmsg(vt->w));
+    rc = vt_fail(vt, hr, "cannot append to '%s' in '%s': %s", vt->dset, vt->file, h5w_errmsg(vt->w));
   } else if (wi.is_group || wi.rank != (vt->rank < 1 ? 1 : vt->rank) || vt->rank < 1) {
     rc = vt_err(vt, "'%s' in '%s' changed or cannot grow", vt->dset, vt->file);
   } else {
@@ -933,7 +944,7 @@ static int spill(h5vt *vt) {
   int rc = writer_open(vt);
   if (rc != SQLITE_OK) return rc;
   if (h5w_append(vt->w, vt->wd, vt->buf, vt->nbuf) != H5_OK) {
-    rc = vt_code(vt_err(vt, "cannot append to '%s': %s", vt->file, h5w_errmsg(vt->w)), h5w_errcode(vt->w));
+    rc = vt_fail(vt, h5w_errcode(vt->w), "cannot append to '%s': %s", vt->file, h5w_errmsg(vt->w));
     writer_drop(vt);
     return rc;
   }
@@ -1030,7 +1041,7 @@ static int h5vt_sync(sqlite3_vtab *base) {
   int rc = spill(vt);
   if (rc != SQLITE_OK) return rc;
   if (h5w_flush(vt->w, vt->sync) != H5_OK) {
-    rc = vt_code(vt_err(vt, "cannot commit to '%s': %s", vt->file, h5w_errmsg(vt->w)), h5w_errcode(vt->w));
+    rc = vt_fail(vt, h5w_errcode(vt->w), "cannot commit to '%s': %s", vt->file, h5w_errmsg(vt->w));
     writer_drop(vt);
     return rc;
   }

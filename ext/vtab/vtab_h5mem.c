@@ -91,9 +91,13 @@ static int vt_err(memvt *vt, int rc, const char *fmt, ...) {
   return rc;
 }
 
+/* A message (*msg, taken) as the table's error (ext_vtab_msg). */
+static int vt_msg(memvt *vt, int rc, char **msg) { return ext_vtab_msg(&vt->tx.base, rc, WHO, msg); }
+
+/* The store's error rc as the table's (h5mem_store_err). */
 static int st_err(memvt *vt, int rc) {
-  if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-  return vt_err(vt, ext_err_rc(rc), "%s", store_errmsg(vt->st));
+  char *msg = NULL;
+  return vt_msg(vt, h5mem_store_err(vt->st, rc, &msg), &msg);
 }
 
 /* ---- options --------------------------------------------------------- */
@@ -617,10 +621,9 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
   c->have_v = 0;
-  if (vt->tx.ms->holds == 1) { /* a reader sees what others committed; not under another scan */
-    int rc = store_refresh(vt->st);
-    if (rc) return st_err(vt, rc);
-  }
+  char *msg = NULL; /* (the cursor holds the store: refreshed unless another scan does too) */
+  int rc = h5mem_store_refresh(vt->tx.ms, 1, &msg);
+  if (rc != SQLITE_OK) return vt_msg(vt, rc, &msg);
   sqlite3_free(c->res);
   c->res = NULL;
   c->knn = 0;
@@ -631,7 +634,6 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
     c->pos = c->end;
     int64_t id;
     int given;
-    char *msg = NULL;
     if (h5mem_value_id(argv[0], "id", &id, &given, &msg) != SQLITE_OK || !given) {
       sqlite3_free(msg); /* matches no integer id */
       return SQLITE_OK;
@@ -716,8 +718,8 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     return SQLITE_OK;
   }
   int rc = load(c, vt, col_part(col));
-  if (rc) {
-    sqlite3_result_error(ctx, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : "h5mem: read failed", -1);
+  if (rc) { /* the read's code, not SQLITE_ERROR: SQLITE_CORRUPT for a damaged store */
+    ext_result_rc(ctx, rc, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : WHO ": read failed");
     return rc;
   }
   const store_view *v = &c->v;
@@ -828,16 +830,6 @@ int h5mem_value_id(sqlite3_value *v, const char *col, int64_t *id, int *given, c
   }
   *given = 1;
   return SQLITE_OK;
-}
-
-/* The shared value checks above, their message as the table's error. */
-static int vt_msg(memvt *vt, int rc, char **msg) {
-  /* (msg by reference: it is read after the call that sets it) */
-  if (rc == SQLITE_OK || !*msg) return rc;
-  rc = vt_err(vt, rc, "%s", *msg);
-  sqlite3_free(*msg);
-  *msg = NULL;
-  return rc;
 }
 
 static int time_arg(memvt *vt, sqlite3_value *v, const char *col, int64_t *out) {
@@ -1098,6 +1090,16 @@ static sqlite3_module mem_module = {
 
 /* ---- h5mem_checkpoint(name) ------------------------------------------------- */
 
+/* The store's error rc as the function's: "who: message" (h5mem_store_err). */
+static void fn_store_err(sqlite3_context *ctx, const char *who, store *st, int rc) {
+  char *err = NULL;
+  rc = h5mem_store_err(st, rc, &err);
+  char *m = err ? sqlite3_mprintf("%s: %s", who, err) : NULL;
+  ext_result_rc(ctx, rc, m);
+  sqlite3_free(m);
+  sqlite3_free(err);
+}
+
 static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_checkpoint");
@@ -1108,10 +1110,7 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   }
   int rc = store_checkpoint(vt->st);
   if (rc) {
-    char *m = sqlite3_mprintf("h5mem_checkpoint: %s", store_errmsg(vt->st));
-    sqlite3_result_error(ctx, m ? m : "h5mem_checkpoint failed", -1);
-    sqlite3_result_error_code(ctx, ext_err_rc(rc));
-    sqlite3_free(m);
+    fn_store_err(ctx, "h5mem_checkpoint", vt->st, rc);
     return;
   }
   sqlite3_result_int64(ctx, (sqlite3_int64)store_count(vt->st));
@@ -1125,12 +1124,13 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_index");
   if (!vt) return;
-  int rrc = vt->tx.ms->holds ? STORE_OK : store_refresh(vt->st);
-  if (rrc != STORE_OK) {
-    char *m = sqlite3_mprintf("h5mem_index: %s", store_errmsg(vt->st));
-    sqlite3_result_error(ctx, m ? m : "h5mem_index failed", -1);
-    sqlite3_result_error_code(ctx, ext_err_rc(rrc));
+  char *err = NULL;
+  int rc = h5mem_store_refresh(vt->tx.ms, 0, &err);
+  if (rc != SQLITE_OK) {
+    char *m = err ? sqlite3_mprintf("h5mem_index: %s", err) : NULL;
+    ext_result_rc(ctx, rc, m);
     sqlite3_free(m);
+    sqlite3_free(err);
     return;
   }
   store_index_info in;
@@ -1178,22 +1178,21 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   ** h5mem_registry_new gives is ours until registration ends */
   registry *reg = h5mem_registry_new();
   if (!reg) return SQLITE_NOMEM;
-  void (*reg_unref)(void *) = h5mem_registry_unref;
   h5mem_registry_ref(reg);
-  int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, reg_unref);
+  int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, h5mem_registry_unref);
   if (rc == SQLITE_OK) {
     h5mem_registry_ref(reg);
     rc = sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
-                                    fn_checkpoint, NULL, NULL, reg_unref);
+                                    fn_checkpoint, NULL, NULL, h5mem_registry_unref);
   }
   if (rc == SQLITE_OK) {
     h5mem_registry_ref(reg);
     rc = sqlite3_create_function_v2(db, "h5mem_index", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg, fn_index, NULL,
-                                    NULL, reg_unref);
+                                    NULL, h5mem_registry_unref);
   }
-  if (rc == SQLITE_OK) rc = ext_vtab_search_register(db, reg, reg_unref);
-  if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg, reg_unref);
-  if (rc == SQLITE_OK) rc = ext_func_graph_register(db, reg, reg_unref);
-  reg_unref(reg);
+  if (rc == SQLITE_OK) rc = ext_vtab_search_register(db, reg);
+  if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg);
+  if (rc == SQLITE_OK) rc = ext_func_graph_register(db, reg);
+  h5mem_registry_unref(reg);
   return rc;
 }

@@ -135,7 +135,16 @@ void h5mem_store_cache_set(memstore *ms, void *p, void (*free_fn)(void *)) {
   ms->cache_free = free_fn;
 }
 
-static char *store_msg(memstore *ms) { return sqlite3_mprintf("%s", store_errmsg(ms->st)); }
+int h5mem_store_err(const store *st, int rc, char **pzErr) {
+  if (rc == STORE_OK) return SQLITE_OK;
+  if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
+  *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
+  return ext_err_rc(rc);
+}
+
+int h5mem_store_refresh(memstore *ms, int own, char **pzErr) {
+  return h5mem_store_err(ms->st, ms->holds > own ? STORE_OK : store_refresh(ms->st), pzErr);
+}
 
 /* ---- the shared transaction ------------------------------------------------ */
 
@@ -143,10 +152,7 @@ int h5mem_tx_begin(memstore *ms, char **pzErr) {
   if (ms->state != MS_IDLE) return SQLITE_OK; /* another table of the store began it */
   ms->nsp = 0;
   int rc = store_begin(ms->st);
-  if (rc) {
-    *pzErr = store_msg(ms);
-    return ext_err_rc(rc);
-  }
+  if (rc) return h5mem_store_err(ms->st, rc, pzErr);
   ms->state = MS_OPEN;
   return SQLITE_OK;
 }
@@ -158,10 +164,7 @@ int h5mem_tx_need(memstore *ms, char **pzErr) {
 int h5mem_tx_sync(memstore *ms, char **pzErr) {
   if (ms->state != MS_OPEN) return SQLITE_OK; /* none, or written by another table's xSync */
   int rc = store_prepare(ms->st);
-  if (rc) {
-    *pzErr = store_msg(ms);
-    return ext_err_rc(rc);
-  }
+  if (rc) return h5mem_store_err(ms->st, rc, pzErr);
   ms->state = MS_PREPARED;
   return SQLITE_OK;
 }
@@ -173,11 +176,7 @@ int h5mem_tx_commit(memstore *ms, char **pzErr) {
   int rc = store_commit(ms->st, ms->holds == 0);
   ms->state = MS_IDLE;
   ms->nsp = 0;
-  if (rc) {
-    *pzErr = store_msg(ms);
-    return ext_err_rc(rc);
-  }
-  return SQLITE_OK;
+  return h5mem_store_err(ms->st, rc, pzErr);
 }
 
 void h5mem_tx_rollback(memstore *ms) {
@@ -414,8 +413,7 @@ memvt *h5mem_fn_table(sqlite3_context *ctx, sqlite3_value *arg, const char *who)
   } else {
     return vt;
   }
-  if (m) sqlite3_result_error(ctx, m, -1);
-  else sqlite3_result_error_nomem(ctx);
+  ext_result_rc(ctx, SQLITE_ERROR, m);
   sqlite3_free(m);
   return NULL;
 }

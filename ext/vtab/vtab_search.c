@@ -134,7 +134,7 @@ int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
 typedef struct meets_ctx {
   store *st;
   const knn_filter *f;
-  int err;
+  int err; /* the store's code of a failed read (STORE_E*), reported by search_knn_allow_check */
   const uint32_t *codes[3];
   uint64_t ncodes[3];
   uint32_t code[3];
@@ -171,8 +171,9 @@ static int meets(meets_ctx *m, uint64_t pos) {
   if (want) { /* records in memory */
     store_view v;
     memset(&v, 0, sizeof v);
-    if (store_get(m->st, pos, want, &v) != STORE_OK) {
-      m->err = 1;
+    int rc = store_get(m->st, pos, want, &v);
+    if (rc != STORE_OK) {
+      m->err = rc;
       return 0;
     }
     const char *sv[3] = {v.source, v.session, v.tier};
@@ -183,8 +184,9 @@ static int meets(meets_ctx *m, uint64_t pos) {
   }
   if (f->has_ts) {
     int64_t ts;
-    if (store_get_ts(m->st, pos, &ts) != STORE_OK) {
-      m->err = 1;
+    int rc = store_get_ts(m->st, pos, &ts);
+    if (rc != STORE_OK) {
+      m->err = rc;
       return 0;
     }
     if (ts < f->ts_lo || ts > f->ts_hi) return 0;
@@ -228,8 +230,9 @@ static int meets_all(void *ctx, uint64_t npos, uint8_t *bits, uint64_t *n) {
   store_live_bits(m->st, npos, bits, n);
   const int64_t *ts = NULL;
   uint64_t nts = 0, cover = npos; /* positions the columns answer for */
-  if (f->has_ts && store_ts_column(m->st, &ts, &nts) != STORE_OK) {
-    m->err = 1;
+  int rc = f->has_ts ? store_ts_column(m->st, &ts, &nts) : STORE_OK;
+  if (rc != STORE_OK) {
+    m->err = rc;
     return -1;
   }
   if (f->has_ts && nts < cover) cover = nts;
@@ -276,9 +279,7 @@ int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **p
   int src = meets_init(mc, st, f);
   if (src != STORE_OK) {
     search_knn_allow_free(a);
-    if (src == STORE_ENOMEM) return SQLITE_NOMEM;
-    *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-    return ext_err_rc(src);
+    return h5mem_store_err(st, src, pzErr);
   }
   if (f->has_ids) { /* the listed records that meet the rest */
     uint64_t npos = store_npos(st);
@@ -307,9 +308,7 @@ int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **p
 }
 
 int search_knn_allow_check(const knn_allow *a, store *st, char **pzErr) {
-  if (!a->c || !a->c->mc.err) return SQLITE_OK;
-  *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-  return SQLITE_CORRUPT;
+  return a->c ? h5mem_store_err(st, a->c->mc.err, pzErr) : SQLITE_OK;
 }
 
 void search_knn_allow_free(knn_allow *a) {
@@ -335,13 +334,7 @@ int search_knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, c
   int src = res ? store_knn(st, q, k, &al.flt, o, res, nout) : STORE_ENOMEM;
   rc = search_knn_allow_check(&al, st, pzErr);
   search_knn_allow_free(&al);
-  if (rc == SQLITE_OK && src) {
-    if (src == STORE_ENOMEM) rc = SQLITE_NOMEM;
-    else {
-      *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-      rc = ext_err_rc(src);
-    }
-  }
+  if (rc == SQLITE_OK) rc = h5mem_store_err(st, src, pzErr);
   if (rc == SQLITE_OK) rc = search_knn_check(st, res, *nout, pzErr);
   if (rc != SQLITE_OK) {
     sqlite3_free(res);
@@ -690,12 +683,8 @@ static int s_close(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-static int s_error(sqlite3_vtab *vt, int rc, char *msg) {
-  sqlite3_free(vt->zErrMsg);
-  vt->zErrMsg = msg ? sqlite3_mprintf("%s: %s", kind_of(vt)->name, msg) : NULL;
-  sqlite3_free(msg);
-  return msg || rc == SQLITE_NOMEM ? rc : SQLITE_NOMEM;
-}
+/* A message (*msg, taken) as the function's error (ext_vtab_msg). */
+static int s_msg(sqlite3_vtab *vt, int rc, char **msg) { return ext_vtab_msg(vt, rc, kind_of(vt)->name, msg); }
 
 srow *search_srow_alloc(uint64_t n) {
   srow *r = sqlite3_malloc64(n * sizeof *r + 1);
@@ -777,13 +766,15 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
   char *err = NULL;
   if (!name) {
     search_knn_filter_free(&f);
-    return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("the first argument names an h5mem table"));
+    err = sqlite3_mprintf("the first argument names an h5mem table");
+    return s_msg(&vt->base, SQLITE_ERROR, &err);
   }
   sa.k = 10;
   if (k_v && sqlite3_value_type(k_v) != SQLITE_NULL) {
     if (sqlite3_value_numeric_type(k_v) != SQLITE_INTEGER || sqlite3_value_int64(k_v) < 0) {
       search_knn_filter_free(&f);
-      return s_error(&vt->base, SQLITE_ERROR, sqlite3_mprintf("k must be an integer >= 0"));
+      err = sqlite3_mprintf("k must be an integer >= 0");
+      return s_msg(&vt->base, SQLITE_ERROR, &err);
     }
     sa.k = sqlite3_value_int64(k_v);
   }
@@ -791,18 +782,14 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
   memvt *mt = h5mem_table(vt->aux, vt->db, name, &err, &trc);
   if (!mt) {
     search_knn_filter_free(&f);
-    return s_error(&vt->base, trc, err);
+    return s_msg(&vt->base, trc, &err);
   }
   store *st = h5mem_table_store(mt);
   /* a reader sees what others committed (not under another scan of the store) */
-  int rrc = h5mem_store_holds(h5mem_table_ms(mt)) ? STORE_OK : store_refresh(st);
-  if (rrc != STORE_OK) {
-    search_knn_filter_free(&f);
-    return s_error(&vt->base, ext_err_rc(rrc), sqlite3_mprintf("%s", store_errmsg(st)));
-  }
-  rc = kind_of(&vt->base)->run(st, &sa, &f, &c->res, &c->n, &err);
+  if ((rc = h5mem_store_refresh(h5mem_table_ms(mt), 0, &err)) == SQLITE_OK)
+    rc = kind_of(&vt->base)->run(st, &sa, &f, &c->res, &c->n, &err);
   search_knn_filter_free(&f);
-  if (rc != SQLITE_OK) return s_error(&vt->base, rc, err);
+  if (rc != SQLITE_OK) return s_msg(&vt->base, rc, &err);
   c->mt = mt;
   c->st = st;
   h5mem_table_hold(mt, +1);
@@ -851,9 +838,12 @@ static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   unsigned want = role == R_TEXT ? STORE_V_TEXT : role == R_SOURCE ? STORE_V_SOURCE
                   : role == R_SESSION ? STORE_V_SESSION : role == R_TIER ? STORE_V_TIER
                   : role == R_TS ? STORE_V_NUM : 0;
-  if (store_get(c->st, r->pos, want, &c->v) != STORE_OK) {
-    sqlite3_result_error(ctx, store_errmsg(c->st), -1);
-    return SQLITE_ERROR;
+  int src = store_get(c->st, r->pos, want, &c->v);
+  if (src != STORE_OK) { /* the read's code, not SQLITE_ERROR: SQLITE_CORRUPT for a damaged store */
+    char *m = sqlite3_mprintf("%s: %s", kd->name, store_errmsg(c->st));
+    ext_result_err(ctx, src, m);
+    sqlite3_free(m);
+    return ext_err_rc(src);
   }
   switch (role) {
   case R_ID: sqlite3_result_int64(ctx, c->v.id); break;
@@ -878,7 +868,7 @@ MODULE(bm25_module, bm25_connect)
 MODULE(hybrid_module, hybrid_connect)
 #undef MODULE
 
-int ext_vtab_search_register(sqlite3 *db, registry *reg, void (*reg_unref)(void *)) {
+int ext_vtab_search_register(sqlite3 *db, registry *reg) {
   static const struct {
     const char *name;
     const sqlite3_module *mod;
@@ -886,7 +876,7 @@ int ext_vtab_search_register(sqlite3 *db, registry *reg, void (*reg_unref)(void 
   int rc = SQLITE_OK;
   for (size_t k = 0; k < sizeof mods / sizeof mods[0] && rc == SQLITE_OK; k++) {
     h5mem_registry_ref(reg); /* SQLite lets it go, on failure too */
-    rc = sqlite3_create_module_v2(db, mods[k].name, mods[k].mod, reg, reg_unref);
+    rc = sqlite3_create_module_v2(db, mods[k].name, mods[k].mod, reg, h5mem_registry_unref);
   }
   return rc;
 }

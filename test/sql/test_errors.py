@@ -20,6 +20,7 @@ on it (it retries on SQLITE_BUSY, stops on SQLITE_CORRUPT):
 Run by make check with Debian's /usr/bin/python3 (3.11: the exception's
 sqlite_errorname).
 """
+import json
 import os
 import sqlite3
 import subprocess
@@ -267,12 +268,130 @@ def test_corrupt_h5(d):
     db.close()
 
 
+def damage_in_place(fn, offsets, width=4):
+    """Overwrite width bytes at each offset of fn where it is, keeping its
+    modification time: a reader's handle sees no change to reload, so the
+    damage is met by the next read of those bytes (a column's value)."""
+    st = os.stat(fn)
+    with open(fn, "r+b") as w:
+        for off in offsets:
+            w.seek(off)
+            w.write(b"X" * width)
+    os.utime(fn, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def heap_collections(fn):
+    """Where fn's global heap collections (variable-length strings) start."""
+    data = open(fn, "rb").read()
+    at, found = data.find(b"GCOL"), []
+    while at >= 0:
+        found.append(at)
+        at = data.find(b"GCOL", at + 1)
+    return found
+
+
+def test_corrupt_column(d):
+    """A column read that meets damaged bytes (a string's heap, after the
+    table was opened) is SQLITE_CORRUPT, not SQLITE_ERROR: the table,
+    vec_search and bm25.  (lib/h5 indexes a heap collection once per
+    handle: in a store with entities, whose names share the heap and are
+    read as it loads, the damage would go unseen; so this one has none.)"""
+    fn = os.path.join(d, "column.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=4)" % q(fn))
+    db.execute("BEGIN")
+    for i in range(20):
+        db.execute("INSERT INTO mem(text, embedding) VALUES (?, ?)", ("hello world %d" % i, "[1, 2, 3, %d]" % i))
+    db.execute("COMMIT")
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    db.close()
+    heaps = heap_collections(fn)
+    check(heaps, "the store keeps its strings in a global heap")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    check(db.execute("SELECT count(*) FROM mem").fetchone()[0] == 20, "the store reads")
+    damage_in_place(fn, heaps)
+    check(outcome(db, "SELECT id FROM mem") == "OK", "a column outside the damage still reads")
+    for who, sql in (("h5mem", "SELECT text FROM mem"),
+                     ("h5mem", "SELECT text FROM mem WHERE id = 3"),
+                     ("vec_search", "SELECT text FROM vec_search('mem', '%s', 3)" % VEC),
+                     ("bm25", "SELECT text FROM bm25('mem', 'hello', 3)")):
+        expect_code(db, sql, "SQLITE_CORRUPT", [who, "heap"])
+    db.close()
+
+
+def test_corrupt_h5_object(d):
+    """h5_ls, h5_attrs, h5_read_json and the h5 table on a file whose
+    other parts read: a damaged object header, a damaged chunk, a damaged
+    string heap are SQLITE_CORRUPT, met listing, reading or in a column."""
+    import h5py
+    import numpy as np
+    fn = os.path.join(d, "objects.h5")
+    with h5py.File(fn, "w") as f:
+        f.create_group("g").create_dataset("d", data=np.arange(10, dtype="<i8"))
+        f["g/d"].attrs["unit"] = "m"
+        f.create_dataset("z", data=np.arange(1000, dtype="<i8"), chunks=(100,), compression="gzip")
+        header = h5py.h5o.get_info(f["g/d"].id).addr
+        chunk = f["z"].id.get_chunk_info(0)
+    data = bytearray(open(fn, "rb").read())
+    data[header:header + 16] = b"\xee" * 16  # /g/d's object header
+    data[chunk.byte_offset:chunk.byte_offset + chunk.size] = bytes(chunk.size)  # /z's first chunk
+    replace(fn, bytes(data))
+    db = connect()
+    for who, sql in (("h5_ls", "SELECT path FROM h5_ls(%s)" % q(fn)),
+                     ("h5_attrs", "SELECT * FROM h5_attrs(%s)" % q(fn)),
+                     ("h5_attrs", "SELECT * FROM h5_attrs(%s, '/g/d')" % q(fn)),
+                     ("h5_read_json", "SELECT h5_read_json(%s, '/g/d')" % q(fn)),
+                     ("h5_read_json", "SELECT h5_read_json(%s, '/z')" % q(fn))):
+        expect_code(db, sql, "SQLITE_CORRUPT", [who, "/g/d" if "/z" not in sql else "chunk"])
+    db.execute("CREATE VIRTUAL TABLE t USING h5(file=%s, dataset='/z')" % q(fn))
+    check(db.execute("SELECT count(*) FROM t").fetchone()[0] == 1000, "the h5 table counts without reading")
+    expect_code(db, "SELECT * FROM t", "SQLITE_CORRUPT", ["h5:", "chunk"])
+    db.close()
+    # a string attribute and a string dataset whose heap is damaged: met in a column
+    fn = os.path.join(d, "strings.h5")
+    with h5py.File(fn, "w") as f:
+        f.create_dataset("d", data=np.arange(10, dtype="<i8")).attrs["unit"] = "metres"
+        f.create_dataset("s", data=["alpha", "beta"], dtype=h5py.string_dtype())
+    damage_in_place(fn, heap_collections(fn))
+    db = connect()
+    check(outcome(db, "SELECT name FROM h5_attrs(%s)" % q(fn)) == "OK", "the attributes' names read")
+    expect_code(db, "SELECT value FROM h5_attrs(%s)" % q(fn), "SQLITE_CORRUPT", ["h5_attrs", "heap"])
+    db.execute("CREATE VIRTUAL TABLE s USING h5(file=%s, dataset='/s')" % q(fn))
+    expect_code(db, "SELECT * FROM s", "SQLITE_CORRUPT", ["h5:", "heap"])
+    db.close()
+
+
+def test_migrate_files(d):
+    """h5mem_migrate's own files: a source that is missing or cannot be read
+    as a database file, a destination that cannot be created, a progress
+    file that cannot be opened are SQLITE_ERROR (the operating system
+    refused: lib/'s EIO), never SQLITE_CANTOPEN or SQLITE_IOERR; a full disk
+    is SQLITE_FULL (test_full)."""
+    src = source_db(d)
+    nowhere = os.path.join(d, "no-such-dir")
+    a_file = os.path.join(d, "a-file")
+    open(a_file, "w").write("x")
+    for what, args in (("the source", (os.path.join(nowhere, "notes.sqlite"), os.path.join(d, "m1.h5"), NOTES % "")),
+                       ("the source", (d, os.path.join(d, "m2.h5"), NOTES % "")),  # a directory
+                       ("cannot create", (src, os.path.join(nowhere, "m3.h5"), NOTES % "")),
+                       ("cannot create", (src, os.path.join(a_file, "m4.h5"), NOTES % "")),
+                       ("progress", (src, os.path.join(d, "m5.h5"),
+                                     NOTES % (', "progress": %s' % json.dumps(os.path.join(nowhere, "p.log")))))):
+        expect_code(connect(), MIGRATE, "SQLITE_ERROR", ["h5mem_migrate", what], args)
+    check(not os.path.exists(os.path.join(d, "m1.h5")) and not os.path.exists(os.path.join(d, "m2.h5")),
+          "no store made for a source that cannot be read")
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem-errors-")
     test_busy(d)
     test_full(d)
     test_corrupt(d)
     test_corrupt_h5(d)
+    test_corrupt_column(d)
+    test_corrupt_h5_object(d)
+    test_migrate_files(d)
     finish()
 
 
