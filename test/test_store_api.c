@@ -829,11 +829,11 @@ START_TEST(test_second_writer_busy) {
   store *b = open_ok(t.path, NULL, 0);  /* opening takes no lock */
   store *rd = open_ok(t.path, NULL, 1);
   check_model(b);
-  ck_assert_int_eq(store_begin(b), STORE_BUSY);
+  ck_assert_int_eq(store_begin(b), STORE_EBUSY);
   char want[700];
   snprintf(want, sizeof want, "the store %s is being written by another connection or process", t.path);
   ck_assert_str_eq(store_errmsg(b), want);
-  ck_assert_int_eq(store_checkpoint(b), STORE_BUSY);
+  ck_assert_int_eq(store_checkpoint(b), STORE_EBUSY);
   /* and a writer in another process */
   fflush(NULL);
   pid_t pid = fork();
@@ -843,7 +843,7 @@ START_TEST(test_second_writer_busy) {
     store *c = NULL;
     if (store_open(t.path, NULL, 0, &c, err, sizeof err) != STORE_OK) _exit(100);
     int rc = store_begin(c);
-    _exit(rc == STORE_BUSY && strstr(store_errmsg(c), "is being written by another") ? 0 : 101);
+    _exit(rc == STORE_EBUSY && strstr(store_errmsg(c), "is being written by another") ? 0 : 101);
   }
   int status;
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);

@@ -21,10 +21,6 @@ typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
 #define ANN_EINVAL UTIL_EINVAL     /* bad argument or state: the message says which */
 #define ANN_ENOMEM UTIL_ENOMEM     /* out of memory */
 #define ANN_ECORRUPT UTIL_ECORRUPT /* a load: the image is not a valid index */
-/* (the older names) */
-#define ANN_ERROR ANN_EINVAL
-#define ANN_NOMEM ANN_ENOMEM
-#define ANN_CORRUPT ANN_ECORRUPT
 
 /* Their rows.  Row i: dim elements of the index's element type (f32, or
 ** f16 bit patterns), naturally aligned.  The pointer must stay valid until

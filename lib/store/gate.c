@@ -51,7 +51,7 @@ static int take(int fd, short type, off_t at, long long deadline) {
     if (errno == EINTR) continue;
     if (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) return GATE_NONE;
     if (errno != EAGAIN && errno != EACCES) return GATE_EIO;
-    if (now_us() >= deadline) return GATE_BUSY;
+    if (now_us() >= deadline) return GATE_EBUSY;
     usleep(pause);
     if (tries >= 40 && pause < 2000) pause *= 2; /* 50 us for 2 ms, then backing off */
   }

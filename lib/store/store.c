@@ -39,12 +39,12 @@ int store_fail(store *s, int code, const char *fmt, ...) {
 }
 
 /* A failure of the HDF5 writer w while doing what (e.g. "checkpoint of"):
-** STORE_EFULL when it found no space, STORE_BUSY when the gate was not
+** STORE_EFULL when it found no space, STORE_EBUSY when the gate was not
 ** obtained (readers kept the store busy). */
 int store_wfail(store *s, h5w *w, const char *what) {
   int c = h5w_errcode(w);
   int code = c == H5_EFULL ? STORE_EFULL : c == H5_ENOMEM ? STORE_ENOMEM : STORE_EIO;
-  if (s->gated < 0) code = STORE_BUSY;
+  if (s->gated < 0) code = STORE_EBUSY;
   return store_fail(s, code, "%s %s: %s", what, s->path, h5w_errmsg(w));
 }
 
@@ -185,7 +185,7 @@ int store_become_writer(store *s) {
     int e = errno;
     close(fd);
     return e == EWOULDBLOCK
-               ? store_fail(s, STORE_BUSY, "the store %s is being written by another connection or "
+               ? store_fail(s, STORE_EBUSY, "the store %s is being written by another connection or "
                       "process", s->path)
                : store_fail(s, STORE_EIO, "cannot lock %s: %s", s->walpath, strerror(e));
   }

@@ -575,7 +575,7 @@ int store_optimize(store *s) {
   ** opening the .h5 file and reading the log */
   int g = rc == STORE_OK ? gate_write_begin(s->lockfd) : GATE_NONE;
   if (g != GATE_OK && g != GATE_NONE)
-    rc = store_fail(s, STORE_BUSY, "optimize %s: readers kept the store busy", s->path);
+    rc = store_fail(s, STORE_EBUSY, "optimize %s: readers kept the store busy", s->path);
   if (rc == STORE_OK && rename(tmp, s->path) != 0)
     rc = store_fail(s, STORE_EIO, "optimize %s: %s", s->path, strerror(errno));
   gate_write_end(s->lockfd, g);

@@ -174,7 +174,7 @@ static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
     ok = hr == ANN_OK && ivf_count(x->v) == rows && ivf_nlist(x->v) > 0;
     why = hr != ANN_OK ? ivf_errmsg(x->v) : "wrong row count";
   }
-  if (hr == ANN_NOMEM) return STORE_ENOMEM;
+  if (hr == ANN_ENOMEM) return STORE_ENOMEM;
   if (!ok) {
     snprintf(x->note, sizeof x->note, "the saved index is damaged (%s); searches are exact until "
              "the next checkpoint saves a new one", why);
@@ -267,7 +267,7 @@ int sindex_wants_save(const sindex *x, uint64_t nbase) {
 /* An index's failure as the store's: the message into err, the code. */
 static int ann_fail(char *err, size_t errlen, const char *what, const char *msg, int hr) {
   snprintf(err, errlen, "%s: %s", what, msg);
-  return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+  return hr == ANN_ENOMEM ? STORE_ENOMEM : STORE_EINVAL;
 }
 
 /* The graph brought up to nbase rows, as an image (malloc'd). */
@@ -555,7 +555,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
                   : ivf_search(x->v, q, (int)kg, (int)nprobe, 0, gallow, &ac, hits);
   uint64_t ng = 0, nt = 0;
   if (nh < 0) {
-    rc = nh == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+    rc = nh == ANN_ENOMEM ? STORE_ENOMEM : STORE_EINVAL;
   } else if ((uint64_t)nh < kg) { /* the graph could not reach them all: be exact */
     if (fn && !made) {
       made = materialize(s, flt, npos, &nallow);
