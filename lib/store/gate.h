@@ -45,7 +45,7 @@ enum {
   GATE_OK = 0,
   GATE_NONE = 1,   /* no gate on this system or file: go on without it */
   GATE_EBUSY = UTIL_EBUSY, /* not obtained within GATE_WAIT_MS */
-  GATE_EIO = UTIL_EIO      /* the lock call failed (errno) */
+  GATE_EIO = UTIL_EIO      /* the lock call failed (errno says why) */
 };
 
 #define GATE_WAIT_MS 10000

@@ -45,7 +45,8 @@ enum {
   STORE_EBUSY = UTIL_EBUSY,           /* another handle (or process) is the writer */
   STORE_ENOTFOUND = UTIL_ENOTFOUND,
   STORE_EEXISTS = UTIL_EEXISTS,       /* the id is taken */
-  STORE_EFULL = UTIL_EFULL            /* no space left (disk full, file size limit) */
+  STORE_EFULL = UTIL_EFULL,           /* no space left (disk full, file size limit) */
+  STORE_ETOOBIG = UTIL_ETOOBIG        /* beyond a format's limit (the text index's 32-bit fields) */
 };
 
 enum { STORE_COSINE = 0, STORE_L2 = 1, STORE_DOT = 2 };
