@@ -1240,6 +1240,7 @@ START_TEST(test_err_space) {
   ck_assert_int_eq(KG_ENOTFOUND, UTIL_ENOTFOUND);
   ck_assert_int_eq(STORE_EEXISTS, UTIL_EEXISTS);
   ck_assert_int_eq(BM25_ETOOBIG, UTIL_ETOOBIG);
+  ck_assert_int_eq(STORE_ETOOBIG, UTIL_ETOOBIG);
   ck_assert_int_eq(H5_EUNSUPPORTED, UTIL_EUNSUPPORTED);
   ck_assert_int_eq(H5_ESTOP, UTIL_ESTOP);
   /* a failed write: no space, or anything else */
