@@ -289,10 +289,12 @@ def test_checkpoint_damaged(d):
         db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
         db.execute("INSERT INTO mem(text) VALUES ('in the log')")  # this connection is the writer
         replace(fn, damaged(good, kind))
-        expect_code(db, "SELECT h5mem_checkpoint('mem')", "SQLITE_CORRUPT", ["h5mem_checkpoint", fn, WHY[kind]])
+        expect_code(db, "SELECT h5mem_checkpoint('mem')", "SQLITE_CORRUPT",
+                    ["h5mem_checkpoint", fn, WHY[kind]])
         expect_code(db, "INSERT INTO mem(mem) VALUES ('checkpoint')", "SQLITE_CORRUPT", [fn, WHY[kind]])
         replace(fn, good)
-        check(outcome(db, "SELECT h5mem_checkpoint('mem')") == "OK", "the good file back, the checkpoint runs")
+        check(outcome(db, "SELECT h5mem_checkpoint('mem')") == "OK",
+              "the good file back, the checkpoint runs")
         db.close()
         good = open(fn, "rb").read()
     db = connect()
@@ -385,7 +387,8 @@ def test_gate_io_error(d):
     db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
     db.execute("INSERT INTO mem(text) VALUES ('kept')")  # this connection is the writer
     check(wal_fds_readonly(fn + "-wal") >= 1, "the writer's descriptors on the log found")
-    expect_code(db, "SELECT h5mem_checkpoint('mem')", "SQLITE_ERROR", ["h5mem_checkpoint", "cannot lock", fn + "-wal"])
+    expect_code(db, "SELECT h5mem_checkpoint('mem')", "SQLITE_ERROR",
+                ["h5mem_checkpoint", "cannot lock", fn + "-wal"])
     db.close()
     db = connect()
     db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
