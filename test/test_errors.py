@@ -31,6 +31,7 @@ ext_err_rc's (UTIL_ETOOBIG), checked where the code is made.
 Run by make check with Debian's /usr/bin/python3 (3.11: the exception's
 sqlite_errorname).
 """
+import fcntl
 import os
 import sqlite3
 import subprocess
@@ -364,7 +365,6 @@ def wal_fds_readonly(wal):
         try:
             if os.readlink("/proc/self/fd/%d" % fd) != want:
                 continue
-            import fcntl
             if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDWR:
                 continue
         except OSError:
