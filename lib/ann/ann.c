@@ -45,12 +45,12 @@ int ann_fail(ann_base *b, int rc, const char *fmt, ...) {
 }
 
 int ann_check_args(ann_base *b) {
-  if (b->dim <= 0) return ann_fail(b, ANN_ERROR, "dim must be positive, not %d", b->dim);
+  if (b->dim <= 0) return ann_fail(b, ANN_EINVAL, "dim must be positive, not %d", b->dim);
   if (b->metric != ANN_COSINE && b->metric != ANN_L2 && b->metric != ANN_DOT)
-    return ann_fail(b, ANN_ERROR, "unknown metric %d", (int)b->metric);
+    return ann_fail(b, ANN_EINVAL, "unknown metric %d", (int)b->metric);
   if (b->elem != ANN_F32 && b->elem != ANN_F16)
-    return ann_fail(b, ANN_ERROR, "unknown element type %d", (int)b->elem);
-  if (!b->vec) return ann_fail(b, ANN_ERROR, "no row callback");
+    return ann_fail(b, ANN_EINVAL, "unknown element type %d", (int)b->elem);
+  if (!b->vec) return ann_fail(b, ANN_EINVAL, "no row callback");
   return ANN_OK;
 }
 
@@ -79,13 +79,13 @@ void ann_hdr_put(uint8_t *p, const ann_img *f, const ann_base *b) {
 
 int ann_hdr_check(ann_base *b, const ann_img *f, const uint8_t *p, size_t len) {
   if (!p || len < f->hdr || memcmp(p, f->magic, 8) != 0)
-    return ann_fail(b, ANN_CORRUPT, "not an %s image", f->name);
+    return ann_fail(b, ANN_ECORRUPT, "not an %s image", f->name);
   if (util_get_le32(p + 8) != f->version || util_get_le32(p + 12) != f->hdr)
-    return ann_fail(b, ANN_CORRUPT, "%s image version %u not supported", f->name,
+    return ann_fail(b, ANN_ECORRUPT, "%s image version %u not supported", f->name,
                     util_get_le32(p + 8));
   if (util_get_le32(p + 16) != (uint32_t)b->dim || util_get_le32(p + 20) != (uint32_t)b->metric ||
       util_get_le32(p + 24) != (uint32_t)b->elem)
-    return ann_fail(b, ANN_CORRUPT, "image is for dim %u metric %u elem %u, not %d %d %d",
+    return ann_fail(b, ANN_ECORRUPT, "image is for dim %u metric %u elem %u, not %d %d %d",
                     util_get_le32(p + 16), util_get_le32(p + 20), util_get_le32(p + 24), b->dim,
                     (int)b->metric, (int)b->elem);
   return ANN_OK;
@@ -93,6 +93,6 @@ int ann_hdr_check(ann_base *b, const ann_img *f, const uint8_t *p, size_t len) {
 
 int ann_size_check(ann_base *b, const ann_img *f, size_t len, uint64_t want) {
   if ((uint64_t)len == want) return ANN_OK;
-  return ann_fail(b, ANN_CORRUPT, "%s image size %zu, expected %llu", f->name, len,
+  return ann_fail(b, ANN_ECORRUPT, "%s image size %zu, expected %llu", f->name, len,
                   (unsigned long long)want);
 }

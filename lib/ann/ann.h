@@ -21,10 +21,6 @@ typedef enum { ANN_F32 = 4, ANN_F16 = 2 } ann_elem; /* bytes per element */
 #define ANN_EINVAL UTIL_EINVAL     /* bad argument or state: the message says which */
 #define ANN_ENOMEM UTIL_ENOMEM     /* out of memory */
 #define ANN_ECORRUPT UTIL_ECORRUPT /* a load: the image is not a valid index */
-/* (the older names) */
-#define ANN_ERROR ANN_EINVAL
-#define ANN_NOMEM ANN_ENOMEM
-#define ANN_CORRUPT ANN_ECORRUPT
 
 /* Their rows.  Row i: dim elements of the index's element type (f32, or
 ** f16 bit patterns), naturally aligned.  The pointer must stay valid until
@@ -80,7 +76,7 @@ typedef struct ann_src {
 ** into out (room for k); their number in *nout (< k when fewer rows are
 ** allowed).  Rows whose distance is NaN (no vector) are skipped.  threads:
 ** how many threads may scan (0: one per CPU); results do not depend on it.
-** allow must be thread-safe.  Returns 0, or -1 when out of memory. */
+** allow must be thread-safe.  Returns ANN_OK, or ANN_ENOMEM. */
 int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
                     int (*allow)(void *actx, uint64_t pos), void *actx, int threads,
                     ann_res *out, uint64_t *nout);
@@ -90,7 +86,7 @@ int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
 ** into out (room for k); their number in *nout.  For a few allowed rows
 ** among many: only those rows are read, split across threads when they
 ** are many (block must then be thread-safe; results do not depend on the
-** threads).  Returns 0, or -1 when out of memory. */
+** threads).  Returns ANN_OK, or ANN_ENOMEM. */
 int ann_flat_gather(const ann_src *src, const float *q, uint64_t k, const uint64_t *pos,
                     uint64_t n, ann_res *out, uint64_t *nout);
 

@@ -51,7 +51,7 @@ void ann_base_init(ann_base *b, int dim, ann_metric metric, ann_elem elem, ann_v
 /* Write the message into b->err; returns rc. */
 int ann_fail(ann_base *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* ANN_OK, or ANN_ERROR with a message naming the first of dim, metric,
+/* ANN_OK, or ANN_EINVAL with a message naming the first of dim, metric,
 ** element type and row callback that is not valid. */
 int ann_check_args(ann_base *b);
 
@@ -86,12 +86,12 @@ typedef struct ann_img {
 void ann_hdr_put(uint8_t *p, const ann_img *f, const ann_base *b);
 
 /* Whether the len bytes at p begin with f's header for b's dim, metric and
-** elem: ANN_OK, or ANN_CORRUPT with a message ("not an HNSW image", the
+** elem: ANN_OK, or ANN_ECORRUPT with a message ("not an HNSW image", the
 ** version, or the dim/metric/elem the image is for). */
 int ann_hdr_check(ann_base *b, const ann_img *f, const uint8_t *p, size_t len);
 
 /* ANN_OK when an image of f is len bytes as its header says (want), else
-** ANN_CORRUPT saying both. */
+** ANN_ECORRUPT saying both. */
 int ann_size_check(ann_base *b, const ann_img *f, size_t len, uint64_t want);
 
 #endif /* H5MEM_ANN_INT_H */

@@ -122,7 +122,7 @@ static int scan_part(void *ctx, size_t part) {
 
 /* Run fn(ctx, part) for each of nparts parts on threads, part i keeping
 ** its best (at most k) in (*heaps)[i], which this allocates; then merge
-** them into out, sorted.  Returns 0, or -1 when out of memory. */
+** them into out, sorted.  Returns ANN_OK, or ANN_ENOMEM. */
 static int parts_topk(uint64_t nparts, uint64_t k, int threads, util_loop_fn fn, void *ctx,
                       heap **heaps, ann_res *out, uint64_t *nout) {
   uint64_t per = k < PART_ROWS ? k : PART_ROWS; /* a part never holds more */
@@ -130,7 +130,7 @@ static int parts_topk(uint64_t nparts, uint64_t k, int threads, util_loop_fn fn,
   ann_res *mem = *heaps ? malloc(nparts * per * sizeof *mem) : NULL;
   if (!mem) {
     free(*heaps);
-    return -1;
+    return ANN_ENOMEM;
   }
   for (uint64_t i = 0; i < nparts; i++) {
     (*heaps)[i].h = mem + i * per;
@@ -145,14 +145,14 @@ static int parts_topk(uint64_t nparts, uint64_t k, int threads, util_loop_fn fn,
   *nout = all.n;
   free(mem);
   free(*heaps);
-  return 0;
+  return ANN_OK;
 }
 
 int ann_flat_search(const ann_src *src, const float *q, uint64_t k,
                     int (*allow)(void *actx, uint64_t pos), void *actx, int threads,
                     ann_res *out, uint64_t *nout) {
   *nout = 0;
-  if (k == 0 || src->n == 0) return 0;
+  if (k == 0 || src->n == 0) return ANN_OK;
   scan sc = {src, q, k, allow, actx, (src->n + PART_ROWS - 1) / PART_ROWS, NULL};
   return parts_topk(sc.nparts, k, threads, scan_part, &sc, &sc.heaps, out, nout);
 }
@@ -184,7 +184,7 @@ static int gather_part(void *ctx, size_t part) {
 int ann_flat_gather(const ann_src *src, const float *q, uint64_t k, const uint64_t *pos,
                     uint64_t n, ann_res *out, uint64_t *nout) {
   *nout = 0;
-  if (k == 0 || n == 0) return 0;
+  if (k == 0 || n == 0) return ANN_OK;
   gather g = {src, q, pos, n, NULL};
   return parts_topk((n + PART_ROWS - 1) / PART_ROWS, k, 0, gather_part, &g, &g.heaps, out, nout);
 }

@@ -519,7 +519,7 @@ static inline void prefetch_links(const hnsw *h, uint32_t id, int lev) {
 }
 
 /* Best-first search of level lev from ep: leaves the ef best allowed rows
-** in the max-heap s->w and returns their number, or ANN_NOMEM.  Rows are
+** in the max-heap s->w and returns their number, or ANN_ENOMEM.  Rows are
 ** allowed unless (hide_deleted and deleted) or the filter refuses them.
 ** For searches that refuse rows; search_pool does the others. */
 static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
@@ -563,7 +563,7 @@ static int search_layer(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
           for (uint32_t t = nc / 2; t-- > 0;) heap_down(s->c, nc, t, s->c[t], 0);
         }
         if (nc == s->ccap) {
-          if (grow((void **)&s->c, (size_t)s->ccap * 2, sizeof(hit))) return ANN_NOMEM;
+          if (grow((void **)&s->c, (size_t)s->ccap * 2, sizeof(hit))) return ANN_ENOMEM;
           s->ccap *= 2;
         }
       }
@@ -611,7 +611,7 @@ static inline hit key_hit(uint64_t k) {
 ** per expansion, not once per new hit.  The ef best of W and the new hits
 ** are the same whichever way they go in, so the rows expanded, their order
 ** and the result are those of search_layer.  W leaves in s->w[0..nw)
-** sorted by distance, then id; returns nw (or ANN_NOMEM: the heaps, for a
+** sorted by distance, then id; returns nw (or ANN_ENOMEM: the heaps, for a
 ** table of 2^31 rows or more, whose ids do not fit the keys). */
 static int search_pool(const hnsw *h, scratch *s, const qry *q, uint32_t ep,
                        float epd, uint32_t ef, int lev) {
@@ -693,15 +693,15 @@ static void rescore(const hnsw *h, scratch *s, const qry *q, int nw) {
 
 int hnsw_search(const hnsw *h, const float *q, int k, int ef, ann_filter_fn filter,
                 void *fctx, ann_hit *out) {
-  if (!h || h->broken) return ANN_ERROR;
+  if (!h || h->broken) return ANN_EINVAL;
   if (k <= 0 || h->count == 0) return 0;
-  if (!q || !out) return ANN_ERROR;
+  if (!q || !out) return ANN_EINVAL;
   /* the int8 pass's pool is at least 2k (hnsw.h) */
   uint32_t e = (uint32_t)(ef > k ? ef : k);
   if (q8_on(h) && e < 2 * (uint32_t)k) e = 2 * (uint32_t)k;
   if (e > h->count) e = h->count;
   scratch *s = scratch_get(h, e);
-  if (!s) return ANN_NOMEM;
+  if (!s) return ANN_ENOMEM;
   qry qq = {q, NULL, 0};
   /* (a query that is not finite is searched exactly) */
   if (q8_on(h) && ann_q8_query(q, h->base.dim, s->qc, &qq.cs) == 0) qq.c = s->qc;
@@ -880,7 +880,7 @@ static int own(hnsw *h) {
     free(l0);
     free(node);
     free(up);
-    return ann_fail(&h->base, ANN_NOMEM, "out of memory");
+    return ann_fail(&h->base, ANN_ENOMEM, "out of memory");
   }
   if (h->n) {
     memcpy(l0, h->l0, (size_t)h->n * (1 + h->M0) * 4);
@@ -904,10 +904,10 @@ static int reserve_rows(hnsw *h, uint32_t n) {
     if (cap < n) cap = n;
     if (cap > (size_t)UINT32_MAX) cap = UINT32_MAX;
     uint32_t *l0 = realloc(h->l0, cap * (1 + h->M0) * 4);
-    if (!l0) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
+    if (!l0) return ann_fail(&h->base, ANN_ENOMEM, "out of memory");
     h->l0 = l0;
     uint32_t *node = realloc(h->node, cap * 2 * 4);
-    if (!node) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
+    if (!node) return ann_fail(&h->base, ANN_ENOMEM, "out of memory");
     h->node = node;
     h->ncap = cap;
   }
@@ -920,12 +920,12 @@ static int reserve_rows(hnsw *h, uint32_t n) {
 /* room for `more` upper blocks past n_up */
 static int reserve_up(hnsw *h, size_t more) {
   size_t need = (size_t)h->n_up + more;
-  if (need > UINT32_MAX) return ann_fail(&h->base, ANN_ERROR, "too many upper-level nodes");
+  if (need > UINT32_MAX) return ann_fail(&h->base, ANN_EINVAL, "too many upper-level nodes");
   if (need <= h->upcap) return ANN_OK;
   size_t cap = h->upcap * 2 > 64 ? h->upcap * 2 : 64;
   if (cap < need) cap = need;
   uint32_t *up = realloc(h->up, cap * (1 + h->M) * 4);
-  if (!up) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
+  if (!up) return ann_fail(&h->base, ANN_ENOMEM, "out of memory");
   h->up = up;
   h->upcap = cap;
   return ANN_OK;
@@ -970,18 +970,18 @@ int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
              ann_vec_fn vec, void *ctx, hnsw **out) {
   *out = NULL;
   hnsw *h = alloc_handle(dim, metric, elem, vec, ctx);
-  if (!h) return ANN_NOMEM;
+  if (!h) return ANN_ENOMEM;
   *out = h;
   hnsw_params d = {0, 0, 0, 0, 0};
   if (!p) p = &d;
   int rc = ann_check_args(&h->base);
   if (rc == ANN_OK && (p->M < 0 || p->M == 1 || p->M > HNSW_MAX_M))
-    rc = ann_fail(&h->base, ANN_ERROR, "M must be 2..%d, not %d", HNSW_MAX_M, p->M);
+    rc = ann_fail(&h->base, ANN_EINVAL, "M must be 2..%d, not %d", HNSW_MAX_M, p->M);
   if (rc == ANN_OK && (p->ef_construction < 0 || p->ef_construction > HNSW_MAX_EFC))
-    rc = ann_fail(&h->base, ANN_ERROR, "ef_construction must be 1..%d, not %d",
+    rc = ann_fail(&h->base, ANN_EINVAL, "ef_construction must be 1..%d, not %d",
                  HNSW_MAX_EFC, p->ef_construction);
   if (rc == ANN_OK && p->threads < 0)
-    rc = ann_fail(&h->base, ANN_ERROR, "threads must not be negative");
+    rc = ann_fail(&h->base, ANN_EINVAL, "threads must not be negative");
   if (rc != ANN_OK) {
     h->broken = 1;
     return rc;
@@ -1026,7 +1026,7 @@ void hnsw_set_threads(hnsw *h, int threads) {
 /* ---- public: writing ---------------------------------------------------- */
 
 int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx) {
-  if (!h || h->broken) return ANN_ERROR;
+  if (!h || h->broken) return ANN_EINVAL;
   h->base.err[0] = 0;
   h->q8 = q8;
   h->qctx = q8 ? qctx : NULL;
@@ -1039,10 +1039,10 @@ int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx) {
 
 int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *scales,
                      uint32_t n) {
-  if (!h || h->broken) return ANN_ERROR;
+  if (!h || h->broken) return ANN_EINVAL;
   h->base.err[0] = 0;
   if (codes && (!scales || stride < (size_t)h->base.dim))
-    return ann_fail(&h->base, ANN_ERROR, "int8 rows: no scales, or a stride below dim");
+    return ann_fail(&h->base, ANN_EINVAL, "int8 rows: no scales, or a stride below dim");
   h->q8 = NULL;
   h->qctx = NULL;
   h->q8c = codes;
@@ -1053,17 +1053,17 @@ int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *s
 }
 
 int hnsw_add(hnsw *h, uint32_t i) {
-  if (!h || h->broken) return ANN_ERROR;
+  if (!h || h->broken) return ANN_EINVAL;
   h->base.err[0] = 0;
-  if (i == HNSW_NONE) return ann_fail(&h->base, ANN_ERROR, "row id %u is reserved", i);
+  if (i == HNSW_NONE) return ann_fail(&h->base, ANN_EINVAL, "row id %u is reserved", i);
   if (i < h->n && (h->node[2 * (size_t)i] & NODE_PRESENT))
-    return ann_fail(&h->base, ANN_ERROR, "row %u is already in the index", i);
+    return ann_fail(&h->base, ANN_EINVAL, "row %u is already in the index", i);
   int rc = own(h);
   if (rc == ANN_OK) rc = reserve_rows(h, i + 1);
   if (rc == ANN_OK) rc = reserve_up(h, HNSW_MAX_LEVEL);
   if (rc != ANN_OK) return rc;
   scratch *s = scratch_get(h, h->efc);
-  if (!s) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
+  if (!s) return ann_fail(&h->base, ANN_ENOMEM, "out of memory");
   assign_level(h, i, draw_level(h));
   rc = insert(h, s, i);
   scratch_put(h, s);
@@ -1082,7 +1082,7 @@ typedef struct build_ctx {
 static int build_one(void *arg, size_t j) {
   build_ctx *b = arg;
   scratch *s = scratch_get(b->h, b->h->efc);
-  if (!s) return ANN_NOMEM;
+  if (!s) return ANN_ENOMEM;
   int rc = insert(b->h, s, b->ids[j]);
   scratch_put(b->h, s);
   if (rc == ANN_OK) b->done[j] = 1;
@@ -1090,7 +1090,7 @@ static int build_one(void *arg, size_t j) {
 }
 
 int hnsw_build(hnsw *h, uint32_t n) {
-  if (!h || h->broken) return ANN_ERROR;
+  if (!h || h->broken) return ANN_EINVAL;
   h->base.err[0] = 0;
   int rc = own(h);
   if (rc == ANN_OK) rc = reserve_rows(h, n);
@@ -1103,7 +1103,7 @@ int hnsw_build(hnsw *h, uint32_t n) {
   uint8_t *done = calloc(m, 1);
   uint8_t *lv = malloc(m);
   if (!ids || !done || !lv) {
-    rc = ann_fail(&h->base, ANN_NOMEM, "out of memory");
+    rc = ann_fail(&h->base, ANN_ENOMEM, "out of memory");
     goto out;
   }
   /* levels in id order, from the one generator: the same as hnsw_add of
@@ -1129,7 +1129,7 @@ int hnsw_build(hnsw *h, uint32_t n) {
     h->locks = malloc((size_t)n * sizeof *h->locks);
     if (!pre || !h->locks) {
       free(pre);
-      rc = ann_fail(&h->base, ANN_NOMEM, "out of memory");
+      rc = ann_fail(&h->base, ANN_ENOMEM, "out of memory");
       goto out;
     }
     for (uint32_t i = 0; i < n; i++) atomic_flag_clear(&h->locks[i]);
@@ -1159,10 +1159,10 @@ out:
 }
 
 int hnsw_delete(hnsw *h, uint32_t i) {
-  if (!h || h->broken) return ANN_ERROR;
+  if (!h || h->broken) return ANN_EINVAL;
   h->base.err[0] = 0;
   if (i >= h->n || !(h->node[2 * (size_t)i] & NODE_PRESENT))
-    return ann_fail(&h->base, ANN_ERROR, "row %u is not in the index", i);
+    return ann_fail(&h->base, ANN_EINVAL, "row %u is not in the index", i);
   if (h->node[2 * (size_t)i] & NODE_DELETED) return ANN_OK;
   int rc = own(h);
   if (rc != ANN_OK) return rc;
@@ -1176,7 +1176,7 @@ int hnsw_delete(hnsw *h, uint32_t i) {
 int hnsw_save(const hnsw *h, uint8_t **img, size_t *len) {
   *img = NULL;
   *len = 0;
-  if (!h || h->broken) return ANN_ERROR;
+  if (!h || h->broken) return ANN_EINVAL;
   size_t l0b = (size_t)h->n * (1 + h->M0) * 4, nodeb = (size_t)h->n * 8;
   /* used upper blocks only (a failed build may leave some behind) */
   size_t nup = 0;
@@ -1185,7 +1185,7 @@ int hnsw_save(const hnsw *h, uint8_t **img, size_t *len) {
   size_t upb = nup * (1 + h->M) * 4;
   size_t total = HNSW_HDR + l0b + nodeb + upb;
   uint8_t *p = malloc(total);
-  if (!p) return ANN_NOMEM;
+  if (!p) return ANN_ENOMEM;
   ann_hdr_put(p, &hnsw_img, &h->base);
   util_put_le32(p + 28, h->M);
   util_put_le32(p + 32, h->M0);
@@ -1223,27 +1223,27 @@ static int check_graph(hnsw *h) {
   uint32_t present = 0;
   for (uint32_t i = 0; i < h->n; i++) {
     uint32_t f = h->node[2 * (size_t)i], off = h->node[2 * (size_t)i + 1];
-    if (f & ~NODE_FLAGS) return ann_fail(&h->base, ANN_CORRUPT, "node %u: bad flags %#x", i, f);
+    if (f & ~NODE_FLAGS) return ann_fail(&h->base, ANN_ECORRUPT, "node %u: bad flags %#x", i, f);
     if (!(f & NODE_PRESENT)) {
       if (f != 0 || h->l0[(size_t)i * (1 + h->M0)] != 0)
-        return ann_fail(&h->base, ANN_CORRUPT, "node %u: absent but not empty", i);
+        return ann_fail(&h->base, ANN_ECORRUPT, "node %u: absent but not empty", i);
     } else {
       if ((int)(f & NODE_LEVEL) > h->max_level)
-        return ann_fail(&h->base, ANN_CORRUPT, "node %u: level above the top", i);
+        return ann_fail(&h->base, ANN_ECORRUPT, "node %u: level above the top", i);
       present++;
       if (f & NODE_DELETED) h->ndel++;
     }
-    if (off != run) return ann_fail(&h->base, ANN_CORRUPT, "node %u: bad upper offset", i);
+    if (off != run) return ann_fail(&h->base, ANN_ECORRUPT, "node %u: bad upper offset", i);
     run += f & NODE_PRESENT ? f & NODE_LEVEL : 0;
   }
-  if (run != h->n_up) return ann_fail(&h->base, ANN_CORRUPT, "upper block count mismatch");
-  if (present != h->count) return ann_fail(&h->base, ANN_CORRUPT, "node count mismatch");
+  if (run != h->n_up) return ann_fail(&h->base, ANN_ECORRUPT, "upper block count mismatch");
+  if (present != h->count) return ann_fail(&h->base, ANN_ECORRUPT, "node count mismatch");
   if (h->count == 0) {
     if (h->entry != HNSW_NONE || h->max_level != 0)
-      return ann_fail(&h->base, ANN_CORRUPT, "entry point in an empty index");
+      return ann_fail(&h->base, ANN_ECORRUPT, "entry point in an empty index");
   } else if (h->entry >= h->n || !(h->node[2 * (size_t)h->entry] & NODE_PRESENT) ||
              (int)node_level(h, h->entry) != h->max_level) {
-    return ann_fail(&h->base, ANN_CORRUPT, "bad entry point");
+    return ann_fail(&h->base, ANN_ECORRUPT, "bad entry point");
   }
   for (uint32_t i = 0; i < h->n; i++) {
     if (!(h->node[2 * (size_t)i] & NODE_PRESENT)) continue;
@@ -1251,12 +1251,12 @@ static int check_graph(hnsw *h) {
     for (int l = 0; l <= lv; l++) {
       const uint32_t *b = links(h, i, l);
       if (b[0] > (l ? h->M : h->M0))
-        return ann_fail(&h->base, ANN_CORRUPT, "node %u level %d: %u links", i, l, b[0]);
+        return ann_fail(&h->base, ANN_ECORRUPT, "node %u level %d: %u links", i, l, b[0]);
       for (uint32_t j = 1; j <= b[0]; j++) {
         uint32_t t = b[j];
         if (t >= h->n || t == i || !(h->node[2 * (size_t)t] & NODE_PRESENT) ||
             (int)node_level(h, t) < l)
-          return ann_fail(&h->base, ANN_CORRUPT, "node %u level %d: bad link %u", i, l, t);
+          return ann_fail(&h->base, ANN_ECORRUPT, "node %u level %d: bad link %u", i, l, t);
       }
     }
   }
@@ -1275,7 +1275,7 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
               ann_vec_fn vec, void *ctx, hnsw **out) {
   *out = NULL;
   hnsw *h = alloc_handle(dim, m, e, vec, ctx);
-  if (!h) return ANN_NOMEM;
+  if (!h) return ANN_ENOMEM;
   *out = h;
   h->broken = 1; /* until the image is accepted */
   int rc = ann_check_args(&h->base);
@@ -1285,7 +1285,7 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
   uint32_t M = util_get_le32(p + 28), M0 = util_get_le32(p + 32), efc = util_get_le32(p + 36);
   if (M < 2 || M > HNSW_MAX_M || M0 != 2 * M || efc < 1 || efc > HNSW_MAX_EFC ||
       util_get_le32(p + 48) != 0 || util_get_le64(p + 72) != 0)
-    return ann_fail(&h->base, ANN_CORRUPT, "bad HNSW header");
+    return ann_fail(&h->base, ANN_ECORRUPT, "bad HNSW header");
   set_m(h, M);
   h->efc = efc;
   h->n = util_get_le32(p + 40);
@@ -1295,7 +1295,7 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
   h->n_up = util_get_le32(p + 60);
   h->rng = util_get_le64(p + 64);
   if (h->n == HNSW_NONE || h->count > h->n || top > HNSW_MAX_LEVEL)
-    return ann_fail(&h->base, ANN_CORRUPT, "bad HNSW header");
+    return ann_fail(&h->base, ANN_ECORRUPT, "bad HNSW header");
   h->max_level = (int)top;
   uint64_t l0w = (uint64_t)h->n * (1 + M0), nodew = (uint64_t)h->n * 2,
            upw = (uint64_t)h->n_up * (1 + M);
@@ -1314,7 +1314,7 @@ int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
     h->owned = 1;
     h->ncap = h->n;
     h->upcap = h->n_up;
-    if (!h->l0 || !h->node || !h->up) return ann_fail(&h->base, ANN_NOMEM, "out of memory");
+    if (!h->l0 || !h->node || !h->up) return ann_fail(&h->base, ANN_ENOMEM, "out of memory");
   }
   if ((rc = check_graph(h)) != ANN_OK) return rc;
   h->broken = 0;

@@ -87,13 +87,13 @@ typedef struct hnsw_params {
 
 /* A new empty index over rows of dim elements of type elem.  p may be NULL
 ** (all defaults).  vec/ctx are borrowed and must outlive the index.  On
-** error other than ANN_NOMEM, *out is still set to a handle holding the
-** message (hnsw_errmsg); free it with hnsw_free.  On ANN_NOMEM *out is
+** error other than ANN_ENOMEM, *out is still set to a handle holding the
+** message (hnsw_errmsg); free it with hnsw_free.  On ANN_ENOMEM *out is
 ** NULL. */
 int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
              ann_vec_fn vec, void *ctx, hnsw **out);
 
-/* Insert row i.  ANN_ERROR if i is already in the index (deleted rows
+/* Insert row i.  ANN_EINVAL if i is already in the index (deleted rows
 ** included) or i == UINT32_MAX. */
 int hnsw_add(hnsw *h, uint32_t i);
 
@@ -110,7 +110,7 @@ int hnsw_build(hnsw *h, uint32_t n);
 void hnsw_set_threads(hnsw *h, int threads);
 
 /* Mark row i deleted: never returned by hnsw_search, still used to navigate
-** (its links stay).  ANN_ERROR if i is not in the index; deleting twice is
+** (its links stay).  ANN_EINVAL if i is not in the index; deleting twice is
 ** fine. */
 int hnsw_delete(hnsw *h, uint32_t i);
 
@@ -130,7 +130,7 @@ int hnsw_search(const hnsw *h, const float *q, int k, int ef,
 ** scored exactly), borrowed like vec/ctx and, like vec, called from
 ** concurrent searches.  q8 NULL turns it off.  A writer call: not while
 ** searches run.  Not part of the saved image: set it again after
-** hnsw_load.  Returns ANN_OK, or ANN_ERROR for a broken handle. */
+** hnsw_load.  Returns ANN_OK, or ANN_EINVAL for a broken handle. */
 int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx);
 
 /* The int8 pass over copies the caller keeps in one array: row i < n at
@@ -139,7 +139,7 @@ int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx);
 ** a call per row (the store's layout: one malloc'd copy, rows on 64-byte
 ** boundaries when dim is a multiple of 64).  Replaces a callback set before, as hnsw_set_q8 replaces
 ** these; codes NULL turns the pass off.  The arrays are borrowed and must
-** stay unchanged while searches run.  A writer call.  ANN_ERROR for a
+** stay unchanged while searches run.  A writer call.  ANN_EINVAL for a
 ** stride below dim or no scales. */
 int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *scales,
                      uint32_t n);
@@ -153,7 +153,7 @@ int hnsw_save(const hnsw *h, uint8_t **img, size_t *len);
 
 /* An index over an image made by hnsw_save.  dim, metric and elem must be
 ** the ones it was built with.  Every count, offset and link is checked
-** against len and the node count: a damaged image gives ANN_CORRUPT, never
+** against len and the node count: a damaged image gives ANN_ECORRUPT, never
 ** a crash.  When img is 4-byte aligned (and the host little-endian) the
 ** neighbour lists are read in place: img must then stay valid and
 ** unchanged until hnsw_free, or until the first write (add, build, delete)

@@ -359,7 +359,7 @@ typedef struct km {
 static int km_assign_chunk(void *arg, size_t chunk) {
   km *m = arg;
   float *d = malloc((size_t)m->nc * sizeof *d);
-  if (!d) return ANN_NOMEM;
+  if (!d) return ANN_ENOMEM;
   size_t lo = chunk * IVF_CHUNK, hi = lo + IVF_CHUNK < m->n ? lo + IVF_CHUNK : m->n;
   for (size_t i = lo; i < hi; i++) {
     uint32_t b;
@@ -393,7 +393,7 @@ static int kmeans(km *m, int iters, uint64_t seed, int threads) {
   uint32_t *prev = malloc(n * sizeof *prev);
   uint32_t *cnt = malloc((size_t)nc * sizeof *cnt);
   double *sum = malloc((size_t)nc * dim * sizeof *sum);
-  int rc = ANN_NOMEM;
+  int rc = ANN_ENOMEM;
   if (!perm || !prev || !cnt || !sum) goto out;
 
   /* distinct rows, by a partial Fisher-Yates shuffle */
@@ -500,7 +500,7 @@ static int own(ivf *v) {
     free(nl);
     free(cent);
     free(cb);
-    return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
   }
   free(v->lists);
   free(v->copy);
@@ -519,10 +519,10 @@ static int reserve_rows(ivf *v, uint32_t n) {
   if (need > v->wcap) {
     size_t cap = v->wcap * 2 > need ? v->wcap * 2 : need;
     uint32_t *p = realloc(v->present, cap * 4);
-    if (!p) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    if (!p) return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
     v->present = p;
     uint32_t *d = realloc(v->deleted, cap * 4);
-    if (!d) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    if (!d) return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
     v->deleted = d;
     v->wcap = cap;
   }
@@ -538,11 +538,11 @@ static int list_push(ivf *v, uint32_t j, uint32_t id, const uint8_t *code) {
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? (l->cap > UINT32_MAX / 2 ? UINT32_MAX : l->cap * 2) : 8;
     uint32_t *ids = realloc(l->ids, (size_t)cap * 4);
-    if (!ids) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    if (!ids) return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
     l->ids = ids;
     if (v->pq_m) {
       uint8_t *c = realloc(l->codes, (size_t)cap * v->pq_m);
-      if (!c) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+      if (!c) return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
       l->codes = c;
     }
     l->cap = cap;
@@ -589,7 +589,7 @@ typedef struct enc_job {
 static int encode_chunk(void *arg, size_t chunk) {
   enc_job *e = arg;
   float *s = malloc(enc_floats(e->v) * sizeof *s);
-  if (!s) return ANN_NOMEM;
+  if (!s) return ANN_ENOMEM;
   size_t lo = chunk * IVF_CHUNK, hi = lo + IVF_CHUNK < e->m ? lo + IVF_CHUNK : e->m;
   for (size_t j = lo; j < hi; j++)
     encode(e->v, e->ids[j], s, &e->list[j], e->codes + j * e->v->pq_m);
@@ -612,7 +612,7 @@ static int build_pre(ivf *v) {
     free(pre);
     free(norms);
     free(zero);
-    return ANN_NOMEM;
+    return ANN_ENOMEM;
   }
   for (size_t m = 0; m < v->pq_m; m++) /* |cb|^2: the distance from 0 */
     pq_table(zero, v->cb + m * IVF_KSUB * ds, ds, 0, norms + m * IVF_KSUB);
@@ -647,9 +647,9 @@ static ivf *alloc_handle(int dim, ann_metric metric, ann_elem elem, ann_vec_fn v
 /* pq_m against dim; 0 (IVF-Flat) is fine */
 static int check_pq(ivf *v, int dim, long pq_m) {
   if (pq_m < 0 || pq_m > dim)
-    return ann_fail(&v->base, ANN_ERROR, "pq_m must be 0..dim (%d), not %ld", dim, pq_m);
+    return ann_fail(&v->base, ANN_EINVAL, "pq_m must be 0..dim (%d), not %ld", dim, pq_m);
   if (pq_m && dim % pq_m)
-    return ann_fail(&v->base, ANN_ERROR, "dim %d is not a multiple of pq_m %ld", dim, pq_m);
+    return ann_fail(&v->base, ANN_EINVAL, "dim %d is not a multiple of pq_m %ld", dim, pq_m);
   return ANN_OK;
 }
 
@@ -662,21 +662,21 @@ int ivf_new(int dim, ann_metric metric, ann_elem elem, const ivf_params *p, ann_
             void *ctx, ivf **out) {
   *out = NULL;
   ivf *v = alloc_handle(dim, metric, elem, vec, ctx);
-  if (!v) return ANN_NOMEM;
+  if (!v) return ANN_ENOMEM;
   *out = v;
   ivf_params d = {0, 0, 0, 0, 0, 0, 0, 0};
   if (!p) p = &d;
   int rc = ann_check_args(&v->base);
   if (rc == ANN_OK && p->nlist > IVF_MAX_NLIST)
-    rc = ann_fail(&v->base, ANN_ERROR, "nlist must be at most %u, not %u", IVF_MAX_NLIST, p->nlist);
+    rc = ann_fail(&v->base, ANN_EINVAL, "nlist must be at most %u, not %u", IVF_MAX_NLIST, p->nlist);
   if (rc == ANN_OK) rc = check_pq(v, dim, p->pq_m);
   if (rc == ANN_OK && p->pq_bits != 0 && p->pq_bits != 8)
-    rc = ann_fail(&v->base, ANN_ERROR, "pq_bits must be 8, not %d", p->pq_bits);
+    rc = ann_fail(&v->base, ANN_EINVAL, "pq_bits must be 8, not %d", p->pq_bits);
   if (rc == ANN_OK && (p->train_iters < 0 || p->train_iters > IVF_MAX_ITERS))
-    rc = ann_fail(&v->base, ANN_ERROR, "train_iters must be 1..%d, not %d", IVF_MAX_ITERS,
+    rc = ann_fail(&v->base, ANN_EINVAL, "train_iters must be 1..%d, not %d", IVF_MAX_ITERS,
               p->train_iters);
-  if (rc == ANN_OK && p->threads < 0) rc = ann_fail(&v->base, ANN_ERROR, "threads must not be negative");
-  if (rc == ANN_OK && p->rerank < 0) rc = ann_fail(&v->base, ANN_ERROR, "rerank must not be negative");
+  if (rc == ANN_OK && p->threads < 0) rc = ann_fail(&v->base, ANN_EINVAL, "threads must not be negative");
+  if (rc == ANN_OK && p->rerank < 0) rc = ann_fail(&v->base, ANN_EINVAL, "rerank must not be negative");
   if (rc != ANN_OK) {
     v->broken = 1;
     return rc;
@@ -717,7 +717,7 @@ static int train_pq(ivf *v, const float *x, size_t n, const uint32_t *assign) {
   float *dist = malloc(np * sizeof *dist);
   float *cb = malloc((size_t)IVF_KSUB * dim * sizeof *cb);
   float *c = malloc((size_t)IVF_KSUB * ds * sizeof *c);
-  int rc = ANN_NOMEM;
+  int rc = ANN_ENOMEM;
   if (!res || !sub || !a || !dist || !cb || !c) goto out;
   for (size_t i = 0; i < np; i++) { /* evenly spread over the sample */
     size_t r = (size_t)((uint64_t)i * n / np);
@@ -745,10 +745,10 @@ out:
 }
 
 int ivf_train(ivf *v, uint32_t n) {
-  if (!v || v->broken) return ANN_ERROR;
+  if (!v || v->broken) return ANN_EINVAL;
   v->base.err[0] = 0;
-  if (v->count) return ann_fail(&v->base, ANN_ERROR, "the index holds rows: train a new one");
-  if (n == 0) return ann_fail(&v->base, ANN_ERROR, "no rows to train on");
+  if (v->count) return ann_fail(&v->base, ANN_EINVAL, "the index holds rows: train a new one");
+  if (n == 0) return ann_fail(&v->base, ANN_EINVAL, "no rows to train on");
   uint64_t nl = v->nlist_req ? v->nlist_req : (uint64_t)llround(sqrt((double)n));
   if (nl < 1) nl = 1;
   uint64_t cap = v->sample_req ? v->sample_req : 256 * nl;
@@ -757,7 +757,7 @@ int ivf_train(ivf *v, uint32_t n) {
   uint32_t *assign = malloc(s * sizeof *assign);
   float *dist = malloc(s * sizeof *dist);
   float *cent = NULL;
-  int rc = ANN_NOMEM;
+  int rc = ANN_ENOMEM;
   if (!x || !assign || !dist) goto out;
   /* the sample: every row, or one from each of s strata */
   uint64_t rs = rnd_init(v->seed, 0);
@@ -771,7 +771,7 @@ int ivf_train(ivf *v, uint32_t n) {
     got += (size_t)load_row(v, row, x + got * dim);
   }
   if (got == 0) {
-    rc = ann_fail(&v->base, ANN_ERROR, "none of the %u rows could be read", n);
+    rc = ann_fail(&v->base, ANN_EINVAL, "none of the %u rows could be read", n);
     goto out;
   }
   if (nl > got) nl = got;
@@ -781,7 +781,7 @@ int ivf_train(ivf *v, uint32_t n) {
   if ((rc = kmeans(&cm, v->iters, v->seed, v->threads)) != ANN_OK) goto out;
   v->cent = cent;
   if (v->pq_m && (rc = train_pq(v, x, got, assign)) != ANN_OK) goto out;
-  rc = ANN_NOMEM;
+  rc = ANN_ENOMEM;
   if (!(v->lists = calloc((size_t)nl, sizeof *v->lists))) goto out;
   v->nlist = (uint32_t)nl;
   cent = NULL;
@@ -795,19 +795,19 @@ out:
   free(x);
   free(assign);
   free(dist);
-  if (rc == ANN_NOMEM) ann_fail(&v->base, rc, "out of memory");
+  if (rc == ANN_ENOMEM) ann_fail(&v->base, rc, "out of memory");
   return rc;
 }
 
 /* ---- public: writing ---------------------------------------------------- */
 
 int ivf_add(ivf *v, uint32_t i) {
-  if (!v || v->broken) return ANN_ERROR;
+  if (!v || v->broken) return ANN_EINVAL;
   v->base.err[0] = 0;
-  if (!v->nlist) return ann_fail(&v->base, ANN_ERROR, "the index is not trained");
-  if (i == IVF_NONE) return ann_fail(&v->base, ANN_ERROR, "row id %u is reserved", i);
+  if (!v->nlist) return ann_fail(&v->base, ANN_EINVAL, "the index is not trained");
+  if (i == IVF_NONE) return ann_fail(&v->base, ANN_EINVAL, "row id %u is reserved", i);
   if (i < v->n && bit(v->present, i))
-    return ann_fail(&v->base, ANN_ERROR, "row %u is already in the index", i);
+    return ann_fail(&v->base, ANN_EINVAL, "row %u is already in the index", i);
   int rc = own(v);
   if (rc == ANN_OK) rc = reserve_rows(v, i + 1);
   if (rc != ANN_OK) return rc;
@@ -815,7 +815,7 @@ int ivf_add(ivf *v, uint32_t i) {
   uint8_t *code = malloc(v->pq_m + 1);
   uint32_t list;
   if (!s || !code)
-    rc = ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    rc = ann_fail(&v->base, ANN_ENOMEM, "out of memory");
   else {
     encode(v, i, s, &list, code);
     rc = list_push(v, list, i, code);
@@ -826,7 +826,7 @@ int ivf_add(ivf *v, uint32_t i) {
 }
 
 int ivf_build(ivf *v, uint32_t n) {
-  if (!v || v->broken) return ANN_ERROR;
+  if (!v || v->broken) return ANN_EINVAL;
   v->base.err[0] = 0;
   int rc = ANN_OK;
   if (!v->nlist) {
@@ -841,14 +841,14 @@ int ivf_build(ivf *v, uint32_t n) {
   uint32_t *ids = malloc(m * sizeof *ids);
   enc_job e = {v, ids, m, malloc(m * sizeof *e.list), malloc(m * v->pq_m + 1)};
   if (!ids || !e.list || !e.codes) {
-    rc = ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    rc = ann_fail(&v->base, ANN_ENOMEM, "out of memory");
     goto out;
   }
   for (uint32_t i = 0, j = 0; i < n; i++)
     if (!bit(v->present, i)) ids[j++] = i;
   size_t chunks = (m + IVF_CHUNK - 1) / IVF_CHUNK;
   if (util_parallel_for(chunks > 1 ? v->threads : 1, chunks, encode_chunk, &e) != 0) {
-    rc = ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    rc = ann_fail(&v->base, ANN_ENOMEM, "out of memory");
     goto out;
   }
   /* in id order, whatever thread encoded what */
@@ -862,10 +862,10 @@ out:
 }
 
 int ivf_delete(ivf *v, uint32_t i) {
-  if (!v || v->broken) return ANN_ERROR;
+  if (!v || v->broken) return ANN_EINVAL;
   v->base.err[0] = 0;
   if (i >= v->n || !bit(v->present, i))
-    return ann_fail(&v->base, ANN_ERROR, "row %u is not in the index", i);
+    return ann_fail(&v->base, ANN_EINVAL, "row %u is not in the index", i);
   bit_set(v->deleted, i);
   return ANN_OK;
 }
@@ -909,9 +909,9 @@ static void pq_tables(const ivf *v, const float *t, int dot, float *lut) {
 
 int ivf_search(const ivf *v, const float *q, int k, int nprobe, int rerank,
                ivf_filter_fn filter, void *fctx, ann_hit *out) {
-  if (!v || v->broken) return ANN_ERROR;
+  if (!v || v->broken) return ANN_EINVAL;
   if (k <= 0 || v->count == 0) return 0;
-  if (!q || !out) return ANN_ERROR;
+  if (!q || !out) return ANN_EINVAL;
   uint32_t kk = (uint32_t)k < v->count ? (uint32_t)k : v->count;
   uint32_t np = nprobe < 1 ? 1 : (uint32_t)nprobe > v->nlist ? v->nlist : (uint32_t)nprobe;
   uint64_t r = kk;
@@ -924,7 +924,7 @@ int ivf_search(const ivf *v, const float *q, int k, int nprobe, int rerank,
   size_t nf = 2 * dim + nl + 2 * (size_t)v->pq_m * IVF_KSUB;
   size_t nh = nl + 2 * (size_t)r + 2 * (size_t)kk;
   float *f = malloc(nf * sizeof *f + nh * sizeof(hit));
-  if (!f) return ANN_NOMEM;
+  if (!f) return ANN_ENOMEM;
   float *qn = f, *t = qn + dim, *cd = t + dim, *lut = cd + nl;
   float *qt = lut + (size_t)v->pq_m * IVF_KSUB;
   hit *probe = (hit *)(f + nf), *cmem = probe + nl, *rmem = cmem + 2 * r;
@@ -984,14 +984,14 @@ int ivf_search(const ivf *v, const float *q, int k, int nprobe, int rerank,
 int ivf_save(const ivf *v, uint8_t **img, size_t *len) {
   *img = NULL;
   *len = 0;
-  if (!v || v->broken) return ANN_ERROR;
+  if (!v || v->broken) return ANN_EINVAL;
   size_t dim = (size_t)v->base.dim, nl = v->nlist;
   size_t cbn = nl && v->pq_m ? (size_t)IVF_KSUB * dim : 0;
   uint32_t n = nl ? v->n : 0; /* untrained: no rows (a failed retraining may leave n) */
   size_t total = IVF_HDR + 4 * (nl * dim + cbn + nl + 1 + v->count + words(n)) +
                  (size_t)v->count * v->pq_m;
   uint8_t *p = malloc(total);
-  if (!p) return ANN_NOMEM;
+  if (!p) return ANN_ENOMEM;
   ann_hdr_put(p, &ivf_img, &v->base);
   util_put_le32(p + 28, v->nlist);
   util_put_le32(p + 32, v->pq_m);
@@ -1035,29 +1035,29 @@ static int adopt(ivf *v, const uint8_t *base) {
   const uint32_t *ids = off + nl + 1, *del = ids + v->count;
   const uint8_t *codes = (const uint8_t *)(del + words(v->n));
   for (size_t i = 0; i < nl * dim; i++)
-    if (!isfinite(cent[i])) return ann_fail(&v->base, ANN_CORRUPT, "centroid value not finite");
+    if (!isfinite(cent[i])) return ann_fail(&v->base, ANN_ECORRUPT, "centroid value not finite");
   for (size_t i = 0; i < cbn; i++)
-    if (!isfinite(cb[i])) return ann_fail(&v->base, ANN_CORRUPT, "codebook value not finite");
-  if (off[0] != 0 || off[nl] != v->count) return ann_fail(&v->base, ANN_CORRUPT, "bad list offsets");
+    if (!isfinite(cb[i])) return ann_fail(&v->base, ANN_ECORRUPT, "codebook value not finite");
+  if (off[0] != 0 || off[nl] != v->count) return ann_fail(&v->base, ANN_ECORRUPT, "bad list offsets");
   for (size_t j = 0; j < nl; j++)
-    if (off[j + 1] < off[j]) return ann_fail(&v->base, ANN_CORRUPT, "list %zu: bad offsets", j);
+    if (off[j + 1] < off[j]) return ann_fail(&v->base, ANN_ECORRUPT, "list %zu: bad offsets", j);
   size_t nw = words(v->n);
   v->present = calloc(nw ? nw : 1, 4);
   v->deleted = malloc(nw ? nw * 4 : 4);
-  if (!v->present || !v->deleted) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+  if (!v->present || !v->deleted) return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
   v->wcap = nw;
   if (nw) memcpy(v->deleted, del, nw * 4);
   for (uint32_t e = 0; e < v->count; e++) {
     uint32_t id = ids[e];
     if (id >= v->n || bit(v->present, id))
-      return ann_fail(&v->base, ANN_CORRUPT, "entry %u: bad or repeated row id %u", e, id);
+      return ann_fail(&v->base, ANN_ECORRUPT, "entry %u: bad or repeated row id %u", e, id);
     bit_set(v->present, id);
   }
   for (size_t w = 0; w < nw; w++)
     if (v->deleted[w] & ~v->present[w])
-      return ann_fail(&v->base, ANN_CORRUPT, "deleted bits on rows not in the index");
+      return ann_fail(&v->base, ANN_ECORRUPT, "deleted bits on rows not in the index");
   if (nl) {
-    if (!(v->lists = calloc(nl, sizeof *v->lists))) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    if (!(v->lists = calloc(nl, sizeof *v->lists))) return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
     v->owned = 0; /* from here on the arrays are the image's */
     for (size_t j = 0; j < nl; j++) {
       ivf_list *l = &v->lists[j];
@@ -1075,7 +1075,7 @@ int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann
              void *ctx, ivf **out) {
   *out = NULL;
   ivf *v = alloc_handle(dim, m, e, vec, ctx);
-  if (!v) return ANN_NOMEM;
+  if (!v) return ANN_ENOMEM;
   *out = v;
   v->broken = 1; /* until the image is accepted */
   int rc = ann_check_args(&v->base);
@@ -1089,7 +1089,7 @@ int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann
   if (pq_m > (uint32_t)dim || (pq_m && dim % (int)pq_m) || bits != (pq_m ? 8u : 0u) ||
       nl > IVF_MAX_NLIST || nlreq > IVF_MAX_NLIST || iters < 1 || iters > IVF_MAX_ITERS ||
       rerank > INT32_MAX || v->count > v->n || (nl == 0 && v->n != 0) || util_get_le64(p + 72) != 0)
-    return ann_fail(&v->base, ANN_CORRUPT, "bad IVF header");
+    return ann_fail(&v->base, ANN_ECORRUPT, "bad IVF header");
   set_pq(v, pq_m);
   v->nlist = nl;
   v->iters = (int)iters;
@@ -1103,13 +1103,13 @@ int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e, ann
   if ((rc = ann_size_check(&v->base, &ivf_img, len, want)) != ANN_OK) return rc;
   const uint8_t *base = p + IVF_HDR;
   if (!util_host_le() || ((uintptr_t)p & 3) != 0) { /* an aligned host-order copy */
-    if (!(v->copy = malloc(len - IVF_HDR + 1))) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+    if (!(v->copy = malloc(len - IVF_HDR + 1))) return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
     memcpy(v->copy, base, len - IVF_HDR);
     util_get_le32s(v->copy, v->copy, (size_t)wordsz); /* the words (not the codes) */
     base = v->copy;
   }
   if ((rc = adopt(v, base)) != ANN_OK) return rc;
-  if (build_pre(v) != ANN_OK) return ann_fail(&v->base, ANN_NOMEM, "out of memory");
+  if (build_pre(v) != ANN_OK) return ann_fail(&v->base, ANN_ENOMEM, "out of memory");
   v->broken = 0;
   return ANN_OK;
 }

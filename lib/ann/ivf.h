@@ -91,8 +91,8 @@ typedef struct ivf_params {
 
 /* A new, untrained, empty index over rows of dim elements of type elem.
 ** p may be NULL (all defaults).  vec/ctx are borrowed and must outlive the
-** index.  On error other than ANN_NOMEM, *out is still set to a handle
-** holding the message (ivf_errmsg); free it with ivf_free.  On ANN_NOMEM
+** index.  On error other than ANN_ENOMEM, *out is still set to a handle
+** holding the message (ivf_errmsg); free it with ivf_free.  On ANN_ENOMEM
 ** *out is NULL. */
 int ivf_new(int dim, ann_metric metric, ann_elem elem, const ivf_params *p,
             ann_vec_fn vec, void *ctx, ivf **out);
@@ -101,12 +101,12 @@ int ivf_new(int dim, ann_metric metric, ann_elem elem, const ivf_params *p,
 ** on a deterministic sample of them (a stratified sample drawn with the
 ** seed when n exceeds train_sample), cosine rows normalised first.  Rows
 ** the callback answers NULL for are left out.  The result depends only on
-** the parameters and the rows, not on threads.  ANN_ERROR if the index
+** the parameters and the rows, not on threads.  ANN_EINVAL if the index
 ** already holds rows (train a new one) or no row could be read; training
 ** an empty trained index again replaces its quantisers. */
 int ivf_train(ivf *v, uint32_t n);
 
-/* Insert row i (ANN_ERROR if the index is not trained, i is already in the
+/* Insert row i (ANN_EINVAL if the index is not trained, i is already in the
 ** index, deleted rows included, or i == UINT32_MAX).  It goes at the end of
 ** the list of its nearest centroid. */
 int ivf_add(ivf *v, uint32_t i);
@@ -119,7 +119,7 @@ int ivf_add(ivf *v, uint32_t i);
 int ivf_build(ivf *v, uint32_t n);
 
 /* Mark row i deleted: it stays in its list and is never returned.
-** ANN_ERROR if i is not in the index; deleting twice is fine. */
+** ANN_EINVAL if i is not in the index; deleting twice is fine. */
 int ivf_delete(ivf *v, uint32_t i);
 
 /* The k nearest live rows to q (dim f32 values) among the rows of the
@@ -148,7 +148,7 @@ int ivf_save(const ivf *v, uint8_t **img, size_t *len);
 
 /* An index over an image made by ivf_save.  dim, metric and elem must be
 ** the ones it was built with.  Every count, offset and id is checked
-** against len, nlist and the row count: a damaged image gives ANN_CORRUPT,
+** against len, nlist and the row count: a damaged image gives ANN_ECORRUPT,
 ** never a crash.  When img is 4-byte aligned (and the host little-endian)
 ** the centroids, codebooks and lists are read in place: img must then stay
 ** valid and unchanged until ivf_free, or until the first ivf_add,

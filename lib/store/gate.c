@@ -51,7 +51,7 @@ static int take(int fd, short type, off_t at, long long deadline) {
     if (errno == EINTR) continue;
     if (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP) return GATE_NONE;
     if (errno != EAGAIN && errno != EACCES) return GATE_EIO;
-    if (now_us() >= deadline) return GATE_BUSY;
+    if (now_us() >= deadline) return GATE_EBUSY;
     usleep(pause);
     if (tries >= 40 && pause < 2000) pause *= 2; /* 50 us for 2 ms, then backing off */
   }
@@ -64,7 +64,9 @@ int gate_read_begin(int fd) {
   if (rc != GATE_OK) return rc;
   /* (no writer can hold R now: it takes R only while holding P) */
   rc = take(fd, F_RDLCK, GATE_R, deadline);
+  int e = errno; /* (GATE_EIO's, for the caller) */
   lock1(fd, F_UNLCK, GATE_P);
+  errno = e;
   return rc;
 }
 
@@ -78,7 +80,11 @@ int gate_write_begin(int fd) {
   int rc = take(fd, F_WRLCK, GATE_P, deadline);
   if (rc != GATE_OK) return rc;
   rc = take(fd, F_WRLCK, GATE_R, deadline);
-  if (rc != GATE_OK) lock1(fd, F_UNLCK, GATE_P);
+  if (rc != GATE_OK) {
+    int e = errno; /* (GATE_EIO's, for the caller) */
+    lock1(fd, F_UNLCK, GATE_P);
+    errno = e;
+  }
   return rc;
 }
 

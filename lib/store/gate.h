@@ -29,7 +29,7 @@
 ** 2 ms for at most GATE_WAIT_MS (a process stopped while holding one
 ** cannot hang another): a reader then loads without the gate, relying on
 ** the checks of the store (the log's generation read before and after), a
-** writer gives up (GATE_BUSY) and its checkpoint fails as busy, the log
+** writer gives up (GATE_EBUSY) and its checkpoint fails as busy, the log
 ** keeping every commit.
 **
 ** Where open file description locks do not exist (not Linux), or with
@@ -44,8 +44,8 @@
 enum {
   GATE_OK = 0,
   GATE_NONE = 1,   /* no gate on this system or file: go on without it */
-  GATE_BUSY = UTIL_EBUSY, /* not obtained within GATE_WAIT_MS */
-  GATE_EIO = UTIL_EIO     /* the lock call failed (errno) */
+  GATE_EBUSY = UTIL_EBUSY, /* not obtained within GATE_WAIT_MS */
+  GATE_EIO = UTIL_EIO      /* the lock call failed (errno says why) */
 };
 
 #define GATE_WAIT_MS 10000

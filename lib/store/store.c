@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "util/utf8.h"
+#include "gate.h"
 #include "store_int.h"
 
 /* The columns of /memories (store_int.h). */
@@ -38,13 +39,19 @@ int store_fail(store *s, int code, const char *fmt, ...) {
   return code;
 }
 
+int store_h5_code(int hr) {
+  return hr == H5_EUNSUPPORTED || hr == H5_ENOTFOUND ? STORE_ECORRUPT : hr < 0 ? hr : STORE_EIO;
+}
+
 /* A failure of the HDF5 writer w while doing what (e.g. "checkpoint of"):
-** STORE_EFULL when it found no space, STORE_BUSY when the gate was not
-** obtained (readers kept the store busy). */
+** the writer's code (STORE_EFULL when it found no space, ...), or the
+** gate's when the gate refused the commit: STORE_EBUSY when readers kept
+** the store busy, STORE_EIO when the lock call failed. */
 int store_wfail(store *s, h5w *w, const char *what) {
-  int c = h5w_errcode(w);
-  int code = c == H5_EFULL ? STORE_EFULL : c == H5_ENOMEM ? STORE_ENOMEM : STORE_EIO;
-  if (s->gated < 0) code = STORE_BUSY;
+  if (s->gated == GATE_EIO)
+    return store_fail(s, STORE_EIO, "%s %s: cannot lock %s for the readers' gate: %s", what, s->path,
+                      s->walpath, strerror(s->gate_errno));
+  int code = s->gated < 0 ? s->gated : store_h5_code(h5w_errcode(w));
   return store_fail(s, code, "%s %s: %s", what, s->path, h5w_errmsg(w));
 }
 
@@ -185,7 +192,7 @@ int store_become_writer(store *s) {
     int e = errno;
     close(fd);
     return e == EWOULDBLOCK
-               ? store_fail(s, STORE_BUSY, "the store %s is being written by another connection or "
+               ? store_fail(s, STORE_EBUSY, "the store %s is being written by another connection or "
                       "process", s->path)
                : store_fail(s, STORE_EIO, "cannot lock %s: %s", s->walpath, strerror(e));
   }
@@ -362,9 +369,7 @@ int store_prepare(store *s) {
   if (s->sync == STORE_SYNC_NORMAL && store_now_ns() - s->last_sync_ns >= NORMAL_SYNC_NS) sync = 1;
   uint64_t seq;
   int wr = wal_append(s->log, s->frame, s->frame_len, sync, &seq);
-  if (wr != WAL_OK)
-    return store_fail(s, wr == WAL_EFULL ? STORE_EFULL : wr == WAL_ENOMEM ? STORE_ENOMEM : STORE_EIO,
-                "%s", wal_errmsg(s->log));
+  if (wr != WAL_OK) return store_fail(s, wr, "%s", wal_errmsg(s->log));
   if (sync) s->last_sync_ns = store_now_ns();
   s->prepared = 1;
   return STORE_OK;

@@ -19,7 +19,7 @@
 ** one frame.  One writer per store: the first handle that writes takes an
 ** exclusive lock (flock) on the log file (the .h5 file is replaced by
 ** optimize; the log never is) and keeps it until store_close;
-** another writer gets STORE_BUSY.  A reader's view is the file and log as
+** another writer gets STORE_EBUSY.  A reader's view is the file and log as
 ** they were when it last refreshed (store_refresh).
 **
 ** It knows nothing of SQLite.  One thread at a time per handle.
@@ -43,10 +43,10 @@ enum {
   STORE_EINVAL = UTIL_EINVAL,         /* a bad argument or value */
   STORE_EMISMATCH = UTIL_EMISMATCH,   /* options disagree with the existing store */
   STORE_EBUSY = UTIL_EBUSY,           /* another handle (or process) is the writer */
-  STORE_BUSY = STORE_EBUSY,           /* (the older name) */
   STORE_ENOTFOUND = UTIL_ENOTFOUND,
   STORE_EEXISTS = UTIL_EEXISTS,       /* the id is taken */
-  STORE_EFULL = UTIL_EFULL            /* no space left (disk full, file size limit) */
+  STORE_EFULL = UTIL_EFULL,           /* no space left (disk full, file size limit) */
+  STORE_ETOOBIG = UTIL_ETOOBIG        /* beyond a format's limit (the text index's 32-bit fields) */
 };
 
 enum { STORE_COSINE = 0, STORE_L2 = 1, STORE_DOT = 2 };

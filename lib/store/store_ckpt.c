@@ -62,7 +62,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
                              sizeof terr) == STORE_OK)
       hr = tindex_cfg_write(w, root, &to);
     else
-      hr = -1; /* (store_open checks it first) */
+      hr = H5_EINVAL; /* (store_open checks it first) */
   }
   if (!hr) hr = h5w_group(w, root, "index", &idx);
   if (!hr && ic.q8) { /* the int8 copy: rows as /memories/embedding's */
@@ -125,7 +125,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
       hr = attr_str(w, d, "description", what[k]);
     }
   }
-  return hr ? store_fail(s, STORE_EIO, "cannot lay out %s: %s", s->path, h5w_errmsg(w)) : STORE_OK;
+  return hr ? store_fail(s, store_h5_code(hr), "cannot lay out %s: %s", s->path, h5w_errmsg(w)) : STORE_OK;
 }
 
 /* Create the file: written under a temporary name, then linked into place
@@ -160,9 +160,7 @@ int store_write_new(store *s, const store_opts *o) {
   /* made exclusively, never through a link planted at the name (h5.h) */
   int hr = h5w_create_temp(base, 1, &w, &tmp, err, sizeof err);
   free(base);
-  if (hr != H5_OK)
-    return store_fail(s, hr == H5_EFULL ? STORE_EFULL : hr == H5_ENOMEM ? STORE_ENOMEM : STORE_EIO,
-                "cannot create %s: %s", s->path, err);
+  if (hr != H5_OK) return store_fail(s, store_h5_code(hr), "cannot create %s: %s", s->path, err);
   rc = write_layout(s, w, o, id);
   if (rc != STORE_OK && h5w_errcode(w) == H5_EFULL) rc = store_wfail(s, w, "cannot write");
   if (rc == STORE_OK && h5w_close(w, o->sync != STORE_SYNC_OFF) != H5_OK) rc = store_wfail(s, w, "cannot write");
@@ -301,12 +299,11 @@ static int index_save(store *s, int force) {
   if (!vec && !txt) return STORE_OK;
   char err[512];
   h5w *w;
-  if (h5w_open(s->path, 1, &w, err, sizeof err) != H5_OK)
-    return store_fail(s, STORE_EIO, "saving the indexes of %s: %s", s->path, err);
+  int orc = h5w_open(s->path, 1, &w, err, sizeof err);
+  if (orc != H5_OK) return store_fail(s, store_h5_code(orc), "saving the indexes of %s: %s", s->path, err);
   h5w_on_commit(w, store_gate_take, s, "readers kept the store busy");
   int rc = vec ? sindex_save(s->ix, w, s->nbase, util_ncpu(), err, sizeof err) : STORE_OK;
   if (rc == STORE_OK && txt) rc = tindex_save(s->tx, w, s->nbase, err, sizeof err);
-  if (rc != STORE_OK && h5w_errcode(w) == H5_EFULL) rc = STORE_EFULL;
   if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK) {
     rc = store_wfail(s, w, "saving the indexes of");
     snprintf(err, sizeof err, "%s", h5w_errmsg(w));
@@ -334,8 +331,8 @@ int store_checkpoint(store *s) {
   char err[512];
   h5w *w;
   int orc = h5w_open(s->path, 1, &w, err, sizeof err);
-  if (orc != H5_OK)
-    return store_fail(s, orc == H5_EFULL ? STORE_EFULL : STORE_EIO, "checkpoint of %s: %s", s->path, err);
+  if (orc != H5_OK) /* (a damaged file: STORE_ECORRUPT) */
+    return store_fail(s, store_h5_code(orc), "checkpoint of %s: %s", s->path, err);
   h5w_on_commit(w, store_gate_take, s, "readers kept the store busy");
   int rc = STORE_OK;
   for (int k = 0; rc == STORE_OK && k < NCOL + 3; k++) {
@@ -344,7 +341,7 @@ int store_checkpoint(store *s) {
              : "/memories/%s", k == NCOL ? "deleted" : k < NCOL ? store_col_name[k] : "");
     h5w_obj *d;
     if (h5w_lookup(w, path, &d) != H5_OK) {
-      rc = store_fail(s, STORE_EIO, "checkpoint of %s: %s", s->path, h5w_errmsg(w));
+      rc = store_wfail(s, w, "checkpoint of");
       break;
     }
     int hr = H5_OK;
@@ -380,8 +377,7 @@ int store_checkpoint(store *s) {
   }
   if (rc == STORE_OK) {
     int gr = gstore_checkpoint(s->g, w, err, sizeof err);
-    if (gr) rc = store_fail(s, gr == STORE_ENOMEM ? gr : h5w_errcode(w) == H5_EFULL ? STORE_EFULL : gr,
-                      "checkpoint of %s: %s", s->path, err);
+    if (gr) rc = store_fail(s, gr, "checkpoint of %s: %s", s->path, err);
   }
   if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK) rc = store_wfail(s, w, "checkpoint of");
   if (rc != STORE_OK) {
@@ -395,7 +391,8 @@ int store_checkpoint(store *s) {
   /* The file now holds everything up to frame upto: empty the log, still
   ** inside the gate (if that fails, the frames are in both: opening skips
   ** them by sequence number), and make the delta's live records base rows. */
-  if (wal_reset(s->log, upto) != WAL_OK) rc = store_fail(s, STORE_EIO, "%s", wal_errmsg(s->log));
+  int wr = wal_reset(s->log, upto);
+  if (wr != WAL_OK) rc = store_fail(s, wr, "%s", wal_errmsg(s->log));
   store_gate_release(s);
   if (rebase(s, upto) != STORE_OK) { /* read it all again */
     char keep[sizeof s->err];
@@ -489,8 +486,7 @@ int store_optimize(store *s) {
   free(base);
   if (hr != H5_OK) {
     extra_attrs_free(&ex);
-    return store_fail(s, hr == H5_EFULL ? STORE_EFULL : hr == H5_ENOMEM ? STORE_ENOMEM : STORE_EIO,
-                "optimize %s: %s", s->path, err);
+    return store_fail(s, store_h5_code(hr), "optimize %s: %s", s->path, err);
   }
   rc = write_layout(s, w, &o, s->store_id);
   extra_attrs_free(&ex);
@@ -560,7 +556,7 @@ int store_optimize(store *s) {
   }
   if (rc == STORE_OK) {
     int gr = gstore_write_live(s->g, w, err, sizeof err);
-    if (gr) rc = store_fail(s, h5w_errcode(w) == H5_EFULL ? STORE_EFULL : gr, "optimize %s: %s", s->path, err);
+    if (gr) rc = store_fail(s, gr, "optimize %s: %s", s->path, err);
   }
   h5w_obj *ck, *mx;
   int64_t v = (int64_t)s->ckpt_seq;
@@ -574,8 +570,11 @@ int store_optimize(store *s) {
   /* the new file replaces the old inside the gate: no reader is between
   ** opening the .h5 file and reading the log */
   int g = rc == STORE_OK ? gate_write_begin(s->lockfd) : GATE_NONE;
-  if (g != GATE_OK && g != GATE_NONE)
-    rc = store_fail(s, STORE_BUSY, "optimize %s: readers kept the store busy", s->path);
+  if (g == GATE_EBUSY)
+    rc = store_fail(s, STORE_EBUSY, "optimize %s: readers kept the store busy", s->path);
+  else if (g != GATE_OK && g != GATE_NONE) /* (GATE_EIO: an I/O error, not busy) */
+    rc = store_fail(s, g, "optimize %s: cannot lock %s for the readers' gate: %s", s->path,
+                    s->walpath, strerror(errno));
   if (rc == STORE_OK && rename(tmp, s->path) != 0)
     rc = store_fail(s, STORE_EIO, "optimize %s: %s", s->path, strerror(errno));
   gate_write_end(s->lockfd, g);

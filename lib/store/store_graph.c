@@ -317,8 +317,10 @@ static int adj_build(gstore *g) {
     edges[nr++] = (kg_edge){w->id, w->a, w->b, code, w->weight};
   }
   if (!rc) {
+    /* (KG_EINVAL here: two entities with one id, which a store whose
+    ** ids are unique by construction holds only when damaged) */
     int kr = kg_adj_build(ents, ne, edges, nr, &g->adj);
-    rc = kr == KG_OK ? STORE_OK : kr == KG_ENOMEM ? STORE_ENOMEM : STORE_ECORRUPT;
+    rc = kr == KG_EINVAL ? STORE_ECORRUPT : kr;
   }
   free(ents);
   free(edges);
@@ -567,19 +569,23 @@ int gstore_dirty(const gstore *g) {
   return 0;
 }
 
-/* The dataset at path in w, made (with its groups) when missing. */
+/* The writer's failure as the store's code (store_h5_code). */
+static int wcode(const h5w *w) { return store_h5_code(h5w_errcode(w)); }
+
+/* The dataset at path in w, made (with its groups) when missing: STORE_OK
+** or the writer's code. */
 static int dset(h5w *w, int t, const char *name, int kind, h5w_obj **out) {
   char path[96];
   if (t < 0) snprintf(path, sizeof path, "/graph/%s", name);
   else snprintf(path, sizeof path, "/graph/%s/%s", tab_name[t], name);
-  if (h5w_lookup(w, path, out) == H5_OK) return 0;
+  if (h5w_lookup(w, path, out) == H5_OK) return STORE_OK;
   h5w_obj *gg, *tg = NULL;
   if (h5w_lookup(w, "/graph", &gg) != H5_OK && h5w_group(w, h5w_root(w), "graph", &gg) != H5_OK)
-    return -1;
+    return wcode(w);
   if (t >= 0) {
     char tp[64];
     snprintf(tp, sizeof tp, "/graph/%s", tab_name[t]);
-    if (h5w_lookup(w, tp, &tg) != H5_OK && h5w_group(w, gg, tab_name[t], &tg) != H5_OK) return -1;
+    if (h5w_lookup(w, tp, &tg) != H5_OK && h5w_group(w, gg, tab_name[t], &tg) != H5_OK) return wcode(w);
   }
   h5w_dcpl d;
   memset(&d, 0, sizeof d);
@@ -592,26 +598,26 @@ static int dset(h5w *w, int t, const char *name, int kind, h5w_obj **out) {
     d.chunk[0] = 64;
     d.chunk[1] = STORE_G_NTABLES;
     uint64_t dims[2] = {0, STORE_G_NTABLES}, maxd[2] = {UINT64_MAX, STORE_G_NTABLES};
-    return h5w_dataset(w, gg, name, ty, 2, dims, maxd, &d, out) == H5_OK ? 0 : -1;
+    return h5w_dataset(w, gg, name, ty, 2, dims, maxd, &d, out) == H5_OK ? STORE_OK : wcode(w);
   }
   uint64_t dims = 0, maxd = UINT64_MAX;
-  return h5w_dataset(w, tg, name, ty, 1, &dims, &maxd, &d, out) == H5_OK ? 0 : -1;
+  return h5w_dataset(w, tg, name, ty, 1, &dims, &maxd, &d, out) == H5_OK ? STORE_OK : wcode(w);
 }
 
 /* Append t's live records (only_new: those not in the file yet) to its
-** columns; *nout of them.  0, -1 (w failed) or -2 (out of memory). */
+** columns; *nout of them.  STORE_OK, STORE_ENOMEM or the writer's code. */
 static int append_rows(gstore *g, h5w *w, int t, int only_new, uint64_t *nout) {
   gtab *tb = &g->t[t];
   uint64_t m = 0;
   for (uint64_t i = 0; i < tb->n; i++) m += !tb->r[i].dead && (!only_new || tb->r[i].row < 0);
   *nout = m;
-  if (!m) return 0;
+  if (!m) return STORE_OK;
   /* (a string column takes 16-byte elements, the first 8 a char *, as
   ** h5w_append reads variable-length strings) */
   uint8_t *buf = calloc(m, 16);
-  if (!buf) return -2;
-  int bad = 0;
-  for (int c = 0; c < ncols[t] && !bad; c++) {
+  if (!buf) return STORE_ENOMEM;
+  int rc = STORE_OK;
+  for (int c = 0; c < ncols[t] && !rc; c++) {
     int fl = cols[t][c].f;
     size_t esz = col_kind(fl) == 1 ? 16 : 8;
     uint64_t j = 0;
@@ -630,26 +636,25 @@ static int append_rows(gstore *g, h5w *w, int t, int only_new, uint64_t *nout) {
       j++;
     }
     h5w_obj *d;
-    bad = dset(w, t, cols[t][c].name, col_kind(fl), &d) || h5w_append(w, d, buf, m) != H5_OK;
+    rc = dset(w, t, cols[t][c].name, col_kind(fl), &d);
+    if (rc == STORE_OK && h5w_append(w, d, buf, m) != H5_OK) rc = wcode(w);
   }
   free(buf);
-  return bad ? -1 : 0;
+  return rc;
 }
 
 static int max_ids(gstore *g, h5w *w) {
   h5w_obj *d;
   int64_t v[STORE_G_NTABLES];
   for (int t = 0; t < STORE_G_NTABLES; t++) v[t] = g->t[t].max_id;
-  return dset(w, -1, "max_id", 0, &d) || h5w_append(w, d, v, 1) != H5_OK ? -1 : 0;
+  int rc = dset(w, -1, "max_id", 0, &d);
+  return rc == STORE_OK && h5w_append(w, d, v, 1) != H5_OK ? wcode(w) : rc;
 }
 
-static int fail_w(h5w *w, int r, char *err, size_t errlen) {
-  if (r == -2) {
-    snprintf(err, errlen, "out of memory");
-    return STORE_ENOMEM;
-  }
-  snprintf(err, errlen, "%s", h5w_errmsg(w));
-  return STORE_EIO;
+/* A failure rc (STORE_ENOMEM or the writer's code) said in err; returns rc. */
+static int fail_w(h5w *w, int rc, char *err, size_t errlen) {
+  snprintf(err, errlen, "%s", rc == STORE_ENOMEM ? "out of memory" : h5w_errmsg(w));
+  return rc;
 }
 
 int gstore_checkpoint(gstore *g, h5w *w, char *err, size_t errlen) {
@@ -663,19 +668,19 @@ int gstore_checkpoint(gstore *g, h5w *w, char *err, size_t errlen) {
     for (uint64_t i = 0; i < tb->n; i++) nd += tb->r[i].dead && tb->r[i].row >= 0;
     if (!m && !nd) continue;
     h5w_obj *d;
-    if (dset(w, t, "deleted", 0, &d)) return fail_w(w, -1, err, errlen);
+    if ((r = dset(w, t, "deleted", 0, &d))) return fail_w(w, r, err, errlen);
     if (!nd) continue;
     int64_t *rows = malloc(nd * sizeof *rows);
-    if (!rows) return fail_w(w, -2, err, errlen);
+    if (!rows) return fail_w(w, STORE_ENOMEM, err, errlen);
     uint64_t j = 0;
     for (uint64_t i = 0; i < tb->n; i++)
       if (tb->r[i].dead && tb->r[i].row >= 0) rows[j++] = tb->r[i].row;
-    int bad = h5w_append(w, d, rows, nd) != H5_OK;
+    r = h5w_append(w, d, rows, nd) != H5_OK ? wcode(w) : STORE_OK;
     free(rows);
-    if (bad) return fail_w(w, -1, err, errlen);
+    if (r) return fail_w(w, r, err, errlen);
   }
-  if (max_ids(g, w)) return fail_w(w, -1, err, errlen);
-  return STORE_OK;
+  int r = max_ids(g, w);
+  return r ? fail_w(w, r, err, errlen) : STORE_OK;
 }
 
 void gstore_rebase(gstore *g) {
@@ -715,10 +720,11 @@ int gstore_write_live(gstore *g, h5w *w, char *err, size_t errlen) {
     uint64_t m;
     int r = append_rows(g, w, t, 0, &m);
     h5w_obj *d;
-    if (!r && dset(w, t, "deleted", 0, &d)) r = -1;
+    if (!r) r = dset(w, t, "deleted", 0, &d);
     for (int c = 0; !r && !m && c < ncols[t]; c++) /* an empty table: its columns all the same */
-      if (dset(w, t, cols[t][c].name, col_kind(cols[t][c].f), &d)) r = -1;
+      r = dset(w, t, cols[t][c].name, col_kind(cols[t][c].f), &d);
     if (r) return fail_w(w, r, err, errlen);
   }
-  return max_ids(g, w) ? fail_w(w, -1, err, errlen) : STORE_OK;
+  int r = max_ids(g, w);
+  return r ? fail_w(w, r, err, errlen) : STORE_OK;
 }

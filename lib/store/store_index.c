@@ -72,20 +72,20 @@ int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t e
   c->nprobe = 16;
   char kind[16] = "", qz[16] = "";
   int has = store_attr_str(f, root, "index", kind, sizeof kind);
-  if (has == 0) return 0; /* older stores: flat */
+  if (has == 0) return STORE_OK; /* older stores: flat */
   /* (stores made before the int8 copy have no quantize attribute) */
   int hq = store_attr_str(f, root, "quantize", qz, sizeof qz);
   c->q8 = hq > 0 && !strcmp(qz, "int8");
   if (hq < 0 || (hq > 0 && !c->q8 && strcmp(qz, "none"))) {
     snprintf(err, errlen, "the quantize attribute is not 'int8' or 'none'");
-    return -1;
+    return STORE_ECORRUPT;
   }
   if (!strcmp(kind, "flat")) c->kind = STORE_INDEX_FLAT;
   else if (!strcmp(kind, "hnsw")) c->kind = STORE_INDEX_HNSW;
   else if (!strcmp(kind, "ivf")) c->kind = STORE_INDEX_IVF;
   else {
     snprintf(err, errlen, "the index attribute is not 'flat', 'hnsw' or 'ivf'");
-    return -1;
+    return STORE_ECORRUPT;
   }
   int64_t m = c->m, efc = c->efc, ef = c->ef, nl = 0, np = c->nprobe, pq = 0;
   if (store_attr_int(root, "hnsw_M", &m) < 0 || store_attr_int(root, "hnsw_ef_construction", &efc) < 0 ||
@@ -95,7 +95,7 @@ int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t e
       np < 1 || np > (1 << 24) || pq < 0 || pq > 65536) {
     snprintf(err, errlen, "bad hnsw_M, hnsw_ef_construction, ef_search, ivf_nlist, ivf_nprobe or "
              "ivf_pq_m attribute");
-    return -1;
+    return STORE_ECORRUPT;
   }
   c->m = (int)m;
   c->efc = (int)efc;
@@ -103,7 +103,7 @@ int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t e
   c->nlist = (uint32_t)nl;
   c->nprobe = (int)np;
   c->pq_m = (int)pq;
-  return 0;
+  return STORE_OK;
 }
 
 int sindex_cfg_write(h5w *w, h5w_obj *root, const sindex_cfg *c) {
@@ -174,7 +174,7 @@ static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
     ok = hr == ANN_OK && ivf_count(x->v) == rows && ivf_nlist(x->v) > 0;
     why = hr != ANN_OK ? ivf_errmsg(x->v) : "wrong row count";
   }
-  if (hr == ANN_NOMEM) return STORE_ENOMEM;
+  if (hr == ANN_ENOMEM) return hr;
   if (!ok) {
     snprintf(x->note, sizeof x->note, "the saved index is damaged (%s); searches are exact until "
              "the next checkpoint saves a new one", why);
@@ -264,10 +264,11 @@ int sindex_wants_save(const sindex *x, uint64_t nbase) {
   return nbase - have >= SAVE_MIN_ROWS && nbase - have >= have / SAVE_TAIL_SHARE;
 }
 
-/* An index's failure as the store's: the message into err, the code. */
+/* An index's failure as the store's: the message into err, the code as it
+** is (ANN_EINVAL, ANN_ENOMEM: one error space). */
 static int ann_fail(char *err, size_t errlen, const char *what, const char *msg, int hr) {
   snprintf(err, errlen, "%s: %s", what, msg);
-  return hr == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+  return hr;
 }
 
 /* The graph brought up to nbase rows, as an image (malloc'd). */
@@ -367,27 +368,29 @@ static int allow_fn(void *ctx, uint64_t pos) {
 
 static int graph_allow(void *ctx, uint32_t i) { return allow_fn(ctx, i); }
 
-/* Exact: the rows [from, to) that a accepts, positions made absolute. */
+/* Exact: the rows [from, to) that a accepts, positions made absolute.
+** STORE_OK or STORE_ENOMEM (ann_flat_search's code: one error space). */
 static int scan(store *s, const float *q, uint64_t k, const allow_ctx *a, uint64_t from,
                 uint64_t to, ann_res *out, uint64_t *nout) {
   *nout = 0;
-  if (from >= to) return 0;
+  if (from >= to) return STORE_OK;
   src_ctx sc = {s, from};
   allow_ctx ac = *a;
   ac.base = from;
   ann_src src = {store_dim(s), elem_of(s), metric_of(s), to - from, block_fn, &sc};
   /* (below 8192 rows starting threads costs more; a filter function runs on one) */
   int threads = to - from >= 8192 && !a->fn ? 0 : 1;
-  if (ann_flat_search(&src, q, k, allow_fn, &ac, threads, out, nout)) return -1;
+  int rc = ann_flat_search(&src, q, k, allow_fn, &ac, threads, out, nout);
   for (uint64_t i = 0; i < *nout; i++) out[i].pos += from;
-  return 0;
+  return rc;
 }
 
-/* Exact over the allowed rows below `to` only (few of them). */
+/* Exact over the allowed rows below `to` only (few of them); STORE_OK or
+** STORE_ENOMEM. */
 static int gather(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t to,
                   uint64_t nallow, ann_res *out, uint64_t *nout) {
   uint64_t *pos = malloc((nallow ? nallow : 1) * sizeof *pos), n = 0;
-  if (!pos) return -1;
+  if (!pos) return STORE_ENOMEM;
   for (uint64_t b = 0; b < (to + 7) / 8 && n < nallow; b++)
     for (unsigned m = bits[b]; m && n < nallow; m &= m - 1) {
       uint64_t p = b * 8 + (uint64_t)__builtin_ctz(m);
@@ -492,7 +495,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
   } while (0)
   if (!gn || (opt && opt->exact)) {
     if (fn) MATERIALIZE();
-    rc = exact_below(s, q, k, bits, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
+    rc = exact_below(s, q, k, bits, npos, nallow, out, nout);
     free(made);
     return rc;
   }
@@ -525,7 +528,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     }
   }
   if (bits && want_g <= index_cost(x, pool, nprobe, gn, want_g, live_g)) { /* few: scan just them */
-    rc = gather(s, q, k, bits, npos, nallow, out, nout) ? STORE_ENOMEM : STORE_OK;
+    rc = gather(s, q, k, bits, npos, nallow, out, nout);
     free(made);
     return rc;
   }
@@ -555,7 +558,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
                   : ivf_search(x->v, q, (int)kg, (int)nprobe, 0, gallow, &ac, hits);
   uint64_t ng = 0, nt = 0;
   if (nh < 0) {
-    rc = nh == ANN_NOMEM ? STORE_ENOMEM : STORE_EINVAL;
+    rc = nh; /* (ANN_EINVAL or ANN_ENOMEM, the store's codes too) */
   } else if ((uint64_t)nh < kg) { /* the graph could not reach them all: be exact */
     if (fn && !made) {
       made = materialize(s, flt, npos, &nallow);
@@ -564,13 +567,13 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
       ac.bits = bits;
     }
     if (fn && !made) rc = STORE_ENOMEM;
-    else if (exact_below(s, q, k, bits, gn, want_g, g, &ng)) rc = STORE_ENOMEM;
+    else rc = exact_below(s, q, k, bits, gn, want_g, g, &ng);
   } else {
     for (int i = 0; i < nh; i++) g[i] = (ann_res){hits[i].id, hits[i].dist};
     ng = (uint64_t)nh;
   }
   free(hits);
-  if (rc == STORE_OK && scan(s, q, k, &ac, gn, npos, g + k, &nt)) rc = STORE_ENOMEM;
+  if (rc == STORE_OK) rc = scan(s, q, k, &ac, gn, npos, g + k, &nt);
   free(made);
   if (rc != STORE_OK) {
     free(g);

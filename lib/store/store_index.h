@@ -33,8 +33,8 @@ typedef struct sindex_cfg {
 typedef struct sindex sindex;
 
 /* The settings from the root group's attributes (absent: a flat index, the
-** format of stores made before indexes existed) into *c; -1 when they are
-** present but invalid (a message in err). */
+** format of stores made before indexes existed) into *c: STORE_OK, or
+** STORE_ECORRUPT when they are present but invalid (a message in err). */
 int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t errlen);
 /* Write c as root attributes of a new store. */
 int sindex_cfg_write(h5w *w, h5w_obj *root, const sindex_cfg *c);

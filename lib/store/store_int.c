@@ -100,7 +100,7 @@ static int image_dsets(h5w *w, const char *kind, h5w_obj **img, h5w_obj **saves)
   snprintf(ip, sizeof ip, "/index/%s", in);
   snprintf(sp, sizeof sp, "/index/%s", sn);
   if (h5w_lookup(w, "/index", &g) != H5_OK && h5w_group(w, h5w_root(w), "index", &g) != H5_OK)
-    return -1;
+    return store_h5_code(h5w_errcode(w));
   if (h5w_lookup(w, ip, img) != H5_OK) {
     h5w_dcpl d;
     memset(&d, 0, sizeof d);
@@ -109,7 +109,7 @@ static int image_dsets(h5w *w, const char *kind, h5w_obj **img, h5w_obj **saves)
     d.chunk[0] = STORE_IMG_CHUNK;
     uint64_t dims = 0, maxd = UINT64_MAX;
     if (h5w_dataset(w, g, in, h5_type_new_int(1, 0), 1, &dims, &maxd, &d, img) != H5_OK)
-      return -1;
+      return store_h5_code(h5w_errcode(w));
   }
   if (h5w_lookup(w, sp, saves) != H5_OK) {
     h5w_dcpl d;
@@ -120,9 +120,9 @@ static int image_dsets(h5w *w, const char *kind, h5w_obj **img, h5w_obj **saves)
     d.chunk[1] = 4;
     uint64_t dims[2] = {0, 4}, maxd[2] = {UINT64_MAX, 4};
     if (h5w_dataset(w, g, sn, h5_type_new_int(8, 1), 2, dims, maxd, &d, saves) != H5_OK)
-      return -1;
+      return store_h5_code(h5w_errcode(w));
   }
-  return 0;
+  return STORE_OK;
 }
 
 int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int64_t a, int64_t b,
@@ -136,19 +136,16 @@ int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int6
   }
   memcpy(p, img, len);
   memset(p + len, 0, padded - len);
-  int rc = STORE_OK;
   h5w_obj *di, *ds;
   h5w_info in;
-  if (image_dsets(w, kind, &di, &ds) || h5w_obj_info(di, &in) != H5_OK) {
-    snprintf(err, errlen, "%s", h5w_errmsg(w));
-    rc = STORE_EIO;
-  } else {
+  int rc = image_dsets(w, kind, &di, &ds);
+  if (rc == STORE_OK && h5w_obj_info(di, &in) != H5_OK) rc = store_h5_code(h5w_errcode(w));
+  if (rc == STORE_OK) {
     int64_t row[4] = {(int64_t)in.dims[0], (int64_t)len, a, b};
-    if (h5w_append(w, di, p, padded) != H5_OK || h5w_append(w, ds, row, 1) != H5_OK) {
-      snprintf(err, errlen, "%s", h5w_errmsg(w));
-      rc = STORE_EIO;
-    }
+    if (h5w_append(w, di, p, padded) != H5_OK || h5w_append(w, ds, row, 1) != H5_OK)
+      rc = store_h5_code(h5w_errcode(w));
   }
+  if (rc != STORE_OK) snprintf(err, errlen, "%s", h5w_errmsg(w));
   free(p);
   return rc;
 }

@@ -93,7 +93,9 @@ struct store {
   char *path, *walpath;
   int readonly, writer, lockfd;
   int gatefd;        /* readers: the log, open to take the gate's read side (-1: none) */
-  int gated;         /* the writer holds the gate's write side (gate_write_begin's result + 1) */
+  int gated;         /* the writer holds the gate's write side (gate_write_begin's result + 1),
+                     ** or a negative GATE_E* code: it was refused */
+  int gate_errno;    /* errno of a GATE_EIO */
   int loaded;        /* the state below is a whole view (a failed load leaves 0) */
   int dim, metric, storage, sync, chunk_rows;
   uint64_t autockpt;
@@ -147,6 +149,14 @@ int64_t store_now_ns(void);
 int store_fail(store *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A failure of the HDF5 writer w while doing what (store_fail's code and message). */
 int store_wfail(store *s, h5w *w, const char *what);
+/* A code of lib/h5 met on the store's own .h5 file as the store's: the
+** same value (one error space), except that H5_EUNSUPPORTED and
+** H5_ENOTFOUND are STORE_ECORRUPT: h5mem writes its stores with only what
+** lib/h5 reads and with every object the format names, so a store file
+** that needs more or lacks one is not as h5mem wrote it (damaged), and a
+** client should stop on it, not wait for it to change.  H5_OK (a writer
+** that failed without a code) is STORE_EIO. */
+int store_h5_code(int hr);
 /* Set the store's error message (store_errmsg); returns code. */
 int store_set_error(store *s, int code, const char *msg);
 /* Become the writer: lock the store, load the current state for writing. */
@@ -228,8 +238,9 @@ typedef struct simage {
 ** wrong (no image saved yet, a damaged saves dataset, ...). */
 int simage_load(h5_file *f, const char *kind, simage *img, const char **why);
 /* Append img (len bytes) as a new image of kind with the numbers a and b
-** in its row (the datasets made when missing).  STORE_OK or STORE_EIO /
-** STORE_ENOMEM with a message in err. */
+** in its row (the datasets made when missing).  STORE_OK, or STORE_ENOMEM
+** or the writer's code (store_h5_code: STORE_EFULL, STORE_EIO, ...) with a
+** message in err. */
 int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int64_t a, int64_t b,
                   char *err, size_t errlen);
 

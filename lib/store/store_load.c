@@ -163,8 +163,7 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
   if (stat(s->path, &s->fst) != 0)
     return store_fail(s, STORE_EIO, "%s: %s", s->path, strerror(errno));
   int hr = h5_open(s->path, &s->f, err, sizeof err);
-  if (hr != H5_OK)
-    return store_fail(s, hr == H5_ENOMEM ? STORE_ENOMEM : STORE_ECORRUPT, "%s", err);
+  if (hr != H5_OK) return store_fail(s, store_h5_code(hr), "%s", err);
   h5_obj *root, *mem, *meta;
   const h5_link *l;
   char buf[256];
@@ -194,9 +193,9 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
     if (a < 0 || b < 0) return store_fail(s, STORE_ECORRUPT, "%s: bad store_id", s->path);
     s->store_id[i] = (uint8_t)(a * 16 + b);
   }
-  if (sindex_cfg_read(s->f, root, &s->icfg, err, sizeof err) ||
-      tindex_cfg_read(s->f, root, &s->tcfg, err, sizeof err))
-    return store_fail(s, STORE_ECORRUPT, "%s: %s", s->path, err);
+  int crc = sindex_cfg_read(s->f, root, &s->icfg, err, sizeof err);
+  if (crc == STORE_OK) crc = tindex_cfg_read(s->f, root, &s->tcfg, err, sizeof err);
+  if (crc != STORE_OK) return store_fail(s, crc, "%s: %s", s->path, err);
   snprintf(s->tokenize, sizeof s->tokenize, "%sunicode61 remove_diacritics %d",
            s->tcfg.porter ? "porter " : "", s->tcfg.remove_diacritics);
   if (want && want->dim > 0) {
@@ -344,7 +343,8 @@ int store_gate_take(void *ctx, int before) {
   if (!before || s->gated > 0) return 0;
   int g = gate_write_begin(s->lockfd);
   if (g != GATE_OK && g != GATE_NONE) {
-    s->gated = -1; /* (store_wfail: busy) */
+    s->gated = g; /* (store_wfail says it: busy, or the lock call's error) */
+    s->gate_errno = errno;
     return -1;
   }
   s->gated = g + 1;
@@ -428,18 +428,18 @@ static int state_load1(store *s, const store_opts *want, int for_write) {
   if (gstore_new(&s->g, gversion)) return store_fail(s, STORE_ENOMEM, "out of memory");
   if ((rc = gstore_load(s->g, s->f, err, sizeof err)))
     return store_fail(s, rc, "%s: %s", s->path, rc == STORE_ENOMEM ? "out of memory" : err);
+  /* (the log's codes are the store's: WAL_EFULL, a log made where there is
+  ** no room for its header, is STORE_EFULL) */
   int wr = wal_open(s->walpath, s->store_id, !for_write, &s->log, err, sizeof err);
-  if (wr != WAL_OK)
-    return store_fail(s, wr == WAL_ENOMEM ? STORE_ENOMEM : wr == WAL_EMISMATCH ? STORE_EMISMATCH : STORE_EIO,
-                "%s", err);
+  if (wr != WAL_OK) return store_fail(s, wr, "%s", err);
   s->in_txn = 0;
   s->replay_rc = STORE_OK;
   rc = wal_replay(s->log, store_replay_frame, s);
-  if (rc == 1 && s->replay_rc) return s->replay_rc;
-  if (rc) return store_fail(s, rc == WAL_ENOMEM ? STORE_ENOMEM : STORE_EIO, "%s", wal_errmsg(s->log));
+  if (rc == 1) return s->replay_rc; /* (store_replay_frame stops with 1 only after setting it) */
+  if (rc) return store_fail(s, rc, "%s", wal_errmsg(s->log));
   /* a log numbered below the file's last checkpoint (deleted, or made
   ** anew): number its frames after it, or replay would skip them */
-  if (for_write && wal_last_seq(s->log) < s->ckpt_seq && wal_reset(s->log, s->ckpt_seq) != WAL_OK)
-    return store_fail(s, STORE_EIO, "%s", wal_errmsg(s->log));
+  if (for_write && wal_last_seq(s->log) < s->ckpt_seq && (wr = wal_reset(s->log, s->ckpt_seq)) != WAL_OK)
+    return store_fail(s, wr, "%s", wal_errmsg(s->log));
   return STORE_OK;
 }

@@ -103,14 +103,15 @@ int tindex_cfg_read(h5_file *f, h5_obj *root, text_tok_opts *o, char *err, size_
   int has = store_attr_str(f, root, "tokenize", spec, sizeof spec);
   if (has < 0) {
     snprintf(err, errlen, "the tokenize attribute is not a short string");
-    return -1;
+    return STORE_ECORRUPT;
   }
   int porter, rd;
-  if (store_tokenize_parse(has ? spec : NULL, &porter, &rd, norm, err, errlen)) return -1;
+  /* (a spec the store wrote itself: not understood means damaged) */
+  if (store_tokenize_parse(has ? spec : NULL, &porter, &rd, norm, err, errlen)) return STORE_ECORRUPT;
   memset(o, 0, sizeof *o);
   o->porter = porter;
   o->remove_diacritics = rd;
-  return 0;
+  return STORE_OK;
 }
 
 int tindex_cfg_write(h5w *w, h5w_obj *root, const text_tok_opts *o) {
@@ -187,10 +188,12 @@ static int check_image(tindex *x) {
   return STORE_OK;
 }
 
+/* A failure of lib/text/bm25 as the store's: its code as it is (one error
+** space: BM25_ETOOBIG is STORE_ETOOBIG), and a message. */
 static int bm25_code(store *s, int rc) {
-  return rc == BM25_ENOMEM ? store_set_error(s, STORE_ENOMEM, "out of memory")
-         : rc == BM25_ETOOBIG ? store_set_error(s, STORE_EINVAL, "text index: too many rows or terms")
-         : store_set_error(s, STORE_ECORRUPT, "text index: damaged");
+  return store_set_error(s, rc, rc == BM25_ENOMEM ? "out of memory"
+                                : rc == BM25_ETOOBIG ? "text index: too many rows, terms or bytes"
+                                                     : "text index: damaged");
 }
 
 /* Positions [from, to) into g. */
@@ -257,7 +260,7 @@ int tindex_save(tindex *x, h5w *w, uint64_t nbase, char *err, size_t errlen) {
   uint8_t *img = NULL;
   size_t len = 0;
   if (rc == STORE_OK && nbase > UINT32_MAX - 1)
-    rc = store_set_error(x->s, STORE_EINVAL, "text index: at most 2^32 - 2 rows");
+    rc = store_set_error(x->s, STORE_ETOOBIG, "text index: at most 2^32 - 2 rows");
   if (rc == STORE_OK && bm25_seg_new(x->rows, &g)) rc = STORE_ENOMEM;
   if (rc == STORE_OK) rc = seg_fill(x, g, nbase);
   if (rc == STORE_OK) {

@@ -24,8 +24,9 @@
 typedef struct tindex tindex;
 
 /* The tokenizer settings from the root attribute "tokenize" (absent: the
-** default, the format of stores made before the text index); -1 with a
-** message in err when it is present but not understood. */
+** default, the format of stores made before the text index): STORE_OK, or
+** STORE_ECORRUPT with a message in err when it is present but not
+** understood. */
 int tindex_cfg_read(h5_file *f, h5_obj *root, text_tok_opts *o, char *err, size_t errlen);
 int tindex_cfg_write(h5w *w, h5w_obj *root, const text_tok_opts *o);
 

@@ -91,13 +91,12 @@ static void add_note(wal *w, const char *fmt, ...) {
 }
 
 /* The status for a failed write or sync with errno e (util_err_write: the
-** rule the HDF5 writer follows too), and how to say it. */
+** rule the HDF5 writer follows too), and how to say it (strerror(e) beside
+** it tells which kind of no space: disk, file size limit, quota). */
 static int write_status(int e, const char **what) {
-  *what = e == ENOSPC ? "disk full" : e == EFBIG ? "file size limit reached" : "I/O error";
-#ifdef EDQUOT
-  if (e == EDQUOT) *what = "disk quota exceeded";
-#endif
-  return util_err_write(e);
+  int rc = util_err_write(e);
+  *what = rc == WAL_EFULL ? "no space left" : "I/O error";
+  return rc;
 }
 
 /* Read n bytes at off: 0, 1 if the file ends first, -1 with errno. */

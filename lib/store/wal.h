@@ -113,10 +113,10 @@ int wal_replay(wal *w, int (*cb)(void *ctx, uint64_t seq, const uint8_t *p, size
 ** which may be NULL).  sync: 0 write only (the OS flushes later), 1
 ** fdatasync before returning; other values are WAL_EINVAL.  payload may be
 ** NULL when len is 0; len is at most WAL_MAX_FRAME.  On any failure
-** (ENOSPC -> WAL_EFULL, EFBIG (RLIMIT_FSIZE) -> WAL_EFULL, other errors
-** WAL_EIO) the file is cut back to its previous valid end (ftruncate) so
-** the log stays a valid prefix, and the error says what happened ("disk
-** full (No space left on device) writing ...").  If even that cut fails,
+** (no space, util_err_write: WAL_EFULL; other errors WAL_EIO) the file is
+** cut back to its previous valid end (ftruncate) so the log stays a valid
+** prefix, and the error says what happened ("no space left (File too
+** large) writing ...").  If even that cut fails,
 ** the log refuses every later write (WAL_EIO); reopening it recovers. */
 int wal_append(wal *w, const void *payload, size_t len, int sync, uint64_t *seq);
 

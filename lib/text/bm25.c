@@ -197,7 +197,7 @@ int bm25_seg_add(bm25_seg *g, const text_tok_opts *o, const char *text, size_t n
         sterm *t = &g->t[i];
         if (t->pairs && t->n && t->pairs[2 * (t->n - 1)] == a.doc) t->n--;
       }
-      return rc == TEXT_ENOMEM ? BM25_ENOMEM : rc;
+      return rc; /* (TEXT_ENOMEM is BM25_ENOMEM: one error space) */
     }
   }
   g->lens[d] = !text ? BM25_NOTEXT : a.ntok >= BM25_NOTEXT ? BM25_NOTEXT - 1 : (uint32_t)a.ntok;

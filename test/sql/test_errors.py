@@ -15,11 +15,23 @@ on it (it retries on SQLITE_BUSY, stops on SQLITE_CORRUPT):
   vec_search, bm25, hybrid, the companion tables, kg_entity, h5mem_index,
   by h5mem_migrate's destination, and by h5_ls, h5_read_json and the h5
   table, is SQLITE_CORRUPT with a message naming the function and what is
-  wrong.
+  wrong; so is a checkpoint (h5mem_checkpoint, the checkpoint command)
+  that finds the file damaged under its writer;
+- the log made by the first writer where there is no room for its header
+  is SQLITE_FULL; a store path that is a directory, and a checkpoint whose
+  lock for the readers' gate fails (not another holding it), are
+  SQLITE_ERROR (the operating system refused), never SQLITE_BUSY or
+  SQLITE_CORRUPT.
+
+SQLITE_TOOBIG from the text index (BM25_ETOOBIG: more than 2^32 rows, or
+more than 4 GiB of distinct terms or postings in one image) is not tested
+here: reaching it takes that much data.  The mapping itself is
+ext_err_rc's (UTIL_ETOOBIG), checked where the code is made.
 
 Run by make check with Debian's /usr/bin/python3 (3.11: the exception's
 sqlite_errorname).
 """
+import fcntl
 import json
 import os
 import sqlite3
@@ -383,6 +395,124 @@ def test_migrate_files(d):
           "no store made for a source that cannot be read")
 
 
+def test_checkpoint_damaged(d):
+    """A writer's checkpoint that finds the .h5 file damaged (another file
+    renamed over it): SQLITE_CORRUPT, the log keeping every commit."""
+    fn = os.path.join(d, "ckpt-bad.h5")
+    make_store(fn)
+    good = open(fn, "rb").read()
+    for kind in ("cut", "sig"):
+        db = connect()
+        db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+        db.execute("INSERT INTO mem(text) VALUES ('in the log')")  # this connection is the writer
+        replace(fn, damaged(good, kind))
+        expect_code(db, "SELECT h5mem_checkpoint('mem')", "SQLITE_CORRUPT",
+                    ["h5mem_checkpoint", fn, WHY[kind]])
+        expect_code(db, "INSERT INTO mem(mem) VALUES ('checkpoint')", "SQLITE_CORRUPT", [fn, WHY[kind]])
+        replace(fn, good)
+        check(outcome(db, "SELECT h5mem_checkpoint('mem')") == "OK",
+              "the good file back, the checkpoint runs")
+        db.close()
+        good = open(fn, "rb").read()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    check(db.execute("SELECT count(*) FROM mem WHERE text = 'in the log'").fetchone()[0] == 2,
+          "both commits made before the failed checkpoints are there")
+    db.close()
+
+
+def test_path_is_directory(d):
+    """A store path that is a directory: SQLITE_ERROR (not SQLITE_CORRUPT)."""
+    fn = os.path.join(d, "dir.h5")
+    os.mkdir(fn)
+    db = connect()
+    for sql in ("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn),
+                "CREATE VIRTUAL TABLE mem2 USING h5mem(path=%s, dim=4)" % q(fn)):
+        expect_code(db, sql, "SQLITE_ERROR", [fn, "not a regular file"])
+    db.close()
+    os.rmdir(fn)
+
+
+# Run in a child: RLIMIT_FSIZE applies to the whole process.
+LOG_FULL = r"""
+import resource, sqlite3, sys
+ext, fn = sys.argv[1:3]
+db = sqlite3.connect(":memory:", isolation_level=None)
+db.enable_load_extension(True)
+db.load_extension(ext)
+db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % fn.replace("'", "''"))
+resource.setrlimit(resource.RLIMIT_FSIZE, (32, resource.RLIM_INFINITY))  # below a log header
+try:
+    db.execute("INSERT INTO mem(text) VALUES ('x')")
+    print("OK")
+except sqlite3.Error as e:
+    print("ERROR", getattr(e, "sqlite_errorname", "?"), "|", e)
+"""
+
+
+def test_log_no_room(d):
+    """The first writer makes the log: no room for its header is SQLITE_FULL."""
+    fn = os.path.join(d, "log-full.h5")
+    make_store(fn)
+    os.unlink(fn + "-wal")
+    script = os.path.join(d, "log_full.py")
+    open(script, "w").write(LOG_FULL)
+    p = subprocess.run([sys.executable, script, EXT, fn], capture_output=True, text=True, timeout=120)
+    out = p.stdout.strip()
+    check(out.startswith("ERROR SQLITE_FULL"), "a log with no room: %r %s" % (out, p.stderr[-500:]))
+    check(fn + "-wal" in out and "no space" in out, "the message names the log and says no space: %r" % out)
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    check(outcome(db, "INSERT INTO mem(text) VALUES ('room again')") == "OK", "with room the store writes")
+    db.close()
+
+
+def wal_fds_readonly(wal):
+    """Every descriptor of this process open for reading and writing on wal
+    (the writer's lock and its log) replaced by one open for reading only:
+    the gate's write lock on it then fails (EBADF).  How many."""
+    want = os.path.realpath(wal)
+    ro = os.open(wal, os.O_RDONLY)
+    n = 0
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd == ro:
+            continue
+        try:
+            if os.readlink("/proc/self/fd/%d" % fd) != want:
+                continue
+            if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDWR:
+                continue
+        except OSError:
+            continue
+        os.dup2(ro, fd)
+        n += 1
+    os.close(ro)
+    return n
+
+
+def test_gate_io_error(d):
+    """A checkpoint whose lock for the readers' gate fails (the lock call
+    itself, not another holder): SQLITE_ERROR naming the log, not
+    SQLITE_BUSY; the commits stay in the log."""
+    if os.environ.get("H5MEM_NO_GATE", "0") not in ("", "0") or not os.path.isdir("/proc/self/fd"):
+        return
+    fn = os.path.join(d, "gate.h5")
+    make_store(fn)
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    db.execute("INSERT INTO mem(text) VALUES ('kept')")  # this connection is the writer
+    check(wal_fds_readonly(fn + "-wal") >= 1, "the writer's descriptors on the log found")
+    expect_code(db, "SELECT h5mem_checkpoint('mem')", "SQLITE_ERROR",
+                ["h5mem_checkpoint", "cannot lock", fn + "-wal"])
+    db.close()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    check(db.execute("SELECT count(*) FROM mem WHERE text = 'kept'").fetchone()[0] == 1, "the commit is kept")
+    check(outcome(db, "SELECT h5mem_checkpoint('mem')") == "OK", "a writer with a lockable log checkpoints")
+    db.close()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem-errors-")
     test_busy(d)
@@ -392,6 +522,10 @@ def main():
     test_corrupt_column(d)
     test_corrupt_h5_object(d)
     test_migrate_files(d)
+    test_checkpoint_damaged(d)
+    test_path_is_directory(d)
+    test_log_no_room(d)
+    test_gate_io_error(d)
     finish()
 
 

@@ -190,7 +190,7 @@ START_TEST(test_delete) {
   ck_assert_int_eq(hnsw_delete(h, 0), del[0] ? ANN_OK : ANN_OK);
   del[0] = 1;
   ck_assert_int_eq(hnsw_delete(h, 0), ANN_OK); /* twice is fine */
-  ck_assert_int_eq(hnsw_delete(h, n), ANN_ERROR);
+  ck_assert_int_eq(hnsw_delete(h, n), ANN_EINVAL);
   ck_assert_uint_eq(hnsw_count(h), n);
   ann_hit got[50], want[50];
   double sum = 0;
@@ -456,7 +456,7 @@ START_TEST(test_corrupt) {
       if (bad[v] == 1) util_put_le32(blk + 4, UINT32_MAX);
       if (bad[v] == 2) util_put_le32(blk + 4, node); /* self */
       if (bad[v] == 3) util_put_le32(blk, M0 + 1);   /* too many */
-      T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "node %u case %d accepted", node, v);
+      T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "node %u case %d accepted", node, v);
     }
   }
   /* upper-level links to a node without that level */
@@ -470,7 +470,7 @@ START_TEST(test_corrupt) {
   size_t upstart = 80 + (size_t)n * (1 + M0) * 4 + 8 * (size_t)n;
   uint8_t *eblk = b + upstart + (size_t)eoff * (1 + M) * 4;
   util_put_le32(eblk + 4, low);
-  T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "upper link to a level-0 node accepted");
+  T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "upper link to a level-0 node accepted");
   /* an empty index's image */
   hnsw *e = NULL;
   ck_assert_int_eq(hnsw_new(dim, ANN_L2, ANN_F32, NULL, row, &d, &e), ANN_OK);
@@ -479,7 +479,7 @@ START_TEST(test_corrupt) {
   ck_assert_int_eq(hnsw_save(e, &eimg, &elen), ANN_OK);
   hnsw_free(e);
   ck_assert_int_eq(try_image(eimg, elen, &d, qs), ANN_OK);
-  for (size_t l = 0; l < elen; l++) T_CHECK(try_image(eimg, l, &d, qs) == ANN_CORRUPT, "%zu", l);
+  for (size_t l = 0; l < elen; l++) T_CHECK(try_image(eimg, l, &d, qs) == ANN_ECORRUPT, "%zu", l);
   free(eimg);
   free(b);
   free(img);
@@ -570,11 +570,11 @@ START_TEST(test_q8_rows) {
     }
   }
   free(img); /* (after the delete the graph no longer reads it) */
-  ck_assert_int_eq(hnsw_set_q8_rows(g, wide, (size_t)dim - 1, d.qs, n), ANN_ERROR);
-  ck_assert_int_eq(hnsw_set_q8_rows(g, wide, stride, NULL, n), ANN_ERROR);
+  ck_assert_int_eq(hnsw_set_q8_rows(g, wide, (size_t)dim - 1, d.qs, n), ANN_EINVAL);
+  ck_assert_int_eq(hnsw_set_q8_rows(g, wide, stride, NULL, n), ANN_EINVAL);
   ck_assert_int_eq(hnsw_set_q8_rows(g, NULL, 0, NULL, 0), ANN_OK); /* off */
   same_results(g, h, qs, dim);
-  ck_assert_int_eq(hnsw_set_q8_rows(NULL, wide, stride, d.qs, n), ANN_ERROR);
+  ck_assert_int_eq(hnsw_set_q8_rows(NULL, wide, stride, d.qs, n), ANN_EINVAL);
   free(wide);
   hnsw_free(g);
   hnsw_free(h);
@@ -704,7 +704,7 @@ START_TEST(test_edges) {
   ck_assert_uint_eq(hnsw_count(h), 0);
   ck_assert_int_eq(hnsw_search(h, q, 10, 10, NULL, NULL, hits), 0);
   ck_assert_int_eq(hnsw_build(h, 0), ANN_OK);
-  ck_assert_int_eq(hnsw_delete(h, 0), ANN_ERROR);
+  ck_assert_int_eq(hnsw_delete(h, 0), ANN_EINVAL);
   /* one row */
   ck_assert_int_eq(hnsw_add(h, 5), ANN_OK);
   ck_assert_int_eq(hnsw_search(h, d.f, 10, 10, NULL, NULL, hits), 1);
@@ -712,8 +712,8 @@ START_TEST(test_edges) {
   /* ids in any order, then fill the gaps */
   ck_assert_int_eq(hnsw_add(h, 40), ANN_OK);
   ck_assert_int_eq(hnsw_add(h, 2), ANN_OK);
-  ck_assert_int_eq(hnsw_add(h, 2), ANN_ERROR);
-  ck_assert_int_eq(hnsw_add(h, UINT32_MAX), ANN_ERROR);
+  ck_assert_int_eq(hnsw_add(h, 2), ANN_EINVAL);
+  ck_assert_int_eq(hnsw_add(h, UINT32_MAX), ANN_EINVAL);
   ck_assert_int_eq(hnsw_build(h, 50), ANN_OK);
   ck_assert_uint_eq(hnsw_count(h), 50);
   /* k = 0, k > n, k = n with ef small */
@@ -734,12 +734,12 @@ START_TEST(test_edges) {
 
   /* bad arguments */
   hnsw_params p = {1, 0, 0, 0, 0};
-  ck_assert_int_eq(hnsw_new(dim, ANN_L2, ANN_F32, &p, row, &d, &h), ANN_ERROR);
+  ck_assert_int_eq(hnsw_new(dim, ANN_L2, ANN_F32, &p, row, &d, &h), ANN_EINVAL);
   T_CHECK(strstr(hnsw_errmsg(h), "M must") != NULL, "%s", hnsw_errmsg(h));
-  ck_assert_int_eq(hnsw_add(h, 0), ANN_ERROR);
-  ck_assert_int_eq(hnsw_set_q8(h, row_q8, &d), ANN_ERROR);
+  ck_assert_int_eq(hnsw_add(h, 0), ANN_EINVAL);
+  ck_assert_int_eq(hnsw_set_q8(h, row_q8, &d), ANN_EINVAL);
   hnsw_free(h);
-  ck_assert_int_eq(hnsw_set_q8(NULL, row_q8, &d), ANN_ERROR);
+  ck_assert_int_eq(hnsw_set_q8(NULL, row_q8, &d), ANN_EINVAL);
   t_bad_args(&hnsw_t, dim, &d);
   ck_assert_str_eq(hnsw_errmsg(NULL), "out of memory");
   hnsw_free(NULL);

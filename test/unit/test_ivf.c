@@ -238,7 +238,7 @@ START_TEST(test_delete) {
     del[0] = 1;
     ck_assert_int_eq(ivf_delete(v, 0), ANN_OK);
     ck_assert_int_eq(ivf_delete(v, 0), ANN_OK); /* twice is fine */
-    ck_assert_int_eq(ivf_delete(v, n), ANN_ERROR);
+    ck_assert_int_eq(ivf_delete(v, n), ANN_EINVAL);
     ck_assert_uint_eq(ivf_count(v), n);
     ann_hit got[64], want[64];
     for (int qi = 0; qi < NQ; qi++) {
@@ -372,7 +372,7 @@ static void corrupt_case(int pq_m) {
   uint8_t *b = malloc(len);
   uint8_t *longer = calloc(len + 4, 1);
   memcpy(longer, img, len);
-  T_CHECK(try_image(longer, len + 4, &d, qs) == ANN_CORRUPT, "a longer image accepted");
+  T_CHECK(try_image(longer, len + 4, &d, qs) == ANN_ECORRUPT, "a longer image accepted");
   free(longer);
 
   /* every header word, changed in several ways.  Only n (40; a larger n
@@ -389,7 +389,7 @@ static void corrupt_case(int pq_m) {
       if (memcmp(b, img, len) == 0) continue;
       int rc = try_image(b, len, &d, qs);
       accepted += rc == ANN_OK;
-      T_CHECK(loose || rc == ANN_CORRUPT, "header word at %zu: change %d accepted", at, x);
+      T_CHECK(loose || rc == ANN_ECORRUPT, "header word at %zu: change %d accepted", at, x);
     }
   }
   printf("ivf corrupt header (pq_m=%d): %d changes of the free fields still valid\n", pq_m,
@@ -413,37 +413,37 @@ static void corrupt_case(int pq_m) {
   size_t ids = offs + 4 * ((size_t)nl + 1), del = ids + 4 * (size_t)n;
   memcpy(b, img, len);
   util_put_le32(b + offs, 1); /* offsets must start at 0 */
-  T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "offset 0 changed");
+  T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "offset 0 changed");
   memcpy(b, img, len);
   util_put_le32(b + offs + 4 * nl, n - 1); /* and end at count */
-  T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "last offset changed");
+  T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "last offset changed");
   for (uint32_t j = 1; j < nl; j++) { /* and never decrease */
     memcpy(b, img, len);
     uint32_t o = util_get_le32(b + offs + 4 * j);
     util_put_le32(b + offs + 4 * j, util_get_le32(b + offs + 4 * (j + 1)) + 1);
     if (util_get_le32(b + offs + 4 * j) != o)
-      T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "offset %u above the next", j);
+      T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "offset %u above the next", j);
   }
   for (uint32_t e = 0; e < n; e += 13) {
     memcpy(b, img, len);
     util_put_le32(b + ids + 4 * e, n); /* out of range */
-    T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "id %u out of range accepted", e);
+    T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "id %u out of range accepted", e);
     memcpy(b, img, len);
     util_put_le32(b + ids + 4 * e, util_get_le32(b + ids + 4 * ((e + 1) % n))); /* twice */
-    T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "id %u repeated accepted", e);
+    T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "id %u repeated accepted", e);
   }
   memcpy(b, img, len);
   util_put_le32(b + 16 * 4 + 80, 0x7fc00000u); /* a NaN centroid value */
-  T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "NaN centroid accepted");
+  T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "NaN centroid accepted");
   if (pq_m) {
     memcpy(b, img, len);
     util_put_le32(b + 80 + 4 * (size_t)nl * dim + 40, 0x7f800000u); /* +inf in a codebook */
-    T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "inf codebook accepted");
+    T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "inf codebook accepted");
   }
   /* a deleted bit past n, and the last row's bit when it is absent */
   memcpy(b, img, len);
   b[del + 4 * ((n - 1) / 32) + 3] |= 0x80;
-  T_CHECK(try_image(b, len, &d, qs) == ANN_CORRUPT, "deleted bit past n accepted");
+  T_CHECK(try_image(b, len, &d, qs) == ANN_ECORRUPT, "deleted bit past n accepted");
   free(b);
   free(img);
 
@@ -459,7 +459,7 @@ static void corrupt_case(int pq_m) {
     ivf_free(e);
     ck_assert_int_eq(try_image(eimg, elen, &d, qs), ANN_OK);
     for (size_t l = 0; l < elen; l += 1 + l / 64)
-      T_CHECK(try_image(eimg, l, &d, qs) == ANN_CORRUPT, "%zu", l);
+      T_CHECK(try_image(eimg, l, &d, qs) == ANN_ECORRUPT, "%zu", l);
     free(eimg);
   }
   t_teardown(&d, qs);
@@ -545,10 +545,10 @@ START_TEST(test_edges) {
   ck_assert_uint_eq(ivf_nlist(v), 0);
   ck_assert_int_eq(ivf_search(v, q, 10, 4, 0, NULL, NULL, hits), 0);
   ck_assert_int_eq(ivf_build(v, 0), ANN_OK);
-  ck_assert_int_eq(ivf_add(v, 0), ANN_ERROR);
+  ck_assert_int_eq(ivf_add(v, 0), ANN_EINVAL);
   T_CHECK(strstr(ivf_errmsg(v), "not trained") != NULL, "%s", ivf_errmsg(v));
-  ck_assert_int_eq(ivf_train(v, 0), ANN_ERROR);
-  ck_assert_int_eq(ivf_delete(v, 0), ANN_ERROR);
+  ck_assert_int_eq(ivf_train(v, 0), ANN_EINVAL);
+  ck_assert_int_eq(ivf_delete(v, 0), ANN_EINVAL);
   /* fewer training rows than lists: one list per row */
   ck_assert_int_eq(ivf_train(v, 10), ANN_OK);
   ck_assert_uint_eq(ivf_nlist(v), 10);
@@ -562,12 +562,12 @@ START_TEST(test_edges) {
   ck_assert_uint_eq(hits[0].id, 5);
   ck_assert_int_eq(ivf_add(v, 40), ANN_OK);
   ck_assert_int_eq(ivf_add(v, 2), ANN_OK);
-  ck_assert_int_eq(ivf_add(v, 2), ANN_ERROR);
+  ck_assert_int_eq(ivf_add(v, 2), ANN_EINVAL);
   T_CHECK(strstr(ivf_errmsg(v), "already") != NULL, "%s", ivf_errmsg(v));
-  ck_assert_int_eq(ivf_add(v, UINT32_MAX), ANN_ERROR);
+  ck_assert_int_eq(ivf_add(v, UINT32_MAX), ANN_EINVAL);
   ck_assert_int_eq(ivf_build(v, 50), ANN_OK);
   ck_assert_uint_eq(ivf_count(v), 50);
-  ck_assert_int_eq(ivf_train(v, 50), ANN_ERROR); /* holds rows */
+  ck_assert_int_eq(ivf_train(v, 50), ANN_EINVAL); /* holds rows */
   /* k = 0, k > n, nprobe out of range */
   ck_assert_int_eq(ivf_search(v, d.f, 0, 4, 0, NULL, NULL, hits), 0);
   ck_assert_int_eq(ivf_search(v, d.f, -3, 4, 0, NULL, NULL, hits), 0);
@@ -585,7 +585,7 @@ START_TEST(test_edges) {
   for (int i = 0; i < 5; i++) ck_assert_float_eq(hits[i].dist, 1.0f);
   ck_assert_uint_eq(hits[0].id, 0);
   ck_assert_uint_eq(hits[3].id, 4);
-  ck_assert_int_eq(ivf_search(v, NULL, 5, 16, 0, NULL, NULL, hits), ANN_ERROR);
+  ck_assert_int_eq(ivf_search(v, NULL, 5, 16, 0, NULL, NULL, hits), ANN_EINVAL);
   ivf_free(v);
 
   /* rows the callback has nothing for: left out of training, scored +inf */
@@ -600,7 +600,7 @@ START_TEST(test_edges) {
   ivf_free(v);
   short_d.n = 0;
   ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &p, row, &short_d, &v), ANN_OK);
-  ck_assert_int_eq(ivf_build(v, 40), ANN_ERROR);
+  ck_assert_int_eq(ivf_build(v, 40), ANN_EINVAL);
   T_CHECK(strstr(ivf_errmsg(v), "could be read") != NULL, "%s", ivf_errmsg(v));
   ivf_free(v);
 
@@ -615,29 +615,29 @@ START_TEST(test_edges) {
 
   /* bad arguments */
   ivf_params bad = {0, 3, 0, 0, 0, 0, 0, 0}; /* 8 is not a multiple of 3 */
-  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_ERROR);
+  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_EINVAL);
   T_CHECK(strstr(ivf_errmsg(v), "not a multiple of pq_m") != NULL, "%s", ivf_errmsg(v));
-  ck_assert_int_eq(ivf_build(v, 10), ANN_ERROR);
-  ck_assert_int_eq(ivf_search(v, q, 1, 1, 0, NULL, NULL, hits), ANN_ERROR);
+  ck_assert_int_eq(ivf_build(v, 10), ANN_EINVAL);
+  ck_assert_int_eq(ivf_search(v, q, 1, 1, 0, NULL, NULL, hits), ANN_EINVAL);
   ivf_free(v);
   bad.pq_m = 16; /* more pieces than coordinates */
-  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_ERROR);
+  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_EINVAL);
   ivf_free(v);
   bad.pq_m = 2;
   bad.pq_bits = 4;
-  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_ERROR);
+  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_EINVAL);
   T_CHECK(strstr(ivf_errmsg(v), "pq_bits") != NULL, "%s", ivf_errmsg(v));
   ivf_free(v);
   bad.pq_bits = 0;
   bad.nlist = (1u << 24) + 1;
-  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_ERROR);
+  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_EINVAL);
   ivf_free(v);
   bad.nlist = 0;
   bad.train_iters = -1;
-  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_ERROR);
+  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, &bad, row, &d, &v), ANN_EINVAL);
   ivf_free(v);
   t_bad_args(&ivf_t, dim, &d);
-  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, NULL, NULL, &d, &v), ANN_ERROR);
+  ck_assert_int_eq(ivf_new(dim, ANN_L2, ANN_F32, NULL, NULL, &d, &v), ANN_EINVAL);
   ivf_free(v);
   ck_assert_str_eq(ivf_errmsg(NULL), "out of memory");
   ivf_free(NULL);

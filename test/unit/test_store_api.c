@@ -9,7 +9,9 @@
 ** store_knn against a brute-force answer computed here, store_bm25 on a
 ** few texts; bad arguments refused with the documented code and message
 ** and nothing changed; a second writer (handle or process) busy; a
-** damaged file reported as corrupt.
+** damaged file reported as corrupt, by opening and by a checkpoint; a
+** store path that is a directory an I/O error; a log made with no room
+** for its header full; the gate's lock failing an I/O error, not busy.
 **
 ** Every test works in a directory of its own under $TMPDIR (or /tmp) and
 ** removes it at the end.  A model of the records (an array) is what every
@@ -20,14 +22,19 @@
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "store/gate.h"
 #include "store/store.h"
 #include "testutil.h"
 
@@ -829,11 +836,11 @@ START_TEST(test_second_writer_busy) {
   store *b = open_ok(t.path, NULL, 0);  /* opening takes no lock */
   store *rd = open_ok(t.path, NULL, 1);
   check_model(b);
-  ck_assert_int_eq(store_begin(b), STORE_BUSY);
+  ck_assert_int_eq(store_begin(b), STORE_EBUSY);
   char want[700];
   snprintf(want, sizeof want, "the store %s is being written by another connection or process", t.path);
   ck_assert_str_eq(store_errmsg(b), want);
-  ck_assert_int_eq(store_checkpoint(b), STORE_BUSY);
+  ck_assert_int_eq(store_checkpoint(b), STORE_EBUSY);
   /* and a writer in another process */
   fflush(NULL);
   pid_t pid = fork();
@@ -843,7 +850,7 @@ START_TEST(test_second_writer_busy) {
     store *c = NULL;
     if (store_open(t.path, NULL, 0, &c, err, sizeof err) != STORE_OK) _exit(100);
     int rc = store_begin(c);
-    _exit(rc == STORE_BUSY && strstr(store_errmsg(c), "is being written by another") ? 0 : 101);
+    _exit(rc == STORE_EBUSY && strstr(store_errmsg(c), "is being written by another") ? 0 : 101);
   }
   int status;
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -944,6 +951,172 @@ START_TEST(test_damaged_file) {
   check_model(s);
   store_close(s);
   t_rmdir(t.dir);
+}
+END_TEST
+
+/* A checkpoint that finds the file damaged (another file renamed over it,
+** signature overwritten or cut short): the corrupt code, the file left as
+** it is, and every commit still in the log for the next checkpoint. */
+START_TEST(test_checkpoint_damaged_file) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 17, opts(DIM, STORE_COSINE, STORE_F32));
+  int64_t next = put_commit(s, &r, 1, 50);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  put_commit(s, &r, next, 10); /* in the log only */
+  char good[700], bad[700];
+  snprintf(good, sizeof good, "%s/good.h5", t.dir);
+  snprintf(bad, sizeof bad, "%s/bad.h5", t.dir);
+  copy_file(t.path, good);
+  off_t size = file_size(t.path);
+  for (int cut = 0; cut < 2; cut++) {
+    copy_file(good, bad);
+    if (cut) ck_assert_int_eq(truncate(bad, size / 2), 0);
+    else scribble(bad, 0, 8, 'x');
+    ck_assert_int_eq(rename(bad, t.path), 0);
+    int rc = store_checkpoint(s);
+    ck_assert_msg(rc == STORE_ECORRUPT, "checkpoint of a %s file: %d %s", cut ? "cut" : "scribbled", rc,
+                  store_errmsg(s));
+    ck_assert_msg(strstr(store_errmsg(s), "checkpoint of") && strstr(store_errmsg(s), t.path),
+                  "message: %s", store_errmsg(s));
+    ck_assert_int_eq(file_size(t.path), cut ? size / 2 : size);
+  }
+  copy_file(good, bad);
+  ck_assert_int_eq(rename(bad, t.path), 0);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  s = reopen(s, &t, 1);
+  finish(s, &t);
+}
+END_TEST
+
+/* A store path that is a directory: an I/O error (the operating system's
+** refusal), not a damaged file, whether opening, writing or creating. */
+START_TEST(test_path_is_directory) {
+  tdir t;
+  tdir_make(&t);
+  ck_assert_int_eq(mkdir(t.path, 0755), 0);
+  open_fails(t.path, NULL, 1, STORE_EIO, "is not a regular file");
+  open_fails(t.path, NULL, 0, STORE_EIO, "is not a regular file");
+  store_opts o = opts(DIM, STORE_L2, STORE_F32);
+  open_fails(t.path, &o, 0, STORE_EIO, "is not a regular file");
+  ck_assert_int_eq(rmdir(t.path), 0);
+  t_rmdir(t.dir);
+}
+END_TEST
+
+/* The first writer makes the log; with no room for its header (a file
+** size limit below 64 bytes) store_begin is full, not an I/O error, and
+** nothing is lost: without the limit the store writes again. */
+START_TEST(test_log_no_room) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 18, opts(DIM, STORE_L2, STORE_F32));
+  int64_t next = put_commit(s, &r, 1, 5);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  ck_assert_int_eq(unlink(t.wal), 0); /* (checkpointed at close: the next writer makes it anew) */
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) { /* RLIMIT_FSIZE binds the whole process */
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(100);
+    rl.rlim_cur = 32;
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(101);
+    char err[512];
+    store *c = NULL;
+    if (store_open(t.path, NULL, 0, &c, err, sizeof err) != STORE_OK) _exit(102);
+    int rc = store_begin(c);
+    if (rc != STORE_EFULL) _exit(103);
+    if (!strstr(store_errmsg(c), "no space left") || !strstr(store_errmsg(c), t.wal)) _exit(104);
+    store_close(c);
+    _exit(0);
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the limited writer: status %d", status);
+  s = open_ok(t.path, NULL, 0);
+  check_model(s);
+  put_commit(s, &r, next, 3);
+  s = reopen(s, &t, 0);
+  finish(s, &t);
+}
+END_TEST
+
+/* Replace every descriptor of this process open for reading and writing
+** on path (the writer's lock and its log) with one open for reading only,
+** so that the gate's write lock on it fails (EBADF); returns how many. */
+static int make_wal_readonly(const char *path) {
+  char want[PATH_MAX], link[PATH_MAX], name[64];
+  ck_assert_ptr_nonnull(realpath(path, want));
+  int ro = open(path, O_RDONLY);
+  ck_assert_int_ge(ro, 0);
+  int n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] == '.' || fd == ro || fd == dirfd(d)) continue;
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    ssize_t k = readlink(name, link, sizeof link - 1);
+    if (k <= 0) continue;
+    link[k] = 0;
+    int fl = fcntl(fd, F_GETFL);
+    if (strcmp(link, want) != 0 || fl < 0 || (fl & O_ACCMODE) != O_RDWR) continue;
+    ck_assert_int_eq(dup2(ro, fd), fd);
+    n++;
+  }
+  closedir(d);
+  close(ro);
+  return n;
+}
+
+/* The gate's lock call failing (not another holding it): GATE_EIO, and a
+** checkpoint that cannot take it is an I/O error, not busy; the file is
+** as it was and the log keeps every commit. */
+START_TEST(test_gate_io_error) {
+  const char *ng = getenv("H5MEM_NO_GATE");
+  if (ng && *ng && strcmp(ng, "0") != 0) return; /* (no gate to fail) */
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 19, opts(DIM, STORE_L2, STORE_F32));
+  /* the gate alone: a lock the descriptor's mode does not allow */
+  char file[700];
+  snprintf(file, sizeof file, "%s/gate", t.dir);
+  int fd = open(file, O_RDWR | O_CREAT, 0644);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  fd = open(file, O_RDONLY);
+  int g = gate_write_begin(fd);
+  close(fd);
+  if (g == GATE_NONE) { /* (no open file description locks on this system) */
+    finish(s, &t);
+    return;
+  }
+  ck_assert_int_eq(g, GATE_EIO);
+  fd = open(file, O_WRONLY);
+  errno = 0;
+  ck_assert_int_eq(gate_read_begin(fd), GATE_EIO);
+  ck_assert_int_eq(errno, EBADF);
+  close(fd);
+  /* a checkpoint whose gate lock fails */
+  int64_t next = put_commit(s, &r, 1, 20);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  put_commit(s, &r, next, 5);
+  off_t size = file_size(t.path);
+  ck_assert_int_ge(make_wal_readonly(t.wal), 1);
+  int rc = store_checkpoint(s);
+  ck_assert_msg(rc == STORE_EIO, "checkpoint: %d %s", rc, store_errmsg(s));
+  ck_assert_msg(strstr(store_errmsg(s), "cannot lock") && strstr(store_errmsg(s), t.wal),
+                "message: %s", store_errmsg(s));
+  ck_assert_int_eq(file_size(t.path), size);
+  ck_assert_int_eq(store_close(s), STORE_EIO); /* (its checkpoint at close fails alike) */
+  s = open_ok(t.path, NULL, 0);
+  check_model(s);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  s = reopen(s, &t, 1);
+  finish(s, &t);
 }
 END_TEST
 
@@ -1402,6 +1575,10 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_bad_arguments);
   tcase_add_test(tc, test_second_writer_busy);
   tcase_add_test(tc, test_damaged_file);
+  tcase_add_test(tc, test_checkpoint_damaged_file);
+  tcase_add_test(tc, test_path_is_directory);
+  tcase_add_test(tc, test_log_no_room);
+  tcase_add_test(tc, test_gate_io_error);
   tcase_add_test(tc, test_optimize);
   tcase_add_test(tc, test_knn_flat);
   tcase_add_test(tc, test_knn_index);

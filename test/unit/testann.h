@@ -312,13 +312,13 @@ static inline void *t_load_unaligned(const t_ann *o, const uint8_t *img, size_t 
   return u;
 }
 
-/* img refused when loaded with dim, m, e (not its own): ANN_CORRUPT, and
+/* img refused when loaded with dim, m, e (not its own): ANN_ECORRUPT, and
 ** with name_dim a message that names the dim */
 static inline void t_load_refused(const t_ann *o, const uint8_t *img, size_t len, ds *d, int dim,
                                   ann_metric m, ann_elem e, int name_dim) {
   void *u = NULL;
   int rc = o->load(img, len, dim, m, e, row, d, &u);
-  ck_assert_int_eq(rc, ANN_CORRUPT);
+  ck_assert_int_eq(rc, ANN_ECORRUPT);
   if (name_dim) T_CHECK(strstr(o->errmsg(u), "dim") != NULL, "message: %s", o->errmsg(u));
   o->free(u);
 }
@@ -329,7 +329,7 @@ static inline void t_load_refused(const t_ann *o, const uint8_t *img, size_t len
 static inline void t_grow_alike(const t_ann *o, void *g, void *h, uint32_t at, uint32_t n,
                                 const uint8_t *keep, const uint8_t *img, size_t len) {
   ck_assert_int_eq(o->add(g, at), ANN_OK);
-  ck_assert_int_eq(o->add(g, at), ANN_ERROR);
+  ck_assert_int_eq(o->add(g, at), ANN_EINVAL);
   ck_assert_int_eq(o->build(g, n), ANN_OK);
   ck_assert_int_eq(o->add(h, at), ANN_OK);
   ck_assert_int_eq(o->build(h, n), ANN_OK);
@@ -354,11 +354,11 @@ static inline uint8_t *t_delete_third(const t_ann *o, void *x, uint32_t n, uint6
 ** (rows d, dim elements where dim is not the one refused) */
 static inline void t_bad_args(const t_ann *o, int dim, ds *d) {
   void *x;
-  ck_assert_int_eq(o->make(0, ANN_L2, ANN_F32, row, d, &x), ANN_ERROR);
+  ck_assert_int_eq(o->make(0, ANN_L2, ANN_F32, row, d, &x), ANN_EINVAL);
   o->free(x);
-  ck_assert_int_eq(o->make(dim, (ann_metric)7, ANN_F32, row, d, &x), ANN_ERROR);
+  ck_assert_int_eq(o->make(dim, (ann_metric)7, ANN_F32, row, d, &x), ANN_EINVAL);
   o->free(x);
-  ck_assert_int_eq(o->make(dim, ANN_L2, (ann_elem)3, row, d, &x), ANN_ERROR);
+  ck_assert_int_eq(o->make(dim, ANN_L2, (ann_elem)3, row, d, &x), ANN_EINVAL);
   o->free(x);
 }
 
@@ -366,7 +366,7 @@ typedef void (*t_use_fn)(void *x, ds *d, const float *q);
 
 /* Load a (possibly damaged) image of kind o, over d's rows as dim, L2,
 ** f32; if it is accepted, use(index, d, q) uses it hard, else the code is
-** ANN_CORRUPT with a message.  Returns the load's code. */
+** ANN_ECORRUPT with a message.  Returns the load's code. */
 static inline int t_try_image(const t_ann *o, const uint8_t *img, size_t len, ds *d,
                               const float *q, t_use_fn use) {
   void *g = NULL;
@@ -374,7 +374,7 @@ static inline int t_try_image(const t_ann *o, const uint8_t *img, size_t len, ds
   if (rc == ANN_OK) {
     use(g, d, q);
   } else {
-    T_CHECK(rc == ANN_CORRUPT, "rc %d", rc);
+    T_CHECK(rc == ANN_ECORRUPT, "rc %d", rc);
     T_CHECK(o->errmsg(g)[0] != 0, "no message");
   }
   o->free(g);
@@ -390,7 +390,7 @@ static inline void t_truncations(const t_ann *o, const uint8_t *img, size_t len,
   uint8_t *b = malloc(len);
   for (size_t l = 0; l < len; l += l < 200 ? 1 : 1 + len / spread) {
     memcpy(b, img, l);
-    T_CHECK(t_try_image(o, b, l, d, q, use) == ANN_CORRUPT, "truncated to %zu accepted", l);
+    T_CHECK(t_try_image(o, b, l, d, q, use) == ANN_ECORRUPT, "truncated to %zu accepted", l);
   }
   free(b);
 }
