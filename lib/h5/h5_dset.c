@@ -315,10 +315,15 @@ static int dset_readable(h5_file *f, const struct h5_dset *d) {
   return rc;
 }
 
+/* o's dataset in *d, when it can be read (dset_readable). */
+static int dset_get_readable(h5_obj *o, struct h5_dset **d) {
+  int rc = h5_dset_get(o, d);
+  return rc ? rc : dset_readable(o->f, *d);
+}
+
 int h5_dset_check(h5_obj *o) {
   struct h5_dset *d;
-  int rc = h5_dset_get(o, &d);
-  return rc ? rc : dset_readable(o->f, d);
+  return dset_get_readable(o, &d);
 }
 
 /* The stored bytes (whole of them) of a compact or contiguous dataset, in
@@ -347,8 +352,7 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   h5_file *f = o->f;
   *data = NULL;
   *len = 0;
-  int rc = h5_dset_get(o, &d);
-  if (rc == H5_OK) rc = dset_readable(f, d);
+  int rc = dset_get_readable(o, &d);
   if (rc) return rc;
   uint64_t n = d->info.nelems, esz = d->type->size;
   uint64_t bytes = n * esz; /* fits 64 bits: dset_sound */
@@ -605,8 +609,7 @@ void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n) {
 int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
   struct h5_dset *d;
   h5_file *f = o->f;
-  int rc = h5_dset_get(o, &d);
-  if (rc == H5_OK) rc = dset_readable(f, d);
+  int rc = dset_get_readable(o, &d);
   if (rc) return rc;
   uint64_t n = d->info.nelems, esz = d->type->size;
   uint64_t need = n * esz; /* fits 64 bits: dset_sound */
@@ -639,8 +642,7 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
                       const uint64_t *stride, void *out, size_t buflen) {
   struct h5_dset *d;
   h5_file *f = o->f;
-  int rc = h5_dset_get(o, &d);
-  if (rc == H5_OK) rc = dset_readable(f, d);
+  int rc = dset_get_readable(o, &d);
   if (rc) return rc;
   int rank = d->space.rank;
   if (rank < 0) return H5_OK; /* a null dataspace selects nothing */
