@@ -109,16 +109,44 @@ static int col_type(sqlite3 *db, const char *table, const char *col, char *buf, 
   return found;
 }
 
-static int has_table(sqlite3 *db, const char *name) {
+/* 1 when the source has a table called name and (test not NULL) its
+** CREATE statement passes test; else 0. */
+static int table_is(sqlite3 *db, const char *name, int (*test)(const char *sql)) {
   sqlite3_stmt *st;
-  int found = 0;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+  int yes = 0;
+  if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
                          -1, &st, NULL) != SQLITE_OK)
     return 0;
   sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-  found = sqlite3_step(st) == SQLITE_ROW;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    const char *sql = (const char *)sqlite3_column_text(st, 0);
+    yes = !test || (sql && test(sql));
+  }
   sqlite3_finalize(st);
-  return found;
+  return yes;
+}
+
+static int has_table(sqlite3 *db, const char *name) { return table_is(db, name, NULL); }
+
+/* The source's tables that match says are a kind (name order): *n of them,
+** the first one's name in *first (NULL when none; sqlite3_free it).
+** SQLITE_OK, or SQLITE_NOMEM. */
+static int matching_tables(sqlite3 *db, int (*match)(sqlite3 *, const char *name, const char *sql),
+                           char **first, int *n) {
+  sqlite3_stmt *st;
+  *first = NULL;
+  *n = 0;
+  if (sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name",
+                         -1, &st, NULL) != SQLITE_OK)
+    return SQLITE_OK;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    const char *sql = (const char *)sqlite3_column_text(st, 1);
+    if (!name || !match(db, name, sql)) continue;
+    if (!(*n)++) *first = sqlite3_mprintf("%s", name);
+  }
+  sqlite3_finalize(st);
+  return *n && !*first ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 /* The number of columns of table (0 when it does not exist). */
@@ -392,28 +420,24 @@ static int langchain_plan(sqlite3 *db, const char *t, mig_plan *p) {
   return p->sql ? 1 : SQLITE_NOMEM;
 }
 
+static int langchain_match(sqlite3 *db, const char *name, const char *sql) {
+  (void)sql;
+  return langchain_shaped(db, name);
+}
+
 static int det_langchain(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
   (void)w;
-  sqlite3_stmt *st;
-  char *found = NULL;
-  int n = 0;
-  if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
-                         -1, &st, NULL) != SQLITE_OK)
-    return 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *t = (const char *)sqlite3_column_text(st, 0);
-    if (t && langchain_shaped(db, t)) {
-      if (!n++) found = sqlite3_mprintf("%s", t);
-    }
-  }
-  sqlite3_finalize(st);
+  char *found;
+  int n;
+  int rc = matching_tables(db, langchain_match, &found, &n);
+  if (rc) return rc;
   if (n > 1) {
     sqlite3_str_appendf(why, "%d LangChain SQLiteVec tables (give {\"table\": ...}); ", n);
     sqlite3_free(found);
     return 0;
   }
   if (!n) return 0;
-  int rc = langchain_plan(db, found, p);
+  rc = langchain_plan(db, found, p);
   sqlite3_free(found);
   return rc;
 }
@@ -583,37 +607,17 @@ static int det_generic(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) 
 }
 
 /* The vec0 tables of the source that no detected schema owns. */
-static int vec0_tables(sqlite3 *db, char **first, int *n) {
-  sqlite3_stmt *st;
-  *first = NULL;
-  *n = 0;
-  if (sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name",
-                         -1, &st, NULL) != SQLITE_OK)
-    return SQLITE_OK;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *name = (const char *)sqlite3_column_text(st, 0);
-    const char *sql = (const char *)sqlite3_column_text(st, 1);
-    if (!name || !sql || !mig_is_vec0(sql)) continue;
-    if (!(*n)++) *first = sqlite3_mprintf("%s", name);
-  }
-  sqlite3_finalize(st);
-  return SQLITE_OK;
+static int vec0_match(sqlite3 *db, const char *name, const char *sql) {
+  (void)db;
+  (void)name;
+  return sql && mig_is_vec0(sql);
 }
 
-static int is_vec0_table(sqlite3 *db, const char *t) {
-  sqlite3_stmt *st;
-  int yes = 0;
-  if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                         -1, &st, NULL) != SQLITE_OK)
-    return 0;
-  sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    const char *sql = (const char *)sqlite3_column_text(st, 0);
-    yes = sql && mig_is_vec0(sql);
-  }
-  sqlite3_finalize(st);
-  return yes;
+static int vec0_tables(sqlite3 *db, char **first, int *n) {
+  return matching_tables(db, vec0_match, first, n);
 }
+
+static int is_vec0_table(sqlite3 *db, const char *t) { return table_is(db, t, mig_is_vec0); }
 
 typedef int (*detector)(sqlite3 *, const mig_want *, mig_plan *, sqlite3_str *);
 static const struct {
@@ -660,7 +664,8 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
   if (w->schema && !strcmp(w->schema, "sqlite-vec")) {
     char *first;
     int n;
-    vec0_tables(db, &first, &n);
+    int rc = vec0_tables(db, &first, &n);
+    if (rc) return rc;
     if (n != 1) {
       *err = sqlite3_mprintf(n ? "%d vec0 tables: name one with {\"table\": ...}"
                                : "no vec0 table in the source", n);
@@ -702,13 +707,13 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
   } else if (rc == SQLITE_OK && !matches) {
     char *first = NULL;
     int n = 0;
-    if (!w->schema) vec0_tables(db, &first, &n);
-    if (n == 1) {
+    if (!w->schema) rc = vec0_tables(db, &first, &n);
+    if (rc == SQLITE_OK && n == 1) {
       mig_plan_free(p);
       plan_init(p);
       p->vec0 = first;
       first = NULL;
-    } else if (w->schema) {
+    } else if (rc == SQLITE_OK && w->schema) {
       int known = 0;
       for (int i = 0; i < NDET; i++) known |= !strcmp(w->schema, detectors[i].name);
       *err = known ? sqlite3_mprintf("the source is not %s: %s", w->schema,
@@ -717,7 +722,7 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
                                      "clawhdf5, langchain, langgraph, sqlite-vec, generic)",
                                      w->schema);
       rc = SQLITE_ERROR;
-    } else {
+    } else if (rc == SQLITE_OK) {
       *err = sqlite3_mprintf(
           "no known memory schema in the source%s%s%s; name a table or a query and its columns "
           "(docs/MIGRATION.md)",

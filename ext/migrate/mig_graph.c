@@ -102,6 +102,23 @@ static int strings(sqlite3_stmt *q, int name_col, int type_col, store_grec *r, s
   return fixed;
 }
 
+/* Record r (what: "entity" or "relation", for the message) into graph
+** table of st unless it is there already (a migration run again): *added
+** 1 when put, 0 when a duplicate (and always 1 on a dry run, st NULL).
+** SQLITE_OK, or SQLITE_ERROR with the store's message in *err. */
+static int put_new(store *st, int table, const store_grec *r, const char *what, int *added,
+                   char **err) {
+  uint64_t pos;
+  *added = 0;
+  if (st && store_g_find(st, table, r->id, &pos) == STORE_OK) return SQLITE_OK;
+  if (st && store_g_put(st, table, r) != STORE_OK) {
+    *err = sqlite3_mprintf("graph: %s %lld: %s", what, (long long)r->id, store_errmsg(st));
+    return SQLITE_ERROR;
+  }
+  *added = 1;
+  return SQLITE_OK;
+}
+
 int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   static const char *const ent[] = {"id", "name", "type", "embedding_idx", NULL};
   static const char *const rel[] = {"src", "tgt", "relation", "weight", "timestamp", NULL};
@@ -141,21 +158,14 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
       r.s[3] = meta;
       r.n[3] = strlen(meta);
     }
-    uint64_t pos;
     sqlite3_bind_int64(ins, 1, r.id);
     sqlite3_step(ins);
     sqlite3_reset(ins);
-    if (st && store_g_find(st, STORE_G_ENTITY, r.id, &pos) == STORE_OK) {
-      dup++;
-      continue;
-    }
-    if (st && store_g_put(st, STORE_G_ENTITY, &r) != STORE_OK) {
-      *err = sqlite3_mprintf("graph: entity %lld: %s", (long long)r.id, store_errmsg(st));
-      rc = SQLITE_ERROR;
-      break;
-    }
-    n_ent++;
-    fixed += t;
+    int added;
+    if ((rc = put_new(st, STORE_G_ENTITY, &r, "entity", &added, err)) != SQLITE_OK) break;
+    dup += !added;
+    n_ent += added;
+    fixed += added ? t : 0;
   }
   sqlite3_finalize(q);
   q = NULL;
@@ -191,18 +201,11 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
       dangling++;
       continue;
     }
-    uint64_t pos;
-    if (st && store_g_find(st, STORE_G_RELATION, r.id, &pos) == STORE_OK) {
-      dup++;
-      continue;
-    }
-    if (st && store_g_put(st, STORE_G_RELATION, &r) != STORE_OK) {
-      *err = sqlite3_mprintf("graph: relation %lld: %s", (long long)r.id, store_errmsg(st));
-      rc = SQLITE_ERROR;
-      break;
-    }
-    n_rel++;
-    fixed += t;
+    int added;
+    if ((rc = put_new(st, STORE_G_RELATION, &r, "relation", &added, err)) != SQLITE_OK) break;
+    dup += !added;
+    n_rel += added;
+    fixed += added ? t : 0;
   }
   sqlite3_finalize(q);
   sqlite3_finalize(ins);
