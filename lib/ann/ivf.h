@@ -94,9 +94,9 @@ int ivf_train(ivf *v, uint32_t n);
 int ivf_add(ivf *v, uint32_t i);
 
 /* ann.h's X_build, training first on [0, n) if the index is not trained.
-** Rows are assigned on p.threads threads and
-** appended in id order, so the index (and its image) is the same whatever
-** the number of threads, and the same as ivf_add of each row in id order. */
+** Rows are assigned on p.threads threads and appended in id order, so the
+** index (and its image) is the same whatever the number of threads, and
+** the same as ivf_add of each row in id order. */
 int ivf_build(ivf *v, uint32_t n);
 
 /* ann.h's X_delete: the row stays in its list. */
