@@ -304,6 +304,10 @@ static int dset_sound(h5_file *f, const struct h5_dset *d) {
   return H5_OK;
 }
 
+/* The data's size in bytes: elements x element size (fits 64 bits once
+** dset_sound has passed). */
+static uint64_t dset_bytes(const struct h5_dset *d) { return d->info.nelems * d->type->size; }
+
 /* Every read starts here, before anything that could answer without
 ** touching the data (an empty extent or selection, a null dataspace): so a
 ** virtual dataset is the same error however it is read, also while its
@@ -354,8 +358,7 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   *len = 0;
   int rc = dset_get_readable(o, &d);
   if (rc) return rc;
-  uint64_t n = d->info.nelems, esz = d->type->size;
-  uint64_t bytes = n * esz; /* fits 64 bits: dset_sound */
+  uint64_t bytes = dset_bytes(d);
   if (d->efl || d->info.nfilters)
     return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data is filtered or external");
   if (d->info.layout != H5_LAYOUT_COMPACT && d->info.layout != H5_LAYOUT_CONTIGUOUS)
@@ -401,9 +404,8 @@ int h5_dset_storage_size(h5_obj *o, uint64_t *bytes) {
   int rc = h5_dset_get(o, &d);
   if (rc == H5_OK) rc = dset_sound(o->f, d);
   if (rc) return rc;
-  uint64_t n = d->info.nelems, esz = d->type->size; /* n * esz fits 64 bits: dset_sound */
   if (d->efl) {
-    *bytes = n * esz; /* in the external files */
+    *bytes = dset_bytes(d); /* in the external files */
     return H5_OK;
   }
   switch (d->info.layout) {
@@ -611,8 +613,7 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
   h5_file *f = o->f;
   int rc = dset_get_readable(o, &d);
   if (rc) return rc;
-  uint64_t n = d->info.nelems, esz = d->type->size;
-  uint64_t need = n * esz; /* fits 64 bits: dset_sound */
+  uint64_t n = d->info.nelems, need = dset_bytes(d);
   if (buflen < need)
     return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data",
                   buflen, (unsigned long long)need);
@@ -673,7 +674,7 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
                   (unsigned long long)(n * esz));
   if (n == 0) return H5_OK;
   uint8_t *buf = out;
-  uint64_t whole = d->info.nelems * esz; /* fits 64 bits: dset_sound */
+  uint64_t whole = dset_bytes(d);
   uint64_t origin[H5_MAX_RANK] = {0};
   if (d->efl) return efl_read(f, d, &sel, whole, buf);
   switch (d->info.layout) {
