@@ -250,22 +250,25 @@ static void vec_result(sqlite3_context *ctx, vec_arg *a) {
                                                 : EXT_SUBTYPE_F32);
 }
 
+/* The vector v as the function's result, its elements of type to (VT_F32
+** or VT_F16). */
+static void vec_convert(sqlite3_context *ctx, sqlite3_value *v, int to) {
+  vec_arg a;
+  if (vec_arg_read(ctx, v, "", VT_F32, &a)) return;
+  if ((to == VT_F16 ? vec_arg_to_f16(ctx, &a) : vec_arg_to_f32(ctx, &a)) == 0) vec_result(ctx, &a);
+  vec_arg_free(&a);
+}
+
 /* vec_f32(v): v as a float32 BLOB. */
 static void fn_vec_f32(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  vec_arg a;
   (void)argc;
-  if (vec_arg_read(ctx, argv[0], "", VT_F32, &a)) return;
-  if (vec_arg_to_f32(ctx, &a) == 0) vec_result(ctx, &a);
-  vec_arg_free(&a);
+  vec_convert(ctx, argv[0], VT_F32);
 }
 
 /* vec_f16(v): v as an IEEE binary16 BLOB, rounded to nearest-even. */
 static void fn_vec_f16(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  vec_arg a;
   (void)argc;
-  if (vec_arg_read(ctx, argv[0], "", VT_F32, &a)) return;
-  if (vec_arg_to_f16(ctx, &a) == 0) vec_result(ctx, &a);
-  vec_arg_free(&a);
+  vec_convert(ctx, argv[0], VT_F16);
 }
 
 /* vec_as_f16(blob): the same bytes, declared to be float16 elements (for
