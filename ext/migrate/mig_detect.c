@@ -252,6 +252,22 @@ static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
 
 /* ---- the schemas ------------------------------------------------------- */
 
+/* What a detected schema's plan says of its source: the schema, what its
+** reading is based on, the table (copied), the embeddings' encoding, the
+** metric (-1: not known) and where the ids come from.  Every known schema
+** has a text column and integer ids. */
+static void plan_schema(mig_plan *p, const char *schema, const char *based_on, const char *table,
+                        int enc, int metric, const char *ids_from) {
+  p->schema = schema;
+  p->based_on = sqlite3_mprintf("%s", based_on);
+  p->table = sqlite3_mprintf("%s", table);
+  p->enc = enc;
+  p->metric = metric;
+  p->has_text = 1;
+  p->ids = 1;
+  p->ids_from = ids_from;
+}
+
 /* Each detector: 1 when the source is this schema (the plan filled), 0 when
 ** not (why it almost was, in why), or an SQLite error. */
 
@@ -272,15 +288,11 @@ static int det_openclaw_legacy(sqlite3 *db, const mig_want *w, mig_plan *p, sqli
   }
   int has_source = col_type(db, "chunks", "source", NULL, 0);
   int has_dims = col_type(db, "chunks", "dims", NULL, 0);
-  p->schema = "openclaw-legacy";
-  p->based_on = sqlite3_mprintf("openclaw/openclaw src/memory/memory-schema.ts (meta, files, "
-                                "chunks with JSON embeddings, chunks_fts, chunks_vec)");
-  p->table = sqlite3_mprintf("chunks");
-  p->enc = MIG_ENC_F32; /* TEXT values: JSON arrays */
-  p->metric = STORE_COSINE;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = "the rowid of chunks (its id is text: kept in meta.openclaw_id)";
+  plan_schema(p, "openclaw-legacy",
+              "openclaw/openclaw src/memory/memory-schema.ts (meta, files, "
+              "chunks with JSON embeddings, chunks_fts, chunks_vec)",
+              "chunks", MIG_ENC_F32 /* TEXT values: JSON arrays */, STORE_COSINE,
+              "the rowid of chunks (its id is text: kept in meta.openclaw_id)");
   p->sql = sqlite3_mprintf(
       "SELECT rowid AS id, text, embedding, %s AS source,"
       " CASE WHEN %s = 'sessions' THEN path END AS session, " MS_TO_S("updated_at") " AS ts,"
@@ -325,18 +337,13 @@ static int det_openclaw(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str
   int imp = col_type(db, "memory_index_chunks", "importance", NULL, 0);
   int trig = col_type(db, "memory_index_chunks", "triggers", NULL, 0);
   int proj = col_type(db, "memory_index_chunks", "project_key", NULL, 0);
-  p->schema = "openclaw";
-  p->based_on = sqlite3_mprintf(
-      "openclaw/openclaw packages/memory-host-sdk/src/host/memory-schema-base.ts and "
-      "memory-schema-storage-migration.ts (memory_index_chunks with float64 LE BLOB embeddings "
-      "and chunk_rowid, or the earlier JSON TEXT embeddings)");
-  p->table = sqlite3_mprintf("memory_index_chunks");
-  p->enc = MIG_ENC_F64; /* BLOB: float64 LE; TEXT: JSON */
-  p->metric = STORE_COSINE;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = rowid_col ? "memory_index_chunks.chunk_rowid (its text id in meta.openclaw_id)"
-                          : "the rowid of memory_index_chunks (its text id in meta.openclaw_id)";
+  plan_schema(p, "openclaw",
+              "openclaw/openclaw packages/memory-host-sdk/src/host/memory-schema-base.ts and "
+              "memory-schema-storage-migration.ts (memory_index_chunks with float64 LE BLOB "
+              "embeddings and chunk_rowid, or the earlier JSON TEXT embeddings)",
+              "memory_index_chunks", MIG_ENC_F64 /* BLOB: float64 LE; TEXT: JSON */, STORE_COSINE,
+              rowid_col ? "memory_index_chunks.chunk_rowid (its text id in meta.openclaw_id)"
+                        : "the rowid of memory_index_chunks (its text id in meta.openclaw_id)");
   p->sql = sqlite3_mprintf(
       "SELECT %s AS id, text, embedding, source, CASE WHEN source = 'sessions' THEN path END AS"
       " session, " MS_TO_S("updated_at") " AS ts, %s AS importance,"
@@ -368,15 +375,10 @@ static int det_clawhdf5(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str
     sqlite3_str_appendall(why, "(not ClawhDF5's migration schema) ");
     return 0;
   }
-  p->schema = "clawhdf5";
-  p->based_on = sqlite3_mprintf("redclawsystems/clawhdf5@befeeaa8 crates/clawhdf5-migrate "
-                                "(sqlite_reader.rs and the test schema in main.rs)");
-  p->table = sqlite3_mprintf("memory_chunks");
-  p->enc = MIG_ENC_F32;
-  p->metric = STORE_COSINE;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = "memory_chunks.id";
+  plan_schema(p, "clawhdf5",
+              "redclawsystems/clawhdf5@befeeaa8 crates/clawhdf5-migrate "
+              "(sqlite_reader.rs and the test schema in main.rs)",
+              "memory_chunks", MIG_ENC_F32, STORE_COSINE, "memory_chunks.id");
   p->sql = sqlite3_mprintf(
       "SELECT id, chunk AS text, embedding, source_channel AS source, session_id AS session,"
       " tags, timestamp AS ts, %s AS _skip,"
@@ -402,15 +404,10 @@ static int langchain_shaped(sqlite3 *db, const char *t) {
 }
 
 static int langchain_plan(sqlite3 *db, const char *t, mig_plan *p) {
-  p->schema = "langchain";
-  p->based_on = sqlite3_mprintf("langchain-ai/langchain-community@153fdf16 "
-                                "libs/community/langchain_community/vectorstores/sqlitevec.py");
-  p->table = sqlite3_mprintf("%s", t);
-  p->enc = MIG_ENC_F32;
-  p->metric = -1;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = "the table's rowid";
+  plan_schema(p, "langchain",
+              "langchain-ai/langchain-community@153fdf16 "
+              "libs/community/langchain_community/vectorstores/sqlitevec.py",
+              t, MIG_ENC_F32, -1, "the table's rowid");
   p->sql = sqlite3_mprintf("SELECT rowid AS id, text, text_embedding AS embedding,"
                            " metadata AS meta FROM \"%w\" ORDER BY rowid", t);
   char *vec = sqlite3_mprintf("%s_vec", t);
@@ -456,15 +453,11 @@ static int det_langgraph(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_st
     sqlite3_str_appendall(why, "(not LangGraph's SqliteStore with an index) ");
     return 0;
   }
-  p->schema = "langgraph";
-  p->based_on = sqlite3_mprintf("langchain-ai/langgraph@66ebe1a0 libs/checkpoint-sqlite/"
-                                "langgraph/store/sqlite/base.py (langgraph-checkpoint-sqlite 3.1.1)");
-  p->table = sqlite3_mprintf("store_vectors");
-  p->enc = MIG_ENC_F32;
-  p->metric = -1;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = "the rowid of store_vectors (namespace, key and field in meta)";
+  plan_schema(p, "langgraph",
+              "langchain-ai/langgraph@66ebe1a0 libs/checkpoint-sqlite/"
+              "langgraph/store/sqlite/base.py (langgraph-checkpoint-sqlite 3.1.1)",
+              "store_vectors", MIG_ENC_F32, -1,
+              "the rowid of store_vectors (namespace, key and field in meta)");
   p->sql = sqlite3_mprintf(
       "SELECT v.rowid AS id, s.value AS text, v.field_name AS _text_path, v.embedding,"
       " v.prefix AS source, v.updated_at AS ts,"
