@@ -608,6 +608,36 @@ void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n) {
   for (uint64_t i = 0; i < n; i++) memcpy(buf + i * esz, d->fill, esz);
 }
 
+/* The selection sel of dataset d (NULL: all of it), n elements, read into
+** buf: the one read path of h5_dset_read and h5_dset_read_slab. */
+static int dset_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *buf,
+                         uint64_t n) {
+  uint64_t whole = dset_bytes(d), bytes = n * d->type->size;
+  if (d->efl) return efl_read(f, d, sel, whole, buf);
+  switch (d->info.layout) {
+  case H5_LAYOUT_COMPACT:
+  case H5_LAYOUT_CONTIGUOUS: {
+    const uint8_t *p;
+    uint64_t origin[H5_MAX_RANK] = {0};
+    int rc = inline_bytes(f, d, whole, &p);
+    if (rc == H5_OK && p && sel) h5_sel_copy_block(d, sel, origin, d->space.dims, p, buf);
+    if (rc == H5_OK && p && !sel) memcpy(buf, p, (size_t)whole);
+    if (rc == H5_OK && !p) h5_fill(d, buf, n);
+    return rc;
+  }
+  case H5_LAYOUT_CHUNKED: {
+    int rc = chunk_esize_check(f, d);
+    if (rc != H5_OK) return rc;
+    h5_fill(d, buf, n);
+    if (d->addr == H5_UNDEF_ADDR) return H5_OK;
+    return sel ? h5_chunked_read_sel(f, d, sel, buf, (size_t)bytes)
+               : h5_chunked_read(f, d, buf, (size_t)bytes);
+  }
+  default:
+    return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
+  }
+}
+
 int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
   struct h5_dset *d;
   h5_file *f = o->f;
@@ -617,26 +647,8 @@ int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
   if (buflen < need)
     return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data",
                   buflen, (unsigned long long)need);
-  uint8_t *buf = out;
   if (need == 0) return H5_OK;
-  if (d->efl) return efl_read(f, d, NULL, need, buf);
-  switch (d->info.layout) {
-  case H5_LAYOUT_COMPACT:
-  case H5_LAYOUT_CONTIGUOUS: {
-    const uint8_t *p;
-    rc = inline_bytes(f, d, need, &p);
-    if (rc == H5_OK && p) memcpy(buf, p, (size_t)need);
-    if (rc == H5_OK && !p) h5_fill(d, buf, n);
-    return rc;
-  }
-  case H5_LAYOUT_CHUNKED:
-    if ((rc = chunk_esize_check(f, d)) != H5_OK) return rc;
-    h5_fill(d, buf, n);
-    if (d->addr == H5_UNDEF_ADDR) return H5_OK;
-    return h5_chunked_read(f, d, buf, (size_t)need);
-  default:
-    return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
-  }
+  return dset_read_sel(f, d, NULL, out, n);
 }
 
 int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
@@ -673,25 +685,5 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
     return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data", buflen,
                   (unsigned long long)(n * esz));
   if (n == 0) return H5_OK;
-  uint8_t *buf = out;
-  uint64_t whole = dset_bytes(d);
-  uint64_t origin[H5_MAX_RANK] = {0};
-  if (d->efl) return efl_read(f, d, &sel, whole, buf);
-  switch (d->info.layout) {
-  case H5_LAYOUT_COMPACT:
-  case H5_LAYOUT_CONTIGUOUS: {
-    const uint8_t *p;
-    rc = inline_bytes(f, d, whole, &p);
-    if (rc == H5_OK && p) h5_sel_copy_block(d, &sel, origin, d->space.dims, p, buf);
-    if (rc == H5_OK && !p) h5_fill(d, buf, n);
-    return rc;
-  }
-  case H5_LAYOUT_CHUNKED:
-    if ((rc = chunk_esize_check(f, d)) != H5_OK) return rc;
-    h5_fill(d, buf, n);
-    if (d->addr == H5_UNDEF_ADDR) return H5_OK;
-    return h5_chunked_read_sel(f, d, &sel, buf, (size_t)(n * esz));
-  default:
-    return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
-  }
+  return dset_read_sel(f, d, &sel, out, n);
 }
