@@ -116,12 +116,20 @@ static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
   return H5_OK;
 }
 
-static int filters_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
+/* A cursor over message m's body (a shared message's, from where it is
+** kept). */
+static int msg_cursor(h5_file *f, const h5_msg *m, h5_cur *c) {
   const uint8_t *body;
   size_t size;
   int rc = h5_msg_body(f, m, &body, &size);
+  if (rc == H5_OK) *c = h5c_make(body, size);
+  return rc;
+}
+
+static int filters_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
+  h5_cur c;
+  int rc = msg_cursor(f, m, &c);
   if (rc) return rc;
-  h5_cur c = h5c_make(body, size);
   int version = h5c_u8(&c);
   int n = h5c_u8(&c);
   if (version == 1) h5c_skip(&c, 6);
@@ -184,11 +192,9 @@ static int fill_from(h5_file *f, struct h5_dset *d, const h5_ohdr *h) {
   uint32_t len = 0;
   const h5_msg *m = h5_ohdr_find(h, H5_MSG_FILL);
   if (m) {
-    const uint8_t *body;
-    size_t size;
-    int rc = h5_msg_body(f, m, &body, &size);
+    h5_cur c;
+    int rc = msg_cursor(f, m, &c);
     if (rc) return rc;
-    h5_cur c = h5c_make(body, size);
     int version = h5c_u8(&c);
     if (version == 1 || version == 2) {
       h5c_skip(&c, 2); /* allocation and fill write times */
@@ -449,11 +455,9 @@ static int efl_open(h5_file *f, const struct h5_dset *d, efl *e) {
   memset(e, 0, sizeof *e);
   e->f = f;
   e->fd = -1;
-  const uint8_t *body;
-  size_t size;
-  int rc = h5_msg_body(f, d->efl, &body, &size);
+  h5_cur c;
+  int rc = msg_cursor(f, d->efl, &c);
   if (rc) return rc;
-  h5_cur c = h5c_make(body, size);
   int version = h5c_u8(&c);
   h5c_skip(&c, 3);
   (void)h5c_u16(&c); /* allocated slots */
