@@ -213,6 +213,13 @@ static void report_tables(sqlite3 *db, mig_plan *p, const char *const *names) {
   "CASE WHEN typeof(" c ") IN ('integer','real') AND abs(" c ") >= 100000000000 THEN " c \
   " / 1000 ELSE " c " END"
 
+/* The meta of an OpenClaw chunk (both schemas): its own columns, the
+** object left open for more. */
+#define OPENCLAW_META                                                                 \
+  "json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', "     \
+  J("start_line") ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " \
+  J("model") ", 'updated_at', " J("updated_at")
+
 /* OpenClaw's meta row (key memory_index_meta_v1, a JSON object with
 ** provider, model, vectorDims, ...) into the plan: embedder, attributes. */
 static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
@@ -296,9 +303,7 @@ static int det_openclaw_legacy(sqlite3 *db, const mig_want *w, mig_plan *p, sqli
   p->sql = sqlite3_mprintf(
       "SELECT rowid AS id, text, embedding, %s AS source,"
       " CASE WHEN %s = 'sessions' THEN path END AS session, " MS_TO_S("updated_at") " AS ts,"
-      " json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', " J("start_line")
-      ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " J("model")
-      ", 'updated_at', " J("updated_at") "%s) AS meta FROM chunks ORDER BY rowid",
+      " " OPENCLAW_META "%s) AS meta FROM chunks ORDER BY rowid",
       has_source ? "source" : "'memory'", has_source ? "source" : "'memory'",
       has_dims ? ", 'dims', " J("dims") : "");
   int rc = openclaw_meta(db, "meta", p);
@@ -347,9 +352,7 @@ static int det_openclaw(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str
   p->sql = sqlite3_mprintf(
       "SELECT %s AS id, text, embedding, source, CASE WHEN source = 'sessions' THEN path END AS"
       " session, " MS_TO_S("updated_at") " AS ts, %s AS importance,"
-      " json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', " J("start_line")
-      ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " J("model")
-      ", 'updated_at', " J("updated_at") "%s%s) AS meta FROM memory_index_chunks ORDER BY %s",
+      " " OPENCLAW_META "%s%s) AS meta FROM memory_index_chunks ORDER BY %s",
       rowid_col ? "chunk_rowid" : "rowid", imp ? "importance" : "NULL",
       trig ? ", 'triggers', " J("triggers") : "", proj ? ", 'project_key', " J("project_key") : "",
       rowid_col ? "chunk_rowid" : "rowid");
