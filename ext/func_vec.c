@@ -41,6 +41,28 @@ static void vec_arg_free(vec_arg *a) {
   a->owned = NULL;
 }
 
+/* a's elements from now on: buf (malloc'd, a takes it) of type. */
+static void vec_arg_take(vec_arg *a, void *buf, int type) {
+  free(a->owned);
+  a->owned = buf;
+  a->data = buf;
+  a->type = type;
+}
+
+/* malloc(bytes), or NULL with the function's error set (out of memory). */
+static void *vec_alloc(sqlite3_context *ctx, size_t bytes) {
+  void *p = malloc(bytes);
+  if (!p) sqlite3_result_error_nomem(ctx);
+  return p;
+}
+
+/* A malloc'd copy of src[0..bytes), or NULL as vec_alloc. */
+static void *vec_copy(sqlite3_context *ctx, const void *src, size_t bytes) {
+  void *p = vec_alloc(ctx, bytes);
+  if (p) memcpy(p, src, bytes);
+  return p;
+}
+
 static const char *sql_type_name(int t) {
   switch (t) {
   case SQLITE_INTEGER: return "INTEGER";
@@ -136,12 +158,8 @@ static int vec_arg_read(sqlite3_context *ctx, sqlite3_value *v,
     out->n = bytes / esz;
     out->data = p;
     if ((uintptr_t)p % esz) { /* SQLite does not promise aligned BLOBs */
-      out->owned = malloc(bytes);
-      if (!out->owned) {
-        sqlite3_result_error_nomem(ctx);
-        return -1;
-      }
-      memcpy(out->owned, p, bytes);
+      out->owned = vec_copy(ctx, p, bytes);
+      if (!out->owned) return -1;
       out->data = out->owned;
     }
   } else if (vtype == SQLITE_TEXT) {
@@ -187,16 +205,10 @@ static int vec_arg_read(sqlite3_context *ctx, sqlite3_value *v,
 /* Make a float32 copy of an f16 argument (no-op for f32).  0 or -1 (OOM). */
 static int vec_arg_to_f32(sqlite3_context *ctx, vec_arg *a) {
   if (a->type == VT_F32) return 0;
-  float *f = malloc(a->n * sizeof *f);
-  if (!f) {
-    sqlite3_result_error_nomem(ctx);
-    return -1;
-  }
+  float *f = vec_alloc(ctx, a->n * sizeof *f);
+  if (!f) return -1;
   k_get()->f16_to_f32(a->data, f, a->n);
-  free(a->owned);
-  a->owned = f;
-  a->data = f;
-  a->type = VT_F32;
+  vec_arg_take(a, f, VT_F32);
   return 0;
 }
 
@@ -206,11 +218,8 @@ static int vec_arg_to_f32(sqlite3_context *ctx, vec_arg *a) {
 static int vec_arg_to_f16(sqlite3_context *ctx, vec_arg *a) {
   if (a->type == VT_F16) return 0;
   const float *f = a->data;
-  uint16_t *h = malloc(a->n * sizeof *h);
-  if (!h) {
-    sqlite3_result_error_nomem(ctx);
-    return -1;
-  }
+  uint16_t *h = vec_alloc(ctx, a->n * sizeof *h);
+  if (!h) return -1;
   k_get()->f32_to_f16(f, h, a->n);
   for (size_t i = 0; i < a->n; i++) {
     if ((h[i] & 0x7c00u) == 0x7c00u) {
@@ -224,10 +233,7 @@ static int vec_arg_to_f16(sqlite3_context *ctx, vec_arg *a) {
       return -1;
     }
   }
-  free(a->owned);
-  a->owned = h;
-  a->data = h;
-  a->type = VT_F16;
+  vec_arg_take(a, h, VT_F16);
   return 0;
 }
 
@@ -244,22 +250,25 @@ static void vec_result(sqlite3_context *ctx, vec_arg *a) {
                                                 : EXT_SUBTYPE_F32);
 }
 
+/* The vector v as the function's result, its elements of type to (VT_F32
+** or VT_F16). */
+static void vec_convert(sqlite3_context *ctx, sqlite3_value *v, int to) {
+  vec_arg a;
+  if (vec_arg_read(ctx, v, "", VT_F32, &a)) return;
+  if ((to == VT_F16 ? vec_arg_to_f16(ctx, &a) : vec_arg_to_f32(ctx, &a)) == 0) vec_result(ctx, &a);
+  vec_arg_free(&a);
+}
+
 /* vec_f32(v): v as a float32 BLOB. */
 static void fn_vec_f32(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  vec_arg a;
   (void)argc;
-  if (vec_arg_read(ctx, argv[0], "", VT_F32, &a)) return;
-  if (vec_arg_to_f32(ctx, &a) == 0) vec_result(ctx, &a);
-  vec_arg_free(&a);
+  vec_convert(ctx, argv[0], VT_F32);
 }
 
 /* vec_f16(v): v as an IEEE binary16 BLOB, rounded to nearest-even. */
 static void fn_vec_f16(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  vec_arg a;
   (void)argc;
-  if (vec_arg_read(ctx, argv[0], "", VT_F32, &a)) return;
-  if (vec_arg_to_f16(ctx, &a) == 0) vec_result(ctx, &a);
-  vec_arg_free(&a);
+  vec_convert(ctx, argv[0], VT_F16);
 }
 
 /* vec_as_f16(blob): the same bytes, declared to be float16 elements (for
@@ -447,14 +456,9 @@ static void fn_vec_normalize(sqlite3_context *ctx, int argc,
   int type = a.type;
   if (vec_arg_to_f32(ctx, &a)) goto done;
   if (!a.owned) { /* the result is built in place: own a copy */
-    float *f = malloc(a.n * sizeof *f);
-    if (!f) {
-      sqlite3_result_error_nomem(ctx);
-      goto done;
-    }
-    memcpy(f, a.data, a.n * sizeof *f);
-    a.owned = f;
-    a.data = f;
+    float *f = vec_copy(ctx, a.data, a.n * sizeof *f);
+    if (!f) goto done;
+    vec_arg_take(&a, f, VT_F32);
   }
   float *f = a.owned;
   double ss = 0.0;

@@ -109,16 +109,44 @@ static int col_type(sqlite3 *db, const char *table, const char *col, char *buf, 
   return found;
 }
 
-static int has_table(sqlite3 *db, const char *name) {
+/* 1 when the source has a table called name and (test not NULL) its
+** CREATE statement passes test; else 0. */
+static int table_is(sqlite3 *db, const char *name, int (*test)(const char *sql)) {
   sqlite3_stmt *st;
-  int found = 0;
-  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+  int yes = 0;
+  if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
                          -1, &st, NULL) != SQLITE_OK)
     return 0;
   sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-  found = sqlite3_step(st) == SQLITE_ROW;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    const char *sql = (const char *)sqlite3_column_text(st, 0);
+    yes = !test || (sql && test(sql));
+  }
   sqlite3_finalize(st);
-  return found;
+  return yes;
+}
+
+static int has_table(sqlite3 *db, const char *name) { return table_is(db, name, NULL); }
+
+/* The source's tables that match says are a kind (name order): *n of them,
+** the first one's name in *first (NULL when none; sqlite3_free it).
+** SQLITE_OK, or SQLITE_NOMEM. */
+static int matching_tables(sqlite3 *db, int (*match)(sqlite3 *, const char *name, const char *sql),
+                           char **first, int *n) {
+  sqlite3_stmt *st;
+  *first = NULL;
+  *n = 0;
+  if (sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name",
+                         -1, &st, NULL) != SQLITE_OK)
+    return SQLITE_OK;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    const char *sql = (const char *)sqlite3_column_text(st, 1);
+    if (!name || !match(db, name, sql)) continue;
+    if (!(*n)++) *first = sqlite3_mprintf("%s", name);
+  }
+  sqlite3_finalize(st);
+  return *n && !*first ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 /* The number of columns of table (0 when it does not exist). */
@@ -185,6 +213,13 @@ static void report_tables(sqlite3 *db, mig_plan *p, const char *const *names) {
   "CASE WHEN typeof(" c ") IN ('integer','real') AND abs(" c ") >= 100000000000 THEN " c \
   " / 1000 ELSE " c " END"
 
+/* The meta of an OpenClaw chunk (both schemas): its own columns, the
+** object left open for more. */
+#define OPENCLAW_META                                                                 \
+  "json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', "     \
+  J("start_line") ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " \
+  J("model") ", 'updated_at', " J("updated_at")
+
 /* OpenClaw's meta row (key memory_index_meta_v1, a JSON object with
 ** provider, model, vectorDims, ...) into the plan: embedder, attributes. */
 static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
@@ -224,6 +259,22 @@ static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
 
 /* ---- the schemas ------------------------------------------------------- */
 
+/* What a detected schema's plan says of its source: the schema, what its
+** reading is based on, the table (copied), the embeddings' encoding, the
+** metric (-1: not known) and where the ids come from.  Every known schema
+** has a text column and integer ids. */
+static void plan_schema(mig_plan *p, const char *schema, const char *based_on, const char *table,
+                        int enc, int metric, const char *ids_from) {
+  p->schema = schema;
+  p->based_on = sqlite3_mprintf("%s", based_on);
+  p->table = sqlite3_mprintf("%s", table);
+  p->enc = enc;
+  p->metric = metric;
+  p->has_text = 1;
+  p->ids = 1;
+  p->ids_from = ids_from;
+}
+
 /* Each detector: 1 when the source is this schema (the plan filled), 0 when
 ** not (why it almost was, in why), or an SQLite error. */
 
@@ -244,21 +295,15 @@ static int det_openclaw_legacy(sqlite3 *db, const mig_want *w, mig_plan *p, sqli
   }
   int has_source = col_type(db, "chunks", "source", NULL, 0);
   int has_dims = col_type(db, "chunks", "dims", NULL, 0);
-  p->schema = "openclaw-legacy";
-  p->based_on = sqlite3_mprintf("openclaw/openclaw src/memory/memory-schema.ts (meta, files, "
-                                "chunks with JSON embeddings, chunks_fts, chunks_vec)");
-  p->table = sqlite3_mprintf("chunks");
-  p->enc = MIG_ENC_F32; /* TEXT values: JSON arrays */
-  p->metric = STORE_COSINE;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = "the rowid of chunks (its id is text: kept in meta.openclaw_id)";
+  plan_schema(p, "openclaw-legacy",
+              "openclaw/openclaw src/memory/memory-schema.ts (meta, files, "
+              "chunks with JSON embeddings, chunks_fts, chunks_vec)",
+              "chunks", MIG_ENC_F32 /* TEXT values: JSON arrays */, STORE_COSINE,
+              "the rowid of chunks (its id is text: kept in meta.openclaw_id)");
   p->sql = sqlite3_mprintf(
       "SELECT rowid AS id, text, embedding, %s AS source,"
       " CASE WHEN %s = 'sessions' THEN path END AS session, " MS_TO_S("updated_at") " AS ts,"
-      " json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', " J("start_line")
-      ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " J("model")
-      ", 'updated_at', " J("updated_at") "%s) AS meta FROM chunks ORDER BY rowid",
+      " " OPENCLAW_META "%s) AS meta FROM chunks ORDER BY rowid",
       has_source ? "source" : "'memory'", has_source ? "source" : "'memory'",
       has_dims ? ", 'dims', " J("dims") : "");
   int rc = openclaw_meta(db, "meta", p);
@@ -297,24 +342,17 @@ static int det_openclaw(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str
   int imp = col_type(db, "memory_index_chunks", "importance", NULL, 0);
   int trig = col_type(db, "memory_index_chunks", "triggers", NULL, 0);
   int proj = col_type(db, "memory_index_chunks", "project_key", NULL, 0);
-  p->schema = "openclaw";
-  p->based_on = sqlite3_mprintf(
-      "openclaw/openclaw packages/memory-host-sdk/src/host/memory-schema-base.ts and "
-      "memory-schema-storage-migration.ts (memory_index_chunks with float64 LE BLOB embeddings "
-      "and chunk_rowid, or the earlier JSON TEXT embeddings)");
-  p->table = sqlite3_mprintf("memory_index_chunks");
-  p->enc = MIG_ENC_F64; /* BLOB: float64 LE; TEXT: JSON */
-  p->metric = STORE_COSINE;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = rowid_col ? "memory_index_chunks.chunk_rowid (its text id in meta.openclaw_id)"
-                          : "the rowid of memory_index_chunks (its text id in meta.openclaw_id)";
+  plan_schema(p, "openclaw",
+              "openclaw/openclaw packages/memory-host-sdk/src/host/memory-schema-base.ts and "
+              "memory-schema-storage-migration.ts (memory_index_chunks with float64 LE BLOB "
+              "embeddings and chunk_rowid, or the earlier JSON TEXT embeddings)",
+              "memory_index_chunks", MIG_ENC_F64 /* BLOB: float64 LE; TEXT: JSON */, STORE_COSINE,
+              rowid_col ? "memory_index_chunks.chunk_rowid (its text id in meta.openclaw_id)"
+                        : "the rowid of memory_index_chunks (its text id in meta.openclaw_id)");
   p->sql = sqlite3_mprintf(
       "SELECT %s AS id, text, embedding, source, CASE WHEN source = 'sessions' THEN path END AS"
       " session, " MS_TO_S("updated_at") " AS ts, %s AS importance,"
-      " json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', " J("start_line")
-      ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " J("model")
-      ", 'updated_at', " J("updated_at") "%s%s) AS meta FROM memory_index_chunks ORDER BY %s",
+      " " OPENCLAW_META "%s%s) AS meta FROM memory_index_chunks ORDER BY %s",
       rowid_col ? "chunk_rowid" : "rowid", imp ? "importance" : "NULL",
       trig ? ", 'triggers', " J("triggers") : "", proj ? ", 'project_key', " J("project_key") : "",
       rowid_col ? "chunk_rowid" : "rowid");
@@ -340,15 +378,10 @@ static int det_clawhdf5(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str
     sqlite3_str_appendall(why, "(not ClawhDF5's migration schema) ");
     return 0;
   }
-  p->schema = "clawhdf5";
-  p->based_on = sqlite3_mprintf("redclawsystems/clawhdf5@befeeaa8 crates/clawhdf5-migrate "
-                                "(sqlite_reader.rs and the test schema in main.rs)");
-  p->table = sqlite3_mprintf("memory_chunks");
-  p->enc = MIG_ENC_F32;
-  p->metric = STORE_COSINE;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = "memory_chunks.id";
+  plan_schema(p, "clawhdf5",
+              "redclawsystems/clawhdf5@befeeaa8 crates/clawhdf5-migrate "
+              "(sqlite_reader.rs and the test schema in main.rs)",
+              "memory_chunks", MIG_ENC_F32, STORE_COSINE, "memory_chunks.id");
   p->sql = sqlite3_mprintf(
       "SELECT id, chunk AS text, embedding, source_channel AS source, session_id AS session,"
       " tags, timestamp AS ts, %s AS _skip,"
@@ -374,15 +407,10 @@ static int langchain_shaped(sqlite3 *db, const char *t) {
 }
 
 static int langchain_plan(sqlite3 *db, const char *t, mig_plan *p) {
-  p->schema = "langchain";
-  p->based_on = sqlite3_mprintf("langchain-ai/langchain-community@153fdf16 "
-                                "libs/community/langchain_community/vectorstores/sqlitevec.py");
-  p->table = sqlite3_mprintf("%s", t);
-  p->enc = MIG_ENC_F32;
-  p->metric = -1;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = "the table's rowid";
+  plan_schema(p, "langchain",
+              "langchain-ai/langchain-community@153fdf16 "
+              "libs/community/langchain_community/vectorstores/sqlitevec.py",
+              t, MIG_ENC_F32, -1, "the table's rowid");
   p->sql = sqlite3_mprintf("SELECT rowid AS id, text, text_embedding AS embedding,"
                            " metadata AS meta FROM \"%w\" ORDER BY rowid", t);
   char *vec = sqlite3_mprintf("%s_vec", t);
@@ -392,28 +420,24 @@ static int langchain_plan(sqlite3 *db, const char *t, mig_plan *p) {
   return p->sql ? 1 : SQLITE_NOMEM;
 }
 
+static int langchain_match(sqlite3 *db, const char *name, const char *sql) {
+  (void)sql;
+  return langchain_shaped(db, name);
+}
+
 static int det_langchain(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
   (void)w;
-  sqlite3_stmt *st;
-  char *found = NULL;
-  int n = 0;
-  if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
-                         -1, &st, NULL) != SQLITE_OK)
-    return 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *t = (const char *)sqlite3_column_text(st, 0);
-    if (t && langchain_shaped(db, t)) {
-      if (!n++) found = sqlite3_mprintf("%s", t);
-    }
-  }
-  sqlite3_finalize(st);
+  char *found;
+  int n;
+  int rc = matching_tables(db, langchain_match, &found, &n);
+  if (rc) return rc;
   if (n > 1) {
     sqlite3_str_appendf(why, "%d LangChain SQLiteVec tables (give {\"table\": ...}); ", n);
     sqlite3_free(found);
     return 0;
   }
   if (!n) return 0;
-  int rc = langchain_plan(db, found, p);
+  rc = langchain_plan(db, found, p);
   sqlite3_free(found);
   return rc;
 }
@@ -432,15 +456,11 @@ static int det_langgraph(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_st
     sqlite3_str_appendall(why, "(not LangGraph's SqliteStore with an index) ");
     return 0;
   }
-  p->schema = "langgraph";
-  p->based_on = sqlite3_mprintf("langchain-ai/langgraph@66ebe1a0 libs/checkpoint-sqlite/"
-                                "langgraph/store/sqlite/base.py (langgraph-checkpoint-sqlite 3.1.1)");
-  p->table = sqlite3_mprintf("store_vectors");
-  p->enc = MIG_ENC_F32;
-  p->metric = -1;
-  p->has_text = 1;
-  p->ids = 1;
-  p->ids_from = "the rowid of store_vectors (namespace, key and field in meta)";
+  plan_schema(p, "langgraph",
+              "langchain-ai/langgraph@66ebe1a0 libs/checkpoint-sqlite/"
+              "langgraph/store/sqlite/base.py (langgraph-checkpoint-sqlite 3.1.1)",
+              "store_vectors", MIG_ENC_F32, -1,
+              "the rowid of store_vectors (namespace, key and field in meta)");
   p->sql = sqlite3_mprintf(
       "SELECT v.rowid AS id, s.value AS text, v.field_name AS _text_path, v.embedding,"
       " v.prefix AS source, v.updated_at AS ts,"
@@ -583,37 +603,17 @@ static int det_generic(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) 
 }
 
 /* The vec0 tables of the source that no detected schema owns. */
-static int vec0_tables(sqlite3 *db, char **first, int *n) {
-  sqlite3_stmt *st;
-  *first = NULL;
-  *n = 0;
-  if (sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name",
-                         -1, &st, NULL) != SQLITE_OK)
-    return SQLITE_OK;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    const char *name = (const char *)sqlite3_column_text(st, 0);
-    const char *sql = (const char *)sqlite3_column_text(st, 1);
-    if (!name || !sql || !mig_is_vec0(sql)) continue;
-    if (!(*n)++) *first = sqlite3_mprintf("%s", name);
-  }
-  sqlite3_finalize(st);
-  return SQLITE_OK;
+static int vec0_match(sqlite3 *db, const char *name, const char *sql) {
+  (void)db;
+  (void)name;
+  return sql && mig_is_vec0(sql);
 }
 
-static int is_vec0_table(sqlite3 *db, const char *t) {
-  sqlite3_stmt *st;
-  int yes = 0;
-  if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                         -1, &st, NULL) != SQLITE_OK)
-    return 0;
-  sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    const char *sql = (const char *)sqlite3_column_text(st, 0);
-    yes = sql && mig_is_vec0(sql);
-  }
-  sqlite3_finalize(st);
-  return yes;
+static int vec0_tables(sqlite3 *db, char **first, int *n) {
+  return matching_tables(db, vec0_match, first, n);
 }
+
+static int is_vec0_table(sqlite3 *db, const char *t) { return table_is(db, t, mig_is_vec0); }
 
 typedef int (*detector)(sqlite3 *, const mig_want *, mig_plan *, sqlite3_str *);
 static const struct {
@@ -660,7 +660,8 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
   if (w->schema && !strcmp(w->schema, "sqlite-vec")) {
     char *first;
     int n;
-    vec0_tables(db, &first, &n);
+    int rc = vec0_tables(db, &first, &n);
+    if (rc) return rc;
     if (n != 1) {
       *err = sqlite3_mprintf(n ? "%d vec0 tables: name one with {\"table\": ...}"
                                : "no vec0 table in the source", n);
@@ -702,13 +703,13 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
   } else if (rc == SQLITE_OK && !matches) {
     char *first = NULL;
     int n = 0;
-    if (!w->schema) vec0_tables(db, &first, &n);
-    if (n == 1) {
+    if (!w->schema) rc = vec0_tables(db, &first, &n);
+    if (rc == SQLITE_OK && n == 1) {
       mig_plan_free(p);
       plan_init(p);
       p->vec0 = first;
       first = NULL;
-    } else if (w->schema) {
+    } else if (rc == SQLITE_OK && w->schema) {
       int known = 0;
       for (int i = 0; i < NDET; i++) known |= !strcmp(w->schema, detectors[i].name);
       *err = known ? sqlite3_mprintf("the source is not %s: %s", w->schema,
@@ -717,7 +718,7 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
                                      "clawhdf5, langchain, langgraph, sqlite-vec, generic)",
                                      w->schema);
       rc = SQLITE_ERROR;
-    } else {
+    } else if (rc == SQLITE_OK) {
       *err = sqlite3_mprintf(
           "no known memory schema in the source%s%s%s; name a table or a query and its columns "
           "(docs/MIGRATION.md)",

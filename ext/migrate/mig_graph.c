@@ -102,11 +102,40 @@ static int strings(sqlite3_stmt *q, int name_col, int type_col, store_grec *r, s
   return fixed;
 }
 
+/* What mig_graph_write did, for the report. */
+typedef struct tally {
+  int64_t put[2]; /* entities, relations */
+  int64_t dup, fixed;
+} tally;
+
+/* Record r (what: "entity" or "relation", for the message; fixed: 1 when
+** its strings were repaired) into graph table of st unless it is there
+** already (a migration run again), counted in *n; on a dry run (st NULL)
+** only counted.  SQLITE_OK, or SQLITE_ERROR with the store's message in
+** *err. */
+static int put_new(store *st, int table, const store_grec *r, const char *what, int fixed,
+                   tally *n, char **err) {
+  uint64_t pos;
+  if (st && store_g_find(st, table, r->id, &pos) == STORE_OK) {
+    n->dup++;
+    return SQLITE_OK;
+  }
+  int pr = st ? store_g_put(st, table, r) : STORE_OK;
+  if (pr != STORE_OK) {
+    *err = sqlite3_mprintf("graph: %s %lld: %s", what, (long long)r->id, store_errmsg(st));
+    return ext_err_rc(pr);
+  }
+  n->put[table == STORE_G_RELATION]++;
+  n->fixed += fixed;
+  return SQLITE_OK;
+}
+
 int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   static const char *const ent[] = {"id", "name", "type", "embedding_idx", NULL};
   static const char *const rel[] = {"src", "tgt", "relation", "weight", "timestamp", NULL};
   if (!has_columns(db, "entities", ent)) return SQLITE_OK;
-  int64_t n_ent = 0, n_rel = 0, invalid = 0, dangling = 0, dup = 0, fixed = 0;
+  int64_t invalid = 0, dangling = 0;
+  tally n = {{0, 0}, 0, 0};
   strbuf fix[2] = {{0}, {0}}; /* name and type with invalid UTF-8 replaced */
   int rc = SQLITE_OK;
   int br = st ? store_begin(st) : STORE_OK;
@@ -141,22 +170,10 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
       r.s[3] = meta;
       r.n[3] = strlen(meta);
     }
-    uint64_t pos;
     sqlite3_bind_int64(ins, 1, r.id);
     sqlite3_step(ins);
     sqlite3_reset(ins);
-    if (st && store_g_find(st, STORE_G_ENTITY, r.id, &pos) == STORE_OK) {
-      dup++;
-      continue;
-    }
-    int pr = st ? store_g_put(st, STORE_G_ENTITY, &r) : STORE_OK;
-    if (pr != STORE_OK) {
-      *err = sqlite3_mprintf("graph: entity %lld: %s", (long long)r.id, store_errmsg(st));
-      rc = ext_err_rc(pr);
-      break;
-    }
-    n_ent++;
-    fixed += t;
+    if ((rc = put_new(st, STORE_G_ENTITY, &r, "entity", t, &n, err)) != SQLITE_OK) break;
   }
   sqlite3_finalize(q);
   q = NULL;
@@ -192,19 +209,7 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
       dangling++;
       continue;
     }
-    uint64_t pos;
-    if (st && store_g_find(st, STORE_G_RELATION, r.id, &pos) == STORE_OK) {
-      dup++;
-      continue;
-    }
-    int pr = st ? store_g_put(st, STORE_G_RELATION, &r) : STORE_OK;
-    if (pr != STORE_OK) {
-      *err = sqlite3_mprintf("graph: relation %lld: %s", (long long)r.id, store_errmsg(st));
-      rc = ext_err_rc(pr);
-      break;
-    }
-    n_rel++;
-    fixed += t;
+    if ((rc = put_new(st, STORE_G_RELATION, &r, "relation", t, &n, err)) != SQLITE_OK) break;
   }
   sqlite3_finalize(q);
   sqlite3_finalize(ins);
@@ -224,9 +229,10 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   if (rc == SQLITE_OK)
     sqlite3_str_appendf(p->info, ",\"graph_written\":{\"entities\":%lld,\"relations\":%lld,"
                         "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}",
-                        (long long)n_ent, (long long)n_rel, (long long)invalid, (long long)dangling,
-                        (long long)dup);
-  if (rc == SQLITE_OK && fixed) sqlite3_str_appendf(p->info, ",\"utf8_repaired\":%lld", (long long)fixed);
+                        (long long)n.put[0], (long long)n.put[1], (long long)invalid,
+                        (long long)dangling, (long long)n.dup);
+  if (rc == SQLITE_OK && n.fixed)
+    sqlite3_str_appendf(p->info, ",\"utf8_repaired\":%lld", (long long)n.fixed);
   if (rc == SQLITE_OK) sqlite3_str_appendchar(p->info, 1, '}');
   return rc;
 }

@@ -38,6 +38,62 @@ typedef struct ann_hit {
   float dist;
 } ann_hit;
 
+/* ---- The contract of the two indexes -----------------------------------
+**
+** hnsw.h and ivf.h (X below: hnsw or ivf) keep to this; each header adds
+** what is its own.
+**
+** Rows: the index never copies them; it asks for row i through an
+** ann_vec_fn when it needs it.  Ids are row numbers: dense, added in any
+** order, each at most once.  Distances are "smaller is closer", from the
+** kernels of kernels/k.h (as flat search's):
+**   ANN_COSINE  1 - cos(a, b) (the caller's rows are not normalised)
+**   ANN_L2      squared Euclidean distance
+**   ANN_DOT     negative dot product
+** and every distance a search returns is exact, from those kernels.
+**
+**   X_new     a new empty index over rows of dim elements of type elem;
+**             its parameters may be NULL (all defaults).  vec/ctx are
+**             borrowed and must outlive the index.  On an error other than
+**             ANN_ENOMEM, *out is still set to a handle holding the message
+**             (X_errmsg), to be freed with X_free; on ANN_ENOMEM *out is NULL.
+**   X_add     inserts row i: ANN_EINVAL when i is already in the index
+**             (deleted rows included) or i == UINT32_MAX.
+**   X_build   inserts every row below n that is not in the index yet (for
+**             an index built from a dense prefix: rows [X_count, n)).
+**   X_delete  marks row i deleted: X_search never returns it.  ANN_EINVAL
+**             when i is not in the index; deleting twice is fine.
+**   X_search  the k nearest live rows to q (dim f32 values).  filter is
+**             NULL or returns nonzero for the rows that may be returned.
+**             out has room for k hits; they come sorted by distance, then
+**             id.  Returns the number of hits; k <= 0 returns 0.
+**   X_count   the number of rows in the index, deleted ones included.
+**   X_save    the index as a flat little-endian image (layout in X.c),
+**             malloc'd into *img (the caller frees it), its size in *len.
+**   X_load    an index over an image made by X_save.  dim, metric and elem
+**             must be the ones it was built with.  Every count, offset, id
+**             and link is checked against len: a damaged image gives
+**             ANN_ECORRUPT, never a crash.  When img is 4-byte aligned (and
+**             the host little-endian) parts of it are read in place (the
+**             header says which): img must then stay valid and unchanged
+**             until X_free, or until the first write that copies them into
+**             memory the index owns.  *out on error: as X_new.
+**   X_free    frees the index (NULL is fine).  The image given to X_load
+**             and the rows are the caller's.
+**   X_errmsg  the last error's message ("" if none); "out of memory" for
+**             NULL.
+**
+** Threads: one writer at a time (X_add, X_build, X_delete, X_free and the
+** header's other writer calls); X_build may itself use several threads.
+** Any number of X_search calls may run at once on an index nobody is
+** writing; the vec callback (and a search's filter) must then be safe to
+** call from several threads.
+**
+** Errors: functions return ANN_OK (0) or a negative ANN_E* code; X_search
+** returns the number of hits or a negative code.  The writer calls, X_new
+** and X_load leave a message for X_errmsg; X_search (const, concurrent)
+** does not. */
+
 /* Whether a stored row stands for "no vector": the store keeps NaN in the
 ** first element of a record without an embedding. */
 static inline int ann_row_missing(ann_elem e, const void *row) {

@@ -4,19 +4,13 @@
 ** Hierarchical Navigable Small World graphs", 2016) over rows the caller
 ** keeps.
 **
-** The index stores only the graph.  Vectors stay where the caller has them
-** (typically f32 or f16 rows of a memory-mapped HDF5 dataset); the index
-** asks for row i through an ann_vec_fn callback whenever it needs it.
-**
-** Ids are row numbers: dense, added in any order, each at most once.
-** Distances are "smaller is closer":
-**   ANN_COSINE  cosine distance 1 - cos(a, b), from the k_get() cos kernels
-**               (rows are not normalised: the index never copies them)
-**   ANN_L2      squared Euclidean distance
-**   ANN_DOT     negative dot product
+** The index keeps to ann.h's contract of the indexes (rows, ids,
+** distances, the calls, threads, errors); what is its own is said here and
+** at each call.  It stores only the graph: vectors stay where the caller
+** has them (typically f32 or f16 rows of a memory-mapped HDF5 dataset).
 ** Queries are always f32; f16 rows are scored with the mixed f32 x f16
-** kernels.  Every distance returned comes from those kernels, so results
-** are the same as a brute-force scan with the same kernels.
+** kernels, so results are the same as a brute-force scan with the same
+** kernels.
 **
 ** int8 first pass (hnsw_set_q8): when the caller also keeps an int8 copy
 ** of the rows (q8.h: per-row scale), a search quantises the query once,
@@ -38,17 +32,9 @@
 ** no better, while exact construction keeps the graph, and its image, the
 ** same whether or not the int8 copies exist yet.
 **
-** Threads: one writer at a time (hnsw_add, hnsw_build, hnsw_delete,
-** hnsw_set_q8, hnsw_set_q8_rows, hnsw_free); hnsw_build itself
-** may use several threads.  Any
-** number of hnsw_search calls may run at once on an index nobody is
-** writing.  The vec (and q8) callbacks must then be safe to call from
-** several threads.
-**
-** Errors: functions return ANN_OK (0) or a negative ANN_E* code;
-** hnsw_search returns the number of hits or a negative code.  The writer
-** functions, hnsw_new and hnsw_load leave a message for hnsw_errmsg;
-** hnsw_search (const, concurrent) does not.
+** Threads (ann.h): hnsw_set_q8 and hnsw_set_q8_rows are writer calls too,
+** and the q8 callback, like vec, must be safe to call from concurrent
+** searches.
 */
 #ifndef H5MEM_ANN_HNSW_H
 #define H5MEM_ANN_HNSW_H
@@ -85,42 +71,32 @@ typedef struct hnsw_params {
   int keep_pruned;
 } hnsw_params;
 
-/* A new empty index over rows of dim elements of type elem.  p may be NULL
-** (all defaults).  vec/ctx are borrowed and must outlive the index.  On
-** error other than ANN_ENOMEM, *out is still set to a handle holding the
-** message (hnsw_errmsg); free it with hnsw_free.  On ANN_ENOMEM *out is
-** NULL. */
+/* ann.h's X_new. */
 int hnsw_new(int dim, ann_metric metric, ann_elem elem, const hnsw_params *p,
              ann_vec_fn vec, void *ctx, hnsw **out);
 
-/* Insert row i.  ANN_EINVAL if i is already in the index (deleted rows
-** included) or i == UINT32_MAX. */
+/* ann.h's X_add. */
 int hnsw_add(hnsw *h, uint32_t i);
 
-/* Insert every row below n that is not in the index yet (for an index built
-** from a dense prefix: rows [hnsw_count(h), n)), on p.threads threads.
-** Levels are drawn from the seed in id order before the threads start, so
-** with threads = 1 the graph depends only on the seed and the rows.  With
-** more threads rows are linked in whatever order the threads reach them:
-** the graph may differ from run to run (recall does not, measurably). */
+/* ann.h's X_build, on p.threads threads.  Levels are drawn from the seed
+** in id order before the threads start, so with threads = 1 the graph
+** depends only on the seed and the rows.  With more threads rows are
+** linked in whatever order the threads reach them: the graph may differ
+** from run to run (recall does not, measurably). */
 int hnsw_build(hnsw *h, uint32_t n);
 
 /* The threads hnsw_build uses from now on (an index from hnsw_load starts
 ** with 1); below 1 means 1. */
 void hnsw_set_threads(hnsw *h, int threads);
 
-/* Mark row i deleted: never returned by hnsw_search, still used to navigate
-** (its links stay).  ANN_EINVAL if i is not in the index; deleting twice is
-** fine. */
+/* ann.h's X_delete: the row is still used to navigate (its links stay). */
 int hnsw_delete(hnsw *h, uint32_t i);
 
-/* The k nearest live rows to q (dim f32 values), looking at
-** max(ef, k) candidates (with hnsw_set_q8: max(ef, 2k) on int8 distances,
-** the best 2k of them re-scored).  filter is NULL or returns nonzero for the rows
-** that may be returned; rows it refuses (and deleted rows) are navigated
-** through but never returned.  out has room for k hits; they come sorted by
-** distance, then id.  Returns the number of hits: fewer than k only when
-** fewer rows are live, allowed and reachable.  k <= 0 returns 0. */
+/* ann.h's X_search, looking at max(ef, k) candidates (with hnsw_set_q8:
+** max(ef, 2k) on int8 distances, the best 2k of them re-scored).  Rows the
+** filter refuses (and deleted rows) are navigated through but never
+** returned.  Fewer than k hits only when fewer rows are live, allowed and
+** reachable. */
 int hnsw_search(const hnsw *h, const float *q, int k, int ef,
                 int (*filter)(void *fctx, uint32_t i), void *fctx,
                 ann_hit *out);
@@ -137,35 +113,29 @@ int hnsw_set_q8(hnsw *h, ann_q8_fn q8, void *qctx);
 ** codes + i * stride (stride >= dim bytes), its scale at scales[i]; rows
 ** at or past n are scored exactly.  The same pass as hnsw_set_q8's, without
 ** a call per row (the store's layout: one malloc'd copy, rows on 64-byte
-** boundaries when dim is a multiple of 64).  Replaces a callback set before, as hnsw_set_q8 replaces
-** these; codes NULL turns the pass off.  The arrays are borrowed and must
-** stay unchanged while searches run.  A writer call.  ANN_EINVAL for a
-** stride below dim or no scales. */
+** boundaries when dim is a multiple of 64).  Replaces a callback set
+** before, as hnsw_set_q8 replaces these; codes NULL turns the pass off.
+** The arrays are borrowed and must stay unchanged while searches run.  A
+** writer call.  ANN_EINVAL for a stride below dim or no scales. */
 int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *scales,
                      uint32_t n);
 
-/* The number of rows in the index, deleted ones included. */
+/* ann.h's X_count. */
 uint32_t hnsw_count(const hnsw *h);
 
-/* The graph as a flat little-endian image (layout in hnsw.c), malloc'd into
-** *img (the caller frees it), its size in *len. */
+/* ann.h's X_save: the graph. */
 int hnsw_save(const hnsw *h, uint8_t **img, size_t *len);
 
-/* An index over an image made by hnsw_save.  dim, metric and elem must be
-** the ones it was built with.  Every count, offset and link is checked
-** against len and the node count: a damaged image gives ANN_ECORRUPT, never
-** a crash.  When img is 4-byte aligned (and the host little-endian) the
-** neighbour lists are read in place: img must then stay valid and
-** unchanged until hnsw_free, or until the first write (add, build, delete)
-** copies them into memory the index owns.  *out on error: as hnsw_new. */
+/* ann.h's X_load: links are checked against the node count too, and the
+** neighbour lists are what is read in place (until the first add, build or
+** delete). */
 int hnsw_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
               ann_vec_fn vec, void *ctx, hnsw **out);
 
-/* Frees the index (NULL is fine).  The image given to hnsw_load and the
-** rows are the caller's. */
+/* ann.h's X_free. */
 void hnsw_free(hnsw *h);
 
-/* The last error's message ("" if none); "out of memory" for NULL. */
+/* ann.h's X_errmsg. */
 const char *hnsw_errmsg(const hnsw *h);
 
 #endif /* H5MEM_ANN_HNSW_H */

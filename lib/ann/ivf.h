@@ -7,18 +7,12 @@
 ** code of each row (IVF-PQ) and the scan ranks by the codes, then re-scores
 ** the best candidates exactly.
 **
-** Like hnsw.h, the index never copies the rows: it asks for row i through
-** an ann_vec_fn callback (ann.h) when it needs it.  IVF-Flat asks for every
-** row of the probed lists; IVF-PQ only for the `rerank` best by code.
-**
-** Ids are row numbers: dense, added in any order, each at most once.
-** Distances are "smaller is closer" and come from kernels/k.h exactly as in
-** hnsw.c and flat.c:
-**   ANN_COSINE  1 - cos(a, b) (rows are not normalised by the caller)
-**   ANN_L2      squared Euclidean distance
-**   ANN_DOT     negative dot product
-** Every distance returned is exact (IVF-PQ re-scores before returning), so
-** with nprobe = nlist IVF-Flat returns what a brute-force scan returns.
+** The index keeps to ann.h's contract of the indexes (rows, ids,
+** distances, the calls, threads, errors); what is its own is said here and
+** at each call.  IVF-Flat asks for every row of the probed lists; IVF-PQ
+** only for the `rerank` best by code.  Every distance returned is exact
+** (IVF-PQ re-scores before returning), so with nprobe = nlist IVF-Flat
+** returns what a brute-force scan returns.
 **
 ** Inside the index (the lists and codes; ivf.c has the details):
 **   cosine  rows and query are normalised, and the lists and codes are
@@ -34,16 +28,9 @@
 ** Use: ivf_new, then ivf_train on a prefix of the rows (or let ivf_build
 ** train on the rows it is given), then ivf_add / ivf_build, ivf_search.
 **
-** Threads: one writer at a time (ivf_train, ivf_add, ivf_build, ivf_delete,
-** ivf_free); ivf_train and ivf_build may themselves use p.threads threads,
-** with the same result for any number of them.  Any number of ivf_search
-** calls may run at once on an index nobody is writing.  The vec callback
-** (and a search's filter) must then be safe to call from several threads.
-**
-** Errors: functions return ANN_OK (0) or a negative ANN_E* code (ann.h);
-** ivf_search returns the number of hits or a negative code.  The writer
-** functions, ivf_new and ivf_load leave a message for ivf_errmsg;
-** ivf_search (const, concurrent) does not.
+** Threads (ann.h): ivf_train is a writer call too; ivf_train and ivf_build
+** may themselves use p.threads threads, with the same result for any
+** number of them.
 */
 #ifndef H5MEM_ANN_IVF_H
 #define H5MEM_ANN_IVF_H
@@ -89,11 +76,7 @@ typedef struct ivf_params {
   int rerank;
 } ivf_params;
 
-/* A new, untrained, empty index over rows of dim elements of type elem.
-** p may be NULL (all defaults).  vec/ctx are borrowed and must outlive the
-** index.  On error other than ANN_ENOMEM, *out is still set to a handle
-** holding the message (ivf_errmsg); free it with ivf_free.  On ANN_ENOMEM
-** *out is NULL. */
+/* ann.h's X_new: the index is not trained yet. */
 int ivf_new(int dim, ann_metric metric, ann_elem elem, const ivf_params *p,
             ann_vec_fn vec, void *ctx, ivf **out);
 
@@ -106,63 +89,50 @@ int ivf_new(int dim, ann_metric metric, ann_elem elem, const ivf_params *p,
 ** an empty trained index again replaces its quantisers. */
 int ivf_train(ivf *v, uint32_t n);
 
-/* Insert row i (ANN_EINVAL if the index is not trained, i is already in the
-** index, deleted rows included, or i == UINT32_MAX).  It goes at the end of
-** the list of its nearest centroid. */
+/* ann.h's X_add; ANN_EINVAL too when the index is not trained.  The row goes
+** at the end of the list of its nearest centroid. */
 int ivf_add(ivf *v, uint32_t i);
 
-/* Insert every row below n that is not in the index yet (for an index built
-** from a dense prefix: rows [ivf_count(v), n)), training first on [0, n)
-** if the index is not trained.  Rows are assigned on p.threads threads and
-** appended in id order, so the index (and its image) is the same whatever
-** the number of threads, and the same as ivf_add of each row in id order. */
+/* ann.h's X_build, training first on [0, n) if the index is not trained.
+** Rows are assigned on p.threads threads and appended in id order, so the
+** index (and its image) is the same whatever the number of threads, and
+** the same as ivf_add of each row in id order. */
 int ivf_build(ivf *v, uint32_t n);
 
-/* Mark row i deleted: it stays in its list and is never returned.
-** ANN_EINVAL if i is not in the index; deleting twice is fine. */
+/* ann.h's X_delete: the row stays in its list. */
 int ivf_delete(ivf *v, uint32_t i);
 
-/* The k nearest live rows to q (dim f32 values) among the rows of the
-** nprobe lists whose centroids are nearest q (nprobe < 1 counts as 1,
-** above nlist as nlist).  IVF-PQ ranks those rows by their codes, then
-** re-scores the best max(rerank, k) of them exactly (rerank 0: the
-** index's p.rerank, else 4 x k; it has no effect on IVF-Flat).  filter is
-** NULL or returns nonzero for the rows that may be returned; it is asked
-** about each live row of the probed lists before the row is scored.  out
-** has room for k hits; they come sorted by exact distance, then id.
-** Returns the number of hits: fewer than k only when the probed lists
-** hold fewer live, allowed rows.  k <= 0, or an index that is empty or not
-** trained, returns 0. */
+/* ann.h's X_search among the rows of the nprobe lists whose centroids are
+** nearest q (nprobe < 1 counts as 1, above nlist as nlist).  IVF-PQ ranks
+** those rows by their codes, then re-scores the best max(rerank, k) of them
+** exactly (rerank 0: the index's p.rerank, else 4 x k; it has no effect on
+** IVF-Flat).  filter is asked about each live row of the probed lists
+** before the row is scored.  Fewer than k hits only when the probed lists
+** hold fewer live, allowed rows; an index that is empty or not trained
+** returns 0. */
 int ivf_search(const ivf *v, const float *q, int k, int nprobe, int rerank,
                int (*filter)(void *fctx, uint32_t i), void *fctx, ann_hit *out);
 
-/* The number of rows in the index, deleted ones included. */
+/* ann.h's X_count. */
 uint32_t ivf_count(const ivf *v);
 
 /* The number of lists: 0 until the index is trained. */
 uint32_t ivf_nlist(const ivf *v);
 
-/* The index as a flat little-endian image (layout in ivf.c), malloc'd into
-** *img (the caller frees it), its size in *len. */
+/* ann.h's X_save. */
 int ivf_save(const ivf *v, uint8_t **img, size_t *len);
 
-/* An index over an image made by ivf_save.  dim, metric and elem must be
-** the ones it was built with.  Every count, offset and id is checked
-** against len, nlist and the row count: a damaged image gives ANN_ECORRUPT,
-** never a crash.  When img is 4-byte aligned (and the host little-endian)
-** the centroids, codebooks and lists are read in place: img must then stay
-** valid and unchanged until ivf_free, or until the first ivf_add,
-** ivf_build or ivf_train copies them into memory the index owns
-** (ivf_delete never reads or writes the image).  threads is 1 (the image
-** does not keep it).  *out on error: as ivf_new. */
+/* ann.h's X_load: ids are checked against nlist and the row count too, and
+** the centroids, codebooks and lists are what is read in place (until the
+** first ivf_add, ivf_build or ivf_train; ivf_delete never reads or writes
+** the image).  threads is 1 (the image does not keep it). */
 int ivf_load(const void *img, size_t len, int dim, ann_metric m, ann_elem e,
              ann_vec_fn vec, void *ctx, ivf **out);
 
-/* Frees the index (NULL is fine).  The image given to ivf_load and the
-** rows are the caller's. */
+/* ann.h's X_free. */
 void ivf_free(ivf *v);
 
-/* The last error's message ("" if none); "out of memory" for NULL. */
+/* ann.h's X_errmsg. */
 const char *ivf_errmsg(const ivf *v);
 
 #endif /* H5MEM_ANN_IVF_H */

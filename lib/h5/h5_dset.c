@@ -116,12 +116,20 @@ static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
   return H5_OK;
 }
 
-static int filters_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
+/* A cursor over message m's body (a shared message's, from where it is
+** kept). */
+static int msg_cursor(h5_file *f, const h5_msg *m, h5_cur *c) {
   const uint8_t *body;
   size_t size;
   int rc = h5_msg_body(f, m, &body, &size);
+  if (rc == H5_OK) *c = h5c_make(body, size);
+  return rc;
+}
+
+static int filters_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
+  h5_cur c;
+  int rc = msg_cursor(f, m, &c);
   if (rc) return rc;
-  h5_cur c = h5c_make(body, size);
   int version = h5c_u8(&c);
   int n = h5c_u8(&c);
   if (version == 1) h5c_skip(&c, 6);
@@ -184,11 +192,9 @@ static int fill_from(h5_file *f, struct h5_dset *d, const h5_ohdr *h) {
   uint32_t len = 0;
   const h5_msg *m = h5_ohdr_find(h, H5_MSG_FILL);
   if (m) {
-    const uint8_t *body;
-    size_t size;
-    int rc = h5_msg_body(f, m, &body, &size);
+    h5_cur c;
+    int rc = msg_cursor(f, m, &c);
     if (rc) return rc;
-    h5_cur c = h5c_make(body, size);
     int version = h5c_u8(&c);
     if (version == 1 || version == 2) {
       h5c_skip(&c, 2); /* allocation and fill write times */
@@ -304,6 +310,10 @@ static int dset_sound(h5_file *f, const struct h5_dset *d) {
   return H5_OK;
 }
 
+/* The data's size in bytes: elements x element size (fits 64 bits once
+** dset_sound has passed). */
+static uint64_t dset_bytes(const struct h5_dset *d) { return d->info.nelems * d->type->size; }
+
 /* Every read starts here, before anything that could answer without
 ** touching the data (an empty extent or selection, a null dataspace): so a
 ** virtual dataset is the same error however it is read, also while its
@@ -315,10 +325,15 @@ static int dset_readable(h5_file *f, const struct h5_dset *d) {
   return rc;
 }
 
+/* o's dataset in *d, when it can be read (dset_readable). */
+static int dset_get_readable(h5_obj *o, struct h5_dset **d) {
+  int rc = h5_dset_get(o, d);
+  return rc ? rc : dset_readable(o->f, *d);
+}
+
 int h5_dset_check(h5_obj *o) {
   struct h5_dset *d;
-  int rc = h5_dset_get(o, &d);
-  return rc ? rc : dset_readable(o->f, d);
+  return dset_get_readable(o, &d);
 }
 
 /* The stored bytes (whole of them) of a compact or contiguous dataset, in
@@ -347,11 +362,9 @@ int h5_dset_view(h5_obj *o, const void **data, size_t *len) {
   h5_file *f = o->f;
   *data = NULL;
   *len = 0;
-  int rc = h5_dset_get(o, &d);
-  if (rc == H5_OK) rc = dset_readable(f, d);
+  int rc = dset_get_readable(o, &d);
   if (rc) return rc;
-  uint64_t n = d->info.nelems, esz = d->type->size;
-  uint64_t bytes = n * esz; /* fits 64 bits: dset_sound */
+  uint64_t bytes = dset_bytes(d);
   if (d->efl || d->info.nfilters)
     return h5_err(f, H5_EUNSUPPORTED, "no direct view: the data is filtered or external");
   if (d->info.layout != H5_LAYOUT_COMPACT && d->info.layout != H5_LAYOUT_CONTIGUOUS)
@@ -397,9 +410,8 @@ int h5_dset_storage_size(h5_obj *o, uint64_t *bytes) {
   int rc = h5_dset_get(o, &d);
   if (rc == H5_OK) rc = dset_sound(o->f, d);
   if (rc) return rc;
-  uint64_t n = d->info.nelems, esz = d->type->size; /* n * esz fits 64 bits: dset_sound */
   if (d->efl) {
-    *bytes = n * esz; /* in the external files */
+    *bytes = dset_bytes(d); /* in the external files */
     return H5_OK;
   }
   switch (d->info.layout) {
@@ -443,11 +455,9 @@ static int efl_open(h5_file *f, const struct h5_dset *d, efl *e) {
   memset(e, 0, sizeof *e);
   e->f = f;
   e->fd = -1;
-  const uint8_t *body;
-  size_t size;
-  int rc = h5_msg_body(f, d->efl, &body, &size);
+  h5_cur c;
+  int rc = msg_cursor(f, d->efl, &c);
   if (rc) return rc;
-  h5_cur c = h5c_make(body, size);
   int version = h5c_u8(&c);
   h5c_skip(&c, 3);
   (void)h5c_u16(&c); /* allocated slots */
@@ -602,45 +612,54 @@ void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n) {
   for (uint64_t i = 0; i < n; i++) memcpy(buf + i * esz, d->fill, esz);
 }
 
-int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
-  struct h5_dset *d;
-  h5_file *f = o->f;
-  int rc = h5_dset_get(o, &d);
-  if (rc == H5_OK) rc = dset_readable(f, d);
-  if (rc) return rc;
-  uint64_t n = d->info.nelems, esz = d->type->size;
-  uint64_t need = n * esz; /* fits 64 bits: dset_sound */
-  if (buflen < need)
-    return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data",
-                  buflen, (unsigned long long)need);
-  uint8_t *buf = out;
-  if (need == 0) return H5_OK;
-  if (d->efl) return efl_read(f, d, NULL, need, buf);
+/* The selection sel of dataset d (NULL: all of it), n elements, read into
+** buf: the one read path of h5_dset_read and h5_dset_read_slab. */
+static int dset_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *buf,
+                         uint64_t n) {
+  uint64_t whole = dset_bytes(d), bytes = n * d->type->size;
+  if (d->efl) return efl_read(f, d, sel, whole, buf);
   switch (d->info.layout) {
   case H5_LAYOUT_COMPACT:
   case H5_LAYOUT_CONTIGUOUS: {
     const uint8_t *p;
-    rc = inline_bytes(f, d, need, &p);
-    if (rc == H5_OK && p) memcpy(buf, p, (size_t)need);
+    uint64_t origin[H5_MAX_RANK] = {0};
+    int rc = inline_bytes(f, d, whole, &p);
+    if (rc == H5_OK && p && sel) h5_sel_copy_block(d, sel, origin, d->space.dims, p, buf);
+    if (rc == H5_OK && p && !sel) memcpy(buf, p, (size_t)whole);
     if (rc == H5_OK && !p) h5_fill(d, buf, n);
     return rc;
   }
-  case H5_LAYOUT_CHUNKED:
-    if ((rc = chunk_esize_check(f, d)) != H5_OK) return rc;
+  case H5_LAYOUT_CHUNKED: {
+    int rc = chunk_esize_check(f, d);
+    if (rc != H5_OK) return rc;
     h5_fill(d, buf, n);
     if (d->addr == H5_UNDEF_ADDR) return H5_OK;
-    return h5_chunked_read(f, d, buf, (size_t)need);
+    return sel ? h5_chunked_read_sel(f, d, sel, buf, (size_t)bytes)
+               : h5_chunked_read(f, d, buf, (size_t)bytes);
+  }
   default:
     return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
   }
+}
+
+int h5_dset_read(h5_obj *o, void *out, size_t buflen) {
+  struct h5_dset *d;
+  h5_file *f = o->f;
+  int rc = dset_get_readable(o, &d);
+  if (rc) return rc;
+  uint64_t n = d->info.nelems, need = dset_bytes(d);
+  if (buflen < need)
+    return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data",
+                  buflen, (unsigned long long)need);
+  if (need == 0) return H5_OK;
+  return dset_read_sel(f, d, NULL, out, n);
 }
 
 int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
                       const uint64_t *stride, void *out, size_t buflen) {
   struct h5_dset *d;
   h5_file *f = o->f;
-  int rc = h5_dset_get(o, &d);
-  if (rc == H5_OK) rc = dset_readable(f, d);
+  int rc = dset_get_readable(o, &d);
   if (rc) return rc;
   int rank = d->space.rank;
   if (rank < 0) return H5_OK; /* a null dataspace selects nothing */
@@ -670,25 +689,5 @@ int h5_dset_read_slab(h5_obj *o, const uint64_t *start, const uint64_t *count,
     return h5_err(f, H5_EINVAL, "buffer of %zu bytes for %llu bytes of data", buflen,
                   (unsigned long long)(n * esz));
   if (n == 0) return H5_OK;
-  uint8_t *buf = out;
-  uint64_t whole = d->info.nelems * esz; /* fits 64 bits: dset_sound */
-  uint64_t origin[H5_MAX_RANK] = {0};
-  if (d->efl) return efl_read(f, d, &sel, whole, buf);
-  switch (d->info.layout) {
-  case H5_LAYOUT_COMPACT:
-  case H5_LAYOUT_CONTIGUOUS: {
-    const uint8_t *p;
-    rc = inline_bytes(f, d, whole, &p);
-    if (rc == H5_OK && p) h5_sel_copy_block(d, &sel, origin, d->space.dims, p, buf);
-    if (rc == H5_OK && !p) h5_fill(d, buf, n);
-    return rc;
-  }
-  case H5_LAYOUT_CHUNKED:
-    if ((rc = chunk_esize_check(f, d)) != H5_OK) return rc;
-    h5_fill(d, buf, n);
-    if (d->addr == H5_UNDEF_ADDR) return H5_OK;
-    return h5_chunked_read_sel(f, d, &sel, buf, (size_t)(n * esz));
-  default:
-    return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
-  }
+  return dset_read_sel(f, d, &sel, out, n);
 }

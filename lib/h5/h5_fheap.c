@@ -681,6 +681,10 @@ static int by_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static uint64_t huge_id_at(const void *ctx, size_t i) {
+  return ((const h5_fheap *)ctx)->huge[i].id;
+}
+
 /* The bytes of a huge object: addr/len in the file, filtered or not. */
 static int huge_data(h5_fheap *h, uint64_t addr, uint64_t len, int filtered,
                      uint32_t mask, uint64_t size, const uint8_t **data,
@@ -761,14 +765,7 @@ static int get_huge(h5_fheap *h, const uint8_t *id, size_t idlen,
     qsort(h->huge, h->nhuge, sizeof *h->huge, by_id);
     h->huge_loaded = 1;
   }
-  size_t lo = 0, hi = h->nhuge;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (h->huge[mid].id < key)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo = h5_lower_bound(h->nhuge, huge_id_at, h, key);
   if (lo == h->nhuge || h->huge[lo].id != key)
     return h5_err(f, H5_ECORRUPT, "fractal heap at %llu: no huge object %llu",
                   (unsigned long long)h->addr, (unsigned long long)key);

@@ -90,6 +90,21 @@ static uint64_t stage_cap(const struct h5_dset *d) {
 
 /* ---- deflate ---------------------------------------------------------- */
 
+/* The inflate buffer *buf of *alloc bytes, full, doubled but to at most
+** limit bytes; a buffer already at the limit means the stream inflates
+** beyond what the chunk may hold. */
+static int grow_inflate_buf(h5_file *f, uint64_t limit, uint8_t **buf, size_t *alloc) {
+  if (*alloc >= limit)
+    return h5_err(f, H5_ECORRUPT, "deflate: chunk data inflates beyond %llu bytes",
+                  (unsigned long long)limit);
+  size_t grow = *alloc > (size_t)limit / 2 ? (size_t)limit : *alloc * 2;
+  uint8_t *nb = realloc(*buf, grow);
+  if (!nb) return h5_err(f, H5_ENOMEM, "out of memory (%zu bytes to inflate a chunk)", grow);
+  *buf = nb;
+  *alloc = grow;
+  return H5_OK;
+}
+
 /* The zlib stream in[0..inlen) inflated into a buffer of at most limit
 ** bytes, starting with alloc; *produced bytes come out. */
 #ifdef HAVE_LIBDEFLATE
@@ -110,19 +125,7 @@ static int inflate_into(h5_file *f, const uint8_t *in, size_t inlen, uint64_t li
       rc = h5_err(f, H5_ECORRUPT, "deflate: corrupt or truncated stream");
       break;
     }
-    if (alloc >= limit) {
-      rc = h5_err(f, H5_ECORRUPT, "deflate: chunk data inflates beyond %llu bytes",
-                  (unsigned long long)limit);
-      break;
-    }
-    size_t grow = alloc > (size_t)limit / 2 ? (size_t)limit : alloc * 2;
-    uint8_t *nb = realloc(*buf, grow);
-    if (!nb) {
-      rc = h5_err(f, H5_ENOMEM, "out of memory (%zu bytes to inflate a chunk)", grow);
-      break;
-    }
-    *buf = nb;
-    alloc = grow;
+    if ((rc = grow_inflate_buf(f, limit, buf, &alloc)) != H5_OK) break;
   }
   libdeflate_free_decompressor(dc);
   return rc;
@@ -144,21 +147,7 @@ static int inflate_into(h5_file *f, const uint8_t *in, size_t inlen, uint64_t li
       next_in += zs.avail_in;
       in_left -= zs.avail_in;
     }
-    if (done == alloc) {
-      if (alloc >= limit) {
-        rc = h5_err(f, H5_ECORRUPT, "deflate: chunk data inflates beyond %llu bytes",
-                    (unsigned long long)limit);
-        break;
-      }
-      size_t grow = alloc > (size_t)limit / 2 ? (size_t)limit : alloc * 2;
-      uint8_t *nb = realloc(*buf, grow);
-      if (!nb) {
-        rc = h5_err(f, H5_ENOMEM, "out of memory (%zu bytes to inflate a chunk)", grow);
-        break;
-      }
-      *buf = nb;
-      alloc = grow;
-    }
+    if (done == alloc && (rc = grow_inflate_buf(f, limit, buf, &alloc)) != H5_OK) break;
     size_t room = alloc - done;
     zs.next_out = *buf + done;
     zs.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;

@@ -81,6 +81,21 @@ static inline size_t h5_bsearch_name(size_t n, const char *(*name_at)(const void
   return n;
 }
 
+/* Index of the first of n entries, in ascending order of the keys
+** key_at(ctx, i) gives, whose key is >= key; n when there is none. */
+static inline size_t h5_lower_bound(size_t n, uint64_t (*key_at)(const void *, size_t),
+                                    const void *ctx, uint64_t key) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (key_at(ctx, mid) < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 static inline uint64_t h5c_uint(h5_cur *c, int n) {
   const uint8_t *q = h5c_bytes(c, (size_t)n);
   return q ? util_get_le(q, n) : 0;

@@ -69,10 +69,16 @@ static int note_continuation(h5_file *f, const h5_msg *m, chunk_list *l,
   return add_chunk(f, l, addr, len, hdr_addr);
 }
 
-/* Keep a message found in a chunk: note where a continuation leads, drop
-** NIL (padding) messages. */
-static int take_msg(h5_file *f, h5_ohdr *h, size_t *cap, const h5_msg *m,
+/* Keep a message found in a chunk, its prefix read into *m and its body of
+** m->size bytes next at c: note where a continuation leads, drop NIL
+** (padding) messages. */
+static int take_msg(h5_file *f, h5_ohdr *h, size_t *cap, h5_cur *c, h5_msg *m,
                     chunk_list *l, uint64_t hdr_addr) {
+  m->data = h5c_bytes(c, m->size);
+  if (!m->data)
+    return h5_err(f, H5_ECORRUPT,
+                  "object header at %llu: message of %zu bytes overruns its block",
+                  (unsigned long long)hdr_addr, m->size);
   if (m->type == H5_MSG_CONTINUATION) {
     int rc = note_continuation(f, m, l, hdr_addr);
     if (rc) return rc;
@@ -93,13 +99,8 @@ static int v1_chunk(h5_file *f, h5_ohdr *h, size_t *cap, const uint8_t *p,
     h5c_skip(&c, 3);
     m.corder = -1;
     m.size = size;
-    m.data = h5c_bytes(&c, size);
-    if (!m.data)
-      return h5_err(f, H5_ECORRUPT,
-                    "object header at %llu: message of %u bytes overruns its block",
-                    (unsigned long long)hdr_addr, size);
     off += 8 + (((size_t)size + 7) & ~(size_t)7);
-    int rc = take_msg(f, h, cap, &m, l, hdr_addr);
+    int rc = take_msg(f, h, cap, &c, &m, l, hdr_addr);
     if (rc) return rc;
   }
   return H5_OK;
@@ -118,13 +119,8 @@ static int v2_chunk(h5_file *f, h5_ohdr *h, size_t *cap, const uint8_t *p,
     m.flags = h5c_u8(&c);
     m.corder = (h->flags & 0x04) ? (int32_t)h5c_u16(&c) : -1;
     m.size = size;
-    m.data = h5c_bytes(&c, size);
-    if (!m.data)
-      return h5_err(f, H5_ECORRUPT,
-                    "object header at %llu: message of %u bytes overruns its block",
-                    (unsigned long long)hdr_addr, size);
     off += prefix + size;
-    int rc = take_msg(f, h, cap, &m, l, hdr_addr);
+    int rc = take_msg(f, h, cap, &c, &m, l, hdr_addr);
     if (rc) return rc;
   }
   return H5_OK;

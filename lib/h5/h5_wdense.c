@@ -343,16 +343,12 @@ static uint64_t iblock_free(const wd_heap *h, unsigned nrows) {
 
 /* The index of the first block at heap offset >= off (blocks are in
 ** offset order). */
+static uint64_t blk_off_at(const void *ctx, size_t i) {
+  return ((const wd_heap *)ctx)->blk[i].off;
+}
+
 static size_t first_block_from(const wd_heap *h, uint64_t off) {
-  size_t lo = 0, hi = h->nblk;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (h->blk[mid].off < off)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return h5_lower_bound(h->nblk, blk_off_at, h, off);
 }
 
 /* Write the indirect block of nrows rows at heap offset ib_off, after the

@@ -1183,21 +1183,17 @@ static int by_kid_name(const void *a, const void *b) {
   return strcmp((*(h5w_obj *const *)a)->name, (*(h5w_obj *const *)b)->name);
 }
 
+static const char *old_name_at(const void *ctx, size_t i) {
+  return ((const w_links *)ctx)->olds[i]->name;
+}
+
 /* An old link, again; to a kid we opened, at the kid's address now. */
 static int old_link(void *ctx, const h5_link *ln) {
   w_links *l = ctx;
-  size_t lo = 0, hi = l->nolds;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(l->olds[mid]->name, ln->name);
-    if (c == 0) {
-      links_add(l, ln->name, H5_LINK_HARD, l->olds[mid]->addr, NULL, NULL);
-      return l->rc;
-    }
-    if (c < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
+  size_t i = h5_bsearch_name(l->nolds, old_name_at, l, ln->name);
+  if (i < l->nolds) {
+    links_add(l, ln->name, H5_LINK_HARD, l->olds[i]->addr, NULL, NULL);
+    return l->rc;
   }
   if (ln->type != H5_LINK_HARD && ln->type != H5_LINK_SOFT && ln->type != H5_LINK_EXTERNAL) {
     l->rc = werr(l->w, H5_EUNSUPPORTED, "link '%s': user-defined links cannot be kept", ln->name);

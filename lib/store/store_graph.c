@@ -426,12 +426,10 @@ static int col_kind(int f) { return f == F_W ? 2 : f >= F_S0 ? 1 : 0; } /* 0 int
 /* A table's dataset d read whole into *buf (elements of esz bytes): n rows. */
 static int read_col(h5_file *f, h5_obj *grp, const char *name, int kind, uint64_t *n, uint8_t **buf,
                     char *err, size_t errlen, const char *tname) {
-  const h5_link *l;
   h5_obj *d;
   h5_dset_info in;
   *buf = NULL;
-  int ok = h5_group_find(grp, name, &l) == H5_OK && l->type == H5_LINK_HARD &&
-           h5_obj_open(f, l->addr, &d) == H5_OK && h5_dset_info_get(d, &in) == H5_OK &&
+  int ok = store_open_child(f, grp, name, &d) == H5_OK && h5_dset_info_get(d, &in) == H5_OK &&
            in.rank == 1;
   if (ok) {
     if (kind == 1) ok = in.type->cls == H5_CLASS_VLEN && in.type->vlen_kind == 1;

@@ -91,38 +91,36 @@ int simage_load(h5_file *f, const char *kind, simage *img, const char **why) {
   return STORE_OK;
 }
 
+/* The dataset /index/<name> of w in *out, made in g when missing (stores
+** from before): signed or unsigned integers of esz bytes, chunked by
+** crows rows, unfiltered, 1-D (width 0) or [rows, width]; a store code. */
+static int index_dset(h5w *w, h5w_obj *g, const char *name, int esz, int is_signed,
+                      uint64_t crows, uint64_t width, h5w_obj **out) {
+  char path[64];
+  snprintf(path, sizeof path, "/index/%s", name);
+  if (h5w_lookup(w, path, out) == H5_OK) return STORE_OK;
+  h5w_dcpl d;
+  memset(&d, 0, sizeof d);
+  d.layout = H5_LAYOUT_CHUNKED;
+  d.deflate = -1;
+  d.chunk[0] = crows;
+  d.chunk[1] = width;
+  uint64_t dims[2] = {0, width}, maxd[2] = {UINT64_MAX, width};
+  if (h5w_dataset(w, g, name, h5_type_new_int(esz, is_signed), width ? 2 : 1, dims, maxd, &d, out) != H5_OK)
+    return store_h5_code(h5w_errcode(w));
+  return STORE_OK;
+}
+
 /* The /index datasets of kind in w (made when missing: stores from before). */
 static int image_dsets(h5w *w, const char *kind, h5w_obj **img, h5w_obj **saves) {
   h5w_obj *g;
-  char ip[64], sp[64], in[32], sn[32];
+  char in[32], sn[32];
   snprintf(in, sizeof in, "%s_image", kind);
   snprintf(sn, sizeof sn, "%s_saves", kind);
-  snprintf(ip, sizeof ip, "/index/%s", in);
-  snprintf(sp, sizeof sp, "/index/%s", sn);
   if (h5w_lookup(w, "/index", &g) != H5_OK && h5w_group(w, h5w_root(w), "index", &g) != H5_OK)
     return store_h5_code(h5w_errcode(w));
-  if (h5w_lookup(w, ip, img) != H5_OK) {
-    h5w_dcpl d;
-    memset(&d, 0, sizeof d);
-    d.layout = H5_LAYOUT_CHUNKED;
-    d.deflate = -1;
-    d.chunk[0] = STORE_IMG_CHUNK;
-    uint64_t dims = 0, maxd = UINT64_MAX;
-    if (h5w_dataset(w, g, in, h5_type_new_int(1, 0), 1, &dims, &maxd, &d, img) != H5_OK)
-      return store_h5_code(h5w_errcode(w));
-  }
-  if (h5w_lookup(w, sp, saves) != H5_OK) {
-    h5w_dcpl d;
-    memset(&d, 0, sizeof d);
-    d.layout = H5_LAYOUT_CHUNKED;
-    d.deflate = -1;
-    d.chunk[0] = 64;
-    d.chunk[1] = 4;
-    uint64_t dims[2] = {0, 4}, maxd[2] = {UINT64_MAX, 4};
-    if (h5w_dataset(w, g, sn, h5_type_new_int(8, 1), 2, dims, maxd, &d, saves) != H5_OK)
-      return store_h5_code(h5w_errcode(w));
-  }
-  return STORE_OK;
+  int rc = index_dset(w, g, in, 1, 0, STORE_IMG_CHUNK, 0, img);
+  return rc != STORE_OK ? rc : index_dset(w, g, sn, 8, 1, 64, 4, saves);
 }
 
 int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int64_t a, int64_t b,
@@ -148,6 +146,13 @@ int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int6
   if (rc != STORE_OK) snprintf(err, errlen, "%s", h5w_errmsg(w));
   free(p);
   return rc;
+}
+
+int store_open_child(h5_file *f, h5_obj *g, const char *name, h5_obj **o) {
+  const h5_link *l;
+  int rc = h5_group_find(g, name, &l);
+  if (rc == H5_OK && l->type != H5_LINK_HARD) rc = H5_ENOTFOUND;
+  return rc == H5_OK ? h5_obj_open(f, l->addr, o) : rc;
 }
 
 int store_attr_int(h5_obj *o, const char *name, int64_t *v) {

@@ -244,6 +244,10 @@ int simage_load(h5_file *f, const char *kind, simage *img, const char **why);
 int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int64_t a, int64_t b,
                   char *err, size_t errlen);
 
+/* The object the hard link name of group g leads to, opened into *o:
+** H5_OK, or an h5 code when there is no such link or it cannot be opened. */
+int store_open_child(h5_file *f, h5_obj *g, const char *name, h5_obj **o);
+
 /* Attribute name of o, a scalar: 1 and the value in *v (an integer) or in
 ** buf (a string, NUL-terminated, shorter than n bytes); 0 when o has no
 ** such attribute; -1 when it has one of another kind or too long. */

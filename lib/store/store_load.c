@@ -133,11 +133,9 @@ static int map_col(store *s, h5_obj *d, const char *path, bcol *c, size_t esz, i
 static int read_i64s(store *s, h5_obj *g, const char *name, int64_t **out, uint64_t *n) {
   *out = NULL;
   *n = 0;
-  const h5_link *l;
   h5_obj *d;
   h5_dset_info in;
-  if (h5_group_find(g, name, &l) != H5_OK || l->type != H5_LINK_HARD ||
-      h5_obj_open(s->f, l->addr, &d) != H5_OK || h5_dset_info_get(d, &in) != H5_OK ||
+  if (store_open_child(s->f, g, name, &d) != H5_OK || h5_dset_info_get(d, &in) != H5_OK ||
       in.rank != 1 || in.type->cls != H5_CLASS_INTEGER || in.type->size != 8)
     return store_fail(s, STORE_ECORRUPT, "%s: dataset '%s' is missing or not int64", s->path, name);
   if (!in.dims[0]) return STORE_OK;
@@ -226,8 +224,7 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
   for (int k = 0; k < NCOL; k++) {
     char path[64];
     snprintf(path, sizeof path, "/memories/%s", store_col_name[k]);
-    if (h5_group_find(mem, store_col_name[k], &l) != H5_OK || l->type != H5_LINK_HARD ||
-        h5_obj_open(s->f, l->addr, &s->col[k].d) != H5_OK)
+    if (store_open_child(s->f, mem, store_col_name[k], &s->col[k].d) != H5_OK)
       return store_fail(s, STORE_ECORRUPT, "%s: %s is missing", s->path, path);
     size_t esz = store_col_kind[k] == K_STR ? 16 : k == C_EMB ? (size_t)s->storage : 8;
     int rc = map_col(s, s->col[k].d, path, &s->col[k], esz, k == C_EMB ? s->dim : 0, &n);
