@@ -2,13 +2,13 @@
 ** ext/vtab/search_opts.c - the options objects of the SQL functions and
 ** tables (vec_search, bm25, hybrid, the graph functions, h5mem_migrate):
 ** one reader of a JSON object of options, the check of a number option,
-** and the vector search's options (declared in search.h and search_int.h).
+** and the vector search's options (declared in search.h and vtab_int.h).
 */
 #include "config.h"
 
 #include <string.h>
 
-#include "search_int.h"
+#include "vtab_int.h"
 
 int search_opts_parse(sqlite3 *db, sqlite3_value *v, const char *known,
                       int (*each)(void *ctx, const char *key, sqlite3_stmt *row, char **err),

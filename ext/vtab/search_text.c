@@ -26,9 +26,8 @@
 #include <time.h>
 
 #include "../ext_err.h"
-#include "h5mem_int.h"
-#include "search_int.h"
 #include "text/hybrid.h"
+#include "vtab_int.h"
 
 /* ---- bm25 --------------------------------------------------------------- */
 
