@@ -7,6 +7,11 @@
 ** Every source is read through its own read-only connection; nothing here
 ** writes to it.  Every function returns an SQLite status and, on failure, a
 ** message in *err (sqlite3_mprintf'd; the caller frees it).
+**
+** The folder's one header: the types, then one section per file.  The
+** driver, ext/func_migrate.c, is its one user outside the folder: it uses
+** the types, mig_field_name and every function but mig_attr, mig_ident,
+** mig_is_vec0 and mig_graph_clawhdf5, which the parts use among themselves.
 */
 #ifndef H5MEM_EXT_MIGRATE_MIG_H
 #define H5MEM_EXT_MIGRATE_MIG_H
@@ -84,12 +89,6 @@ typedef struct mig_plan {
   sqlite3_str *notes;   /* JSON strings (",\"...\"") for the report's notes */
 } mig_plan;
 
-void mig_plan_free(mig_plan *p);
-/* Append a note (printf-style) to the plan's notes. */
-void mig_note(mig_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Record an attribute (name must begin with migrated_); value copied. */
-int mig_attr(mig_plan *p, const char *name, const char *value);
-
 /* The user's choices that detection needs. */
 typedef struct mig_want {
   const char *schema;   /* forced schema, or NULL: detect */
@@ -100,25 +99,20 @@ typedef struct mig_want {
   int include_deleted;  /* clawhdf5: migrate rows marked deleted */
 } mig_want;
 
+/* ---- interface to code in mig_detect.c ----------------------------------- */
+
+void mig_plan_free(mig_plan *p);
+/* Append a note (printf-style) to the plan's notes. */
+void mig_note(mig_plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record an attribute (name must begin with migrated_); value copied. */
+int mig_attr(mig_plan *p, const char *name, const char *value);
+
 /* Look at the source (read-only connection src) and choose a plan. */
 int mig_detect(sqlite3 *src, const mig_want *w, mig_plan *p, char **err);
 
 /* A reader for the plan: its SQL, or its vec0 table. */
 int mig_reader_open(sqlite3 *src, const mig_plan *p, const mig_want *w, mig_reader **out,
                     char **err);
-
-/* vec0 (mig_vec0.c): a reader over the shadow tables of table; fills the
-** plan's dim, metric and info from its declaration. */
-int mig_vec0_open(sqlite3 *src, const char *table, const mig_want *w, mig_plan *p,
-                  mig_reader **out, char **err);
-/* 1 when the CREATE statement sql declares a vec0 virtual table. */
-int mig_is_vec0(const char *sql);
-
-/* The ClawhDF5 graph (entities, relations): read and checked at
-** detection; written to the store's graph (st NULL: a dry run, counted
-** only) after the memories. */
-int mig_graph_clawhdf5(sqlite3 *src, mig_plan *p, char **err);
-int mig_graph_write(sqlite3 *src, store *st, mig_plan *p, char **err);
 
 /* A source's string s[0..n) as the store takes it: 0 and s itself when
 ** it is well-formed UTF-8; 1 and its copy in fix (emptied first) with each
@@ -132,5 +126,22 @@ void mig_json_str(sqlite3_str *out, const char *s, size_t n);
 
 /* Quote s as an SQL identifier ("..."), sqlite3_mprintf'd. */
 char *mig_ident(const char *s);
+
+/* ---- interface to code in mig_vec0.c ------------------------------------- */
+
+/* vec0 (mig_vec0.c): a reader over the shadow tables of table; fills the
+** plan's dim, metric and info from its declaration. */
+int mig_vec0_open(sqlite3 *src, const char *table, const mig_want *w, mig_plan *p,
+                  mig_reader **out, char **err);
+/* 1 when the CREATE statement sql declares a vec0 virtual table. */
+int mig_is_vec0(const char *sql);
+
+/* ---- interface to code in mig_graph.c ------------------------------------ */
+
+/* The ClawhDF5 graph (entities, relations): read and checked at
+** detection; written to the store's graph (st NULL: a dry run, counted
+** only) after the memories. */
+int mig_graph_clawhdf5(sqlite3 *src, mig_plan *p, char **err);
+int mig_graph_write(sqlite3 *src, store *st, mig_plan *p, char **err);
 
 #endif

@@ -9,7 +9,7 @@
 **   kg_entity(store, name [, type])               the entity's id; made when no name matches
 **
 ** (kg_import_jsonl and kg_export_jsonl, the MCP memory server's JSONL in
-** and out: func_graph_jsonl.c, on what graph_int.h shares of this file.)
+** and out: func_graph_jsonl.c, on what vtab_int.h shares of this file.)
 ** The table-valued ones compute their rows whole in xFilter (copies: no
 ** position of the store is held afterwards).  The writers go through the
 ** companion tables (INSERT INTO mem_entities ...), so that what they write
@@ -24,14 +24,11 @@
 #include <string.h>
 
 #include "graph/graph.h"
-#include "graph_int.h"
 #include "../ext_err.h"
-#include "h5mem_int.h"
-#include "search.h"
-#include "vtab_args.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/strbuf.h"
+#include "vtab_int.h"
 
 /* ---- the store and its entities' names ---------------------------------------- */
 
@@ -325,7 +322,7 @@ static const fkind fkinds[3] = {
      "kg_resolve(store, name [, max_edits])", 4, 3, 2, res_run},
 };
 
-/* The table object: an ext_tvf (vtab_args.h) whose kind is one of fkinds. */
+/* The table object: an ext_tvf (vtab_int.h) whose kind is one of fkinds. */
 static const fkind *kind_of(sqlite3_vtab *vt) { return ((const ext_tvf *)vt)->kind; }
 
 typedef struct fcur {

@@ -15,11 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph_int.h"
-#include "h5mem_int.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/strbuf.h"
+#include "vtab_int.h"
 
 /* ---- kg_import_jsonl ---------------------------------------------------------------- */
 

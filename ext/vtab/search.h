@@ -2,7 +2,7 @@
 ** ext/vtab/search.h - what the rest of the binding uses of the search
 ** code (the graph functions, h5mem_migrate, the h5mem table): the reader
 ** of options objects (search_opts.c) and the range check of an embedding
-** (vtab_search.c).  The search itself is search_int.h's, for this folder.
+** (vtab_search.c).  The search itself is vtab_int.h's, for this folder.
 */
 #ifndef H5MEM_EXT_SEARCH_H
 #define H5MEM_EXT_SEARCH_H

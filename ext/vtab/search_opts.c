@@ -2,15 +2,15 @@
 ** ext/vtab/search_opts.c - the options objects of the SQL functions and
 ** tables (vec_search, bm25, hybrid, the graph functions, h5mem_migrate):
 ** one reader of a JSON object of options, the check of a number option,
-** and the vector search's options (declared in search.h and search_int.h).
+** and the vector search's options (declared in search.h and vtab_int.h).
 */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "search_int.h"
 #include "util/json.h"
+#include "vtab_int.h"
 
 /* The members of the valid JSON object at s[at]: first a key given twice
 ** (before any is taken; the least such key, as SQL's GROUP BY found it),

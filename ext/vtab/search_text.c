@@ -25,10 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "h5mem_int.h"
-#include "search_int.h"
 #include "text/hybrid.h"
 #include "util/json.h"
+#include "vtab_int.h"
 
 /* ---- bm25 --------------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "vtab_args.h"
+#include "vtab_int.h"
 
 static int blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 

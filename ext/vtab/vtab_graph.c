@@ -9,7 +9,7 @@
 **
 ** Each shows one of the store's graph tables (lib/store, "the knowledge
 ** graph") through mem's store handle, and writes in mem's store
-** transaction (h5mem_int.h): BEGIN; INSERT INTO mem ...; INSERT INTO
+** transaction (vtab_int.h): BEGIN; INSERT INTO mem ...; INSERT INTO
 ** mem_entities ...; COMMIT is one store transaction, one frame of the log.
 ** INSERT, UPDATE (a delete and a put of the same id, as the h5mem table
 ** does), DELETE, lookups by id and full scans.  SQLITE_VTAB_DIRECTONLY
@@ -23,12 +23,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "graph_int.h"
 #include "../ext_err.h"
-#include "h5mem_int.h"
 #include "util/err.h"
 #include "util/json.h"
-#include "vtab_args.h"
+#include "vtab_int.h"
 
 /* ---- the tables ----------------------------------------------------------- */
 
@@ -494,7 +492,7 @@ static int g_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_
   return SQLITE_OK;
 }
 
-/* ---- transactions: the h5mem table's (h5mem_int.h) ------------------------------ */
+/* ---- transactions: the h5mem table's (vtab_int.h) ------------------------------- */
 
 /* The shared store's transaction methods (h5mem_vt_*) report through these. */
 static int g_tx_msg(sqlite3_vtab *base, int rc, char **msg) { return g_msg((gvt *)base, rc, msg); }
@@ -515,7 +513,7 @@ static int g_rename(sqlite3_vtab *base, const char *name) {
       .xDisconnect = g_disconnect, .xDestroy = g_destroy, .xOpen = g_open, .xClose = g_close,      \
       .xFilter = g_filter, .xNext = g_next, .xEof = g_eof, .xColumn = g_column,                    \
       .xRowid = g_rowid, .xUpdate = g_update, .xRename = g_rename,                                 \
-      /* the transaction: the h5mem table's (h5mem_int.h) */                                       \
+      /* the transaction: the h5mem table's (vtab_int.h) */                                       \
       .xBegin = h5mem_vt_begin, .xSync = h5mem_vt_sync, .xCommit = h5mem_vt_commit,                \
       .xRollback = h5mem_vt_rollback, .xSavepoint = h5mem_vt_savepoint,                            \
       .xRelease = h5mem_vt_release, .xRollbackTo = h5mem_vt_rollback_to,                           \

@@ -40,7 +40,7 @@
 **
 ** The options and schema= (parsing, types, creating the dataset) are in
 ** vtab_h5_schema.c, SQL values into HDF5 elements (INSERT) in
-** vtab_h5_value.c; h5vt_int.h is what the three share.
+** vtab_h5_value.c; vtab_int.h declares what the three share.
 */
 #include "config.h"
 
@@ -57,10 +57,12 @@
 
 #include "../ext_err.h"
 #include "../h5sql.h"
-#include "h5vt_int.h"
-#include "vtab_args.h"
 #include "k.h"
 #include "util/utf8.h"
+#include "vtab_int.h"
+
+/* The prefix of the table's messages. */
+#define WHO "h5"
 
 #define H5VT_BLOCK (4u << 20)    /* bytes decoded per block when scanning */
 #define H5VT_MAXBLOCK (64u << 20)/* at most this much for one block */

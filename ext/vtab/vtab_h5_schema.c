@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "../ext_err.h"
-#include "h5vt_int.h"
-#include "vtab_args.h"
+#include "vtab_int.h"
+
+/* The prefix of the table's messages. */
+#define WHO "h5"
 
 /* ---- options ------------------------------------------------------- */
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5vt_int.h"
 #include "k.h"
 #include "util/utf8.h"
+#include "vtab_int.h"
 
 static locale_t c_locale(void) {
   static locale_t loc;

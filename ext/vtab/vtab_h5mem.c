@@ -35,9 +35,11 @@
 **
 ** The registry of a connection's h5mem tables, the store handle and
 ** transaction the table shares with its companions, and finding a table
-** by name are vtab_h5mem_shared.c's (h5mem_int.h).
+** by name are vtab_h5mem_shared.c's (vtab_int.h).
 */
 #include "config.h"
+
+#define H5MEM_VT_PRIVATE /* the h5mem table's structs (vtab_int.h) */
 
 #include <errno.h>
 #include <math.h>
@@ -49,15 +51,13 @@
 
 #include "../ext_err.h"
 #include "../h5sql.h"
-#include "h5mem_int.h"
 #include "k.h"
-#include "search_int.h"
 #include "util/strbuf.h"
-#include "vtab_args.h"
 #include "store/store.h"
 #include "util/json.h"
 #include "util/timefmt.h"
 #include "util/vecjson.h"
+#include "vtab_int.h"
 
 #define WHO "h5mem"
 
@@ -1078,7 +1078,7 @@ static sqlite3_module mem_module = {
     .xRowid = mem_rowid,
     .xUpdate = mem_update,
     .xRename = mem_rename,
-    /* the transaction: shared with the companion tables (h5mem_int.h) */
+    /* the transaction: shared with the companion tables (vtab_int.h) */
     .xBegin = h5mem_vt_begin,
     .xSync = h5mem_vt_sync,
     .xCommit = h5mem_vt_commit,

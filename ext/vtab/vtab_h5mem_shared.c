@@ -4,15 +4,17 @@
 ** (vtab_search.c, func_graph.c): the registry of one connection's h5mem
 ** tables, the store handle one h5mem table and its companions share, the
 ** store transaction they write in (and the transaction methods their
-** modules forward to it), and finding a table by name (h5mem_int.h).
+** modules forward to it), and finding a table by name (vtab_int.h).
 */
 #include "config.h"
+
+#define H5MEM_VT_PRIVATE /* the h5mem table's structs (vtab_int.h) */
 
 #include <string.h>
 
 #include "../ext_err.h"
-#include "h5mem_int.h"
 #include "store/store.h"
+#include "vtab_int.h"
 
 /* ---- the registry ------------------------------------------------------------ */
 
@@ -111,7 +113,6 @@ void h5mem_store_release(memstore *ms) {
 
 store *h5mem_store_handle(const memstore *ms) { return ms->st; }
 void h5mem_store_hold(memstore *ms, int delta) { ms->holds += delta; }
-int h5mem_store_holds(const memstore *ms) { return ms->holds; }
 int h5mem_store_orphaned(const memstore *ms) { return ms->key == NULL; }
 
 void h5mem_store_orphan(memstore *ms) {

@@ -25,11 +25,9 @@
 
 #include "ann/ann.h"
 #include "../ext_err.h"
-#include "h5mem_int.h"
 #include "k.h"
-#include "search_int.h"
-#include "vtab_args.h"
 #include "util/vecjson.h"
+#include "vtab_int.h"
 
 /* ---- filters ------------------------------------------------------------ */
 
@@ -597,7 +595,7 @@ static const int role_field[R_OPTIONS + 1] = {KNN_F_ID, -1, -1, -1, -1, -1, KNN_
                                               KNN_F_SESSION, KNN_F_TS, KNN_F_TIER, -1, -1, -1,
                                               -1, -1};
 
-/* The table object: an ext_tvf (vtab_args.h) whose kind is one of kinds. */
+/* The table object: an ext_tvf (vtab_int.h) whose kind is one of kinds. */
 static const fkind *kind_of(sqlite3_vtab *vt) { return ((const ext_tvf *)vt)->kind; }
 
 typedef struct scur {

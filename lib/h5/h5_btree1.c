@@ -11,7 +11,6 @@
 #include "config.h"
 
 #include "h5_int.h"
-#include "h5_btree1.h"
 
 typedef struct walk {
   h5_file *f;

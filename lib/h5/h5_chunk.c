@@ -20,7 +20,6 @@
 #include <stdio.h>
 
 #include "h5_int.h"
-#include "h5_btree1.h"
 
 /* *r = a * b; false (and *r untouched) when that overflows */
 static int mul_ok(uint64_t a, uint64_t b, uint64_t *r) {

@@ -10,7 +10,6 @@
 */
 #include "config.h"
 
-#include "h5_btree1.h"
 #include "h5_int.h"
 
 /* A collected link: the strings are malloc'd copies. */

@@ -42,8 +42,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "h5_wint.h"
-#include "h5_btree1.h"
+#include "h5_int.h"
 #include "util/pool.h"
 
 #define werr h5w_err

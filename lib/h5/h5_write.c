@@ -33,7 +33,7 @@
 #include <libdeflate.h>
 #endif
 
-#include "h5_wint.h"
+#include "h5_int.h"
 #include "util/pool.h"
 #include "util/strbuf.h"
 

@@ -1,5 +1,5 @@
 /*
-** lib/store/store_graph.c - the knowledge graph's tables (store_graph.h;
+** lib/store/store_graph.c - the knowledge graph's tables (store_int.h;
 ** docs/FORMAT.md, "The knowledge graph").
 **
 ** Each table is an array of its live records (and, inside a transaction,
@@ -21,7 +21,6 @@
 #include <xxhash.h>
 
 #include "graph/graph.h"
-#include "store_graph.h"
 #include "store_int.h"
 #include "util/utf8.h"
 #include "util/check.h"

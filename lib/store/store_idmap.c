@@ -1,6 +1,6 @@
 /*
 ** lib/store/store_idmap.c - the id map: int64 key -> position, open
-** addressing with linear probing (store_idmap.h).  Used for a store's ids
+** addressing with linear probing (store_int.h).  Used for a store's ids
 ** (store.c) and the graph tables' ids and pairs (store_graph.c).
 */
 #include "config.h"
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "store.h"
-#include "store_idmap.h"
+#include "store_int.h"
 
 static uint64_t hash64(int64_t k) {
   uint64_t x = (uint64_t)k;

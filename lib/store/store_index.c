@@ -2,7 +2,7 @@
 ** lib/store/store_index.c - the store's vector index, an HNSW graph
 ** (lib/ann/hnsw) or an IVF index (lib/ann/ivf): loading it from the file,
 ** saving it at checkpoints, and store_knn, the search that uses it
-** (store_index.h; docs/FORMAT.md, "The vector index").
+** (store_int.h; docs/FORMAT.md, "The vector index").
 **
 ** On disk (store_int.h, simage_load/simage_append): images under kind "hnsw" or "ivf", each save's
 ** row holding the base rows the index covers and (IVF) the rows its lists
@@ -32,7 +32,6 @@
 #include "ann/ivf.h"
 #include "ann/q8.h"
 #include "store_int.h"
-#include "store_index.h"
 
 #define SAVE_MIN_ROWS 256   /* rows past the graph before a checkpoint saves one */
 #define SAVE_TAIL_SHARE 8   /* ... and at least 1/8 of the rows it covers */

@@ -1,16 +1,21 @@
 /*
 ** lib/store/store_int.h - the internal header of lib/store: what the files
-** of the folder share and nothing outside it uses.  One section per file:
-** the store's state (struct store, used by store*.c), then the interface
-** to the code in each file.
+** of the folder share and nothing outside it uses (but unit tests).  One
+** section per file: first the interface to the code whose types the
+** store's state holds (store_idmap.c, store_index.c, store_text.c,
+** store_graph.c), then the store's state (struct store, used by
+** store*.c), then the interface to the code in each other file.
 **
 ** The store (store.h) is split by concern: store.c (opening, closing, the
 ** public API's glue and the writer's transactions), store_load.c (the base
 ** and loading a view), store_read.c (reading records by position),
 ** store_delta.c (the delta in memory, the undo list), store_log.c (the
 ** log's frames), store_ckpt.c (writing store files: create, checkpoint,
-** optimize), store_idmap.c (the id map), store_int.c (root attributes and
-** byte images of derived indexes).
+** optimize), store_idmap.c (the id map), store_index.c (the vector index),
+** store_text.c (the text index), store_graph.c (the knowledge graph's
+** tables), store_int.c (root attributes and byte images of derived
+** indexes).  wal.c (the log file, wal.h) and gate.c (the reader/checkpoint
+** gate, gate.h) have headers of their own: tests use them directly.
 */
 #ifndef H5MEM_STORE_INT_H
 #define H5MEM_STORE_INT_H
@@ -21,11 +26,189 @@
 
 #include "h5/h5.h"
 #include "store.h"
-#include "store_graph.h"
-#include "store_idmap.h"
-#include "store_index.h"
-#include "store_text.h"
+#include "text/tokenize.h"
 #include "wal.h"
+
+/* ---- interface to code in store_idmap.c ---------------------------------- */
+
+/* int64 key -> position, open addressing with linear probing (zero it
+** to start; idmap_free to end). */
+typedef struct idmap {
+  int64_t *key;
+  uint64_t *val; /* UINT64_MAX: empty */
+  uint64_t cap, n;
+} idmap;
+uint64_t *idmap_slot(const idmap *m, int64_t id); /* NULL: absent */
+int idmap_put(idmap *m, int64_t id, uint64_t pos); /* STORE_OK or STORE_ENOMEM */
+void idmap_del(idmap *m, int64_t id);
+/* Empty the map, keeping its room: putting at most as many keys as it held
+** then never allocates (so never fails). */
+void idmap_clear(idmap *m);
+void idmap_free(idmap *m);
+
+/* ---- interface to code in store_index.c ---------------------------------- */
+
+/*
+** The store's vector index, inside lib/store only
+** (store_index.c; the layout is docs/FORMAT.md, "The vector index").
+**
+** The graph covers the base rows [0, n) as of its last save; rows appended
+** since are searched exactly (store_knn).  A writer's checkpoint saves a new
+** graph once those rows are enough of the store (sindex_wants_save).  Base
+** rows never move until store_optimize, which writes a new file and saves a
+** graph of it at once, so a saved graph stays true of the rows it covers;
+** rows deleted later are skipped at search time.
+*/
+
+/* The index's settings: root attributes fixed at creation. */
+typedef struct sindex_cfg {
+  int kind; /* STORE_INDEX_* */
+  int m, efc, ef;
+  int q8;   /* an int8 copy of the embeddings guides the graph search */
+  uint32_t nlist; /* IVF: lists (0: sqrt of the rows at training) */
+  int nprobe;     /* IVF: lists a search scans by default */
+  int pq_m;       /* IVF: 0 (IVF-Flat) or the sub-quantisers of IVF-PQ */
+} sindex_cfg;
+
+/* Owned by the store: made by sindex_load, freed by sindex_free (before the
+** file it maps is closed). */
+typedef struct sindex sindex;
+
+/* The settings from the root group's attributes (absent: a flat index, the
+** format of stores made before indexes existed) into *c: STORE_OK, or
+** STORE_ECORRUPT when they are present but invalid (a message in err). */
+int sindex_cfg_read(h5_file *f, h5_obj *root, sindex_cfg *c, char *err, size_t errlen);
+/* Write c as root attributes of a new store. */
+int sindex_cfg_write(h5w *w, h5w_obj *root, const sindex_cfg *c);
+
+/* The index of the mapped file f (whose base has nbase rows), rows read
+** through s.  A missing or damaged saved graph is not an error (the index is
+** derived data; the searches are then exact and the next checkpoint saves a
+** new one): sindex_note says why.  Fails only when out of memory
+** (STORE_ENOMEM). */
+int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sindex **out);
+void sindex_free(sindex *x);
+
+/* The base rows the loaded graph covers (0: none). */
+uint64_t sindex_rows(const sindex *x);
+const char *sindex_note(const sindex *x);
+int sindex_in_place(const sindex *x); /* the graph reads the mapped file */
+uint32_t sindex_nlist(const sindex *x); /* IVF lists (0: none, or not IVF) */
+
+/* Whether a checkpoint leaving nbase base rows should save a new graph. */
+int sindex_wants_save(const sindex *x, uint64_t nbase);
+/* Bring the graph up to nbase rows (adding the rows past it, on threads
+** threads) and append its image to w's /index datasets; the caller flushes
+** w and then loads the file again.  STORE_OK or STORE_E* with a message. */
+int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_t errlen);
+
+/* store.c: the store's index (NULL while no file is loaded). */
+sindex *store_sindex(store *s);
+/* store_load.c: base row i's int8 copy and its scale (ann_q8_fn), or NULL. */
+const int8_t *store_q8_row(const store *s, uint32_t i, float *scale);
+
+/* ---- interface to code in store_text.c ----------------------------------- */
+
+/*
+** The store's text index for bm25, inside
+** lib/store only (store_text.c; the layout is docs/FORMAT.md, "The text
+** index").
+**
+** A saved image (lib/text/bm25) covers the base rows [0, rows) as of its
+** save; the rows past it (base rows checkpointed since, and the records in
+** memory) are tokenized into a segment in memory when a search first needs
+** them, and again only for what was added since.  A checkpoint saves a new
+** image once those rows are enough of the store (the vector index's rule);
+** optimize saves one at once.  Rows deleted after a save stay in the image
+** and are skipped when searching.
+*/
+
+typedef struct tindex tindex;
+
+/* The tokenizer settings from the root attribute "tokenize" (absent: the
+** default, the format of stores made before the text index): STORE_OK, or
+** STORE_ECORRUPT with a message in err when it is present but not
+** understood. */
+int tindex_cfg_read(h5_file *f, h5_obj *root, text_tok_opts *o, char *err, size_t errlen);
+int tindex_cfg_write(h5w *w, h5w_obj *root, const text_tok_opts *o);
+
+/* The text index of the mapped file f (nbase base rows).  A missing or
+** damaged image is not an error: the rows are then tokenized in memory and
+** the next checkpoint saves an image.  Fails only when out of memory. */
+int tindex_load(store *s, h5_file *f, const text_tok_opts *o, uint64_t nbase, tindex **out);
+void tindex_free(tindex *x);
+
+int tindex_wants_save(const tindex *x, uint64_t nbase);
+/* Append an image of the base rows [0, nbase) to w's /index datasets. */
+int tindex_save(tindex *x, h5w *w, uint64_t nbase, char *err, size_t errlen);
+
+/* The index's state for store_text_index (reads the image's header). */
+int tindex_info(tindex *x, store_text_info *info);
+
+/* store.c, store_read.c: the text index, and what the text index needs of
+** the store. */
+tindex *store_tindex(store *s);
+/* The text of position pos, dead or alive (NULL: none). */
+int store_text_at(store *s, uint64_t pos, const char **text, size_t *len);
+/* Counters that change when records are added or deleted (changes), and
+** when a position is taken back (an insert undone: reused). */
+uint64_t store_changes(const store *s);
+uint64_t store_reuses(const store *s);
+
+/* ---- interface to code in store_graph.c ---------------------------------- */
+
+/*
+** The knowledge graph's tables inside the store
+** (entities, relations, mentions), inside lib/store only (store_graph.c;
+** the layout is docs/FORMAT.md, "The knowledge graph").
+**
+** All three tables are held in memory whole: read from /graph when the
+** store opens, changed by the store's transactions (store_log.c logs
+** each change as an op of its frames; store.c keeps the undo list),
+** appended to /graph at checkpoints like the memories (new rows, row
+** numbers of rows deleted), rewritten by optimize.
+*/
+
+typedef struct gstore gstore;
+
+/* An empty graph whose version (store_g_version) starts past version: a
+** store that loads its graph again (a refresh, optimize) passes the old
+** one's + 1, so that versions never repeat and caches keyed on them stay
+** true. */
+int gstore_new(gstore **out, uint64_t version);
+/* The version of g (0 for NULL). */
+uint64_t gstore_version(const gstore *g);
+void gstore_free(gstore *g);
+/* Read /graph of f (none: empty tables).  STORE_ECORRUPT with a message. */
+int gstore_load(gstore *g, h5_file *f, char *err, size_t errlen);
+
+/* Changes without undo (the store pushes the undo entry): insert (the
+** record's position is then gstore_npos - 1), delete (its position). */
+int gstore_put(gstore *g, int t, const store_grec *r);
+int gstore_delete(gstore *g, int t, int64_t id, uint64_t *pos);
+/* Undo the last insert of t (insert) or the deletion at pos. */
+void gstore_undo(gstore *g, int t, int insert, uint64_t pos);
+
+/* The log: an op for the change (insert: the record at pos; delete: its
+** id) through put; and replaying one op (op byte already read; its bytes
+** at *p, advanced): STORE_ECORRUPT when cut short, STORE_EINVAL for a
+** string store_g_put would refuse (not UTF-8, or a NUL byte). */
+int gstore_encode(const gstore *g, int t, int insert, uint64_t pos,
+                  int (*put)(void *ctx, const void *p, size_t n), void *ctx);
+int gstore_is_op(uint8_t op);
+int gstore_replay(gstore *g, uint8_t op, const uint8_t **p, const uint8_t *end);
+
+/* Whether the tables changed since the file was written. */
+int gstore_dirty(const gstore *g);
+/* Append the changes to w's /graph (made when missing); gstore_rebase once
+** the file is written: the appended records become file rows. */
+int gstore_checkpoint(gstore *g, h5w *w, char *err, size_t errlen);
+void gstore_rebase(gstore *g);
+/* Write the live records alone into w (a new file: store_optimize). */
+int gstore_write_live(gstore *g, h5w *w, char *err, size_t errlen);
+
+/* store.c: the store's graph (NULL while no file is loaded). */
+gstore *store_gstore(store *s);
 
 /* ---- the store's state (store.c, store_load.c, ... ) --------------------- */
 

@@ -1,6 +1,6 @@
 /*
 ** lib/store/store_text.c - the store's text index and store_bm25
-** (store_text.h; docs/FORMAT.md, "The text index").
+** (store_int.h; docs/FORMAT.md, "The text index").
 **
 ** On disk (store_int.h): images under kind "text", each save's row holding
 ** the base rows the image covers.  The image is checked (checksum,
@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "store_int.h"
-#include "store_text.h"
 #include "text/bm25.h"
 
 #define SAVE_MIN_ROWS 256 /* as the vector index (store_index.c) */

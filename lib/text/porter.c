@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "text/tokenize.h"
+#include "text/text_int.h"
 
 /* FTS5 leaves tokens outside these lengths alone. */
 #define PORTER_MIN 3

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text/text_int.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
 

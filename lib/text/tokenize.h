@@ -58,9 +58,4 @@ enum { TEXT_OK = UTIL_OK, TEXT_ENOMEM = UTIL_ENOMEM }; /* the one error space (u
 ** callback's non-zero value, or TEXT_ENOMEM. */
 int text_tokenize(const text_tok_opts *o, const char *s, size_t n, text_tok_fn fn, void *ctx);
 
-/* The Porter stemmer of FTS5's porter tokenizer: stems w[0..n) in place and
-** returns the new length (never more than n).  Tokens shorter than 3 or
-** longer than 64 bytes are left as they are. */
-size_t text_porter_stem(char *w, size_t n);
-
 #endif /* H5MEM_TEXT_TOKENIZE_H */

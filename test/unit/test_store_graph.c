@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "store/store.h"
-#include "store/store_idmap.h"
+#include "store/store_int.h"
 #include "testutil.h"
 
 static char dir[256];
@@ -227,13 +227,13 @@ START_TEST(test_random_life) {
     switch (t_next(&r) % 6) {
     case 0: ck_assert_int_eq(store_checkpoint(s), STORE_OK); break;
     case 1: /* close without a checkpoint: the log replays (a crash) */ {
-      char path[512], wal[520], copy[2200];
+      char path[512], walpath[520], copy[2200];
       snprintf(path, sizeof path, "%s/g.h5", dir);
-      snprintf(wal, sizeof wal, "%s-wal", path);
-      snprintf(copy, sizeof copy, "cp %s %s.crash && cp %s %s.crash-wal", path, path, wal, path);
+      snprintf(walpath, sizeof walpath, "%s-wal", path);
+      snprintf(copy, sizeof copy, "cp %s %s.crash && cp %s %s.crash-wal", path, path, walpath, path);
       ck_assert_int_eq(system(copy), 0);
       store_close(s);
-      snprintf(copy, sizeof copy, "mv %s.crash %s && mv %s.crash-wal %s", path, path, path, wal);
+      snprintf(copy, sizeof copy, "mv %s.crash %s && mv %s.crash-wal %s", path, path, path, walpath);
       ck_assert_int_eq(system(copy), 0);
       s = open_store("g.h5", 0);
       break;

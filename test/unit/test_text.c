@@ -17,6 +17,7 @@
 
 #include "testutil.h"
 #include "text/hashembed.h"
+#include "text/text_int.h"
 #include "text/tokenize.h"
 #include "text/unicode.h"
 

@@ -1,0 +1,489 @@
+/*
+** ext/vtab/vtab_int.h - the internal header of ext/vtab: what the files of
+** the folder share and nothing outside it uses.  One section per file, the
+** interface to the code in it: the h5mem table's registry, shared store
+** and transaction and finding a table by name (vtab_h5mem_shared.c), the
+** h5mem table (vtab_h5mem.c), module arguments (vtab_args.c), the KNN
+** search (vtab_search.c), the bm25 and hybrid runs (search_text.c), the
+** vector search's options (search_opts.c), the knowledge graph's functions
+** (func_graph.c, func_graph_jsonl.c; its tables, vtab_graph.c, use them),
+** and the h5 table (vtab_h5.c, vtab_h5_schema.c, vtab_h5_value.c).  What the
+** rest of ext/ uses of the search is search.h's.
+**
+** The h5mem table's structs (registry, memstore, memvt) are defined only
+** where H5MEM_VT_PRIVATE is (vtab_h5mem.c, vtab_h5mem_shared.c): the other
+** files go through the h5mem_* functions.
+*/
+#ifndef H5MEM_EXT_VTAB_INT_H
+#define H5MEM_EXT_VTAB_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../h5sql.h"
+#include "ann/ann.h"
+#include "ext.h"
+#include "search.h"
+#include "store/store.h"
+
+typedef struct registry registry; /* the h5mem tables of one connection */
+typedef struct memvt memvt;       /* one h5mem table */
+typedef struct memstore memstore; /* its store handle and transaction */
+
+/* ==== interface to code in vtab_h5mem_shared.c ============================ */
+
+/* ---- the registry ----------------------------------------------------------- */
+
+/* The h5mem tables open on one connection, for h5mem_checkpoint(name) and
+** vec_search(name, ...), and their stores. */
+#ifdef H5MEM_VT_PRIVATE
+struct registry {
+  memvt *first;
+  memstore *stores;
+  int refs;
+};
+#endif
+
+
+/* A new registry with one reference (NULL: no memory). */
+registry *h5mem_registry_new(void);
+/* One more reference to reg, for a module or function about to be
+** registered with h5mem_registry_unref as its destructor (which SQLite
+** calls on failure too). */
+void h5mem_registry_ref(registry *reg);
+/* -1 reference (reg a registry *): the last frees it. */
+void h5mem_registry_unref(void *reg);
+/* vt (connected) into reg's list of tables; out of it (a table never
+** added: a no-op). */
+void h5mem_registry_add(registry *reg, memvt *vt);
+void h5mem_registry_remove(memvt *vt);
+
+/* ---- the shared store and its transaction ----------------------------------
+**
+** The h5mem table `mem` and its companion tables (mem_entities,
+** mem_relations, mem_mentions) write one store through one handle, so that
+** what a SQLite transaction writes to any of them is one store transaction:
+** whichever table SQLite begins first begins it, the first xSync writes it
+** to the log, the first xCommit (or xRollback) ends it, and the others'
+** calls find it done.  Savepoints are marks in it, shared: a table joining
+** inside a savepoint keeps the mark taken when the savepoint was opened.
+** Each table forwards its xBegin, xSync, xCommit, xRollback, xSavepoint,
+** xRelease and xRollbackTo here (h5mem_vt_*).  The functions return SQLite
+** codes and, on an error, a message in *pzErr (sqlite3_mprintf'd, without
+** a prefix). */
+
+/* One store handle and its transaction, shared by an h5mem table and its
+** companion tables.  In the registry's list while referenced; refs counts
+** the tables holding it; the last release closes the store.  key is
+** "schema.table" of the h5mem table, so that the table connecting again
+** (after a schema reload) finds the handle its companions still hold;
+** NULL once the table is dropped. */
+#ifdef H5MEM_VT_PRIVATE
+enum { MS_IDLE, MS_OPEN, MS_PREPARED };
+struct memstore {
+  registry *reg;
+  memstore *next;
+  char *key;
+  store *st;
+  int refs;
+  int holds;        /* readers holding positions: no checkpoint moves rows under them */
+  int state;        /* MS_*: the store transaction */
+  int nsp;          /* savepoints 0 .. nsp-1 have marks, sp[i] */
+  int spcap;
+  uint64_t *sp;
+  void *cache;      /* the graph functions' (h5mem_store_cache_set) */
+  void (*cache_free)(void *);
+};
+#endif
+
+
+/* The store the table key ("schema.table") opened on this connection and a
+** companion still holds, if it is the file at path, +1 reference; a handle
+** of that key on another file (the table was dropped and made again
+** elsewhere) is let go of the key. */
+memstore *h5mem_store_find(registry *reg, const char *key, const char *path);
+/* A new shared store holding st (taken, closed on failure), one reference,
+** in reg's list under key. */
+memstore *h5mem_store_new(registry *reg, const char *key, store *st);
+/* The table's shared store; +1 reference (h5mem_store_release lets go);
+** NULL when the store is missing (h5mem_table_missing). */
+memstore *h5mem_table_share(memvt *vt);
+/* -1 reference: the last closes the store (checkpointing the writer's
+** changes).  NULL is a no-op. */
+void h5mem_store_release(memstore *ms);
+store *h5mem_store_handle(const memstore *ms);
+/* Readers holding the store's positions or strings (+1 / -1): no automatic
+** checkpoint moves them meanwhile. */
+void h5mem_store_hold(memstore *ms, int delta);
+/* Whether the h5mem table this store belongs to was dropped (a companion
+** left behind then refuses to work). */
+int h5mem_store_orphaned(const memstore *ms);
+/* The h5mem table was dropped: its key goes (h5mem_store_orphaned). */
+void h5mem_store_orphan(memstore *ms);
+/* The h5mem table was renamed: key (taken) is its new "schema.table"
+** (freed when the store is orphaned). */
+void h5mem_store_rekey(memstore *ms, char *key);
+/* The store's error rc (STORE_E*; STORE_OK gives SQLITE_OK) as an SQLite
+** code (ext_err_rc), with the store's message in *pzErr
+** (sqlite3_mprintf'd; none when out of memory). */
+int h5mem_store_err(const store *st, int rc, char **pzErr);
+/* A reader sees what others committed: the store refreshed
+** (store_refresh; a no-op for the writer), unless readers other than the
+** caller's own `own` (0 or 1) hold positions in it (no row moves under a
+** scan).  An SQLite code, the message in *pzErr (h5mem_store_err). */
+int h5mem_store_refresh(memstore *ms, int own, char **pzErr);
+/* One cache kept with the store for the graph functions (func_graph.c),
+** freed by free_fn with the store or when replaced. */
+void *h5mem_store_cache(const memstore *ms);
+void h5mem_store_cache_set(memstore *ms, void *p, void (*free_fn)(void *));
+
+int h5mem_tx_begin(memstore *ms, char **pzErr);
+/* xUpdate: begin the store transaction if no xBegin did (SQLite does not
+** call xBegin for a table it created in the same transaction). */
+int h5mem_tx_need(memstore *ms, char **pzErr);
+int h5mem_tx_sync(memstore *ms, char **pzErr);
+int h5mem_tx_commit(memstore *ms, char **pzErr);
+void h5mem_tx_rollback(memstore *ms);
+int h5mem_tx_savepoint(memstore *ms, int i);
+void h5mem_tx_release(memstore *ms, int i);
+void h5mem_tx_rollback_to(memstore *ms, int i);
+/* Whether the open store transaction holds changes not yet committed. */
+int h5mem_tx_dirty(const memstore *ms);
+
+/* The start of each table writing in a shared store's transaction (the
+** h5mem table, its companions), what the shared transaction methods read. */
+typedef struct h5mem_txvt {
+  sqlite3_vtab base;
+  memstore *ms; /* NULL: the store does not exist (h5mem_table_missing) */
+  /* A message of the shared functions (*msg, taken and NULLed) as the
+  ** table's error; rc as it is when there is none. */
+  int (*msg)(sqlite3_vtab *base, int rc, char **msg);
+  /* The table's error when ms is NULL (xBegin). */
+  int (*missing)(sqlite3_vtab *base);
+} h5mem_txvt;
+
+/* The transaction methods of a module whose table starts with an
+** h5mem_txvt: its xBegin ... xRollbackTo. */
+int h5mem_vt_begin(sqlite3_vtab *base);
+int h5mem_vt_sync(sqlite3_vtab *base);
+int h5mem_vt_commit(sqlite3_vtab *base);
+int h5mem_vt_rollback(sqlite3_vtab *base);
+int h5mem_vt_savepoint(sqlite3_vtab *base, int i);
+int h5mem_vt_release(sqlite3_vtab *base, int i);
+int h5mem_vt_rollback_to(sqlite3_vtab *base, int i);
+
+/* ---- the tables' plans -------------------------------------------------------- */
+
+/* xBestIndex of a table whose column 0 is its id and rowid (the h5mem
+** table, its companions) of count records: plan 1, a lookup of one id
+** (`id = ?` or `rowid = ?`, the only argument), else plan 0, every record. */
+void h5mem_plan_id(sqlite3_index_info *info, uint64_t count);
+
+/* ---- finding a table by name --------------------------------------------- */
+
+/* The h5mem table called name ("table" or "schema.table") on this
+** connection, connecting it first if this connection has not used it yet;
+** NULL with *pzErr (sqlite3_mprintf'd) if there is none, and in *prc the
+** SQLite code to fail with: connecting's own (SQLITE_CORRUPT for a damaged
+** store, SQLITE_BUSY, ...), else SQLITE_ERROR. */
+memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr, int *prc);
+/* The same, also a table whose store is missing (h5mem_table_missing): for
+** the companion tables, which must connect for DROP TABLE. */
+memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzErr, int *prc);
+/* The table a function's first argument names, open on this connection
+** with its store there (the function's user data is the registry); else
+** NULL, the function's error set (who: its name). */
+memvt *h5mem_fn_table(sqlite3_context *ctx, sqlite3_value *arg, const char *who);
+store *h5mem_table_store(memvt *vt);
+/* SQLITE_OK, or (SQLITE_ERROR, the message in *pzErr) when the table's
+** store does not exist: connected from a database file's schema, which
+** never creates a store; h5mem_table reports this itself. */
+int h5mem_table_missing(memvt *vt, char **pzErr);
+const char *h5mem_table_name(const memvt *vt);
+/* A reader holding positions of the table's store (+1 when it starts, -1
+** when done): no checkpoint moves rows meanwhile. */
+void h5mem_table_hold(memvt *vt, int delta);
+/* The table's shared store (no reference taken) and its schema. */
+memstore *h5mem_table_ms(memvt *vt);
+const char *h5mem_table_schema(const memvt *vt);
+
+/* ==== interface to code in vtab_h5mem.c =================================== */
+
+/* One h5mem table. */
+#ifdef H5MEM_VT_PRIVATE
+struct memvt {
+  h5mem_txvt tx;    /* its sqlite3_vtab and shared store (tx.ms) */
+  sqlite3 *db;
+  registry *reg;
+  memvt *next;
+  char *schema, *name;
+  store *st;        /* tx.ms->st */
+  float *vec;       /* scratch: one embedding */
+  char *missing;    /* connected to a store that does not exist (its path): tx.ms and st
+                       are NULL, every use is an error, DROP TABLE works (mem_connect) */
+};
+#endif
+
+/* The suffixes of the companion tables of an h5mem table `mem`:
+** mem_entities, mem_relations, mem_mentions, and their modules. */
+extern const char *const h5mem_companion[3];
+extern const char *const h5mem_companion_module[3];
+
+/* A store's string (NULL: SQL NULL) as a result. */
+static inline void h5mem_result_text(sqlite3_context *ctx, const char *s, size_t n) {
+  if (!s) sqlite3_result_null(ctx);
+  else sqlite3_result_text64(ctx, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+/* A column's value as text (NULL stays NULL; a BLOB's bytes as they
+** are: the store checks that strings are UTF-8 without NUL bytes and names
+** the column); SQLITE_OK or SQLITE_NOMEM. */
+int h5mem_value_text(sqlite3_value *v, const char **s, size_t *n);
+/* Checking a column's value as the h5mem table does (the message, when
+** not SQLITE_OK, in *msg, sqlite3_mprintf'd, naming col): a time (unix
+** seconds or ISO-8601 text), an id (an integer; NULL: *given 0). */
+int h5mem_value_time(sqlite3_value *v, const char *col, int64_t *out, char **msg);
+int h5mem_value_id(sqlite3_value *v, const char *col, int64_t *id, int *given, char **msg);
+
+/* ==== interface to code in vtab_args.c ==================================== */
+
+/* s without surrounding blanks and quotes ('..', "..", `..` or [..]; a
+** doubled quote inside stands for one), sqlite3_malloc'd (NULL: no memory). */
+char *ext_unquote(const char *s);
+
+/* One argument: key=value gives the key (trimmed, not NUL-terminated:
+** *key, *klen) and the unquoted value; a bare value (no '=' before any
+** quote) gives *klen 0.  *value is sqlite3_malloc'd. */
+int ext_vtab_arg(const char *arg, const char **key, size_t *klen, char **value);
+
+/* Whether key[0..klen) is name, ignoring case. */
+int ext_key_is(const char *key, size_t klen, const char *name);
+
+/* Each option once: whether key (one of names, NULL-ended, aliases of one
+** option joined by '|', as "path|file") is marked in *seen already (bit i
+** for names[i]); marks it.  A key not in names: 0. */
+int ext_key_repeated(const char *key, size_t klen, const char *const *names, unsigned *seen);
+
+/* For a table-valued function's xConnect: declare schema and allocate
+** the table object, size bytes (a struct starting with its sqlite3_vtab),
+** zeroed, into *out; on failure, why in *pzErr (who: the module). */
+int ext_vtab_declare_new(sqlite3 *db, const char *schema, size_t size, sqlite3_vtab **out,
+                         const char *who, char **pzErr);
+
+/* The table object of a table-valued function over the stores (vec_search,
+** bm25, hybrid, kg_bfs, kg_activate, kg_resolve): the connection, the
+** module's aux (the stores' registry) and which of the module's functions
+** it is (kind: the module's own description of it). */
+typedef struct ext_tvf {
+  sqlite3_vtab base;
+  sqlite3 *db;
+  void *aux;
+  const void *kind;
+} ext_tvf;
+
+/* xConnect of such a function: schema declared (who: the function's name,
+** for errors), the object allocated into *out, db, aux and kind recorded,
+** and SQLITE_VTAB_DIRECTONLY: it reads a store's files, so never from a
+** trigger or view (docs/SQL.md, "Trust"). */
+int ext_tvf_connect(sqlite3 *db, void *aux, const void *kind, const char *schema, const char *who,
+                    sqlite3_vtab **out, char **pzErr);
+/* xDisconnect of such a function. */
+int ext_tvf_disconnect(sqlite3_vtab *vt);
+
+/* Define fn, the xConnect of the function k describes (a pointer to a
+** struct with its schema and name). */
+#define EXT_TVF_CONNECT(fn, k)                                                                    \
+  static int fn(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,    \
+                char **pzErr) {                                                                   \
+    (void)argc;                                                                                   \
+    (void)argv;                                                                                   \
+    return ext_tvf_connect(db, aux, (k), (k)->schema, (k)->name, out, pzErr);                     \
+  }
+
+/* ==== interface to code in vtab_search.c ================================== */
+
+enum { KNN_F_ID = 0, KNN_F_TS = 1, KNN_F_SOURCE = 2, KNN_F_SESSION = 3, KNN_F_TIER = 4 };
+enum { KNN_OP_EQ = 0, KNN_OP_GT, KNN_OP_GE, KNN_OP_LT, KNN_OP_LE, KNN_OP_IN };
+
+/* Conditions a search applies before ranking. */
+typedef struct knn_filter {
+  int empty; /* no record can meet them */
+  const char *str[3]; /* source, session, tier (=); valid during xFilter */
+  size_t len[3];
+  int has[3];
+  int has_ts;
+  int64_t ts_lo, ts_hi; /* inclusive */
+  int has_ids;
+  int64_t *ids; /* sorted */
+  size_t nids;
+} knn_filter;
+
+int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v);
+void search_knn_filter_free(knn_filter *f);
+
+/* Which records a search may return, from f: a filter for the store's
+** searches (bits for id IN, else a function testing the rest record by
+** record; neither when f has no conditions), or none at all. */
+typedef struct knn_allow {
+  store_filter flt;
+  int none; /* no record meets f */
+  uint8_t *bits;
+  struct knn_allow_ctx *c;
+} knn_allow;
+int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr);
+/* After a search: whether testing a record failed (reading the store). */
+int search_knn_allow_check(const knn_allow *a, store *st, char **pzErr);
+void search_knn_allow_free(knn_allow *a);
+
+/* Take the usable constraints on the columns colfield maps to KNN_F_*
+** (column -1, the rowid, is the id) as plan tokens (field, op digits) after
+** what plan holds, numbering their arguments from *argi + 1. */
+void search_knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, char *plan, size_t cap,
+                     int *argi, int *used);
+
+/* The query vector from a value (BLOB or JSON, the store's dim), prepared
+** for the kernels whatever its scale (cosine: the unit vector; dot: scaled
+** by a power of two, *unit the factor to multiply raw distances by, 1
+** otherwise; l2: refused beyond float32's range). */
+int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr);
+
+/* An error unless every distance of r[0..n-1] is finite. */
+int search_knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr);
+
+/* The top k among the live records that meet f (store_knn: through the
+** store's index unless o says exact; o may be NULL): positions and raw
+** distances (sqlite3_malloc'd), sorted. */
+int search_knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+                   ann_res **out, uint64_t *nout, char **pzErr);
+
+/* A table-valued function's arguments (NULL when not given). */
+typedef struct search_args {
+  sqlite3_value *query;   /* the query vector */
+  sqlite3_value *qtext;   /* the query text */
+  sqlite3_value *options; /* JSON */
+  int64_t k;
+} search_args;
+
+/* One result: a position and up to three numbers (vec_search: distance,
+** score; bm25: score; hybrid: score, vector_score, keyword_score). */
+typedef struct srow {
+  uint64_t pos;
+  double v[3];
+  uint8_t null; /* bit i: v[i] is SQL NULL */
+} srow;
+
+/* n zeroed rows (sqlite3_malloc'd), or NULL. */
+srow *search_srow_alloc(uint64_t n);
+
+/* A raw distance as the distance column shows it, and as a score. */
+double search_knn_distance(const store *st, float d, double unit);
+double search_knn_score(const store *st, float d, double unit);
+
+/* ==== interface to code in search_text.c ================================== */
+
+/* bm25 and hybrid (search_text.c): the results for the arguments and the
+** filter, sqlite3_malloc'd. */
+int search_bm25_run(store *st, const search_args *a, const knn_filter *f, srow **out,
+                    uint64_t *nout, char **pzErr);
+int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow **out,
+                      uint64_t *nout, char **pzErr);
+
+
+/* ==== interface to code in search_opts.c ================================== */
+
+/* The vector search options (exact, ef, nprobe, index) into o, as
+** search_opts_parse's each (search_opts.c). */
+int search_knn_option(store_knn_opts *o, const char *key, const search_opt *v, char **err);
+
+/* ==== interface to code in func_graph.c =================================== */
+
+/* The store of the h5mem table named by v, as of its last commit (a
+** reader's view refreshed unless a query holds it). */
+int graph_store(registry *reg, sqlite3 *db, sqlite3_value *v, memvt **out, char **err);
+
+/* An entity's record by id (0: found). */
+int graph_entity_get(store *st, int64_t id, store_grec *r);
+
+/* INSERT INTO the companion table k of the h5mem table mt, with the
+** columns cols (?1, ?2, ...). */
+int graph_companion_insert(sqlite3 *db, memvt *mt, int k, const char *cols, int ncols,
+                           sqlite3_stmt **out, char **err);
+
+/* Run an INSERT made by graph_companion_insert (bound); reset it. */
+int graph_run_insert(sqlite3 *db, sqlite3_stmt *st, char **err);
+
+/* The id of a new record of mt's companion table k (-1: of mt itself)
+** whose largest id is max: "no ids left" at INT64_MAX, as the table's own
+** INSERT says it (SQLITE_FULL, the message in *err). */
+int graph_next_id(memvt *mt, int k, int64_t max, int64_t *id, char **err);
+
+/* Make "fn: err" (takes err) and rc the function's error. */
+void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err);
+/* A graph function's store, named by its first argument: the direct-call
+** check (ext_direct_call) and graph_store, or NULL with the function's
+** error set (fn: its name). */
+memvt *graph_fn_store(sqlite3_context *ctx, sqlite3_value *name, const char *fn);
+
+/* ==== interface to code in func_graph_jsonl.c ============================= */
+
+/* Register kg_import_jsonl and kg_export_jsonl (called by
+** ext_func_graph_register, which registers the graph's other functions). */
+int graph_jsonl_register(sqlite3 *db, registry *reg);
+
+/* ==== interface to code in vtab_h5.c ====================================== */
+
+/* Whether t is an integer or floating-point type. */
+int h5vt_is_numeric(const h5_type *t);
+
+/* Take the writer's lock on path: an fd holding flock(LOCK_EX), or -1 and
+** SQLITE_BUSY when another connection or process holds it. */
+int h5vt_lock_file(const char *path, int *fd, char **msg);
+
+/* ==== interface to code in vtab_h5_schema.c =============================== */
+
+/* The options of CREATE VIRTUAL TABLE ... USING h5(...). */
+typedef struct h5opts {
+  char *file, *dset, *schema, *row, *mode, *compression, *sync;
+  int64_t chunk;
+  int shuffle;
+} h5opts;
+
+void h5vt_opts_free(h5opts *o);
+
+/* Parse the module arguments argv[3..argc) into o (free it with
+** h5vt_opts_free, on failure too); an error names the option. */
+int h5vt_parse_opts(int argc, const char *const *argv, h5opts *o, char **pzErr);
+
+/* Parse 'name type, ...' into a compound type (or, for one field called
+** value, that field's type) for a dataset with shape (0[, N]). */
+int h5vt_parse_schema(const char *s, h5_type **out, int *rank, uint64_t *ncols, char **pzErr);
+
+/* A compact description of a type for messages ('<f4', compound JSON). */
+char *h5vt_type_text(const h5_type *t);
+
+/* Whether a (from a schema) and b (in the file) hold the same values. */
+int h5vt_same_type(const h5_type *a, const h5_type *b);
+
+/* Create the dataset of a schema in a new file or an existing one. */
+int h5vt_create_dataset(const h5opts *o, char **pzErr);
+
+/* ==== interface to code in vtab_h5_value.c ================================ */
+
+typedef struct h5vt h5vt; /* the table (vtab_h5.c) */
+
+/* Whether this module can write elements of type t. */
+int h5vt_writable(const h5_type *t);
+
+/* n numbers (a float32 BLOB or a JSON array) into elements of type t at p.
+** 0; -1 with the message in *msg; or SQLITE_NOMEM. */
+int h5vt_put_array(const h5_type *t, uint8_t *p, uint64_t n, sqlite3_value *v, char **msg);
+
+/* One SQL value into one element of type t at p (zeroed before).  0; -1
+** with the message in *msg; or SQLITE_NOMEM. */
+int h5vt_put_value(h5vt *vt, const h5_type *t, uint8_t *p, sqlite3_value *v, char **msg);
+
+/* Free the strings (variable-length, malloc'd) of the element of type t at
+** p, and zero their pointers. */
+void h5vt_free_strings(const h5_type *t, uint8_t *p);
+
+#endif
