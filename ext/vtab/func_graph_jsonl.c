@@ -127,14 +127,17 @@ static int import_scan(import *im) {
   uint64_t n = store_g_npos(st, STORE_G_ENTITY);
   for (uint64_t p = 0; p < n; p++) {
     store_grec r;
-    if (store_g_get(st, STORE_G_ENTITY, p, &r) == STORE_OK && r.s[0] &&
-        bmap_put(&im->names, r.s[0], r.n[0], r.id) < 0)
-      return SQLITE_NOMEM;
+    int gr = store_g_get(st, STORE_G_ENTITY, p, &r);
+    if (gr == STORE_ENOTFOUND) continue; /* dead */
+    if (gr != STORE_OK) return h5mem_store_err(st, gr, &im->err);
+    if (r.s[0] && bmap_put(&im->names, r.s[0], r.n[0], r.id) < 0) return SQLITE_NOMEM;
   }
   n = store_g_npos(st, STORE_G_RELATION);
   for (uint64_t p = 0; p < n; p++) {
     store_grec r;
-    if (store_g_get(st, STORE_G_RELATION, p, &r) != STORE_OK) continue;
+    int gr = store_g_get(st, STORE_G_RELATION, p, &r);
+    if (gr == STORE_ENOTFOUND) continue;
+    if (gr != STORE_OK) return h5mem_store_err(st, gr, &im->err);
     rel_key(&im->key, r.a, r.b, r.s[1], r.n[1]);
     if (strbuf_failed(&im->key) || bmap_put(&im->rels, im->key.buf, im->key.len, r.id) < 0)
       return SQLITE_NOMEM;
@@ -145,11 +148,12 @@ static int import_scan(import *im) {
     uint64_t mpos;
     store_view v;
     memset(&v, 0, sizeof v);
-    if (store_g_get(st, STORE_G_MENTION, p, &r) != STORE_OK || store_find(st, r.a, &mpos) != STORE_OK)
-      continue;
-    int rc = store_get(st, mpos, STORE_V_TEXT, &v);
-    if (rc == STORE_ENOMEM) return SQLITE_NOMEM;
-    if (rc != STORE_OK || !v.text) continue;
+    int rc = store_g_get(st, STORE_G_MENTION, p, &r);
+    if (rc == STORE_OK) rc = store_find(st, r.a, &mpos);
+    if (rc == STORE_OK) rc = store_get(st, mpos, STORE_V_TEXT, &v);
+    if (rc == STORE_ENOTFOUND) continue; /* a dead mention, or its memory is gone */
+    if (rc != STORE_OK) return h5mem_store_err(st, rc, &im->err);
+    if (!v.text) continue;
     obs_key(&im->key, r.b, v.text, v.text_len);
     if (strbuf_failed(&im->key) || bmap_put(&im->obs, im->key.buf, im->key.len, r.a) < 0)
       return SQLITE_NOMEM;
@@ -441,14 +445,19 @@ static int by_pair(const void *x, const void *y) {
 }
 
 /* (id, position) of the live records of table t, by id. */
-static int live_by_id(store *st, int t, pair **out, size_t *n) {
+static int live_by_id(store *st, int t, pair **out, size_t *n, char **err) {
   uint64_t np = store_g_npos(st, t);
   pair *v = sqlite3_malloc64(np * sizeof *v + 1);
   if (!v) return SQLITE_NOMEM;
   size_t k = 0;
   for (uint64_t p = 0; p < np; p++) {
     store_grec r;
-    if (store_g_get(st, t, p, &r) == STORE_OK) v[k++] = (pair){r.id, (int64_t)p};
+    int gr = store_g_get(st, t, p, &r);
+    if (gr == STORE_OK) v[k++] = (pair){r.id, (int64_t)p};
+    else if (gr != STORE_ENOTFOUND) {
+      sqlite3_free(v);
+      return h5mem_store_err(st, gr, err);
+    }
   }
   qsort(v, k, sizeof *v, by_pair);
   *out = v;
@@ -459,13 +468,15 @@ static int live_by_id(store *st, int t, pair **out, size_t *n) {
 /* The text of JSON string s, or "" for NULL. */
 static void json_str(strbuf *sb, const char *s, size_t n) { strbuf_json_string(sb, s ? s : "", s ? n : 0); }
 
-static int export_graph(store *st, strbuf *sb) {
+/* A record or text that cannot be read fails the export (with the
+** store's code, the message in *err): only dead records are left out. */
+static int export_graph(store *st, strbuf *sb, char **err) {
   pair *ent = NULL, *rel = NULL, *men = NULL;
   size_t nent = 0, nrel = 0, nmen = 0;
-  int rc = live_by_id(st, STORE_G_ENTITY, &ent, &nent);
-  if (rc == SQLITE_OK) rc = live_by_id(st, STORE_G_RELATION, &rel, &nrel);
+  int rc = live_by_id(st, STORE_G_ENTITY, &ent, &nent, err);
+  if (rc == SQLITE_OK) rc = live_by_id(st, STORE_G_RELATION, &rel, &nrel, err);
   if (rc == SQLITE_OK) { /* (entity, memory) of each mention, sorted */
-    rc = live_by_id(st, STORE_G_MENTION, &men, &nmen);
+    rc = live_by_id(st, STORE_G_MENTION, &men, &nmen, err);
     for (size_t i = 0; i < nmen && rc == SQLITE_OK; i++) {
       store_grec r;
       store_g_get(st, STORE_G_MENTION, (uint64_t)men[i].b, &r);
@@ -488,10 +499,14 @@ static int export_graph(store *st, strbuf *sb) {
       uint64_t pos;
       store_view v;
       memset(&v, 0, sizeof v);
-      if (store_find(st, men[m].b, &pos) != STORE_OK) continue;
-      int sr = store_get(st, pos, STORE_V_TEXT, &v);
-      if (sr == STORE_ENOMEM) rc = SQLITE_NOMEM;
-      if (sr != STORE_OK || !v.text) continue;
+      int sr = store_find(st, men[m].b, &pos);
+      if (sr == STORE_OK) sr = store_get(st, pos, STORE_V_TEXT, &v);
+      if (sr == STORE_ENOTFOUND) continue; /* the memory is gone */
+      if (sr != STORE_OK) {
+        rc = h5mem_store_err(st, sr, err);
+        break;
+      }
+      if (!v.text) continue;
       if (!first) strbuf_putc(sb, ',');
       first = 0;
       strbuf_json_string(sb, v.text, v.text_len);
@@ -524,10 +539,11 @@ static void fn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   memvt *mt = graph_fn_store(ctx, argv[0], "kg_export_jsonl");
   if (!mt) return;
   strbuf sb = {0};
-  int rc = export_graph(h5mem_store_handle(h5mem_table_ms(mt)), &sb);
+  char *err = NULL;
+  int rc = export_graph(h5mem_store_handle(h5mem_table_ms(mt)), &sb, &err);
   if (rc != SQLITE_OK) {
     strbuf_free(&sb);
-    return sqlite3_result_error_nomem(ctx);
+    return graph_result_err(ctx, "kg_export_jsonl", rc, err);
   }
   sqlite3_result_text64(ctx, sb.buf ? sb.buf : "", sb.len, SQLITE_TRANSIENT, SQLITE_UTF8);
   strbuf_free(&sb);

@@ -332,6 +332,39 @@ def test_corrupt_column(d):
     db.close()
 
 
+def test_corrupt_graph_texts(d):
+    """kg_export_jsonl and kg_import_jsonl read the texts of the memories
+    that mention an entity: a text that cannot be read is SQLITE_CORRUPT,
+    never an export without it (an entity with no observations) or an
+    import that adds a known observation again.  The memory is
+    checkpointed before the entity, so its text lies in a heap collection
+    of its own, damaged after the table was opened."""
+    fn = os.path.join(d, "graph-texts.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=4)" % q(fn))
+    db.execute("INSERT INTO mem(id, text, embedding) VALUES (1, ?, '[1, 2, 3, 4]')",
+               ("observation " + "z" * 200000,))
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    check(db.execute("SELECT kg_entity('mem', 'alice', 'person')").fetchone()[0] == 1, "an entity")
+    db.execute("INSERT INTO mem_mentions(memory_id, entity_id) VALUES (1, 1)")
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    db.close()
+    data = open(fn, "rb").read()
+    text = data.find(b"zzzzzzzz")
+    own = max(h for h in heap_collections(fn) if h < text)
+    check(data.find(b"alice") > text, "the entity's name lies in a later collection")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(fn))
+    check(db.execute("SELECT count(*) FROM mem_entities").fetchone()[0] == 1, "the store reads")
+    damage_in_place(fn, [own])
+    expect_code(db, "SELECT kg_export_jsonl('mem')", "SQLITE_CORRUPT", ["kg_export_jsonl", "heap"])
+    line = '{"type":"entity","name":"bob","entityType":"person","observations":["new"]}'
+    expect_code(db, "SELECT kg_import_jsonl('mem', ?)", "SQLITE_CORRUPT", ["kg_import_jsonl", "heap"],
+                (line,))
+    check(db.execute("SELECT count(*) FROM mem_entities").fetchone()[0] == 1, "a failed import adds nothing")
+    db.close()
+
+
 def test_corrupt_h5_object(d):
     """h5_ls, h5_attrs, h5_read_json and the h5 table on a file whose
     other parts read: a damaged object header, a damaged chunk, a damaged
@@ -520,6 +553,7 @@ def main():
     test_corrupt(d)
     test_corrupt_h5(d)
     test_corrupt_column(d)
+    test_corrupt_graph_texts(d)
     test_corrupt_h5_object(d)
     test_migrate_files(d)
     test_checkpoint_damaged(d)
