@@ -94,8 +94,8 @@ int ext_vtab_h5mem_register(sqlite3 *db);
 int ext_migrate_register(sqlite3 *db);
 
 /* The h5mem table's family: each module or function takes a reference to
-** reg (h5mem_registry_ref) that SQLite lets go with h5mem_registry_unref
-** (also on failure). */
+** reg that SQLite lets go (also on failure): h5mem_registry_module and
+** h5mem_registry_function (ext/vtab/vtab_h5mem_shared.c). */
 struct registry;
 /* vec_search, bm25 and hybrid (ext/vtab/vtab_search.c). */
 int ext_vtab_search_register(sqlite3 *db, struct registry *reg);

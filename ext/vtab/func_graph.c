@@ -963,8 +963,7 @@ int ext_func_graph_register(sqlite3 *db, registry *reg) {
   sqlite3_module *mods[3] = {&bfs_module, &act_module, &res_module};
   int rc = SQLITE_OK;
   for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
-    h5mem_registry_ref(reg); /* SQLite lets it go, on failure too */
-    rc = sqlite3_create_module_v2(db, fkinds[k].name, mods[k], reg, h5mem_registry_unref);
+    rc = h5mem_registry_module(db, reg, fkinds[k].name, mods[k]);
   }
   static const struct {
     const char *name;
@@ -975,9 +974,7 @@ int ext_func_graph_register(sqlite3 *db, registry *reg) {
       {"kg_entity", 3, SQLITE_DIRECTONLY, fn_entity}, /* reads and writes a store */
   };
   for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
-    h5mem_registry_ref(reg);
-    rc = sqlite3_create_function_v2(db, fns[k].name, fns[k].nargs, SQLITE_UTF8 | fns[k].flags, reg,
-                                    fns[k].fn, NULL, NULL, h5mem_registry_unref);
+    rc = h5mem_registry_function(db, reg, fns[k].name, fns[k].nargs, fns[k].flags, fns[k].fn);
   }
   if (rc == SQLITE_OK) rc = graph_jsonl_register(db, reg);
   return rc;

@@ -562,9 +562,7 @@ int graph_jsonl_register(sqlite3 *db, registry *reg) {
       {"kg_export_jsonl", 1, SQLITE_DIRECTONLY, fn_export}, /* all read or write a store */
   };
   for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
-    h5mem_registry_ref(reg);
-    rc = sqlite3_create_function_v2(db, fns[k].name, fns[k].nargs, SQLITE_UTF8 | fns[k].flags, reg,
-                                    fns[k].fn, NULL, NULL, h5mem_registry_unref);
+    rc = h5mem_registry_function(db, reg, fns[k].name, fns[k].nargs, fns[k].flags, fns[k].fn);
   }
   return rc;
 }

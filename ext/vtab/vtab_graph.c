@@ -527,8 +527,7 @@ int ext_vtab_graph_register(sqlite3 *db, registry *reg) {
   sqlite3_module *mods[3] = {&ent_module, &rel_module, &men_module};
   int rc = SQLITE_OK;
   for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
-    h5mem_registry_ref(reg); /* SQLite lets it go, on failure too */
-    rc = sqlite3_create_module_v2(db, h5mem_companion_module[k], mods[k], reg, h5mem_registry_unref);
+    rc = h5mem_registry_module(db, reg, h5mem_companion_module[k], mods[k]);
   }
   return rc;
 }

@@ -1174,22 +1174,13 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 int ext_vtab_h5mem_register(sqlite3 *db) {
   /* each module and function registered takes a reference
-  ** (h5mem_registry_ref; SQLite lets it go, on failure too); the one
-  ** h5mem_registry_new gives is ours until registration ends */
+  ** (h5mem_registry_module/_function; SQLite lets it go, on failure too);
+  ** the one h5mem_registry_new gives is ours until registration ends */
   registry *reg = h5mem_registry_new();
   if (!reg) return SQLITE_NOMEM;
-  h5mem_registry_ref(reg);
-  int rc = sqlite3_create_module_v2(db, "h5mem", &mem_module, reg, h5mem_registry_unref);
-  if (rc == SQLITE_OK) {
-    h5mem_registry_ref(reg);
-    rc = sqlite3_create_function_v2(db, "h5mem_checkpoint", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg,
-                                    fn_checkpoint, NULL, NULL, h5mem_registry_unref);
-  }
-  if (rc == SQLITE_OK) {
-    h5mem_registry_ref(reg);
-    rc = sqlite3_create_function_v2(db, "h5mem_index", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, reg, fn_index, NULL,
-                                    NULL, h5mem_registry_unref);
-  }
+  int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_checkpoint", 1, SQLITE_DIRECTONLY, fn_checkpoint);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_index", 1, SQLITE_DIRECTONLY, fn_index);
   if (rc == SQLITE_OK) rc = ext_vtab_search_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_func_graph_register(db, reg);

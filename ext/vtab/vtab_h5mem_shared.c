@@ -26,11 +26,21 @@ registry *h5mem_registry_new(void) {
   return reg;
 }
 
-void h5mem_registry_ref(registry *reg) { reg->refs++; }
-
 void h5mem_registry_unref(void *p) {
   registry *reg = p;
   if (--reg->refs == 0) sqlite3_free(reg);
+}
+
+int h5mem_registry_module(sqlite3 *db, registry *reg, const char *name, const sqlite3_module *mod) {
+  reg->refs++; /* SQLite lets it go, on failure too */
+  return sqlite3_create_module_v2(db, name, mod, reg, h5mem_registry_unref);
+}
+
+int h5mem_registry_function(sqlite3 *db, registry *reg, const char *name, int nargs, int flags,
+                            void (*fn)(sqlite3_context *, int, sqlite3_value **)) {
+  reg->refs++;
+  return sqlite3_create_function_v2(db, name, nargs, SQLITE_UTF8 | flags, reg, fn, NULL, NULL,
+                                    h5mem_registry_unref);
 }
 
 void h5mem_registry_add(registry *reg, memvt *vt) {

@@ -47,12 +47,14 @@ struct registry {
 
 /* A new registry with one reference (NULL: no memory). */
 registry *h5mem_registry_new(void);
-/* One more reference to reg, for a module or function about to be
-** registered with h5mem_registry_unref as its destructor (which SQLite
-** calls on failure too). */
-void h5mem_registry_ref(registry *reg);
 /* -1 reference (reg a registry *): the last frees it. */
 void h5mem_registry_unref(void *reg);
+/* Register module mod, or function fn (SQLITE_UTF8 | flags), under name
+** with reg as its data: each takes a reference of its own, let go by
+** SQLite (on failure too).  An SQLite code. */
+int h5mem_registry_module(sqlite3 *db, registry *reg, const char *name, const sqlite3_module *mod);
+int h5mem_registry_function(sqlite3 *db, registry *reg, const char *name, int nargs, int flags,
+                            void (*fn)(sqlite3_context *, int, sqlite3_value **));
 /* vt (connected) into reg's list of tables; out of it (a table never
 ** added: a no-op). */
 void h5mem_registry_add(registry *reg, memvt *vt);

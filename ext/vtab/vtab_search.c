@@ -873,8 +873,7 @@ int ext_vtab_search_register(sqlite3 *db, registry *reg) {
   } mods[] = {{"vec_search", &vec_module}, {"bm25", &bm25_module}, {"hybrid", &hybrid_module}};
   int rc = SQLITE_OK;
   for (size_t k = 0; k < sizeof mods / sizeof mods[0] && rc == SQLITE_OK; k++) {
-    h5mem_registry_ref(reg); /* SQLite lets it go, on failure too */
-    rc = sqlite3_create_module_v2(db, mods[k].name, mods[k].mod, reg, h5mem_registry_unref);
+    rc = h5mem_registry_module(db, reg, mods[k].name, mods[k].mod);
   }
   return rc;
 }
