@@ -13,6 +13,7 @@
 ** value given to it passes through J() first, so a BLOB where text was
 ** expected becomes hex instead of an error that would stop the migration.
 */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include "mig.h"
 #include "store/store.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
 
@@ -220,36 +222,67 @@ static void report_tables(sqlite3 *db, mig_plan *p, const char *const *names) {
   J("start_line") ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " \
   J("model") ", 'updated_at', " J("updated_at")
 
+/* Member key of the JSON object s[0..len) as json_extract(s, '$.key')
+** gives it as text: a string decoded, a number or container as written,
+** NULL for null or absent (and out of memory: *nomem set).  sqlite3_malloc'd. */
+static char *meta_member(const char *s, size_t len, const char *key, int *nomem) {
+  size_t v0, v1;
+  if (util_json_at_path(s, len, key, &v0, &v1)) return NULL;
+  int t = util_json_type(s, v0, len);
+  if (t == UTIL_JSON_NULL) return NULL;
+  char *out;
+  if (t == UTIL_JSON_TEXT) {
+    char *c = util_json_cstr(s, v0, len, NULL);
+    out = c ? sqlite3_mprintf("%s", c) : NULL;
+    free(c);
+  } else {
+    out = v1 - v0 <= INT_MAX ? sqlite3_mprintf("%.*s", (int)(v1 - v0), s + v0) : NULL;
+  }
+  if (!out) *nomem = 1;
+  return out;
+}
+
 /* OpenClaw's meta row (key memory_index_meta_v1, a JSON object with
-** provider, model, vectorDims, ...) into the plan: embedder, attributes. */
+** provider, model, vectorDims, ...) into the plan: embedder, attributes.
+** The first row whose value is valid JSON counts. */
 static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
-  char *q = sqlite3_mprintf(
-      "SELECT value, json_extract(value, '$.provider'), json_extract(value, '$.model'),"
-      " json_extract(value, '$.vectorDims') FROM \"%w\" WHERE key = 'memory_index_meta_v1'"
-      " AND json_valid(value)", table);
+  char *q = sqlite3_mprintf("SELECT value FROM \"%w\" WHERE key = 'memory_index_meta_v1'", table);
   sqlite3_stmt *st;
   if (!q) return SQLITE_NOMEM;
   int rc = sqlite3_prepare_v2(db, q, -1, &st, NULL);
   sqlite3_free(q);
-  if (rc != SQLITE_OK) return SQLITE_OK; /* no JSON functions: nothing to learn */
-  if (sqlite3_step(st) == SQLITE_ROW) {
-    const char *raw = (const char *)sqlite3_column_text(st, 0);
-    const char *prov = (const char *)sqlite3_column_text(st, 1);
-    const char *model = (const char *)sqlite3_column_text(st, 2);
-    sqlite3_int64 dims = sqlite3_column_int64(st, 3);
-    rc = mig_attr(p, "migrated_meta", raw);
+  if (rc != SQLITE_OK) return rc == SQLITE_NOMEM ? rc : SQLITE_OK; /* not readable: nothing to learn */
+  const char *raw = NULL;
+  size_t len = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    raw = (const char *)sqlite3_column_text(st, 0);
+    len = (size_t)sqlite3_column_bytes(st, 0);
+    if (raw && util_json_valid(raw, len, NULL, 0) == 0) break;
+    raw = NULL;
+  }
+  if (raw) {
+    int nomem = 0;
+    char *prov = meta_member(raw, len, "provider", &nomem);
+    char *model = meta_member(raw, len, "model", &nomem);
+    char *dtext = meta_member(raw, len, "vectorDims", &nomem);
+    /* as sqlite3_column_int64 reads it: the leading integer of the text */
+    long long dims = dtext ? strtoll(dtext, NULL, 10) : 0;
+    rc = nomem ? SQLITE_NOMEM : mig_attr(p, "migrated_meta", raw);
     if (rc == SQLITE_OK && prov) rc = mig_attr(p, "migrated_provider", prov);
     if (rc == SQLITE_OK && model) rc = mig_attr(p, "migrated_model", model);
     if (dims > 0 && dims <= 65536) {
       char b[32];
-      snprintf(b, sizeof b, "%lld", (long long)dims);
+      snprintf(b, sizeof b, "%lld", dims);
       if (rc == SQLITE_OK) rc = mig_attr(p, "migrated_dims", b);
       p->dim = (int)dims;
     }
     if (prov || model)
       p->embedder = sqlite3_mprintf("%s%s%s", prov ? prov : "", prov && model ? "/" : "",
                                     model ? model : "");
-    sqlite3_str_appendf(p->info, ",\"source_meta\":%s", raw && *raw ? raw : "null");
+    sqlite3_str_appendf(p->info, ",\"source_meta\":%s", *raw ? raw : "null");
+    sqlite3_free(prov);
+    sqlite3_free(model);
+    sqlite3_free(dtext);
   } else {
     mig_note(p, "%s has no memory_index_meta_v1 row: provider, model and dims unknown", table);
   }
