@@ -485,19 +485,16 @@ static int migrate_row(mig_run *m) {
         util_json_at_path(r.text, r.text_len, path, &v0, &v1)) {
       r.text = NULL;
     } else if (r.text[v0] == '"') { /* a JSON string: the text is its value */
-      size_t n;
-      if (!(owned = sqlite3_malloc64(v1 - v0 + 1))) return SQLITE_NOMEM; /* decoding never lengthens */
-      util_json_string(r.text, v0, v1, owned, &n);
-      owned[n] = 0;
+      /* up to a \u0000, where json_extract ended it */
+      if (!(owned = util_json_cstr(r.text, v0, v1, &r.text_len))) return SQLITE_NOMEM;
       r.text = owned;
-      r.text_len = strlen(owned); /* up to a \u0000, where json_extract ended it */
     } else { /* a number, object, ...: its JSON text */
       r.text += v0;
       r.text_len = v1 - v0;
     }
   }
   if (m->plan.has_text && (!r.text || blank(r.text, r.text_len))) {
-    sqlite3_free(owned);
+    free(owned);
     skip(m, R_EMPTY_TEXT, NULL, idc, NULL);
     return SQLITE_OK;
   }
@@ -505,7 +502,7 @@ static int migrate_row(mig_run *m) {
   int has = 0;
   int why = emb_decode(m, cell(m, MIG_F_EMB), &has, detail, sizeof detail);
   if (why >= 0) {
-    sqlite3_free(owned);
+    free(owned);
     skip(m, why, NULL, idc, detail);
     return SQLITE_OK;
   }
@@ -519,7 +516,7 @@ static int migrate_row(mig_run *m) {
     r.meta_len = (size_t)sqlite3_str_length(q);
     quoted = sqlite3_str_finish(q);
     if (!quoted) {
-      sqlite3_free(owned);
+      free(owned);
       return SQLITE_NOMEM;
     }
     r.meta = quoted;
@@ -531,7 +528,7 @@ static int migrate_row(mig_run *m) {
   if (sid->type != SQLITE_NULL) {
     int t = with_source_id(m, sid, r.meta, r.meta_len, &withid);
     if (t < 0) {
-      sqlite3_free(owned);
+      free(owned);
       sqlite3_free(quoted);
       return SQLITE_NOMEM;
     }
@@ -549,7 +546,7 @@ static int migrate_row(mig_run *m) {
   r.importance = (imp->type == SQLITE_INTEGER || imp->type == SQLITE_FLOAT) && isfinite(imp->d) ? imp->d : NAN;
   int rc = STORE_OK;
   if (m->st && !m->o.dry_run) rc = store_put(m->st, &r);
-  sqlite3_free(owned);
+  free(owned);
   sqlite3_free(quoted);
   sqlite3_free(withid);
   if (rc == STORE_EEXISTS) {

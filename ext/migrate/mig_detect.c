@@ -13,7 +13,6 @@
 ** value given to it passes through J() first, so a BLOB where text was
 ** expected becomes hex instead of an error that would stop the migration.
 */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,22 +223,47 @@ static void report_tables(sqlite3 *db, mig_plan *p, const char *const *names) {
 
 /* Member key of the JSON object s[0..len) as json_extract(s, '$.key')
 ** gives it as text: a string decoded, a number or container as written,
-** NULL for null or absent (and out of memory: *nomem set).  sqlite3_malloc'd. */
+** NULL for null or absent (and out of memory: *nomem set).  malloc'd. */
 static char *meta_member(const char *s, size_t len, const char *key, int *nomem) {
   size_t v0, v1;
   if (util_json_at_path(s, len, key, &v0, &v1)) return NULL;
   int t = util_json_type(s, v0, len);
   if (t == UTIL_JSON_NULL) return NULL;
-  char *out;
-  if (t == UTIL_JSON_TEXT) {
-    char *c = util_json_cstr(s, v0, len, NULL);
-    out = c ? sqlite3_mprintf("%s", c) : NULL;
-    free(c);
-  } else {
-    out = v1 - v0 <= INT_MAX ? sqlite3_mprintf("%.*s", (int)(v1 - v0), s + v0) : NULL;
-  }
+  char *out = t == UTIL_JSON_TEXT ? util_json_cstr(s, v0, len, NULL) : malloc(v1 - v0 + 1);
   if (!out) *nomem = 1;
+  else if (t != UTIL_JSON_TEXT) {
+    memcpy(out, s + v0, v1 - v0);
+    out[v1 - v0] = 0;
+  }
   return out;
+}
+
+/* The vector size at member vectorDims, as sqlite3_column_int64 reads
+** json_extract's value: an integer, a real truncated, true 1, a string's
+** leading integer; 0 for anything else. */
+static long long meta_dims(const char *s, size_t len, int *nomem) {
+  size_t v0, v1;
+  if (util_json_at_path(s, len, "vectorDims", &v0, &v1)) return 0;
+  int64_t n;
+  double d;
+  switch (util_json_type(s, v0, len)) {
+  case UTIL_JSON_TRUE: return 1;
+  case UTIL_JSON_INTEGER:
+  case UTIL_JSON_REAL:
+    switch (util_json_number(s, v0, len, &n, &d)) {
+    case UTIL_JSON_INTEGER: return n;
+    case UTIL_JSON_REAL: return d > -1e18 && d < 1e18 ? (long long)d : 0; /* out of range: no size */
+    default: *nomem = 1; return 0;
+    }
+  case UTIL_JSON_TEXT: {
+    char *t = util_json_cstr(s, v0, len, NULL);
+    if (!t) *nomem = 1;
+    long long v = t ? strtoll(t, NULL, 10) : 0;
+    free(t);
+    return v;
+  }
+  default: return 0;
+  }
 }
 
 /* OpenClaw's meta row (key memory_index_meta_v1, a JSON object with
@@ -264,9 +288,7 @@ static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
     int nomem = 0;
     char *prov = meta_member(raw, len, "provider", &nomem);
     char *model = meta_member(raw, len, "model", &nomem);
-    char *dtext = meta_member(raw, len, "vectorDims", &nomem);
-    /* as sqlite3_column_int64 reads it: the leading integer of the text */
-    long long dims = dtext ? strtoll(dtext, NULL, 10) : 0;
+    long long dims = meta_dims(raw, len, &nomem);
     rc = nomem ? SQLITE_NOMEM : mig_attr(p, "migrated_meta", raw);
     if (rc == SQLITE_OK && prov) rc = mig_attr(p, "migrated_provider", prov);
     if (rc == SQLITE_OK && model) rc = mig_attr(p, "migrated_model", model);
@@ -280,9 +302,8 @@ static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
       p->embedder = sqlite3_mprintf("%s%s%s", prov ? prov : "", prov && model ? "/" : "",
                                     model ? model : "");
     sqlite3_str_appendf(p->info, ",\"source_meta\":%s", *raw ? raw : "null");
-    sqlite3_free(prov);
-    sqlite3_free(model);
-    sqlite3_free(dtext);
+    free(prov);
+    free(model);
   } else {
     mig_note(p, "%s has no memory_index_meta_v1 row: provider, model and dims unknown", table);
   }

@@ -12,14 +12,9 @@
 #include <string.h>
 
 #include "k.h"
+#include "util/clocale.h"
 #include "util/utf8.h"
 #include "vtab_int.h"
-
-static locale_t c_locale(void) {
-  static locale_t loc;
-  if (!loc) loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-  return loc;
-}
 
 /* A JSON array of n numbers into out (doubles).  0 or -1 with *msg. */
 static int json_numbers(const char *s, uint64_t n, double *out, char **msg) {
@@ -36,7 +31,7 @@ static int json_numbers(const char *s, uint64_t n, double *out, char **msg) {
     }
     char *end;
     if (!(*p == '-' || (*p >= '0' && *p <= '9'))) goto bad;
-    locale_t loc = c_locale();
+    locale_t loc = util_c_locale();
     out[k] = loc ? strtod_l(p, &end, loc) : strtod(p, &end);
     if (end == p) goto bad;
     if (isinf(out[k])) { /* JSON has no infinity: a finite number beyond float64 */

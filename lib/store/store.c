@@ -51,7 +51,7 @@ int store_wfail(store *s, h5w *w, const char *what) {
   if (s->gated == GATE_EIO)
     return store_fail(s, STORE_EIO, "%s %s: cannot lock %s for the readers' gate: %s", what, s->path,
                       s->walpath, strerror(s->gate_errno));
-  int code = s->gated < 0 ? s->gated : store_h5_code(h5w_errcode(w));
+  int code = s->gated < 0 ? s->gated : store_wcode(w);
   return store_fail(s, code, "%s %s: %s", what, s->path, h5w_errmsg(w));
 }
 

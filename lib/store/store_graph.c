@@ -566,9 +566,6 @@ int gstore_dirty(const gstore *g) {
   return 0;
 }
 
-/* The writer's failure as the store's code (store_h5_code). */
-static int wcode(const h5w *w) { return store_h5_code(h5w_errcode(w)); }
-
 /* The dataset at path in w, made (with its groups) when missing: STORE_OK
 ** or the writer's code. */
 static int dset(h5w *w, int t, const char *name, int kind, h5w_obj **out) {
@@ -578,27 +575,17 @@ static int dset(h5w *w, int t, const char *name, int kind, h5w_obj **out) {
   if (h5w_lookup(w, path, out) == H5_OK) return STORE_OK;
   h5w_obj *gg, *tg = NULL;
   if (h5w_lookup(w, "/graph", &gg) != H5_OK && h5w_group(w, h5w_root(w), "graph", &gg) != H5_OK)
-    return wcode(w);
+    return store_wcode(w);
   if (t >= 0) {
     char tp[64];
     snprintf(tp, sizeof tp, "/graph/%s", tab_name[t]);
-    if (h5w_lookup(w, tp, &tg) != H5_OK && h5w_group(w, gg, tab_name[t], &tg) != H5_OK) return wcode(w);
+    if (h5w_lookup(w, tp, &tg) != H5_OK && h5w_group(w, gg, tab_name[t], &tg) != H5_OK) return store_wcode(w);
   }
-  h5w_dcpl d;
-  memset(&d, 0, sizeof d);
-  d.layout = H5_LAYOUT_CHUNKED;
-  d.deflate = -1;
-  d.chunk[0] = 1024;
   h5_type *ty = kind == 1 ? h5_type_new_string(0, 1) : kind == 2 ? h5_type_new_float(8)
                                                                 : h5_type_new_int(8, 1);
-  if (t < 0) { /* max_id: [K, 3] */
-    d.chunk[0] = 64;
-    d.chunk[1] = STORE_G_NTABLES;
-    uint64_t dims[2] = {0, STORE_G_NTABLES}, maxd[2] = {UINT64_MAX, STORE_G_NTABLES};
-    return h5w_dataset(w, gg, name, ty, 2, dims, maxd, &d, out) == H5_OK ? STORE_OK : wcode(w);
-  }
-  uint64_t dims = 0, maxd = UINT64_MAX;
-  return h5w_dataset(w, tg, name, ty, 1, &dims, &maxd, &d, out) == H5_OK ? STORE_OK : wcode(w);
+  if (t < 0) /* max_id: [K, 3] */
+    return store_wdset(w, gg, path, ty, 64, STORE_G_NTABLES, out);
+  return store_wdset(w, tg, path, ty, 1024, 0, out);
 }
 
 /* Append t's live records (only_new: those not in the file yet) to its
@@ -634,7 +621,7 @@ static int append_rows(gstore *g, h5w *w, int t, int only_new, uint64_t *nout) {
     }
     h5w_obj *d;
     rc = dset(w, t, cols[t][c].name, col_kind(fl), &d);
-    if (rc == STORE_OK && h5w_append(w, d, buf, m) != H5_OK) rc = wcode(w);
+    if (rc == STORE_OK && h5w_append(w, d, buf, m) != H5_OK) rc = store_wcode(w);
   }
   free(buf);
   return rc;
@@ -645,7 +632,7 @@ static int max_ids(gstore *g, h5w *w) {
   int64_t v[STORE_G_NTABLES];
   for (int t = 0; t < STORE_G_NTABLES; t++) v[t] = g->t[t].max_id;
   int rc = dset(w, -1, "max_id", 0, &d);
-  return rc == STORE_OK && h5w_append(w, d, v, 1) != H5_OK ? wcode(w) : rc;
+  return rc == STORE_OK && h5w_append(w, d, v, 1) != H5_OK ? store_wcode(w) : rc;
 }
 
 /* A failure rc (STORE_ENOMEM or the writer's code) said in err; returns rc. */
@@ -672,7 +659,7 @@ int gstore_checkpoint(gstore *g, h5w *w, char *err, size_t errlen) {
     uint64_t j = 0;
     for (uint64_t i = 0; i < tb->n; i++)
       if (tb->r[i].dead && tb->r[i].row >= 0) rows[j++] = tb->r[i].row;
-    r = h5w_append(w, d, rows, nd) != H5_OK ? wcode(w) : STORE_OK;
+    r = h5w_append(w, d, rows, nd) != H5_OK ? store_wcode(w) : STORE_OK;
     free(rows);
     if (r) return fail_w(w, r, err, errlen);
   }

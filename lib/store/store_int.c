@@ -91,14 +91,15 @@ int simage_load(h5_file *f, const char *kind, simage *img, const char **why) {
   return STORE_OK;
 }
 
-/* The dataset /index/<name> of w in *out, made in g when missing (stores
-** from before): signed or unsigned integers of esz bytes, chunked by
-** crows rows, unfiltered, 1-D (width 0) or [rows, width]; a store code. */
-static int index_dset(h5w *w, h5w_obj *g, const char *name, int esz, int is_signed,
-                      uint64_t crows, uint64_t width, h5w_obj **out) {
-  char path[64];
-  snprintf(path, sizeof path, "/index/%s", name);
-  if (h5w_lookup(w, path, out) == H5_OK) return STORE_OK;
+int store_wcode(const h5w *w) { return store_h5_code(h5w_errcode(w)); }
+
+int store_wdset(h5w *w, h5w_obj *g, const char *path, h5_type *ty, uint64_t crows, uint64_t width,
+                h5w_obj **out) {
+  if (h5w_lookup(w, path, out) == H5_OK) {
+    h5_type_free(ty);
+    return STORE_OK;
+  }
+  const char *name = strrchr(path, '/');
   h5w_dcpl d;
   memset(&d, 0, sizeof d);
   d.layout = H5_LAYOUT_CHUNKED;
@@ -106,21 +107,21 @@ static int index_dset(h5w *w, h5w_obj *g, const char *name, int esz, int is_sign
   d.chunk[0] = crows;
   d.chunk[1] = width;
   uint64_t dims[2] = {0, width}, maxd[2] = {UINT64_MAX, width};
-  if (h5w_dataset(w, g, name, h5_type_new_int(esz, is_signed), width ? 2 : 1, dims, maxd, &d, out) != H5_OK)
-    return store_h5_code(h5w_errcode(w));
+  if (h5w_dataset(w, g, name ? name + 1 : path, ty, width ? 2 : 1, dims, maxd, &d, out) != H5_OK)
+    return store_wcode(w);
   return STORE_OK;
 }
 
 /* The /index datasets of kind in w (made when missing: stores from before). */
 static int image_dsets(h5w *w, const char *kind, h5w_obj **img, h5w_obj **saves) {
   h5w_obj *g;
-  char in[32], sn[32];
-  snprintf(in, sizeof in, "%s_image", kind);
-  snprintf(sn, sizeof sn, "%s_saves", kind);
+  char ip[64], sp[64];
+  snprintf(ip, sizeof ip, "/index/%s_image", kind);
+  snprintf(sp, sizeof sp, "/index/%s_saves", kind);
   if (h5w_lookup(w, "/index", &g) != H5_OK && h5w_group(w, h5w_root(w), "index", &g) != H5_OK)
-    return store_h5_code(h5w_errcode(w));
-  int rc = index_dset(w, g, in, 1, 0, STORE_IMG_CHUNK, 0, img);
-  return rc != STORE_OK ? rc : index_dset(w, g, sn, 8, 1, 64, 4, saves);
+    return store_wcode(w);
+  int rc = store_wdset(w, g, ip, h5_type_new_int(1, 0), STORE_IMG_CHUNK, 0, img);
+  return rc != STORE_OK ? rc : store_wdset(w, g, sp, h5_type_new_int(8, 1), 64, 4, saves);
 }
 
 int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int64_t a, int64_t b,
@@ -137,11 +138,11 @@ int simage_append(h5w *w, const char *kind, const uint8_t *img, size_t len, int6
   h5w_obj *di, *ds;
   h5w_info in;
   int rc = image_dsets(w, kind, &di, &ds);
-  if (rc == STORE_OK && h5w_obj_info(di, &in) != H5_OK) rc = store_h5_code(h5w_errcode(w));
+  if (rc == STORE_OK && h5w_obj_info(di, &in) != H5_OK) rc = store_wcode(w);
   if (rc == STORE_OK) {
     int64_t row[4] = {(int64_t)in.dims[0], (int64_t)len, a, b};
     if (h5w_append(w, di, p, padded) != H5_OK || h5w_append(w, ds, row, 1) != H5_OK)
-      rc = store_h5_code(h5w_errcode(w));
+      rc = store_wcode(w);
   }
   if (rc != STORE_OK) snprintf(err, errlen, "%s", h5w_errmsg(w));
   free(p);

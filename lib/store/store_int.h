@@ -340,6 +340,15 @@ int store_wfail(store *s, h5w *w, const char *what);
 ** client should stop on it, not wait for it to change.  H5_OK (a writer
 ** that failed without a code) is STORE_EIO. */
 int store_h5_code(int hr);
+/* A failed writer's code: store_h5_code(h5w_errcode(w)). */
+int store_wcode(const h5w *w);
+/* The dataset at path of w in *out, made in g (the path's parent group)
+** when missing (stores from before may lack it): of type ty (taken over,
+** freed when the dataset exists), chunked by crows rows, unfiltered, 1-D
+** (width 0) or [rows, width] with rows unlimited.  STORE_OK or the
+** writer's code. */
+int store_wdset(h5w *w, h5w_obj *g, const char *path, h5_type *ty, uint64_t crows, uint64_t width,
+                h5w_obj **out);
 /* Set the store's error message (store_errmsg); returns code. */
 int store_set_error(store *s, int code, const char *msg);
 /* Become the writer: lock the store, load the current state for writing. */

@@ -8,14 +8,13 @@
 */
 #include "config.h"
 
-#include <locale.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clocale.h"
 #include "err.h"
 #include "json.h"
 #include "utf8.h"
@@ -472,16 +471,6 @@ const char *util_json_type_name(int type) {
   return type >= 0 && type < (int)(sizeof names / sizeof names[0]) ? names[type] : "";
 }
 
-/* A "C" locale object, made once and used through uselocale(), so that
-** strtod reads '.' even when the host set a comma-decimal LC_NUMERIC (as
-** lib/util/vecjson.c does for strtof). */
-static pthread_once_t json_c_locale_once = PTHREAD_ONCE_INIT;
-static locale_t json_c_locale = (locale_t)0;
-
-static void json_c_locale_init(void) {
-  json_c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-}
-
 int util_json_number(const char *s, size_t i, size_t len, int64_t *n, double *d) {
   if (i >= len || (s[i] != '-' && !json_is_digit(s[i]))) return UTIL_EINVAL;
   size_t e = util_json_end(s, i, len);
@@ -508,10 +497,9 @@ int util_json_number(const char *s, size_t i, size_t len, int64_t *n, double *d)
   if (!buf) return UTIL_ENOMEM;
   memcpy(buf, s + i, e - i);
   buf[e - i] = 0;
-  pthread_once(&json_c_locale_once, json_c_locale_init);
-  locale_t old = json_c_locale ? uselocale(json_c_locale) : (locale_t)0;
+  locale_t old = util_c_locale_push(); /* '.' whatever LC_NUMERIC says */
   *d = strtod(buf, NULL);
-  if (old) uselocale(old);
+  util_c_locale_pop(old);
   if (buf != small) free(buf);
   if (type == UTIL_JSON_REAL) *n = 0;
   return UTIL_JSON_REAL;

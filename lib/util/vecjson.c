@@ -4,33 +4,14 @@
 #include "config.h"
 
 #include <float.h>
-#include <locale.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clocale.h"
 #include "vecjson.h"
-
-/* A "C" locale object, made once, used through uselocale() so that strtof
-** and snprintf read and write '.' even when the host set LC_NUMERIC. */
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static locale_t c_locale = (locale_t)0;
-
-static void c_locale_init(void) {
-  c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-}
-
-static locale_t use_c_locale(void) {
-  pthread_once(&c_locale_once, c_locale_init);
-  return c_locale ? uselocale(c_locale) : (locale_t)0;
-}
-
-static void restore_locale(locale_t old) {
-  if (old) uselocale(old);
-}
 
 static int is_ws(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -96,7 +77,7 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
     i++;
     goto trailing;
   }
-  old = use_c_locale();
+  old = util_c_locale_push();
   for (;;) {
     size_t nl = json_number_len(s + i, len - i);
     if (nl == 0) {
@@ -158,7 +139,7 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
              i, describe(s, len, i, tmp));
     goto fail;
   }
-  restore_locale(old);
+  util_c_locale_pop(old);
 
 trailing:
   while (i < len && is_ws(s[i])) i++;
@@ -174,7 +155,7 @@ trailing:
   return 0;
 
 fail:
-  restore_locale(old);
+  util_c_locale_pop(old);
   free(v);
   return -1;
 }
@@ -183,7 +164,7 @@ fail:
 ** reads back as v: more digits never stop a decimal from reading back, so
 ** binary-search the precision.  back() converts the text to v's type. */
 static size_t shortest(double v, char *buf, size_t size, int maxp, int is_float) {
-  locale_t old = use_c_locale();
+  locale_t old = util_c_locale_push();
   int lo = 1, hi = maxp;
   while (lo < hi) {
     int mid = (lo + hi) / 2;
@@ -202,7 +183,7 @@ static size_t shortest(double v, char *buf, size_t size, int maxp, int is_float)
   int x = e ? atoi(e + 1) : 0;
   if (x >= lo && x < 16) lo = x + 1;
   int w = snprintf(buf, size, "%.*g", lo & 31, v);
-  restore_locale(old);
+  util_c_locale_pop(old);
   return (size_t)w;
 }
 
