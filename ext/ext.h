@@ -8,8 +8,6 @@
 #ifndef H5MEM_EXT_H
 #define H5MEM_EXT_H
 
-#include <stdarg.h>
-
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
@@ -46,11 +44,6 @@ sqlite3_hmem_init(sqlite3 *db, char **pzErrMsg,
 ** s; reports out-of-memory itself. */
 void ext_result_json(sqlite3_context *ctx, sqlite3_str *s);
 
-/* A virtual table's error: vt->zErrMsg becomes "who: " and the message
-** fmt formats (the one before is freed); rc, or SQLITE_NOMEM when the
-** message cannot be made. */
-int ext_vtab_verr(sqlite3_vtab *vt, int rc, const char *who, const char *fmt, va_list ap)
-    __attribute__((format(printf, 4, 0)));
 
 /* For the direct-only functions that touch files (docs/SQL.md, "Trust"):
 ** whether a statement running on the connection calls name itself.

@@ -32,6 +32,13 @@ void ext_result_rc(sqlite3_context *ctx, int rc, const char *msg) {
 
 void ext_result_err(sqlite3_context *ctx, int code, const char *msg) { ext_result_rc(ctx, ext_err_rc(code), msg); }
 
+void ext_result_msg(sqlite3_context *ctx, int rc, const char *who, char *err) {
+  char *m = err ? sqlite3_mprintf("%s: %s", who, err) : NULL;
+  ext_result_rc(ctx, rc, m);
+  sqlite3_free(m);
+  sqlite3_free(err);
+}
+
 int ext_vtab_verr(sqlite3_vtab *vt, int rc, const char *who, const char *fmt, va_list ap) {
   char *m = sqlite3_vmprintf(fmt, ap);
   sqlite3_free(vt->zErrMsg);

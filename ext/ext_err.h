@@ -8,6 +8,8 @@
 #ifndef H5MEM_EXT_ERR_H
 #define H5MEM_EXT_ERR_H
 
+#include <stdarg.h>
+
 #include "ext.h"
 #include "util/err.h"
 
@@ -35,6 +37,15 @@ int ext_err_rc(int code);
 void ext_result_rc(sqlite3_context *ctx, int rc, const char *msg);
 /* The same for lib/'s code (ext_err_rc). */
 void ext_result_err(sqlite3_context *ctx, int code, const char *msg);
+/* ext_result_rc with the message "who: err"; err (sqlite3_mprintf'd, may
+** be NULL: out of memory) is taken. */
+void ext_result_msg(sqlite3_context *ctx, int rc, const char *who, char *err);
+
+/* A virtual table's error: vt->zErrMsg becomes "who: " and the message
+** fmt formats (the one before is freed); rc, or SQLITE_NOMEM when the
+** message cannot be made. */
+int ext_vtab_verr(sqlite3_vtab *vt, int rc, const char *who, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
 /* A message (*msg, sqlite3_mprintf'd; taken, *msg NULLed) as the virtual
 ** table's error "who: message" (ext_vtab_verr); returns rc.  For rc

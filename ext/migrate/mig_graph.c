@@ -111,8 +111,8 @@ typedef struct tally {
 /* Record r (what: "entity" or "relation", for the message; fixed: 1 when
 ** its strings were repaired) into graph table of st unless it is there
 ** already (a migration run again), counted in *n; on a dry run (st NULL)
-** only counted.  SQLITE_OK, or SQLITE_ERROR with the store's message in
-** *err. */
+** only counted.  SQLITE_OK, or the store's code (ext_err_rc) with its
+** message in *err. */
 static int put_new(store *st, int table, const store_grec *r, const char *what, int fixed,
                    tally *n, char **err) {
   uint64_t pos;

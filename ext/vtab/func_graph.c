@@ -900,15 +900,8 @@ memvt *graph_fn_store(sqlite3_context *ctx, sqlite3_value *name, const char *fn)
   char *err = NULL;
   int rc = graph_store(sqlite3_user_data(ctx), sqlite3_context_db_handle(ctx), name, &mt, &err);
   if (rc == SQLITE_OK) return mt;
-  graph_result_err(ctx, fn, rc, err);
+  ext_result_msg(ctx, rc, fn, err);
   return NULL;
-}
-
-void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err) {
-  char *m = err ? sqlite3_mprintf("%s: %s", fn, err) : NULL;
-  ext_result_rc(ctx, rc, m ? m : err);
-  sqlite3_free(m);
-  sqlite3_free(err);
 }
 
 /* kg_entity(store, name [, type]): the entity the name resolves to (name,
@@ -921,14 +914,14 @@ static void fn_entity(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!mt) return;
   if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   if (sqlite3_value_type(argv[1]) != SQLITE_TEXT || !sqlite3_value_bytes(argv[1]))
-    return graph_result_err(ctx, "kg_entity", SQLITE_ERROR, sqlite3_mprintf("name: expected a non-empty name"));
+    return ext_result_msg(ctx, SQLITE_ERROR, "kg_entity", sqlite3_mprintf("name: expected a non-empty name"));
   memstore *ms = h5mem_table_ms(mt);
   store *st = h5mem_store_handle(ms);
   int64_t id;
   char *err = NULL;
   int rc = entity_ref(ms, argv[1], "name", 1, &id, &err);
   if (rc == REF_FOUND) return sqlite3_result_int64(ctx, id);
-  if (rc != REF_NONE) return graph_result_err(ctx, "kg_entity", rc, err);
+  if (rc != REF_NONE) return ext_result_msg(ctx, rc, "kg_entity", err);
   sqlite3_free(err);
   err = NULL;
   sqlite3_stmt *ins = NULL;
@@ -941,7 +934,7 @@ static void fn_entity(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     rc = graph_run_insert(db, ins, &err);
   }
   sqlite3_finalize(ins);
-  if (rc != SQLITE_OK) return graph_result_err(ctx, "kg_entity", rc, err);
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "kg_entity", err);
   sqlite3_result_int64(ctx, id);
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ext_err.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/strbuf.h"
@@ -384,7 +385,7 @@ static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   memvt *mt = graph_fn_store(ctx, argv[0], "kg_import_jsonl");
   if (!mt) return;
   if (sqlite3_value_type(argv[1]) != SQLITE_TEXT)
-    return graph_result_err(ctx, "kg_import_jsonl", SQLITE_ERROR, sqlite3_mprintf("text: expected the JSONL as text"));
+    return ext_result_msg(ctx, SQLITE_ERROR, "kg_import_jsonl", sqlite3_mprintf("text: expected the JSONL as text"));
   const char *text = (const char *)sqlite3_value_text(argv[1]);
   size_t len = (size_t)sqlite3_value_bytes(argv[1]);
   import im;
@@ -419,7 +420,7 @@ static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       sqlite3_free(im.err);
       im.err = m;
     }
-    return graph_result_err(ctx, "kg_import_jsonl", rc, im.err);
+    return ext_result_msg(ctx, rc, "kg_import_jsonl", im.err);
   }
   char *rep = sqlite3_mprintf("{\"lines\":%lld,\"entities\":%lld,\"entities_existing\":%lld,"
                               "\"relations\":%lld,\"relations_existing\":%lld,"
@@ -543,7 +544,7 @@ static void fn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   int rc = export_graph(h5mem_store_handle(h5mem_table_ms(mt)), &sb, &err);
   if (rc != SQLITE_OK) {
     strbuf_free(&sb);
-    return graph_result_err(ctx, "kg_export_jsonl", rc, err);
+    return ext_result_msg(ctx, rc, "kg_export_jsonl", err);
   }
   sqlite3_result_text64(ctx, sb.buf ? sb.buf : "", sb.len, SQLITE_TRANSIENT, SQLITE_UTF8);
   strbuf_free(&sb);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "ext.h"
+#include "util/json.h"
 
 /* An option's value, as search_opts_parse gives it to each: its type
 ** (UTIL_JSON_*, util/json.h; util_json_type_name names it as json_each

@@ -1094,10 +1094,7 @@ static sqlite3_module mem_module = {
 static void fn_store_err(sqlite3_context *ctx, const char *who, store *st, int rc) {
   char *err = NULL;
   rc = h5mem_store_err(st, rc, &err);
-  char *m = err ? sqlite3_mprintf("%s: %s", who, err) : NULL;
-  ext_result_rc(ctx, rc, m);
-  sqlite3_free(m);
-  sqlite3_free(err);
+  ext_result_msg(ctx, rc, who, err);
 }
 
 static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -1126,13 +1123,7 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!vt) return;
   char *err = NULL;
   int rc = h5mem_store_refresh(vt->tx.ms, 0, &err);
-  if (rc != SQLITE_OK) {
-    char *m = err ? sqlite3_mprintf("h5mem_index: %s", err) : NULL;
-    ext_result_rc(ctx, rc, m);
-    sqlite3_free(m);
-    sqlite3_free(err);
-    return;
-  }
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_index", err);
   store_index_info in;
   store_index(vt->st, &in);
   uint64_t npos = store_npos(vt->st);

@@ -158,7 +158,8 @@ typedef struct h5mem_txvt {
   sqlite3_vtab base;
   memstore *ms; /* NULL: the store does not exist (h5mem_table_missing) */
   /* A message of the shared functions (*msg, taken and NULLed) as the
-  ** table's error; rc as it is when there is none. */
+  ** table's error (ext_vtab_msg: without a message SQLITE_ERROR becomes
+  ** SQLITE_NOMEM, other codes stay). */
   int (*msg)(sqlite3_vtab *base, int rc, char **msg);
   /* The table's error when ms is NULL (xBegin). */
   int (*missing)(sqlite3_vtab *base);
@@ -419,8 +420,6 @@ int graph_run_insert(sqlite3 *db, sqlite3_stmt *st, char **err);
 ** INSERT says it (SQLITE_FULL, the message in *err). */
 int graph_next_id(memvt *mt, int k, int64_t max, int64_t *id, char **err);
 
-/* Make "fn: err" (takes err) and rc the function's error. */
-void graph_result_err(sqlite3_context *ctx, const char *fn, int rc, char *err);
 /* A graph function's store, named by its first argument: the direct-call
 ** check (ext_direct_call) and graph_store, or NULL with the function's
 ** error set (fn: its name). */
