@@ -105,15 +105,28 @@ int search_bm25_run(store *st, const search_args *a, const knn_filter *f, srow *
 
 /* ---- hybrid ------------------------------------------------------------- */
 
+/* A source of rerank's sources: its key (decoded, malloc'd) and authority. */
+typedef struct src_auth {
+  char *name;
+  double a;
+} src_auth;
+
 /* hybrid's options: the fusion's (lib/text/hybrid.h), the vector side's,
-** and the source authorities (a JSON object: source -> authority in [0, 1],
-** looked up through SQLite's JSON functions) */
+** and the source authorities (rerank's sources: source -> authority in
+** [0, 1]), read once as the options are */
 typedef struct hopts {
   hybrid_opts h;
   store_knn_opts knn;
-  char *sources; /* rerank's sources, the JSON object (malloc'd); NULL: none */
-  size_t sources_len;
+  src_auth *src; /* malloc'd; nsrc of them */
+  size_t nsrc;
 } hopts;
+
+static void hopts_free(hopts *o) {
+  for (size_t i = 0; i < o->nsrc; i++) free(o->src[i].name);
+  free(o->src);
+  o->src = NULL;
+  o->nsrc = 0;
+}
 
 #define HYBRID_KNOWN "fusion 'weighted' or 'rrf', vector_weight, keyword_weight, rrf_k, " \
   "candidates, keyword_candidates, reject_below, rerank (an object), and the vector search's " \
@@ -121,12 +134,20 @@ typedef struct hopts {
 #define RERANK_KNOWN "relevance, recency, authority, activation (weights >= 0), half_life_days, " \
   "now (unix seconds), sources (an object: source -> authority 0..1), default_authority"
 
-/* A source's authority in rerank's sources: a number in 0 .. 1. */
+/* A source's authority in rerank's sources: a number in 0 .. 1, kept. */
 static int source_option(void *ctx, const char *key, const search_opt *v, char **err) {
-  (void)ctx;
-  (void)key;
+  hopts *o = ctx;
   double d;
-  return search_opts_num(v, 0, 1, &d, err);
+  int rc = search_opts_num(v, 0, 1, &d, err);
+  if (rc != SQLITE_OK) return rc;
+  src_auth *g = realloc(o->src, (o->nsrc + 1) * sizeof *g);
+  if (!g) return SQLITE_NOMEM;
+  o->src = g;
+  size_t n = strlen(key) + 1;
+  if (!(g[o->nsrc].name = malloc(n))) return SQLITE_NOMEM;
+  memcpy(g[o->nsrc].name, key, n);
+  g[o->nsrc++].a = d;
+  return SQLITE_OK;
 }
 
 static int rerank_option(void *ctx, const char *key, const search_opt *v, char **err) {
@@ -155,13 +176,9 @@ static int rerank_option(void *ctx, const char *key, const search_opt *v, char *
       return SQLITE_ERROR;
     }
     /* each source once, its authority in 0 .. 1 (not clamped silently) */
-    int rc = search_opts_object(v, "any source", source_option, NULL, err);
-    if (rc != SQLITE_OK) return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
-    free(o->sources);
-    if (!(o->sources = malloc(v->len))) return SQLITE_NOMEM;
-    memcpy(o->sources, v->json, v->len);
-    o->sources_len = v->len;
-    return SQLITE_OK;
+    hopts_free(o);
+    int rc = search_opts_object(v, "any source", source_option, o, err);
+    return rc == SQLITE_OK || rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
   }
   return SEARCH_UNKNOWN;
 }
@@ -207,13 +224,6 @@ static int hybrid_option(void *ctx, const char *key, const search_opt *v, char *
   return search_knn_option(&o->knn, key, v, err);
 }
 
-/* rerank's sources, read once: each source by its key (decoded) and its
-** authority. */
-typedef struct src_auth {
-  char *name;
-  double a;
-} src_auth;
-
 /* Whether source src[0..n) is name.  A '"' in the source is left out, as
 ** the json_extract path that looked sources up before this reader left it
 ** out. */
@@ -227,16 +237,12 @@ static int source_is(const char *name, const char *src, size_t n) {
   return name[k] == 0;
 }
 
-/* The authority of a source: o->sources[source], else the default. */
-static double authority(const hopts *o, const src_auth *t, size_t nt, const char *src, size_t n) {
+/* The authority of a source: its entry in rerank's sources (checked to be
+** in 0 .. 1 as they were read), else the default. */
+static double authority(const hopts *o, const char *src, size_t n) {
   if (!src) return o->h.auth_default;
-  for (size_t i = 0; i < nt; i++) {
-    if (!source_is(t[i].name, src, n)) continue;
-    double a = t[i].a;
-    if (!(a >= 0)) a = 0;
-    if (a > 1) a = 1;
-    return a;
-  }
+  for (size_t i = 0; i < o->nsrc; i++)
+    if (source_is(o->src[i].name, src, n)) return o->src[i].a;
   return o->h.auth_default;
 }
 
@@ -252,36 +258,15 @@ static int rerank_feats(store *st, const hopts *o, const hybrid_rec *u, uint64_t
     f[i] = (hybrid_feat){v.ts, v.access_count, v.last_access, v.last_access != STORE_NULL_TIME,
                          o->h.auth_default};
   }
-  if (!(o->h.w_auth > 0 && o->sources)) return SQLITE_OK;
-  /* sources passed search_opts_object: an object of numbers, each key once */
-  src_auth *t = NULL;
-  size_t nt = 0;
-  int rc = SQLITE_OK;
-  util_json_iter it;
-  util_json_iter_init(&it, o->sources, 0, o->sources_len);
-  while (rc == SQLITE_OK && util_json_next(&it)) {
-    src_auth *g = sqlite3_realloc64(t, (nt + 1) * sizeof *t);
-    if (!g) {
-      rc = SQLITE_NOMEM;
-      break;
-    }
-    t = g;
-    int64_t num;
-    t[nt].a = o->h.auth_default;
-    if (!(t[nt].name = util_json_cstr(o->sources, it.key, o->sources_len, NULL)) ||
-        util_json_number(o->sources, it.v0, o->sources_len, &num, &t[nt].a) == UTIL_ENOMEM)
-      rc = SQLITE_NOMEM;
-    if (t[nt].name) nt++;
-  }
-  for (uint64_t i = 0; rc == SQLITE_OK && i < n; i++) {
+  if (!(o->h.w_auth > 0 && o->nsrc)) return SQLITE_OK;
+  for (uint64_t i = 0; i < n; i++) {
     store_view sv;
     memset(&sv, 0, sizeof sv);
-    if (store_get(st, u[i].pos, STORE_V_SOURCE, &sv) == STORE_OK)
-      f[i].authority = authority(o, t, nt, sv.source, sv.source_len);
+    int src = store_get(st, u[i].pos, STORE_V_SOURCE, &sv);
+    if (src != STORE_OK) return h5mem_store_err(st, src, pzErr);
+    f[i].authority = authority(o, sv.source, sv.source_len);
   }
-  for (size_t i = 0; i < nt; i++) free(t[i].name);
-  sqlite3_free(t);
-  return rc;
+  return SQLITE_OK;
 }
 
 /* Re-rank u[0..n) in place (hybrid_rerank). */
@@ -404,7 +389,7 @@ int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow
   }
   if (rc != SQLITE_OK || a->k == 0 || f->empty || !store_count(st)) {
     sqlite3_free(q);
-    free(o.sources);
+    hopts_free(&o);
     return rc;
   }
   if (!o.h.has_now) o.h.now = (int64_t)time(NULL);
@@ -431,7 +416,7 @@ int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow
   }
   sqlite3_free(q);
   sqlite3_free(u);
-  free(o.sources);
+  hopts_free(&o);
   if (rc != SQLITE_OK) {
     sqlite3_free(r);
     return rc;
