@@ -3,10 +3,9 @@
 - evil.db declares `mem USING h5mem(path='<the victim's store>')` and its
   companion tables, with triggers and views over them and over vec_search,
   bm25, hybrid, kg_bfs, kg_activate, kg_resolve, h5mem_index,
-  h5mem_checkpoint, kg_export_jsonl, kg_entity, kg_import_jsonl, h5mem_score.
-  The victim
-  opens it (SQLite's default trusted_schema=ON), loads h5mem and runs an
-  innocent INSERT INTO notes / SELECT from a view: each fails with SQLite's
+  h5mem_checkpoint, kg_export_jsonl, kg_entity, kg_import_jsonl,
+  h5mem_score.  The victim opens it (SQLite's default trusted_schema=ON),
+  loads h5mem and runs an innocent INSERT INTO notes / SELECT from a view: each fails with SQLite's
   "unsafe use of ..." and the victim's store is byte-for-byte unchanged;
 - a table a database file declares on a store that does not exist never
   creates it (xConnect only opens): every use is a clear error, and DROP
