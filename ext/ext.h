@@ -86,6 +86,10 @@ int ext_vtab_h5mem_register(sqlite3 *db);
 /* h5mem_migrate(): SQLite memory stores into an h5mem store (ext/func_migrate.c). */
 int ext_migrate_register(sqlite3 *db);
 
+/* h5mem_gate, h5mem_decay and h5mem_score: the lifecycle policies of
+** lib/life (ext/func_life.c). */
+int ext_life_register(sqlite3 *db);
+
 /* The h5mem table's family: each module or function takes a reference to
 ** reg that SQLite lets go (also on failure): h5mem_registry_module and
 ** h5mem_registry_function (ext/vtab/vtab_h5mem_shared.c). */

@@ -139,7 +139,7 @@ int ext_identity_register(sqlite3 *db) {
 static int (*const registrations[])(sqlite3 *db) = {
     ext_identity_register, ext_vec_register,        ext_text_register,
     ext_h5_register,       ext_vtab_h5_register,    ext_vtab_h5mem_register,
-    ext_migrate_register,
+    ext_migrate_register,  ext_life_register,
 };
 
 int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg,

@@ -3,9 +3,9 @@
 - evil.db declares `mem USING h5mem(path='<the victim's store>')` and its
   companion tables, with triggers and views over them and over vec_search,
   bm25, hybrid, kg_bfs, kg_activate, kg_resolve, h5mem_index,
-  h5mem_checkpoint, kg_export_jsonl, kg_entity, kg_import_jsonl.  The victim
-  opens it (SQLite's default trusted_schema=ON), loads h5mem and runs an
-  innocent INSERT INTO notes / SELECT from a view: each fails with SQLite's
+  h5mem_checkpoint, kg_export_jsonl, kg_entity, kg_import_jsonl,
+  h5mem_score.  The victim opens it (SQLite's default trusted_schema=ON),
+  loads h5mem and runs an innocent INSERT INTO notes / SELECT from a view: each fails with SQLite's
   "unsafe use of ..." and the victim's store is byte-for-byte unchanged;
 - a table a database file declares on a store that does not exist never
   creates it (xConnect only opens): every use is a clear error, and DROP
@@ -67,6 +67,7 @@ PAYLOADS = {
     "kg_export_jsonl": "SELECT kg_export_jsonl('mem')",
     "kg_entity": "SELECT kg_entity('mem', 'Mallory')",
     "kg_import_jsonl": "SELECT kg_import_jsonl('mem', '{\"type\":\"entity\",\"name\":\"M\",\"entityType\":\"x\",\"observations\":[]}')",
+    "h5mem_score": "SELECT h5mem_score('mem', 1)",
 }
 # what each must name in SQLite's "unsafe use of ..." message
 UNSAFE = {
@@ -77,6 +78,7 @@ UNSAFE = {
     "kg_activate": 'virtual table "kg_activate"', "kg_resolve": 'virtual table "kg_resolve"',
     "h5mem_index": "h5mem_index()", "h5mem_checkpoint": "h5mem_checkpoint()",
     "kg_export_jsonl": "kg_export_jsonl()", "kg_entity": "kg_entity()", "kg_import_jsonl": "kg_import_jsonl()",
+    "h5mem_score": "h5mem_score()",
 }
 
 
@@ -87,6 +89,7 @@ CHECK_CALLS = {
     "kg_import_jsonl": "kg_import_jsonl('mem', '{\"type\":\"entity\",\"name\":\"Eve\"}')",
     "h5mem_checkpoint": "h5mem_checkpoint('mem')",
     "h5mem_index": "h5mem_index('mem')",
+    "h5mem_score": "h5mem_score('mem', 1)",
     "h5_read_json": "h5_read_json('/etc/hostname', '/')",
     "h5mem_migrate": "h5mem_migrate('/etc/hostname', 'planted.h5')",
 }
@@ -191,6 +194,7 @@ def test_evil_db():
         check(db.execute("SELECT count(*) FROM kg_activate('mem', '[\"Alice\"]')").fetchone()[0] >= 1, "kg_activate")
         check('"index"' in db.execute("SELECT h5mem_index('mem')").fetchone()[0], "h5mem_index")
         check("Alice" in db.execute("SELECT kg_export_jsonl('mem')").fetchone()[0], "kg_export_jsonl")
+        check(0 <= db.execute("SELECT h5mem_score('mem', 1)").fetchone()[0] <= 1, "h5mem_score")
         db.close()
         check(snapshot(home) == before, "reading changed nothing")
 
