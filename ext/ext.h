@@ -86,9 +86,14 @@ int ext_vtab_h5mem_register(sqlite3 *db);
 /* h5mem_migrate(): SQLite memory stores into an h5mem store (ext/func_migrate.c). */
 int ext_migrate_register(sqlite3 *db);
 
-/* h5mem_gate, h5mem_decay and h5mem_score: the lifecycle policies of
-** lib/life (ext/func_life.c). */
+/* h5mem_gate and h5mem_decay: the lifecycle policies of lib/life
+** (ext/func_life.c). */
 int ext_life_register(sqlite3 *db);
+/* The decay score's options (h5mem_decay's, h5mem_score's; NULL: none)
+** into *o, and *now: the option, else the current time.  SQLITE_OK, or an
+** SQLite code with the message in *err. */
+struct life_score_opts;
+int ext_life_score_opts(sqlite3_value *v, struct life_score_opts *o, sqlite3_int64 *now, char **err);
 
 /* The h5mem table's family: each module or function takes a reference to
 ** reg that SQLite lets go (also on failure): h5mem_registry_module and

@@ -5,22 +5,18 @@
 **   h5mem_gate(text [, options])        -> JSON: the write gate's decision
 **   h5mem_decay(importance, ts, access_count, last_access [, options])
 **                                       -> REAL: the decay score, in [0, 1]
-**   h5mem_score(table, id [, options])  -> REAL: the same score of the
-**                                          memory id of an h5mem table
 **
+** and the options of the score for h5mem_score (ext_life_score_opts; the
+** function is the h5mem table's, ext/vtab/vtab_h5mem.c).
 ** Options objects are read by the binding's one options reader
 ** (vtab/search.h: strict JSON, each key once, unknown keys an error
-** listing the known ones).  h5mem_score reads the row through SQL
-** (SELECT ... WHERE id = ?, a lookup the h5mem table plans by id), so it
-** sees exactly what a SELECT in the same transaction sees; it is
-** direct-only, as everything that reads a store (docs/SQL.md, "Trust").
+** listing the known ones).
 */
 #include "config.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "ext.h"
@@ -155,19 +151,28 @@ static int score_option(void *ctx, const char *key, const search_opt *v, char **
   return SEARCH_UNKNOWN;
 }
 
-/* The options argument v (NULL: none) into *a; 0, or the function's error set. */
-static int score_options(sqlite3_context *ctx, sqlite3_value *v, score_args *a) {
-  memset(a, 0, sizeof *a);
-  life_score_opts_default(&a->o);
-  char *err = NULL;
-  int rc = search_opts_parse(v, SCORE_KNOWN, score_option, a, &err);
-  if (rc == SQLITE_OK && life_score_check(&a->o) != LIFE_OK) {
-    err = sqlite3_mprintf("options: out of range");
+int ext_life_score_opts(sqlite3_value *v, life_score_opts *o, sqlite3_int64 *now, char **err) {
+  score_args a;
+  memset(&a, 0, sizeof a);
+  life_score_opts_default(&a.o);
+  int rc = search_opts_parse(v, SCORE_KNOWN, score_option, &a, err);
+  if (rc == SQLITE_OK && life_score_check(&a.o) != LIFE_OK) {
+    *err = sqlite3_mprintf("options: out of range");
     rc = SQLITE_ERROR;
   }
+  *o = a.o;
+  *now = a.has_now ? a.now : (int64_t)time(NULL);
+  return rc;
+}
+
+/* The options argument v (NULL: none) into *a; 0, or the function's error set. */
+static int score_options(sqlite3_context *ctx, sqlite3_value *v, score_args *a) {
+  char *err = NULL;
+  sqlite3_int64 now;
+  int rc = ext_life_score_opts(v, &a->o, &now, &err);
+  a->now = now;
   if (rc == SQLITE_NOMEM) sqlite3_free(err), sqlite3_result_error_nomem(ctx);
   else if (rc != SQLITE_OK) life_err(ctx, rc, err);
-  if (rc == SQLITE_OK && !a->has_now) a->now = (int64_t)time(NULL);
   return rc;
 }
 
@@ -260,167 +265,6 @@ static void fn_decay(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_double(ctx, life_score(&a.o, &r, a.now, NULL));
 }
 
-/* ---- h5mem_score --------------------------------------------------------- */
-
-/* The identifier that starts at z[*i] (quoted "..", `..`, [..], '..', or
-** bare), *i moved past it; 0 when there is none. */
-static int skip_ident(const char *z, size_t *i) {
-  char c = z[*i], end = c == '"' ? '"' : c == '`' ? '`' : c == '[' ? ']' : c == '\'' ? '\'' : 0;
-  size_t j = *i;
-  if (end) {
-    for (j++; z[j]; j++)
-      if (z[j] == end) {
-        if (end != ']' && z[j + 1] == end) j++;
-        else break;
-      }
-    if (!z[j]) return 0;
-    *i = j + 1;
-    return 1;
-  }
-  while (z[j] && z[j] != ' ' && z[j] != '\t' && z[j] != '\n' && z[j] != '\r' && z[j] != '(' && z[j] != '.') j++;
-  if (j == *i) return 0;
-  *i = j;
-  return 1;
-}
-
-static size_t skip_space(const char *z, size_t i) {
-  while (z[i] == ' ' || z[i] == '\t' || z[i] == '\n' || z[i] == '\r') i++;
-  return i;
-}
-
-/* Whether sql, a table's CREATE statement as sqlite_schema keeps it
-** ("CREATE VIRTUAL TABLE <name> USING <module>(...)"), makes an h5mem table. */
-static int is_h5mem_sql(const char *sql) {
-  static const char pre[] = "CREATE VIRTUAL TABLE ";
-  size_t i = 0;
-  if (!sql || strncasecmp(sql, pre, sizeof pre - 1)) return 0;
-  i = skip_space(sql, sizeof pre - 1);
-  if (!skip_ident(sql, &i)) return 0;
-  if (sql[i] == '.' && (++i, !skip_ident(sql, &i))) return 0;
-  i = skip_space(sql, i);
-  if (strncasecmp(sql + i, "USING", 5)) return 0;
-  i = skip_space(sql, i + 5);
-  if (strncasecmp(sql + i, "h5mem", 5)) return 0;
-  i = skip_space(sql, i + 5);
-  return sql[i] == '(' || sql[i] == 0;
-}
-
-/* The statement reading table name's record by id: "schema.table" names
-** the table of that schema (when it is one), else name is the table's,
-** looked up as SQLite does (temp, then main).  NULL with the function's
-** error set. */
-static sqlite3_stmt *score_stmt(sqlite3_context *ctx, const char *name) {
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  const char *dot = strchr(name, '.');
-  char *schema = dot ? sqlite3_mprintf("%.*s", (int)(dot - name), name) : NULL;
-  const char *table = name;
-  if (dot && !schema) {
-    sqlite3_result_error_nomem(ctx);
-    return NULL;
-  }
-  if (schema && sqlite3_db_filename(db, schema)) {
-    table = dot + 1;
-  } else {
-    sqlite3_free(schema);
-    schema = NULL;
-  }
-  /* which schema holds it, and is it an h5mem table */
-  char *q = schema ? sqlite3_mprintf("SELECT sql FROM \"%w\".sqlite_master WHERE type = 'table' AND name = ?1 "
-                                     "COLLATE NOCASE", schema)
-                   : sqlite3_mprintf("SELECT sql, 'temp' FROM temp.sqlite_master WHERE type = 'table' AND "
-                                     "name = ?1 COLLATE NOCASE UNION ALL SELECT sql, 'main' FROM main.sqlite_master "
-                                     "WHERE type = 'table' AND name = ?1 COLLATE NOCASE");
-  sqlite3_stmt *st = NULL, *read = NULL;
-  int rc = q ? sqlite3_prepare_v2(db, q, -1, &st, NULL) : SQLITE_NOMEM;
-  sqlite3_free(q);
-  char *where = NULL;
-  int found = 0, h5mem = 0;
-  if (rc == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
-    if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-      found = 1;
-      h5mem = is_h5mem_sql((const char *)sqlite3_column_text(st, 0));
-      if (!schema) where = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(st, 1));
-      rc = SQLITE_OK;
-    } else if (rc == SQLITE_DONE) {
-      rc = SQLITE_OK;
-    }
-  }
-  sqlite3_finalize(st);
-  if (rc == SQLITE_OK && !found) {
-    life_err(ctx, SQLITE_ERROR, sqlite3_mprintf("no table '%s'", name));
-  } else if (rc == SQLITE_OK && !h5mem) {
-    life_err(ctx, SQLITE_ERROR, sqlite3_mprintf("'%s' is not an h5mem table", name));
-  } else if (rc == SQLITE_OK) {
-    q = sqlite3_mprintf("SELECT importance, ts, access_count, last_access FROM \"%w\".\"%w\" WHERE id = ?1",
-                        schema ? schema : where ? where : "main", table);
-    rc = q ? sqlite3_prepare_v2(db, q, -1, &read, NULL) : SQLITE_NOMEM;
-    sqlite3_free(q);
-    if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
-      life_err(ctx, rc, sqlite3_mprintf("%s", sqlite3_errmsg(db)));
-  } else if (rc != SQLITE_NOMEM) {
-    life_err(ctx, rc, sqlite3_mprintf("%s", sqlite3_errmsg(db)));
-  }
-  if (rc == SQLITE_NOMEM) sqlite3_result_error_nomem(ctx);
-  sqlite3_free(where);
-  sqlite3_free(schema);
-  if (rc != SQLITE_OK || !read) {
-    sqlite3_finalize(read);
-    return NULL;
-  }
-  return read;
-}
-
-static void finalize_aux(void *p) { sqlite3_finalize(p); }
-
-/* The score of the record st (score_stmt's) reads for id, as the result. */
-static void score_run(sqlite3_context *ctx, sqlite3_stmt *st, sqlite3_int64 id, const score_args *a,
-                      const char *name) {
-  sqlite3_bind_int64(st, 1, id);
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW) {
-    sqlite3_value *v[4];
-    life_record r;
-    for (int i = 0; i < 4; i++) v[i] = sqlite3_column_value(st, i);
-    if (!read_record(ctx, v, &r)) sqlite3_result_double(ctx, life_score(&a->o, &r, a->now, NULL));
-  } else if (rc == SQLITE_DONE) {
-    life_err(ctx, SQLITE_ERROR, sqlite3_mprintf("no memory with id %lld in %s", (long long)id, name));
-  } else {
-    life_err(ctx, rc, sqlite3_mprintf("%s", sqlite3_errmsg(sqlite3_context_db_handle(ctx))));
-  }
-  sqlite3_reset(st);
-}
-
-static void fn_score(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  if (!ext_direct_call(ctx, "h5mem_score")) return;
-  score_args a;
-  if (score_options(ctx, argc > 2 ? argv[2] : NULL, &a)) return;
-  if (sqlite3_value_type(argv[0]) != SQLITE_TEXT)
-    return life_err(ctx, SQLITE_ERROR, sqlite3_mprintf("table: expected a table's name"));
-  int type = sqlite3_value_type(argv[1]);
-  if (type == SQLITE_NULL) return sqlite3_result_null(ctx);
-  if (type != SQLITE_INTEGER)
-    return life_err(ctx, SQLITE_ERROR, sqlite3_mprintf("id: expected an integer"));
-  const char *name = (const char *)sqlite3_value_text(argv[0]);
-  if (!name) return sqlite3_result_error_nomem(ctx);
-  sqlite3_int64 id = sqlite3_value_int64(argv[1]);
-  /* the statement is kept while the table's name is a constant of the
-  ** calling statement (SQLite keeps auxiliary data only then; else it
-  ** finalizes it at once and this call prepares its own) */
-  sqlite3_stmt *st = sqlite3_get_auxdata(ctx, 0);
-  if (!st) {
-    if (!(st = score_stmt(ctx, name))) return;
-    sqlite3_set_auxdata(ctx, 0, st, finalize_aux);
-    if (!(st = sqlite3_get_auxdata(ctx, 0))) {
-      if (!(st = score_stmt(ctx, name))) return;
-      score_run(ctx, st, id, &a, name);
-      sqlite3_finalize(st);
-      return;
-    }
-  }
-  score_run(ctx, st, id, &a, name);
-}
-
 /* ---- registration -------------------------------------------------------- */
 
 int ext_life_register(sqlite3 *db) {
@@ -435,8 +279,6 @@ int ext_life_register(sqlite3 *db) {
       /* not deterministic: the current time unless options give now */
       {"h5mem_decay", 4, SQLITE_INNOCUOUS, fn_decay},
       {"h5mem_decay", 5, SQLITE_INNOCUOUS, fn_decay},
-      {"h5mem_score", 2, SQLITE_DIRECTONLY, fn_score},
-      {"h5mem_score", 3, SQLITE_DIRECTONLY, fn_score},
   };
   int rc = SQLITE_OK;
   for (size_t i = 0; i < sizeof fns / sizeof *fns && rc == SQLITE_OK; i++)

@@ -52,9 +52,10 @@
 #include "../ext_err.h"
 #include "../h5sql.h"
 #include "k.h"
-#include "util/strbuf.h"
+#include "life/life.h"
 #include "store/store.h"
 #include "util/json.h"
+#include "util/strbuf.h"
 #include "util/timefmt.h"
 #include "util/vecjson.h"
 #include "vtab_int.h"
@@ -1113,6 +1114,40 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   sqlite3_result_int64(ctx, (sqlite3_int64)store_count(vt->st));
 }
 
+/* ---- h5mem_score(name, id [, options]) ---------------------------------------- */
+
+/* The decay score of memory id (lib/life, docs/SQL.md "Memory lifecycle"),
+** from the store as this connection sees it (its open transaction too). */
+static void fn_score(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_score");
+  if (!vt) return;
+  life_score_opts o;
+  sqlite3_int64 now;
+  char *err = NULL;
+  int rc = ext_life_score_opts(argc > 2 ? argv[2] : NULL, &o, &now, &err);
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_score", err);
+  int type = sqlite3_value_type(argv[1]);
+  if (type == SQLITE_NULL) return sqlite3_result_null(ctx);
+  if (type != SQLITE_INTEGER)
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_score", sqlite3_mprintf("id: expected an integer"));
+  if ((rc = h5mem_store_refresh(vt->tx.ms, 0, &err)) != SQLITE_OK)
+    return ext_result_msg(ctx, rc, "h5mem_score", err);
+  sqlite3_int64 id = sqlite3_value_int64(argv[1]);
+  uint64_t pos;
+  store_view v;
+  memset(&v, 0, sizeof v);
+  int sr = store_find(vt->st, id, &pos);
+  if (sr == STORE_ENOTFOUND)
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_score",
+                          sqlite3_mprintf("no memory with id %lld in %s", (long long)id, vt->name));
+  if (sr == STORE_OK) sr = store_get(vt->st, pos, STORE_V_NUM, &v);
+  if (sr != STORE_OK) return fn_store_err(ctx, "h5mem_score", vt->st, sr);
+  life_record r = {.has_importance = !isnan(v.importance), .importance = v.importance, .has_ts = 1,
+                   .ts = v.ts, .access_count = v.access_count,
+                   .has_last_access = v.last_access != STORE_NULL_TIME, .last_access = v.last_access};
+  sqlite3_result_double(ctx, life_score(&o, &r, now, NULL));
+}
+
 /* ---- h5mem_index(name) --------------------------------------------------------- */
 
 /* The store's vector index as JSON: settings, the rows the saved graph
@@ -1172,6 +1207,8 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_checkpoint", 1, SQLITE_DIRECTONLY, fn_checkpoint);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_index", 1, SQLITE_DIRECTONLY, fn_index);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 2, SQLITE_DIRECTONLY, fn_score);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 3, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = ext_vtab_search_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_func_graph_register(db, reg);

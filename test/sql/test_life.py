@@ -5,7 +5,8 @@
   off, thresholds), its errors;
 - h5mem_decay against a Python re-computation of the documented formula,
   its range and monotonicity, options and errors;
-- h5mem_score on a real store equals h5mem_decay over the row's columns;
+- h5mem_score on a real store equals h5mem_decay over the row's columns
+  (the store's state as this connection sees it, its transaction too);
   no such table, not an h5mem table, no such id are clear errors.
 
 Run by make check with Debian's /usr/bin/python3.
@@ -208,11 +209,11 @@ def test_score():
         db.execute("ROLLBACK")
         # errors
         db.execute("CREATE TABLE plain(id, importance, ts, access_count, last_access)")
-        expect_error(db, "SELECT h5mem_score('nope', 1)", "h5mem_score: no table 'nope'")
-        expect_error(db, "SELECT h5mem_score('plain', 1)", "h5mem_score: 'plain' is not an h5mem table")
+        expect_error(db, "SELECT h5mem_score('nope', 1)", "h5mem_score: no h5mem table 'nope'")
+        expect_error(db, "SELECT h5mem_score('plain', 1)", "h5mem_score: no h5mem table 'plain'")
         expect_error(db, "SELECT h5mem_score('mem', 77)", "h5mem_score: no memory with id 77 in mem")
         expect_error(db, "SELECT h5mem_score('mem', 'one')", "id: expected an integer")
-        expect_error(db, "SELECT h5mem_score(NULL, 1)", "table: expected a table's name")
+        expect_error(db, "SELECT h5mem_score(NULL, 1)", "h5mem_score: no h5mem table ''")
         expect_error(db, "SELECT h5mem_score('mem', 1, '{\"half_life_days\": -7}')", "half_life_days")
         # direct-only: not from a view or trigger
         db.execute("CREATE VIEW v AS SELECT h5mem_score('mem', 1) AS s")
