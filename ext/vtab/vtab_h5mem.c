@@ -85,6 +85,10 @@ typedef struct memcur {
   int tdone;
   char *sess; /* the range's `session = ?` (NULL: none), tested as the rows go */
   size_t sesslen;
+  const uint32_t *scodes; /* the file rows' sessions as codes (store_str_codes), scodes[pos] */
+  uint64_t nscodes;
+  uint32_t scode;         /* sess's code */
+  int64_t ts;             /* the row's ts, as the index gave it */
 } memcur;
 
 static int vt_err(memvt *vt, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -690,14 +694,19 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
 static int time_step(memcur *c, memvt *vt) {
   for (;;) {
     uint64_t pos;
-    int rc = store_time_next(vt->st, &c->it, &pos, NULL);
+    int rc = store_time_next(vt->st, &c->it, &pos, &c->ts);
     if (rc == STORE_ENOTFOUND) {
       c->tdone = 1;
       return SQLITE_OK;
     }
     if (rc != STORE_OK) return st_err(vt, rc);
     c->pos = pos;
+    c->have_v = 0; /* (a row skipped may have left its view) */
     if (!c->sess) return SQLITE_OK;
+    if (pos < c->nscodes) { /* a file row: its code (UINT32_MAX: no file row has the session) */
+      if (c->scodes[pos] == c->scode && c->scode != UINT32_MAX) return SQLITE_OK;
+      continue;
+    }
     memset(&c->v, 0, sizeof c->v);
     c->have_v = 1;
     rc = store_get(vt->st, pos, STORE_V_SESSION, &c->v);
@@ -724,11 +733,21 @@ static int time_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, 
            : *p == '<' ? KNN_OP_LT : KNN_OP_LE;
     rc = search_knn_filter_add(&f, *p == 'S' ? KNN_F_SESSION : KNN_F_TS, op, argv[a]);
   }
+  c->nscodes = 0;
   if (rc == SQLITE_OK && !f.empty && f.has[1]) {
     c->sess = sqlite3_malloc64(f.len[1] + 1);
     if (!c->sess) rc = SQLITE_NOMEM;
     else memcpy(c->sess, f.str[1], f.len[1]);
     c->sesslen = f.len[1];
+    /* the file rows' sessions as codes: one pass over the column the first
+    ** time (kept until the base changes, shared with the searches' filters),
+    ** then a row's test is an integer compare, not a string read */
+    int src = c->sess ? store_str_codes(vt->st, STORE_V_SESSION, c->sess, c->sesslen, &c->scodes, &c->nscodes,
+                                        &c->scode) : STORE_OK;
+    if (src != STORE_OK) {
+      search_knn_filter_free(&f);
+      return st_err(vt, src);
+    }
   }
   int64_t lo = f.has_ts ? f.ts_lo : INT64_MIN, hi = f.has_ts ? f.ts_hi : INT64_MAX;
   int empty = f.empty;
@@ -851,6 +870,10 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   if (col == COL_DISTANCE) {
     if (c->knn) sqlite3_result_double(ctx, search_knn_distance(vt->st, c->res[c->ires].dist, c->unit));
     else sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  if (col == COL_TS && c->timeq) { /* (the index gave it: no read) */
+    sqlite3_result_int64(ctx, c->ts);
     return SQLITE_OK;
   }
   int rc = load(c, vt, col_part(col));
