@@ -15,9 +15,10 @@
 **   their low 4 bytes: 4 passes); kept until the base changes.  A
 **   checkpoint appends the delta's live rows to the file: the array is
 **   then carried over, merged with the appended rows, in O(n) without
-**   reading the column again (store_time_rebase); a refresh (readers) or
-**   optimize (positions renumbered) builds it again.  Not saved in the
-**   file: rebuilding costs about 60 ms per million rows on one core
+**   reading the column again (store_time_rebase); a refresh (readers),
+**   optimize (positions renumbered) or a checkpoint that saves a vector or
+**   text index image (the file loaded again) builds it again.  Not saved in
+**   the file: rebuilding costs about 50 ms per million rows on one core
 **   (bench/bench_time.py), and a derived array saved would need its own
 **   format and damage handling (docs/FORMAT.md, "The temporal index").
 ** - the delta's: every record in memory (committed or in the open
