@@ -81,6 +81,15 @@ typedef struct memcur {
   double unit; /* search_knn_query's: raw distances times this */
   store_view v;
   int have_v;
+  int timeq; /* a time range (plan 3): the rows come from it, in ts order */
+  store_time_iter it;
+  int tdone;
+  char *sess; /* the range's `session = ?` (NULL: none), tested as the rows go */
+  size_t sesslen;
+  const uint32_t *scodes; /* the file rows' sessions as codes (store_str_codes), scodes[pos] */
+  uint64_t nscodes;
+  uint32_t scode;         /* sess's code */
+  int64_t ts;             /* the row's ts, as the index gave it */
 } memcur;
 
 static int vt_err(memvt *vt, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -536,12 +545,80 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
   return SQLITE_OK;
 }
 
+/* Plan 3: a time range from the store's temporal index (store_time_range):
+** ts =, <, <=, >, >= (BETWEEN is two of them) and ORDER BY ts [DESC], with
+** `session = ?` tested as the rows go.  idxStr: 'A' (ts ascending), 'D'
+** (descending) or 'N' (no order asked: ascending), then one letter per
+** argument: '=', '>', 'g' (>=), '<', 'l' (<=) for ts, 'S' for session.  The
+** constraints are not omitted: SQLite checks them again, so the range
+** (search_knn_filter_add's bounds, as vec_search's filters) need only hold
+** every row that meets them.  The order is (ts, position), so ORDER BY ts
+** alone is consumed, not ORDER BY ts, id.  The cost: the rows the range
+** is expected to hold (a bound keeps a quarter, = keeps few, as SQLite
+** guesses for its own indexes) against a scan's n; with ORDER BY ts alone
+** and no bound, a scan's cost without its sort, so SQLite prefers it and
+** a LIMIT stops it after the rows it wants (the last 20: 20 rows read). */
+static int time_best_index(memvt *vt, sqlite3_index_info *info) {
+  static const struct { int op; char c; } ops[] = {
+      {SQLITE_INDEX_CONSTRAINT_EQ, '='}, {SQLITE_INDEX_CONSTRAINT_GT, '>'}, {SQLITE_INDEX_CONSTRAINT_GE, 'g'},
+      {SQLITE_INDEX_CONSTRAINT_LT, '<'}, {SQLITE_INDEX_CONSTRAINT_LE, 'l'}};
+  char plan[40];
+  size_t n = 1;
+  int argi = 0, nts = 0, lower = 0, upper = 0, eq = 0, sess = -1;
+  int by_ts = info->nOrderBy == 1 && info->aOrderBy[0].iColumn == COL_TS;
+  plan[0] = by_ts ? (info->aOrderBy[0].desc ? 'D' : 'A') : 'N';
+  for (int k = 0; k < info->nConstraint && n + 2 < sizeof plan; k++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
+    if (!c->usable) continue;
+    if (c->iColumn == COL_TS) {
+      for (size_t j = 0; j < sizeof ops / sizeof ops[0]; j++)
+        if (c->op == ops[j].op) {
+          plan[n++] = ops[j].c;
+          info->aConstraintUsage[k].argvIndex = ++argi;
+          nts++;
+          eq |= ops[j].c == '=';
+          lower |= ops[j].c == '>' || ops[j].c == 'g';
+          upper |= ops[j].c == '<' || ops[j].c == 'l';
+        }
+    } else if (c->iColumn == COL_SESSION && c->op == SQLITE_INDEX_CONSTRAINT_EQ && sess < 0) {
+      const char *coll = sqlite3_vtab_collation(info, k);
+      if (coll && sqlite3_stricmp(coll, "BINARY")) continue; /* (bytes compared: BINARY only) */
+      sess = k;
+      plan[n++] = 'S';
+      info->aConstraintUsage[k].argvIndex = ++argi;
+    }
+  }
+  plan[n] = 0;
+  if (!nts && !by_ts) { /* nothing for the index: undo */
+    for (int k = 0; k < info->nConstraint; k++) info->aConstraintUsage[k].argvIndex = 0;
+    return SQLITE_NOTFOUND;
+  }
+  double rows = (double)store_count(vt->st) + 1;
+  if (eq) rows = rows / 1000 + 1;
+  if (lower) rows /= 4;
+  if (upper) rows /= 4;
+  if (sess >= 0) rows = rows / 10 + 1;
+  char *p = sqlite3_mprintf("%s", plan);
+  if (!p) return SQLITE_NOMEM;
+  info->idxNum = 3;
+  info->idxStr = p;
+  info->needToFreeIdxStr = 1;
+  info->orderByConsumed = by_ts;
+  info->estimatedCost = nts ? rows * 10 + 20 : (double)store_count(vt->st) * 10;
+  info->estimatedRows = (sqlite3_int64)rows;
+  return SQLITE_OK;
+}
+
 static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (every query plans first) */
   int krc = knn_best_index(vt, info);
   if (krc != SQLITE_NOTFOUND) return krc;
   h5mem_plan_id(info, store_count(vt->st)); /* (COL_ID is column 0) */
+  if (info->idxNum == 0) { /* no id lookup: a time range, when one is asked for */
+    int trc = time_best_index(vt, info);
+    if (trc != SQLITE_NOTFOUND) return trc;
+  }
   return SQLITE_OK;
 }
 
@@ -559,6 +636,7 @@ static int mem_close(sqlite3_vtab_cursor *cur) {
   memvt *vt = (memvt *)cur->pVtab;
   vt->tx.ms->holds--;
   sqlite3_free(((memcur *)cur)->res);
+  sqlite3_free(((memcur *)cur)->sess);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
@@ -612,6 +690,79 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
   return SQLITE_OK;
 }
 
+/* The time range's next row that meets its session condition (c->tdone
+** at the end). */
+static int time_step(memcur *c, memvt *vt) {
+  for (;;) {
+    uint64_t pos;
+    int rc = store_time_next(vt->st, &c->it, &pos, &c->ts);
+    if (rc == STORE_ENOTFOUND) {
+      c->tdone = 1;
+      return SQLITE_OK;
+    }
+    if (rc != STORE_OK) return st_err(vt, rc);
+    c->pos = pos;
+    c->have_v = 0; /* (a row skipped may have left its view) */
+    if (!c->sess) return SQLITE_OK;
+    if (pos < c->nscodes) { /* a file row: its code (UINT32_MAX: no file row has the session) */
+      if (c->scodes[pos] == c->scode && c->scode != UINT32_MAX) return SQLITE_OK;
+      continue;
+    }
+    memset(&c->v, 0, sizeof c->v);
+    c->have_v = 1;
+    rc = store_get(vt->st, pos, STORE_V_SESSION, &c->v);
+    if (rc != STORE_OK) return st_err(vt, rc);
+    if (c->v.session && c->v.session_len == c->sesslen && !memcmp(c->v.session, c->sess, c->sesslen))
+      return SQLITE_OK; /* (the view read stays the row's: load) */
+  }
+}
+
+/* Plan 3 (time_best_index): the range from the ts constraints, walked in
+** the order asked. */
+static int time_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, sqlite3_value **argv) {
+  knn_filter f;
+  memset(&f, 0, sizeof f);
+  const char *p = idxStr ? idxStr : "N";
+  int desc = *p == 'D', rc = SQLITE_OK;
+  c->timeq = 1;
+  c->tdone = 0;
+  sqlite3_free(c->sess);
+  c->sess = NULL;
+  if (*p) p++;
+  for (int a = 0; *p && a < argc && rc == SQLITE_OK; a++, p++) {
+    int op = *p == '=' ? KNN_OP_EQ : *p == '>' ? KNN_OP_GT : *p == 'g' ? KNN_OP_GE
+           : *p == '<' ? KNN_OP_LT : KNN_OP_LE;
+    rc = search_knn_filter_add(&f, *p == 'S' ? KNN_F_SESSION : KNN_F_TS, op, argv[a]);
+  }
+  c->nscodes = 0;
+  if (rc == SQLITE_OK && !f.empty && f.has[1]) {
+    c->sess = sqlite3_malloc64(f.len[1] + 1);
+    if (!c->sess) rc = SQLITE_NOMEM;
+    else memcpy(c->sess, f.str[1], f.len[1]);
+    c->sesslen = f.len[1];
+    /* the file rows' sessions as codes: one pass over the column the first
+    ** time (kept until the base changes, shared with the searches' filters),
+    ** then a row's test is an integer compare, not a string read */
+    int src = c->sess ? store_str_codes(vt->st, STORE_V_SESSION, c->sess, c->sesslen, &c->scodes, &c->nscodes,
+                                        &c->scode) : STORE_OK;
+    if (src != STORE_OK) {
+      search_knn_filter_free(&f);
+      return st_err(vt, src);
+    }
+  }
+  int64_t lo = f.has_ts ? f.ts_lo : INT64_MIN, hi = f.has_ts ? f.ts_hi : INT64_MAX;
+  int empty = f.empty;
+  search_knn_filter_free(&f);
+  if (rc != SQLITE_OK) return rc;
+  if (empty) {
+    c->tdone = 1;
+    return SQLITE_OK;
+  }
+  int src = store_time_range(vt->st, lo, hi, desc, &c->it);
+  if (src != STORE_OK) return st_err(vt, src);
+  return time_step(c, vt);
+}
+
 static void skip_dead(memcur *c, memvt *vt) {
   while (c->pos < c->end && !store_pos_live(vt->st, c->pos)) c->pos++;
 }
@@ -628,7 +779,9 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
   sqlite3_free(c->res);
   c->res = NULL;
   c->knn = 0;
+  c->timeq = 0;
   if (plan == 2) return knn_filter_rows(c, vt, idxStr, argc, argv);
+  if (plan == 3) return time_filter_rows(c, vt, idxStr, argc, argv);
   if (plan == 1 && argc == 1) {
     c->one = 1;
     c->end = store_npos(vt->st);
@@ -662,6 +815,7 @@ static int mem_next(sqlite3_vtab_cursor *cur) {
     c->pos = c->end;
     return SQLITE_OK;
   }
+  if (c->timeq) return time_step(c, vt);
   c->pos++;
   skip_dead(c, vt);
   return SQLITE_OK;
@@ -671,6 +825,7 @@ static int mem_eof(sqlite3_vtab_cursor *cur) {
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
   if (c->knn) return c->ires >= c->nres;
+  if (c->timeq) return c->tdone;
   /* a row deleted by this very statement ends a lookup too */
   return c->pos >= c->end || !store_pos_live(vt->st, c->pos);
 }
@@ -716,6 +871,10 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   if (col == COL_DISTANCE) {
     if (c->knn) sqlite3_result_double(ctx, search_knn_distance(vt->st, c->res[c->ires].dist, c->unit));
     else sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  if (col == COL_TS && c->timeq) { /* (the index gave it: no read) */
+    sqlite3_result_int64(ctx, c->ts);
     return SQLITE_OK;
   }
   int rc = load(c, vt, col_part(col));
@@ -1185,6 +1344,11 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   store_log_info li;
   char lnote[1024];
   store_log(vt->st, &li, lnote, sizeof lnote);
+  store_time_stats tm;
+  store_time_info(vt->st, &tm);
+  strbuf_printf(&sb, "},\"time_index\":{\"rows\":%llu,\"built\":%s,\"builds\":%llu,\"build_ms\":%.3f,"
+                "\"ranges\":%llu", (unsigned long long)tm.rows, tm.built ? "true" : "false",
+                (unsigned long long)tm.builds, (double)tm.build_us / 1000, (unsigned long long)tm.ranges);
   strbuf_printf(&sb, "},\"log\":{\"frames\":%llu,\"bytes\":%llu,\"note\":",
                 (unsigned long long)li.frames, (unsigned long long)li.bytes);
   strbuf_json_string(&sb, lnote, strlen(lnote));

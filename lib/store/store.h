@@ -208,6 +208,48 @@ int store_get_ts(store *s, uint64_t pos, int64_t *ts);
 ** until the base changes. */
 int store_ts_column(store *s, const int64_t **ts, uint64_t *n);
 
+/* ---- time ranges (store_time.c) ---------------------------------------- */
+
+/* The live records with lo <= ts <= hi in ts order (desc: newest first),
+** ties in the order of their positions (the order they were stored; an
+** update moves its record after its ties), from a sorted index of ts
+** (docs/FORMAT.md, "The temporal index"): O(log n) to start, O(1) a row
+** (a deleted row costs a step).  The index is built on first use, one
+** pass over the ts column and a radix sort, kept until the base changes
+** (a checkpoint carries it over in O(n); a refresh or optimize builds it
+** again); the records in memory are merged in.  Positions past
+** store_npos at the start (records added meanwhile) are not visited.  The
+** store must not checkpoint or refresh during the walk (store_time_next
+** then fails with STORE_EINVAL).  The fields are the iterator's own. */
+typedef struct store_time_iter {
+  int64_t lo, hi;
+  int desc, done;
+  uint64_t end, gen;
+  uint64_t b, bb, be;      /* the file's rows: next, and the span of the range */
+  uint64_t d, db, de, dgen; /* the records in memory: the same, and the array's version */
+  int dhas;                /* the last pair taken from the records in memory: */
+  int64_t dts;
+  uint64_t dpos;
+} store_time_iter;
+int store_time_range(store *s, int64_t lo, int64_t hi, int desc, store_time_iter *it);
+/* The next position (and its ts, when ts is not NULL): STORE_OK, or
+** STORE_ENOTFOUND at the end, or an error. */
+int store_time_next(store *s, store_time_iter *it, uint64_t *pos, int64_t *ts);
+/* The records with lo <= ts <= hi, dead ones deleted since the last
+** checkpoint included (an upper bound of the live ones): O(log n). */
+int store_time_count(store *s, int64_t lo, int64_t hi, uint64_t *n);
+/* The index's state: pairs held (0 while not built), whether built, how
+** many times it was built and how long the last build took, and the
+** ranges walked since the store opened (a counter for tests). */
+typedef struct store_time_stats {
+  uint64_t rows;
+  int built;
+  uint64_t builds;
+  int64_t build_us;
+  uint64_t ranges;
+} store_time_stats;
+void store_time_info(const store *s, store_time_stats *st);
+
 /* The embeddings of positions pos, pos + 1, ... that lie one after another
 ** in memory (one chunk of the file, or one delta record), in the stored
 ** type: at most *count of them on entry, how many on return.  NULL when pos

@@ -223,8 +223,32 @@ static int rebase(store *s, uint64_t upto) {
   uint8_t *dead = s->base_dead;
   s->base_id = NULL;
   s->base_dead = NULL;
+  /* the ts column and the temporal index, when built, are carried over:
+  ** the appended rows' ts added (NULL newts: they are built again on first
+  ** use, as after a refresh) */
+  int64_t *tsc = s->tsc, *newts = (s->tsc || s->tb_built) ? malloc((nlive ? nlive : 1) * sizeof *newts) : NULL;
+  store_tkey *tb = s->tb_built ? s->tb : NULL;
+  uint64_t ntb = s->ntb;
+  s->tsc = NULL;
+  s->tb = NULL;
+  if (newts)
+    for (uint64_t i = 0, j = 0; i < s->ndelta; i++)
+      if (!s->delta[i]->dead) newts[j++] = s->delta[i]->ts;
   store_base_free(s);
   int rc = store_base_load(s, NULL, 1);
+  if (rc == STORE_OK && s->nbase == oldn + nlive && newts) {
+    int64_t *t = tsc ? realloc(tsc, (s->nbase ? s->nbase : 1) * sizeof *t) : NULL;
+    if (t) {
+      memcpy(t + oldn, newts, nlive * sizeof *t);
+      s->tsc = t;
+      tsc = NULL;
+    }
+    store_time_rebase(s, tb, ntb, oldn, newts, nlive);
+    tb = NULL;
+  }
+  free(tsc);
+  free(tb);
+  free(newts);
   if (rc == STORE_OK && s->nbase != oldn + nlive)
     rc = store_fail(s, STORE_ECORRUPT, "%s: %llu rows after the checkpoint, expected %llu", s->path,
               (unsigned long long)s->nbase, (unsigned long long)(oldn + nlive));

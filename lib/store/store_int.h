@@ -13,7 +13,7 @@
 ** log's frames), store_ckpt.c (writing store files: create, checkpoint,
 ** optimize), store_idmap.c (the id map), store_index.c (the vector index),
 ** store_text.c (the text index), store_graph.c (the knowledge graph's
-** tables), store_int.c (root attributes and byte images of derived
+** tables), store_time.c (the temporal index), store_int.c (root attributes and byte images of derived
 ** indexes).  wal.c (the log file, wal.h) and gate.c (the reader/checkpoint
 ** gate, gate.h) have headers of their own: tests use them directly.
 */
@@ -210,6 +210,24 @@ int gstore_write_live(gstore *g, h5w *w, char *err, size_t errlen);
 /* store.c: the store's graph (NULL while no file is loaded). */
 gstore *store_gstore(store *s);
 
+/* ---- interface to code in store_time.c ----------------------------------- */
+
+/* One pair of the temporal index (store_time.c): ordered by ts, then pos. */
+typedef struct store_tkey {
+  int64_t ts;
+  uint64_t pos;
+} store_tkey;
+
+/* Free the index (the base changed: store_base_free). */
+void store_time_free(store *s);
+/* After a checkpoint appended rows oldn .. oldn + nnew - 1 (whose ts are
+** newts, in order) to a base of oldn rows: the base's pairs before it (old,
+** nold of them, malloc'd, taken; NULL: none built) merged with the new
+** rows', so the index needs no rebuild.  Nothing on failure (built again
+** on first use). */
+void store_time_rebase(store *s, store_tkey *old, uint64_t nold, uint64_t oldn, const int64_t *newts,
+                       uint64_t nnew);
+
 /* ---- the store's state (store.c, store_load.c, ... ) --------------------- */
 
 /*
@@ -303,6 +321,14 @@ struct store {
   strcodes sc[6];    /* of the string columns (store_str_cols order), built on demand */
   bcol q8[2];        /* /index/q8 and q8_scale (nchunks 0: none) */
   int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
+  /* the temporal index (store_time.c): the base's pairs, the delta's */
+  store_tkey *tb, *td;
+  uint64_t ntb, ntd, captd;
+  int tb_built;
+  uint64_t td_reuses, td_gen; /* s->reuses when td was synced; td's version */
+  uint64_t time_gen;          /* changes when the base's pairs are freed */
+  uint64_t time_builds, time_ranges;
+  int64_t time_build_us;
   /* base rows deleted since the checkpoint, in order */
   uint64_t *newdead;
   uint64_t nnewdead, capnewdead;

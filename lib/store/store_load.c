@@ -68,6 +68,7 @@ void store_base_free(store *s) {
   for (int k = 0; k < 6; k++) store_codes_free(&s->sc[k]);
   free(s->tsc);
   s->tsc = NULL;
+  store_time_free(s);
   for (int k = 0; k < NCOL; k++) free(s->col[k].caddr);
   memset(s->col, 0, sizeof s->col);
   for (int k = 0; k < 2; k++) free(s->q8[k].caddr);

@@ -11,7 +11,8 @@
 ** and nothing changed; a second writer (handle or process) busy; a
 ** damaged file reported as corrupt, by opening and by a checkpoint; a
 ** store path that is a directory an I/O error; a log made with no room
-** for its header full; the gate's lock failing an I/O error, not busy.
+** for its header full; the gate's lock failing an I/O error, not busy;
+** time ranges (store_time_range) against a brute force.
 **
 ** Every test works in a directory of its own under $TMPDIR (or /tmp) and
 ** removes it at the end.  A model of the records (an array) is what every
@@ -1560,6 +1561,154 @@ START_TEST(test_bm25) {
 }
 END_TEST
 
+/* ---- the temporal index ------------------------------------------------------- */
+
+typedef struct tpair {
+  int64_t ts;
+  uint64_t pos;
+} tpair;
+
+static int tpair_cmp(const void *x, const void *y) {
+  const tpair *a = x, *b = y;
+  if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* store_time_range(lo, hi, desc) gives exactly the live records with lo <=
+** ts <= hi, by (ts, position), as a brute force over every position does. */
+static void check_time_range(store *s, int64_t lo, int64_t hi, int desc) {
+  uint64_t npos = store_npos(s), nb = 0;
+  tpair *want = malloc((npos + 1) * sizeof *want);
+  ck_assert_ptr_nonnull(want);
+  for (uint64_t p = 0; p < npos; p++) {
+    if (!store_pos_live(s, p)) continue;
+    store_view v;
+    memset(&v, 0, sizeof v);
+    ck_assert_int_eq(store_get(s, p, STORE_V_NUM, &v), STORE_OK);
+    if (v.ts >= lo && v.ts <= hi) want[nb++] = (tpair){v.ts, p};
+  }
+  qsort(want, nb, sizeof *want, tpair_cmp);
+  store_time_iter it;
+  ck_assert_int_eq(store_time_range(s, lo, hi, desc, &it), STORE_OK);
+  uint64_t got = 0, pos;
+  int64_t ts;
+  int rc;
+  while ((rc = store_time_next(s, &it, &pos, &ts)) == STORE_OK) {
+    ck_assert_uint_lt(got, nb);
+    const tpair *w = &want[desc ? nb - 1 - got : got];
+    ck_assert_msg(w->pos == pos && w->ts == ts, "range [%lld, %lld]%s: row %llu is (%lld, %llu), expected (%lld, %llu)",
+                  (long long)lo, (long long)hi, desc ? " desc" : "", (unsigned long long)got, (long long)ts,
+                  (unsigned long long)pos, (long long)w->ts, (unsigned long long)w->pos);
+    got++;
+  }
+  ck_assert_int_eq(rc, STORE_ENOTFOUND);
+  ck_assert_uint_eq(got, nb);
+  uint64_t cnt;
+  ck_assert_int_eq(store_time_count(s, lo, hi, &cnt), STORE_OK);
+  ck_assert_uint_ge(cnt, nb);
+  free(want);
+}
+
+static void check_time_all(store *s, t_rng *r) {
+  static const int64_t edge[] = {INT64_MIN, -5, 0, 3, 10, 17, 40, INT64_MAX};
+  for (int a = 0; a < 8; a++)
+    for (int b = a; b < 8; b++)
+      for (int d = 0; d < 2; d++) check_time_range(s, edge[a], edge[b], d);
+  for (int i = 0; i < 20; i++) {
+    int64_t lo = (int64_t)(t_next(r) % 50) - 5, hi = lo + (int64_t)(t_next(r) % 12);
+    check_time_range(s, lo, hi, (int)(t_next(r) & 1));
+  }
+  check_time_range(s, 5, 4, 0); /* empty */
+}
+
+/* a record with only an id and a ts */
+static void put_ts(store *s, int64_t id, int64_t ts) {
+  store_rec rr;
+  memset(&rr, 0, sizeof rr);
+  rr.id = id;
+  rr.ts = ts;
+  rr.last_access = STORE_NULL_TIME;
+  ck_assert_int_eq(store_put(s, &rr), STORE_OK);
+}
+
+START_TEST(test_time_range) {
+  tdir t;
+  t_rng r;
+  r.s = t_seed() + 19;
+  store *s = new_store(&t, opts(DIM, STORE_COSINE, STORE_F32));
+  check_time_all(s, &r); /* an empty store */
+  int64_t next = 1;
+  /* the file's rows: ts among 0 .. 39 (many ties), one negative */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int i = 0; i < 600; i++, next++) put_ts(s, next, i == 7 ? -3 : (int64_t)(t_next(&r) % 40));
+  commit_ok(s);
+  check_time_all(s, &r); /* all in memory */
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  check_time_all(s, &r); /* all in the file */
+  /* deletes, updates that change ts (a delete and a put), new records,
+  ** some committed, then an open transaction with a savepoint undone */
+  for (int round = 0; round < 3; round++) {
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    for (int i = 0; i < 60; i++) {
+      int64_t id = 1 + (int64_t)(t_next(&r) % (uint64_t)(next - 1));
+      uint64_t pos;
+      if (store_find(s, id, &pos) != STORE_OK) continue;
+      ck_assert_int_eq(store_delete(s, id), STORE_OK);
+      if (i % 2) put_ts(s, id, (int64_t)(t_next(&r) % 40));
+    }
+    for (int i = 0; i < 30; i++, next++) put_ts(s, next, (int64_t)(t_next(&r) % 40));
+    commit_ok(s);
+    check_time_all(s, &r);
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    for (int i = 0; i < 10; i++, next++) put_ts(s, next, (int64_t)(t_next(&r) % 40));
+    check_time_all(s, &r); /* uncommitted rows */
+    uint64_t m = store_mark(s);
+    for (int i = 0; i < 10; i++) put_ts(s, next + i, (int64_t)(t_next(&r) % 40));
+    ck_assert_int_eq(store_delete(s, next - 1), STORE_OK);
+    check_time_all(s, &r);
+    ck_assert_int_eq(store_undo_to(s, m), STORE_OK); /* positions taken back */
+    check_time_all(s, &r);
+    put_ts(s, next++, 39);
+    check_time_all(s, &r);
+    commit_ok(s);
+    ck_assert_int_eq(store_checkpoint(s), STORE_OK); /* the index carried over */
+    check_time_all(s, &r);
+  }
+  /* rows added and deleted while a walk goes on: the added ones are not
+  ** visited, the deleted ones are skipped, the rest come in order */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  store_time_iter it;
+  ck_assert_int_eq(store_time_range(s, 10, 20, 0, &it), STORE_OK);
+  uint64_t pos, n = 0;
+  int64_t ts, last = INT64_MIN, del = -1;
+  while (store_time_next(s, &it, &pos, &ts) == STORE_OK) {
+    ck_assert(ts >= last && ts >= 10 && ts <= 20);
+    ck_assert_int_ne(store_pos_id(s, pos), del);
+    last = ts;
+    if (n++ % 3 == 0) put_ts(s, next++, 15);
+    if (n == 5) { /* delete a row ahead of the walk */
+      store_time_iter ahead = it;
+      uint64_t ap;
+      if (store_time_next(s, &ahead, &ap, NULL) == STORE_OK) {
+        del = store_pos_id(s, ap);
+        ck_assert_int_eq(store_delete(s, del), STORE_OK);
+      }
+    }
+  }
+  commit_ok(s);
+  check_time_all(s, &r);
+  ck_assert_int_eq(store_optimize(s), STORE_OK);
+  check_time_all(s, &r);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  s = open_ok(t.path, NULL, 1); /* reopened (read-only): built again */
+  check_time_all(s, &r);
+  store_time_stats st;
+  store_time_info(s, &st);
+  ck_assert(st.built && st.builds == 1 && st.rows == store_npos(s) && st.ranges > 0);
+  finish(s, &t);
+}
+END_TEST
+
 Suite *store_api_suite(void);
 Suite *store_api_suite(void) {
   Suite *su = suite_create("store_api");
@@ -1586,6 +1735,7 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_autocheckpoint);
   tcase_add_test(tc, test_graph_in_transactions);
   tcase_add_test(tc, test_bm25);
+  tcase_add_test(tc, test_time_range);
   suite_add_tcase(su, tc);
   return su;
 }

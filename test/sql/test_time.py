@@ -1,0 +1,232 @@
+"""Time ranges on the h5mem table from the temporal index (issue 19; docs/SQL.md,
+"Time ranges").
+
+Every operator on ts (=, <, <=, >, >=, BETWEEN, two bounds), with and
+without `session = ?`, ORDER BY ts [DESC] and a LIMIT, gives exactly what
+an ordinary SQLite table with the same rows gives: random ts with many
+ties, deletes, updates that change ts, uncommitted rows in a transaction
+(and a savepoint rolled back), after a checkpoint and after reopening;
+bounds of every type (integers, reals, numeric text, text, NULL).  ORDER
+BY ts is compared as the sequence of ts (ties may come in another order:
+ours is the order the records were stored) and as a set of rows without a
+LIMIT; ORDER BY ts, id exactly.  EXPLAIN QUERY PLAN and h5mem_index's
+"time_index" counter show the index answers them, with no sort for ORDER
+BY ts; id lookups and KNN keep their plans.  vec_search, bm25 and hybrid
+with a ts range (selective: read from the index) give what the same
+search gives with the range's records listed as `id IN (...)`.
+"""
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sqltest import check, connect, finish, q  # noqa: E402
+
+DIM = 4
+WORDS = ["coffee", "garden", "rain", "train", "book", "music", "river", "cat"]
+rng = random.Random(int(os.environ.get("H5MEM_TEST_SEED", "19")))
+
+
+def open_mem(db, path):
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS mem USING h5mem(path=%s, dim=%d)" % (q(path), DIM))
+
+
+def ranges(db):
+    return json.loads(db.execute("SELECT h5mem_index('mem')").fetchone()[0])["time_index"]["ranges"]
+
+
+def plan(db, sql, args=()):
+    return " | ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN " + sql, args))
+
+
+def new_row(i):
+    emb = [rng.uniform(-1, 1) for _ in range(DIM)]
+    return (i, " ".join(rng.choice(WORDS) for _ in range(3)), json.dumps(emb),
+            "s%d" % rng.randrange(4) if rng.random() > 0.05 else None, rng.randrange(-3, 50))
+
+
+def insert(db, rows):
+    db.executemany("INSERT INTO mem(id, text, embedding, session, ts) VALUES (?, ?, ?, ?, ?)", rows)
+    db.executemany("INSERT INTO ref(id, text, session, ts) VALUES (?, ?, ?, ?)",
+                   [(r[0], r[1], r[3], r[4]) for r in rows])
+
+
+CONDS = [
+    ("ts = ?", 1), ("ts > ?", 1), ("ts >= ?", 1), ("ts < ?", 1), ("ts <= ?", 1),
+    ("ts BETWEEN ? AND ?", 2), ("ts > ? AND ts <= ?", 2), ("? < ts AND ? >= ts", 2),
+    ("ts >= ? AND ts < ? AND ts > ?", 3), ("ts = ? AND ts >= ?", 2),
+]
+SPECIAL = [None, 2.5, -0.5, "10", "abc", 10.0, 1e30, -1e30, 9223372036854775807, -9223372036854775808]
+
+
+def bound():
+    return rng.choice(SPECIAL) if rng.random() < 0.15 else rng.randrange(-5, 53)
+
+
+def compare(db, what):
+    """Every condition and order on mem against ref."""
+    for cond, nargs in CONDS:
+        for _ in range(3):
+            args = tuple(bound() for _ in range(nargs))
+            for sess in (None, "s%d" % rng.randrange(4)):
+                where = cond + (" AND session = ?" if sess else "")
+                a = args + ((sess,) if sess else ())
+                got = sorted(db.execute("SELECT id, ts, session FROM mem WHERE " + where, a).fetchall())
+                want = sorted(db.execute("SELECT id, ts, session FROM ref WHERE " + where, a).fetchall())
+                check(got == want, "%s: %s %r: %d rows, expected %d" % (what, where, a, len(got), len(want)))
+                for order in ("ASC", "DESC"):
+                    sql = "SELECT id, ts FROM %s WHERE " + where + " ORDER BY ts " + order
+                    g = db.execute(sql % "mem", a).fetchall()
+                    w = db.execute(sql % "ref", a).fetchall()
+                    check([r[1] for r in g] == [r[1] for r in w] and sorted(g) == sorted(w),
+                          "%s: %s ORDER BY ts %s %r" % (what, where, order, a))
+                    g = db.execute((sql % "mem") + ", id", a).fetchall()
+                    w = db.execute((sql % "ref") + ", id", a).fetchall()
+                    check(g == w, "%s: %s ORDER BY ts %s, id %r" % (what, where, order, a))
+                    lim = rng.randrange(1, 8)
+                    g = db.execute((sql % "mem") + " LIMIT %d" % lim, a).fetchall()
+                    w = db.execute((sql % "ref") + " LIMIT %d" % lim, a).fetchall()
+                    ok = [r[1] for r in g] == [r[1] for r in w] and len(set(g)) == len(g)
+                    allrows = set(db.execute((sql % "ref"), a).fetchall())
+                    check(ok and set(g) <= allrows, "%s: %s ORDER BY ts %s LIMIT %d %r: %r, expected %r" % (
+                        what, where, order, lim, a, g, w))
+    # the last n, with and without a session, and every row by ts
+    for n in (1, 5, 20, 1000):
+        for sess in (None, "s1"):
+            where = " WHERE session = ?" if sess else ""
+            a = (sess,) if sess else ()
+            for order in ("ASC", "DESC"):
+                sql = "SELECT ts FROM %s" + where + " ORDER BY ts " + order + " LIMIT %d" % n
+                check(db.execute(sql % "mem", a).fetchall() == db.execute(sql % "ref", a).fetchall(),
+                      "%s: ORDER BY ts %s LIMIT %d%s" % (what, order, n, where))
+
+
+def test_table(d):
+    fn = os.path.join(d, "t.h5")
+    db = connect()
+    open_mem(db, fn)
+    db.execute("CREATE TABLE ref(id INTEGER PRIMARY KEY, text TEXT, session TEXT, ts INTEGER)")
+    db.execute("CREATE INDEX ref_ts ON ref(ts)")
+    compare(db, "empty")
+    insert(db, [new_row(i) for i in range(1, 401)])
+    compare(db, "committed")
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    compare(db, "checkpointed")
+    # the plans: the index for ts, no sort for ORDER BY ts; ids and KNN as before
+    p = plan(db, "SELECT id FROM mem WHERE ts BETWEEN 3 AND 9")
+    check("INDEX 3:" in p, "a ts range uses the temporal index: %s" % p)
+    p = plan(db, "SELECT id FROM mem ORDER BY ts DESC LIMIT 20")
+    check("INDEX 3:D" in p and "TEMP B-TREE" not in p, "the last 20 read from the index, no sort: %s" % p)
+    p = plan(db, "SELECT id FROM mem WHERE session = 's1' ORDER BY ts LIMIT 5")
+    check("INDEX 3:AS" in p and "TEMP B-TREE" not in p, "session with ORDER BY ts: %s" % p)
+    p = plan(db, "SELECT id FROM mem ORDER BY ts, id")
+    check("TEMP B-TREE" in p, "ORDER BY ts, id is sorted by SQLite (ties are by position): %s" % p)
+    p = plan(db, "SELECT id FROM mem WHERE id = 5 AND ts > 3")
+    check("INDEX 1:" in p, "an id lookup stays the plan: %s" % p)
+    p = plan(db, "SELECT id FROM mem WHERE embedding MATCH '[1,0,0,0]' AND k = 3 AND ts > 3")
+    check("INDEX 2:" in p, "a KNN query stays the plan: %s" % p)
+    p = plan(db, "SELECT id FROM mem WHERE session = 's1'")
+    check("INDEX 3" not in p, "no ts condition, no order: a scan: %s" % p)
+    r0 = ranges(db)
+    n = db.execute("SELECT count(*) FROM mem WHERE ts > 40").fetchone()[0]
+    check(ranges(db) == r0 + 1 and n > 0, "the query walked one range (%d -> %d)" % (r0, ranges(db)))
+    ti = json.loads(db.execute("SELECT h5mem_index('mem')").fetchone()[0])["time_index"]
+    check(ti["built"] and ti["rows"] == 400, "time_index: %r" % ti)
+    # deletes and updates that change ts (and session)
+    for _ in range(60):
+        i = rng.randrange(1, 401)
+        db.execute("DELETE FROM mem WHERE id = ?", (i,))
+        db.execute("DELETE FROM ref WHERE id = ?", (i,))
+    for _ in range(60):
+        i, t, s = rng.randrange(1, 401), rng.randrange(-3, 50), "s%d" % rng.randrange(4)
+        for tab in ("mem", "ref"):
+            db.execute("UPDATE %s SET ts = ?, session = ? WHERE id = ?" % tab, (t, s, i))
+    db.execute("UPDATE mem SET ts = ts + 1 WHERE ts BETWEEN 10 AND 12")  # the range walked while it changes
+    db.execute("UPDATE ref SET ts = ts + 1 WHERE ts BETWEEN 10 AND 12")
+    db.execute("DELETE FROM mem WHERE ts > 45")
+    db.execute("DELETE FROM ref WHERE ts > 45")
+    compare(db, "updated")
+    # uncommitted rows, and a savepoint rolled back
+    db.execute("BEGIN")
+    insert(db, [new_row(i) for i in range(401, 461)])
+    db.execute("DELETE FROM mem WHERE ts = 7")
+    db.execute("DELETE FROM ref WHERE ts = 7")
+    compare(db, "in a transaction")
+    db.execute("SAVEPOINT a")
+    insert(db, [new_row(i) for i in range(461, 481)])
+    db.execute("ROLLBACK TO a")
+    db.execute("RELEASE a")
+    compare(db, "after ROLLBACK TO")
+    db.execute("COMMIT")
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    compare(db, "checkpointed again")
+    db.execute("INSERT INTO mem(mem) VALUES('optimize')")
+    compare(db, "optimized")
+    want = db.execute("SELECT id, text, session, ts FROM ref").fetchall()
+    db.close()
+    db = connect()
+    open_mem(db, fn)
+    db.execute("CREATE TABLE ref(id INTEGER PRIMARY KEY, text TEXT, session TEXT, ts INTEGER)")
+    db.executemany("INSERT INTO ref VALUES (?, ?, ?, ?)", want)
+    compare(db, "reopened")
+    # a second connection (a reader) sees the writer's commits in its ranges
+    db2 = connect()
+    open_mem(db2, fn)
+    before = db2.execute("SELECT count(*) FROM mem WHERE ts > 100").fetchone()[0]
+    db.execute("INSERT INTO mem(id, ts) VALUES (9999, 500)")
+    after = db2.execute("SELECT id FROM mem WHERE ts > 100").fetchall()
+    check(before == 0 and after == [(9999,)], "a reader's range after a commit: %r %r" % (before, after))
+    db2.close()
+    db.execute("DELETE FROM mem WHERE id = 9999")
+    # ISO-8601 text bounds are compared as SQLite compares them (text sorts after integers)
+    got = db.execute("SELECT count(*) FROM mem WHERE ts < '2024-01-01'").fetchone()[0]
+    check(got == len(want), "ts < text: every row (%d of %d)" % (got, len(want)))
+    return db
+
+
+def search_same(db, what, sql, ids_sql, args):
+    g = db.execute(sql, args).fetchall()
+    w = db.execute(ids_sql, args).fetchall()
+    check(g == w, "%s: %r, expected %r" % (what, g[:5], w[:5]))
+
+
+def test_searches(db):
+    """vec_search, bm25 and hybrid with a ts range (selective: from the index)
+    give what the same search with the range's ids listed gives."""
+    for lo, hi in ((3, 5), (10, 10), (0, 40), (-100, 100), (60, 70)):
+        ids = [r[0] for r in db.execute("SELECT id FROM mem WHERE ts BETWEEN ? AND ?", (lo, hi))]
+        inlist = "(%s)" % ",".join(str(i) for i in ids) if ids else "(-1)"
+        qv = json.dumps([rng.uniform(-1, 1) for _ in range(DIM)])
+        for sess in ("", " AND session = 's2'"):
+            r0 = ranges(db)
+            search_same(db, "vec_search ts %d..%d%s" % (lo, hi, sess),
+                        "SELECT id, distance FROM vec_search('mem', ?, 10, '{\"exact\":true}') WHERE ts BETWEEN %d AND %d%s" % (lo, hi, sess),
+                        "SELECT id, distance FROM vec_search('mem', ?, 10, '{\"exact\":true}') WHERE id IN %s%s" % (inlist, sess), (qv,))
+            search_same(db, "bm25 ts %d..%d%s" % (lo, hi, sess),
+                        "SELECT id, score FROM bm25('mem', 'coffee rain', 10) WHERE ts BETWEEN %d AND %d%s" % (lo, hi, sess),
+                        "SELECT id, score FROM bm25('mem', 'coffee rain', 10) WHERE id IN %s%s" % (inlist, sess), ())
+            search_same(db, "hybrid ts %d..%d%s" % (lo, hi, sess),
+                        "SELECT id, score FROM hybrid('mem', 'coffee garden', ?, 10) WHERE ts BETWEEN %d AND %d%s" % (lo, hi, sess),
+                        "SELECT id, score FROM hybrid('mem', 'coffee garden', ?, 10) WHERE id IN %s%s" % (inlist, sess), (qv,))
+            n = db.execute("SELECT count(*) FROM mem").fetchone()[0]
+            if len(ids) < n / 8:
+                db.execute("SELECT id FROM vec_search('mem', ?, 3) WHERE ts BETWEEN %d AND %d" % (lo, hi), (qv,)).fetchall()
+                check(ranges(db) > r0, "vec_search ts %d..%d (%d of %d rows) reads the index" % (lo, hi, len(ids), n))
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="test_time")
+    try:
+        db = test_table(d)
+        test_searches(db)
+        db.close()
+    finally:
+        shutil.rmtree(d)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
