@@ -854,6 +854,11 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     sqlite3_result_int64(ctx, c->ts);
     return SQLITE_OK;
   }
+  if (col == COL_SESSION && c->timeq && c->sess) { /* (the row's session is these bytes: no read of the
+                                                   ** string, which SQLite asks for to test `session = ?`) */
+    h5mem_result_text(ctx, c->sess, c->it.sesslen);
+    return SQLITE_OK;
+  }
   int rc = load(c, vt, col_part(col));
   if (rc) { /* the read's code, not SQLITE_ERROR: SQLITE_CORRUPT for a damaged store */
     ext_result_rc(ctx, rc, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : WHO ": read failed");
