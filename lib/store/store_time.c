@@ -452,6 +452,7 @@ int store_time_count(store *s, int64_t lo, int64_t hi, uint64_t *n) {
 
 /* ---- the iterator -------------------------------------------------------- */
 
+
 /* The delta side's place again, after the delta's array changed. */
 static void delta_seek(store *s, store_time_iter *it) {
   span(s->td, s->ntd, it->lo, it->hi, &it->db, &it->de);
@@ -466,6 +467,8 @@ static void delta_seek(store *s, store_time_iter *it) {
   }
   it->dgen = s->td_gen;
 }
+
+#define PREFETCH 4 /* how many of the base's pairs ahead a row's data is fetched */
 
 /* The iterator's start: the base's side from a[0..n), whose indexes are
 ** off + those of a (the span of a session's group in tsx->a). */
@@ -543,10 +546,18 @@ int store_time_next(store *s, store_time_iter *it, uint64_t *pos, int64_t *ts) {
       it->dhas = 1;
       it->dts = p->ts;
       it->dpos = p->pos;
-    } else if (it->desc) {
-      it->b--;
     } else {
-      it->b++;
+      if (it->desc) it->b--;
+      else it->b++;
+      /* a row a few steps on: its dead flag and id fetched now, so its cache
+      ** misses (positions in ts order are scattered over the file's rows)
+      ** overlap with the work on this one and the ones between */
+      uint64_t ahead = it->desc ? (it->b >= it->bb + PREFETCH ? it->b - PREFETCH : UINT64_MAX)
+                                : (it->b + PREFETCH < it->be ? it->b + PREFETCH : UINT64_MAX);
+      if (ahead != UINT64_MAX && ba[ahead].pos < s->nbase) {
+        __builtin_prefetch(&s->base_dead[ba[ahead].pos]);
+        __builtin_prefetch(&s->base_id[ba[ahead].pos]);
+      }
     }
     if (p->pos >= it->end || !store_pos_live(s, p->pos)) continue;
     if (take_d && it->by_sess) { /* (the base's side holds the session's rows alone) */
