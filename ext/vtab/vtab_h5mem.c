@@ -543,7 +543,8 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
 
 /* Plan 3: a time range from the store's temporal index (store_time_range):
 ** ts =, <, <=, >, >= (BETWEEN is two of them) and ORDER BY ts [DESC], with
-** `session = ?` tested as the rows go.  idxStr: 'A' (ts ascending), 'D'
+** `session = ?` from the per-session index (store_time_range_session: that
+** session's rows alone; its session column given without a read).  idxStr: 'A' (ts ascending), 'D'
 ** (descending) or 'N' (no order asked: ascending), then one letter per
 ** argument: '=', '>', 'g' (>=), '<', 'l' (<=) for ts, 'S' for session.  The
 ** constraints are not omitted: SQLite checks them again, so the range
