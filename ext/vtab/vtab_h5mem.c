@@ -855,6 +855,10 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     sqlite3_result_int64(ctx, c->ts);
     return SQLITE_OK;
   }
+  if (col == COL_ID && c->timeq && store_pos_live(vt->st, c->pos)) { /* (no view to fill for the id) */
+    sqlite3_result_int64(ctx, store_pos_id(vt->st, c->pos));
+    return SQLITE_OK;
+  }
   if (col == COL_SESSION && c->timeq && c->sess) { /* (the row's session is these bytes: no read of the
                                                    ** string, which SQLite asks for to test `session = ?`) */
     h5mem_result_text(ctx, c->sess, c->it.sesslen);
