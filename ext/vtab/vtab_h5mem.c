@@ -84,12 +84,8 @@ typedef struct memcur {
   int timeq; /* a time range (plan 3): the rows come from it, in ts order */
   store_time_iter it;
   int tdone;
-  char *sess; /* the range's `session = ?` (NULL: none), tested as the rows go */
-  size_t sesslen;
-  const uint32_t *scodes; /* the file rows' sessions as codes (store_str_codes), scodes[pos] */
-  uint64_t nscodes;
-  uint32_t scode;         /* sess's code */
-  int64_t ts;             /* the row's ts, as the index gave it */
+  char *sess; /* the range's `session = ?` (NULL: none): the iterator's, which walks its rows alone */
+  int64_t ts; /* the row's ts, as the index gave it */
 } memcur;
 
 static int vt_err(memvt *vt, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -547,7 +543,8 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
 
 /* Plan 3: a time range from the store's temporal index (store_time_range):
 ** ts =, <, <=, >, >= (BETWEEN is two of them) and ORDER BY ts [DESC], with
-** `session = ?` tested as the rows go.  idxStr: 'A' (ts ascending), 'D'
+** `session = ?` from the per-session index (store_time_range_session: that
+** session's rows alone; its session column given without a read).  idxStr: 'A' (ts ascending), 'D'
 ** (descending) or 'N' (no order asked: ascending), then one letter per
 ** argument: '=', '>', 'g' (>=), '<', 'l' (<=) for ts, 'S' for session.  The
 ** constraints are not omitted: SQLite checks them again, so the range
@@ -690,31 +687,18 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
   return SQLITE_OK;
 }
 
-/* The time range's next row that meets its session condition (c->tdone
-** at the end). */
+/* The time range's next row (c->tdone at the end). */
 static int time_step(memcur *c, memvt *vt) {
-  for (;;) {
-    uint64_t pos;
-    int rc = store_time_next(vt->st, &c->it, &pos, &c->ts);
-    if (rc == STORE_ENOTFOUND) {
-      c->tdone = 1;
-      return SQLITE_OK;
-    }
-    if (rc != STORE_OK) return st_err(vt, rc);
-    c->pos = pos;
-    c->have_v = 0; /* (a row skipped may have left its view) */
-    if (!c->sess) return SQLITE_OK;
-    if (pos < c->nscodes) { /* a file row: its code (UINT32_MAX: no file row has the session) */
-      if (c->scodes[pos] == c->scode && c->scode != UINT32_MAX) return SQLITE_OK;
-      continue;
-    }
-    memset(&c->v, 0, sizeof c->v);
-    c->have_v = 1;
-    rc = store_get(vt->st, pos, STORE_V_SESSION, &c->v);
-    if (rc != STORE_OK) return st_err(vt, rc);
-    if (c->v.session && c->v.session_len == c->sesslen && !memcmp(c->v.session, c->sess, c->sesslen))
-      return SQLITE_OK; /* (the view read stays the row's: load) */
+  uint64_t pos;
+  int rc = store_time_next(vt->st, &c->it, &pos, &c->ts);
+  if (rc == STORE_ENOTFOUND) {
+    c->tdone = 1;
+    return SQLITE_OK;
   }
+  if (rc != STORE_OK) return st_err(vt, rc);
+  c->pos = pos;
+  c->have_v = 0;
+  return SQLITE_OK;
 }
 
 /* Plan 3 (time_best_index): the range from the ts constraints, walked in
@@ -734,21 +718,12 @@ static int time_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, 
            : *p == '<' ? KNN_OP_LT : KNN_OP_LE;
     rc = search_knn_filter_add(&f, *p == 'S' ? KNN_F_SESSION : KNN_F_TS, op, argv[a]);
   }
-  c->nscodes = 0;
-  if (rc == SQLITE_OK && !f.empty && f.has[1]) {
+  size_t sesslen = 0;
+  if (rc == SQLITE_OK && !f.empty && f.has[1]) { /* (`session = NULL`: f.empty, no rows) */
     c->sess = sqlite3_malloc64(f.len[1] + 1);
     if (!c->sess) rc = SQLITE_NOMEM;
     else memcpy(c->sess, f.str[1], f.len[1]);
-    c->sesslen = f.len[1];
-    /* the file rows' sessions as codes: one pass over the column the first
-    ** time (kept until the base changes, shared with the searches' filters),
-    ** then a row's test is an integer compare, not a string read */
-    int src = c->sess ? store_str_codes(vt->st, STORE_V_SESSION, c->sess, c->sesslen, &c->scodes, &c->nscodes,
-                                        &c->scode) : STORE_OK;
-    if (src != STORE_OK) {
-      search_knn_filter_free(&f);
-      return st_err(vt, src);
-    }
+    sesslen = f.len[1];
   }
   int64_t lo = f.has_ts ? f.ts_lo : INT64_MIN, hi = f.has_ts ? f.ts_hi : INT64_MAX;
   int empty = f.empty;
@@ -758,7 +733,10 @@ static int time_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, 
     c->tdone = 1;
     return SQLITE_OK;
   }
-  int src = store_time_range(vt->st, lo, hi, desc, &c->it);
+  /* with a session, its rows alone from the per-session index (built on
+  ** first use, kept as the ts index is) */
+  int src = c->sess ? store_time_range_session(vt->st, c->sess, sesslen, lo, hi, desc, &c->it)
+                    : store_time_range(vt->st, lo, hi, desc, &c->it);
   if (src != STORE_OK) return st_err(vt, src);
   return time_step(c, vt);
 }
@@ -875,6 +853,15 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   }
   if (col == COL_TS && c->timeq) { /* (the index gave it: no read) */
     sqlite3_result_int64(ctx, c->ts);
+    return SQLITE_OK;
+  }
+  if (col == COL_ID && c->timeq && store_pos_live(vt->st, c->pos)) { /* (no view to fill for the id) */
+    sqlite3_result_int64(ctx, store_pos_id(vt->st, c->pos));
+    return SQLITE_OK;
+  }
+  if (col == COL_SESSION && c->timeq && c->sess) { /* (the row's session is these bytes: no read of the
+                                                   ** string, which SQLite asks for to test `session = ?`) */
+    h5mem_result_text(ctx, c->sess, c->it.sesslen);
     return SQLITE_OK;
   }
   int rc = load(c, vt, col_part(col));
@@ -1349,6 +1336,10 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   strbuf_printf(&sb, "},\"time_index\":{\"rows\":%llu,\"built\":%s,\"builds\":%llu,\"build_ms\":%.3f,"
                 "\"ranges\":%llu", (unsigned long long)tm.rows, tm.built ? "true" : "false",
                 (unsigned long long)tm.builds, (double)tm.build_us / 1000, (unsigned long long)tm.ranges);
+  strbuf_printf(&sb, ",\"session\":{\"rows\":%llu,\"sessions\":%llu,\"built\":%s,\"builds\":%llu,"
+                "\"build_ms\":%.3f}", (unsigned long long)tm.sess_rows, (unsigned long long)tm.sessions,
+                tm.sess_built ? "true" : "false", (unsigned long long)tm.sess_builds,
+                (double)tm.sess_build_us / 1000);
   strbuf_printf(&sb, "},\"log\":{\"frames\":%llu,\"bytes\":%llu,\"note\":",
                 (unsigned long long)li.frames, (unsigned long long)li.bytes);
   strbuf_json_string(&sb, lnote, strlen(lnote));

@@ -230,8 +230,21 @@ typedef struct store_time_iter {
   int dhas;                /* the last pair taken from the records in memory: */
   int64_t dts;
   uint64_t dpos;
+  int by_sess;             /* store_time_range_session: the session's rows alone */
+  const char *sess;
+  size_t sesslen;
 } store_time_iter;
 int store_time_range(store *s, int64_t lo, int64_t hi, int desc, store_time_iter *it);
+/* The same for the live records whose session is session (len bytes,
+** compared as bytes; NULL matches nothing, as SQL's `session = NULL`):
+** the file's rows from a per-session index (one group per session, in ts
+** order: O(log n) to start, O(1) a row of the session), built on first
+** use from the ts index and the session column's string codes
+** (store_str_codes), kept and carried over as the ts index is; the
+** records in memory are walked in ts order and tested.  session must
+** stay valid until the walk ends. */
+int store_time_range_session(store *s, const char *session, size_t len, int64_t lo, int64_t hi, int desc,
+                             store_time_iter *it);
 /* The next position (and its ts, when ts is not NULL): STORE_OK, or
 ** STORE_ENOTFOUND at the end, or an error. */
 int store_time_next(store *s, store_time_iter *it, uint64_t *pos, int64_t *ts);
@@ -247,6 +260,12 @@ typedef struct store_time_stats {
   uint64_t builds;
   int64_t build_us;
   uint64_t ranges;
+  /* the per-session index: pairs and sessions held (0 while not built),
+  ** whether built, builds and the last one's time */
+  uint64_t sess_rows, sessions;
+  int sess_built;
+  uint64_t sess_builds;
+  int64_t sess_build_us;
 } store_time_stats;
 void store_time_info(const store *s, store_time_stats *st);
 

@@ -229,8 +229,10 @@ static int rebase(store *s, uint64_t upto) {
   int64_t *tsc = s->tsc, *newts = (s->tsc || s->tb_built) ? malloc((nlive ? nlive : 1) * sizeof *newts) : NULL;
   store_tkey *tb = s->tb_built ? s->tb : NULL;
   uint64_t ntb = s->ntb;
+  store_tsess *tsx = s->tsx; /* (the per-session index too: store_time_rebase_sess) */
   s->tsc = NULL;
   s->tb = NULL;
+  s->tsx = NULL;
   if (newts)
     for (uint64_t i = 0, j = 0; i < s->ndelta; i++)
       if (!s->delta[i]->dead) newts[j++] = s->delta[i]->ts;
@@ -246,6 +248,8 @@ static int rebase(store *s, uint64_t upto) {
     store_time_rebase(s, tb, ntb, oldn, newts, nlive);
     tb = NULL;
   }
+  if (rc == STORE_OK) store_time_rebase_sess(s, tsx, oldn); /* (frees it when it cannot) */
+  else store_time_rebase_sess(s, tsx, UINT64_MAX);
   free(tsc);
   free(tb);
   free(newts);

@@ -228,6 +228,25 @@ void store_time_free(store *s);
 void store_time_rebase(store *s, store_tkey *old, uint64_t nold, uint64_t oldn, const int64_t *newts,
                        uint64_t nnew);
 
+/* The per-session index (store_time.c): the base rows that have a
+** session, grouped by session, each group in (ts, pos) order; the
+** sessions' strings its own (copies), so a checkpoint can carry it over
+** without the file's string codes. */
+typedef struct store_tsess {
+  store_tkey *a;       /* group g: a[off[g] .. off[g + 1]) */
+  uint64_t n, nbase;   /* pairs; the base's rows when built */
+  uint64_t *off;       /* ng + 1 */
+  char **str;          /* group g's session (NUL-terminated copy), len[g] bytes */
+  size_t *len;
+  uint32_t *slot;      /* open addressing over the groups: g + 1, 0 empty */
+  uint64_t ng, cap, scap; /* groups, room for them, slots (a power of 2) */
+} store_tsess;
+/* After the same checkpoint (and store_time_rebase): the per-session
+** index before it (old, taken; NULL: none built) with the appended rows
+** (the delta's live records, still in s->delta) merged in.  Nothing on
+** failure (built again on first use). */
+void store_time_rebase_sess(store *s, store_tsess *old, uint64_t oldn);
+
 /* ---- the store's state (store.c, store_load.c, ... ) --------------------- */
 
 /*
@@ -329,6 +348,9 @@ struct store {
   uint64_t time_gen;          /* changes when the base's pairs are freed */
   uint64_t time_builds, time_ranges;
   int64_t time_build_us;
+  store_tsess *tsx;           /* the per-session index; NULL: not built */
+  uint64_t tsx_builds;
+  int64_t tsx_build_us;
   /* base rows deleted since the checkpoint, in order */
   uint64_t *newdead;
   uint64_t nnewdead, capnewdead;

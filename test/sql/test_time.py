@@ -217,12 +217,147 @@ def test_searches(db):
                 check(ranges(db) > r0, "vec_search ts %d..%d (%d of %d rows) reads the index" % (lo, hi, len(ids), n))
 
 
+SESSIONS = ["a", "b", "c", "", "s\u00e9", "long-" + "x" * 300, "A"]
+
+
+def time_index(db):
+    return json.loads(db.execute("SELECT h5mem_index('mem')").fetchone()[0])["time_index"]
+
+
+def sess_row(i):
+    s = rng.choice(SESSIONS) if rng.random() > 0.1 else None
+    return (i, "t%d" % i, None, s, rng.randrange(0, 30))  # (few ts: many ties within a session)
+
+
+def compare_sessions(db, what):
+    """session = ? (present, absent, empty, NULL) with every kind of ts
+    condition and order, on mem against ref."""
+    for sess in SESSIONS + ["zz", None]:
+        for cond, nargs in (("1", 0), ("ts BETWEEN ? AND ?", 2), ("ts = ?", 1), ("ts > ?", 1), ("ts <= ?", 1)):
+            args = tuple(rng.randrange(-2, 32) for _ in range(nargs)) + (sess,)
+            where = " WHERE " + cond + " AND session = ?"
+            for order in ("", " ORDER BY ts", " ORDER BY ts DESC"):
+                if cond == "1" and not order:
+                    continue
+                sql = "SELECT id, ts, session FROM %s" + where + order
+                g = db.execute(sql % "mem", args).fetchall()
+                w = db.execute(sql % "ref", args).fetchall()
+                check(sorted(g) == sorted(w) and (not order or [r[1] for r in g] == [r[1] for r in w]),
+                      "%s: %s%s %r: %d rows, expected %d" % (what, where, order, args, len(g), len(w)))
+                if order:
+                    g = db.execute((sql % "mem") + ", id", args).fetchall()
+                    w = db.execute((sql % "ref") + ", id", args).fetchall()
+                    check(g == w, "%s: %s%s, id %r" % (what, where, order, args))
+                    lim = rng.randrange(1, 6)
+                    g = db.execute((sql % "mem") + " LIMIT %d" % lim, args).fetchall()
+                    w = db.execute((sql % "ref") + " LIMIT %d" % lim, args).fetchall()
+                    allrows = set(db.execute(sql % "ref", args).fetchall())
+                    check([r[1] for r in g] == [r[1] for r in w] and set(g) <= allrows and len(set(g)) == len(g),
+                          "%s: %s%s LIMIT %d %r: %r, expected %r" % (what, where, order, lim, args, g, w))
+    p = plan(db, "SELECT id FROM mem WHERE session = ? AND ts > 3", ("a",))
+    check("INDEX 3:" in p and "S" in p.split("INDEX 3:")[1], "%s: session with a ts range: %s" % (what, p))
+    # session = NULL matches nothing; IS NULL is not the index's
+    g = db.execute("SELECT count(*) FROM mem WHERE session = NULL ORDER BY ts").fetchone()[0]
+    check(g == 0, "%s: session = NULL: %d rows" % (what, g))
+    g = db.execute("SELECT id FROM mem WHERE session IS NULL AND ts >= 0 ORDER BY ts, id").fetchall()
+    w = db.execute("SELECT id FROM ref WHERE session IS NULL AND ts >= 0 ORDER BY ts, id").fetchall()
+    check(g == w, "%s: session IS NULL with a range" % what)
+
+
+def sess_change(db, n0, n1):
+    """Deletes, and updates that change the session, the ts or both."""
+    for _ in range(25):
+        i = rng.randrange(n0, n1)
+        for tab in ("mem", "ref"):
+            db.execute("DELETE FROM %s WHERE id = ?" % tab, (i,))
+    for _ in range(40):
+        i, t = rng.randrange(n0, n1), rng.randrange(0, 30)
+        s = rng.choice(SESSIONS + [None, "new%d" % rng.randrange(3)])
+        k = rng.randrange(3)
+        for tab in ("mem", "ref"):
+            if k == 0:
+                db.execute("UPDATE %s SET session = ? WHERE id = ?" % tab, (s, i))
+            elif k == 1:
+                db.execute("UPDATE %s SET ts = ? WHERE id = ?" % tab, (t, i))
+            else:
+                db.execute("UPDATE %s SET ts = ?, session = ? WHERE id = ?" % tab, (t, s, i))
+
+
+def test_sessions(d):
+    """The per-session index: every combination against an ordinary table,
+    carried over by a checkpoint, built again after optimize and reopening."""
+    fn = os.path.join(d, "s.h5")
+    db = connect()
+    open_mem(db, fn)
+    db.execute("CREATE TABLE ref(id INTEGER PRIMARY KEY, text TEXT, session TEXT, ts INTEGER)")
+    compare_sessions(db, "sessions: empty")
+    insert(db, [sess_row(i) for i in range(1, 301)])
+    compare_sessions(db, "sessions: in memory")
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    compare_sessions(db, "sessions: checkpointed")
+    ti = time_index(db)
+    check(ti["session"]["built"] and ti["session"]["sessions"] == len(SESSIONS)
+          and ti["session"]["rows"] == db.execute("SELECT count(*) FROM ref WHERE session IS NOT NULL").fetchone()[0],
+          "sessions: the per-session index: %r" % ti)
+    # new rows (new sessions among them) in memory, then a checkpoint that carries the index over
+    insert(db, [sess_row(i) for i in range(301, 361)] + [(361, "t", None, "fresh", 5), (362, "t", None, "fresh", 5)])
+    sess_change(db, 1, 363)
+    compare_sessions(db, "sessions: changed")
+    before = time_index(db)
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    compare_sessions(db, "sessions: checkpointed again")
+    g = db.execute("SELECT id FROM mem WHERE session = 'fresh' AND ts = 5 ORDER BY ts, id").fetchall()
+    w = db.execute("SELECT id FROM ref WHERE session = 'fresh' AND ts = 5 ORDER BY ts, id").fetchall()
+    check(g == w, "sessions: a session first stored by the checkpoint: %r %r" % (g, w))
+    after = time_index(db)
+    check(after["session"]["built"] and after["session"]["sessions"] >= before["session"]["sessions"] and
+          after["session"]["builds"] - before["session"]["builds"] == after["builds"] - before["builds"],
+          "sessions: a checkpoint carries the per-session index over as the ts index: %r -> %r" % (before, after))
+    # uncommitted rows, a savepoint rolled back, a range walked while its rows change
+    db.execute("BEGIN")
+    insert(db, [sess_row(i) for i in range(400, 440)])
+    sess_change(db, 1, 440)
+    compare_sessions(db, "sessions: in a transaction")
+    db.execute("SAVEPOINT a")
+    insert(db, [sess_row(i) for i in range(440, 460)])
+    db.execute("ROLLBACK TO a")
+    db.execute("RELEASE a")
+    compare_sessions(db, "sessions: after ROLLBACK TO")
+    for tab in ("mem", "ref"):
+        db.execute("UPDATE %s SET ts = ts + 1 WHERE session = 'a' AND ts BETWEEN 5 AND 9" % tab)
+    compare_sessions(db, "sessions: a range updated while walked")
+    db.execute("COMMIT")
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    compare_sessions(db, "sessions: committed, checkpointed")
+    sess_change(db, 1, 440)
+    db.execute("INSERT INTO mem(mem) VALUES('optimize')")
+    compare_sessions(db, "sessions: optimized")
+    want = db.execute("SELECT id, text, session, ts FROM ref").fetchall()
+    db.close()
+    db = connect()
+    open_mem(db, fn)
+    db.execute("CREATE TABLE ref(id INTEGER PRIMARY KEY, text TEXT, session TEXT, ts INTEGER)")
+    db.executemany("INSERT INTO ref VALUES (?, ?, ?, ?)", want)
+    compare_sessions(db, "sessions: reopened")
+    # a reader refreshed after the writer's checkpoint builds its index again
+    db2 = connect()
+    open_mem(db2, fn)
+    n0 = db2.execute("SELECT count(*) FROM mem WHERE session = 'b' AND ts >= 0").fetchone()[0]
+    db.execute("INSERT INTO mem(id, session, ts) VALUES (9001, 'b', 3)")
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    n1 = db2.execute("SELECT count(*) FROM mem WHERE session = 'b' AND ts >= 0").fetchone()[0]
+    check(n1 == n0 + 1, "sessions: a reader's session range after a checkpoint: %d -> %d" % (n0, n1))
+    db2.close()
+    db.close()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="test_time")
     try:
         db = test_table(d)
         test_searches(db)
         db.close()
+        test_sessions(d)
     finally:
         shutil.rmtree(d)
     finish()

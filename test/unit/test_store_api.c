@@ -12,7 +12,7 @@
 ** damaged file reported as corrupt, by opening and by a checkpoint; a
 ** store path that is a directory an I/O error; a log made with no room
 ** for its header full; the gate's lock failing an I/O error, not busy;
-** time ranges (store_time_range) against a brute force.
+** time ranges (store_time_range, store_time_range_session) against a brute force.
 **
 ** Every test works in a directory of its own under $TMPDIR (or /tmp) and
 ** removes it at the end.  A model of the records (an array) is what every
@@ -1709,6 +1709,133 @@ START_TEST(test_time_range) {
 }
 END_TEST
 
+/* ---- the per-session index ---------------------------------------------------- */
+
+static const char *const t_sessions[] = {"a", "b", "", "ab", NULL, "s\xc3\xa9"};
+#define T_NSESS 6
+
+/* store_time_range_session(session, lo, hi, desc) gives exactly the live
+** records of that session with lo <= ts <= hi, by (ts, position), as a
+** brute force over every position does (NULL: none). */
+static void check_sess_range(store *s, const char *sess, int64_t lo, int64_t hi, int desc) {
+  uint64_t npos = store_npos(s), nb = 0;
+  size_t slen = sess ? strlen(sess) : 0;
+  tpair *want = malloc((npos + 1) * sizeof *want);
+  ck_assert_ptr_nonnull(want);
+  for (uint64_t p = 0; p < npos && sess; p++) {
+    if (!store_pos_live(s, p)) continue;
+    store_view v;
+    memset(&v, 0, sizeof v);
+    ck_assert_int_eq(store_get(s, p, STORE_V_NUM | STORE_V_SESSION, &v), STORE_OK);
+    if (v.ts >= lo && v.ts <= hi && v.session && v.session_len == slen && !memcmp(v.session, sess, slen))
+      want[nb++] = (tpair){v.ts, p};
+  }
+  qsort(want, nb, sizeof *want, tpair_cmp);
+  store_time_iter it;
+  ck_assert_int_eq(store_time_range_session(s, sess, slen, lo, hi, desc, &it), STORE_OK);
+  uint64_t got = 0, pos;
+  int64_t ts;
+  int rc;
+  while ((rc = store_time_next(s, &it, &pos, &ts)) == STORE_OK) {
+    ck_assert_uint_lt(got, nb);
+    const tpair *w = &want[desc ? nb - 1 - got : got];
+    ck_assert_msg(w->pos == pos && w->ts == ts, "session %s [%lld, %lld]%s: row %llu is (%lld, %llu), expected (%lld, %llu)",
+                  sess ? sess : "NULL", (long long)lo, (long long)hi, desc ? " desc" : "", (unsigned long long)got,
+                  (long long)ts, (unsigned long long)pos, (long long)w->ts, (unsigned long long)w->pos);
+    got++;
+  }
+  ck_assert_int_eq(rc, STORE_ENOTFOUND);
+  ck_assert_uint_eq(got, nb);
+  free(want);
+}
+
+static void check_sess_all(store *s, t_rng *r) {
+  static const int64_t edge[] = {INT64_MIN, 0, 10, 39, INT64_MAX};
+  for (int k = 0; k < T_NSESS + 1; k++) {
+    const char *sess = k < T_NSESS ? t_sessions[k] : "none";
+    for (int a = 0; a < 5; a++)
+      for (int b = a; b < 5; b++)
+        for (int d = 0; d < 2; d++) check_sess_range(s, sess, edge[a], edge[b], d);
+    for (int i = 0; i < 6; i++) {
+      int64_t lo = (int64_t)(t_next(r) % 45) - 3, hi = lo + (int64_t)(t_next(r) % 10);
+      check_sess_range(s, sess, lo, hi, (int)(t_next(r) & 1));
+    }
+  }
+  check_sess_range(s, "a", 5, 4, 0); /* empty */
+  check_time_range(s, INT64_MIN, INT64_MAX, 0); /* (the ts index beside it) */
+}
+
+static void put_sess(store *s, int64_t id, int64_t ts, const char *sess) {
+  store_rec rr;
+  memset(&rr, 0, sizeof rr);
+  rr.id = id;
+  rr.ts = ts;
+  rr.session = sess;
+  rr.session_len = sess ? strlen(sess) : 0;
+  rr.last_access = STORE_NULL_TIME;
+  ck_assert_int_eq(store_put(s, &rr), STORE_OK);
+}
+
+START_TEST(test_time_range_session) {
+  tdir t;
+  t_rng r;
+  r.s = t_seed() + 23;
+  store *s = new_store(&t, opts(DIM, STORE_COSINE, STORE_F32));
+  check_sess_all(s, &r); /* an empty store */
+  int64_t next = 1;
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int i = 0; i < 400; i++, next++)
+    put_sess(s, next, (int64_t)(t_next(&r) % 40), t_sessions[t_next(&r) % (T_NSESS - 1)]); /* (not the last) */
+  commit_ok(s);
+  check_sess_all(s, &r); /* all in memory */
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  check_sess_all(s, &r); /* all in the file: built */
+  store_time_stats st;
+  store_time_info(s, &st);
+  ck_assert(st.sess_built && st.sess_builds >= 1);
+  /* deletes, updates of session and ts, new records (a session new to the
+  ** file among them), an open transaction with a savepoint undone, then a
+  ** checkpoint that carries the index over */
+  for (int round = 0; round < 3; round++) {
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    for (int i = 0; i < 50; i++) {
+      int64_t id = 1 + (int64_t)(t_next(&r) % (uint64_t)(next - 1));
+      uint64_t pos;
+      if (store_find(s, id, &pos) != STORE_OK) continue;
+      ck_assert_int_eq(store_delete(s, id), STORE_OK);
+      if (i % 2) put_sess(s, id, (int64_t)(t_next(&r) % 40), t_sessions[t_next(&r) % T_NSESS]);
+    }
+    for (int i = 0; i < 30; i++, next++) put_sess(s, next, (int64_t)(t_next(&r) % 40), t_sessions[t_next(&r) % T_NSESS]);
+    commit_ok(s);
+    check_sess_all(s, &r);
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    for (int i = 0; i < 10; i++, next++) put_sess(s, next, (int64_t)(t_next(&r) % 40), t_sessions[t_next(&r) % T_NSESS]);
+    uint64_t m = store_mark(s);
+    for (int i = 0; i < 10; i++) put_sess(s, next + i, (int64_t)(t_next(&r) % 40), "a");
+    check_sess_all(s, &r);
+    ck_assert_int_eq(store_undo_to(s, m), STORE_OK);
+    check_sess_all(s, &r);
+    commit_ok(s);
+    store_time_stats before;
+    store_time_info(s, &before);
+    ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+    store_time_info(s, &st);
+    ck_assert_msg(st.sess_built && st.sess_builds == before.sess_builds, "the checkpoint carries the index over");
+    check_sess_all(s, &r);
+    store_time_info(s, &st);
+    ck_assert_uint_eq(st.sess_builds, before.sess_builds);
+  }
+  ck_assert_int_eq(store_optimize(s), STORE_OK);
+  check_sess_all(s, &r);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  s = open_ok(t.path, NULL, 1); /* reopened (read-only): built again */
+  check_sess_all(s, &r);
+  store_time_info(s, &st);
+  ck_assert(st.sess_built && st.sess_builds == 1 && st.sessions == T_NSESS - 1);
+  finish(s, &t);
+}
+END_TEST
+
 Suite *store_api_suite(void);
 Suite *store_api_suite(void) {
   Suite *su = suite_create("store_api");
@@ -1736,6 +1863,7 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_graph_in_transactions);
   tcase_add_test(tc, test_bm25);
   tcase_add_test(tc, test_time_range);
+  tcase_add_test(tc, test_time_range_session);
   suite_add_tcase(su, tc);
   return su;
 }
