@@ -123,6 +123,7 @@ void h5mem_store_release(memstore *ms) {
 
 store *h5mem_store_handle(const memstore *ms) { return ms->st; }
 void h5mem_store_hold(memstore *ms, int delta) { ms->holds += delta; }
+int h5mem_store_holds(const memstore *ms) { return ms->holds; }
 int h5mem_store_orphaned(const memstore *ms) { return ms->key == NULL; }
 
 void h5mem_store_orphan(memstore *ms) {

@@ -117,6 +117,7 @@ store *h5mem_store_handle(const memstore *ms);
 /* Readers holding the store's positions or strings (+1 / -1): no automatic
 ** checkpoint moves them meanwhile. */
 void h5mem_store_hold(memstore *ms, int delta);
+int h5mem_store_holds(const memstore *ms);
 /* Whether the h5mem table this store belongs to was dropped (a companion
 ** left behind then refuses to work). */
 int h5mem_store_orphaned(const memstore *ms);
@@ -209,6 +210,11 @@ void h5mem_table_hold(memvt *vt, int delta);
 /* The table's shared store (no reference taken) and its schema. */
 memstore *h5mem_table_ms(memvt *vt);
 const char *h5mem_table_schema(const memvt *vt);
+
+/* ==== interface to code in func_h5mem.c =================================== */
+
+/* h5mem_checkpoint, h5mem_index and h5mem_score, with reg as their data. */
+int h5mem_func_register(sqlite3 *db, registry *reg);
 
 /* ==== interface to code in vtab_h5mem.c =================================== */
 

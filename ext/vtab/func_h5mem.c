@@ -1,0 +1,152 @@
+/*
+** ext/vtab/func_h5mem.c - the h5mem table's SQL functions, each naming a
+** table open on the connection (found through the registry,
+** h5mem_fn_table):
+**
+**   h5mem_checkpoint(table)          checkpoint now; the records' count
+**   h5mem_index(table)               the store's indexes and log as JSON
+**   h5mem_score(table, id [, opts])  a memory's decay score (lib/life)
+**
+** All are direct-only (docs/SQL.md, "Trust").
+*/
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "../ext_err.h"
+#include "life/life.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+#include "vtab_int.h"
+
+/* ---- h5mem_checkpoint(name) ------------------------------------------------- */
+
+/* The store's error rc as the function's: "who: message" (h5mem_store_err). */
+static void fn_store_err(sqlite3_context *ctx, const char *who, store *st, int rc) {
+  char *err = NULL;
+  rc = h5mem_store_err(st, rc, &err);
+  ext_result_msg(ctx, rc, who, err);
+}
+
+static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_checkpoint");
+  if (!vt) return;
+  store *st = h5mem_table_store(vt);
+  if (h5mem_store_holds(h5mem_table_ms(vt))) {
+    sqlite3_result_error(ctx, "h5mem_checkpoint: the table is being read by a query", -1);
+    return;
+  }
+  int rc = store_checkpoint(st);
+  if (rc) {
+    fn_store_err(ctx, "h5mem_checkpoint", st, rc);
+    return;
+  }
+  sqlite3_result_int64(ctx, (sqlite3_int64)store_count(st));
+}
+
+/* ---- h5mem_score(name, id [, options]) ---------------------------------------- */
+
+/* The decay score of memory id (lib/life, docs/SQL.md "Memory lifecycle"),
+** from the store as this connection sees it (its open transaction too). */
+static void fn_score(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_score");
+  if (!vt) return;
+  store *st = h5mem_table_store(vt);
+  life_score_opts o;
+  sqlite3_int64 now;
+  char *err = NULL;
+  int rc = ext_life_score_opts(argc > 2 ? argv[2] : NULL, &o, &now, &err);
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_score", err);
+  int type = sqlite3_value_type(argv[1]);
+  if (type == SQLITE_NULL) return sqlite3_result_null(ctx);
+  if (type != SQLITE_INTEGER)
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_score", sqlite3_mprintf("id: expected an integer"));
+  if ((rc = h5mem_store_refresh(h5mem_table_ms(vt), 0, &err)) != SQLITE_OK)
+    return ext_result_msg(ctx, rc, "h5mem_score", err);
+  sqlite3_int64 id = sqlite3_value_int64(argv[1]);
+  uint64_t pos;
+  store_view v;
+  memset(&v, 0, sizeof v);
+  int sr = store_find(st, id, &pos);
+  if (sr == STORE_ENOTFOUND)
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_score",
+                          sqlite3_mprintf("no memory with id %lld in %s", (long long)id, h5mem_table_name(vt)));
+  if (sr == STORE_OK) sr = store_get(st, pos, STORE_V_NUM, &v);
+  if (sr != STORE_OK) return fn_store_err(ctx, "h5mem_score", st, sr);
+  life_record r = {.has_importance = !isnan(v.importance), .importance = v.importance, .has_ts = 1,
+                   .ts = v.ts, .access_count = v.access_count,
+                   .has_last_access = v.last_access != STORE_NULL_TIME, .last_access = v.last_access};
+  sqlite3_result_double(ctx, life_score(&o, &r, now, NULL));
+}
+
+/* ---- h5mem_index(name) --------------------------------------------------------- */
+
+/* The store's vector index as JSON: settings, the rows the saved graph
+** covers, the rows searched exactly, whether the graph is read in place. */
+static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_index");
+  if (!vt) return;
+  store *st = h5mem_table_store(vt);
+  char *err = NULL;
+  int rc = h5mem_store_refresh(h5mem_table_ms(vt), 0, &err);
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_index", err);
+  store_index_info in;
+  store_index(st, &in);
+  uint64_t npos = store_npos(st);
+  strbuf sb = {0};
+  strbuf_printf(&sb, "{\"index\":\"%s\",\"M\":%d,\"ef_construction\":%d,\"ef_search\":%d,"
+                "\"quantize\":\"%s\",\"nlist\":%u,\"nprobe\":%d,\"pq_m\":%d,"
+                "\"graph_rows\":%llu,\"exact_rows\":%llu,\"q8_rows\":%llu,\"in_place\":%s,\"note\":",
+                store_index_name(in.kind), in.m, in.ef_construction, in.ef_search,
+                in.q8 ? "int8" : "none", in.nlist, in.nprobe, in.pq_m, (unsigned long long)in.graph_rows,
+                (unsigned long long)(npos - in.graph_rows), (unsigned long long)in.q8_rows,
+                in.in_place ? "true" : "false");
+  strbuf_json_string(&sb, in.note, strlen(in.note));
+  store_text_info ti;
+  if (store_text_index(st, &ti) == STORE_ENOMEM) {
+    strbuf_free(&sb);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  strbuf_printf(&sb, ",\"text\":{\"tokenize\":\"%s\",\"image_rows\":%llu,\"terms\":%llu,"
+                "\"memory_rows\":%llu,\"in_place\":%s,\"note\":", ti.tokenize,
+                (unsigned long long)ti.image_rows, (unsigned long long)ti.image_terms,
+                (unsigned long long)ti.memory_rows, ti.in_place ? "true" : "false");
+  strbuf_json_string(&sb, ti.note, strlen(ti.note));
+  store_log_info li;
+  char lnote[1024];
+  store_log(st, &li, lnote, sizeof lnote);
+  store_time_stats tm;
+  store_time_info(st, &tm);
+  strbuf_printf(&sb, "},\"time_index\":{\"rows\":%llu,\"built\":%s,\"builds\":%llu,\"build_ms\":%.3f,"
+                "\"ranges\":%llu", (unsigned long long)tm.rows, tm.built ? "true" : "false",
+                (unsigned long long)tm.builds, (double)tm.build_us / 1000, (unsigned long long)tm.ranges);
+  strbuf_printf(&sb, ",\"session\":{\"rows\":%llu,\"sessions\":%llu,\"built\":%s,\"builds\":%llu,"
+                "\"build_ms\":%.3f}", (unsigned long long)tm.sess_rows, (unsigned long long)tm.sessions,
+                tm.sess_built ? "true" : "false", (unsigned long long)tm.sess_builds,
+                (double)tm.sess_build_us / 1000);
+  strbuf_printf(&sb, "},\"log\":{\"frames\":%llu,\"bytes\":%llu,\"note\":",
+                (unsigned long long)li.frames, (unsigned long long)li.bytes);
+  strbuf_json_string(&sb, lnote, strlen(lnote));
+  strbuf_puts(&sb, "}}");
+  if (strbuf_failed(&sb)) {
+    strbuf_free(&sb);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, sb.buf, (int)sb.len, SQLITE_TRANSIENT);
+  strbuf_free(&sb);
+}
+
+/* ---- registration ------------------------------------------------------ */
+
+int h5mem_func_register(sqlite3 *db, registry *reg) {
+  int rc = h5mem_registry_function(db, reg, "h5mem_checkpoint", 1, SQLITE_DIRECTONLY, fn_checkpoint);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_index", 1, SQLITE_DIRECTONLY, fn_index);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 2, SQLITE_DIRECTONLY, fn_score);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 3, SQLITE_DIRECTONLY, fn_score);
+  return rc;
+}
