@@ -88,7 +88,9 @@ int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
     int64_t lo = INT64_MIN, hi = INT64_MAX;
     int exact = t == SQLITE_INTEGER;
     int64_t x = sqlite3_value_int64(v);
-    if (!exact && !(fabs(d) < 9.2e18)) { /* beyond every int64 (or NaN) */
+    /* a real compares with the integers exactly (as SQLite compares them):
+    ** beyond every int64 when outside [-2^63, 2^63), or NaN */
+    if (!exact && !(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) {
       if (isnan(d) || op == KNN_OP_EQ || (d > 0) == (op == KNN_OP_GT || op == KNN_OP_GE)) f->empty = 1;
       return SQLITE_OK;
     }
@@ -99,7 +101,10 @@ int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
       break;
     case KNN_OP_GT: lo = exact ? (x == INT64_MAX ? (f->empty = 1, x) : x + 1) : (int64_t)floor(d) + 1; break;
     case KNN_OP_GE: lo = exact ? x : (int64_t)ceil(d); break;
-    case KNN_OP_LT: hi = exact ? (x == INT64_MIN ? (f->empty = 1, x) : x - 1) : (int64_t)ceil(d) - 1; break;
+    case KNN_OP_LT:
+      if (exact ? x == INT64_MIN : ceil(d) == -9223372036854775808.0) f->empty = 1; /* nothing below */
+      else hi = exact ? x - 1 : (int64_t)ceil(d) - 1;
+      break;
     case KNN_OP_LE: hi = exact ? x : (int64_t)floor(d); break;
     }
     if (!f->has_ts) {
@@ -117,6 +122,11 @@ int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
     f->empty = 1;
     return SQLITE_OK;
   }
+  /* a number (or BLOB) compares with the text column by the affinity of
+  ** the other side, which a virtual table cannot see ('05' = 5 when it is
+  ** a numeric column's): no restriction here, SQLite tests the rows (the
+  ** planners never omit these constraints) */
+  if (sqlite3_value_type(v) != SQLITE_TEXT) return SQLITE_OK;
   const char *s = (const char *)sqlite3_value_text(v);
   if (!s) return SQLITE_NOMEM;
   size_t n = (size_t)sqlite3_value_bytes(v);
@@ -561,6 +571,9 @@ void search_knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, c
     case SQLITE_INDEX_CONSTRAINT_LE: op = KNN_OP_LE; break;
     }
     if (op < 0 || (field != KNN_F_TS && op != KNN_OP_EQ)) continue;
+    int text = field == KNN_F_SOURCE || field == KNN_F_SESSION || field == KNN_F_TIER;
+    const char *coll = text ? sqlite3_vtab_collation(info, c) : NULL;
+    if (coll && sqlite3_stricmp(coll, "BINARY")) continue; /* (bytes compared: BINARY only) */
     if (field == KNN_F_ID && op == KNN_OP_EQ && sqlite3_libversion_number() >= 3038000 &&
         sqlite3_vtab_in(info, c, -1)) {
       sqlite3_vtab_in(info, c, 1); /* the whole IN list at once */
@@ -573,7 +586,9 @@ void search_knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, c
     plan[n++] = (char)('0' + op);
     plan[n] = 0;
     info->aConstraintUsage[c].argvIndex = ++*argi;
-    info->aConstraintUsage[c].omit = 1;
+    /* a text condition is tested again by SQLite: a number on the other
+    ** side compares by its affinity (search_knn_filter_add) */
+    info->aConstraintUsage[c].omit = !text;
     (*used)++;
   }
 }

@@ -354,6 +354,53 @@ def test_sessions(d):
     db.close()
 
 
+def test_edges(d):
+    """Conditions a virtual table cannot read alone: a real bound near the
+    ends of int64 (compared exactly, as SQLite compares an integer with a
+    real), a session compared with a numeric column (numeric affinity:
+    '05' = 5) and under another collation; in the temporal index's plan and
+    in the KNN form, each against an ordinary table with the same rows."""
+    db = connect()
+    open_mem(db, os.path.join(d, "edges.h5"))
+    db.execute("CREATE TABLE ref(id INTEGER PRIMARY KEY, session TEXT, ts INTEGER)")
+    big = 9220000000000000000
+    rows = [(1, "5", 1), (2, "05", 2), (3, "5.0", 3), (4, " 5", 4), (5, "a", big), (6, "A", -big),
+            (7, "", 5), (8, None, 6), (9, "5e0", 7)]
+    for i, sess, ts in rows:
+        db.execute("INSERT INTO mem(id, text, embedding, session, ts) VALUES (?, 'x', ?, ?, ?)",
+                   (i, json.dumps([1.0, i, 0, 0]), sess, ts))
+        db.execute("INSERT INTO ref VALUES (?, ?, ?)", (i, sess, ts))
+    db.execute("CREATE TABLE n(x INTEGER)")
+    db.execute("INSERT INTO n VALUES (5)")
+    db.execute("CREATE TABLE r(x REAL)")
+    db.execute("INSERT INTO r VALUES (5)")
+    where = [("ts > ?", (9.21e18,)), ("ts >= ?", (9.21e18,)), ("ts <= ?", (-9.21e18,)), ("ts = ?", (9.22e18,)),
+             ("ts < ?", (-9223372036854775808.0,)), ("ts >= ?", (-9223372036854775808.0,)),
+             ("ts > ?", (9223372036854775807,)), ("ts < ?", (-9223372036854775808,)), ("ts > ?", (9.3e18,)),
+             ("session = ? AND ts > 0", (5,)), ("session = ? AND ts > 0", ("5",)),
+             ("session = ? COLLATE NOCASE AND ts > -1e19", ("a",))]
+    joins = ["SELECT m.id FROM n CROSS JOIN {t} m WHERE m.session = n.x AND m.ts > 0",
+             "SELECT m.id FROM n CROSS JOIN {t} m WHERE m.session = n.x ORDER BY m.ts",
+             "SELECT m.id FROM r CROSS JOIN {t} m WHERE m.session = r.x AND m.ts > 0"]
+    for stage in ("in memory", "checkpointed"):
+        for w, a in where:
+            got = sorted(db.execute("SELECT id FROM mem WHERE " + w, a).fetchall())
+            want = sorted(db.execute("SELECT id FROM ref WHERE " + w, a).fetchall())
+            check(got == want, "%s: %s %r: %r, want %r" % (stage, w, a, got, want))
+        for j in joins:
+            got = sorted(db.execute(j.format(t="mem")).fetchall())
+            want = sorted(db.execute(j.format(t="ref")).fetchall())
+            check(got == want, "%s: %s: %r, want %r" % (stage, j, got, want))
+        # the KNN form, k covering every record: the matching ones, all of them
+        for cond in ("m.session = n.x", "m.session = 'a' COLLATE NOCASE", "m.ts > 9.21e18"):
+            got = sorted(db.execute("SELECT m.id FROM n CROSS JOIN mem m WHERE m.embedding MATCH '[1, 0, 0, 0]' "
+                                    "AND k = 20 AND " + cond).fetchall())
+            want = sorted(db.execute("SELECT m.id FROM n CROSS JOIN ref m WHERE " + cond).fetchall())
+            check(got == want, "%s: KNN with %s: %r, want %r" % (stage, cond, got, want))
+        db.execute("SELECT h5mem_checkpoint('mem')")
+    db.close()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="test_time")
     try:
@@ -361,6 +408,7 @@ def main():
         test_searches(db)
         db.close()
         test_sessions(d)
+        test_edges(d)
     finally:
         shutil.rmtree(d)
     finish()
