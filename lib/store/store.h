@@ -218,7 +218,9 @@ int store_ts_column(store *s, const int64_t **ts, uint64_t *n);
 ** pass over the ts column and a radix sort, kept until the base changes
 ** (a checkpoint carries it over in O(n); a refresh or optimize builds it
 ** again); the records in memory are merged in.  Positions past
-** store_npos at the start (records added meanwhile) are not visited.  The
+** store_npos at the start (records added meanwhile) are not visited, nor
+** a record that would come before the last one given (put, after an
+** undone insert, at the position it freed): the order holds.  The
 ** store must not checkpoint or refresh during the walk (store_time_next
 ** then fails with STORE_EINVAL).  The fields are the iterator's own. */
 typedef struct store_time_iter {
@@ -233,6 +235,9 @@ typedef struct store_time_iter {
   int by_sess;             /* store_time_range_session: the session's rows alone */
   const char *sess;
   size_t sesslen;
+  int has_last;            /* the last pair given: a pair that would come before */
+  int64_t last_ts;         /* it (a record put at a position an undone insert */
+  uint64_t last_pos;       /* freed, behind the walk) is not visited */
 } store_time_iter;
 int store_time_range(store *s, int64_t lo, int64_t hi, int desc, store_time_iter *it);
 /* The same for the live records whose session is session (len bytes,

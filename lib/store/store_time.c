@@ -579,12 +579,20 @@ int store_time_next(store *s, store_time_iter *it, uint64_t *pos, int64_t *ts) {
       }
     }
     if (p->pos >= it->end || !store_pos_live(s, p->pos)) continue;
+    if (it->has_last) { /* (the order given so far is kept: see store_time_iter) */
+      store_tkey last = {it->last_ts, it->last_pos};
+      int c = tkey_cmp(p, &last);
+      if (it->desc ? c >= 0 : c <= 0) continue;
+    }
     if (take_d && it->by_sess) { /* (the base's side holds the session's rows alone) */
       const drec *d = s->delta[p->pos - s->nbase];
       if (!d->str[SESS] || d->len[SESS] != it->sesslen || memcmp(d->str[SESS], it->sess, it->sesslen)) continue;
     }
     *pos = p->pos;
     if (ts) *ts = p->ts;
+    it->has_last = 1;
+    it->last_ts = p->ts;
+    it->last_pos = p->pos;
     return STORE_OK;
   }
 }

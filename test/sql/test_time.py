@@ -399,6 +399,26 @@ def test_edges(d):
             check(got == want, "%s: KNN with %s: %r, want %r" % (stage, cond, got, want))
         db.execute("SELECT h5mem_checkpoint('mem')")
     db.close()
+    # a range walked in ts order stays in order when, under it, an insert is
+    # taken back and another one takes its place behind the walk
+    db = connect()
+    open_mem(db, os.path.join(d, "undo.h5"))
+    for i in range(1, 6):
+        db.execute("INSERT INTO mem(id, text, ts) VALUES (?, 'x', ?)", (i, 10 * i))
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    db.execute("BEGIN")
+    db.execute("SAVEPOINT sp0")
+    db.execute("INSERT INTO mem(id, text, ts) VALUES (6, 'x', 100)")
+    cur = db.cursor()
+    cur.execute("SELECT id, ts FROM mem WHERE ts >= 0 ORDER BY ts")
+    seen = [cur.fetchone() for _ in range(3)]
+    db.execute("ROLLBACK TO sp0")
+    db.execute("INSERT INTO mem(id, text, ts) VALUES (7, 'x', 5)")
+    seen += cur.fetchall()
+    check([t for _, t in seen] == sorted(t for _, t in seen) and (6, 100) not in seen,
+          "ORDER BY ts across ROLLBACK TO and an insert behind the walk: %r" % seen)
+    db.execute("COMMIT")
+    db.close()
 
 
 def main():
