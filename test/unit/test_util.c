@@ -190,18 +190,25 @@ START_TEST(test_shortest_roundtrip) {
 }
 END_TEST
 
-/* A host that sets a comma-decimal locale must not change parsing. */
-START_TEST(test_locale_independent) {
+/* LC_NUMERIC set to a comma-decimal locale; when none is installed, says
+** that what (a test's subject) is checked in the "C" locale only, and
+** fails where H5MEM_REQUIRE_COMMA_LOCALE is set (CI installs de_DE.UTF-8
+** and sets it, so there the tests are real).  1 when one was set. */
+static int set_comma_locale(const char *what) {
   const char *locs[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "ru_RU.UTF-8"};
   const char *set = NULL;
   for (size_t i = 0; i < sizeof locs / sizeof locs[0] && !set; i++)
     set = setlocale(LC_NUMERIC, locs[i]);
-  if (!set) {
-    /* CI installs de_DE.UTF-8 and sets this, so there the test is real */
-    ck_assert_msg(getenv("H5MEM_REQUIRE_COMMA_LOCALE") == NULL,
-                  "no comma-decimal locale installed (de_DE.UTF-8 etc.)");
-    printf("test_util: no comma-decimal locale installed; checked in C only\n");
-  }
+  if (set) return 1;
+  ck_assert_msg(getenv("H5MEM_REQUIRE_COMMA_LOCALE") == NULL,
+                "no comma-decimal locale installed (de_DE.UTF-8 etc.)");
+  printf("test_util: no comma-decimal locale installed; %s checked in C only\n", what);
+  return 0;
+}
+
+/* A host that sets a comma-decimal locale must not change parsing. */
+START_TEST(test_locale_independent) {
+  set_comma_locale("parsing");
   float *v = NULL;
   size_t n = 0;
   char err[256], buf[32];
@@ -768,17 +775,8 @@ END_TEST
 
 /* A comma-decimal locale changes nothing (as test_locale_independent). */
 START_TEST(test_json_number_locale) {
-  const char *locs[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "ru_RU.UTF-8"};
-  const char *set = NULL;
-  for (size_t i = 0; i < sizeof locs / sizeof locs[0] && !set; i++)
-    set = setlocale(LC_NUMERIC, locs[i]);
-  if (!set) {
-    ck_assert_msg(getenv("H5MEM_REQUIRE_COMMA_LOCALE") == NULL,
-                  "no comma-decimal locale installed (de_DE.UTF-8 etc.)");
-    printf("test_util: no comma-decimal locale installed; json numbers checked in C only\n");
-  } else {
+  if (set_comma_locale("json numbers"))
     ck_assert_double_eq(strtod("1,5", NULL), 1.5); /* the locale is in force */
-  }
   number_is("1.5", UTIL_JSON_REAL, 0, 1.5);
   number_is("-2.25e1", UTIL_JSON_REAL, 0, -22.5);
   number_is("7", UTIL_JSON_INTEGER, 7, 7.0);
