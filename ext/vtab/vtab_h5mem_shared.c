@@ -429,3 +429,5 @@ memvt *h5mem_fn_table(sqlite3_context *ctx, sqlite3_value *arg, const char *who)
   sqlite3_free(m);
   return NULL;
 }
+
+const h5mem_policy *h5mem_table_policy(const memvt *vt) { return &vt->policy; }

@@ -216,6 +216,21 @@ const char *h5mem_table_schema(const memvt *vt);
 /* h5mem_checkpoint, h5mem_index and h5mem_score, with reg as their data. */
 int h5mem_func_register(sqlite3 *db, registry *reg);
 
+/* Record a use of each memory of ids[0..n) (access_count + 1, last_access
+** = now, unix seconds) in the connection's transaction, all or none (a
+** savepoint of its own), through the table's 'touch' command (docs/SQL.md,
+** "Memory lifecycle"): an op of a few dozen bytes per memory, not a new
+** record.  An id that names no live memory is skipped.  An SQLite code;
+** the message in *pzErr (sqlite3_mprintf'd). */
+int h5mem_touch_ids(memvt *vt, const int64_t *ids, size_t n, int64_t now, char **pzErr);
+
+/* The lifecycle policy of an h5mem table (its creation options, docs/SQL.md
+** "Memory lifecycle"), parsed when the table is created or connected. */
+typedef struct h5mem_policy {
+  int reinforce; /* reinforce=on: vec_search, bm25, hybrid and kg_* touch what they return */
+} h5mem_policy;
+const h5mem_policy *h5mem_table_policy(const memvt *vt);
+
 /* ==== interface to code in vtab_h5mem.c =================================== */
 
 /* One h5mem table. */
@@ -230,6 +245,7 @@ struct memvt {
   float *vec;       /* scratch: one embedding */
   char *missing;    /* connected to a store that does not exist (its path): tx.ms and st
                        are NULL, every use is an error, DROP TABLE works (mem_connect) */
+  h5mem_policy policy; /* its lifecycle options */
 };
 #endif
 

@@ -436,6 +436,31 @@ int store_g_adj(store *s, const kg_adj **out);
 uint32_t store_g_type_code(store *s, const char *type, size_t n);
 const char *store_g_type_name(store *s, uint32_t code, size_t *n);
 
+/* ---- small changes in place (store_patch.c) ---------------------------- */
+
+/* The columns a memory's life changes (a use, a move between tiers, a new
+** importance) can be set without writing the record again: the log holds
+** an op of a few dozen bytes (docs/FORMAT.md, "The log"), the new values
+** are kept in memory beside the record (an overlay, read by store_get),
+** and a checkpoint writes only the chunks of those columns that hold a
+** changed row, copy-on-write (docs/FORMAT.md, "Changes in place").  The
+** record keeps its position and its place in every index. */
+enum { STORE_P_ACCESS_COUNT = 1, STORE_P_LAST_ACCESS = 2, STORE_P_IMPORTANCE = 4, STORE_P_TIER = 8 };
+typedef struct store_patch {
+  unsigned set;          /* STORE_P_* bits: the fields below that apply */
+  int64_t access_count;
+  int64_t last_access;   /* STORE_NULL_TIME: NULL */
+  double importance;     /* NaN: NULL; else finite */
+  const char *tier;      /* NULL: NULL; UTF-8 without NUL bytes, as store_put's */
+  size_t tier_len;
+} store_patch;
+/* Set the fields p->set names of the live record id, in the open
+** transaction (undone by store_undo_to and store_rollback as a put is).
+** STORE_ENOTFOUND (no live record), STORE_EINVAL (unknown bits, an
+** importance that is not finite, a tier store_put would refuse: the
+** message names it). */
+int store_update(store *s, int64_t id, const store_patch *p);
+
 /* Checkpoint now (the writer only; outside a transaction). */
 int store_checkpoint(store *s);
 /* Rewrite the file without dead records (a new file renamed into place),
