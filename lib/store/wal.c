@@ -54,6 +54,8 @@ struct wal {
   XXH64_state_t *xs; /* for appends: header, payload and trailer apart */
   char err[256];
   char note[512];    /* a damaged frame with valid-looking ones after it, or "" */
+  dev_t dev;         /* the file fd is (fstat when opened) */
+  ino_t ino;
 };
 
 /* ---- little helpers ------------------------------------------------------ */
@@ -451,6 +453,8 @@ static int open_fd(wal *w, int *created) {
     w->fd = -1;
     return WAL_EIO;
   }
+  w->dev = st.st_dev; /* (the file this descriptor is: wal_changed compares the path's) */
+  w->ino = st.st_ino;
   return WAL_OK;
 }
 
@@ -606,10 +610,10 @@ const char *wal_note(const wal *w) { return w ? w->note : ""; }
 
 int wal_changed(wal *w, int header_only) {
   if (!w) return 0;
-  struct stat st, fs;
+  struct stat st;
   if (stat(w->path, &st) != 0) return w->fd >= 0;            /* gone (or was never there) */
   if (w->fd < 0) return 1;                                    /* made since */
-  if (fstat(w->fd, &fs) != 0 || fs.st_ino != st.st_ino || fs.st_dev != st.st_dev) return 1;
+  if (w->ino != st.st_ino || w->dev != st.st_dev) return 1;
   /* the header as w read it, byte for byte: a new epoch's differs (its
   ** salt), and a damaged or short one that is still the same has not
   ** changed (a reader must not load it again and again) */
