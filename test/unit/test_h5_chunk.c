@@ -2,7 +2,8 @@
 ** test/unit/test_h5_chunk.c - lib/h5: the filter pipeline (h5_unfilter) on
 ** hand-made chunks, and hyperslab reads (h5_dset_read_slab) checked
 ** against whole-dataset reads of the chunked datasets in the conformance
-** fixtures (every chunk index type, filtered and not).
+** fixtures (every chunk index type, filtered and not); rows of a chunked
+** dataset written again (h5w_rewrite_rows), read back.
 */
 #include "config.h"
 
@@ -247,6 +248,123 @@ START_TEST(test_view) {
   }
   ck_assert_int_eq(h5_group_find(root, "missing", &l), H5_ENOTFOUND);
   h5_close(f);
+  unlink(path);
+}
+END_TEST
+
+/* ---- rows written again (h5w_rewrite_rows) ---------------------------------- */
+
+/* The dataset at name of the file at path, read whole into buf (n bytes). */
+static void read_whole(const char *path, const char *name, void *buf, size_t n, uint64_t want_rows) {
+  char err[256];
+  h5_file *f;
+  h5_obj *root, *o;
+  const h5_link *l;
+  ck_assert_int_eq(h5_open(path, &f, err, sizeof err), H5_OK);
+  ck_assert_int_eq(h5_root(f, &root), H5_OK);
+  ck_assert_int_eq(h5_group_find(root, name, &l), H5_OK);
+  ck_assert_int_eq(h5_obj_open(f, l->addr, &o), H5_OK);
+  h5_dset_info di;
+  ck_assert_int_eq(h5_dset_info_get(o, &di), H5_OK);
+  ck_assert_uint_eq(di.dims[0], want_rows);
+  ck_assert_int_eq(h5_dset_read(o, buf, n), H5_OK);
+  h5_close(f);
+}
+
+/* Rows of old and new datasets rewritten: in whole chunks (copied past the
+** end), in the last partial row of chunks (in memory, then completed by
+** appends), twice in one session, a chunk never written (the fill value
+** first), two columns a row; what the reader then reads is the model;
+** filtered datasets, rows out of order or past the end are refused. */
+START_TEST(test_rewrite_rows) {
+  char path[] = "/tmp/h5mem_rewrite_XXXXXX";
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  char err[256];
+  h5w *w;
+  h5w_obj *a, *m, *z;
+  int64_t va[64];
+  float vm[64][3];
+  for (int i = 0; i < 64; i++) {
+    va[i] = i;
+    for (int k = 0; k < 3; k++) vm[i][k] = (float)(i * 10 + k);
+  }
+  uint64_t d0[2] = {0, 3}, mx[2] = {UINT64_MAX, 3};
+  h5w_dcpl c10 = {.layout = H5_LAYOUT_CHUNKED, .chunk = {10, 3}, .deflate = -1};
+  h5w_dcpl zc = {.layout = H5_LAYOUT_CHUNKED, .chunk = {10}, .deflate = 6};
+  ck_assert_int_eq(h5w_create(path, 1, &w, err, sizeof err), H5_OK);
+  ck_assert_int_eq(h5w_dataset(w, h5w_root(w), "a", h5_type_new_int(8, 1), 1, d0, mx, &c10, &a), H5_OK);
+  ck_assert_int_eq(h5w_dataset(w, h5w_root(w), "m", h5_type_new_float(4), 2, d0, mx, &c10, &m), H5_OK);
+  ck_assert_int_eq(h5w_dataset(w, h5w_root(w), "z", h5_type_new_int(8, 1), 1, d0, mx, &zc, &z), H5_OK);
+  ck_assert_int_eq(h5w_append(w, a, va, 35), H5_OK);
+  ck_assert_int_eq(h5w_append(w, m, vm, 35), H5_OK);
+  ck_assert_int_eq(h5w_append(w, z, va, 35), H5_OK);
+  /* in a new file, before any flush: whole chunks and the pending rows */
+  uint64_t r1[3] = {1, 12, 31};
+  int64_t n1[3] = {-1, -12, -31};
+  ck_assert_int_eq(h5w_rewrite_rows(w, a, r1, n1, 3), H5_OK);
+  for (int i = 0; i < 3; i++) va[r1[i]] = n1[i];
+  ck_assert_int_eq(h5w_close(w, 0), H5_OK);
+  h5w_free(w);
+  int64_t got[64];
+  read_whole(path, "a", got, 35 * 8, 35);
+  ck_assert(memcmp(got, va, 35 * 8) == 0);
+
+  /* the file opened again: rows in old chunks, in the old partial chunk,
+  ** the same chunk twice, then appends completing the partial chunk */
+  ck_assert_int_eq(h5w_open(path, 1, &w, err, sizeof err), H5_OK);
+  ck_assert_int_eq(h5w_lookup(w, "/a", &a), H5_OK);
+  ck_assert_int_eq(h5w_lookup(w, "/m", &m), H5_OK);
+  ck_assert_int_eq(h5w_lookup(w, "/z", &z), H5_OK);
+  uint64_t r2[5] = {0, 9, 10, 33, 34};
+  int64_t n2[5] = {100, 109, 110, 133, 134};
+  ck_assert_int_eq(h5w_rewrite_rows(w, a, r2, n2, 5), H5_OK);
+  for (int i = 0; i < 5; i++) va[r2[i]] = n2[i];
+  uint64_t r3[2] = {5, 9};
+  int64_t n3[2] = {205, 209};
+  ck_assert_int_eq(h5w_rewrite_rows(w, a, r3, n3, 2), H5_OK); /* chunk 0 again: its copy is read */
+  for (int i = 0; i < 2; i++) va[r3[i]] = n3[i];
+  uint64_t rm[2] = {3, 32};
+  float nm[2][3] = {{-1, -2, -3}, {-4, -5, -6}};
+  ck_assert_int_eq(h5w_rewrite_rows(w, m, rm, nm, 2), H5_OK);
+  memcpy(vm[3], nm[0], sizeof nm[0]);
+  memcpy(vm[32], nm[1], sizeof nm[1]);
+  ck_assert_int_eq(h5w_append(w, a, va + 35, 10), H5_OK); /* rows 35..44: chunk 3 completes */
+  uint64_t r4[2] = {36, 44};
+  int64_t n4[2] = {336, 344};
+  ck_assert_int_eq(h5w_rewrite_rows(w, a, r4, n4, 2), H5_OK);
+  va[36] = 336;
+  va[44] = 344;
+  /* refused: nothing changes */
+  uint64_t bad1[2] = {5, 5}, bad2[1] = {45}, bad3[2] = {7, 3};
+  int64_t nb[2] = {-9, -9};
+  ck_assert_int_eq(h5w_rewrite_rows(w, a, bad1, nb, 2), H5_EINVAL);
+  ck_assert_int_eq(h5w_rewrite_rows(w, a, bad2, nb, 1), H5_EINVAL);
+  ck_assert_int_eq(h5w_rewrite_rows(w, a, bad3, nb, 2), H5_EINVAL);
+  ck_assert_int_eq(h5w_rewrite_rows(w, z, r3, nb, 2), H5_EUNSUPPORTED);
+  ck_assert_int_eq(h5w_close(w, 0), H5_OK);
+  h5w_free(w);
+  read_whole(path, "a", got, 45 * 8, 45);
+  for (int i = 0; i < 45; i++) ck_assert_msg(got[i] == va[i], "row %d: %lld, not %lld", i, (long long)got[i], (long long)va[i]);
+  float gm[35][3];
+  read_whole(path, "m", gm, sizeof gm, 35);
+  ck_assert(memcmp(gm, vm, sizeof gm) == 0);
+  read_whole(path, "z", got, 35 * 8, 35); /* (the filtered one as it was) */
+  for (int i = 0; i < 35; i++) ck_assert_int_eq(got[i], i);
+
+  /* a chunk never written: a dataset of 30 rows with only its first chunk */
+  ck_assert_int_eq(h5w_create(path, 1, &w, err, sizeof err), H5_OK);
+  uint64_t d30[1] = {30};
+  h5w_dcpl c10b = {.layout = H5_LAYOUT_CHUNKED, .chunk = {10}, .deflate = -1};
+  ck_assert_int_eq(h5w_dataset(w, h5w_root(w), "s", h5_type_new_int(8, 1), 1, d30, NULL, &c10b, &a), H5_OK);
+  uint64_t r5[2] = {15, 29};
+  int64_t n5[2] = {15, 29};
+  ck_assert_int_eq(h5w_rewrite_rows(w, a, r5, n5, 2), H5_OK);
+  ck_assert_int_eq(h5w_close(w, 0), H5_OK);
+  h5w_free(w);
+  read_whole(path, "s", got, 30 * 8, 30);
+  for (int i = 0; i < 30; i++) ck_assert_int_eq(got[i], i == 15 || i == 29 ? i : 0);
   unlink(path);
 }
 END_TEST
@@ -571,6 +689,7 @@ int main(void) {
   tcase_add_test(tc, test_unavailable);
   tcase_add_test(tc, test_lzf);
   tcase_add_test(tc, test_view);
+  tcase_add_test(tc, test_rewrite_rows);
   tcase_add_test(tc, test_nbit);
   tcase_add_test(tc, test_scaleoffset);
   suite_add_tcase(s, tc);
