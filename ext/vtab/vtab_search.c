@@ -138,17 +138,50 @@ int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
 }
 
 /* The conditions of f other than id, ready to test record by record: the
-** string columns of the file's rows compared as codes (store_str_codes). */
+** string columns of the file's rows compared as codes (store_str_codes).
+** Without a tier condition, the archive tier is left out (noarch: some
+** live record is archived; codes[2] and code[2] are then the tier column's
+** codes and the code of "archive", tested for inequality). */
 typedef struct meets_ctx {
   store *st;
   const knn_filter *f;
   int err; /* the store's code of a failed read (STORE_E*), reported by search_knn_allow_check */
+  int noarch;
   const uint32_t *codes[3];
   uint64_t ncodes[3];
   uint32_t code[3];
 } meets_ctx;
 
 static const unsigned str_want[3] = {STORE_V_SOURCE, STORE_V_SESSION, STORE_V_TIER};
+
+static const char archive_tier[] = "archive";
+#define ARCHIVE_LEN (sizeof archive_tier - 1)
+
+static int is_archive(const char *s, size_t n) {
+  return s && n == ARCHIVE_LEN && !memcmp(s, archive_tier, ARCHIVE_LEN);
+}
+
+/* Whether a record may be archived (the searches then test for it; else
+** no test at all, the search unfiltered): a file row has the code of
+** "archive" (store_str_codes: UINT32_MAX when none has it), or a live
+** record in memory is archived (one by one: a pointer each, no read of the
+** file; records in memory are those since the last checkpoint). */
+static int any_archived(meets_ctx *m) {
+  uint64_t npos = store_npos(m->st);
+  if (m->code[2] != UINT32_MAX) return 1;
+  for (uint64_t p = m->ncodes[2]; p < npos; p++) {
+    if (!store_pos_live(m->st, p)) continue;
+    store_view v;
+    memset(&v, 0, sizeof v);
+    int rc = store_get(m->st, p, STORE_V_TIER, &v);
+    if (rc != STORE_OK) {
+      m->err = rc;
+      return 0;
+    }
+    if (is_archive(v.tier, v.tier_len)) return 1;
+  }
+  return 0;
+}
 
 /* STORE_OK or the store's error code. */
 static int meets_init(meets_ctx *m, store *st, const knn_filter *f) {
@@ -158,8 +191,14 @@ static int meets_init(meets_ctx *m, store *st, const knn_filter *f) {
   for (int k = 0; k < 3; k++) {
     int rc = f->has[k] ? store_str_codes(st, str_want[k], f->str[k], f->len[k], &m->codes[k],
                                          &m->ncodes[k], &m->code[k])
-                       : STORE_OK;
+             : k == 2 ? store_str_codes(st, STORE_V_TIER, archive_tier, ARCHIVE_LEN, &m->codes[2],
+                                        &m->ncodes[2], &m->code[2])
+                      : STORE_OK;
     if (rc != STORE_OK) return rc;
+  }
+  if (!f->has[2]) {
+    m->noarch = any_archived(m);
+    if (m->err) return m->err;
   }
   return STORE_OK;
 }
@@ -176,6 +215,13 @@ static int meets(meets_ctx *m, uint64_t pos) {
       want |= str_want[k];
     }
   }
+  if (m->noarch) { /* (no tier condition: f->has[2] is 0) */
+    if (pos < m->ncodes[2]) {
+      if (m->codes[2][pos] == m->code[2]) return 0;
+    } else {
+      want |= STORE_V_TIER;
+    }
+  }
   if (want) { /* records in memory */
     store_view v;
     memset(&v, 0, sizeof v);
@@ -187,8 +233,9 @@ static int meets(meets_ctx *m, uint64_t pos) {
     const char *sv[3] = {v.source, v.session, v.tier};
     size_t sl[3] = {v.source_len, v.session_len, v.tier_len};
     for (int k = 0; k < 3; k++)
-      if ((want & str_want[k]) && (!sv[k] || sl[k] != f->len[k] || memcmp(sv[k], f->str[k], sl[k])))
+      if (f->has[k] && (want & str_want[k]) && (!sv[k] || sl[k] != f->len[k] || memcmp(sv[k], f->str[k], sl[k])))
         return 0;
+    if (m->noarch && (want & STORE_V_TIER) && is_archive(v.tier, v.tier_len)) return 0;
   }
   if (f->has_ts) {
     int64_t ts;
@@ -245,7 +292,7 @@ static int meets_all(void *ctx, uint64_t npos, uint8_t *bits, uint64_t *n) {
   }
   if (f->has_ts && nts < cover) cover = nts;
   for (int k = 0; k < 3; k++)
-    if (f->has[k] && m->ncodes[k] < cover) cover = m->ncodes[k];
+    if ((f->has[k] || (k == 2 && m->noarch)) && m->ncodes[k] < cover) cover = m->ncodes[k];
   /* the file's rows 8 at a time (a byte of bits), a column at a time,
   ** without branches on the data */
   uint64_t c = 0, p = 0;
@@ -254,6 +301,7 @@ static int meets_all(void *ctx, uint64_t npos, uint8_t *bits, uint64_t *n) {
     if (!ok) continue;
     for (int k = 0; k < 3; k++)
       if (f->has[k]) ok &= eq8(m->codes[k] + p, m->code[k]);
+    if (m->noarch) ok &= ~eq8(m->codes[2] + p, m->code[2]);
     if (ts) ok &= in8(ts + p, f->ts_lo, f->ts_hi);
     bits[p / 8] = (uint8_t)ok;
     c += pop8(ok);
@@ -343,7 +391,7 @@ int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **p
     if (!a->flt.nbits) a->none = 1;
   } else if (f->has_ts && allow_from_time(st, f, mc, a) != 0) {
     /* (a selective range: the bits, or an error search_knn_allow_check reports) */
-  } else if (f->has[0] || f->has[1] || f->has[2] || f->has_ts) {
+  } else if (f->has[0] || f->has[1] || f->has[2] || f->has_ts || mc->noarch) {
     a->flt.fn = meets_fn; /* decided row by row, as the search needs */
     a->flt.fn_all = meets_all; /* or for all at once */
     a->flt.ctx = mc;
