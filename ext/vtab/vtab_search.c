@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ann/ann.h"
 #include "../ext_err.h"
@@ -790,20 +791,29 @@ srow *search_srow_alloc(uint64_t n) {
 }
 
 #define KNN_KNOWN "exact true/false, ef an integer 1..100000, nprobe an integer 1..16777216, " \
-                  "index 'flat', 'hnsw' or 'ivf'"
+                  "index 'flat', 'hnsw' or 'ivf', " SEARCH_TOUCH_KNOWN
+
+typedef struct vec_opts {
+  store_knn_opts ko;
+  search_touch *touch;
+} vec_opts;
 
 static int vec_option(void *ctx, const char *key, const search_opt *v, char **err) {
-  return search_knn_option(ctx, key, v, err);
+  vec_opts *o = ctx;
+  int rc = search_touch_option(o->touch, key, v, err);
+  return rc != SEARCH_UNKNOWN ? rc : search_knn_option(&o->ko, key, v, err);
 }
 
 /* vec_search: the k nearest; options {"exact": bool, "ef": n, "nprobe": n,
 ** "index": "flat"|"hnsw"|"ivf"} ("index": "flat" is "exact": true; the
-** others, the store's index). */
+** others, the store's index), and touch, now (search_touch). */
 static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                    uint64_t *nout, char **pzErr) {
-  store_knn_opts ko;
-  memset(&ko, 0, sizeof ko);
-  int rc = search_opts_parse(a->options, KNN_KNOWN, vec_option, &ko, pzErr);
+  vec_opts vo;
+  memset(&vo, 0, sizeof vo);
+  vo.touch = a->touch;
+  int rc = search_opts_parse(a->options, KNN_KNOWN, vec_option, &vo, pzErr);
+  store_knn_opts ko = vo.ko;
   if (rc != SQLITE_OK) return rc;
   float *q = NULL;
   double unit = 1.0;
@@ -827,6 +837,33 @@ static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **
   *out = r;
   *nout = n;
   return SQLITE_OK;
+}
+
+/* Record a use of each memory of the results (h5mem_touch_ids: one
+** savepoint, in the caller's transaction), once the results are known: the
+** ranking saw the access values before it (hybrid's rerank reads them),
+** the rows read afterwards (the table joined on id) see them after.  The
+** cursor holds the store (h5mem_table_hold) meanwhile, so no automatic
+** checkpoint moves the records; each result's position is looked up again
+** by its id all the same, whatever the touch did to the records. */
+static int s_touch(scur *c, int64_t now, char **pzErr) {
+  if (!c->n) return SQLITE_OK;
+  int64_t *ids = sqlite3_malloc64(c->n * sizeof *ids);
+  if (!ids) return SQLITE_NOMEM;
+  for (uint64_t i = 0; i < c->n; i++) ids[i] = store_pos_id(c->st, c->res[i].pos);
+  int rc = h5mem_touch_ids(c->mt, ids, (size_t)c->n, now, pzErr);
+  for (uint64_t i = 0; rc == SQLITE_OK && i < c->n; i++) {
+    uint64_t pos;
+    int src = store_find(c->st, ids[i], &pos);
+    if (src != STORE_OK) {
+      *pzErr = sqlite3_mprintf("memory %lld went away while its use was recorded", (long long)ids[i]);
+      rc = SQLITE_ERROR;
+    } else {
+      c->res[i].pos = pos;
+    }
+  }
+  sqlite3_free(ids);
+  return rc;
 }
 
 static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
@@ -882,6 +919,9 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     return s_msg(&vt->base, trc, &err);
   }
   store *st = h5mem_table_store(mt);
+  search_touch tch;
+  memset(&tch, 0, sizeof tch);
+  sa.touch = &tch;
   /* a reader sees what others committed (not under another scan of the store) */
   if ((rc = h5mem_store_refresh(h5mem_table_ms(mt), 0, &err)) == SQLITE_OK)
     rc = kind_of(&vt->base)->run(st, &sa, &f, &c->res, &c->n, &err);
@@ -891,6 +931,12 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
   c->st = st;
   h5mem_table_hold(mt, +1);
   c->have_v = 0;
+  if (tch.has_touch ? tch.touch : h5mem_table_policy(mt)->reinforce) {
+    if ((rc = s_touch(c, tch.has_now ? tch.now : (int64_t)time(NULL), &err)) != SQLITE_OK) {
+      s_reset(c);
+      return s_msg(&vt->base, rc, &err);
+    }
+  }
   return SQLITE_OK;
 }
 
