@@ -1025,29 +1025,28 @@ int ext_vtab_search_register(sqlite3 *db, registry *reg) {
 }
 
 /* TEMPORARY (branch search only, reverted before merging main): a stand-in
-** for the lead's h5mem_touch_ids, one UPDATE statement (atomic alone: no
-** SAVEPOINT, which SQLite refuses while a statement writes). */
+** for the lead's h5mem_touch_ids, an UPDATE per id in a savepoint. */
 int h5mem_touch_ids(memvt *vt, const int64_t *ids, size_t n, int64_t now, char **pzErr) {
-  sqlite3 *db = vt->db;
+  sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
-  sqlite3_str *js = sqlite3_str_new(db);
-  sqlite3_str_appendchar(js, 1, '[');
-  for (size_t i = 0; i < n; i++) sqlite3_str_appendf(js, "%s%lld", i ? "," : "", (long long)ids[i]);
-  sqlite3_str_appendchar(js, 1, ']');
-  char *list = sqlite3_str_finish(js);
+  db = vt->db;
   char *sql = sqlite3_mprintf("UPDATE \"%w\".\"%w\" SET access_count = coalesce(access_count, 0) + 1, "
-                              "last_access = ?1 WHERE id IN (SELECT value FROM json_each(?2))",
-                              h5mem_table_schema(vt), h5mem_table_name(vt));
-  int rc = sql && list ? sqlite3_prepare_v2(db, sql, -1, &st, NULL) : SQLITE_NOMEM;
-  if (rc == SQLITE_OK) {
-    sqlite3_bind_int64(st, 1, now);
-    sqlite3_bind_text(st, 2, list, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE) rc = SQLITE_OK;
-  }
-  if (rc != SQLITE_OK) *pzErr = sqlite3_mprintf("touch: %s", sqlite3_errmsg(db));
-  sqlite3_finalize(st);
+                              "last_access = ?1 WHERE id = ?2", h5mem_table_schema(vt), h5mem_table_name(vt));
+  if (!sql) return SQLITE_NOMEM;
+  int rc = sqlite3_exec(db, "SAVEPOINT h5mem_touch", NULL, NULL, NULL);
+  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
   sqlite3_free(sql);
-  sqlite3_free(list);
+  for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
+    sqlite3_bind_int64(st, 1, now);
+    sqlite3_bind_int64(st, 2, ids[i]);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? sqlite3_reset(st) : (sqlite3_reset(st), rc);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_OK) {
+    *pzErr = sqlite3_mprintf("touch: %s", sqlite3_errmsg(db));
+    sqlite3_exec(db, "ROLLBACK TO h5mem_touch", NULL, NULL, NULL);
+  }
+  sqlite3_exec(db, "RELEASE h5mem_touch", NULL, NULL, NULL);
   return rc;
 }
