@@ -16,7 +16,6 @@
 ** search_opts.c; bm25's and hybrid's runs are search_text.c's.
 */
 #include "config.h"
-#define H5MEM_VT_PRIVATE /* TEMPORARY: the stand-in h5mem_touch_ids below */
 
 #include <float.h>
 #include <math.h>
@@ -1021,32 +1020,5 @@ int ext_vtab_search_register(sqlite3 *db, registry *reg) {
   for (size_t k = 0; k < sizeof mods / sizeof mods[0] && rc == SQLITE_OK; k++) {
     rc = h5mem_registry_module(db, reg, mods[k].name, mods[k].mod);
   }
-  return rc;
-}
-
-/* TEMPORARY (branch search only, reverted before merging main): a stand-in
-** for the lead's h5mem_touch_ids, an UPDATE per id in a savepoint. */
-int h5mem_touch_ids(memvt *vt, const int64_t *ids, size_t n, int64_t now, char **pzErr) {
-  sqlite3 *db = NULL;
-  sqlite3_stmt *st = NULL;
-  db = vt->db;
-  char *sql = sqlite3_mprintf("UPDATE \"%w\".\"%w\" SET access_count = coalesce(access_count, 0) + 1, "
-                              "last_access = ?1 WHERE id = ?2", h5mem_table_schema(vt), h5mem_table_name(vt));
-  if (!sql) return SQLITE_NOMEM;
-  int rc = sqlite3_exec(db, "SAVEPOINT h5mem_touch", NULL, NULL, NULL);
-  if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-  sqlite3_free(sql);
-  for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
-    sqlite3_bind_int64(st, 1, now);
-    sqlite3_bind_int64(st, 2, ids[i]);
-    rc = sqlite3_step(st);
-    rc = rc == SQLITE_DONE ? sqlite3_reset(st) : (sqlite3_reset(st), rc);
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_OK) {
-    *pzErr = sqlite3_mprintf("touch: %s", sqlite3_errmsg(db));
-    sqlite3_exec(db, "ROLLBACK TO h5mem_touch", NULL, NULL, NULL);
-  }
-  sqlite3_exec(db, "RELEASE h5mem_touch", NULL, NULL, NULL);
   return rc;
 }
