@@ -230,6 +230,8 @@ typedef struct h5mem_policy {
   int reinforce; /* reinforce=on: vec_search, bm25, hybrid and kg_* touch what they return */
 } h5mem_policy;
 const h5mem_policy *h5mem_table_policy(const memvt *vt);
+/* The connection the table is open on. */
+sqlite3 *h5mem_table_db(const memvt *vt);
 
 /* ==== interface to code in vtab_h5mem.c =================================== */
 
@@ -248,6 +250,10 @@ struct memvt {
   h5mem_policy policy; /* its lifecycle options */
 };
 #endif
+
+/* The name of the table's command column (INSERT INTO mem(mem) VALUES('checkpoint')):
+** the table's name, or "h5mem" when that is one of its columns' names. */
+const char *h5mem_table_command(const memvt *vt);
 
 /* The suffixes of the companion tables of an h5mem table `mem`:
 ** mem_entities, mem_relations, mem_mentions, and their modules. */
