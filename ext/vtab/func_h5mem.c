@@ -145,50 +145,58 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* ---- h5mem_touch(name, id [, now]) and h5mem_touch_ids ---------------------------- */
 
-/* The touch command's statement on vt: with skip, an id that names no live
-** memory is passed over (the subquery reads the store as the statement's
-** transaction sees it). */
-static int touch_stmt(memvt *vt, int skip, sqlite3_stmt **st) {
+/* The touch command's statement on vt (?1 the id, ?2 the time). */
+static int touch_stmt(memvt *vt, sqlite3_stmt **st) {
   const char *sc = h5mem_table_schema(vt), *nm = h5mem_table_name(vt), *cmd = h5mem_table_command(vt);
-  char *sql = skip ? sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(\"%w\", id, last_access) SELECT 'touch', ?1, ?2 "
-                                     "WHERE EXISTS (SELECT 1 FROM \"%w\".\"%w\" WHERE id = ?1)",
-                                     sc, nm, cmd, sc, nm)
-                   : sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(\"%w\", id, last_access) VALUES('touch', ?1, ?2)",
-                                     sc, nm, cmd);
+  char *sql = sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(\"%w\", id, last_access) VALUES('touch', ?1, ?2)",
+                              sc, nm, cmd);
   if (!sql) return SQLITE_NOMEM;
   int rc = sqlite3_prepare_v2(h5mem_table_db(vt), sql, -1, st, NULL);
   sqlite3_free(sql);
   return rc;
 }
 
+/* One statement for all the ids: a statement is all or none by itself
+** (SQLite undoes a failing statement's changes, the table's savepoint
+** methods with them), and, unlike a SAVEPOINT, it may run while another
+** statement writes: a touching search inside INSERT ... SELECT, CREATE
+** TABLE ... AS or UPDATE ... WHERE id IN (SELECT ... FROM vec_search(...)),
+** where SQLite refuses to open a savepoint ("SQL statements in progress").
+** The ids are written into the statement as numbers (a VALUES list, which
+** SQLite's compound-select limit does not apply to); one beyond the
+** connection's SQLITE_LIMIT_SQL_LENGTH is SQLITE_TOOBIG. */
 int h5mem_touch_ids(memvt *vt, const int64_t *ids, size_t n, int64_t now, char **pzErr) {
   if (!n) return SQLITE_OK;
   sqlite3 *db = h5mem_table_db(vt);
+  const char *sc = h5mem_table_schema(vt), *nm = h5mem_table_name(vt), *cmd = h5mem_table_command(vt);
+  sqlite3_str *s = sqlite3_str_new(db);
+  sqlite3_str_appendf(s, "INSERT INTO \"%w\".\"%w\"(\"%w\", id, last_access) SELECT 'touch', column1, ?1 "
+                      "FROM (VALUES ", sc, nm, cmd);
+  for (size_t i = 0; i < n; i++) sqlite3_str_appendf(s, "%s(%lld)", i ? "," : "", (long long)ids[i]);
+  sqlite3_str_appendf(s, ") WHERE EXISTS (SELECT 1 FROM \"%w\".\"%w\" WHERE id = column1)", sc, nm);
+  int rc = sqlite3_str_errcode(s);
+  if (rc == SQLITE_OK && sqlite3_str_length(s) > sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, -1)) rc = SQLITE_TOOBIG;
+  char *sql = sqlite3_str_finish(s);
+  if (rc == SQLITE_TOOBIG) {
+    sqlite3_free(sql);
+    *pzErr = sqlite3_mprintf("touch: %llu memories at once are beyond the connection's SQL length "
+                             "limit (SQLITE_LIMIT_SQL_LENGTH)", (unsigned long long)n);
+    return rc;
+  }
+  if (rc != SQLITE_OK || !sql) {
+    sqlite3_free(sql);
+    return SQLITE_NOMEM;
+  }
   sqlite3_stmt *st = NULL;
-  int rc = touch_stmt(vt, 1, &st);
-  int sp = rc == SQLITE_OK && sqlite3_exec(db, "SAVEPOINT h5mem_touch", NULL, NULL, NULL) == SQLITE_OK;
-  if (rc == SQLITE_OK && !sp) rc = sqlite3_errcode(db);
-  for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
-    sqlite3_bind_int64(st, 1, ids[i]);
-    sqlite3_bind_int64(st, 2, now);
+  rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+  sqlite3_free(sql);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(st, 1, now);
     rc = sqlite3_step(st);
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
-    sqlite3_reset(st);
   }
-  if (rc != SQLITE_OK) *pzErr = sqlite3_mprintf("touch: %s", sqlite3_errmsg(db));
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM) *pzErr = sqlite3_mprintf("touch: %s", sqlite3_errmsg(db));
   sqlite3_finalize(st);
-  if (sp && rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO h5mem_touch", NULL, NULL, NULL);
-  if (sp) {
-    int r = sqlite3_exec(db, "RELEASE h5mem_touch", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && r != SQLITE_OK) {
-      rc = r;
-      *pzErr = sqlite3_mprintf("touch: %s", sqlite3_errmsg(db));
-    }
-  }
-  if (rc == SQLITE_NOMEM && *pzErr) {
-    sqlite3_free(*pzErr);
-    *pzErr = NULL;
-  }
   return rc;
 }
 
@@ -203,7 +211,7 @@ static void fn_touch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     return;
   }
   sqlite3_stmt *st = NULL;
-  int rc = touch_stmt(vt, 0, &st);
+  int rc = touch_stmt(vt, &st);
   if (rc == SQLITE_OK) {
     sqlite3_bind_value(st, 1, argv[1]);
     if (argc > 2) sqlite3_bind_value(st, 2, argv[2]);

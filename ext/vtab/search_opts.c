@@ -6,6 +6,7 @@
 */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,4 +163,25 @@ int search_knn_option(store_knn_opts *o, const char *key, const search_opt *v, c
     return SEARCH_UNKNOWN;
   }
   return rc;
+}
+
+int search_touch_option(search_touch *t, const char *key, const search_opt *v, char **err) {
+  if (!strcmp(key, "touch")) {
+    if (v->type != UTIL_JSON_TRUE && v->type != UTIL_JSON_FALSE) {
+      *err = sqlite3_mprintf("expected true or false");
+      return SQLITE_ERROR;
+    }
+    t->touch = v->type == UTIL_JSON_TRUE;
+    t->has_touch = 1;
+    return SQLITE_OK;
+  }
+  if (!strcmp(key, "now")) { /* (as h5mem_decay's now: a number, floored) */
+    double d;
+    int rc = search_opts_num(v, -1e15, 1e15, &d, err);
+    if (rc != SQLITE_OK) return rc;
+    t->now = (int64_t)floor(d);
+    t->has_now = 1;
+    return SQLITE_OK;
+  }
+  return SEARCH_UNKNOWN;
 }

@@ -15,9 +15,9 @@
 ** matches).  The fusion ("weighted" or "rrf"), the optional re-ranking by
 ** relevance, recency, source authority and activation, and the confidence
 ** rule are lib/text/hybrid.c's; this file parses the options, runs the two
-** searches, and reads from the store what re-ranking needs.  Nothing is
-** written: recording an access is an UPDATE of access_count and
-** last_access by the caller.
+** searches, and reads from the store what re-ranking needs (the access
+** values before this search's touch, which vtab_search.c records after
+** the results are known).
 */
 #include "config.h"
 
@@ -31,12 +31,9 @@
 
 /* ---- bm25 --------------------------------------------------------------- */
 
-static int no_option(void *ctx, const char *key, const search_opt *v, char **err) {
-  (void)ctx;
-  (void)key;
-  (void)v;
-  (void)err;
-  return SEARCH_UNKNOWN;
+/* bm25's options: touch and now alone (search_touch). */
+static int bm25_option(void *ctx, const char *key, const search_opt *v, char **err) {
+  return search_touch_option(ctx, key, v, err);
 }
 
 /* The query text of a (NULL: none). */
@@ -76,7 +73,7 @@ static int keyword_hits(store *st, const char *t, size_t n, uint64_t k, const kn
 
 int search_bm25_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                     uint64_t *nout, char **pzErr) {
-  int rc = search_opts_parse(a->options, "none yet", no_option, NULL, pzErr);
+  int rc = search_opts_parse(a->options, SEARCH_TOUCH_KNOWN, bm25_option, a->touch, pzErr);
   const char *t;
   size_t n;
   if (rc == SQLITE_OK) rc = query_text(a->qtext, &t, &n, pzErr);
@@ -119,6 +116,7 @@ typedef struct hopts {
   store_knn_opts knn;
   src_auth *src; /* malloc'd; nsrc of them */
   size_t nsrc;
+  search_touch *touch; /* touch and now (now: rerank's too, unless it gives its own) */
 } hopts;
 
 static void hopts_free(hopts *o) {
@@ -130,7 +128,7 @@ static void hopts_free(hopts *o) {
 
 #define HYBRID_KNOWN "fusion 'weighted' or 'rrf', vector_weight, keyword_weight, rrf_k, " \
   "candidates, keyword_candidates, reject_below, rerank (an object), and the vector search's " \
-  "exact, ef, nprobe, index"
+  "exact, ef, nprobe, index, " SEARCH_TOUCH_KNOWN
 #define RERANK_KNOWN "relevance, recency, authority, activation (weights >= 0), half_life_days, " \
   "now (unix seconds), sources (an object: source -> authority 0..1), default_authority"
 
@@ -187,7 +185,8 @@ static int hybrid_option(void *ctx, const char *key, const search_opt *v, char *
   hopts *o = ctx;
   hybrid_opts *h = &o->h;
   const char *val = v->text;
-  int rc;
+  int rc = search_touch_option(o->touch, key, v, err);
+  if (rc != SEARCH_UNKNOWN) return rc;
   if (!strcmp(key, "fusion")) {
     if (!val || (strcmp(val, "weighted") && strcmp(val, "rrf"))) {
       *err = sqlite3_mprintf("expected 'weighted' or 'rrf'");
@@ -371,6 +370,7 @@ int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow
   hopts o;
   memset(&o, 0, sizeof o);
   hybrid_opts_default(&o.h);
+  o.touch = a->touch;
   int rc = search_opts_parse(a->options, HYBRID_KNOWN, hybrid_option, &o, pzErr);
   if (rc == SQLITE_OK && !o.h.rrf && !(o.h.wv + o.h.wk > 0)) {
     *pzErr = sqlite3_mprintf("options: vector_weight + keyword_weight must be > 0");
@@ -392,7 +392,7 @@ int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow
     hopts_free(&o);
     return rc;
   }
-  if (!o.h.has_now) o.h.now = (int64_t)time(NULL);
+  if (!o.h.has_now) o.h.now = a->touch->has_now ? a->touch->now : (int64_t)time(NULL);
   uint64_t k = (uint64_t)a->k, nu = 0;
   hybrid_rec *u = NULL;
   rc = candidates(st, &o, q, unit, t, tn, k, f, &u, &nu, pzErr);

@@ -387,12 +387,31 @@ int search_knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr);
 int search_knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
                    ann_res **out, uint64_t *nout, char **pzErr);
 
+/* The options every search takes besides its own (search_opts.c):
+** "touch" (true: record a use of each memory the search returns, false:
+** not; not given: the table's policy, h5mem_policy.reinforce, decides) and
+** "now" (unix seconds: the time the touch records, and hybrid's rerank's
+** unless it gives its own; default the current time). */
+typedef struct search_touch {
+  int touch, has_touch;
+  int64_t now;
+  int has_now;
+} search_touch;
+
+/* The known keys of search_touch_option, for the options' messages. */
+#define SEARCH_TOUCH_KNOWN "touch true/false, now (unix seconds)"
+
+/* key "touch" or "now" into t, as search_opts_parse's each does; any other
+** key: SEARCH_UNKNOWN. */
+int search_touch_option(search_touch *t, const char *key, const search_opt *v, char **err);
+
 /* A table-valued function's arguments (NULL when not given). */
 typedef struct search_args {
   sqlite3_value *query;   /* the query vector */
   sqlite3_value *qtext;   /* the query text */
   sqlite3_value *options; /* JSON */
   int64_t k;
+  search_touch *touch;    /* the run fills it from options (never NULL) */
 } search_args;
 
 /* One result: a position and up to three numbers (vec_search: distance,

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ann/ann.h"
 #include "../ext_err.h"
@@ -138,17 +139,50 @@ int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
 }
 
 /* The conditions of f other than id, ready to test record by record: the
-** string columns of the file's rows compared as codes (store_str_codes). */
+** string columns of the file's rows compared as codes (store_str_codes).
+** Without a tier condition, the archive tier is left out (noarch: some
+** live record is archived; codes[2] and code[2] are then the tier column's
+** codes and the code of "archive", tested for inequality). */
 typedef struct meets_ctx {
   store *st;
   const knn_filter *f;
   int err; /* the store's code of a failed read (STORE_E*), reported by search_knn_allow_check */
+  int noarch;
   const uint32_t *codes[3];
   uint64_t ncodes[3];
   uint32_t code[3];
 } meets_ctx;
 
 static const unsigned str_want[3] = {STORE_V_SOURCE, STORE_V_SESSION, STORE_V_TIER};
+
+static const char archive_tier[] = "archive";
+#define ARCHIVE_LEN (sizeof archive_tier - 1)
+
+static int is_archive(const char *s, size_t n) {
+  return s && n == ARCHIVE_LEN && !memcmp(s, archive_tier, ARCHIVE_LEN);
+}
+
+/* Whether a record may be archived (the searches then test for it; else
+** no test at all, the search unfiltered): a file row has the code of
+** "archive" (store_str_codes: UINT32_MAX when none has it), or a live
+** record in memory is archived (one by one: a pointer each, no read of the
+** file; records in memory are those since the last checkpoint). */
+static int any_archived(meets_ctx *m) {
+  uint64_t npos = store_npos(m->st);
+  if (m->code[2] != UINT32_MAX) return 1;
+  for (uint64_t p = m->ncodes[2]; p < npos; p++) {
+    if (!store_pos_live(m->st, p)) continue;
+    store_view v;
+    memset(&v, 0, sizeof v);
+    int rc = store_get(m->st, p, STORE_V_TIER, &v);
+    if (rc != STORE_OK) {
+      m->err = rc;
+      return 0;
+    }
+    if (is_archive(v.tier, v.tier_len)) return 1;
+  }
+  return 0;
+}
 
 /* STORE_OK or the store's error code. */
 static int meets_init(meets_ctx *m, store *st, const knn_filter *f) {
@@ -158,8 +192,14 @@ static int meets_init(meets_ctx *m, store *st, const knn_filter *f) {
   for (int k = 0; k < 3; k++) {
     int rc = f->has[k] ? store_str_codes(st, str_want[k], f->str[k], f->len[k], &m->codes[k],
                                          &m->ncodes[k], &m->code[k])
-                       : STORE_OK;
+             : k == 2 ? store_str_codes(st, STORE_V_TIER, archive_tier, ARCHIVE_LEN, &m->codes[2],
+                                        &m->ncodes[2], &m->code[2])
+                      : STORE_OK;
     if (rc != STORE_OK) return rc;
+  }
+  if (!f->has[2]) {
+    m->noarch = any_archived(m);
+    if (m->err) return m->err;
   }
   return STORE_OK;
 }
@@ -176,6 +216,13 @@ static int meets(meets_ctx *m, uint64_t pos) {
       want |= str_want[k];
     }
   }
+  if (m->noarch) { /* (no tier condition: f->has[2] is 0) */
+    if (pos < m->ncodes[2]) {
+      if (m->codes[2][pos] == m->code[2]) return 0;
+    } else {
+      want |= STORE_V_TIER;
+    }
+  }
   if (want) { /* records in memory */
     store_view v;
     memset(&v, 0, sizeof v);
@@ -187,8 +234,9 @@ static int meets(meets_ctx *m, uint64_t pos) {
     const char *sv[3] = {v.source, v.session, v.tier};
     size_t sl[3] = {v.source_len, v.session_len, v.tier_len};
     for (int k = 0; k < 3; k++)
-      if ((want & str_want[k]) && (!sv[k] || sl[k] != f->len[k] || memcmp(sv[k], f->str[k], sl[k])))
+      if (f->has[k] && (want & str_want[k]) && (!sv[k] || sl[k] != f->len[k] || memcmp(sv[k], f->str[k], sl[k])))
         return 0;
+    if (m->noarch && (want & STORE_V_TIER) && is_archive(v.tier, v.tier_len)) return 0;
   }
   if (f->has_ts) {
     int64_t ts;
@@ -245,7 +293,7 @@ static int meets_all(void *ctx, uint64_t npos, uint8_t *bits, uint64_t *n) {
   }
   if (f->has_ts && nts < cover) cover = nts;
   for (int k = 0; k < 3; k++)
-    if (f->has[k] && m->ncodes[k] < cover) cover = m->ncodes[k];
+    if ((f->has[k] || (k == 2 && m->noarch)) && m->ncodes[k] < cover) cover = m->ncodes[k];
   /* the file's rows 8 at a time (a byte of bits), a column at a time,
   ** without branches on the data */
   uint64_t c = 0, p = 0;
@@ -254,6 +302,7 @@ static int meets_all(void *ctx, uint64_t npos, uint8_t *bits, uint64_t *n) {
     if (!ok) continue;
     for (int k = 0; k < 3; k++)
       if (f->has[k]) ok &= eq8(m->codes[k] + p, m->code[k]);
+    if (m->noarch) ok &= ~eq8(m->codes[2] + p, m->code[2]);
     if (ts) ok &= in8(ts + p, f->ts_lo, f->ts_hi);
     bits[p / 8] = (uint8_t)ok;
     c += pop8(ok);
@@ -343,7 +392,7 @@ int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **p
     if (!a->flt.nbits) a->none = 1;
   } else if (f->has_ts && allow_from_time(st, f, mc, a) != 0) {
     /* (a selective range: the bits, or an error search_knn_allow_check reports) */
-  } else if (f->has[0] || f->has[1] || f->has[2] || f->has_ts) {
+  } else if (f->has[0] || f->has[1] || f->has[2] || f->has_ts || mc->noarch) {
     a->flt.fn = meets_fn; /* decided row by row, as the search needs */
     a->flt.fn_all = meets_all; /* or for all at once */
     a->flt.ctx = mc;
@@ -742,20 +791,29 @@ srow *search_srow_alloc(uint64_t n) {
 }
 
 #define KNN_KNOWN "exact true/false, ef an integer 1..100000, nprobe an integer 1..16777216, " \
-                  "index 'flat', 'hnsw' or 'ivf'"
+                  "index 'flat', 'hnsw' or 'ivf', " SEARCH_TOUCH_KNOWN
+
+typedef struct vec_opts {
+  store_knn_opts ko;
+  search_touch *touch;
+} vec_opts;
 
 static int vec_option(void *ctx, const char *key, const search_opt *v, char **err) {
-  return search_knn_option(ctx, key, v, err);
+  vec_opts *o = ctx;
+  int rc = search_touch_option(o->touch, key, v, err);
+  return rc != SEARCH_UNKNOWN ? rc : search_knn_option(&o->ko, key, v, err);
 }
 
 /* vec_search: the k nearest; options {"exact": bool, "ef": n, "nprobe": n,
 ** "index": "flat"|"hnsw"|"ivf"} ("index": "flat" is "exact": true; the
-** others, the store's index). */
+** others, the store's index), and touch, now (search_touch). */
 static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                    uint64_t *nout, char **pzErr) {
-  store_knn_opts ko;
-  memset(&ko, 0, sizeof ko);
-  int rc = search_opts_parse(a->options, KNN_KNOWN, vec_option, &ko, pzErr);
+  vec_opts vo;
+  memset(&vo, 0, sizeof vo);
+  vo.touch = a->touch;
+  int rc = search_opts_parse(a->options, KNN_KNOWN, vec_option, &vo, pzErr);
+  store_knn_opts ko = vo.ko;
   if (rc != SQLITE_OK) return rc;
   float *q = NULL;
   double unit = 1.0;
@@ -779,6 +837,33 @@ static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **
   *out = r;
   *nout = n;
   return SQLITE_OK;
+}
+
+/* Record a use of each memory of the results (h5mem_touch_ids: one
+** savepoint, in the caller's transaction), once the results are known: the
+** ranking saw the access values before it (hybrid's rerank reads them),
+** the rows read afterwards (the table joined on id) see them after.  The
+** cursor holds the store (h5mem_table_hold) meanwhile, so no automatic
+** checkpoint moves the records; each result's position is looked up again
+** by its id all the same, whatever the touch did to the records. */
+static int s_touch(scur *c, int64_t now, char **pzErr) {
+  if (!c->n) return SQLITE_OK;
+  int64_t *ids = sqlite3_malloc64(c->n * sizeof *ids);
+  if (!ids) return SQLITE_NOMEM;
+  for (uint64_t i = 0; i < c->n; i++) ids[i] = store_pos_id(c->st, c->res[i].pos);
+  int rc = h5mem_touch_ids(c->mt, ids, (size_t)c->n, now, pzErr);
+  for (uint64_t i = 0; rc == SQLITE_OK && i < c->n; i++) {
+    uint64_t pos;
+    int src = store_find(c->st, ids[i], &pos);
+    if (src != STORE_OK) {
+      *pzErr = sqlite3_mprintf("memory %lld went away while its use was recorded", (long long)ids[i]);
+      rc = SQLITE_ERROR;
+    } else {
+      c->res[i].pos = pos;
+    }
+  }
+  sqlite3_free(ids);
+  return rc;
 }
 
 static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
@@ -834,6 +919,9 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     return s_msg(&vt->base, trc, &err);
   }
   store *st = h5mem_table_store(mt);
+  search_touch tch;
+  memset(&tch, 0, sizeof tch);
+  sa.touch = &tch;
   /* a reader sees what others committed (not under another scan of the store) */
   if ((rc = h5mem_store_refresh(h5mem_table_ms(mt), 0, &err)) == SQLITE_OK)
     rc = kind_of(&vt->base)->run(st, &sa, &f, &c->res, &c->n, &err);
@@ -843,6 +931,12 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
   c->st = st;
   h5mem_table_hold(mt, +1);
   c->have_v = 0;
+  if (tch.has_touch ? tch.touch : h5mem_table_policy(mt)->reinforce) {
+    if ((rc = s_touch(c, tch.has_now ? tch.now : (int64_t)time(NULL), &err)) != SQLITE_OK) {
+      s_reset(c);
+      return s_msg(&vt->base, rc, &err);
+    }
+  }
   return SQLITE_OK;
 }
 
