@@ -314,6 +314,8 @@ void store_state_free(store *s) {
 
 /* Load the file and replay the log (for writing: repair the log's tail). */
 static int state_load1(store *s, const store_opts *want, int for_write);
+static int log_gap(const store *s);
+static int gap_fail(store *s);
 
 /* ---- readers and checkpoints (gate.h; docs/FORMAT.md) --------------------- */
 
@@ -402,7 +404,7 @@ int store_state_load(store *s, const store_opts *want, int for_write) {
     file_id(s->walpath, &wbefore);
     int g = gate_read_begin(reader_gatefd(s));
     int rc = state_load1(s, want, 0);
-    int gap = rc == STORE_OK && wal_last_seq(s->log) - wal_frames(s->log) + 1 > s->ckpt_seq + 1;
+    int gap = rc == STORE_OK && log_gap(s);
     int moved = 0;
     if (g != GATE_OK) { /* (a failure before the log was read: did it change at all?) */
       file_id(s->path, &after);
@@ -411,14 +413,35 @@ int store_state_load(store *s, const store_opts *want, int for_write) {
               (s->log ? wal_changed(s->log, 1) : rc != STORE_OK && !same_file(&wbefore, &wafter));
     }
     gate_read_end(s->gatefd, g);
+    if (gap && g == GATE_OK) { /* (no checkpoint can have come between: the file is older) */
+      s->loaded = 0;
+      return gap_fail(s);
+    }
     s->loaded = rc == STORE_OK && !gap && !moved;
     if (s->loaded || (rc != STORE_OK && !moved)) return rc;
     /* (bounded like a wait for the gate: a writer that checkpoints faster
     ** than this reader loads starves it, which only the gate prevents) */
     if (tries > 0 && store_now_ns() - t0 >= GATE_WAIT_MS * 1000000LL)
-      return rc != STORE_OK ? rc : store_fail(s, STORE_EIO, "%s: the store keeps changing under this reader", s->path);
+      return rc != STORE_OK ? rc : gap && !moved ? gap_fail(s)
+                                 : store_fail(s, STORE_EIO, "%s: the store keeps changing under this reader", s->path);
     usleep(1000u << (tries < 6 ? tries : 6));
   }
+}
+
+/* Whether the log's first frame (or, without frames, the next one) comes
+** after the frame following the file's last checkpoint. */
+static int log_gap(const store *s) {
+  return wal_last_seq(s->log) - wal_frames(s->log) + 1 > s->ckpt_seq + 1;
+}
+
+static int gap_fail(store *s) {
+  uint64_t first = wal_last_seq(s->log) - wal_frames(s->log) + 1;
+  return store_fail(s, STORE_ECORRUPT,
+                    "%s: the file is older than its log %s (restored from a copy?): the log continues "
+                    "from frame %llu, the file's last checkpoint covers frames up to %llu, and frames "
+                    "%llu..%llu are in neither; move the log aside to open the file as it is",
+                    s->path, s->walpath, (unsigned long long)first, (unsigned long long)s->ckpt_seq,
+                    (unsigned long long)s->ckpt_seq + 1, (unsigned long long)first - 1);
 }
 
 static int state_load1(store *s, const store_opts *want, int for_write) {
@@ -434,6 +457,10 @@ static int state_load1(store *s, const store_opts *want, int for_write) {
   ** no room for its header, is STORE_EFULL) */
   int wr = wal_open(s->walpath, s->store_id, !for_write, &s->log, err, sizeof err);
   if (wr != WAL_OK) return store_fail(s, wr, "%s", err);
+  /* a log that starts past the frame after the file's last checkpoint: the
+  ** frames between are in no file (a reader without the gate may see this
+  ** for a moment, a checkpoint in between: store_state_load reads again) */
+  if (for_write && log_gap(s)) return gap_fail(s);
   s->in_txn = 0;
   s->replay_rc = STORE_OK;
   rc = wal_replay(s->log, store_replay_frame, s);

@@ -1738,6 +1738,47 @@ START_TEST(test_update_costs) {
 }
 END_TEST
 
+/* The .h5 file replaced by an older copy of itself while its log went on:
+** frames between the copy's checkpoint and the log's first are in neither
+** file.  A reader and a writer refuse it at once (corrupt, saying what
+** happened and what to do), changing nothing; without the log the older
+** file opens as it is. */
+START_TEST(test_file_older_than_log) {
+  tdir t;
+  t_rng r;
+  store *s = start(&t, &r, 47, opts(DIM, STORE_COSINE, STORE_F32));
+  int64_t next = put_commit(s, &r, 1, 5);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  char old[700], wal[700];
+  snprintf(old, sizeof old, "%s/old.h5", t.dir);
+  snprintf(wal, sizeof wal, "%s/saved-wal", t.dir);
+  copy_file(t.path, old);
+  next = put_commit(s, &r, next, 5);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  next = put_commit(s, &r, next, 5);
+  copy_file(t.wal, wal); /* a log with a frame after the second checkpoint */
+  ck_assert_int_eq(store_close(s), STORE_OK);
+  copy_file(old, t.path);
+  copy_file(wal, t.wal);
+  off_t wsize = file_size(t.wal), hsize = file_size(t.path);
+  for (int readonly = 1; readonly >= 0; readonly--) {
+    store *x = NULL;
+    char err[1024];
+    int rc = store_open(t.path, NULL, readonly, &x, err, sizeof err);
+    ck_assert_msg(rc == STORE_ECORRUPT, "readonly %d: %d %s", readonly, rc, err);
+    ck_assert_msg(strstr(err, "the file is older than its log") && strstr(err, "frames 2..2 are in neither") &&
+                  strstr(err, "move the log aside"), "message: %s", err);
+    ck_assert_ptr_null(x);
+  }
+  ck_assert_int_eq(file_size(t.wal), wsize);
+  ck_assert_int_eq(file_size(t.path), hsize);
+  ck_assert_int_eq(unlink(t.wal), 0); /* moved aside: the copy as it was */
+  s = open_ok(t.path, NULL, 0);
+  ck_assert_uint_eq(store_count(s), 5);
+  finish(s, &t);
+}
+END_TEST
+
 /* The graph's tables share the memories' transactions: a rollback or an
 ** undo to a mark takes back both. */
 START_TEST(test_graph_in_transactions) {
@@ -2125,6 +2166,7 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_graph_in_transactions);
   tcase_add_test(tc, test_update_in_place);
   tcase_add_test(tc, test_update_costs);
+  tcase_add_test(tc, test_file_older_than_log);
   tcase_add_test(tc, test_bm25);
   tcase_add_test(tc, test_time_range);
   tcase_add_test(tc, test_time_range_session);
