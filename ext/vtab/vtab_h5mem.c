@@ -18,7 +18,9 @@
 ** ISO-8601 text accepted), tier, importance, access_count, last_access,
 ** meta (JSON), and a hidden column named like the table for commands:
 ** INSERT INTO mem(mem) VALUES('checkpoint') / ('optimize') (named h5mem
-** when the table's name is a column's: cmd_column).
+** when the table's name is a column's: h5mem_cmd_column);
+** INSERT INTO mem(mem, meta) VALUES('consolidate', '{options}') runs one
+** consolidation cycle in the transaction (mem_consolidate.c).
 ** SELECT h5mem_checkpoint('mem') checkpoints too.
 **
 ** Transactions map onto the store's: xBegin starts one (taking the store's
@@ -110,6 +112,7 @@ typedef struct memopts {
   char *path, *agent, *embedder, *tokenize;
   store_opts o;
   int have_metric, have_storage, have_index;
+  h5mem_policy policy; /* the lifecycle options (life_policy.c) */
 } memopts;
 
 /* The options, for the rule that each is given once (bit i: names[i]). */
@@ -119,8 +122,9 @@ static const char *const opt_names[] = {
     "storage", "sync", NULL};
 
 static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzErr) {
-  unsigned seen = 0;
+  unsigned seen = 0, pseen = 0;
   memset(m, 0, sizeof *m);
+  h5mem_policy_default(&m->policy);
   m->o.metric = STORE_COSINE;
   m->o.storage = STORE_F32;
   m->o.sync = STORE_SYNC_FULL;
@@ -148,6 +152,12 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     }
 #define KEY(s) ext_key_is(k, kl, s)
     int bad = 0;
+    int prc = h5mem_policy_arg(&m->policy, k, kl, v, &pseen, pzErr);
+    if (prc != SEARCH_UNKNOWN) { /* a lifecycle option (life_policy.c) */
+      sqlite3_free(v);
+      if (prc != SQLITE_OK) return prc;
+      continue;
+    }
     if (KEY("path") || KEY("file")) {
       sqlite3_free(m->path);
       m->path = v;
@@ -239,7 +249,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: path, dim, metric, storage, "
                                "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
                                "tokenize, sync, agent, embedder, "
-                               "chunk, autocheckpoint)", WHO, (int)kl, k);
+                               "chunk, autocheckpoint, " H5MEM_POLICY_KNOWN ")", WHO, (int)kl, k);
     }
 #undef KEY
     sqlite3_free(v);
@@ -283,7 +293,7 @@ static int mem_tx_missing(sqlite3_vtab *base);
 ** of another column (id, text, ..., distance, k) or of the rowid (rowid,
 ** oid, _rowid_: the column would hide it); then "h5mem".  So any table
 ** name works. */
-static const char *cmd_column(const char *table) {
+const char *h5mem_cmd_column(const char *table) {
   static const char *const taken[] = {
       "id", "text", "embedding", "source", "session", "tags", "ts", "tier", "importance",
       "access_count", "last_access", "meta", "distance", "k", "rowid", "oid", "_rowid_", NULL};
@@ -315,6 +325,7 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
   vt->tx.msg = mem_tx_msg;
   vt->tx.missing = mem_tx_missing;
   vt->db = db;
+  vt->policy = m.policy;
   vt->schema = sqlite3_mprintf("%s", argv[1]);
   vt->name = sqlite3_mprintf("%s", argv[2]);
   char *key = sqlite3_mprintf("%s.%s", argv[1], argv[2]);
@@ -359,7 +370,7 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     char *q = sqlite3_mprintf(
         "CREATE TABLE x(id INTEGER, text TEXT, embedding BLOB, source TEXT, session TEXT, "
         "tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, "
-        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", cmd_column(argv[2]));
+        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", h5mem_cmd_column(argv[2]));
     rc = q ? sqlite3_declare_vtab(db, q) : SQLITE_NOMEM;
     sqlite3_free(q);
     if (q && rc != SQLITE_OK) *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", WHO, sqlite3_errmsg(db));
@@ -1094,11 +1105,18 @@ static int id_arg(memvt *vt, sqlite3_value *v, int64_t *id, int *given) {
 ** the store: the commands move committed records, and a transaction's own
 ** changes are not committed yet.  The store's (empty) transaction is ended
 ** for the command and begun again after it. */
-static int run_command(memvt *vt, sqlite3_value *cmd) {
+static int run_command(memvt *vt, sqlite3_value **col) {
+  sqlite3_value *cmd = col[COL_CMD];
   const char *c = (const char *)sqlite3_value_text(cmd);
+  if (c && !sqlite3_stricmp(c, "consolidate")) { /* in the transaction (mem_consolidate.c) */
+    char *msg = NULL;
+    int rc = h5mem_consolidate_cmd(vt, vt->st, col[COL_META], &msg);
+    return rc == SQLITE_OK ? rc : vt_msg(vt, rc, &msg);
+  }
   int opt = c && !sqlite3_stricmp(c, "optimize");
   if (!opt && !(c && !sqlite3_stricmp(c, "checkpoint")))
-    return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize')", c ? c : "");
+    return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize', 'consolidate')",
+                  c ? c : "");
   if (h5mem_tx_dirty(vt->tx.ms))
     return vt_err(vt, SQLITE_ERROR, "%s: this transaction has changed the store; COMMIT first, "
                   "then run the command", c);
@@ -1130,7 +1148,7 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
   }
   sqlite3_value **col = argv + 2;
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL && sqlite3_value_type(col[COL_CMD]) != SQLITE_NULL)
-    return run_command(vt, col[COL_CMD]);
+    return run_command(vt, col);
   /* the new id: the rowid, else the id column, else the next one */
   int64_t id = 0;
   int given = 0, rc;
@@ -1241,6 +1259,7 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   if (!reg) return SQLITE_NOMEM;
   int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
   if (rc == SQLITE_OK) rc = h5mem_func_register(db, reg);
+  if (rc == SQLITE_OK) rc = h5mem_life_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_vtab_search_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_func_graph_register(db, reg);
