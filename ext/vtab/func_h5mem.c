@@ -6,6 +6,7 @@
 **   h5mem_checkpoint(table)          checkpoint now; the records' count
 **   h5mem_index(table)               the store's indexes and log as JSON
 **   h5mem_score(table, id [, opts])  a memory's decay score (lib/life)
+**   h5mem_touch(table, id [, now])   a use of a memory; its new access_count
 **
 ** All are direct-only (docs/SQL.md, "Trust").
 */
@@ -13,6 +14,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "../ext_err.h"
 #include "life/life.h"
@@ -141,6 +143,95 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   strbuf_free(&sb);
 }
 
+/* ---- h5mem_touch(name, id [, now]) and h5mem_touch_ids ---------------------------- */
+
+/* The touch command's statement on vt: with skip, an id that names no live
+** memory is passed over (the subquery reads the store as the statement's
+** transaction sees it). */
+static int touch_stmt(memvt *vt, int skip, sqlite3_stmt **st) {
+  const char *sc = h5mem_table_schema(vt), *nm = h5mem_table_name(vt), *cmd = h5mem_table_command(vt);
+  char *sql = skip ? sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(\"%w\", id, last_access) SELECT 'touch', ?1, ?2 "
+                                     "WHERE EXISTS (SELECT 1 FROM \"%w\".\"%w\" WHERE id = ?1)",
+                                     sc, nm, cmd, sc, nm)
+                   : sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(\"%w\", id, last_access) VALUES('touch', ?1, ?2)",
+                                     sc, nm, cmd);
+  if (!sql) return SQLITE_NOMEM;
+  int rc = sqlite3_prepare_v2(h5mem_table_db(vt), sql, -1, st, NULL);
+  sqlite3_free(sql);
+  return rc;
+}
+
+int h5mem_touch_ids(memvt *vt, const int64_t *ids, size_t n, int64_t now, char **pzErr) {
+  if (!n) return SQLITE_OK;
+  sqlite3 *db = h5mem_table_db(vt);
+  sqlite3_stmt *st = NULL;
+  int rc = touch_stmt(vt, 1, &st);
+  int sp = rc == SQLITE_OK && sqlite3_exec(db, "SAVEPOINT h5mem_touch", NULL, NULL, NULL) == SQLITE_OK;
+  if (rc == SQLITE_OK && !sp) rc = sqlite3_errcode(db);
+  for (size_t i = 0; rc == SQLITE_OK && i < n; i++) {
+    sqlite3_bind_int64(st, 1, ids[i]);
+    sqlite3_bind_int64(st, 2, now);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_reset(st);
+  }
+  if (rc != SQLITE_OK) *pzErr = sqlite3_mprintf("touch: %s", sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  if (sp && rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO h5mem_touch", NULL, NULL, NULL);
+  if (sp) {
+    int r = sqlite3_exec(db, "RELEASE h5mem_touch", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && r != SQLITE_OK) {
+      rc = r;
+      *pzErr = sqlite3_mprintf("touch: %s", sqlite3_errmsg(db));
+    }
+  }
+  if (rc == SQLITE_NOMEM && *pzErr) {
+    sqlite3_free(*pzErr);
+    *pzErr = NULL;
+  }
+  return rc;
+}
+
+/* A use of memory id: access_count + 1, last_access = now (default: the
+** clock); the new access_count. */
+static void fn_touch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_touch");
+  if (!vt) return;
+  if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return; /* NULL id: NULL */
+  if (sqlite3_value_numeric_type(argv[1]) != SQLITE_INTEGER) {
+    sqlite3_result_error(ctx, "h5mem_touch: id: expected an integer", -1);
+    return;
+  }
+  sqlite3_stmt *st = NULL;
+  int rc = touch_stmt(vt, 0, &st);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_value(st, 1, argv[1]);
+    if (argc > 2) sqlite3_bind_value(st, 2, argv[2]);
+    else sqlite3_bind_int64(st, 2, (sqlite3_int64)time(NULL));
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  }
+  if (rc != SQLITE_OK) {
+    char *m = sqlite3_mprintf("h5mem_touch: %s", sqlite3_errmsg(h5mem_table_db(vt)));
+    sqlite3_finalize(st);
+    ext_result_rc(ctx, rc, m);
+    sqlite3_free(m);
+    return;
+  }
+  sqlite3_finalize(st);
+  store *s = h5mem_table_store(vt);
+  uint64_t pos;
+  store_view v;
+  memset(&v, 0, sizeof v);
+  rc = store_find(s, sqlite3_value_int64(argv[1]), &pos);
+  if (rc == STORE_OK) rc = store_get(s, pos, STORE_V_NUM, &v);
+  if (rc) {
+    fn_store_err(ctx, "h5mem_touch", s, rc);
+    return;
+  }
+  sqlite3_result_int64(ctx, v.access_count);
+}
+
 /* ---- registration ------------------------------------------------------ */
 
 int h5mem_func_register(sqlite3 *db, registry *reg) {
@@ -148,5 +239,7 @@ int h5mem_func_register(sqlite3 *db, registry *reg) {
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_index", 1, SQLITE_DIRECTONLY, fn_index);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 2, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 3, SQLITE_DIRECTONLY, fn_score);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 2, SQLITE_DIRECTONLY, fn_touch);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 3, SQLITE_DIRECTONLY, fn_touch);
   return rc;
 }

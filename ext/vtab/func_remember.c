@@ -393,7 +393,7 @@ static int step_done(sqlite3 *db, sqlite3_stmt *st, char **err) {
 static int run_consolidate(sqlite3 *db, memvt *vt, sqlite3_value *opts, const char *opts_text, char **err) {
   sqlite3_stmt *st = NULL;
   char cols[200];
-  sqlite3_snprintf((int)sizeof cols, cols, "\"%w\", meta", h5mem_cmd_column(h5mem_table_name(vt)));
+  sqlite3_snprintf((int)sizeof cols, cols, "\"%w\", meta", h5mem_table_command(vt));
   int rc = prepare_insert(db, vt, cols, 2, &st, err);
   if (rc == SQLITE_OK) {
     sqlite3_bind_text(st, 1, "consolidate", -1, SQLITE_STATIC);

@@ -18,7 +18,7 @@
 ** ISO-8601 text accepted), tier, importance, access_count, last_access,
 ** meta (JSON), and a hidden column named like the table for commands:
 ** INSERT INTO mem(mem) VALUES('checkpoint') / ('optimize') (named h5mem
-** when the table's name is a column's: h5mem_cmd_column);
+** when the table's name is a column's: cmd_column);
 ** INSERT INTO mem(mem, meta) VALUES('consolidate', '{options}') runs one
 ** consolidation cycle in the transaction (mem_consolidate.c).
 ** SELECT h5mem_checkpoint('mem') checkpoints too.
@@ -293,7 +293,7 @@ static int mem_tx_missing(sqlite3_vtab *base);
 ** of another column (id, text, ..., distance, k) or of the rowid (rowid,
 ** oid, _rowid_: the column would hide it); then "h5mem".  So any table
 ** name works. */
-const char *h5mem_cmd_column(const char *table) {
+static const char *cmd_column(const char *table) {
   static const char *const taken[] = {
       "id", "text", "embedding", "source", "session", "tags", "ts", "tier", "importance",
       "access_count", "last_access", "meta", "distance", "k", "rowid", "oid", "_rowid_", NULL};
@@ -370,7 +370,7 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     char *q = sqlite3_mprintf(
         "CREATE TABLE x(id INTEGER, text TEXT, embedding BLOB, source TEXT, session TEXT, "
         "tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, "
-        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", h5mem_cmd_column(argv[2]));
+        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", cmd_column(argv[2]));
     rc = q ? sqlite3_declare_vtab(db, q) : SQLITE_NOMEM;
     sqlite3_free(q);
     if (q && rc != SQLITE_OK) *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", WHO, sqlite3_errmsg(db));
@@ -851,6 +851,8 @@ static int mem_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
 static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
+  if (col != COL_ID && sqlite3_vtab_nochange(ctx)) /* an UPDATE leaves it: xUpdate reads */
+    return SQLITE_OK;                              /* what it needs (mem_update) */
   if (col == COL_CMD || col == COL_K) {
     sqlite3_result_null(ctx);
     return SQLITE_OK;
@@ -1094,6 +1096,47 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, store_rec *r)
   return SQLITE_OK;
 }
 
+/* The columns of `same` (bits 1 << COL_*) of r from the record old. */
+static int keep_columns(memvt *vt, int64_t old, unsigned same, store_rec *r) {
+  uint64_t pos;
+  store_view v;
+  memset(&v, 0, sizeof v);
+  if (store_find(vt->st, old, &pos) != STORE_OK) return SQLITE_OK; /* (gone: the put stands alone) */
+  int rc = store_get(vt->st, pos, STORE_V_ALL, &v);
+  if (rc) return st_err(vt, rc);
+  const char *const *sv[6] = {&v.text, &v.source, &v.session, &v.tags, &v.tier, &v.meta};
+  const size_t *sl[6] = {&v.text_len, &v.source_len, &v.session_len, &v.tags_len, &v.tier_len, &v.meta_len};
+  const char **rv[6] = {&r->text, &r->source, &r->session, &r->tags, &r->tier, &r->meta};
+  size_t *rl[6] = {&r->text_len, &r->source_len, &r->session_len, &r->tags_len, &r->tier_len, &r->meta_len};
+  static const int scol[6] = {COL_TEXT, COL_SOURCE, COL_SESSION, COL_TAGS, COL_TIER, COL_META};
+  for (int k = 0; k < 6; k++)
+    if (same & 1u << scol[k]) {
+      *rv[k] = *sv[k];
+      *rl[k] = *sl[k];
+    }
+  if (same & 1u << COL_TS) r->ts = v.ts;
+  if (same & 1u << COL_IMPORTANCE) r->importance = v.importance;
+  if (same & 1u << COL_ACCESS_COUNT) r->access_count = v.access_count;
+  if (same & 1u << COL_LAST_ACCESS) r->last_access = v.last_access;
+  if (same & 1u << COL_EMB) {
+    r->emb = NULL;
+    if (v.emb) { /* as float32, in the table's scratch (the stored rows need not be aligned) */
+      size_t dim = (size_t)store_dim(vt->st);
+      if (store_storage(vt->st) == STORE_F32) {
+        memcpy(vt->vec, v.emb, dim * 4);
+      } else {
+        uint16_t *h = sqlite3_malloc64(dim * 2);
+        if (!h) return SQLITE_NOMEM;
+        memcpy(h, v.emb, dim * 2);
+        k_get()->f16_to_f32(h, vt->vec, dim);
+        sqlite3_free(h);
+      }
+      r->emb = vt->vec;
+    }
+  }
+  return SQLITE_OK;
+}
+
 static int id_arg(memvt *vt, sqlite3_value *v, int64_t *id, int *given) {
   char *msg = NULL;
   return vt_msg(vt, h5mem_value_id(v, "id", id, given, &msg), &msg);
@@ -1105,9 +1148,37 @@ static int id_arg(memvt *vt, sqlite3_value *v, int64_t *id, int *given) {
 ** the store: the commands move committed records, and a transaction's own
 ** changes are not committed yet.  The store's (empty) transaction is ended
 ** for the command and begun again after it. */
+/* INSERT INTO mem(mem, id [, last_access]) VALUES('touch', id [, t]): a use
+** of memory id, access_count + 1 and last_access = t (default now), as a
+** change in place (store_update), in the transaction. */
+static int touch_command(memvt *vt, sqlite3_value **col) {
+  int64_t id;
+  int given, rc;
+  if ((rc = id_arg(vt, col[COL_ID], &id, &given))) return rc;
+  if (!given) return vt_err(vt, SQLITE_ERROR, "touch: the id of the memory is missing (INSERT INTO %s(%s, id) "
+                            "VALUES('touch', 42))", vt->name, h5mem_table_command(vt));
+  int64_t now = (int64_t)time(NULL);
+  if (sqlite3_value_type(col[COL_LAST_ACCESS]) != SQLITE_NULL &&
+      (rc = time_arg(vt, col[COL_LAST_ACCESS], "last_access", &now)))
+    return rc;
+  uint64_t pos;
+  store_view v;
+  memset(&v, 0, sizeof v);
+  if (store_find(vt->st, id, &pos) != STORE_OK)
+    return vt_err(vt, SQLITE_ERROR, "touch: no memory with id %lld in %s", (long long)id, vt->name);
+  if ((rc = store_get(vt->st, pos, STORE_V_NUM, &v))) return st_err(vt, rc);
+  store_patch p = {STORE_P_ACCESS_COUNT | STORE_P_LAST_ACCESS, 0, now, 0, NULL, 0};
+  p.access_count = v.access_count < INT64_MAX ? v.access_count + 1 : INT64_MAX;
+  rc = store_update(vt->st, id, &p);
+  return rc ? st_err(vt, rc) : SQLITE_OK;
+}
+
+const char *h5mem_table_command(const memvt *vt) { return cmd_column(vt->name); }
+
 static int run_command(memvt *vt, sqlite3_value **col) {
   sqlite3_value *cmd = col[COL_CMD];
   const char *c = (const char *)sqlite3_value_text(cmd);
+  if (c && !sqlite3_stricmp(c, "touch")) return touch_command(vt, col);
   if (c && !sqlite3_stricmp(c, "consolidate")) { /* in the transaction (mem_consolidate.c) */
     char *msg = NULL;
     int rc = h5mem_consolidate_cmd(vt, vt->st, col[COL_META], &msg);
@@ -1115,7 +1186,7 @@ static int run_command(memvt *vt, sqlite3_value **col) {
   }
   int opt = c && !sqlite3_stricmp(c, "optimize");
   if (!opt && !(c && !sqlite3_stricmp(c, "checkpoint")))
-    return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize', 'consolidate')",
+    return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize', 'touch', 'consolidate')",
                   c ? c : "");
   if (h5mem_tx_dirty(vt->tx.ms))
     return vt_err(vt, SQLITE_ERROR, "%s: this transaction has changed the store; COMMIT first, "
@@ -1163,6 +1234,27 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
     else if (!given) id = old;
     store_rec r;
     if ((rc = record_from(vt, col, id, &r))) return rc;
+    /* the columns SQLite leaves as they are (mem_column did not read them)
+    ** come from the record; when only the columns of a memory's life
+    ** change, the record is not written again: a change in place */
+    unsigned same = 0;
+    for (int j = COL_TEXT; j <= COL_META; j++)
+      if (sqlite3_value_nochange(col[j])) same |= 1u << j;
+    const unsigned lifecols = 1u << COL_ACCESS_COUNT | 1u << COL_LAST_ACCESS | 1u << COL_IMPORTANCE |
+                              1u << COL_TIER, all = ((1u << (COL_META + 1)) - 1) & ~1u;
+    if (id == old && (same | lifecols) == all) {
+      store_patch p = {0, r.access_count, r.last_access, r.importance, r.tier, r.tier_len};
+      if (!(same & 1u << COL_ACCESS_COUNT)) p.set |= STORE_P_ACCESS_COUNT;
+      if (!(same & 1u << COL_LAST_ACCESS)) p.set |= STORE_P_LAST_ACCESS;
+      if (!(same & 1u << COL_IMPORTANCE)) p.set |= STORE_P_IMPORTANCE;
+      if (!(same & 1u << COL_TIER)) p.set |= STORE_P_TIER;
+      rc = p.set ? store_update(s, id, &p) : STORE_OK;
+      if (rc == STORE_ENOTFOUND) rc = STORE_OK; /* (gone: as a DELETE of it) */
+      if (rc) return st_err(vt, rc);
+      *rowid = id;
+      return SQLITE_OK;
+    }
+    if (same && (rc = keep_columns(vt, old, same, &r))) return rc;
     uint64_t pos;
     if (id != old && store_find(s, id, &pos) == STORE_OK &&
         sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)

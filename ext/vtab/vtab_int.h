@@ -251,6 +251,8 @@ typedef struct h5mem_policy {
                                a near-duplicate of (H5MEM_DEDUP_*) */
 } h5mem_policy;
 const h5mem_policy *h5mem_table_policy(const memvt *vt);
+/* The connection the table is open on. */
+sqlite3 *h5mem_table_db(const memvt *vt);
 
 /* What the lifecycle functions keep with a connected table: memories
 ** h5mem_remember inserted since the last cycle (consolidate=auto), and the
@@ -260,10 +262,6 @@ typedef struct h5mem_life_state {
   char report[1024];
 } h5mem_life_state;
 h5mem_life_state *h5mem_table_life(memvt *vt);
-
-/* The hidden command column of the h5mem table called table: its name,
-** unless that is another column's (then "h5mem"). */
-const char *h5mem_cmd_column(const char *table);
 
 /* ==== interface to code in life_policy.c ================================== */
 
@@ -319,6 +317,10 @@ struct memvt {
   h5mem_life_state life; /* the lifecycle functions' state */
 };
 #endif
+
+/* The name of the table's command column (INSERT INTO mem(mem) VALUES('checkpoint')):
+** the table's name, or "h5mem" when that is one of its columns' names. */
+const char *h5mem_table_command(const memvt *vt);
 
 /* The suffixes of the companion tables of an h5mem table `mem`:
 ** mem_entities, mem_relations, mem_mentions, and their modules. */

@@ -369,6 +369,20 @@ int h5w_write(h5w *w, h5w_obj *d, const void *data);
 ** deflate, shuffle, fletcher32).  Whole rows of chunks are written as they
 ** fill; the rest waits in memory (and goes out provisionally at a flush). */
 int h5w_append(h5w *w, h5w_obj *d, const void *rows, uint64_t nrows);
+/* Write rows again: n rows of a chunked dataset (dimension 0), rows[i]
+** strictly ascending and below its current dims[0], their new values one
+** after another in values (as h5w_append takes rows: a variable-length
+** string is a const char * slot).  The dataset must be unfiltered and its
+** chunks must hold whole rows (chunk[1] >= dims[1], chunk[k] == dims[k]
+** for k > 1), as a store's columns do: else H5_EUNSUPPORTED.  Copy-on-write: each chunk
+** holding some of the rows is read, changed and written past the end of
+** the file, and the index points to the copy at the next flush; the old
+** chunk is left as it is (a crash before the flush's superblock leaves the
+** old values; the bytes become dead space, which only a rewrite of the
+** file reclaims).  Rows not yet in a whole chunk (appended since the
+** last row of chunks filled) change in memory.  Each changed chunk costs
+** one chunk of bytes, whatever the number of rows changed in it. */
+int h5w_rewrite_rows(h5w *w, h5w_obj *d, const uint64_t *rows, const void *values, uint64_t n);
 /* An attribute of a group or dataset (type taken over; data as h5w_write).
 ** H5_EINVAL if the object has one of that name already. */
 int h5w_attr(h5w *w, h5w_obj *o, const char *name, h5_type *type, int rank,

@@ -788,6 +788,111 @@ int h5w_append(h5w *w, h5w_obj *d, const void *rows, uint64_t nrows) {
   return H5_OK;
 }
 
+/* The chunk of d whose first row is row0 among its complete chunks (those
+** before the provisional ones), or NULL: d->chunks is sorted by offset and
+** its chunks span whole rows, so offset 0 of the other dimensions. */
+static w_chunk *chunk_at(h5w_obj *d, uint64_t row0) {
+  size_t lo = 0, hi = d->nchunks - d->nprov_listed;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (d->chunks[mid].off[0] < row0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < d->nchunks - d->nprov_listed && d->chunks[lo].off[0] == row0 ? &d->chunks[lo] : NULL;
+}
+
+static int pread_all(h5w *w, void *buf, size_t len, uint64_t at) {
+  uint8_t *p = buf;
+  while (len) {
+    ssize_t n = pread(w->fd, p, len, (off_t)at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;
+      w->failed = 1;
+      return werr(w, H5_EIO, "read failed: %s", n == 0 ? "the file ends inside a chunk" : strerror(errno));
+    }
+    p += n;
+    len -= (size_t)n;
+    at += (uint64_t)n;
+  }
+  return H5_OK;
+}
+
+int h5w_rewrite_rows(h5w *w, h5w_obj *d, const uint64_t *rows, const void *values, uint64_t n) {
+  if (d->is_group || d->dcpl.layout != H5_LAYOUT_CHUNKED || d->rank < 1)
+    return werr(w, H5_EINVAL, "'%s': rewriting rows needs a chunked dataset", d->name);
+  int rc = may_change(w, d);
+  if (rc == H5_OK && d->old && !d->chunks_loaded) rc = h5w_old_prepare_append(w, d);
+  if (rc) return rc;
+  if (is_filtered(d)) return werr(w, H5_EUNSUPPORTED, "'%s': rewriting rows of a filtered dataset", d->name);
+  for (int k = 1; k < d->rank; k++) /* a row of the dataset is then one run of bytes in its chunk */
+    if (d->dcpl.chunk[k] < d->dims[k] || (k > 1 && d->dcpl.chunk[k] != d->dims[k]))
+      return werr(w, H5_EUNSUPPORTED, "'%s': rewriting rows whose chunks do not hold whole rows",
+                  d->name);
+  for (uint64_t i = 0; i < n; i++)
+    if (rows[i] >= d->dims[0] || (i && rows[i] <= rows[i - 1]))
+      return werr(w, H5_EINVAL, "'%s': rows to rewrite must ascend, below %llu", d->name,
+                  (unsigned long long)d->dims[0]);
+  uint64_t rowbytes = d->type->size; /* a row of the dataset: a row of a chunk too */
+  for (int k = 1; k < d->rank; k++) rowbytes *= d->dims[k];
+  uint64_t crow = d->type->size; /* a row of a chunk */
+  for (int k = 1; k < d->rank; k++) crow *= d->dcpl.chunk[k];
+  uint64_t c0 = d->dcpl.chunk[0], csize = c0 * crow, p0 = d->dims[0] - d->npending;
+  if (!n) return H5_OK;
+  uint8_t *stored = stored_copy(w, d->type, values, n * (rowbytes / d->type->size));
+  if (!stored) return H5_ENOMEM;
+  uint8_t *buf = NULL;
+  for (uint64_t i = 0; rc == H5_OK && i < n;) {
+    if (rows[i] >= p0) { /* rows in memory: the provisional slots, which hold the old
+                            values of rows a reader of the committed file reads, may
+                            no longer be written over (reusable_slot) */
+      memcpy(d->pending + (rows[i] - p0) * rowbytes, stored + i * rowbytes, (size_t)rowbytes);
+      d->nprov = 0;
+      i++;
+      continue;
+    }
+    uint64_t row0 = rows[i] / c0 * c0;
+    w_chunk *c = chunk_at(d, row0);
+    if (!buf && !(buf = malloc((size_t)csize))) {
+      rc = werr(w, H5_ENOMEM, "out of memory");
+      break;
+    }
+    if (c && c->size != csize) {
+      rc = werr(w, H5_ECORRUPT, "'%s': the chunk at row %llu has %llu bytes, expected %llu", d->name,
+                (unsigned long long)row0, (unsigned long long)c->size, (unsigned long long)csize);
+      break;
+    }
+    if (c) {
+      rc = pread_all(w, buf, (size_t)csize, c->addr);
+    } else { /* a chunk never written: the fill value */
+      if (d->fill)
+        for (uint64_t e = 0; e < csize / d->type->size; e++) memcpy(buf + e * d->type->size, d->fill, d->type->size);
+      else
+        memset(buf, 0, (size_t)csize);
+      rc = h5w_chunks_reserve(w, d, 1);
+      if (rc == H5_OK) { /* its place in the sorted index */
+        size_t at = 0;
+        while (at < d->nchunks && d->chunks[at].off[0] < row0) at++;
+        memmove(d->chunks + at + 1, d->chunks + at, (d->nchunks - at) * sizeof *d->chunks);
+        d->nchunks++;
+        c = &d->chunks[at];
+        memset(c, 0, sizeof *c);
+        c->off[0] = row0;
+        c->size = csize;
+      }
+    }
+    for (; rc == H5_OK && i < n && rows[i] < row0 + c0 && rows[i] < p0; i++)
+      memcpy(buf + (rows[i] - row0) * crow, stored + i * rowbytes, (size_t)rowbytes);
+    if (rc == H5_OK) rc = append(w, buf, (size_t)csize, &c->addr);
+  }
+  free(buf);
+  free(stored);
+  if (rc) return rc;
+  d->data_changed = 1;
+  mark_dirty(d);
+  return H5_OK;
+}
+
 int h5w_attr_raw(h5w *w, h5w_obj *o, const char *name, const uint8_t *msg, size_t len) {
   if (h5w_names_has(&o->attr_names, name))
     return werr(w, H5_EINVAL, "attribute '%s' exists already", name);

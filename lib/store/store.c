@@ -384,6 +384,7 @@ int store_commit(store *s, int may_checkpoint) {
   s->in_txn = 0;
   s->prepared = 0;
   s->nul = 0;
+  store_patch_commit(s);
   if (may_checkpoint && wal_bytes(s->log) >= s->autockpt) return store_checkpoint(s);
   return STORE_OK;
 }

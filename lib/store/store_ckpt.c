@@ -184,12 +184,15 @@ static void *column_rows(store *s, int k, uint64_t n) {
     const drec *d = s->delta[i];
     if (d->dead) continue;
     uint8_t *p = buf + j++ * esz;
+    const ovent *e = store_patch_at(s, s->nbase + i); /* (its changes in place) */
+    unsigned set = e ? e->set : 0;
     switch (k) {
     case C_ID: memcpy(p, &d->id, 8); break;
     case C_TS: memcpy(p, &d->ts, 8); break;
-    case C_ACCESS_COUNT: memcpy(p, &d->access_count, 8); break;
-    case C_LAST_ACCESS: memcpy(p, &d->last_access, 8); break;
-    case C_IMPORTANCE: memcpy(p, &d->importance, 8); break;
+    case C_ACCESS_COUNT: memcpy(p, set & STORE_P_ACCESS_COUNT ? &e->ac : &d->access_count, 8); break;
+    case C_LAST_ACCESS: memcpy(p, set & STORE_P_LAST_ACCESS ? &e->la : &d->last_access, 8); break;
+    case C_IMPORTANCE: memcpy(p, set & STORE_P_IMPORTANCE ? &e->imp : &d->importance, 8); break;
+    case C_TIER: memcpy(p, set & STORE_P_TIER ? (const void *)&e->tier : (const void *)&d->str[4], sizeof(char *)); break;
     case C_EMB:
       if (d->emb) {
         memcpy(p, d->emb, esz);
@@ -403,6 +406,7 @@ int store_checkpoint(store *s) {
       free(rows);
     }
   }
+  if (rc == STORE_OK) rc = store_patch_write(s, w); /* the base rows changed in place */
   if (rc == STORE_OK) {
     int gr = gstore_checkpoint(s->g, w, err, sizeof err);
     if (gr) rc = store_fail(s, gr, "checkpoint of %s: %s", s->path, err);
@@ -422,6 +426,7 @@ int store_checkpoint(store *s) {
   int wr = wal_reset(s->log, upto);
   if (wr != WAL_OK) rc = store_fail(s, wr, "%s", wal_errmsg(s->log));
   store_gate_release(s);
+  store_patch_clear(s); /* (the file holds the values now) */
   if (rebase(s, upto) != STORE_OK) { /* read it all again */
     char keep[sizeof s->err];
     memcpy(keep, s->err, sizeof keep);

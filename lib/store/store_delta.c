@@ -136,6 +136,10 @@ void store_undo_one(store *s, const undo *u) {
     gstore_undo(s->g, u->table - 1, u->insert, u->pos);
     return;
   }
+  if (u->insert == UNDO_PATCH) {
+    store_patch_undo(s, u->pos);
+    return;
+  }
   s->changes++;
   if (u->insert) { /* the last delta record */
     s->reuses++;

@@ -13,7 +13,8 @@
 ** log's frames), store_ckpt.c (writing store files: create, checkpoint,
 ** optimize), store_idmap.c (the id map), store_index.c (the vector index),
 ** store_text.c (the text index), store_graph.c (the knowledge graph's
-** tables), store_time.c (the temporal index), store_int.c (root attributes and byte images of derived
+** tables), store_time.c (the temporal index), store_patch.c (changes in place),
+** store_int.c (root attributes and byte images of derived
 ** indexes).  wal.c (the log file, wal.h) and gate.c (the reader/checkpoint
 ** gate, gate.h) have headers of their own: tests use them directly.
 */
@@ -290,6 +291,15 @@ typedef struct strcodes {
   const uint8_t **dp;
   uint32_t *dlen, *dcode;
   uint64_t dcap, dn;
+  /* the tier column with the overlay's tiers applied (store_patch.c):
+  ** built for version pver of the overlay's tiers; phas: some base row's
+  ** tier is patched (else code is the answer); own: copies of strings the
+  ** dictionary points to that no file row has */
+  uint32_t *pcode;
+  uint64_t pver;
+  int pbuilt, phas;
+  char **own;
+  uint64_t nown;
 } strcodes;
 
 /* A record of the delta: one allocation, strings NUL-terminated inside. */
@@ -303,11 +313,31 @@ typedef struct drec {
 } drec;
 
 
+enum { UNDO_DELETE = 0, UNDO_INSERT = 1, UNDO_PATCH = 2 };
 typedef struct undo {
-  int insert;   /* 1: a delta record was added at pos; 0: pos was deleted */
+  int insert;   /* UNDO_INSERT: a delta record was added at pos; UNDO_DELETE: pos was
+                ** deleted; UNDO_PATCH: pos was patched (store_patch.c's stack has
+                ** its entry's previous state) */
   int table;    /* 0: the memories; 1 + STORE_G_*: a graph table */
   uint64_t pos;
 } undo;
+
+/* A position's fields set by store_update since the checkpoint (the
+** overlay: store_patch.c): the STORE_P_* bits set so far, and the values. */
+typedef struct ovent {
+  uint64_t pos;
+  unsigned set;
+  int64_t ac, la;
+  double imp;
+  char *tier; /* malloc'd, NUL-terminated; NULL: NULL */
+  size_t tier_len;
+} ovent;
+
+/* The state of a position's entry before a patch in the open transaction. */
+typedef struct ovundo {
+  int had;   /* 0: it had none (the patch made it) */
+  ovent old; /* old.tier: a copy of its own */
+} ovundo;
 
 struct store {
   char *path, *walpath;
@@ -360,6 +390,13 @@ struct store {
   idmap map;
   uint64_t live;
   int64_t max_id;
+  /* changes in place (store_patch.c): the overlay, positions -> ov[] */
+  idmap ovmap;
+  ovent *ov;
+  uint64_t nov, capov;
+  ovundo *ovundo;             /* one per UNDO_PATCH of the undo list, in order */
+  uint64_t novundo, capovundo;
+  uint64_t ov_tier_ver;       /* changes whenever a tier in the overlay does */
   /* the log */
   wal *log;
   int replay_rc;           /* why store_replay_frame stopped */
@@ -438,6 +475,29 @@ int store_apply_put(store *s, const store_rec *r);
 int store_apply_delete(store *s, int64_t id);
 /* Take back one change of the undo list. */
 void store_undo_one(store *s, const undo *u);
+
+/* ---- interface to code in store_patch.c ---------------------------------- */
+
+/* The overlay's entry of pos, or NULL. */
+const ovent *store_patch_at(const store *s, uint64_t pos);
+/* The fields of v that v->have holds, with pos's entry applied. */
+void store_patch_view(const store *s, uint64_t pos, store_view *v);
+/* store_update without its checks (replaying the log). */
+int store_patch_apply(store *s, int64_t id, const store_patch *p);
+/* Take back the last patch (of pos: its UNDO_PATCH entry). */
+void store_patch_undo(store *s, uint64_t pos);
+/* The transaction ended: its undo states go. */
+void store_patch_commit(store *s);
+/* Empty the overlay (a checkpoint wrote it); free it all (the state goes). */
+void store_patch_clear(store *s);
+void store_patch_free(store *s);
+/* The log op of pos's entry through put ('U', id, bits, values; nothing
+** when pos has none): nonzero when put failed. */
+int store_patch_encode(const store *s, uint64_t pos, int (*put)(void *ctx, const void *p, size_t n),
+                       void *ctx);
+/* Write the base rows' entries over their columns' chunks (the
+** checkpoint's writer w). */
+int store_patch_write(store *s, h5w *w);
 
 /* ---- interface to code in store_log.c ------------------------------------ */
 

@@ -54,6 +54,9 @@ const int8_t *store_q8_row(const store *s, uint32_t i, float *scale) {
 
 void store_codes_free(strcodes *c) {
   free(c->code);
+  free(c->pcode);
+  for (uint64_t i = 0; i < c->nown; i++) free(c->own[i]);
+  free(c->own);
   free(c->dp);
   free(c->dlen);
   free(c->dcode);
@@ -299,6 +302,7 @@ void store_state_free(store *s) {
   gstore_free(s->g);
   s->g = NULL;
   store_delta_free(s);
+  store_patch_free(s);
   store_base_free(s);
   idmap_free(&s->map);
   wal_close(s->log);

@@ -4,6 +4,7 @@
 */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,8 @@
 
 /* ---- the log's frames --------------------------------------------------------- */
 
-/* A transaction as a frame: 'P' + a record, 'D' + an id, in order. */
+/* A transaction as a frame: 'P' + a record, 'D' + an id, 'U' + a patch
+** (store_patch.c), the graph's ops, in order. */
 static int frame_put(store *s, const void *p, size_t n) {
   if (s->frame_len + n > s->frame_cap) {
     size_t cap = s->frame_cap ? s->frame_cap : 4096;
@@ -39,6 +41,10 @@ int store_frame_build(store *s) {
     const undo *u = &s->ul[i];
     if (u->table) {
       bad |= gstore_encode(s->g, u->table - 1, u->insert, u->pos, frame_cb, s);
+      continue;
+    }
+    if (u->insert == UNDO_PATCH) {
+      bad |= store_patch_encode(s, u->pos, frame_cb, s);
       continue;
     }
     if (!u->insert) {
@@ -106,6 +112,45 @@ int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
                              gr == STORE_EEXISTS ? "id taken" : gr == STORE_ENOTFOUND ? "no such id"
                              : gr == STORE_EINVAL ? "a string is not UTF-8 or holds a NUL byte"
                                                   : "out of memory");
+      continue;
+    }
+    if (*op == 'U') { /* id, bits, then the values the bits name */
+      store_patch pa;
+      memset(&pa, 0, sizeof pa);
+      int64_t id = take_i64(&r);
+      const uint8_t *b = take(&r, 1);
+      if (!b) break;
+      pa.set = *b;
+      if (pa.set & ~(unsigned)(STORE_P_ACCESS_COUNT | STORE_P_LAST_ACCESS | STORE_P_IMPORTANCE | STORE_P_TIER)) {
+        r.bad = 1;
+        break;
+      }
+      if (pa.set & STORE_P_ACCESS_COUNT) pa.access_count = take_i64(&r);
+      if (pa.set & STORE_P_LAST_ACCESS) pa.last_access = take_i64(&r);
+      if (pa.set & STORE_P_IMPORTANCE) {
+        const uint8_t *q = take(&r, 8);
+        if (q) memcpy(&pa.importance, q, 8);
+      }
+      if (pa.set & STORE_P_TIER) {
+        const uint8_t *lq = take(&r, 4);
+        uint32_t n = 0;
+        if (lq) memcpy(&n, lq, 4);
+        if (lq && n != UINT32_MAX) {
+          pa.tier = (const char *)take(&r, n);
+          pa.tier_len = n;
+        }
+      }
+      if (r.bad) break;
+      size_t bad = pa.tier ? util_utf8_check(pa.tier, pa.tier_len, 0) : 0;
+      if (pa.tier && bad != pa.tier_len)
+        rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu: record %lld: tier: %s at byte %zu", s->walpath,
+                        (unsigned long long)seq, (long long)id, pa.tier[bad] ? "invalid UTF-8" : "a NUL byte", bad);
+      else if ((pa.set & STORE_P_IMPORTANCE) && !isnan(pa.importance) && !isfinite(pa.importance))
+        rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu: record %lld: importance is not finite",
+                        s->walpath, (unsigned long long)seq, (long long)id);
+      else if ((rc = store_patch_apply(s, id, &pa)) == STORE_ENOTFOUND)
+        rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu: a change of record %lld, which is not there",
+                        s->walpath, (unsigned long long)seq, (long long)id);
       continue;
     }
     if (*op != 'P') {

@@ -63,6 +63,7 @@ int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
     v->access_count = d->access_count;
     v->last_access = d->last_access;
     v->have = STORE_V_ALL;
+    store_patch_view(s, pos, v);
     return STORE_OK;
   }
   /* base rows: only the columns asked for, so a query touches only their
@@ -104,6 +105,7 @@ int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
   }
 #undef ROW
   v->have |= want;
+  store_patch_view(s, pos, v);
   return STORE_OK;
 }
 
@@ -144,6 +146,59 @@ static int dict_grow(strcodes *c) {
   free(o.dp);
   free(o.dlen);
   free(o.dcode);
+  return STORE_OK;
+}
+
+/* The code of (p, n) in c, added to the dictionary (with a copy of its own)
+** when missing; UINT32_MAX when out of memory. */
+static uint32_t dict_code(strcodes *c, const char *p, size_t n) {
+  if (!p) return CODE_NULL;
+  if (n >= UINT32_MAX) return UINT32_MAX - 2; /* (equal to no value, as in the file's rows) */
+  uint64_t h = dict_find(c, (const uint8_t *)p, n);
+  if (c->dp[h]) return c->dcode[h];
+  if ((c->dn + 1) * 2 > c->dcap) {
+    if (dict_grow(c)) return UINT32_MAX;
+    h = dict_find(c, (const uint8_t *)p, n);
+  }
+  char **own = realloc(c->own, (c->nown + 1) * sizeof *own);
+  if (!own) return UINT32_MAX;
+  c->own = own;
+  char *copy = malloc(n + 1);
+  if (!copy) return UINT32_MAX;
+  memcpy(copy, p, n);
+  copy[n] = 0;
+  c->own[c->nown++] = copy;
+  c->dp[h] = (const uint8_t *)copy;
+  c->dlen[h] = (uint32_t)n;
+  c->dcode[h] = (uint32_t)c->dn++;
+  return c->dcode[h];
+}
+
+/* The tier codes with the overlay's tiers applied (c->pcode), for the
+** overlay's present version. */
+static int patch_codes(store *s, strcodes *c) {
+  c->phas = 0;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < s->nov; i++) n += (s->ov[i].set & STORE_P_TIER) && s->ov[i].pos < s->nbase;
+  if (n) {
+    if (!c->pcode && !(c->pcode = malloc(s->nbase * sizeof *c->pcode)))
+      return store_fail(s, STORE_ENOMEM, "out of memory");
+    memcpy(c->pcode, c->code, s->nbase * sizeof *c->pcode);
+    for (uint64_t i = 0; i < s->nov; i++) {
+      const ovent *e = &s->ov[i];
+      if (!(e->set & STORE_P_TIER) || e->pos >= s->nbase) continue;
+      uint32_t code = dict_code(c, e->tier, e->tier_len);
+      if (code == UINT32_MAX) {
+        free(c->pcode);
+        c->pcode = NULL;
+        return store_fail(s, STORE_ENOMEM, "out of memory");
+      }
+      c->pcode[e->pos] = code;
+    }
+    c->phas = 1;
+  }
+  c->pver = s->ov_tier_ver;
+  c->pbuilt = 1;
   return STORE_OK;
 }
 
@@ -189,7 +244,11 @@ int store_str_codes(store *s, unsigned want, const char *v, size_t n, const uint
       c->code[r] = c->dcode[h];
     }
   }
-  *codes = c->code;
+  if (k == 4 && c->code && (!c->pbuilt || c->pver != s->ov_tier_ver)) {
+    int rc = patch_codes(s, c);
+    if (rc) return rc;
+  }
+  *codes = k == 4 && c->phas ? c->pcode : c->code;
   *ncodes = c->code ? s->nbase : 0;
   *code = UINT32_MAX;
   if (!v) {
