@@ -346,11 +346,76 @@ static int merge_pair(cyc *c, uint64_t pa, uint64_t pb) {
   return rc;
 }
 
+/* merge_scope=working: the nearest other working memory of each, exact,
+** by cosine over the unit vectors (a zero or missing vector has none),
+** without the index: W^2/2 dot products, on this thread. */
+static int merge_working(cyc *c) {
+  size_t w = c->nleft, dim = c->dim;
+  float *m = malloc(w * dim * 4 + 1);
+  uint8_t *has = calloc(w + 1, 1);
+  size_t *best = malloc((w + 1) * sizeof *best);
+  float *bd = malloc((w + 1) * sizeof *bd);
+  int rc = m && has && best && bd ? STORE_OK : STORE_ENOMEM;
+  for (size_t i = 0; i < w && rc == STORE_OK; i++) {
+    int h;
+    float *v = m + i * dim;
+    if ((rc = h5mem_pos_emb(c->st, c->left[i].pos, v, &h)) != STORE_OK || !h) continue;
+    double nn = 0;
+    for (size_t k = 0; k < dim; k++) nn += (double)v[k] * v[k];
+    if (!(nn > 0)) continue;
+    float inv = (float)(1.0 / sqrt(nn));
+    for (size_t k = 0; k < dim; k++) v[k] *= inv;
+    has[i] = 1;
+  }
+  for (size_t i = 0; i < w; i++) best[i] = SIZE_MAX, bd[i] = -2;
+  for (size_t i = 0; i < w && rc == STORE_OK; i++) {
+    if (!has[i]) continue;
+    const float *a = m + i * dim;
+    for (size_t j = i + 1; j < w; j++) {
+      if (!has[j]) continue;
+      const float *b = m + j * dim;
+      float dot = 0;
+      for (size_t k = 0; k < dim; k++) dot += a[k] * b[k];
+      if (dot > bd[i]) bd[i] = dot, best[i] = j;
+      if (dot > bd[j]) bd[j] = dot, best[j] = i;
+    }
+  }
+  for (size_t i = 0; i < w && rc == STORE_OK; i++) {
+    if (!has[i] || c->gone[i]) continue;
+    if (best[i] != SIZE_MAX && c->gone[best[i]]) { /* its nearest merged away: again */
+      best[i] = SIZE_MAX;
+      bd[i] = -2;
+      for (size_t j = 0; j < w; j++) {
+        if (j == i || !has[j] || c->gone[j]) continue;
+        float dot = 0;
+        for (size_t k = 0; k < dim; k++) dot += m[i * dim + k] * m[j * dim + k];
+        if (dot > bd[i]) bd[i] = dot, best[i] = j;
+      }
+    }
+    if (best[i] == SIZE_MAX || 1.0 - (double)bd[i] > c->o.merge_threshold + 1e-5) continue;
+    /* near: decided by life_nearest on the stored vectors, as h5mem_remember decides */
+    float *a = malloc(dim * 8);
+    int ha = 0, hb = 0;
+    if (!a) rc = STORE_ENOMEM;
+    if (rc == STORE_OK) rc = h5mem_pos_emb(c->st, c->left[i].pos, a, &ha);
+    if (rc == STORE_OK) rc = h5mem_pos_emb(c->st, c->left[best[i]].pos, a + dim, &hb);
+    int near = rc == STORE_OK && ha && hb && life_nearest(a, a + dim, 1, dim) <= c->o.merge_threshold;
+    free(a);
+    if (near) rc = merge_pair(c, c->left[i].pos, c->left[best[i]].pos);
+  }
+  free(m);
+  free(has);
+  free(best);
+  free(bd);
+  return rc;
+}
+
 static int merge_phase(cyc *c, const uint8_t *cls, uint64_t npos0) {
   store *st = c->st;
   c->nbits_cap = npos0 + c->nleft + 64;
   c->bits = calloc(c->nbits_cap / 8 + 1, 1);
   c->gone = calloc(c->nleft + 1, 1);
+  if (c->bits && c->gone && !c->o.merge_all) return merge_working(c);
   float *q = malloc(c->dim * 4 * 2);
   if (!c->bits || !c->gone || !q) {
     free(q);
