@@ -8,10 +8,11 @@
 **       [, quantize=int8|none] [, nlist=0] [, nprobe=16] [, pq_m=0]
 **       [, tokenize='unicode61 remove_diacritics 1']
 **       [, sync=full|normal|off] [, agent='...'] [, embedder='...']
-**       [, chunk=1024] [, autocheckpoint=67108864]);
+**       [, chunk=1024] [, autocheckpoint=67108864]
+**       [, the lifecycle options: working_capacity=1000, promote_after=3, ...]);
 **   (path: also file=, or a first bare argument; storage also f16|f32.
-**   These are every option parse_opts knows, opt_names; docs/SQL.md has
-**   each one's range and default.)
+**   These are every option parse_opts knows, opt_names, and the lifecycle
+**   options of life_policy.c; docs/SQL.md has each one's range and default.)
 **
 ** Columns: id (the rowid), text, embedding (float32 BLOB out; a float32
 ** BLOB or a JSON array in), source, session, tags, ts (unix seconds;
