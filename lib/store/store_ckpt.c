@@ -355,7 +355,10 @@ int store_checkpoint(store *s) {
     int rc = store_become_writer(s);
     if (rc) return rc;
   }
-  if (s->ndelta == 0 && s->nnewdead == 0 && wal_frames(s->log) == 0) return STORE_OK;
+  /* nothing to write: but an index a writer killed after its checkpoint
+  ** did not save may be due (store_close and the automatic checkpoint
+  ** come here only with something to write) */
+  if (s->ndelta == 0 && s->nnewdead == 0 && wal_frames(s->log) == 0) return index_save(s, 0);
   uint64_t nlive = 0;
   for (uint64_t i = 0; i < s->ndelta; i++) nlive += !s->delta[i]->dead;
   uint64_t upto = wal_last_seq(s->log);

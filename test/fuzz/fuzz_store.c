@@ -1,7 +1,8 @@
 /*
 ** test/fuzz/fuzz_store.c - libFuzzer target for the replay of log frames
-** into a store (lib/store/store.c replay_frame: records put and deleted;
-** lib/store/store_graph.c gstore_replay: the graph's ops).
+** into a store (lib/store/store_log.c store_replay_frame: records put,
+** deleted and changed in place; lib/store/store_graph.c gstore_replay: the
+** graph's ops).
 **
 ** The input is frame payloads, wrapped into frames that validate (the
 ** right magic, seqs and checksum chain behind a store's own log header),
@@ -18,7 +19,7 @@
 ** each input.  A store that opens is read whole: every record, an exact
 ** and an index search, a BM25 search, the graph's adjacency.
 ** Seeds (H5MEM_FUZZ_SEEDS): the payloads of the frames the store itself
-** writes for puts, deletes and graph changes.
+** writes for puts, deletes, changes in place and graph changes.
 */
 #include "config.h"
 
@@ -372,6 +373,16 @@ static void seeds(const char *sdir) {
       FUZZ_ASSERT(store_g_delete(s, STORE_G_ENTITY, 7) == STORE_OK &&
                   store_g_delete(s, STORE_G_RELATION, 8) == STORE_OK &&
                   store_g_delete(s, STORE_G_MENTION, 9) == STORE_OK);
+      FUZZ_ASSERT(store_commit(s, 0) == STORE_OK);
+      /* changes in place: of file rows and of a record in memory */
+      FUZZ_ASSERT(store_begin(s) == STORE_OK);
+      store_patch pa = {STORE_P_ACCESS_COUNT | STORE_P_LAST_ACCESS, 3, 777, 0, NULL, 0};
+      FUZZ_ASSERT(store_update(s, 11, &pa) == STORE_OK && store_update(s, 1000, &pa) == STORE_OK);
+      store_patch pb = {STORE_P_TIER | STORE_P_IMPORTANCE, 0, 0, 0.75, "archive", 7};
+      FUZZ_ASSERT(store_update(s, 12, &pb) == STORE_OK);
+      pb.tier = NULL;
+      pb.set = STORE_P_TIER;
+      FUZZ_ASSERT(store_update(s, 13, &pb) == STORE_OK);
       FUZZ_ASSERT(store_commit(s, 0) == STORE_OK);
       /* the log as it is now, before close checkpoints it */
       size_t n;

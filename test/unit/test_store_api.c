@@ -12,7 +12,9 @@
 ** damaged file reported as corrupt, by opening and by a checkpoint; a
 ** store path that is a directory an I/O error; a log made with no room
 ** for its header full; the gate's lock failing an I/O error, not busy;
-** time ranges (store_time_range, store_time_range_session) against a brute force.
+** time ranges (store_time_range, store_time_range_session) against a brute force;
+** changes in place (store_update): the model through transactions, the
+** log, checkpoints and a crash, the log's and the file's growth.
 **
 ** Every test works in a directory of its own under $TMPDIR (or /tmp) and
 ** removes it at the end.  A model of the records (an array) is what every
@@ -203,7 +205,8 @@ static void check_view(const store_view *v, const mrec *m, unsigned want) {
   if (want & STORE_V_NUM) {
     T_CHECK(v->ts == m->ts, "id %lld: ts %lld, not %lld", (long long)m->id, (long long)v->ts,
             (long long)m->ts);
-    T_CHECK(v->importance == m->importance, "id %lld: importance %g, not %g", (long long)m->id,
+    T_CHECK(v->importance == m->importance || (isnan(v->importance) && isnan(m->importance)),
+            "id %lld: importance %g, not %g", (long long)m->id,
             v->importance, m->importance);
     T_CHECK(v->access_count == m->access_count, "id %lld: access_count", (long long)m->id);
     T_CHECK(v->last_access == m->last_access, "id %lld: last_access %lld, not %lld", (long long)m->id,
@@ -1476,6 +1479,265 @@ START_TEST(test_autocheckpoint) {
 }
 END_TEST
 
+/* ---- changes in place (store_update) ----------------------------------------- */
+
+/* A random patch of a live id, made in the store and in the model (the
+** model's previous record into *was, to take it back). */
+static void patch_random(store *s, t_rng *r, int64_t id, mrec *was) {
+  static const char *const tiers[] = {"working", "episodic", "semantic", "archive", "", "日本語"};
+  mrec *m = &model[id];
+  *was = *m;
+  store_patch p;
+  memset(&p, 0, sizeof p);
+  p.set = (unsigned)(t_next(r) % 15) + 1;
+  p.access_count = (int64_t)(t_next(r) % 100000) - 5;
+  p.last_access = t_next(r) % 4 ? (int64_t)(t_next(r) % 2000000000) : STORE_NULL_TIME;
+  p.importance = t_next(r) % 5 ? (double)(t_next(r) % 1000) / 100.0 : NAN;
+  int tn = (int)(t_next(r) % 7);
+  if (tn < 6) {
+    p.tier = tiers[tn];
+    p.tier_len = strlen(tiers[tn]);
+  }
+  int rc = store_update(s, id, &p);
+  T_CHECK(rc == STORE_OK, "update %lld: %d %s", (long long)id, rc, store_errmsg(s));
+  if (p.set & STORE_P_ACCESS_COUNT) m->access_count = p.access_count;
+  if (p.set & STORE_P_LAST_ACCESS) m->last_access = p.last_access;
+  if (p.set & STORE_P_IMPORTANCE) m->importance = p.importance;
+  if (p.set & STORE_P_TIER) {
+    m->has[4] = p.tier != NULL;
+    memset(m->str[4], 0, sizeof m->str[4]);
+    if (p.tier) memcpy(m->str[4], p.tier, p.tier_len);
+    m->len[4] = p.tier_len;
+  }
+}
+
+/* Which live ids have tier t (NULL: NULL), by the string codes the filters
+** use (file rows) and store_get (records in memory), against the model. */
+static void check_tier_codes(store *s, const char *t) {
+  const uint32_t *codes;
+  uint64_t ncodes;
+  uint32_t code;
+  ck_assert_int_eq(store_str_codes(s, STORE_V_TIER, t, t ? strlen(t) : 0, &codes, &ncodes, &code), STORE_OK);
+  for (uint64_t pos = 0; pos < store_npos(s); pos++) {
+    if (!store_pos_live(s, pos)) continue;
+    const mrec *m = &model[store_pos_id(s, pos)];
+    int want = t ? m->has[4] && m->len[4] == strlen(t) && !memcmp(m->str[4], t, m->len[4]) : !m->has[4];
+    int got;
+    if (pos < ncodes) {
+      got = codes[pos] == code;
+    } else {
+      store_view v;
+      memset(&v, 0, sizeof v);
+      ck_assert_int_eq(store_get(s, pos, STORE_V_TIER, &v), STORE_OK);
+      got = t ? v.tier && v.tier_len == strlen(t) && !memcmp(v.tier, t, v.tier_len) : !v.tier;
+    }
+    T_CHECK(got == want, "id %lld, tier '%s': %d, model %d", (long long)m->id, t ? t : "NULL", got, want);
+  }
+}
+
+/* Patches of file rows and records in memory, mixed with puts, deletes,
+** savepoints and rollbacks, against the model: in the transaction, after
+** commits, replayed from the log by a reader and by a writer, through
+** checkpoints (the file's rows rewritten in place), and reopened. */
+START_TEST(test_update_in_place) {
+  tdir t;
+  t_rng r;
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.chunk_rows = 16; /* many chunks */
+  store *s = start(&t, &r, 41, o);
+  int64_t next = put_commit(s, &r, 1, 150);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  mrec was[64];
+  int64_t wid[64];
+  static mrec saved[MAXR];
+  for (int round = 0; round < 12; round++) {
+    memcpy(saved, model, sizeof model);
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    next = put_new(s, &r, next, 5);
+    for (int i = 0; i < 40; i++) {
+      int64_t id = 1 + (int64_t)(t_next(&r) % (uint64_t)(next - 1));
+      if (!model[id].live) continue;
+      patch_random(s, &r, id, &was[0]);
+    }
+    /* a savepoint whose patches, a delete and a re-put are taken back */
+    uint64_t mark = store_mark(s);
+    int nw = 0;
+    for (int i = 0; i < 30 && nw < 64; i++) {
+      int64_t id = 1 + (int64_t)(t_next(&r) % (uint64_t)(next - 1));
+      if (!model[id].live) continue;
+      wid[nw] = id;
+      patch_random(s, &r, id, &was[nw++]);
+    }
+    int64_t gone = 0;
+    for (int64_t id = 1; id < next && !gone; id++)
+      if (model[id].live && t_next(&r) % 4 == 0) gone = id;
+    if (gone) {
+      ck_assert_int_eq(store_delete(s, gone), STORE_OK);
+      model[gone].live = 0;
+    }
+    check_model(s);
+    check_tier_codes(s, "archive");
+    ck_assert_int_eq(store_undo_to(s, mark), STORE_OK);
+    while (nw > 0) { /* the model back, in reverse */
+      nw--;
+      model[wid[nw]] = was[nw];
+    }
+    if (gone) model[gone].live = 1;
+    check_model(s);
+    check_tier_codes(s, "archive");
+    check_tier_codes(s, NULL);
+    /* an update of a patched record (delete + put) keeps the patched values */
+    for (int64_t id = 1; id < next; id++)
+      if (model[id].live && t_next(&r) % 20 == 0) {
+        patch_random(s, &r, id, &was[0]);
+        ck_assert_int_eq(store_delete(s, id), STORE_OK);
+        model[id].str[0][0] = 'U';
+        put_ok(s, &model[id]);
+        break;
+      }
+    if (round % 3 == 2) { /* the whole transaction taken back */
+      store_rollback(s);
+      memcpy(model, saved, sizeof model);
+      next = store_max_id(s) + 1;
+      check_model(s);
+      continue;
+    }
+    commit_ok(s);
+    check_model(s);
+    if (round % 4 == 1) { /* a reader replays the log */
+      store *rd = open_ok(t.path, NULL, 1);
+      check_model(rd);
+      check_tier_codes(rd, "archive");
+      store_close(rd);
+    }
+    if (round % 4 == 3) {
+      ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+      check_model(s);
+      check_tier_codes(s, "archive");
+    }
+    if (round % 5 == 4) s = reopen(s, &t, 0);
+  }
+  s = reopen(s, &t, 0);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  s = reopen(s, &t, 1);
+  check_tier_codes(s, "archive");
+  finish(s, &t);
+}
+END_TEST
+
+/* The log holds a few dozen bytes per touch, not the record; a checkpoint
+** writes about one chunk of each changed column per chunk holding a
+** changed row, whatever the number of rows changed in it; bad patches are
+** refused, nothing changed; a child's committed patches survive its crash,
+** its open transaction's do not. */
+START_TEST(test_update_costs) {
+  tdir t;
+  t_rng r;
+  store_opts o = opts(DIM, STORE_COSINE, STORE_F32);
+  o.chunk_rows = 256;
+  store *s = start(&t, &r, 43, o);
+  int64_t next = put_commit(s, &r, 1, 1024); /* 4 chunks */
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  store_patch touch = {STORE_P_ACCESS_COUNT | STORE_P_LAST_ACCESS, 7, 1700000000, 0, NULL, 0};
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  ck_assert_int_eq(store_update(s, 5, &touch), STORE_OK);
+  commit_ok(s);
+  model[5].access_count = 7;
+  model[5].last_access = 1700000000;
+  off_t w1 = file_size(t.wal);
+  /* header 64, frame 24 + op 1 + id 8 + bits 1 + 16 */
+  ck_assert_int_eq((int)w1, 64 + 24 + 26);
+  off_t f0 = file_size(t.path);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  off_t g1 = file_size(t.path) - f0;
+  /* 200 rows of the same chunk */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int64_t id = 257; id < 457; id++) {
+    touch.access_count = id;
+    ck_assert_int_eq(store_update(s, id, &touch), STORE_OK);
+    model[id].access_count = id;
+    model[id].last_access = touch.last_access;
+  }
+  commit_ok(s);
+  off_t f1 = file_size(t.path);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  off_t g200 = file_size(t.path) - f1;
+  /* rows in two chunks: one chunk more of each column (256 x 8 bytes, two columns) */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  ck_assert_int_eq(store_update(s, 3, &touch), STORE_OK);
+  ck_assert_int_eq(store_update(s, 1000, &touch), STORE_OK);
+  model[3].access_count = model[1000].access_count = touch.access_count;
+  model[3].last_access = model[1000].last_access = touch.last_access;
+  commit_ok(s);
+  off_t f2 = file_size(t.path);
+  ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+  off_t g2 = file_size(t.path) - f2;
+  ck_assert_msg(g1 > 2 * 2048 && g1 < 2 * 2048 + 16384, "one touch: the file grew by %lld", (long long)g1);
+  ck_assert_msg(g200 >= g1 - 64 && g200 <= g1 + 64, "200 touches in one chunk: %lld, one: %lld",
+                (long long)g200, (long long)g1);
+  ck_assert_msg(g2 >= g1 + 2 * 2048 - 64 && g2 <= g1 + 2 * 2048 + 64, "two chunks: %lld, one: %lld",
+                (long long)g2, (long long)g1);
+  check_model(s);
+
+  /* refused, nothing changed */
+  ck_assert_int_eq(store_update(s, 5, &touch), STORE_EINVAL); /* no transaction */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  store_patch bad = {64, 0, 0, 0, NULL, 0};
+  ck_assert_int_eq(store_update(s, 5, &bad), STORE_EINVAL);
+  bad.set = STORE_P_IMPORTANCE;
+  bad.importance = INFINITY;
+  ck_assert_int_eq(store_update(s, 5, &bad), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "importance: not a finite number");
+  bad.set = STORE_P_TIER;
+  bad.tier = "ab\xff";
+  bad.tier_len = 3;
+  ck_assert_int_eq(store_update(s, 5, &bad), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "tier: invalid UTF-8 at byte 2");
+  bad.tier = "a\0b";
+  ck_assert_int_eq(store_update(s, 5, &bad), STORE_EINVAL);
+  ck_assert_str_eq(store_errmsg(s), "tier: a NUL byte at byte 1");
+  ck_assert_int_eq(store_update(s, next + 5, &touch), STORE_ENOTFOUND);
+  ck_assert_uint_eq(store_mark(s), 0);
+  commit_ok(s);
+  check_model(s);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+
+  /* a child commits patches, leaves some in an open transaction, dies */
+  fflush(NULL);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    char err[512];
+    store *c = NULL;
+    store_patch a = {STORE_P_TIER | STORE_P_ACCESS_COUNT, 99, 0, 0, "semantic", 8};
+    int ok = store_open(t.path, NULL, 0, &c, err, sizeof err) == STORE_OK && store_begin(c) == STORE_OK &&
+             store_update(c, 10, &a) == STORE_OK && store_update(c, 600, &a) == STORE_OK &&
+             store_commit(c, 0) == STORE_OK && store_begin(c) == STORE_OK;
+    a.access_count = 5;
+    ok = ok && store_update(c, 11, &a) == STORE_OK && store_update(c, 10, &a) == STORE_OK;
+    _exit(ok ? 0 : 1); /* no close, no checkpoint */
+  }
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed");
+  for (int k = 0; k < 2; k++) {
+    int64_t id = k ? 600 : 10;
+    model[id].access_count = 99;
+    model[id].has[4] = 1;
+    memset(model[id].str[4], 0, sizeof model[id].str[4]);
+    memcpy(model[id].str[4], "semantic", 8);
+    model[id].len[4] = 8;
+  }
+  s = open_ok(t.path, NULL, 1);
+  check_model(s);
+  check_tier_codes(s, "semantic");
+  store_close(s);
+  s = open_ok(t.path, NULL, 0);
+  check_model(s);
+  finish(s, &t);
+}
+END_TEST
+
 /* The graph's tables share the memories' transactions: a rollback or an
 ** undo to a mark takes back both. */
 START_TEST(test_graph_in_transactions) {
@@ -1861,6 +2123,8 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_log_damaged);
   tcase_add_test(tc, test_autocheckpoint);
   tcase_add_test(tc, test_graph_in_transactions);
+  tcase_add_test(tc, test_update_in_place);
+  tcase_add_test(tc, test_update_costs);
   tcase_add_test(tc, test_bm25);
   tcase_add_test(tc, test_time_range);
   tcase_add_test(tc, test_time_range_session);
