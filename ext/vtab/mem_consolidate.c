@@ -351,6 +351,7 @@ static int merge_pair(cyc *c, uint64_t pa, uint64_t pb) {
 ** without the index: W^2/2 dot products, on this thread. */
 static int merge_working(cyc *c) {
   size_t w = c->nleft, dim = c->dim;
+  float (*dotf)(const float *, const float *, size_t) = k_get()->dot_f32;
   float *m = malloc(w * dim * 4 + 1);
   uint8_t *has = calloc(w + 1, 1);
   size_t *best = malloc((w + 1) * sizeof *best);
@@ -373,9 +374,7 @@ static int merge_working(cyc *c) {
     const float *a = m + i * dim;
     for (size_t j = i + 1; j < w; j++) {
       if (!has[j]) continue;
-      const float *b = m + j * dim;
-      float dot = 0;
-      for (size_t k = 0; k < dim; k++) dot += a[k] * b[k];
+      float dot = dotf(a, m + j * dim, dim);
       if (dot > bd[i]) bd[i] = dot, best[i] = j;
       if (dot > bd[j]) bd[j] = dot, best[j] = i;
     }
@@ -387,8 +386,7 @@ static int merge_working(cyc *c) {
       bd[i] = -2;
       for (size_t j = 0; j < w; j++) {
         if (j == i || !has[j] || c->gone[j]) continue;
-        float dot = 0;
-        for (size_t k = 0; k < dim; k++) dot += m[i * dim + k] * m[j * dim + k];
+        float dot = dotf(m + i * dim, m + j * dim, dim);
         if (dot > bd[i]) bd[i] = dot, best[i] = j;
       }
     }
