@@ -94,6 +94,11 @@ int ext_life_register(sqlite3 *db);
 ** SQLite code with the message in *err. */
 struct life_score_opts;
 int ext_life_score_opts(sqlite3_value *v, struct life_score_opts *o, sqlite3_int64 *now, char **err);
+/* One option of the gate (h5mem_gate's options object: ctx a
+** life_gate_opts *), as search_opts_parse's each (vtab/search.h). */
+struct search_opt;
+#define EXT_LIFE_GATE_KNOWN "trivial, min_chars, min_words, min_distinct_ratio, min_alnum_ratio"
+int ext_life_gate_option(void *ctx, const char *key, const struct search_opt *v, char **err);
 
 /* The h5mem table's family: each module or function takes a reference to
 ** reg that SQLite lets go (also on failure): h5mem_registry_module and

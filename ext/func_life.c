@@ -39,9 +39,9 @@ static void life_err(sqlite3_context *ctx, int rc, char *msg) {
 
 /* ---- h5mem_gate ---------------------------------------------------------- */
 
-#define GATE_KNOWN "trivial, min_chars, min_words, min_distinct_ratio, min_alnum_ratio"
+#define GATE_KNOWN EXT_LIFE_GATE_KNOWN
 
-static int gate_option(void *ctx, const char *key, const search_opt *v, char **err) {
+int ext_life_gate_option(void *ctx, const char *key, const search_opt *v, char **err) {
   life_gate_opts *o = ctx;
   double d;
   if (!strcmp(key, "trivial")) {
@@ -77,7 +77,7 @@ static void fn_gate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   life_gate_opts o;
   life_gate_opts_default(&o);
   char *err = NULL;
-  int rc = search_opts_parse(argc > 1 ? argv[1] : NULL, GATE_KNOWN, gate_option, &o, &err);
+  int rc = search_opts_parse(argc > 1 ? argv[1] : NULL, GATE_KNOWN, ext_life_gate_option, &o, &err);
   if (rc != SQLITE_OK) return rc == SQLITE_NOMEM ? sqlite3_result_error_nomem(ctx) : life_err(ctx, rc, err);
   int type = sqlite3_value_type(argv[0]);
   if (type == SQLITE_NULL) return sqlite3_result_null(ctx);

@@ -8,17 +8,20 @@
 **       [, quantize=int8|none] [, nlist=0] [, nprobe=16] [, pq_m=0]
 **       [, tokenize='unicode61 remove_diacritics 1']
 **       [, sync=full|normal|off] [, agent='...'] [, embedder='...']
-**       [, chunk=1024] [, autocheckpoint=67108864]);
+**       [, chunk=1024] [, autocheckpoint=67108864]
+**       [, the lifecycle options: working_capacity=1000, promote_after=3, ...]);
 **   (path: also file=, or a first bare argument; storage also f16|f32.
-**   These are every option parse_opts knows, opt_names; docs/SQL.md has
-**   each one's range and default.)
+**   These are every option parse_opts knows, opt_names, and the lifecycle
+**   options of life_policy.c; docs/SQL.md has each one's range and default.)
 **
 ** Columns: id (the rowid), text, embedding (float32 BLOB out; a float32
 ** BLOB or a JSON array in), source, session, tags, ts (unix seconds;
 ** ISO-8601 text accepted), tier, importance, access_count, last_access,
 ** meta (JSON), and a hidden column named like the table for commands:
 ** INSERT INTO mem(mem) VALUES('checkpoint') / ('optimize') (named h5mem
-** when the table's name is a column's: cmd_column).
+** when the table's name is a column's: cmd_column);
+** INSERT INTO mem(mem, meta) VALUES('consolidate', '{options}') runs one
+** consolidation cycle in the transaction (mem_consolidate.c).
 ** SELECT h5mem_checkpoint('mem') checkpoints too.
 **
 ** Transactions map onto the store's: xBegin starts one (taking the store's
@@ -110,6 +113,7 @@ typedef struct memopts {
   char *path, *agent, *embedder, *tokenize;
   store_opts o;
   int have_metric, have_storage, have_index;
+  h5mem_policy policy; /* the lifecycle options (life_policy.c) */
 } memopts;
 
 /* The options, for the rule that each is given once (bit i: names[i]). */
@@ -119,8 +123,9 @@ static const char *const opt_names[] = {
     "storage", "sync", NULL};
 
 static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzErr) {
-  unsigned seen = 0;
+  unsigned seen = 0, pseen = 0;
   memset(m, 0, sizeof *m);
+  h5mem_policy_default(&m->policy);
   m->o.metric = STORE_COSINE;
   m->o.storage = STORE_F32;
   m->o.sync = STORE_SYNC_FULL;
@@ -148,6 +153,12 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     }
 #define KEY(s) ext_key_is(k, kl, s)
     int bad = 0;
+    int prc = h5mem_policy_arg(&m->policy, k, kl, v, &pseen, pzErr);
+    if (prc != SEARCH_UNKNOWN) { /* a lifecycle option (life_policy.c) */
+      sqlite3_free(v);
+      if (prc != SQLITE_OK) return prc;
+      continue;
+    }
     if (KEY("path") || KEY("file")) {
       sqlite3_free(m->path);
       m->path = v;
@@ -239,7 +250,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: path, dim, metric, storage, "
                                "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
                                "tokenize, sync, agent, embedder, "
-                               "chunk, autocheckpoint)", WHO, (int)kl, k);
+                               "chunk, autocheckpoint, " H5MEM_POLICY_KNOWN ")", WHO, (int)kl, k);
     }
 #undef KEY
     sqlite3_free(v);
@@ -315,6 +326,7 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
   vt->tx.msg = mem_tx_msg;
   vt->tx.missing = mem_tx_missing;
   vt->db = db;
+  vt->policy = m.policy;
   vt->schema = sqlite3_mprintf("%s", argv[1]);
   vt->name = sqlite3_mprintf("%s", argv[2]);
   char *key = sqlite3_mprintf("%s.%s", argv[1], argv[2]);
@@ -1168,9 +1180,14 @@ static int run_command(memvt *vt, sqlite3_value **col) {
   sqlite3_value *cmd = col[COL_CMD];
   const char *c = (const char *)sqlite3_value_text(cmd);
   if (c && !sqlite3_stricmp(c, "touch")) return touch_command(vt, col);
+  if (c && !sqlite3_stricmp(c, "consolidate")) { /* in the transaction (mem_consolidate.c) */
+    char *msg = NULL;
+    int rc = h5mem_consolidate_cmd(vt, vt->st, col[COL_META], &msg);
+    return rc == SQLITE_OK ? rc : vt_msg(vt, rc, &msg);
+  }
   int opt = c && !sqlite3_stricmp(c, "optimize");
   if (!opt && !(c && !sqlite3_stricmp(c, "checkpoint")))
-    return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize', 'touch')",
+    return vt_err(vt, SQLITE_ERROR, "unknown command '%s' (known: 'checkpoint', 'optimize', 'touch', 'consolidate')",
                   c ? c : "");
   if (h5mem_tx_dirty(vt->tx.ms))
     return vt_err(vt, SQLITE_ERROR, "%s: this transaction has changed the store; COMMIT first, "
@@ -1335,6 +1352,7 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   if (!reg) return SQLITE_NOMEM;
   int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
   if (rc == SQLITE_OK) rc = h5mem_func_register(db, reg);
+  if (rc == SQLITE_OK) rc = h5mem_life_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_vtab_search_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_func_graph_register(db, reg);

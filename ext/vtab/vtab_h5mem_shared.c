@@ -432,3 +432,5 @@ memvt *h5mem_fn_table(sqlite3_context *ctx, sqlite3_value *arg, const char *who)
 
 const h5mem_policy *h5mem_table_policy(const memvt *vt) { return &vt->policy; }
 sqlite3 *h5mem_table_db(const memvt *vt) { return vt->db; }
+
+h5mem_life_state *h5mem_table_life(memvt *vt) { return &vt->life; }

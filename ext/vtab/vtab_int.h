@@ -24,6 +24,7 @@
 #include "ann/ann.h"
 #include "ext.h"
 #include "search.h"
+#include "life/life.h"
 #include "store/store.h"
 
 typedef struct registry registry; /* the h5mem tables of one connection */
@@ -225,13 +226,78 @@ int h5mem_func_register(sqlite3 *db, registry *reg);
 int h5mem_touch_ids(memvt *vt, const int64_t *ids, size_t n, int64_t now, char **pzErr);
 
 /* The lifecycle policy of an h5mem table (its creation options, docs/SQL.md
-** "Memory lifecycle"), parsed when the table is created or connected. */
+** "Memory lifecycle"), parsed when the table is created or connected
+** (life_policy.c).  Nothing of it is kept in the store: the options come
+** back with the CREATE statement at each connect. */
+enum { H5MEM_DEDUP_AUTO = 0, H5MEM_DEDUP_ANY, H5MEM_DEDUP_SESSION, H5MEM_DEDUP_SOURCE, H5MEM_DEDUP_OFF };
 typedef struct h5mem_policy {
   int reinforce; /* reinforce=on: vec_search, bm25, hybrid and kg_* touch what they return */
+  int64_t working_capacity; /* working_capacity=N: the working tier's size after a cycle (1000) */
+  int64_t promote_after;    /* promote_after=N: working -> episodic at access_count >= N (3) */
+  int64_t semantic_after;   /* semantic_after=N: episodic -> semantic at access_count >= N (0:
+                               2 x promote_after) */
+  double half_life_days;    /* half_life_days=X: the decay score's half-life (7) */
+  double merge_threshold;   /* merge_threshold=X: near-duplicates' cosine distance (0.05; < 0: off) */
+  int evict_delete;         /* evict=delete (1) or archive (0, the default) */
+  int merge_all;            /* merge_scope=all (1): a cycle compares the working tier with every
+                               non-archive memory; working (0, the default): with itself */
+  int64_t consolidate_every; /* consolidate=auto[:N]: a cycle every N memories h5mem_remember
+                               inserts (auto: 100); 0: off (the default) */
+  int gate_off;             /* gate=off: h5mem_remember does not apply the write gate */
+  life_gate_opts gate;      /* gate='{...}': the gate's options (h5mem_gate's) */
+  int strategy;             /* strategy=every_exchange|semantic_shift|always (life_strategy) */
+  double shift_threshold;   /* shift_threshold=X: semantic_shift's cosine distance (0.3) */
+  int dedup;                /* dedup=auto|any|session|source|off: which memories a new one is
+                               a near-duplicate of (H5MEM_DEDUP_*) */
 } h5mem_policy;
 const h5mem_policy *h5mem_table_policy(const memvt *vt);
 /* The connection the table is open on. */
 sqlite3 *h5mem_table_db(const memvt *vt);
+
+/* What the lifecycle functions keep with a connected table: memories
+** h5mem_remember inserted since the last cycle (consolidate=auto), and the
+** last cycle's report (h5mem_consolidate returns it). */
+typedef struct h5mem_life_state {
+  uint64_t remembered;
+  char report[1024];
+} h5mem_life_state;
+h5mem_life_state *h5mem_table_life(memvt *vt);
+
+/* ==== interface to code in life_policy.c ================================== */
+
+/* The defaults (docs/SQL.md, "Memory lifecycle"). */
+void h5mem_policy_default(h5mem_policy *p);
+/* One CREATE VIRTUAL TABLE argument key=value (key[0..klen), value
+** unquoted): SQLITE_OK when it is a policy option and good, SQLITE_ERROR
+** with the message in *pzErr naming the option ("h5mem: evict=x: expected
+** archive or delete"), SEARCH_UNKNOWN when the key is no policy option.
+** *seen marks the options given (each once). */
+int h5mem_policy_arg(h5mem_policy *p, const char *key, size_t klen, const char *value, unsigned *seen,
+                     char **pzErr);
+/* The policy options' names, for the table's list of known options. */
+#define H5MEM_POLICY_KNOWN                                                                       \
+  "working_capacity, promote_after, semantic_after, half_life_days, merge_threshold, evict, "     \
+  "merge_scope, consolidate, reinforce, gate, strategy, shift_threshold, dedup"
+/* The gate's options in the JSON object s[0..n) over *o (each key once;
+** unknown keys an error listing the known ones): SQLITE_OK, SQLITE_NOMEM
+** or SQLITE_ERROR with the reason in *err. */
+int h5mem_gate_json(life_gate_opts *o, const char *s, size_t n, char **err);
+
+/* ==== interface to code in mem_consolidate.c ============================== */
+
+/* INSERT INTO mem(mem, meta) VALUES('consolidate', options): one cycle
+** over the table's store in the open store transaction, all or nothing
+** (undone on failure); the report into h5mem_table_life(vt)->report.  An
+** SQLite code, the message in *pzErr (sqlite3_mprintf'd). */
+int h5mem_consolidate_cmd(memvt *vt, store *st, sqlite3_value *options, char **pzErr);
+
+/* The embedding of the live record at pos as float32 into out (dim
+** values; converted from float16 storage): *has 0 when it has none.  A
+** store code. */
+int h5mem_pos_emb(store *st, uint64_t pos, float *out, int *has);
+
+/* h5mem_remember and h5mem_consolidate (func_remember.c). */
+int h5mem_life_register(sqlite3 *db, registry *reg);
 
 /* ==== interface to code in vtab_h5mem.c =================================== */
 
@@ -248,6 +314,7 @@ struct memvt {
   char *missing;    /* connected to a store that does not exist (its path): tx.ms and st
                        are NULL, every use is an error, DROP TABLE works (mem_connect) */
   h5mem_policy policy; /* its lifecycle options */
+  h5mem_life_state life; /* the lifecycle functions' state */
 };
 #endif
 
