@@ -1,8 +1,9 @@
 -- h5mem demo: run with `make demo` (or: sqlite3 :memory: < sql/demo.sql
 -- from the build directory).  It grows with every capability; today it
 -- shows the extension's identity, its vector functions, HDF5 files
--- written, listed and queried from SQL, and the memory store with vector,
--- keyword (BM25) and hybrid search.
+-- written, listed and queried from SQL, the memory store with vector,
+-- keyword (BM25) and hybrid search, the knowledge graph, and the memory
+-- lifecycle (remember, recall that reinforces, consolidate).
 .load ./h5mem
 .headers on
 .mode box
@@ -159,3 +160,31 @@ SELECT id, name, match, edits FROM kg_resolve('notes', 'Chamonics');
 SELECT id, round(score, 3) AS score, text FROM hybrid('notes', 'train', h5mem_embed_text('train', 64), 3)
  WHERE id IN (SELECT memory_id FROM notes_mentions
                WHERE entity_id IN (SELECT id FROM kg_bfs('notes', 'Alice', 2)));
+
+.print '== the memory lifecycle: remember (a write gate, near-duplicates), recall that reinforces, consolidate'
+CREATE VIRTUAL TABLE life USING h5mem(path='h5mem_demo_life.h5', dim=64, working_capacity=3, promote_after=2,
+                                      reinforce=on);
+.print '-- remember: trivial messages are skipped, a repeat reinforces the memory it repeats'
+CREATE TEMP TABLE heard(text TEXT);
+INSERT INTO heard VALUES ('Alice prefers green tea to coffee in the morning'), ('ok thanks!'),
+  ('The team standup moved to 9:30 on Mondays'), ('Alice prefers green tea to coffee in the morning.'),
+  ('Bob is allergic to peanuts, avoid them at dinner'), ('The build server runs out of disk every Friday night'),
+  ('Marathon training: long runs on Sundays');
+SELECT text, h5mem_remember('life', text, h5mem_embed_text(text, 64), '{"session": "demo", "now": 1796400000}') AS result
+  FROM heard ORDER BY rowid;
+.print '-- recall: hybrid search with reinforce=on records each use (access_count, last_access)'
+SELECT id, round(score, 3) AS score, text FROM hybrid('life', 'what does Alice drink', h5mem_embed_text('what does Alice drink', 64), 1,
+                                                      '{"now": 1796400100}');
+SELECT id, round(score, 3) AS score, text FROM hybrid('life', 'Alice tea', h5mem_embed_text('Alice tea', 64), 1,
+                                                      '{"now": 1796400200}');
+SELECT id, access_count, last_access, tier, text FROM life ORDER BY id;
+.print '-- consolidate: used memories are promoted, the working tier over its capacity (3) archives its lowest scores'
+SELECT json_extract(r, '$.promoted') AS promoted, json_extract(r, '$.evicted') AS evicted,
+       json_extract(r, '$.working') AS working, json_extract(r, '$.episodic') AS episodic,
+       json_extract(r, '$.archive') AS archived
+  FROM (SELECT h5mem_consolidate('life', '{"now": 1796400300}') AS r);
+SELECT id, tier, access_count, round(h5mem_score('life', id, '{"now": 1796400300}'), 3) AS score, text FROM life ORDER BY id;
+.print '-- archived memories are kept, and left out of searches unless a filter names the tier'
+SELECT count(*) AS found FROM vec_search('life', h5mem_embed_text('disk Friday build server', 64), 5, '{"touch": false}');
+SELECT id, text FROM vec_search('life', h5mem_embed_text('disk Friday build server', 64), 1, '{"touch": false}')
+ WHERE tier = 'archive';

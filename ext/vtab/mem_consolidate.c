@@ -505,7 +505,7 @@ static int cycle(cyc *c) {
     if ((rc = store_get(st, p, STORE_V_NUM, &v)) != STORE_OK) break;
     if (cls[p] == CL_EPI) {
       if (v.access_count >= c->o.semantic_after) {
-        if ((rc = store_update(st, v.id, &ps)) != STORE_OK) break;
+        if ((rc = store_update_at(st, p, &ps)) != STORE_OK) break;
         c->promoted_s++;
         c->cnt[CL_EPI]--;
         c->cnt[CL_SEM]++;
@@ -514,7 +514,7 @@ static int cycle(cyc *c) {
       continue;
     }
     if (v.access_count >= c->o.promote_after) {
-      if ((rc = store_update(st, v.id, &pe)) != STORE_OK) break;
+      if ((rc = store_update_at(st, p, &pe)) != STORE_OK) break;
       c->promoted_e++;
       c->cnt[CL_WORK]--;
       c->cnt[CL_EPI]++;
@@ -535,7 +535,7 @@ static int cycle(cyc *c) {
     select_lowest(w, n, ne);
     store_patch pa = {.set = STORE_P_TIER, .tier = "archive", .tier_len = 7};
     for (size_t i = 0; i < ne && rc == STORE_OK; i++) {
-      rc = c->o.evict_delete ? store_delete(st, w[i].id) : store_update(st, w[i].id, &pa);
+      rc = c->o.evict_delete ? store_delete(st, w[i].id) : store_update_at(st, w[i].pos, &pa);
       cls[w[i].pos] = c->o.evict_delete ? CL_DEAD : CL_ARCH;
     }
     c->evicted = (int64_t)ne;

@@ -460,6 +460,9 @@ typedef struct store_patch {
 ** importance that is not finite, a tier store_put would refuse: the
 ** message names it). */
 int store_update(store *s, int64_t id, const store_patch *p);
+/* The same for the live record at position pos (STORE_ENOTFOUND: none):
+** for a pass over the positions, without the id's lookup. */
+int store_update_at(store *s, uint64_t pos, const store_patch *p);
 
 /* Checkpoint now (the writer only; outside a transaction). */
 int store_checkpoint(store *s);

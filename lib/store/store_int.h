@@ -329,15 +329,23 @@ typedef struct ovent {
   unsigned set;
   int64_t ac, la;
   double imp;
-  char *tier; /* malloc'd, NUL-terminated; NULL: NULL */
+  const char *tier; /* the overlay's copy (ovstrs), NUL-terminated; NULL: NULL */
   size_t tier_len;
 } ovent;
 
 /* The state of a position's entry before a patch in the open transaction. */
 typedef struct ovundo {
   int had;   /* 0: it had none (the patch made it) */
-  ovent old; /* old.tier: a copy of its own */
+  ovent old;
 } ovundo;
+
+/* The overlay's tiers, one copy per distinct string (open addressing). */
+typedef struct ovstrs {
+  char **v;   /* malloc'd strings; NULL: an empty slot */
+  size_t *len;
+  uint64_t *h;
+  uint64_t cap, n;
+} ovstrs;
 
 struct store {
   char *path, *walpath;
@@ -397,6 +405,7 @@ struct store {
   ovundo *ovundo;             /* one per UNDO_PATCH of the undo list, in order */
   uint64_t novundo, capovundo;
   uint64_t ov_tier_ver;       /* changes whenever a tier in the overlay does */
+  ovstrs ovs;                 /* the overlay's tiers */
   /* the log */
   wal *log;
   int replay_rc;           /* why store_replay_frame stopped */

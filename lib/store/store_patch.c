@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "store_int.h"
 #include "util/check.h"
 
@@ -49,25 +51,68 @@ void store_patch_view(const store *s, uint64_t pos, store_view *v) {
   }
 }
 
-/* A copy of n bytes (NULL for NULL), NUL-terminated. */
-static char *dupn(const char *p, size_t n) {
-  if (!p) return NULL;
+/* The overlay's copy of the tier (p, n): one per distinct string since
+** the checkpoint (a consolidation moves a million records to the same
+** tier: one string, not a million), kept until the overlay empties, so
+** that entries and undo states point to it without owning it.  NULL when
+** out of memory. */
+static const char *intern(store *s, const char *p, size_t n) {
+  ovstrs *t = &s->ovs;
+  uint64_t h = XXH3_64bits(p, n);
+  if (2 * (t->n + 1) > t->cap) {
+    ovstrs g = {NULL, NULL, NULL, t->cap ? 2 * t->cap : 16, t->n};
+    g.v = calloc(g.cap, sizeof *g.v);
+    g.len = malloc(g.cap * sizeof *g.len);
+    g.h = malloc(g.cap * sizeof *g.h);
+    if (!g.v || !g.len || !g.h) {
+      free(g.v);
+      free(g.len);
+      free(g.h);
+      return NULL;
+    }
+    for (uint64_t i = 0; i < t->cap; i++) {
+      if (!t->v[i]) continue;
+      uint64_t j = t->h[i] & (g.cap - 1);
+      while (g.v[j]) j = (j + 1) & (g.cap - 1);
+      g.v[j] = t->v[i];
+      g.len[j] = t->len[i];
+      g.h[j] = t->h[i];
+    }
+    free(t->v);
+    free(t->len);
+    free(t->h);
+    *t = g;
+  }
+  uint64_t j = h & (t->cap - 1);
+  for (; t->v[j]; j = (j + 1) & (t->cap - 1))
+    if (t->h[j] == h && t->len[j] == n && !memcmp(t->v[j], p, n)) return t->v[j];
   char *c = malloc(n + 1);
   if (!c) return NULL;
   memcpy(c, p, n);
   c[n] = 0;
+  t->v[j] = c;
+  t->len[j] = n;
+  t->h[j] = h;
+  t->n++;
   return c;
+}
+
+static void intern_free(store *s) {
+  for (uint64_t i = 0; i < s->ovs.cap; i++) free(s->ovs.v[i]);
+  free(s->ovs.v);
+  free(s->ovs.len);
+  free(s->ovs.h);
+  memset(&s->ovs, 0, sizeof s->ovs);
 }
 
 /* Set the fields of p on the entry of pos (made when missing), keeping the
 ** entry's previous state on the undo stack when in a transaction.  All
 ** that can fail comes first: then nothing has changed. */
 static int apply(store *s, uint64_t pos, const store_patch *p) {
-  char *tier = NULL, *oldtier = NULL;
+  const char *tier = NULL;
   ovent *e = ov_get(s, pos);
   int rc = STORE_OK;
-  if ((p->set & STORE_P_TIER) && p->tier && !(tier = dupn(p->tier, p->tier_len))) rc = STORE_ENOMEM;
-  if (!rc && s->in_txn && e && e->tier && !(oldtier = dupn(e->tier, e->tier_len))) rc = STORE_ENOMEM;
+  if ((p->set & STORE_P_TIER) && p->tier && !(tier = intern(s, p->tier, p->tier_len))) rc = STORE_ENOMEM;
   if (!rc && s->nov == s->capov) {
     uint64_t cap = s->capov ? 2 * s->capov : 64;
     ovent *n = realloc(s->ov, cap * sizeof *n);
@@ -89,18 +134,13 @@ static int apply(store *s, uint64_t pos, const store_patch *p) {
   if (!rc && s->in_txn) rc = store_ul_push(s, UNDO_PATCH, pos);
   if (rc) {
     if (added) idmap_del(&s->ovmap, (int64_t)pos);
-    free(tier);
-    free(oldtier);
     return rc == STORE_ENOMEM ? store_fail(s, STORE_ENOMEM, "out of memory") : rc;
   }
   if (s->in_txn) {
     ovundo *u = &s->ovundo[s->novundo++];
     memset(u, 0, sizeof *u);
     u->had = e != NULL;
-    if (e) {
-      u->old = *e;
-      u->old.tier = oldtier;
-    }
+    if (e) u->old = *e;
   }
   if (!e) {
     e = &s->ov[s->nov++];
@@ -111,7 +151,6 @@ static int apply(store *s, uint64_t pos, const store_patch *p) {
   if (p->set & STORE_P_LAST_ACCESS) e->la = p->last_access;
   if (p->set & STORE_P_IMPORTANCE) e->imp = p->importance;
   if (p->set & STORE_P_TIER) {
-    free(e->tier);
     e->tier = tier;
     e->tier_len = tier ? p->tier_len : 0;
     s->ov_tier_ver++;
@@ -126,14 +165,28 @@ int store_patch_apply(store *s, int64_t id, const store_patch *p) {
   return apply(s, *v, p);
 }
 
-int store_update(store *s, int64_t id, const store_patch *p) {
+/* store_update's checks of p. */
+static int check(store *s, const store_patch *p) {
   if (!s->in_txn) return store_fail(s, STORE_EINVAL, "no transaction is open");
   if (p->set & ~(unsigned)(STORE_P_ACCESS_COUNT | STORE_P_LAST_ACCESS | STORE_P_IMPORTANCE | STORE_P_TIER))
     return store_fail(s, STORE_EINVAL, "store_update: unknown fields 0x%x", p->set);
   if ((p->set & STORE_P_IMPORTANCE) && !isnan(p->importance) && !isfinite(p->importance))
     return store_fail(s, STORE_EINVAL, "importance: not a finite number");
   if ((p->set & STORE_P_TIER) && store_str_check(s, "tier", p->tier, p->tier_len)) return STORE_EINVAL;
-  return store_patch_apply(s, id, p);
+  return STORE_OK;
+}
+
+int store_update(store *s, int64_t id, const store_patch *p) {
+  int rc = check(s, p);
+  return rc ? rc : store_patch_apply(s, id, p);
+}
+
+int store_update_at(store *s, uint64_t pos, const store_patch *p) {
+  int rc = check(s, p);
+  if (rc) return rc;
+  if (pos >= store_npos(s) || !store_pos_live(s, pos))
+    return store_fail(s, STORE_ENOTFOUND, "no record at position %llu", (unsigned long long)pos);
+  return apply(s, pos, p);
 }
 
 void store_patch_undo(store *s, uint64_t pos) {
@@ -143,9 +196,8 @@ void store_patch_undo(store *s, uint64_t pos) {
   UTIL_ASSERT(e != NULL);
   if (!e) return;
   if ((e->set & STORE_P_TIER) || (u->had && (u->old.set & STORE_P_TIER))) s->ov_tier_ver++;
-  free(e->tier);
   if (u->had) {
-    *e = u->old; /* (with its own copy of the old tier) */
+    *e = u->old;
     return;
   }
   /* made by this patch: the last entry (undo goes in reverse) */
@@ -154,28 +206,24 @@ void store_patch_undo(store *s, uint64_t pos) {
   s->nov--;
 }
 
-void store_patch_commit(store *s) {
-  for (uint64_t i = 0; i < s->novundo; i++) free(s->ovundo[i].old.tier);
-  s->novundo = 0;
-}
+void store_patch_commit(store *s) { s->novundo = 0; }
 
 void store_patch_free(store *s) {
-  store_patch_commit(s);
-  for (uint64_t i = 0; i < s->nov; i++) free(s->ov[i].tier);
   free(s->ov);
   free(s->ovundo);
   s->ov = NULL;
   s->ovundo = NULL;
   s->nov = s->capov = s->novundo = s->capovundo = 0;
   idmap_free(&s->ovmap);
+  intern_free(s);
   s->ov_tier_ver++;
 }
 
 void store_patch_clear(store *s) {
   UTIL_ASSERT(s->novundo == 0);
-  for (uint64_t i = 0; i < s->nov; i++) free(s->ov[i].tier);
   s->nov = 0;
   idmap_clear(&s->ovmap);
+  intern_free(s);
   s->ov_tier_ver++;
 }
 

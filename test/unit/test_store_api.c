@@ -1697,7 +1697,20 @@ START_TEST(test_update_costs) {
   ck_assert_int_eq(store_update(s, 5, &bad), STORE_EINVAL);
   ck_assert_str_eq(store_errmsg(s), "tier: a NUL byte at byte 1");
   ck_assert_int_eq(store_update(s, next + 5, &touch), STORE_ENOTFOUND);
+  ck_assert_int_eq(store_update_at(s, store_npos(s), &touch), STORE_ENOTFOUND);
   ck_assert_uint_eq(store_mark(s), 0);
+  /* by position: the same change */
+  uint64_t p7;
+  ck_assert_int_eq(store_find(s, 7, &p7), STORE_OK);
+  touch.access_count = 4242;
+  ck_assert_int_eq(store_update_at(s, p7, &touch), STORE_OK);
+  model[7].access_count = 4242;
+  model[7].last_access = touch.last_access;
+  ck_assert_int_eq(store_delete(s, 8), STORE_OK);
+  uint64_t p8 = p7 + 1; /* (ids 1..1024 went in in order: 8 is the next row) */
+  ck_assert_int_eq(store_pos_id(s, p8), 8);
+  ck_assert_int_eq(store_update_at(s, p8, &touch), STORE_ENOTFOUND); /* dead */
+  ck_assert_int_eq(store_undo_to(s, store_mark(s) - 1), STORE_OK);   /* (the delete back) */
   commit_ok(s);
   check_model(s);
   ck_assert_int_eq(store_close(s), STORE_OK);
