@@ -6,7 +6,10 @@ lifecycle"), measured through SQL:
    promote_after times or more, working_capacity 1000, evict=archive,
    merge_scope=working (the default); each cycle run in a transaction
    rolled back (the same state every time): median of --reps, and the
-   report's own "ms" (the cycle alone, without SQL);
+   report's own "ms" (the cycle alone, without SQL); the same without the
+   merge step (merge_threshold off: seed 002's cycle merges nothing); then
+   one cycle committed: the COMMIT's time (its log frame of tier changes,
+   sync=off) and the frame's size;
 2. seed 002's retrieval before/after: 1,000 records (10 signal used 15+
    times, 990 noise), working_capacity 100: Hit@1/5/10 and MRR of the
    signal's queries and the search latency (vec_search, k=10, exact),
@@ -60,7 +63,8 @@ def blob(v):
 
 def bench_cycle(d, sizes, reps, dim):
     print("== consolidation cycle (working_capacity=1000, dim=%d)" % dim)
-    print("%10s %12s %12s %10s %10s" % ("records", "median ms", "cycle ms", "evicted", "promoted"))
+    print("%10s %12s %12s %14s %10s %10s %11s %10s" % ("records", "median ms", "cycle ms", "no merge ms",
+                                                       "evicted", "promoted", "commit ms", "log MB"))
     rng = random.Random(2)
     for n in sizes:
         fn = os.path.join(d, "c%d.h5" % n)
@@ -79,7 +83,7 @@ def bench_cycle(d, sizes, reps, dim):
             db.executemany(ins, batch)
         db.execute("COMMIT")
         db.execute("SELECT h5mem_checkpoint('mem')")
-        walls, cyc = [], []
+        walls, cyc, nomerge = [], [], []
         rep = None
         for _ in range(reps):
             db.execute("BEGIN")
@@ -88,8 +92,23 @@ def bench_cycle(d, sizes, reps, dim):
             walls.append((time.perf_counter() - t) * 1000)
             cyc.append(rep["ms"])
             db.execute("ROLLBACK")
-        print("%10d %12.3f %12.3f %10d %10d" % (n, statistics.median(walls), statistics.median(cyc),
-                                               rep["evicted"], rep["promoted"]))
+            # the same cycle without the merge step (seed 002's cycle has none)
+            db.execute("BEGIN")
+            r2 = json.loads(db.execute("SELECT h5mem_consolidate('mem', ?)",
+                                       (json.dumps({"now": NOW, "merge_threshold": "off"}),)).fetchone()[0])
+            nomerge.append(r2["ms"])
+            db.execute("ROLLBACK")
+        # and once committed: the log frame of its tier changes written (sync=off)
+        w0 = os.path.getsize(fn + "-wal")
+        db.execute("BEGIN")
+        db.execute("SELECT h5mem_consolidate('mem', ?)", (json.dumps({"now": NOW}),)).fetchone()
+        t = time.perf_counter()
+        db.execute("COMMIT")
+        tc = (time.perf_counter() - t) * 1000
+        logmb = (os.path.getsize(fn + "-wal") - w0) / 1e6
+        print("%10d %12.3f %12.3f %14.3f %10d %10d %11.1f %10.1f" % (n, statistics.median(walls), statistics.median(cyc),
+                                                             statistics.median(nomerge), rep["evicted"],
+                                                             rep["promoted"], tc, logmb))
         db.close()
         for f in os.listdir(d):
             if f.startswith("c%d.h5" % n):
