@@ -398,8 +398,8 @@ struct store {
   idmap map;
   uint64_t live;
   int64_t max_id;
-  /* changes in place (store_patch.c): the overlay, positions -> ov[] */
-  idmap ovmap;
+  /* changes in place (store_patch.c): the overlay, ovix[pos] - 1 its entry in ov[] (0: none) */
+  uint64_t *ovix, capix;
   ovent *ov;
   uint64_t nov, capov;
   ovundo *ovundo;             /* one per UNDO_PATCH of the undo list, in order */

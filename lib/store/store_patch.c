@@ -5,7 +5,8 @@
 **
 ** The new values of a record live in the overlay, one entry per position
 ** patched since the checkpoint (base row or record in memory), found
-** through an id map keyed by the position.  An entry holds the fields set
+** through an index by position (8 bytes a position, grown as positions
+** are patched; its pages are touched only where patched).  An entry holds the fields set
 ** so far (the union of its patches' bits) and their latest values;
 ** store_get reads them over the record's.  In a transaction each patch
 ** pushes an undo entry (kind UNDO_PATCH) and the entry's previous state
@@ -33,8 +34,23 @@
 #include "util/check.h"
 
 static ovent *ov_get(const store *s, uint64_t pos) {
-  const uint64_t *v = idmap_slot(&s->ovmap, (int64_t)pos);
-  return v ? &s->ov[*v] : NULL;
+  return pos < s->capix && s->ovix[pos] ? &s->ov[s->ovix[pos] - 1] : NULL;
+}
+
+/* Room in the index for position pos (zeroed: no entry). */
+static int ix_room(store *s, uint64_t pos) {
+  if (pos < s->capix) return STORE_OK;
+  uint64_t cap = s->capix ? 2 * s->capix : 1024;
+  if (cap < store_npos(s)) cap = store_npos(s);
+  if (cap <= pos) cap = pos + 1;
+  /* (calloc's pages of zeros are mapped lazily: a few touches of a large
+  ** store touch a few pages) */
+  uint64_t *n = s->ovix ? realloc(s->ovix, cap * sizeof *n) : calloc(cap, sizeof *n);
+  if (!n) return STORE_ENOMEM;
+  if (s->ovix) memset(n + s->capix, 0, (cap - s->capix) * sizeof *n);
+  s->ovix = n;
+  s->capix = cap;
+  return STORE_OK;
 }
 
 const ovent *store_patch_at(const store *s, uint64_t pos) { return s->nov ? ov_get(s, pos) : NULL; }
@@ -126,16 +142,9 @@ static int apply(store *s, uint64_t pos, const store_patch *p) {
     if (!n) rc = STORE_ENOMEM;
     else s->ovundo = n, s->capovundo = cap;
   }
-  int added = 0;
-  if (!rc && !e) {
-    if (idmap_put(&s->ovmap, (int64_t)pos, s->nov) != STORE_OK) rc = STORE_ENOMEM;
-    else added = 1;
-  }
+  if (!rc && !e) rc = ix_room(s, pos);
   if (!rc && s->in_txn) rc = store_ul_push(s, UNDO_PATCH, pos);
-  if (rc) {
-    if (added) idmap_del(&s->ovmap, (int64_t)pos);
-    return rc == STORE_ENOMEM ? store_fail(s, STORE_ENOMEM, "out of memory") : rc;
-  }
+  if (rc) return rc == STORE_ENOMEM ? store_fail(s, STORE_ENOMEM, "out of memory") : rc;
   if (s->in_txn) {
     ovundo *u = &s->ovundo[s->novundo++];
     memset(u, 0, sizeof *u);
@@ -146,6 +155,7 @@ static int apply(store *s, uint64_t pos, const store_patch *p) {
     e = &s->ov[s->nov++];
     memset(e, 0, sizeof *e);
     e->pos = pos;
+    s->ovix[pos] = s->nov;
   }
   if (p->set & STORE_P_ACCESS_COUNT) e->ac = p->access_count;
   if (p->set & STORE_P_LAST_ACCESS) e->la = p->last_access;
@@ -202,7 +212,7 @@ void store_patch_undo(store *s, uint64_t pos) {
   }
   /* made by this patch: the last entry (undo goes in reverse) */
   UTIL_ASSERT(e == &s->ov[s->nov - 1]);
-  idmap_del(&s->ovmap, (int64_t)pos);
+  s->ovix[pos] = 0;
   s->nov--;
 }
 
@@ -214,7 +224,9 @@ void store_patch_free(store *s) {
   s->ov = NULL;
   s->ovundo = NULL;
   s->nov = s->capov = s->novundo = s->capovundo = 0;
-  idmap_free(&s->ovmap);
+  free(s->ovix);
+  s->ovix = NULL;
+  s->capix = 0;
   intern_free(s);
   s->ov_tier_ver++;
 }
@@ -222,7 +234,9 @@ void store_patch_free(store *s) {
 void store_patch_clear(store *s) {
   UTIL_ASSERT(s->novundo == 0);
   s->nov = 0;
-  idmap_clear(&s->ovmap);
+  free(s->ovix);
+  s->ovix = NULL;
+  s->capix = 0;
   intern_free(s);
   s->ov_tier_ver++;
 }
