@@ -318,13 +318,14 @@ static int rfilt_init(rfilt *f, store *st, int working_only, const rem_opts *o) 
   return rc;
 }
 
-/* The nearest memory the filter allows (by the store's metric, exact):
+/* The nearest memory the filter allows (by the store's metric; exact on a
+** flat store, through the graph or lists of an indexed one, as vec_search):
 ** its id and embedding (into row) and the cosine distance to q; *found 0
 ** when there is none with an embedding.  A store code. */
 static int nearest(store *st, rfilt *f, const float *q, float *row, int64_t *id, double *dist, int *found) {
   *found = 0;
   store_filter flt = {.fn = rfilt_fn, .ctx = f};
-  store_knn_opts ko = {.exact = 1};
+  store_knn_opts ko = {.exact = 0}; /* (through the vector index when the table has one) */
   ann_res r[1];
   uint64_t n = 0;
   int rc = store_knn(st, q, 1, &flt, &ko, r, &n);
@@ -482,31 +483,25 @@ static int remember(sqlite3_context *ctx, memvt *vt, sqlite3_value **argv, int a
     }
     imp = life_importance(has_emb ? q : NULL, row, found ? 1 : 0, dim, &g, LIFE_W_NOVELTY);
   }
-  /* 5. the insert, and a cycle every consolidate_every of them */
-  if (store_max_id(st) == INT64_MAX) {
-    *err = sqlite3_mprintf("no ids left");
-    rc = SQLITE_FULL;
-    goto done;
-  }
-  int64_t id = store_max_id(st) + 1;
+  /* 5. the insert (its id the table's next, taken by the writer: "no ids
+  ** left" at the end), and a cycle every consolidate_every of them */
   sqlite3_stmt *ins = NULL;
-  rc = prepare_insert(db, vt, "id, text, embedding, source, session, tags, ts, tier, importance, meta", 10, &ins,
-                      err);
+  rc = prepare_insert(db, vt, "text, embedding, source, session, tags, ts, tier, importance, meta", 9, &ins, err);
   if (rc == SQLITE_OK) {
-    sqlite3_bind_int64(ins, 1, id);
-    sqlite3_bind_value(ins, 2, argv[1]);
-    if (has_emb) sqlite3_bind_blob64(ins, 3, q, dim * 4, SQLITE_STATIC);
-    if (o->source) sqlite3_bind_text64(ins, 4, o->source, o->source_len, SQLITE_STATIC, SQLITE_UTF8);
-    if (o->session) sqlite3_bind_text64(ins, 5, o->session, o->session_len, SQLITE_STATIC, SQLITE_UTF8);
-    if (o->tags) sqlite3_bind_text64(ins, 6, o->tags, o->tags_len, SQLITE_STATIC, SQLITE_UTF8);
-    sqlite3_bind_int64(ins, 7, o->has_ts ? o->ts : o->now);
-    sqlite3_bind_text(ins, 8, "working", -1, SQLITE_STATIC);
-    sqlite3_bind_double(ins, 9, imp);
-    if (o->meta) sqlite3_bind_text64(ins, 10, o->meta, o->meta_len, SQLITE_STATIC, SQLITE_UTF8);
+    sqlite3_bind_value(ins, 1, argv[1]);
+    if (has_emb) sqlite3_bind_blob64(ins, 2, q, dim * 4, SQLITE_STATIC);
+    if (o->source) sqlite3_bind_text64(ins, 3, o->source, o->source_len, SQLITE_STATIC, SQLITE_UTF8);
+    if (o->session) sqlite3_bind_text64(ins, 4, o->session, o->session_len, SQLITE_STATIC, SQLITE_UTF8);
+    if (o->tags) sqlite3_bind_text64(ins, 5, o->tags, o->tags_len, SQLITE_STATIC, SQLITE_UTF8);
+    sqlite3_bind_int64(ins, 6, o->has_ts ? o->ts : o->now);
+    sqlite3_bind_text(ins, 7, "working", -1, SQLITE_STATIC);
+    sqlite3_bind_double(ins, 8, imp);
+    if (o->meta) sqlite3_bind_text64(ins, 9, o->meta, o->meta_len, SQLITE_STATIC, SQLITE_UTF8);
     rc = step_done(db, ins, err);
   }
   sqlite3_finalize(ins);
   if (rc != SQLITE_OK) goto done;
+  int64_t id = sqlite3_last_insert_rowid(db);
   out->id = id;
   out->action = "inserted";
   out->reason = o->strategy == LIFE_ALWAYS ? "always" : o->gate_off ? "gate_off" : "passed";
