@@ -21,24 +21,18 @@ import os
 import random
 import shutil
 import sqlite3
+import sys
 import statistics
 import tempfile
 import time
 
-EXT = os.path.join(os.getcwd(), "h5mem")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchutil import connect, q  # noqa: E402
+
 YEAR = 365 * 86400
 T0 = 1_700_000_000
 
 
-def connect():
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
-
-
-def q(s):
-    return "'" + s.replace("'", "''") + "'"
 
 
 def median_us(db, sql, argsf, reps):

@@ -28,22 +28,16 @@ import os
 import random
 import shutil
 import sqlite3
+import sys
 import struct
 import tempfile
 import time
 
-EXT = os.path.join(os.getcwd(), "h5mem")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchutil import connect, q  # noqa: E402
 
 
-def connect(path=":memory:"):
-    db = sqlite3.connect(path, isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
 
-
-def q(s):
-    return "'" + s.replace("'", "''") + "'"
 
 
 def open_store(path, dim):
