@@ -164,6 +164,10 @@ def main():
         db.executemany("INSERT INTO mem(id, session, ts) VALUES (?, ?, ?)",
                        [(n + i, "s1", T0 + rng.randrange(YEAR)) for i in range(1, 1001)])
         db.execute("COMMIT")
+        # (this connection became the store's writer: it loaded the store
+        # for writing, and its first query builds the index again)
+        db.execute("SELECT id FROM mem ORDER BY ts DESC LIMIT 20").fetchall()
+        b0 = json.loads(db.execute("SELECT h5mem_index('mem')").fetchone()[0])["time_index"]["builds"]
         t = time.perf_counter()
         db.execute("SELECT h5mem_checkpoint('mem')")
         t_ck = time.perf_counter() - t
@@ -171,8 +175,8 @@ def main():
         db.execute("SELECT id FROM mem ORDER BY ts DESC LIMIT 20").fetchall()
         t_q = time.perf_counter() - t
         ti = json.loads(db.execute("SELECT h5mem_index('mem')").fetchone()[0])["time_index"]
-        print("\ncheckpoint of 1000 rows: %.1f ms; the next last-20 query %.2f ms (index builds so far: %d)" % (
-            t_ck * 1e3, t_q * 1e3, ti["builds"]))
+        print("\ncheckpoint of 1000 rows: %.1f ms; the next last-20 query %.2f ms (index builds by the checkpoint: %d)" % (
+            t_ck * 1e3, t_q * 1e3, ti["builds"] - b0))
         db.close()
         fdb.close()
     finally:
