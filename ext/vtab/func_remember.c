@@ -553,6 +553,15 @@ static void fn_remember(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   memset(&out, 0, sizeof out);
   /* all or nothing, inside the caller's transaction */
   rc = exec_msg(db, "SAVEPOINT h5mem_remember", &err);
+  if (rc != SQLITE_OK && strstr(err ? err : "", "statements in progress")) {
+    /* (SQLite's "cannot open savepoint", SQLITE_BUSY, would ask for a retry
+    ** that can never succeed) */
+    sqlite3_free(err);
+    err = sqlite3_mprintf("cannot run inside a statement that writes (INSERT ... SELECT, CREATE TABLE ... "
+                          "AS, UPDATE): it writes in a savepoint of its own, which SQLite refuses there; "
+                          "call it in a SELECT of its own");
+    rc = SQLITE_ERROR;
+  }
   if (rc == SQLITE_OK) {
     rc = remember(ctx, vt, argv, argc, &o, &out, &err);
     if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO h5mem_remember", NULL, NULL, NULL);
@@ -588,17 +597,10 @@ static void fn_consolidate(sqlite3_context *ctx, int argc, sqlite3_value **argv)
   sqlite3_value *opts = argc > 1 ? argv[1] : NULL;
   if (opts && sqlite3_value_type(opts) != SQLITE_NULL && sqlite3_value_type(opts) != SQLITE_TEXT)
     return ext_result_msg(ctx, SQLITE_MISMATCH, CONSOLIDATE, sqlite3_mprintf("options: expected a JSON object"));
+  /* one statement, all or none by itself (the command undoes a failed
+  ** cycle): no savepoint, so it runs inside a statement that writes too */
   char *err = NULL;
-  int rc = exec_msg(db, "SAVEPOINT h5mem_consolidate", &err);
-  if (rc == SQLITE_OK) {
-    rc = run_consolidate(db, vt, opts, NULL, &err);
-    if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO h5mem_consolidate", NULL, NULL, NULL);
-    int r = sqlite3_exec(db, "RELEASE h5mem_consolidate", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && r != SQLITE_OK) {
-      rc = r;
-      err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-    }
-  }
+  int rc = run_consolidate(db, vt, opts, NULL, &err);
   if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, CONSOLIDATE, err);
   sqlite3_result_text(ctx, h5mem_table_life(vt)->report, -1, SQLITE_TRANSIENT);
   sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);

@@ -206,6 +206,15 @@ def test_transactions(d):
     db.execute("ROLLBACK TO a")
     check(tiers(db) == before, "ROLLBACK TO undoes it")
     db.execute("COMMIT")
+    # one statement, no savepoint: it runs inside a statement that writes too
+    db.execute("CREATE TEMP TABLE reports(r)")
+    db.execute("BEGIN")
+    db.execute("INSERT INTO reports SELECT h5mem_consolidate('mem', '{\"now\": %d}')" % NOW)
+    r = json.loads(db.execute("SELECT r FROM reports").fetchone()[0])
+    check(r["evicted"] == 3 and sorted(tiers(db).values()).count("archive") == 3,
+          "inside INSERT ... SELECT: %r" % r)
+    db.execute("ROLLBACK")
+    check(tiers(db) == before, "ROLLBACK undoes the cycle run inside INSERT ... SELECT")
     # a bad option fails and changes nothing
     expect_error(db, "SELECT h5mem_consolidate('mem', '{\"evict\": \"burn\"}')", "bad value for 'evict'")
     expect_error(db, "SELECT h5mem_consolidate('mem', '{\"capacity\": 1}')", "unknown option 'capacity'")

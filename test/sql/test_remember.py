@@ -236,6 +236,14 @@ def test_errors(d):
     expect_error(db, "SELECT h5mem_remember('mem', NULL)", "text: expected TEXT, got NULL")
     expect_error(db, "SELECT h5mem_remember('mem', 12)", "text: expected TEXT")
     expect_error(db, "SELECT h5mem_remember('nope', 'Alice moved to Lisbon')", "no h5mem table 'nope'")
+    # inside a statement that writes: SQLite refuses its savepoint; a clear
+    # error (not SQLITE_BUSY, which asks for a retry), nothing written
+    n0 = db.execute("SELECT count(*) FROM mem").fetchone()[0]
+    db.execute("CREATE TEMP TABLE said(r)")
+    m = expect_error(db, "INSERT INTO said SELECT h5mem_remember('mem', 'Alice moved to Lisbon in March')",
+                     "cannot run inside a statement that writes")
+    check("call it in a SELECT of its own" in m, "the message says what to do: %r" % m)
+    check(db.execute("SELECT count(*) FROM mem").fetchone()[0] == n0, "nothing remembered")
     # a failed insert (meta not JSON) leaves nothing
     expect_error(db, "SELECT h5mem_remember('mem', 'Alice moved to Lisbon', NULL, '{\"meta\": \"{not json\"}')",
                  "meta: malformed JSON")
