@@ -59,23 +59,17 @@ import re
 import shutil
 import sqlite3
 import statistics
+import sys
 import struct
 import tempfile
 import time
 
-EXT = os.path.join(os.getcwd(), "h5mem")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchutil import connect, q  # noqa: E402
+
 NOW = 1_800_000_000
 
 
-def connect():
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
-
-
-def q(s):
-    return "'" + s.replace("'", "''") + "'"
 
 
 def unit(rng, dim):
