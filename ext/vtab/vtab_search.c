@@ -172,14 +172,14 @@ static int any_archived(meets_ctx *m) {
   if (m->code[2] != UINT32_MAX) return 1;
   for (uint64_t p = m->ncodes[2]; p < npos; p++) {
     if (!store_pos_live(m->st, p)) continue;
-    store_view v;
-    memset(&v, 0, sizeof v);
-    int rc = store_get(m->st, p, STORE_V_TIER, &v);
+    const char *t;
+    size_t tn;
+    int rc = store_get_tier(m->st, p, &t, &tn);
     if (rc != STORE_OK) {
       m->err = rc;
       return 0;
     }
-    if (is_archive(v.tier, v.tier_len)) return 1;
+    if (is_archive(t, tn)) return 1;
   }
   return 0;
 }
@@ -223,7 +223,17 @@ static int meets(meets_ctx *m, uint64_t pos) {
       want |= STORE_V_TIER;
     }
   }
-  if (want) { /* records in memory */
+  if (want == STORE_V_TIER) { /* a record in memory, only its tier wanted */
+    const char *t;
+    size_t tn;
+    int rc = store_get_tier(m->st, pos, &t, &tn);
+    if (rc != STORE_OK) {
+      m->err = rc;
+      return 0;
+    }
+    if (f->has[2] && (!t || tn != f->len[2] || memcmp(t, f->str[2], tn))) return 0;
+    if (m->noarch && is_archive(t, tn)) return 0;
+  } else if (want) { /* records in memory */
     store_view v;
     memset(&v, 0, sizeof v);
     int rc = store_get(m->st, pos, want, &v);

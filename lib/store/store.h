@@ -189,6 +189,11 @@ typedef struct store_view {
   unsigned have;
 } store_view;
 int store_get(store *s, uint64_t pos, unsigned want, store_view *v);
+/* The tier alone of the live record at pos (NULL: a NULL tier), as
+** store_get gives it, for a filter that tests every record: for a record
+** in memory two pointer reads.  STORE_OK, STORE_ENOTFOUND (not live),
+** STORE_ECORRUPT. */
+int store_get_tier(store *s, uint64_t pos, const char **tier, size_t *len);
 uint64_t store_count(const store *s); /* live records */
 
 /* For filters over many records: the base rows' values of one string

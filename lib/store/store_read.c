@@ -109,6 +109,26 @@ int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
   return STORE_OK;
 }
 
+int store_get_tier(store *s, uint64_t pos, const char **tier, size_t *len) {
+  const ovent *e;
+  if (pos >= s->nbase && store_pos_live(s, pos)) {
+    if ((e = store_patch_at(s, pos)) != NULL && (e->set & STORE_P_TIER)) {
+      *tier = e->tier;
+      *len = e->tier_len;
+    } else {
+      *tier = s->delta[pos - s->nbase]->str[4];
+      *len = s->delta[pos - s->nbase]->len[4];
+    }
+    return STORE_OK;
+  }
+  store_view v;
+  memset(&v, 0, sizeof v);
+  int rc = store_get(s, pos, STORE_V_TIER, &v);
+  *tier = v.tier;
+  *len = v.tier_len;
+  return rc;
+}
+
 /* ---- string columns as codes ---------------------------------------------- */
 
 #define CODE_NULL (UINT32_MAX - 1) /* a NULL string */
