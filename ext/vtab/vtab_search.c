@@ -162,6 +162,14 @@ static int is_archive(const char *s, size_t n) {
   return s && n == ARCHIVE_LEN && !memcmp(s, archive_tier, ARCHIVE_LEN);
 }
 
+/* The tier of the live record at pos into *t, *tn: 1, or 0 with the
+** store's code in m->err. */
+static int tier_of(meets_ctx *m, uint64_t pos, const char **t, size_t *tn) {
+  int rc = store_get_tier(m->st, pos, t, tn);
+  if (rc != STORE_OK) m->err = rc;
+  return rc == STORE_OK;
+}
+
 /* Whether a record may be archived (the searches then test for it; else
 ** no test at all, the search unfiltered): a file row has the code of
 ** "archive" (store_str_codes: UINT32_MAX when none has it), or a live
@@ -174,11 +182,7 @@ static int any_archived(meets_ctx *m) {
     if (!store_pos_live(m->st, p)) continue;
     const char *t;
     size_t tn;
-    int rc = store_get_tier(m->st, p, &t, &tn);
-    if (rc != STORE_OK) {
-      m->err = rc;
-      return 0;
-    }
+    if (!tier_of(m, p, &t, &tn)) return 0;
     if (is_archive(t, tn)) return 1;
   }
   return 0;
@@ -226,11 +230,7 @@ static int meets(meets_ctx *m, uint64_t pos) {
   if (want == STORE_V_TIER) { /* a record in memory, only its tier wanted */
     const char *t;
     size_t tn;
-    int rc = store_get_tier(m->st, pos, &t, &tn);
-    if (rc != STORE_OK) {
-      m->err = rc;
-      return 0;
-    }
+    if (!tier_of(m, pos, &t, &tn)) return 0;
     if (f->has[2] && (!t || tn != f->len[2] || memcmp(t, f->str[2], tn))) return 0;
     if (m->noarch && is_archive(t, tn)) return 0;
   } else if (want) { /* records in memory */
