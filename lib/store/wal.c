@@ -54,6 +54,7 @@ struct wal {
   XXH64_state_t *xs; /* for appends: header, payload and trailer apart */
   char err[256];
   char note[512];    /* a damaged frame with valid-looking ones after it, or "" */
+  int bad_header;    /* read-only, its header damaged: no frame is read, none will be */
   dev_t dev;         /* the file fd is (fstat when opened) */
   ino_t ino;
 };
@@ -514,6 +515,7 @@ static int load(wal *w, int created) {
     if (!w->readonly) return start_fresh(w, created);
     w->base = 1; /* nothing to read; the file stays as it is */
     w->cur = w->synced = empty_pos(w);
+    w->bad_header = 1; /* (no frame after it counts: wal_changed) */
     return WAL_OK;
   }
   int rc = scan(w, w->size);
@@ -626,7 +628,7 @@ int wal_changed(wal *w, int header_only) {
   ** then (bytes past the valid prefix) may be whole now */
   size_t len;
   uint64_t sum;
-  return w->cur.end < w->size && frame_read(w, &w->cur, w->size, &len, &sum) == 1;
+  return !w->bad_header && w->cur.end < w->size && frame_read(w, &w->cur, w->size, &len, &sum) == 1;
 }
 
 /* ---- writing ---------------------------------------------------------------- */

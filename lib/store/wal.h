@@ -154,7 +154,9 @@ const char *wal_note(const wal *w);
 ** rewritten header (wal_reset gives every epoch a new salt, so its header
 ** checksum differs), or, unless header_only, a different size or a frame
 ** past the valid prefix that validates now (it was being written when w
-** read the log); 0 if the same.  Reads 64 bytes (and a frame header). */
+** read the log; not after a damaged header, which w read as an empty log:
+** its frames are never read, so none "becomes whole"); 0 if the same.
+** Reads 64 bytes (and a frame header). */
 int wal_changed(wal *w, int header_only);
 
 #endif
