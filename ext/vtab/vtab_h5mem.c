@@ -1143,12 +1143,6 @@ static int id_arg(memvt *vt, sqlite3_value *v, int64_t *id, int *given) {
   return vt_msg(vt, h5mem_value_id(v, "id", id, given, &msg), &msg);
 }
 
-/* INSERT INTO mem(mem) VALUES('checkpoint' | 'optimize'): run at once, so
-** that its failure (a full disk, busy readers) fails the statement; SQLite
-** ignores what xCommit returns.  Only outside a transaction that changed
-** the store: the commands move committed records, and a transaction's own
-** changes are not committed yet.  The store's (empty) transaction is ended
-** for the command and begun again after it. */
 /* INSERT INTO mem(mem, id [, last_access]) VALUES('touch', id [, t]): a use
 ** of memory id, access_count + 1 and last_access = t (default now), as a
 ** change in place (store_update), in the transaction. */
@@ -1176,6 +1170,14 @@ static int touch_command(memvt *vt, sqlite3_value **col) {
 
 const char *h5mem_table_command(const memvt *vt) { return cmd_column(vt->name); }
 
+/* The commands.  'touch' and 'consolidate' are changes in the transaction
+** (touch_command, mem_consolidate.c).  INSERT INTO mem(mem)
+** VALUES('checkpoint' | 'optimize'): run at once, so
+** that its failure (a full disk, busy readers) fails the statement; SQLite
+** ignores what xCommit returns.  Only outside a transaction that changed
+** the store: the commands move committed records, and a transaction's own
+** changes are not committed yet.  The store's (empty) transaction is ended
+** for the command and begun again after it. */
 static int run_command(memvt *vt, sqlite3_value **col) {
   sqlite3_value *cmd = col[COL_CMD];
   const char *c = (const char *)sqlite3_value_text(cmd);
