@@ -26,13 +26,11 @@
 #include <time.h>
 
 #include "../ext_err.h"
-#include "k.h"
 #include "life/life.h"
 #include "store/store.h"
 #include "util/json.h"
 #include "util/strbuf.h"
 #include "util/timefmt.h"
-#include "util/vecjson.h"
 #include "vtab_int.h"
 
 #define REMEMBER "h5mem_remember"
@@ -179,58 +177,6 @@ static int rem_option(void *ctx, const char *key, const search_opt *v, char **er
 }
 
 /* ---- the embedding argument ------------------------------------------------ */
-
-/* v (NULL: none) as dim float32 values into out: a float32 BLOB or a JSON
-** array, as the table takes it; *has 0 for SQL NULL.  SQLITE_OK, or the
-** reason in *err. */
-static int emb_value(store *st, sqlite3_value *v, float *out, int *has, char **err) {
-  int dim = store_dim(st);
-  *has = 0;
-  int t = v ? sqlite3_value_type(v) : SQLITE_NULL;
-  if (t == SQLITE_NULL) return SQLITE_OK;
-  if (t == SQLITE_BLOB) {
-    size_t len = (size_t)sqlite3_value_bytes(v);
-    const void *b = sqlite3_value_blob(v);
-    if (len != (size_t)dim * 4) {
-      *err = sqlite3_mprintf("embedding: a BLOB of %llu bytes; the store has dim=%d (a float32 BLOB of %llu "
-                             "bytes)", (unsigned long long)len, dim, (unsigned long long)dim * 4);
-      return SQLITE_MISMATCH;
-    }
-    if (!b) return SQLITE_NOMEM;
-    memcpy(out, b, len);
-  } else if (t == SQLITE_TEXT) {
-    float *p = NULL;
-    size_t n = 0;
-    char e[256];
-    if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &p, &n, e,
-                         sizeof e)) {
-      *err = sqlite3_mprintf("embedding: malformed JSON vector: %s", e);
-      return SQLITE_MISMATCH;
-    }
-    if (n != (size_t)dim) {
-      free(p);
-      *err = sqlite3_mprintf("embedding: %llu values; the store has dim=%d", (unsigned long long)n, dim);
-      return SQLITE_MISMATCH;
-    }
-    memcpy(out, p, (size_t)dim * 4);
-    free(p);
-  } else {
-    *err = sqlite3_mprintf("embedding: expected a float32 BLOB or a JSON array of %d numbers", dim);
-    return SQLITE_MISMATCH;
-  }
-  for (int i = 0; i < dim; i++)
-    if (!isfinite(out[i])) {
-      *err = sqlite3_mprintf("embedding: element %d is %s", i, isnan(out[i]) ? "NaN" : "infinite");
-      return SQLITE_MISMATCH;
-    }
-  char why[200];
-  if (search_knn_vec_range(store_metric(st), out, dim, why, sizeof why)) {
-    *err = sqlite3_mprintf("embedding: %s", why);
-    return SQLITE_MISMATCH;
-  }
-  *has = 1;
-  return SQLITE_OK;
-}
 
 /* ---- which memories a search looks at ---------------------------------------- */
 
@@ -431,7 +377,7 @@ static int remember(sqlite3_context *ctx, memvt *vt, sqlite3_value **argv, int a
   if (!buf) return SQLITE_NOMEM;
   float *q = buf, *row = buf + dim, *recent = buf + 2 * dim;
   int has_emb;
-  if ((rc = emb_value(st, argc > 2 ? argv[2] : NULL, q, &has_emb, err)) != SQLITE_OK) goto done;
+  if ((rc = h5mem_emb_value(st, argc > 2 ? argv[2] : NULL, q, &has_emb, err)) != SQLITE_OK) goto done;
   if ((rc = h5mem_store_refresh(h5mem_table_ms(vt), 0, err)) != SQLITE_OK) goto done;
 
   /* 1. the write gate (its measures are the importance's too) */

@@ -997,22 +997,21 @@ static int time_arg(memvt *vt, sqlite3_value *v, const char *col, int64_t *out) 
 }
 
 /* The embedding: a float32 BLOB (float16 with vec_f16's subtype), or JSON. */
-static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
-  *out = NULL;
-  int dim = store_dim(vt->st);
-  int t = sqlite3_value_type(v);
+int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzErr) {
+  *has = 0;
+  int dim = store_dim(st);
+  int t = v ? sqlite3_value_type(v) : SQLITE_NULL;
   if (t == SQLITE_NULL) return SQLITE_OK;
-  float *f = vt->vec;
+#define BAD(...) return (*pzErr = sqlite3_mprintf(__VA_ARGS__)) ? SQLITE_MISMATCH : SQLITE_NOMEM
   if (t == SQLITE_BLOB) {
     const uint8_t *b = sqlite3_value_blob(v);
     size_t len = (size_t)sqlite3_value_bytes(v);
     int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
     size_t want = (size_t)dim * (f16 ? 2 : 4);
     if (len != want)
-      return vt_err(vt, SQLITE_MISMATCH, "embedding: a %s BLOB of %llu bytes (%llu values); the "
-                    "store has dim=%d (%llu bytes)", f16 ? "float16" : "float32",
-                    (unsigned long long)len, (unsigned long long)(len / (f16 ? 2 : 4)), dim,
-                    (unsigned long long)want);
+      BAD("embedding: a %s BLOB of %llu bytes (%llu values); the store has dim=%d (%llu bytes)",
+          f16 ? "float16" : "float32", (unsigned long long)len, (unsigned long long)(len / (f16 ? 2 : 4)), dim,
+          (unsigned long long)want);
     if (f16) {
       uint16_t *h = sqlite3_malloc64(want);
       if (!h) return SQLITE_NOMEM;
@@ -1028,30 +1027,35 @@ static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
     char err[256];
     if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &p, &n,
                          err, sizeof err))
-      return vt_err(vt, SQLITE_MISMATCH, "embedding: malformed JSON vector: %s", err);
+      BAD("embedding: malformed JSON vector: %s", err);
     if (n != (size_t)dim) {
       free(p);
-      return vt_err(vt, SQLITE_MISMATCH, "embedding: %llu values; the store has dim=%d",
-                    (unsigned long long)n, dim);
+      BAD("embedding: %llu values; the store has dim=%d", (unsigned long long)n, dim);
     }
     memcpy(f, p, (size_t)dim * 4);
     free(p);
   } else {
-    return vt_err(vt, SQLITE_MISMATCH, "embedding: expected a float32 BLOB or a JSON array of %d numbers",
-                  dim);
+    BAD("embedding: expected a float32 BLOB or a JSON array of %d numbers", dim);
   }
   for (int i = 0; i < dim; i++) {
-    if (!isfinite(f[i]))
-      return vt_err(vt, SQLITE_MISMATCH, "embedding: element %d is %s", i, isnan(f[i]) ? "NaN" : "infinite");
-    if (store_storage(vt->st) == STORE_F16 && fabsf(f[i]) > STORE_F16_MAX)
-      return vt_err(vt, SQLITE_MISMATCH, "embedding: element %d (%g) is outside the float16 range "
-                    "(storage=float16; largest magnitude 65504)", i, (double)f[i]);
+    if (!isfinite(f[i])) BAD("embedding: element %d is %s", i, isnan(f[i]) ? "NaN" : "infinite");
+    if (store_storage(st) == STORE_F16 && fabsf(f[i]) > STORE_F16_MAX)
+      BAD("embedding: element %d (%g) is outside the float16 range (storage=float16; largest magnitude 65504)", i,
+          (double)f[i]);
   }
   char why[200];
-  if (search_knn_vec_range(store_metric(vt->st), f, dim, why, sizeof why))
-    return vt_err(vt, SQLITE_MISMATCH, "embedding: %s", why);
-  *out = f;
+  if (search_knn_vec_range(store_metric(st), f, dim, why, sizeof why)) BAD("embedding: %s", why);
+#undef BAD
+  *has = 1;
   return SQLITE_OK;
+}
+
+static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
+  int has;
+  char *msg = NULL;
+  int rc = h5mem_emb_value(vt->st, v, vt->vec, &has, &msg);
+  *out = has ? vt->vec : NULL;
+  return rc ? vt_msg(vt, rc, &msg) : SQLITE_OK;
 }
 
 /* A record from the INSERT/UPDATE arguments (argv[2 + column]). */
@@ -1103,7 +1107,7 @@ static int keep_columns(memvt *vt, int64_t old, unsigned same, store_rec *r) {
   store_view v;
   memset(&v, 0, sizeof v);
   if (store_find(vt->st, old, &pos) != STORE_OK) return SQLITE_OK; /* (gone: the put stands alone) */
-  int rc = store_get(vt->st, pos, STORE_V_ALL, &v);
+  int rc = store_get(vt->st, pos, STORE_V_ALL & ~STORE_V_EMB, &v);
   if (rc) return st_err(vt, rc);
   const char *const *sv[6] = {&v.text, &v.source, &v.session, &v.tags, &v.tier, &v.meta};
   const size_t *sl[6] = {&v.text_len, &v.source_len, &v.session_len, &v.tags_len, &v.tier_len, &v.meta_len};
@@ -1119,21 +1123,10 @@ static int keep_columns(memvt *vt, int64_t old, unsigned same, store_rec *r) {
   if (same & 1u << COL_IMPORTANCE) r->importance = v.importance;
   if (same & 1u << COL_ACCESS_COUNT) r->access_count = v.access_count;
   if (same & 1u << COL_LAST_ACCESS) r->last_access = v.last_access;
-  if (same & 1u << COL_EMB) {
-    r->emb = NULL;
-    if (v.emb) { /* as float32, in the table's scratch (the stored rows need not be aligned) */
-      size_t dim = (size_t)store_dim(vt->st);
-      if (store_storage(vt->st) == STORE_F32) {
-        memcpy(vt->vec, v.emb, dim * 4);
-      } else {
-        uint16_t *h = sqlite3_malloc64(dim * 2);
-        if (!h) return SQLITE_NOMEM;
-        memcpy(h, v.emb, dim * 2);
-        k_get()->f16_to_f32(h, vt->vec, dim);
-        sqlite3_free(h);
-      }
-      r->emb = vt->vec;
-    }
+  if (same & 1u << COL_EMB) { /* as float32, in the table's scratch */
+    int has;
+    if ((rc = h5mem_pos_emb(vt->st, pos, vt->vec, &has))) return st_err(vt, rc);
+    r->emb = has ? vt->vec : NULL;
   }
   return SQLITE_OK;
 }
@@ -1145,7 +1138,7 @@ static int id_arg(memvt *vt, sqlite3_value *v, int64_t *id, int *given) {
 
 /* INSERT INTO mem(mem, id [, last_access]) VALUES('touch', id [, t]): a use
 ** of memory id, access_count + 1 and last_access = t (default now), as a
-** change in place (store_update), in the transaction. */
+** change in place (store_update_at), in the transaction. */
 static int touch_command(memvt *vt, sqlite3_value **col) {
   int64_t id;
   int given, rc;
@@ -1164,7 +1157,7 @@ static int touch_command(memvt *vt, sqlite3_value **col) {
   if ((rc = store_get(vt->st, pos, STORE_V_NUM, &v))) return st_err(vt, rc);
   store_patch p = {STORE_P_ACCESS_COUNT | STORE_P_LAST_ACCESS, 0, now, 0, NULL, 0};
   p.access_count = v.access_count < INT64_MAX ? v.access_count + 1 : INT64_MAX;
-  rc = store_update(vt->st, id, &p);
+  rc = store_update_at(vt->st, pos, &p);
   return rc ? st_err(vt, rc) : SQLITE_OK;
 }
 

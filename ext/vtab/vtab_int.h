@@ -318,6 +318,13 @@ struct memvt {
 };
 #endif
 
+/* An embedding argument (a float32 BLOB, float16 with vec_f16's subtype, or
+** a JSON array; NULL: none, *has 0) as dim float32 values into out, checked
+** as the table checks what it stores (dim, finite, float16's range in a
+** float16 store, the metric's range).  SQLITE_OK, SQLITE_MISMATCH with
+** the message ("embedding: ...") in *pzErr, or SQLITE_NOMEM. */
+int h5mem_emb_value(store *st, sqlite3_value *v, float *out, int *has, char **pzErr);
+
 /* The name of the table's command column (INSERT INTO mem(mem) VALUES('checkpoint')):
 ** the table's name, or "h5mem" when that is one of its columns' names. */
 const char *h5mem_table_command(const memvt *vt);

@@ -225,6 +225,16 @@ def test_errors(d):
     expect_error(db, "SELECT h5mem_remember('mem', 'Alice moved to Lisbon', ?)", "element 1 is NaN",
                  (struct.pack("3f", 1, float("nan"), 0),))
     expect_error(db, "SELECT h5mem_remember('mem', 'Alice moved to Lisbon', x'0000')", "BLOB of 2 bytes")
+    # the embedding read as the table reads it: vec_f16's BLOB taken, float16's range checked there
+    db16 = connect()
+    db16.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s, dim=3, storage=float16)" % q(os.path.join(d, "f16.h5")))
+    r = json.loads(db16.execute("SELECT h5mem_remember('mem', 'Alice moved to Lisbon in March', "
+                                "vec_f16('[1,2,3]'), '{\"now\": 1800000000}')").fetchone()[0])
+    got = db16.execute("SELECT vec_to_json(embedding) FROM mem WHERE id = ?", (r["id"],)).fetchone()
+    check(r["action"] == "inserted" and got == ("[1.000000,2.000000,3.000000]",), "a float16 BLOB: %r %r" % (r, got))
+    expect_error(db16, "SELECT h5mem_remember('mem', 'Bob moved to Porto in May', '[1,2,70000]')",
+                 "element 2 (70000) is outside the float16 range")
+    db16.close()
     expect_error(db, "SELECT h5mem_remember('mem', 'Alice moved to Lisbon', '[1,2,')", "malformed JSON vector")
     expect_error(db, "SELECT h5mem_remember('mem', 'Alice moved to Lisbon', NULL, '{bad')", "malformed JSON")
     expect_error(db, "SELECT h5mem_remember('mem', 'Alice moved to Lisbon', NULL, '{\"when\": 1}')",
