@@ -657,13 +657,28 @@ int store_cols_copy_rows(store *s, h5w *w, uint64_t r0, uint64_t r1, uint64_t m)
   int rc = v && vals ? STORE_OK : store_fail(s, STORE_ENOMEM, "out of memory");
   for (int i = 0; rc == STORE_OK && i < s->ncols; i++) {
     uint64_t j = 0;
+    size_t tbytes = 0;
     for (uint64_t r = r0; r < r1 && rc == STORE_OK; r++) {
       if (s->base_dead[r]) continue;
       rc = store_get_col(s, r, i, &v[j]);
+      if (v[j].type == STORE_T_TEXT) tbytes += v[j].n + 1;
       vals[j] = &v[j];
       j++;
     }
+    /* a text is NUL-terminated for the writer (strlen), and one in the file
+    ** is not (the next heap object follows it): copies */
+    char *tb = NULL;
+    if (rc == STORE_OK && s->cdef[i].type == STORE_T_TEXT && !(tb = malloc(tbytes ? tbytes : 1)))
+      rc = store_fail(s, STORE_ENOMEM, "out of memory");
+    for (uint64_t k = 0, off = 0; tb && k < j; k++) {
+      if (v[k].type != STORE_T_TEXT) continue;
+      if (v[k].n) memcpy(tb + off, v[k].p, v[k].n);
+      tb[off + v[k].n] = 0;
+      v[k].p = tb + off;
+      off += v[k].n + 1;
+    }
     if (rc == STORE_OK) rc = append_col(s, w, i, vals, j);
+    free(tb);
   }
   free(v);
   free(vals);
