@@ -1,0 +1,648 @@
+"""Declared columns (sqlite-vec's vec0 syntax) in the h5mem table, against
+numpy brute force and h5py.
+
+- Filters on metadata and partition-key columns before ranking: every
+  operator (=, !=, <, <=, >, >=, BETWEEN, IN with NULL members, IS [NOT]
+  NULL) on integer, float, text and boolean columns, alone and ANDed, at k
+  1, 10, 100 and 10,000, in the KNN form and in vec_search's {"where": ...}
+  ($nin too): the ids equal numpy's exact top k among the rows that meet
+  the condition (SQL's NULL: a comparison with NULL meets nothing), in
+  order (ties of equal vectors in the order the records were stored),
+  distances to 1e-4. In five states of one store of 12,000 records: all in
+  memory before any checkpoint, after a checkpoint, reopened with path=
+  alone on a new connection, after deletes, updates and inserts since the
+  checkpoint (file rows and memory records mixed), after optimize.
+- bm25 and hybrid with "where": the filtered top k is the unfiltered
+  ranking restricted to the matching records.
+- Partition keys (integer and text): `user_id = ?` alone and with another
+  filter, every partition.
+- Distance bounds in the KNN form (distance >, >=, <, <=, with k and a
+  filter) before the k rows are picked; paging by distance equals one
+  large query.
+- Values: every type round-trips (vectors as BLOBs, int8 from JSON,
+  float16, bit), through checkpoint and reopen; wrong types are refused
+  naming the column; UPDATE of one column keeps the others; DELETE;
+  ROLLBACK.
+- A text primary key: unique, free again after delete or rollback, across
+  checkpoint and reopen; `WHERE key = 'x'`.
+- Schema: reopening with path= alone restores the columns; restating them
+  must match (the error names the difference); bad declarations.
+- The file through h5py: /memories/columns/<name> with the documented NULLs
+  (INT64_MIN, NaN, -1, null references, <name>.missing), the root's
+  `columns` attribute, h5mem_format_version 2 (1 without declared columns).
+
+Run by make check with Debian's /usr/bin/python3 (numpy; h5py where present).
+"""
+import json
+import os
+import sqlite3
+import struct
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sqltest import check, connect, expect_error, failures, finish, q  # noqa: E402
+
+DIM = 8
+N = 12000
+KS = (1, 10, 100, 10000)
+INT64_MIN = -9223372036854775808
+BIG = 2 ** 53 + 1  # (a float64 cannot hold it: integer/float comparisons must be exact)
+
+SCHEMA = ("embedding float[8], user_id integer partition key, qty integer, category text, price float, "
+          "flag boolean, +payload blob, key text primary key, img int8[4]")
+DECL = ("user_id", "qty", "category", "price", "flag", "payload", "key", "img")
+SOURCES = ["user", "agent", "tool", None]
+CATS = ["a", "b", "c", "d", "B", "caf\u00e9", ""]
+WORDS = ["alpha", "beta", "gamma", "delta", "omega", "river", "stone", "cloud"]
+
+
+def rm_store(fn):
+    for f in (fn, fn + "-wal"):
+        if os.path.exists(f):
+            os.remove(f)
+
+
+# ---- the model: what the store must hold -----------------------------------------------------
+
+class Model:
+    """The records as the test wrote them; seq: the order they were stored (an UPDATE stores a
+    record again), which breaks ties of equal distances."""
+
+    def __init__(self):
+        self.recs = {}
+        self.seq = 0
+
+    def put(self, r):
+        self.seq += 1
+        r["seq"] = self.seq
+        self.recs[r["id"]] = r
+
+    def arrays(self):
+        """The live records that have an embedding, in stored order, as arrays."""
+        rs = sorted((r for r in self.recs.values() if r["emb"] is not None), key=lambda r: r["seq"])
+        a = {"rs": rs, "ids": np.array([r["id"] for r in rs], dtype=np.int64),
+             "seq": np.array([r["seq"] for r in rs], dtype=np.int64),
+             "E": np.array([r["emb"] for r in rs], dtype=np.float32).astype(np.float64)}
+        for c in ("user_id", "qty", "category", "price", "flag", "source", "id"):
+            a[c] = [r.get(c) for r in rs]
+            a["key:" + c] = [sql_key(v) for v in a[c]]
+        a["where"] = {int(i): j for j, i in enumerate(a["ids"])}
+        return a
+
+
+def rand_rec(rng, i, m):
+    """A random record with id i; NULLs in every column."""
+    def maybe(v, p=0.06):
+        return None if rng.random() < p else v
+    emb = None if rng.random() < 0.02 else rng.standard_normal(DIM).astype(np.float32)
+    if emb is not None and m.recs and rng.random() < 0.01:  # an equal vector: a tie
+        others = [r for r in list(m.recs.values())[-200:] if r["emb"] is not None]
+        if others:
+            emb = others[int(rng.integers(len(others)))]["emb"].copy()
+    qty = int(rng.integers(-50, 51))
+    if rng.random() < 0.01:
+        qty = int(rng.choice([BIG, BIG - 1, BIG + 1, -BIG, 2 ** 62, -(2 ** 63) + 1, 2 ** 63 - 1]))
+    price = float(rng.integers(-10, 200)) / 2
+    if rng.random() < 0.02:
+        price = float(rng.choice([-0.0, 1e-300, 1e300, 0.1, 9007199254740992.0]))
+    return {
+        "id": i, "emb": emb,
+        "text": " ".join(rng.choice(WORDS, 3)),
+        "source": SOURCES[int(rng.integers(4))],
+        "user_id": maybe(int(rng.choice(list(range(1, 20)) + [-5]))),
+        "qty": maybe(qty),
+        "category": maybe(str(rng.choice(CATS))),
+        "price": maybe(price),
+        "flag": maybe(int(rng.integers(0, 2))),
+        "payload": maybe(bytes(rng.integers(0, 256, int(rng.integers(0, 6))).astype(np.uint8))),
+        "key": maybe("k%d" % i, 0.1),
+        "img": maybe(bytes(rng.integers(-128, 128, 4).astype(np.int8).tobytes())),
+    }
+
+
+def insert_sql():
+    return ("INSERT INTO v(id, text, embedding, source, %s) VALUES (?, ?, ?, ?, %s)"
+            % (", ".join(DECL), ", ".join("?" * len(DECL))))
+
+
+def rec_args(r):
+    return [r["id"], r["text"], None if r["emb"] is None else r["emb"].tobytes(), r["source"]] + [r[c] for c in DECL]
+
+
+def check_rows(db, m, what):
+    """Every column of every record as the model says."""
+    db.text_factory = lambda b: b.decode("utf-8", "surrogateescape")  # (a damaged text fails the comparison)
+    got = {row[0]: row for row in db.execute("SELECT id, text, embedding, source, %s FROM v" % ", ".join(DECL))}
+    db.text_factory = str
+    check(set(got) == set(m.recs), "%s: %d records, expected %d (missing %r, extra %r)" % (
+        what, len(got), len(m.recs), sorted(set(m.recs) - set(got))[:5], sorted(set(got) - set(m.recs))[:5]))
+    bad = []
+    for i, r in m.recs.items():
+        g = got.get(i)
+        if g is None:
+            continue
+        want = tuple(rec_args(r))
+        if g != want or any(type(a) is not type(b) for a, b in zip(g, want)):
+            bad.append((g, want))
+    check(not bad, "%s: %d records differ, e.g. %r" % (what, len(bad), bad[:2]))
+
+
+# ---- conditions -------------------------------------------------------------------------------
+
+def sql_key(v):
+    """A text's order as SQLite's BINARY compares it."""
+    return v.encode() if isinstance(v, str) else v
+
+
+class Cond:
+    """A condition on one column: its SQL (with parameters), its "where" JSON and its meaning
+    (SQL's: a comparison with NULL meets nothing)."""
+
+    def __init__(self, col, op, *args, sql=None, json_ok=True):
+        self.col, self.op, self.args, self.sqltext, self.json_ok = col, op, args, sql, json_ok
+        self.fixed = col in ("source", "id")  # (a fixed column: vec_search takes it in SQL)
+        self.keys = [[sql_key(x) for x in a] if isinstance(a, list) else sql_key(a) for a in args]
+
+    def __repr__(self):
+        return "%s %s %r" % (self.col, self.op, self.args)
+
+    def sql(self):
+        c, a = self.col, self.args
+        if self.sqltext:
+            return self.sqltext, []
+        if self.op == "isnull":
+            return "%s IS NULL" % c, []
+        if self.op == "notnull":
+            return "%s IS NOT NULL" % c, []
+        if self.op == "between":
+            return "%s BETWEEN ? AND ?" % c, list(a)
+        if self.op == "in":
+            return "%s IN (%s)" % (c, ", ".join("?" * len(a[0]))), list(a[0])
+        return "%s %s ?" % (c, self.op), [a[0]]
+
+    def where(self, alt=False):
+        ops = {"=": "$eq", "!=": "$ne", "<": "$lt", "<=": "$lte", ">": "$gt", ">=": "$gte",
+               "in": "$in", "nin": "$nin"}
+        a = self.args
+
+        def jv(x):
+            return bool(x) if self.col == "flag" and x in (0, 1) and alt else x
+        if self.op == "isnull":
+            return {self.col: None} if alt else {self.col: {"$null": True}}
+        if self.op == "notnull":
+            return {self.col: {"$null": False}}
+        if self.op == "between":
+            return {self.col: {"$between": [jv(a[0]), jv(a[1])]}}
+        if self.op in ("in", "nin"):
+            return {self.col: {ops[self.op]: [jv(x) for x in a[0]]}}
+        if self.op == "=" and alt and a[0] is not None:
+            return {self.col: jv(a[0])}
+        return {self.col: {ops[self.op]: jv(a[0])}}
+
+    def test(self, v):
+        """Whether value v meets the condition."""
+        return self.test_key(sql_key(v))
+
+    def test_key(self, v):
+        """The same of a value through sql_key."""
+        op, a = self.op, self.keys
+        if op == "isnull":
+            return v is None
+        if v is None:
+            return False
+        if op == "notnull":
+            return True
+        if op == "in":
+            return any(x is not None and x == v for x in a[0])
+        if op == "nin":
+            return all(x is not None and x != v for x in a[0])
+        if op == "between":
+            return a[0] <= v <= a[1]
+        x = a[0]
+        if x is None:
+            return False
+        return {"=": v == x, "!=": v != x, "<": v < x, "<=": v <= x, ">": v > x, ">=": v >= x}[op]
+
+    def mask(self, arr):
+        t = self.test_key
+        return np.array([t(v) for v in arr["key:" + self.col]], dtype=bool)
+
+
+def conditions():
+    cs = []
+    # the partition key (integer)
+    for op, x in (("=", 3), ("!=", 3), ("<", 5), ("<=", 5), (">", 15), (">=", 15), ("=", 999), ("=", -5),
+                  ("=", 3.0), ("<", 4.5), ("=", None)):
+        cs.append(Cond("user_id", op, x))
+    cs += [Cond("user_id", "between", 4, 8), Cond("user_id", "in", [1, 2, None, 19]), Cond("user_id", "in", [None]),
+           Cond("user_id", "isnull"), Cond("user_id", "notnull"), Cond("user_id", "nin", [1, 2, 3]),
+           Cond("user_id", "=", 3, sql="user_id = '3'", json_ok=False)]
+    # an integer column, with values a float64 cannot hold
+    for op, x in (("=", 7), ("!=", 0), ("<", -10), ("<=", -10), (">", 40), (">=", 40), (">", float(BIG - 1)),
+                  (">=", BIG), ("=", BIG), ("<", -float(BIG)), ("=", 7.5), ("!=", 7.0)):
+        cs.append(Cond("qty", op, x))
+    cs += [Cond("qty", "between", -3, 3), Cond("qty", "between", 2.5, 9.5), Cond("qty", "in", [1, 2, 3, None]),
+           Cond("qty", "isnull"), Cond("qty", "notnull")]
+    # text
+    for op, x in (("=", "a"), ("!=", "b"), ("<", "b"), ("<=", "b"), (">", "c"), (">=", "c"), ("=", ""),
+                  ("=", "caf\u00e9"), (">", "caf"), ("=", "A")):
+        cs.append(Cond("category", op, x))
+    cs += [Cond("category", "between", "a", "c"), Cond("category", "in", ["a", "caf\u00e9", None]),
+           Cond("category", "isnull"), Cond("category", "notnull"), Cond("category", "nin", ["a", "b"])]
+    # float
+    for op, x in (("=", 10), ("=", 10.5), ("!=", 10.5), ("<", 20), ("<=", 20.5), (">", 80), (">=", 80),
+                  ("=", 0), ("<", 0.0), (">", 1e299)):
+        cs.append(Cond("price", op, x))
+    cs += [Cond("price", "between", 10, 20.5), Cond("price", "in", [1.5, 2, None, 99.5]),
+           Cond("price", "isnull"), Cond("price", "notnull")]
+    # boolean
+    for op, x in (("=", 1), ("=", 0), ("!=", 1), ("<", 1), (">", 0)):
+        cs.append(Cond("flag", op, x))
+    cs += [Cond("flag", "in", [0, None]), Cond("flag", "isnull"), Cond("flag", "notnull"),
+           Cond("flag", "=", 1, sql="flag = TRUE")]
+    combos = [
+        [Cond("user_id", "=", 4), Cond("price", "<", 50)],
+        [Cond("user_id", "=", 4), Cond("category", "in", ["a", "b", None]), Cond("flag", "=", 1)],
+        [Cond("category", "=", "a"), Cond("flag", "isnull")],
+        [Cond("price", "between", 10, 60), Cond("qty", ">", 0), Cond("category", "!=", "c")],
+        [Cond("user_id", "in", [2, 3, 5]), Cond("qty", "isnull")],
+        [Cond("user_id", "notnull"), Cond("price", ">=", 90), Cond("flag", "=", 0)],
+        [Cond("price", ">", 10), Cond("price", "<", 12)],  # (one column twice)
+        [Cond("user_id", "=", 7), Cond("user_id", "=", 8)],  # nothing
+        [Cond("user_id", "=", 9), Cond("qty", "between", -20, 20), Cond("category", "isnull")],
+        [Cond("flag", "!=", 0), Cond("category", ">=", "b"), Cond("qty", "<", 0)],
+        [Cond("user_id", "=", 11), Cond("user_id", ">", 10)],
+        [Cond("source", "=", "user"), Cond("user_id", "=", 4)],  # (with the fixed columns' filters)
+        [Cond("id", "in", list(range(1, N, 37))), Cond("category", "=", "a")],
+        [Cond("id", "in", list(range(5, N, 11))), Cond("source", "=", "tool"), Cond("price", "<", 30)],
+        [Cond("qty", "in", list(range(-40, 41, 2)) + [None, BIG]), Cond("flag", "notnull")],  # (a long IN list)
+        [Cond("category", "in", ["x%d" % i for i in range(30)] + ["b", "d"])],
+    ]
+    return [[c] for c in cs] + combos
+
+
+def sql_of(conds):
+    frags, params = [], []
+    for c in conds:
+        f, p = c.sql()
+        frags.append(f)
+        params += p
+    return " AND ".join(frags), params
+
+
+def where_of(conds, alt):
+    conds = [c for c in conds if not c.fixed]
+    ws = [c.where(alt) for c in conds]
+    cols = [c.col for c in conds]
+    if not ws:
+        return {}
+    if len(set(cols)) == len(cols) and alt:
+        w = {}
+        for x in ws:
+            w.update(x)
+        return w
+    return ws[0] if len(ws) == 1 else {"$and": ws}
+
+
+# ---- comparing with brute force ---------------------------------------------------------------
+
+def expected(arr, qv, mask, k):
+    d = np.sqrt(((arr["E"] - qv.astype(np.float64)) ** 2).sum(axis=1))
+    sel = np.nonzero(mask)[0]
+    order = sel[np.lexsort((arr["seq"][sel], d[sel]))][:k]
+    return arr["ids"][order], d[order], d
+
+
+def same_top(got, arr, want_ids, want_d, dall, mask, what):
+    """got [(id, distance)] against the exact top k (want_ids, want_d; dall: every record's
+    distance, mask: those meeting the condition): as many rows; each a record that meets the
+    condition, once; distances to 1e-4 of the expected ones row by row and of the record's own;
+    the same records but where the k-th distance is tied within 1e-5; nearest first (within
+    1e-5), records at equal distances (equal vectors) in the order they were stored."""
+    def fail(why):
+        check(False, "%s: %s (got %r, expected %r)" % (
+            what, why, got[:3], list(zip(want_ids[:3].tolist(), want_d[:3].tolist()))))
+        return False
+    if len(got) != len(want_ids):
+        return fail("%d rows, expected %d" % (len(got), len(want_ids)))
+    if not got:
+        return True
+    gi = np.array([g[0] for g in got], dtype=np.int64)
+    gd = np.array([g[1] for g in got], dtype=np.float64)
+    where = arr["where"]
+    bad = [int(i) for i in gi if int(i) not in where]
+    if bad:
+        return fail("ids %r are not live records with an embedding" % bad[:5])
+    gj = np.array([where[int(i)] for i in gi])
+    if len(set(gi.tolist())) != len(gi):
+        return fail("an id comes twice")
+    if not mask[gj].all():
+        return fail("ids %r do not meet the condition" % gi[~mask[gj]][:5].tolist())
+    off = np.nonzero(np.abs(gd - want_d) > 1e-4)[0]
+    if len(off):
+        i = int(off[0])
+        return fail("row %d: distance %r, expected %r" % (i, got[i], (int(want_ids[i]), float(want_d[i]))))
+    off = np.nonzero(np.abs(gd - dall[gj]) > 1e-4)[0]
+    if len(off):
+        return fail("row %d: %r is not that record's distance %r" % (int(off[0]), got[int(off[0])], dall[gj[int(off[0])]]))
+    extra = set(gi.tolist()) ^ set(want_ids.tolist())
+    kth = want_d[-1]
+    far = [i for i in extra if abs(dall[where[i]] - kth) > 1e-5]
+    if far:
+        return fail("ids %r differ from the expected ones (not at the k-th distance)" % sorted(far)[:5])
+    g = dall[gj]
+    back = np.nonzero(g[1:] < g[:-1] - 1e-5)[0]
+    if len(back):
+        i = int(back[0])
+        return fail("rows %d, %d out of order: %r" % (i, i + 1, got[i:i + 2]))
+    order = np.lexsort((np.arange(len(g)), g))  # by distance, then row: equal distances in row order
+    gs, ss = g[order], arr["seq"][gj][order]
+    tie = np.nonzero((gs[1:] == gs[:-1]) & (ss[1:] < ss[:-1]))[0]
+    if len(tie):
+        i = int(tie[0])
+        return fail("ids %d and %d at equal distances are not in the order they were stored" % (
+            gi[order[i]], gi[order[i + 1]]))
+    return True
+
+
+def run_filters(db, m, rng, state, conds_list):
+    arr = m.arrays()
+    nq = 0
+    for ci, conds in enumerate(conds_list):
+        mask = np.ones(len(arr["ids"]), dtype=bool)
+        for c in conds:
+            mask &= c.mask(arr)
+        frag, params = sql_of(conds)
+        json_ok = all(c.json_ok for c in conds)
+        for k in KS:
+            if rng.random() < 0.15 and len(arr["ids"]):  # the query equals a stored vector (ties at 0)
+                qv = arr["E"][int(rng.integers(len(arr["ids"])))].astype(np.float32)
+            else:
+                qv = rng.standard_normal(DIM).astype(np.float32)
+            want_ids, want_d, dall = expected(arr, qv, mask, k)
+            what = "%s: KNN k=%d WHERE %s %r" % (state, k, frag, params)
+            try:
+                if any(c.op == "nin" for c in conds):  # ($nin: vec_search's alone; SQLite keeps NOT IN)
+                    raise StopIteration
+                got = db.execute("SELECT id, distance FROM v WHERE embedding MATCH ? AND k = ? AND " + frag,
+                                 [qv.tobytes(), k] + params).fetchall()
+                same_top(got, arr, want_ids, want_d, dall, mask, what)
+            except sqlite3.Error as e:
+                check(False, "%s: %s" % (what, e))
+            except StopIteration:
+                pass
+            nq += 1
+            if not json_ok:
+                continue
+            w = {"where": where_of(conds, (ci + k) % 2 == 1)}
+            ffrag, fparams = sql_of([c for c in conds if c.fixed])
+            what = "%s: vec_search k=%d %s %s %r" % (state, k, json.dumps(w), ffrag, fparams)
+            try:
+                got = db.execute("SELECT id, distance FROM vec_search('v', ?, ?, ?)" + (" WHERE " + ffrag if ffrag else ""),
+                                 [qv.tobytes(), k, json.dumps(w)] + fparams).fetchall()
+                same_top(got, arr, want_ids, want_d, dall, mask, what)
+            except sqlite3.Error as e:
+                check(False, "%s: %s" % (what, e))
+            nq += 1
+    return nq
+
+
+def run_partitions(db, m, rng, state):
+    """Every partition of user_id, alone and with another filter, both forms."""
+    arr = m.arrays()
+    for u in sorted({x for x in arr["user_id"] if x is not None}) + [1000]:
+        for extra in (None, Cond("price", "<", 50), Cond("category", "=", "a")):
+            conds = [Cond("user_id", "=", u)] + ([extra] if extra else [])
+            mask = np.ones(len(arr["ids"]), dtype=bool)
+            for c in conds:
+                mask &= c.mask(arr)
+            frag, params = sql_of(conds)
+            k = int(rng.choice([5, 50, 2000]))
+            qv = rng.standard_normal(DIM).astype(np.float32)
+            want_ids, want_d, dall = expected(arr, qv, mask, k)
+            got = db.execute("SELECT id, distance FROM v WHERE embedding MATCH ? AND k = ? AND " + frag,
+                             [qv.tobytes(), k] + params).fetchall()
+            same_top(got, arr, want_ids, want_d, dall, mask, "%s: partition KNN k=%d %s %r" % (state, k, frag, params))
+            w = json.dumps({"where": where_of(conds, True)})
+            got = db.execute("SELECT id, distance FROM vec_search('v', ?, ?, ?)", (qv.tobytes(), k, w)).fetchall()
+            same_top(got, arr, want_ids, want_d, dall, mask, "%s: partition vec_search k=%d %s" % (state, k, w))
+
+
+def run_bounds(db, m, rng, state):
+    """Distance bounds before the k rows are picked; paging by distance."""
+    arr = m.arrays()
+    for lo, hi, k, conds in ((3.0, None, 10, []), (None, 2.5, 100, []), (2.0, 3.0, 10000, []),
+                             (2.5, None, 50, [Cond("user_id", "=", 6)]), (None, 3.5, 20, [Cond("category", "=", "b")]),
+                             (1.5, 4.0, 30, [Cond("price", "<", 40), Cond("flag", "=", 1)]),
+                             (9.0, None, 10, []), (None, 0.1, 10, [])):
+        for lo_op in ((">", ">=") if lo is not None else (None,)):
+            for hi_op in (("<", "<=") if hi is not None else (None,)):
+                qv = rng.standard_normal(DIM).astype(np.float32)
+                d = np.sqrt(((arr["E"] - qv.astype(np.float64)) ** 2).sum(axis=1))
+                mask = np.ones(len(arr["ids"]), dtype=bool)
+                for c in conds:
+                    mask &= c.mask(arr)
+                # each bound at a matching record's own distance (as the store computes it), so
+                # that > and >= differ; the records near a bound judged by the store's distances
+                bparams, bsql = [], []
+                for x, op in ((lo, lo_op), (hi, hi_op)):
+                    if x is None:
+                        continue
+                    cand = np.nonzero(mask)[0]
+                    if len(cand):
+                        j = cand[int(np.argmin(np.abs(d[cand] - x)))]
+                        x = store_dist1(db, qv, int(arr["ids"][j]))
+                    near = np.nonzero(np.abs(d - x) < 1e-5)[0]
+                    sd = d.copy()
+                    sd[near] = [store_dist1(db, qv, int(arr["ids"][j])) for j in near]
+                    mask &= {">": sd > x, ">=": sd >= x, "<": sd < x, "<=": sd <= x}[op]
+                    bsql.append("distance %s ?" % op)
+                    bparams.append(x)
+                want_ids, want_d, dall = expected(arr, qv, mask, k)
+                frag, params = sql_of(conds)
+                sql = ("SELECT id, distance FROM v WHERE embedding MATCH ? AND k = ? AND "
+                       + " AND ".join(bsql + ([frag] if frag else [])))
+                try:
+                    got = db.execute(sql, [qv.tobytes(), k] + bparams + params).fetchall()
+                    same_top(got, arr, want_ids, want_d, dall, mask, "%s: %s %r" % (state, sql, bparams + params))
+                except sqlite3.Error as e:
+                    check(False, "%s: %s: %s" % (state, sql, e))
+    # paging: next page = distance > the last one's; the same sequence as one large query
+    for conds in ([], [Cond("user_id", "in", [2, 3, 4])], [Cond("price", ">", 50), Cond("flag", "notnull")]):
+        qv = rng.standard_normal(DIM).astype(np.float32)
+        frag, params = sql_of(conds)
+        extra = (" AND " + frag) if frag else ""
+        whole = db.execute("SELECT id, distance FROM v WHERE embedding MATCH ? AND k = 3000" + extra,
+                           [qv.tobytes()] + params).fetchall()
+        pages, last = [], None
+        while len(pages) < 3000:
+            if last is None:
+                page = db.execute("SELECT id, distance FROM v WHERE embedding MATCH ? AND k = 137" + extra,
+                                  [qv.tobytes()] + params).fetchall()
+            else:
+                page = db.execute("SELECT id, distance FROM v WHERE embedding MATCH ? AND k = 137 AND distance > ?"
+                                  + extra, [qv.tobytes(), last] + params).fetchall()
+            if not page:
+                break
+            pages += page
+            last = page[-1][1]
+        # (a page ending inside a run of equal distances skips the rest of the run: the same cut)
+        want = paged(whole, 137)
+        n = min(len(want), 3000)
+        check(pages[:n] == want[:n] and len(pages) >= n,
+              "%s: paging by distance %r: %d rows differ from one query (first %r)"
+              % (state, frag, sum(a != b for a, b in zip(pages, want)),
+                 next(((a, b) for a, b in zip(pages, want) if a != b), None)))
+
+
+def paged(whole, size):
+    """The rows that paging through `whole` (nearest first) `size` at a time with `distance >
+    last` visits."""
+    out, i = [], 0
+    while i < len(whole):
+        page = whole[i:i + size]
+        out += page
+        last = page[-1][1]
+        i += len(page)
+        while i < len(whole) and whole[i][1] <= last:
+            i += 1
+    return out
+
+
+def store_dist1(db, qv, rid):
+    """The store's distance from qv to record rid (the KNN form restricted to it)."""
+    r = db.execute("SELECT distance FROM v WHERE embedding MATCH ? AND k = 1 AND id = ?", (qv.tobytes(), rid)).fetchone()
+    return r[0]
+
+
+def run_text_search(db, m, rng, state):
+    """bm25 and hybrid with "where": bm25's filtered top k is its unfiltered ranking restricted
+    to the matching records (its statistics are over every record); hybrid returns k rows that
+    meet the condition (when k do), their vector scores exact."""
+    arr = m.arrays()
+    for conds in ([Cond("user_id", "=", 5)], [Cond("category", "in", ["a", "b"]), Cond("price", "<", 60)],
+                  [Cond("flag", "isnull")], [Cond("qty", ">=", BIG)]):
+        w = json.dumps({"where": where_of(conds, False)})
+        ok_ids = {i for i, r in m.recs.items() if all(c.test(r[c.col]) for c in conds)}
+        for word in ("gamma", "river stone"):
+            full = db.execute("SELECT id, score FROM bm25('v', ?, 100000)", (word,)).fetchall()
+            want = [x for x in full if x[0] in ok_ids][:25]
+            got = db.execute("SELECT id, score FROM bm25('v', ?, 25, ?)", (word, w)).fetchall()
+            check([g[0] for g in got] == [x[0] for x in want] and
+                  all(abs(a[1] - b[1]) <= 1e-9 * max(1, abs(b[1])) for a, b in zip(got, want)),
+                  "%s: bm25(%r, %s): %r, expected %r" % (state, word, w, got[:4], want[:4]))
+        qv = rng.standard_normal(DIM).astype(np.float32)
+        got = db.execute("SELECT id, vector_score FROM hybrid('v', 'alpha', ?, 25, ?)", (qv.tobytes(), w)).fetchall()
+        nmatch = sum(1 for i in ok_ids if m.recs[i]["emb"] is not None or "alpha" in m.recs[i]["text"].split())
+        check(len(got) == min(25, nmatch) and all(g[0] in ok_ids for g in got),
+              "%s: hybrid where %s: %d rows (expected %d), outside the condition: %r" % (
+                  state, w, len(got), min(25, nmatch), [g[0] for g in got if g[0] not in ok_ids][:5]))
+        where = {int(i): j for j, i in enumerate(arr["ids"])}
+        bad = [(g, i) for g in got for i in [where.get(g[0])] if i is not None and
+               abs(g[1] - 1 / (1 + np.sqrt(((arr["E"][i] - qv) ** 2).sum()))) > 1e-5]
+        check(not bad, "%s: hybrid where %s: vector scores %r" % (state, w, bad[:3]))
+
+
+def run_state(db, m, rng, state, conds_list):
+    check_rows(db, m, state)
+    run_filters(db, m, rng, state, conds_list)
+    run_partitions(db, m, rng, state)
+    run_bounds(db, m, rng, state)
+    run_text_search(db, m, rng, state)
+
+
+def random_changes(db, m, rng):
+    """Deletes, updates of every kind and inserts, in one transaction."""
+    live = sorted(m.recs)
+    pick = rng.permutation(live)
+    dels, ups = pick[:500], pick[500:1300]
+    db.execute("BEGIN")
+    for i in dels:
+        db.execute("DELETE FROM v WHERE id = ?", (int(i),))
+        del m.recs[int(i)]
+    next_id = max(live) + 1
+    for n, i in enumerate(ups):
+        i = int(i)
+        r = dict(m.recs[i])
+        fresh = rand_rec(rng, i, m)
+        kind = n % 8
+        if kind == 0:
+            r["user_id"] = fresh["user_id"]
+            db.execute("UPDATE v SET user_id = ? WHERE id = ?", (r["user_id"], i))
+        elif kind == 1:
+            r["category"], r["price"] = fresh["category"], fresh["price"]
+            db.execute("UPDATE v SET category = ?, price = ? WHERE id = ?", (r["category"], r["price"], i))
+        elif kind == 2:
+            r["flag"], r["qty"] = None, fresh["qty"]
+            db.execute("UPDATE v SET flag = NULL, qty = ? WHERE id = ?", (r["qty"], i))
+        elif kind == 3:
+            r["text"] = "changed " + fresh["text"]
+            db.execute("UPDATE v SET text = ? WHERE id = ?", (r["text"], i))
+        elif kind == 4:
+            r["emb"] = fresh["emb"]
+            db.execute("UPDATE v SET embedding = ? WHERE id = ?", (None if r["emb"] is None else r["emb"].tobytes(), i))
+        elif kind == 5:  # a new id: the declared columns move with the record
+            del m.recs[i]
+            r["id"] = next_id
+            next_id += 1
+            db.execute("UPDATE v SET id = ? WHERE id = ?", (r["id"], i))
+        elif kind == 6:
+            r["payload"], r["img"], r["key"] = fresh["payload"], fresh["img"], None
+            db.execute("UPDATE v SET payload = ?, img = ?, key = NULL WHERE id = ?", (r["payload"], r["img"], i))
+        else:  # everything at once
+            fresh["id"], fresh["key"] = i, r["key"]
+            r = fresh
+            db.execute("UPDATE v SET text = ?, embedding = ?, source = ?, %s WHERE id = ?" % ", ".join("%s = ?" % c for c in DECL),
+                       rec_args(r)[1:] + [i])
+        m.put(r)
+    for _ in range(400):
+        r = rand_rec(rng, next_id, m)
+        next_id += 1
+        db.execute(insert_sql(), rec_args(r))
+        m.put(r)
+    db.execute("COMMIT")
+
+
+def test_exact(d, rng):
+    fn = os.path.join(d, "v.h5")
+    m = Model()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s, %s)" % (q(fn), SCHEMA))
+    db.execute("BEGIN")
+    recs = []
+    for i in range(1, N + 1):
+        r = rand_rec(rng, i, m)
+        m.put(r)
+        recs.append(rec_args(r))
+    db.executemany(insert_sql(), recs)
+    db.execute("COMMIT")
+    conds_list = conditions()
+    check(db.execute("SELECT count(*) FROM v").fetchone()[0] == N, "count")
+    run_state(db, m, rng, "in memory", conds_list)
+    db.execute("INSERT INTO v(v) VALUES('checkpoint')")
+    check(os.path.getsize(fn + "-wal") < 4096 if os.path.exists(fn + "-wal") else True, "checkpoint empties the log")
+    run_state(db, m, rng, "checkpointed", conds_list)
+    db.close()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s)" % q(fn))
+    run_state(db, m, rng, "reopened", conds_list)
+    random_changes(db, m, rng)
+    run_state(db, m, rng, "file and memory", conds_list)
+    db.execute("INSERT INTO v(v) VALUES('optimize')")
+    run_state(db, m, rng, "optimized", conds_list)
+    db.close()
+    return fn, m
+
+
+def main():
+    rng = np.random.default_rng(20)
+    with tempfile.TemporaryDirectory() as d:
+        test_exact(d, rng)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
