@@ -1366,15 +1366,16 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
       for (size_t i = 0; i < d; i++)
         if (!isfinite(f[i]) || fabsf(f[i]) > STORE_F16_MAX) {
           sqlite3_free(f);
-          return vt_err(vt, SQLITE_MISMATCH, "%s: element %zu is not finite or outside float16's range", c->name, i);
+          return vt_err(vt, SQLITE_MISMATCH, "%s: element %llu is not finite or outside float16's range", c->name,
+                        (unsigned long long)i);
         }
       k_get()->f32_to_f16(f, (uint16_t *)(void *)out, d);
       sqlite3_free(f);
       return SQLITE_OK;
     }
     if (n != w)
-      return vt_err(vt, SQLITE_MISMATCH, "%s: expected a %s BLOB of %d dimensions (%zu bytes), got %zu bytes",
-                    c->name, tn[c->vtype], c->dim, w, n);
+      return vt_err(vt, SQLITE_MISMATCH, "%s: expected a %s BLOB of %d dimensions (%llu bytes), got %llu bytes",
+                    c->name, tn[c->vtype], c->dim, (unsigned long long)w, (unsigned long long)n);
     if (n) memcpy(out, b, n);
     return SQLITE_OK;
   }
@@ -1389,19 +1390,20 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
     return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
   int rc = SQLITE_OK;
   if (n != d) {
-    rc = vt_err(vt, SQLITE_MISMATCH, "%s: expected %d dimensions, got %zu", c->name, c->dim, n);
+    rc = vt_err(vt, SQLITE_MISMATCH, "%s: expected %d dimensions, got %llu", c->name, c->dim, (unsigned long long)n);
   } else if (c->vtype == STORE_VT_F32) {
     memcpy(out, f, d * 4);
   } else if (c->vtype == STORE_VT_F16) {
     for (size_t i = 0; i < d && !rc; i++)
       if (fabsf(f[i]) > STORE_F16_MAX)
-        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is outside float16's range", c->name, i, (double)f[i]);
+        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %llu (%g) is outside float16's range", c->name,
+                    (unsigned long long)i, (double)f[i]);
     if (!rc) k_get()->f32_to_f16(f, (uint16_t *)(void *)out, d);
   } else {
     for (size_t i = 0; i < d && !rc; i++) {
       if (f[i] != floorf(f[i]) || f[i] < -128 || f[i] > 127)
-        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is not an integer in -128..127", c->name, i,
-                    (double)f[i]);
+        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %llu (%g) is not an integer in -128..127", c->name,
+                    (unsigned long long)i, (double)f[i]);
       else out[i] = (uint8_t)(int8_t)f[i];
     }
   }
