@@ -337,7 +337,7 @@ int store_cols_map(store *s, h5_obj *mem, uint64_t n) {
   return STORE_OK;
 }
 
-typedef struct cparts { /* a partition key's index of the base rows */
+typedef struct cparts { /* a partition key's index of the base rows that have a value */
   uint64_t *key;        /* sorted (key, pos) pairs: the value's hash / the integer */
   uint64_t *pos;
   uint64_t n;
@@ -845,7 +845,6 @@ int store_col_test(store *s, const store_cond *cond, uint64_t pos) {
 
 /* The key of a partition's value in its index: the integer, or a hash of the text. */
 static uint64_t part_key(const store_val *v) {
-  if (!v->type) return 0x9e3779b97f4a7c15ull;
   if (v->type == STORE_T_TEXT) return XXH64(v->p, v->n, 1);
   return (uint64_t)v->i;
 }
@@ -865,6 +864,7 @@ static int parts_build(store *s, int i) {
   if (cp->built) return STORE_OK;
   kp *a = malloc((s->nbase ? s->nbase : 1) * sizeof *a);
   if (!a) return store_fail(s, STORE_ENOMEM, "out of memory");
+  uint64_t m = 0; /* (the rows with a value: a NULL meets no `=`) */
   for (uint64_t r = 0; r < s->nbase; r++) {
     store_val v;
     int rc = base_val(s, r, i, &v);
@@ -872,10 +872,12 @@ static int parts_build(store *s, int i) {
       free(a);
       return rc;
     }
-    a[r].key = part_key(&v);
-    a[r].pos = r;
+    if (!v.type) continue;
+    a[m].key = part_key(&v);
+    a[m].pos = r;
+    m++;
   }
-  qsort(a, s->nbase, sizeof *a, kp_cmp);
+  qsort(a, m, sizeof *a, kp_cmp);
   cp->key = malloc((s->nbase ? s->nbase : 1) * 8);
   cp->pos = malloc((s->nbase ? s->nbase : 1) * 8);
   if (!cp->key || !cp->pos) {
@@ -885,12 +887,12 @@ static int parts_build(store *s, int i) {
     cp->key = cp->pos = NULL;
     return store_fail(s, STORE_ENOMEM, "out of memory");
   }
-  for (uint64_t r = 0; r < s->nbase; r++) {
+  for (uint64_t r = 0; r < m; r++) {
     cp->key[r] = a[r].key;
     cp->pos[r] = a[r].pos;
   }
   free(a);
-  cp->n = s->nbase;
+  cp->n = m;
   cp->built = 1;
   return STORE_OK;
 }
