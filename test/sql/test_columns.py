@@ -50,6 +50,7 @@ N = 12000
 KS = (1, 10, 100, 10000)
 INT64_MIN = -9223372036854775808
 BIG = 2 ** 53 + 1  # (a float64 cannot hold it: integer/float comparisons must be exact)
+ODD = 0x9e3779b97f4a7c15 - 2 ** 64  # (the partition index once keyed NULLs so)
 
 SCHEMA = ("embedding float[8], user_id integer partition key, qty integer, category text, price float, "
           "flag boolean, +payload blob, key text primary key, img int8[4]")
@@ -112,7 +113,7 @@ def rand_rec(rng, i, m):
         "id": i, "emb": emb,
         "text": " ".join(rng.choice(WORDS, 3)),
         "source": SOURCES[int(rng.integers(4))],
-        "user_id": maybe(int(rng.choice(list(range(1, 20)) + [-5]))),
+        "user_id": maybe(int(rng.choice(list(range(1, 20)) + [-5, ODD]))),
         "qty": maybe(qty),
         "category": maybe(str(rng.choice(CATS))),
         "price": maybe(price),
@@ -234,7 +235,7 @@ class Cond:
 def conditions():
     cs = []
     # the partition key (integer)
-    for op, x in (("=", 3), ("!=", 3), ("<", 5), ("<=", 5), (">", 15), (">=", 15), ("=", 999), ("=", -5),
+    for op, x in (("=", 3), ("!=", 3), ("<", 5), ("<=", 5), (">", 15), (">=", 15), ("=", 999), ("=", -5), ("=", ODD),
                   ("=", 3.0), ("<", 4.5), ("=", None)):
         cs.append(Cond("user_id", op, x))
     cs += [Cond("user_id", "between", 4, 8), Cond("user_id", "in", [1, 2, None, 19]), Cond("user_id", "in", [None]),
@@ -637,9 +638,522 @@ def test_exact(d, rng):
     return fn, m
 
 
+# ---- a text partition key; a reader beside the writer ------------------------------------------
+
+def test_text_partition(d, rng):
+    fn = os.path.join(d, "tp.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s, embedding float[8], tenant text partition key, "
+               "user_id integer)" % q(fn))
+    m = Model()
+    tenants = ["t%d" % i for i in range(30)] + ["", "T0", "caf\u00e9"]
+
+    def add(n):
+        db.execute("BEGIN")
+        for _ in range(n):
+            i = max(m.recs, default=0) + 1
+            r = {"id": i, "emb": rng.standard_normal(DIM).astype(np.float32),
+                 "tenant": None if rng.random() < 0.05 else str(rng.choice(tenants)), "user_id": int(rng.integers(3))}
+            db.execute("INSERT INTO v(id, embedding, tenant, user_id) VALUES (?, ?, ?, ?)",
+                       (i, r["emb"].tobytes(), r["tenant"], r["user_id"]))
+            m.put(r)
+        db.execute("COMMIT")
+
+    def search(conn, state):
+        arr = m.arrays()
+        tcol = [r["tenant"] for r in arr["rs"]]
+        ucol = [r["user_id"] for r in arr["rs"]]
+        for t in tenants + ["nobody"]:
+            for extra in (None, 1):
+                mask = np.array([x == t for x in tcol])
+                sql, params = "tenant = ?", [t]
+                if extra is not None:
+                    mask &= np.array([u == extra for u in ucol])
+                    sql, params = sql + " AND user_id = ?", params + [extra]
+                k = int(rng.choice([3, 40, 500]))
+                qv = rng.standard_normal(DIM).astype(np.float32)
+                want_ids, want_d, dall = expected(arr, qv, mask, k)
+                got = conn.execute("SELECT id, distance FROM v WHERE embedding MATCH ? AND k = ? AND " + sql,
+                                   [qv.tobytes(), k] + params).fetchall()
+                same_top(got, arr, want_ids, want_d, dall, mask, "%s: text partition KNN %s %r" % (state, sql, params))
+                w = {"tenant": t} if extra is None else {"tenant": t, "user_id": extra}
+                got = conn.execute("SELECT id, distance FROM vec_search('v', ?, ?, ?)",
+                                   (qv.tobytes(), k, json.dumps({"where": w}))).fetchall()
+                same_top(got, arr, want_ids, want_d, dall, mask, "%s: text partition vec_search %r" % (state, w))
+
+    add(3000)
+    search(db, "text partition, in memory")
+    db.execute("INSERT INTO v(v) VALUES('checkpoint')")
+    search(db, "text partition, checkpointed")
+    # a reader on another connection builds its own partition index; the writer moves on
+    rd = connect()
+    rd.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s)" % q(fn))
+    search(rd, "text partition, reader")
+    add(700)
+    for i in list(m.recs)[::9]:
+        db.execute("UPDATE v SET tenant = ? WHERE id = ?", ("t1", i))
+        m.recs[i]["tenant"] = "t1"
+        m.put(m.recs[i])
+    search(rd, "text partition, reader after commits")
+    db.execute("INSERT INTO v(v) VALUES('checkpoint')")
+    search(rd, "text partition, reader after the writer's checkpoint")
+    db.execute("INSERT INTO v(v) VALUES('optimize')")
+    search(rd, "text partition, reader after the writer's optimize")
+    search(db, "text partition, optimized")
+    rd.close()
+    db.close()
+
+
+# ---- values -------------------------------------------------------------------------------------
+
+VSCHEMA = ("embedding float[4], i integer, f float, s text, b boolean, +bl blob, +at text, +ai integer, "
+           "+af float, +ab boolean, key text primary key, v32 float[3], v16 float16[4], v8 int8[4], vb bit[16], "
+           "part text partition key, vc float[2] distance_metric=cosine")
+VCOLS = ("text", "source", "importance", "i", "f", "s", "b", "bl", "at", "ai", "af", "ab", "key", "v32", "v16", "v8", "vb",
+         "part", "vc")
+
+
+def f32(*x):
+    return np.array(x, dtype=np.float32).tobytes()
+
+
+def f16(*x):
+    return np.array(x, dtype=np.float32).astype(np.float16).tobytes()
+
+
+def i8(*x):
+    return np.array(x, dtype=np.int8).tobytes()
+
+
+def same_value(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        return struct.pack("<d", a) == struct.pack("<d", b)  # (-0.0 is not 0.0)
+    return type(a) is type(b) and a == b
+
+
+class Vals:
+    """The values table and what it must hold."""
+
+    def __init__(self, db):
+        self.db, self.model = db, {}
+
+    def ins(self, rid, given, want=None):
+        cols = list(given)
+        self.db.execute("INSERT INTO t(%s) VALUES (?%s)" % (", ".join(["id"] + cols), ", ?" * len(cols)),
+                        [rid] + [given[c] for c in cols])
+        w = dict.fromkeys(VCOLS)
+        w.update(given)
+        w.update(want or {})
+        self.model[rid] = w
+
+    def same(self, what):
+        db = self.db
+        db.text_factory = lambda b: b.decode("utf-8", "surrogateescape")
+        rows = {r[0]: r[1:] for r in db.execute("SELECT id, %s FROM t" % ", ".join(VCOLS))}
+        db.text_factory = str
+        check(set(rows) == set(self.model), "%s: ids %r, expected %r" % (what, sorted(rows), sorted(self.model)))
+        for rid, w in sorted(self.model.items()):
+            got = rows.get(rid)
+            if got is None:
+                continue
+            bad = [(c, g, w[c]) for c, g in zip(VCOLS, got) if not same_value(g, w[c])]
+            check(not bad, "%s: record %d: (column, got, expected) %r" % (what, rid, bad))
+
+
+def test_values(d):
+    fn = os.path.join(d, "vals.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE t USING h5mem(path=%s, %s)" % (q(fn), VSCHEMA))
+    V = Vals(db)
+    V.ins(1, {"text": "one", "i": 42, "f": 1.5, "s": "h\u00e9llo w\u00f6rld", "b": 1, "bl": b"\x00\xff", "at": "aux",
+              "ai": -7, "af": 2.25, "ab": 0, "key": "k1", "v32": f32(1, 2, 3), "v16": "[0.5, 1, 2, 3]",
+              "v8": "[1, -2, 3, 4]", "vb": b"\xff\x00", "part": "p1", "vc": "[1, 0]"},
+          {"v16": f16(0.5, 1, 2, 3), "v8": i8(1, -2, 3, 4), "vc": f32(1, 0)})
+    V.ins(2, {})
+    V.ins(3, {"i": 2 ** 63 - 1, "f": -0.0, "s": "", "b": 0, "bl": b"", "at": "", "ai": -(2 ** 63 - 1), "af": 5e-324,
+              "ab": 1, "key": "", "v32": f32(1e38, -1e-38, 0), "v16": f32(0.1, 0.2, -0.3, 65504),
+              "v8": i8(-128, 127, 0, 1), "vb": b"\x00\x00", "part": "", "vc": f32(0, 1)},
+          {"v16": f16(0.1, 0.2, -0.3, 65504)})
+    V.ins(4, {"i": "42", "f": 3, "s": 5, "b": 1.0, "bl": "text", "at": 12, "ai": 7.0, "af": "2.5", "ab": True,
+              "key": "abcdefgh", "v16": f16(1, 2, 3, 4), "part": "abcdefgh", "text": "abcdefgh", "source": "abcdefgh"},
+          {"i": 42, "f": 3.0, "s": "5", "b": 1, "bl": b"text", "at": "12", "ai": 7, "af": 2.5, "ab": 1})
+    V.ins(5, {"i": -1, "s": "x" * 1000, "bl": bytes(range(256)) * 40, "key": "k5", "f": 1e308, "af": -1e-300})
+    db.execute("INSERT INTO t(id, v16) VALUES (6, vec_f16('[1, 2, 3, 4]'))")
+    V.model[6] = dict.fromkeys(VCOLS)
+    V.model[6]["v16"] = f16(1, 2, 3, 4)
+    V.same("values, in memory")
+
+    # wrong values: refused naming the column; nothing changes
+    wrong = [
+        ("INSERT INTO t(id, i) VALUES (20, 'abc')", "i: expected an integer"),
+        ("INSERT INTO t(id, i) VALUES (20, 1.5)", "i: expected an integer"),
+        ("INSERT INTO t(id, i) VALUES (20, 1e20)", "i: expected an integer"),
+        ("INSERT INTO t(id, i) VALUES (20, -9223372036854775808)", "i: -9223372036854775808"),
+        ("INSERT INTO t(id, ai) VALUES (20, -9223372036854775808)", "ai: -9223372036854775808"),
+        ("INSERT INTO t(id, i) VALUES (20, x'01')", "i: expected an integer"),
+        ("INSERT INTO t(id, b) VALUES (20, 2)", "b: expected a boolean"),
+        ("INSERT INTO t(id, b) VALUES (20, -1)", "b: expected a boolean"),
+        ("INSERT INTO t(id, b) VALUES (20, 'true')", "b: expected a boolean"),
+        ("INSERT INTO t(id, ab) VALUES (20, 0.5)", "ab: expected a boolean"),
+        ("INSERT INTO t(id, f) VALUES (20, 'abc')", "f: expected a number"),
+        ("INSERT INTO t(id, f) VALUES (20, 9e999)", "f: not a finite number"),
+        ("INSERT INTO t(id, af) VALUES (20, -9e999)", "af: not a finite number"),
+        ("INSERT INTO t(id, s) VALUES (20, x'00')", "s: expected text"),
+        ("INSERT INTO t(id, s) VALUES (20, CAST(x'ff' AS TEXT))", "s: invalid UTF-8"),
+        ("INSERT INTO t(id, at) VALUES (20, 'a' || char(0) || 'b')", "at: a NUL byte"),
+        ("INSERT INTO t(id, bl) VALUES (20, 5)", "bl: expected a blob"),
+        ("INSERT INTO t(id, v32) VALUES (20, x'0000')", "v32: expected a float32 BLOB of 3 dimensions"),
+        ("INSERT INTO t(id, v32) VALUES (20, '[1, 2]')", "v32: expected 3 dimensions"),
+        ("INSERT INTO t(id, v32) VALUES (20, '[1, 2, 1e39]')", "v32:"),
+        ("INSERT INTO t(id, v32) VALUES (20, 5)", "v32: expected a float32 vector"),
+        ("INSERT INTO t(id, v32) VALUES (20, '[1, 2, nope]')", "v32:"),
+        ("INSERT INTO t(id, v16) VALUES (20, '[1, 2, 3, 70000]')", "v16: element 3"),
+        ("INSERT INTO t(id, v16) VALUES (20, x'00')", "v16: expected a float16 BLOB"),
+        ("INSERT INTO t(id, v8) VALUES (20, '[1, 2, 3, 128]')", "v8: element 3"),
+        ("INSERT INTO t(id, v8) VALUES (20, '[1, 2, 3, 1.5]')", "v8: element 3"),
+        ("INSERT INTO t(id, v8) VALUES (20, '[1, 2, 3]')", "v8: expected 4 dimensions"),
+        ("INSERT INTO t(id, vb) VALUES (20, '[1, 0]')", "vb: expected a bit vector"),
+        ("INSERT INTO t(id, vb) VALUES (20, x'000000')", "vb: expected a bit BLOB"),
+        ("INSERT INTO t(id, vc) VALUES (20, x'0000c07f00000000')", "vc: element 0 is not finite"),
+        ("INSERT INTO t(id, key) VALUES (20, 'k1')", "key: 'k1' is taken (by id 1)"),
+        ("INSERT INTO t(id, key) VALUES (20, 5)", None),  # (as text: '5', free)
+        ("UPDATE t SET b = 3 WHERE id = 1", "b: expected a boolean"),
+        ("UPDATE t SET i = 'x', s = 'fine' WHERE id = 1", "i: expected an integer"),
+        ("UPDATE t SET key = 'k5' WHERE id = 1", "key: 'k5' is taken (by id 5)"),
+        ("UPDATE t SET v8 = '[1, 2, 3, -129]' WHERE id = 2", "v8: element 3"),
+    ]
+    for sql, word in wrong:
+        if word is None:
+            db.execute(sql)
+            db.execute("DELETE FROM t WHERE id = 20")
+            continue
+        expect_error(db, sql, "h5mem: " + word)
+    V.same("values, after refused statements")
+    rd = connect()  # a reader: the records from the log
+    rd.execute("CREATE VIRTUAL TABLE t USING h5mem(path=%s)" % q(fn))
+    V.db = rd
+    V.same("values, a reader before the checkpoint")
+    V.db = db
+
+    db.execute("INSERT INTO t(t) VALUES('checkpoint')")
+    V.same("values, checkpointed")
+
+    def upd(rid, sets):
+        db.execute("UPDATE t SET %s WHERE id = ?" % ", ".join("%s = ?" % c for c in sets), list(sets.values()) + [rid])
+        V.model[rid].update(sets)
+
+    upd(1, {"i": 43})  # one declared column: the others kept
+    upd(1, {"importance": 0.5})  # (a change in place of the life columns)
+    upd(3, {"importance": 0.25})
+    upd(1, {"text": "one again"})  # the text: the declared columns kept
+    upd(3, {"v16": None, "s": None, "ab": None})
+    upd(2, {"vb": b"\x01\x01", "part": "p2", "f": 0.25, "at": "now"})
+    upd(5, {"v32": f32(4, 5, 6), "key": "k5b"})
+    db.execute("INSERT INTO t(id, key) VALUES (7, 'k5')")  # (free again)
+    V.model[7] = dict.fromkeys(VCOLS)
+    V.model[7]["key"] = "k5"
+    db.execute("UPDATE t SET id = 10 WHERE id = 4")
+    V.model[10] = V.model.pop(4)
+    db.execute("DELETE FROM t WHERE id = 6")
+    del V.model[6]
+    V.same("values, after updates")
+    V.db = rd
+    V.same("values, a reader after updates")
+    V.db = db
+    # ROLLBACK undoes; ROLLBACK TO undoes since the savepoint
+    db.execute("BEGIN")
+    db.execute("UPDATE t SET i = 0, s = 'zz', v32 = NULL, key = 'new' WHERE id = 1")
+    db.execute("DELETE FROM t WHERE id = 3")
+    db.execute("INSERT INTO t(id, i, key) VALUES (30, 1, 'k1')")
+    db.execute("ROLLBACK")
+    V.same("values, after ROLLBACK")
+    db.execute("BEGIN")
+    db.execute("UPDATE t SET ai = 99 WHERE id = 1")
+    db.execute("SAVEPOINT a")
+    db.execute("UPDATE t SET ai = 100, vb = NULL WHERE id = 2")
+    db.execute("DELETE FROM t WHERE id = 5")
+    db.execute("ROLLBACK TO a")
+    db.execute("COMMIT")
+    V.model[1]["ai"] = 99
+    V.same("values, after ROLLBACK TO")
+    expect_error(db, "INSERT INTO t(id, key) VALUES (31, 'k1')", "key: 'k1' is taken")
+
+    # a filter on each type in the KNN form and vec_search (a small exact check of the conversions)
+    for frag, w, ids in (("i = 42", {"i": 42}, {10}), ("s = ''", {"s": ""}, set()), ("b = 0", {"b": False}, {3}),
+                         ("f < 0.5", {"f": {"$lt": 0.5}}, {3, 2}), ("part = 'p2'", {"part": "p2"}, {2}),
+                         ("key = 'abcdefgh'", {"key": "abcdefgh"}, {10}), ("i IS NULL", {"i": None}, {2, 7})):
+        got = {r[0] for r in db.execute("SELECT id FROM t WHERE vc MATCH '[1, 0]' AND k = 100 AND " + frag)} \
+            if False else {r[0] for r in db.execute("SELECT id FROM t WHERE " + frag)}
+        check(got == ids, "values: WHERE %s: %r, expected %r" % (frag, got, ids))
+        got = {r[0] for r in db.execute("SELECT id FROM vec_search('t', '[1, 0, 0, 0]', 100, ?)",
+                                        (json.dumps({"where": w}),))}
+        check(got == set(), "values: vec_search where %r: %r (no record has an embedding)" % (w, got))
+
+    rd.close()
+    db.close()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE t USING h5mem(path=%s)" % q(fn))
+    V.db = db
+    V.same("values, reopened")
+    h5_check(fn, V.model, "values, reopened (log replayed at close)")
+    db.execute("INSERT INTO t(t) VALUES('optimize')")
+    V.same("values, optimized")
+    h5_check(fn, V.model, "values, optimized")
+    db.close()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE t USING h5mem(path=%s)" % q(fn))
+    V.db = db
+    V.same("values, reopened after optimize")
+    db.close()
+
+
+# ---- the file through h5py -----------------------------------------------------------------------
+
+def h5_check(fn, model, what):
+    """/memories/columns/<name> as documented: INT64_MIN, NaN, -1 for NULL; null references (h5py:
+    b'' and an empty array); vectors with zeros and <name>.missing = 1 for NULL."""
+    try:
+        import h5py
+    except ImportError:
+        print("h5py not installed: the file's columns not read through h5py")
+        return
+    with h5py.File(fn, "r") as f:
+        check(f.attrs["h5mem_format_version"] == 2, "%s: h5mem_format_version %r" % (what, f.attrs["h5mem_format_version"]))
+        cols = f.attrs["columns"]
+        cols = cols.decode() if isinstance(cols, bytes) else cols
+        want_cols = ("i integer, f float, s text, b boolean, +bl blob, +at text, +ai integer, +af float, "
+                     "+ab boolean, key text primary key, v32 float32[3] distance_metric=l2, "
+                     "v16 float16[4] distance_metric=l2, v8 int8[4] distance_metric=l2, "
+                     "vb bit[16] distance_metric=hamming, part text partition key, vc float32[2] distance_metric=cosine")
+        check(cols == want_cols, "%s: the columns attribute %r, expected %r" % (what, cols, want_cols))
+        ids = f["/memories/id"][:]
+        dead = set(f["/memories/deleted"][:].tolist()) if "deleted" in f["/memories"] else set()
+        rows = {int(ids[r]): r for r in range(len(ids)) if r not in dead}
+        check(set(rows) == set(model), "%s: the file's live ids %r, expected %r" % (what, sorted(rows), sorted(model)))
+        g = f["/memories/columns"]
+        kinds = {"i": ("int", "<i8"), "ai": ("int", "<i8"), "f": ("float", "<f8"), "af": ("float", "<f8"),
+                 "b": ("bool", "|i1"), "ab": ("bool", "|i1"), "s": ("str", None), "at": ("str", None),
+                 "key": ("str", None), "part": ("str", None), "bl": ("blob", None),
+                 "v32": ("vec", "<f4"), "v16": ("vec", "<f2"), "v8": ("vec", "|i1"), "vb": ("vec", "|u1"),
+                 "vc": ("vec", "<f4")}
+        for c, (kind, dt) in kinds.items():
+            if c not in g:
+                check(False, "%s: /memories/columns/%s missing" % (what, c))
+                continue
+            ds = g[c]
+            check(ds.shape[0] == len(ids), "%s: %s has %d rows, /memories/id %d" % (what, c, ds.shape[0], len(ids)))
+            if dt:
+                check(ds.dtype.str == dt, "%s: %s is %s, expected %s" % (what, c, ds.dtype.str, dt))
+            check("description" in ds.attrs, "%s: %s has no description" % (what, c))
+            data = ds[:]
+            miss = g[c + ".missing"][:] if kind == "vec" else None
+            if kind == "vec":
+                check(g[c + ".missing"].dtype.str == "|u1", "%s: %s.missing is %s" % (what, c, g[c + ".missing"].dtype))
+            for rid, r in rows.items():
+                w = model.get(rid, {}).get(c)
+                x = data[r]
+                if kind == "int":
+                    ok = int(x) == (INT64_MIN if w is None else w)
+                elif kind == "float":
+                    ok = np.isnan(x) if w is None else struct.pack("<d", float(x)) == struct.pack("<d", w)
+                elif kind == "bool":
+                    ok = int(x) == (-1 if w is None else w)
+                elif kind == "str":
+                    x = x.decode() if isinstance(x, bytes) else x
+                    ok = x == ("" if w is None else w)
+                elif kind == "blob":
+                    ok = bytes(x.tobytes()) == (b"" if w is None else w)
+                else:
+                    ok = (miss[r] == 1 and not np.any(x)) if w is None else (miss[r] == 0 and x.tobytes() == w)
+                if not ok:
+                    check(False, "%s: h5py: /memories/columns/%s of id %d: %r, expected %r" % (what, c, rid, x, w))
+                    break
+
+
+def test_format_version(d):
+    try:
+        import h5py
+    except ImportError:
+        return
+    fn = os.path.join(d, "plain.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE p USING h5mem(path=%s, dim=2)" % q(fn))
+    db.execute("INSERT INTO p(embedding) VALUES ('[1, 2]')")
+    db.close()
+    with h5py.File(fn, "r") as f:
+        check(f.attrs["h5mem_format_version"] == 1 and "columns" not in f.attrs and "columns" not in f["/memories"],
+              "a store without declared columns: version %r, columns %r" % (
+                  f.attrs["h5mem_format_version"], f.attrs.get("columns")))
+
+
+# ---- a text primary key ---------------------------------------------------------------------------
+
+def test_primary_key(d):
+    fn = os.path.join(d, "pk.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s, embedding float[2], key text primary key, n integer)" % q(fn))
+    db.execute("INSERT INTO v(id, key, n) VALUES (1, 'a', 1), (2, 'b', 2), (3, NULL, 3), (4, NULL, 4)")
+
+    def keys():
+        return dict(db.execute("SELECT id, key FROM v"))
+    expect_error(db, "INSERT INTO v(id, key) VALUES (5, 'a')", "key: 'a' is taken (by id 1)")
+    expect_error(db, "UPDATE v SET key = 'b' WHERE id = 1", "key: 'b' is taken (by id 2)")
+    expect_error(db, "INSERT INTO v(id, key) VALUES (5, 'c'), (6, 'c')", "key: 'c' is taken (by id 5)")
+    check(keys() == {1: "a", 2: "b", 3: None, 4: None}, "pk: a failed statement left %r" % keys())
+    db.execute("UPDATE v SET n = 10 WHERE id = 1")  # (its own key is not another's)
+    db.execute("UPDATE v SET key = 'a', text = 'x' WHERE id = 1")
+    db.execute("UPDATE v SET id = 11 WHERE id = 1")
+    check(db.execute("SELECT id, n FROM v WHERE key = 'a'").fetchall() == [(11, 10)], "pk: WHERE key = 'a'")
+    # free after a delete, a rollback, a rolled back delete keeps it taken
+    db.execute("DELETE FROM v WHERE id = 2")
+    db.execute("INSERT INTO v(id, key) VALUES (12, 'b')")
+    db.execute("BEGIN")
+    db.execute("INSERT INTO v(id, key) VALUES (13, 'c')")
+    db.execute("ROLLBACK")
+    db.execute("INSERT INTO v(id, key) VALUES (14, 'c')")
+    db.execute("BEGIN")
+    db.execute("DELETE FROM v WHERE id = 14")
+    db.execute("INSERT INTO v(id, key) VALUES (15, 'c')")
+    db.execute("ROLLBACK")
+    expect_error(db, "INSERT INTO v(id, key) VALUES (16, 'c')", "key: 'c' is taken (by id 14)")
+    db.execute("BEGIN")
+    db.execute("UPDATE v SET key = 'd' WHERE id = 14")
+    db.execute("INSERT INTO v(id, key) VALUES (17, 'c')")
+    db.execute("ROLLBACK")
+    check(keys() == {11: "a", 12: "b", 3: None, 4: None, 14: "c"}, "pk: after rollbacks %r" % keys())
+    # across a checkpoint
+    db.execute("INSERT INTO v(v) VALUES('checkpoint')")
+    for k, owner in (("a", 11), ("b", 12), ("c", 14)):
+        expect_error(db, "INSERT INTO v(id, key) VALUES (20, ?)", "key: '%s' is taken (by id %d)" % (k, owner), (k,))
+    db.execute("DELETE FROM v WHERE id = 12")  # (a file row)
+    db.execute("INSERT INTO v(id, key) VALUES (21, 'b')")
+    db.execute("UPDATE v SET key = 'e' WHERE id = 14")
+    db.execute("INSERT INTO v(id, key) VALUES (22, 'c')")
+    db.execute("INSERT INTO v(id, key) VALUES (23, NULL)")
+    db.close()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s)" % q(fn))
+    for k, owner in (("a", 11), ("b", 21), ("c", 22), ("e", 14)):
+        expect_error(db, "INSERT INTO v(id, key) VALUES (30, ?)", "key: '%s' is taken (by id %d)" % (k, owner), (k,))
+        got = db.execute("SELECT id FROM v WHERE key = ?", (k,)).fetchall()
+        check(got == [(owner,)], "pk after reopen: WHERE key = %r: %r" % (k, got))
+    db.execute("INSERT INTO v(id, key) VALUES (31, 'd')")
+    db.execute("INSERT INTO v(v) VALUES('optimize')")
+    expect_error(db, "INSERT INTO v(id, key) VALUES (32, 'd')", "key: 'd' is taken (by id 31)")
+    db.execute("DELETE FROM v WHERE id = 31")
+    db.execute("INSERT INTO v(id, key) VALUES (33, 'd')")
+    check(keys() == {11: "a", 21: "b", 22: "c", 14: "e", 33: "d", 3: None, 4: None, 23: None},
+          "pk: at the end %r" % keys())
+    # many keys: the map grows; every one found, every one taken
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO v(id, key) VALUES (?, ?)", [(100 + i, "u%05d" % i) for i in range(5000)])
+    db.execute("COMMIT")
+    db.execute("DELETE FROM v WHERE id % 7 = 0 AND id >= 100")
+    db.execute("INSERT INTO v(v) VALUES('checkpoint')")
+    free = taken = 0
+    for i in range(0, 5000, 97):
+        try:
+            db.execute("INSERT INTO v(id, key) VALUES (?, ?)", (10000 + i, "u%05d" % i))
+            free += 1
+            ok = (100 + i) % 7 == 0
+        except sqlite3.Error:
+            taken += 1
+            ok = (100 + i) % 7 != 0
+        check(ok, "pk: u%05d %s" % (i, "was free" if (100 + i) % 7 != 0 else "was taken"))
+    db.close()
+
+
+# ---- schema ---------------------------------------------------------------------------------------
+
+def test_schema(d):
+    fn = os.path.join(d, "schema.h5")
+    decl = ("embedding float[4], user_id integer partition key, category text, price float, flag boolean, "
+            "+payload blob, key text primary key, img int8[4], sig bit[16], aud float16[2] distance_metric=cosine")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s, %s)" % (q(fn), decl))
+    cols = db.execute("SELECT name, type FROM pragma_table_xinfo('v') WHERE hidden = 0").fetchall()
+    want = [("id", "INTEGER"), ("text", "TEXT"), ("embedding", "BLOB"), ("source", "TEXT"), ("session", "TEXT"),
+            ("tags", "TEXT"), ("ts", "INTEGER"), ("tier", "TEXT"), ("importance", "REAL"), ("access_count", "INTEGER"),
+            ("last_access", "INTEGER"), ("meta", "TEXT"), ("user_id", "INTEGER"), ("category", "TEXT"),
+            ("price", "REAL"), ("flag", "INTEGER"), ("payload", "BLOB"), ("key", "TEXT"), ("img", "BLOB"),
+            ("sig", "BLOB"), ("aud", "BLOB")]
+    check([c[0] for c in cols] == [c[0] for c in want], "schema: columns %r" % cols)
+    db.execute("INSERT INTO v(id, embedding, user_id, category, key, img, sig, aud) "
+               "VALUES (1, '[1, 0, 0, 0]', 3, 'a', 'x', '[1, 2, 3, 4]', x'0f0f', '[1, 0]')")
+    star = db.execute("SELECT * FROM v").fetchall()
+    check(len(star[0]) == len(want) and star[0][12:15] == (3, "a", None), "schema: SELECT * %r" % (star,))
+    db.close()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s)" % q(fn))
+    cols2 = db.execute("SELECT name, type FROM pragma_table_xinfo('v') WHERE hidden = 0").fetchall()
+    check(cols2 == cols, "schema: reopened with path= alone: %r, expected %r" % (cols2, cols))
+    check(db.execute("SELECT user_id, category, key, img FROM v").fetchall() == [(3, "a", "x", i8(1, 2, 3, 4))],
+          "schema: values after reopen")
+    db.execute("CREATE VIRTUAL TABLE v2 USING h5mem(path=%s, %s)" % (q(fn), decl))  # (restated as made)
+    db.execute("CREATE VIRTUAL TABLE v3 USING h5mem(path=%s, embedding float[4], user_id INT partition key, "
+               "category TEXT, price real, flag bool, + payload blob, key text PRIMARY KEY, img int8[4], "
+               "sig bit[16] distance_metric=hamming, aud f16[2] distance_metric=cosine)" % q(fn))  # (other spellings)
+    db.close()
+    base = ["user_id integer partition key", "category text", "price float", "flag boolean", "+payload blob",
+            "key text primary key", "img int8[4]", "sig bit[16]", "aud float16[2] distance_metric=cosine"]
+    for i, (change, words) in enumerate((
+            (lambda b: b[:2] + ["price integer"] + b[3:], ["price float", "price integer"]),
+            (lambda b: b[:3] + b[4:], ["flag"]),
+            (lambda b: b + ["extra text"], ["extra text"]),
+            (lambda b: ["user_id integer"] + b[1:], ["user_id integer partition key", "user_id integer"]),
+            (lambda b: b[:5] + ["key text"] + b[6:], ["key text primary key"]),
+            (lambda b: b[:6] + ["img int8[8]"] + b[7:], ["img int8[8]"]),
+            (lambda b: b[:8] + ["aud float16[2]"], ["cosine"]),
+            (lambda b: b[:4] + ["payload blob"] + b[5:], ["+payload blob"]),
+            (lambda b: [b[1], b[0]] + b[2:], ["user_id", "category"]))):
+        db = connect()
+        msg = expect_error(db, "CREATE VIRTUAL TABLE v USING h5mem(path=%s, embedding float[4], %s)"
+                           % (q(fn), ", ".join(change(list(base)))), words[0])
+        for w in words[1:]:
+            check(w in msg, "schema: restated differently (%d): %r lacks %r" % (i, msg, w))
+        db.close()
+    # bad declarations: clear errors, no file made
+    bad = [("x foo", "x: unknown type 'foo'"), ("distance float", "distance"), ("k integer", "column k"),
+           ("rowid integer", "rowid"), ("text text", "column text"), ("source text", "column source"),
+           ("ts integer", "column ts"), ("tier text", "column tier"), ("meta text", "column meta"),
+           ("deleted integer", "column deleted"),
+           ("a text primary key, b text primary key", "primary key"), ("p float partition key", "p: a partition key"),
+           ("p boolean partition key", "p: a partition key"), ("n integer distance_metric=l2", "n: distance_metric"),
+           ("v float[0]", "v: the dimension"), ("v bit[12]", "multiple of 8"), ("+v float[2]", "v: an auxiliary"),
+           ("+p integer partition key", "p: an auxiliary"), ("a text, a integer", "a is declared twice"),
+           ("A text, a integer", "declared twice"), ("n integer primary key", "n: a declared primary key is text"),
+           ("v float[2] distance_metric=hamming", "v: distance_metric=hamming"),
+           ("v bit[8] distance_metric=l2", "v: distance_metric=l2"), ("v complex[2]", "v: 'complex[...]'"),
+           ("x" * 64 + " text", "at most 63 bytes"), ("n integer partition", "'partition' must be followed by 'key'"),
+           ("n integer unique", "n: unexpected 'unique'"), ("embedding int8[4]", "embedding column"),
+           ("v float[2] distance_metric=", "v: distance_metric=")]
+    for k, (dcl, word) in enumerate(bad):
+        fnb = os.path.join(d, "bad%d.h5" % k)
+        db = connect()
+        expect_error(db, "CREATE VIRTUAL TABLE b USING h5mem(path=%s, embedding float[4], %s)" % (q(fnb), dcl), word)
+        check(not os.path.exists(fnb), "schema: %r made a file" % dcl)
+        db.close()
+    db = connect()
+    expect_error(db, "CREATE VIRTUAL TABLE b USING h5mem(path=%s, dim=8, embedding float[4])" % q(os.path.join(d, "bd.h5")),
+                 "embedding's dimension")
+    # the "where" option's errors name the column and the problem
+    db.execute("CREATE VIRTUAL TABLE v USING h5mem(path=%s)" % q(fn))
+    for w, word in (({"nope": 1}, "no declared column 'nope'"), ({"payload": "x"}, "payload is an auxiliary column"),
+                    ({"img": 1}, "img is a vector column"), ({"price": {"$foo": 1}}, "price: unknown operator '$foo'"),
+                    ({"price": {"$between": [1]}}, "price: $between"), ({"price": {"$in": 3}}, "price: $in: expected an array"),
+                    ({"$or": []}, "$or is not supported"), ({"flag": {"$null": 1}}, "flag: $null")):
+        expect_error(db, "SELECT id FROM vec_search('v', '[1, 0, 0, 0]', 3, ?)", word, (json.dumps({"where": w}),))
+    db.close()
+
+
 def main():
     rng = np.random.default_rng(20)
     with tempfile.TemporaryDirectory() as d:
+        test_values(d)
+        test_primary_key(d)
+        test_schema(d)
+        test_format_version(d)
+        test_text_partition(d, rng)
         test_exact(d, rng)
     finish()
 
