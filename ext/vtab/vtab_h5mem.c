@@ -77,6 +77,7 @@ typedef struct memcur {
   uint64_t pos, end;
   int one; /* a lookup by id: pos is the row, or end */
   int knn; /* a KNN query: the rows are res[0 .. nres) */
+  int vcol; /* its vector column: a declared one (its distances final), or -1: the embedding */
   ann_res *res;
   uint64_t nres, ires;
   double unit; /* search_knn_query's: raw distances times this */
@@ -628,7 +629,9 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
   int match = -1, keq = -1, lim = -1, off = -1;
   for (int k = 0; k < info->nConstraint; k++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[k];
-    if (c->op == SQLITE_INDEX_CONSTRAINT_MATCH && c->iColumn == COL_EMB) {
+    int vcol = c->iColumn >= NCOLS && c->iColumn - NCOLS < vt->ncols &&
+               vt->cdef[c->iColumn - NCOLS].type == STORE_T_VECTOR;
+    if (c->op == SQLITE_INDEX_CONSTRAINT_MATCH && (c->iColumn == COL_EMB || vcol) && match < 0) {
       if (!c->usable) return SQLITE_CONSTRAINT;
       match = k;
     } else if (c->op == SQLITE_INDEX_CONSTRAINT_EQ && c->iColumn == COL_K && c->usable) {
@@ -647,6 +650,12 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
   plan[n++] = 'Q';
   info->aConstraintUsage[match].argvIndex = ++argi;
   info->aConstraintUsage[match].omit = 1;
+  int mcol = info->aConstraint[match].iColumn;
+  if (mcol >= NCOLS) { /* a declared vector column: 'M' and its number (no argument) */
+    plan[n++] = 'M';
+    plan[n++] = (char)('0' + (mcol - NCOLS) / 10);
+    plan[n++] = (char)('0' + (mcol - NCOLS) % 10);
+  }
   if (keq >= 0) {
     plan[n++] = 'K';
     info->aConstraintUsage[keq].argvIndex = ++argi;
@@ -832,18 +841,29 @@ static int dbound_ok(const dbounds *b, double d) {
 /* The k nearest whose distance meets b: the records below an upper bound
 ** are a prefix of the ranking (the top k cut to it); a lower bound skips
 ** a prefix, so the search asks for more until k remain or none are left. */
-static int knn_bounded(memcur *c, memvt *vt, const float *q, uint64_t k, const knn_filter *f,
+/* The search of a KNN query: by the embedding (through the index) or by a
+** declared vector column (c->vcol; its query in that column's terms). */
+static int knn_search(memcur *c, memvt *vt, const void *q, uint64_t k, const knn_filter *f, char **err) {
+  if (c->vcol >= 0) return search_knn_run_col(vt->st, c->vcol, q, k, f, &c->res, &c->nres, err);
+  return search_knn_run(vt->st, q, k, f, NULL, &c->res, &c->nres, err);
+}
+
+static double knn_dist(memcur *c, memvt *vt, float d) {
+  return c->vcol >= 0 ? (double)d : search_knn_distance(vt->st, d, c->unit);
+}
+
+static int knn_bounded(memcur *c, memvt *vt, const void *q, uint64_t k, const knn_filter *f,
                        const dbounds *b, char **err) {
   uint64_t want = k, total = store_count(vt->st);
   for (;;) {
     sqlite3_free(c->res);
     c->res = NULL;
     c->nres = 0;
-    int rc = search_knn_run(vt->st, q, want, f, NULL, &c->res, &c->nres, err);
+    int rc = knn_search(c, vt, q, want, f, err);
     if (rc != SQLITE_OK) return rc;
     uint64_t m = 0, below = 0;
     for (uint64_t i = 0; i < c->nres; i++) {
-      double d = search_knn_distance(vt->st, c->res[i].dist, c->unit);
+      double d = knn_dist(c, vt, c->res[i].dist);
       if (dbound_ok(b, d)) c->res[m++] = c->res[i];
       else if (b->has_hi && (b->hi_open ? d >= b->hi : d > b->hi)) below = 1; /* (and all after it) */
     }
@@ -863,9 +883,17 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
   dbounds db;
   memset(&db, 0, sizeof db);
   int a = 0, rc = SQLITE_OK;
+  c->vcol = -1;
   for (const char *p = idxStr ? idxStr : ""; *p && a < argc && rc == SQLITE_OK; a++) {
     switch (*p) {
-    case 'Q': qv = argv[a]; p++; break;
+    case 'Q':
+      qv = argv[a];
+      p++;
+      if (p[0] == 'M' && p[1] && p[2]) { /* (no argument of its own) */
+        c->vcol = (p[1] - '0') * 10 + (p[2] - '0');
+        p += 3;
+      }
+      break;
     case 'K': kv = argv[a]; p++; break;
     case 'L': lv = argv[a]; p++; break;
     case 'F': ov = argv[a]; p++; break;
@@ -893,12 +921,17 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
     rc = vt_err(vt, SQLITE_ERROR, "a KNN query (embedding MATCH ...) needs `AND k = N`; `ORDER BY "
                 "distance LIMIT N` serves as k on SQLite 3.41 and later, when nothing but this "
                 "table's columns is in the WHERE clause (this is SQLite %s)", sqlite3_libversion());
-  float *q = NULL;
+  void *q = NULL;
   char *err = NULL;
   if (db.empty) f.empty = 1;
-  if (rc == SQLITE_OK && (rc = search_knn_query(vt->st, qv, &q, &c->unit, &err)) == SQLITE_OK) {
+  c->unit = 1.0;
+  if (rc == SQLITE_OK && c->vcol >= vt->ncols) rc = SQLITE_INTERNAL;
+  if (rc == SQLITE_OK)
+    rc = c->vcol >= 0 ? search_col_query(vt->st, c->vcol, qv, &q, &err)
+                      : search_knn_query(vt->st, qv, (float **)&q, &c->unit, &err);
+  if (rc == SQLITE_OK) {
     if (db.has_lo || db.has_hi) rc = knn_bounded(c, vt, q, (uint64_t)k, &f, &db, &err);
-    else rc = search_knn_run(vt->st, q, (uint64_t)k, &f, NULL, &c->res, &c->nres, &err);
+    else rc = knn_search(c, vt, q, (uint64_t)k, &f, &err);
   }
   sqlite3_free(q);
   search_knn_filter_free(&f);
@@ -1105,7 +1138,7 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   }
   if (col >= NCOLS) return decl_column(vt, c, ctx, col - NCOLS);
   if (col == COL_DISTANCE) {
-    if (c->knn) sqlite3_result_double(ctx, search_knn_distance(vt->st, c->res[c->ires].dist, c->unit));
+    if (c->knn) sqlite3_result_double(ctx, knn_dist(c, vt, c->res[c->ires].dist));
     else sqlite3_result_null(ctx);
     return SQLITE_OK;
   }

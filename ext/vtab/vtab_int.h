@@ -499,6 +499,17 @@ int search_knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr);
 int search_knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
                    ann_res **out, uint64_t *nout, char **pzErr);
 
+/* The query for declared vector column c (store_knn_col's terms:
+** float32 values for a float32 or float16 column, from a float32 BLOB,
+** a float16 one (vec_f16) or JSON; int8 values from a BLOB or JSON
+** integers; a bit column's BLOB), sqlite3_malloc'd into *out. */
+int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzErr);
+/* search_knn_run by declared vector column c (store_knn_col): final distances. */
+int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_filter *f, ann_res **out,
+                       uint64_t *nout, char **pzErr);
+/* A column's distance as a score (higher is better). */
+double search_col_score(const store_coldef *d, double dist);
+
 /* The options every search takes besides its own (search_opts.c):
 ** "touch" (true: record a use of each memory the search returns, false:
 ** not; not given: the table's policy, h5mem_policy.reinforce, decides) and
