@@ -160,8 +160,22 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
   if ((d->vtype == STORE_VT_F32 || d->vtype == STORE_VT_F16) && d->metric != STORE_L1) {
     ann_src src = {d->dim, d->vtype == STORE_VT_F32 ? ANN_F32 : ANN_F16,
                    d->metric == STORE_L2 ? ANN_L2 : d->metric == STORE_DOT ? ANN_DOT : ANN_COSINE, npos, vblock, &v};
-    /* (a filter function runs on the searching thread only: then one thread) */
-    int rc = ann_flat_search(&src, q, k, allow_fn, &v, flt && !flt->bits && flt->fn ? 1 : 0, out, nout);
+    int rc;
+    if (flt && flt->bits && flt->nbits < npos / 4) { /* few allowed: read only their rows */
+      uint64_t *pos = malloc((flt->nbits ? flt->nbits : 1) * sizeof *pos), m = 0;
+      if (!pos) return store_fail(s, STORE_ENOMEM, "out of memory");
+      for (uint64_t p = 0; p < npos && m < flt->nbits; p++) {
+        if (!flt->bits[p / 8]) {
+          p |= 7;
+          continue;
+        }
+        if (flt->bits[p / 8] >> (p % 8) & 1) pos[m++] = p;
+      }
+      rc = ann_flat_gather(&src, q, k, pos, m, out, nout);
+      free(pos);
+    } else { /* (a filter function runs on the searching thread only: then one thread) */
+      rc = ann_flat_search(&src, q, k, allow_fn, &v, flt && !flt->bits && flt->fn ? 1 : 0, out, nout);
+    }
     if (rc != ANN_OK) return store_fail(s, STORE_ENOMEM, "out of memory");
     if (d->metric == STORE_L2)
       for (uint64_t i = 0; i < *nout; i++) out[i].dist = sqrtf(out[i].dist);
