@@ -1031,6 +1031,56 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
     oknull = test_val(cond, &nul);
     codes = cp->code;
   }
+  /* an integer (or boolean) column against an integer: the file's rows a
+  ** chunk at a time, compared in place */
+  if ((c->type == STORE_T_INTEGER || c->type == STORE_T_FLOAT) && cond->nv == 1 &&
+      cond->v[0].type == (c->type == STORE_T_INTEGER ? STORE_T_INTEGER : STORE_T_FLOAT) &&
+      cond->op >= STORE_OP_EQ && cond->op <= STORE_OP_GE && nb) {
+    const bcol *bc = &s->ucol[cond->col];
+    int64_t x = cond->v[0].i;
+    double fx = cond->v[0].f;
+    int isint = c->type == STORE_T_INTEGER, op = cond->op;
+    for (uint64_t k = 0; k * bc->crows < nb; k++) {
+      uint64_t r0 = k * bc->crows, r1 = r0 + bc->crows < nb ? r0 + bc->crows : nb;
+      const uint8_t *base = k < bc->nchunks && bc->caddr[k] != UINT64_MAX
+                                ? h5_file_span(s->f, bc->caddr[k], (r1 - r0) * 8) : NULL;
+      if (!base)
+        return store_fail(s, STORE_ECORRUPT, "%s: a chunk of /memories/columns/%s lies outside the file", s->path,
+                          c->name);
+      for (uint64_t p = r0; p < r1; p++) {
+        if (!bits[p >> 3]) {
+          p |= 7;
+          continue;
+        }
+        if (!BIT(bits, p)) continue;
+        int ok, r;
+        if (isint) {
+          int64_t y;
+          memcpy(&y, base + (p - r0) * 8, 8);
+          r = (y > x) - (y < x);
+          ok = y != NULL_I64;
+        } else {
+          double y;
+          memcpy(&y, base + (p - r0) * 8, 8);
+          r = (y > fx) - (y < fx);
+          ok = !isnan(y);
+        }
+        if (ok) ok = op == STORE_OP_EQ ? r == 0 : op == STORE_OP_NE ? r != 0 : op == STORE_OP_LT ? r < 0
+                   : op == STORE_OP_LE ? r <= 0 : op == STORE_OP_GT ? r > 0 : r >= 0;
+        if (ok) kept++;
+        else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
+      }
+    }
+    for (uint64_t p = nb; p < npos; p++) { /* the records in memory */
+      if (!BIT(bits, p)) continue;
+      int t = store_col_test(s, cond, p);
+      if (t < 0) return STORE_ECORRUPT;
+      if (t) kept++;
+      else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
+    }
+    *n = kept;
+    return STORE_OK;
+  }
   /* every set position, the column alone; words of zeros skipped */
   for (uint64_t b = 0; b < (npos + 7) / 8; b++) {
     if (b % 8 == 0 && b + 8 <= (npos + 7) / 8) {
