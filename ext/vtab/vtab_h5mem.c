@@ -1734,6 +1734,61 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
 static int mem_tx_msg(sqlite3_vtab *base, int rc, char **msg) { return vt_msg((memvt *)base, rc, msg); }
 static int mem_tx_missing(sqlite3_vtab *base) { return vt_missing((memvt *)base); }
 
+/* Whether schema has a table, index, view or trigger called name. */
+static int schema_has(sqlite3 *db, const char *schema, const char *name) {
+  char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE name = ?1 COLLATE NOCASE", schema);
+  sqlite3_stmt *st = NULL;
+  int yes = 0;
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    yes = sqlite3_step(st) == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return yes;
+}
+
+/* ALTER TABLE mem RENAME TO name renames its companion tables mem_entities,
+** mem_relations, mem_mentions (made by their modules) to name_entities ...,
+** as FTS5 renames its shadow tables; a companion's CREATE statement still
+** names mem, and a companion called <t>_entities belongs to the h5mem
+** table t (vtab_graph.c).  A companion's new name taken refuses the rename
+** before anything is renamed. */
+static int rename_companions(memvt *vt, const char *name) {
+  char *from[3] = {0}, *to[3] = {0};
+  int own[3] = {0}, rc = SQLITE_OK;
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    from[k] = sqlite3_mprintf("%s_%s", vt->name, h5mem_companion[k]);
+    to[k] = sqlite3_mprintf("%s_%s", name, h5mem_companion[k]);
+    if (!from[k] || !to[k]) {
+      rc = SQLITE_NOMEM;
+    } else if ((own[k] = sqlite3_stricmp(from[k], to[k]) && is_companion(vt->db, vt->schema, from[k], k)) &&
+               schema_has(vt->db, vt->schema, to[k])) {
+      rc = vt_err(vt, SQLITE_ERROR, "cannot rename %s to %s: its companion table %s would be renamed to %s, "
+                  "a name taken", vt->name, name, from[k], to[k]);
+    }
+  }
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    if (!own[k]) continue;
+    char *sql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w\" RENAME TO \"%w\"", vt->schema, from[k], to[k]);
+    char *err = NULL;
+    rc = sql ? sqlite3_exec(vt->db, sql, NULL, NULL, &err) : SQLITE_NOMEM;
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
+      vt_err(vt, rc, "renaming %s to %s: %s", from[k], to[k], err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    sqlite3_free(sql);
+  }
+  for (int k = 0; k < 3; k++) {
+    sqlite3_free(from[k]);
+    sqlite3_free(to[k]);
+  }
+  return rc;
+}
+
+/* The table's name and its store's key become name; its companions follow
+** (rename_companions).  The store handle stays, and with it the writer's
+** lock and the open transaction: what it wrote before the rename is seen
+** after it and commits or rolls back with what it writes after it. */
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (it has no store to go by the new name) */
@@ -1741,10 +1796,11 @@ static int mem_rename(sqlite3_vtab *base, const char *name) {
   /* the store goes by the new key too: SQLite connects the renamed table
   ** before it lets go of this one, which must not open the store twice */
   char *key = sqlite3_mprintf("%s.%s", vt->schema, name);
-  if (!n || !key) {
+  int rc = n && key ? rename_companions(vt, name) : SQLITE_NOMEM;
+  if (rc != SQLITE_OK) {
     sqlite3_free(n);
     sqlite3_free(key);
-    return SQLITE_NOMEM;
+    return rc;
   }
   sqlite3_free(vt->name);
   vt->name = n;
@@ -1782,7 +1838,7 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   /* each module and function registered takes a reference
   ** (h5mem_registry_module/_function; SQLite lets it go, on failure too);
   ** the one h5mem_registry_new gives is ours until registration ends */
-  registry *reg = h5mem_registry_new();
+  registry *reg = h5mem_registry_new(db);
   if (!reg) return SQLITE_NOMEM;
   int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
   if (rc == SQLITE_OK) rc = h5mem_func_register(db, reg);

@@ -42,12 +42,13 @@ struct registry {
   memvt *first;
   memstore *stores;
   int refs;
+  sqlite3 *db; /* the connection (h5mem_store_find asks its schema) */
 };
 #endif
 
 
-/* A new registry with one reference (NULL: no memory). */
-registry *h5mem_registry_new(void);
+/* A new registry of db's tables with one reference (NULL: no memory). */
+registry *h5mem_registry_new(sqlite3 *db);
 /* -1 reference (reg a registry *): the last frees it. */
 void h5mem_registry_unref(void *reg);
 /* Register module mod, or function fn (SQLITE_UTF8 | flags), under name
@@ -103,7 +104,10 @@ struct memstore {
 /* The store the table key ("schema.table") opened on this connection and a
 ** companion still holds, if it is the file at path, +1 reference; a handle
 ** of that key on another file (the table was dropped and made again
-** elsewhere) is let go of the key. */
+** elsewhere) is let go of the key.  Else the handle of the same file and
+** schema whose table name is no table any more (renamed by another
+** connection: statements or companions of the old name hold it), taking
+** key. */
 memstore *h5mem_store_find(registry *reg, const char *key, const char *path);
 /* A new shared store holding st (taken, closed on failure), one reference,
 ** in reg's list under key. */
