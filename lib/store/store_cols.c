@@ -434,7 +434,7 @@ int store_cols_layout(store *s, h5w *w, h5w_obj *root, h5w_obj *mem, const store
     snprintf(desc, sizeof desc, "declared column: %s%s", decl,
              c->type == STORE_T_INTEGER ? "; INT64_MIN: NULL" : c->type == STORE_T_FLOAT ? "; NaN: NULL"
              : c->type == STORE_T_BOOLEAN ? "; 0 false, 1 true, -1 NULL"
-             : vec ? "; a NULL's row is zeros, marked in <name>.missing" : "; a null reference: NULL");
+             : vec ? "; a NULL is marked in <name>.missing (its row: zeros; float: NaN first)" : "; a null reference: NULL");
     if (!hr) {
       const char *dv = desc;
       h5_type *a = h5_type_new_string(0, 1);
@@ -607,8 +607,18 @@ static void row_put(const store_coldef *c, const store_val *v, uint8_t *row) {
     break;
   }
   default:
-    if (v->type) memcpy(row, v->p, v->n);
-    else memset(row, 0, store_coldef_width(c));
+    if (v->type) {
+      memcpy(row, v->p, v->n);
+    } else { /* (a float vector's first element NaN too, as the embedding's: scans skip it) */
+      memset(row, 0, store_coldef_width(c));
+      if (c->vtype == STORE_VT_F32) {
+        float nan = NAN;
+        memcpy(row, &nan, 4);
+      } else if (c->vtype == STORE_VT_F16) {
+        uint16_t h = 0x7e00;
+        memcpy(row, &h, 2);
+      }
+    }
   }
 }
 

@@ -53,6 +53,11 @@ static const void *vblock(void *ctx, uint64_t pos, uint64_t *count) {
     *count = n;
     return NULL;
   }
+  const store_coldef *d = &s->cdef[v->c];
+  if (d->vtype == STORE_VT_F32 || d->vtype == STORE_VT_F16) { /* (a NULL's row starts with NaN: the scan skips it) */
+    *count = n;
+    return rows;
+  }
   if (miss[0]) { /* rows without a vector: skipped together */
     uint64_t j = 1;
     while (j < n && miss[j]) j++;
@@ -160,22 +165,37 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
   if ((d->vtype == STORE_VT_F32 || d->vtype == STORE_VT_F16) && d->metric != STORE_L1) {
     ann_src src = {d->dim, d->vtype == STORE_VT_F32 ? ANN_F32 : ANN_F16,
                    d->metric == STORE_L2 ? ANN_L2 : d->metric == STORE_DOT ? ANN_DOT : ANN_COSINE, npos, vblock, &v};
+    /* the rows to score: when the allowed rows that have a vector are
+    ** fewer than half (a filter, or a column most records lack, as one
+    ** modality of several), only theirs, gathered; else whole chunks (a
+    ** NULL's row starts with NaN: the scan skips it) */
     int rc;
-    if (flt && flt->bits && flt->nbits < npos / 4) { /* few allowed: read only their rows */
-      uint64_t *pos = malloc((flt->nbits ? flt->nbits : 1) * sizeof *pos), m = 0;
-      if (!pos) return store_fail(s, STORE_ENOMEM, "out of memory");
-      for (uint64_t p = 0; p < npos && m < flt->nbits; p++) {
-        if (!flt->bits[p / 8]) {
-          p |= 7;
-          continue;
-        }
-        if (flt->bits[p / 8] >> (p % 8) & 1) pos[m++] = p;
+    uint64_t *pos = malloc(npos * sizeof *pos), m = 0;
+    if (!pos) return store_fail(s, STORE_ENOMEM, "out of memory");
+    const bcol *mc = &s->umiss[c];
+    for (uint64_t p = 0; p < npos; p++) {
+      if (flt && flt->bits && !flt->bits[p / 8]) {
+        p |= 7;
+        continue;
       }
+      if (p < s->nbase) {
+        uint64_t ck = p / mc->crows;
+        const uint8_t *mb = ck < mc->nchunks && mc->caddr[ck] != UINT64_MAX
+                                ? h5_file_span(s->f, mc->caddr[ck] + p % mc->crows, 1) : NULL;
+        if (!mb || *mb) continue;
+      } else {
+        const drec *dr = s->delta[p - s->nbase];
+        if (dr->dead || !dr->cv || !dr->cv[c].type) continue;
+      }
+      if (flt && flt->bits ? (flt->bits[p / 8] >> (p % 8) & 1) : (flt && flt->fn) ? 1 : store_pos_live(s, p))
+        pos[m++] = p;
+    }
+    if (m < npos / 2 && !(flt && !flt->bits && flt->fn)) {
       rc = ann_flat_gather(&src, q, k, pos, m, out, nout);
-      free(pos);
     } else { /* (a filter function runs on the searching thread only: then one thread) */
       rc = ann_flat_search(&src, q, k, allow_fn, &v, flt && !flt->bits && flt->fn ? 1 : 0, out, nout);
     }
+    free(pos);
     if (rc != ANN_OK) return store_fail(s, STORE_ENOMEM, "out of memory");
     if (d->metric == STORE_L2)
       for (uint64_t i = 0; i < *nout; i++) out[i].dist = sqrtf(out[i].dist);
