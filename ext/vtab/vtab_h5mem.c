@@ -844,7 +844,7 @@ static int dbound_ok(const dbounds *b, double d) {
 /* The search of a KNN query: by the embedding (through the index) or by a
 ** declared vector column (c->vcol; its query in that column's terms). */
 static int knn_search(memcur *c, memvt *vt, const void *q, uint64_t k, const knn_filter *f, char **err) {
-  if (c->vcol >= 0) return search_knn_run_col(vt->st, c->vcol, q, k, f, &c->res, &c->nres, err);
+  if (c->vcol >= 0) return search_knn_run_col(vt->st, c->vcol, q, k, f, NULL, &c->res, &c->nres, err);
   return search_knn_run(vt->st, q, k, f, NULL, &c->res, &c->nres, err);
 }
 

@@ -509,7 +509,8 @@ int search_knn_run(store *st, const float *q, uint64_t k, const knn_filter *f, c
 ** integers; a bit column's BLOB), sqlite3_malloc'd into *out. */
 int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzErr);
 /* search_knn_run by declared vector column c (store_knn_col): final distances. */
-int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_filter *f, ann_res **out,
+int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+                       ann_res **out,
                        uint64_t *nout, char **pzErr);
 /* A column's distance as a score (higher is better). */
 double search_col_score(const store_coldef *d, double dist);

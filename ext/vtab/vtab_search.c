@@ -913,7 +913,8 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
   return SQLITE_OK;
 }
 
-int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_filter *f, ann_res **out,
+int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+                       ann_res **out,
                        uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
@@ -927,7 +928,7 @@ int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_fi
   }
   if (k > store_count(st)) k = store_count(st);
   ann_res *res = sqlite3_malloc64(k * sizeof *res + 1);
-  int src = res ? store_knn_col(st, c, q, k, &al.flt, res, nout) : STORE_ENOMEM;
+  int src = res ? store_knn_col(st, c, q, k, &al.flt, o, res, nout) : STORE_ENOMEM;
   rc = search_knn_allow_check(&al, st, pzErr);
   search_knn_allow_free(&al);
   if (rc == SQLITE_OK) rc = h5mem_store_err(st, src, pzErr);
@@ -1244,7 +1245,7 @@ static int vec_run_cols(store *st, const search_args *a, const knn_filter *f, co
     double unit = 1.0;
     if (col[i] >= 0) {
       if ((rc = search_col_query(st, col[i], a->query, &q, pzErr)) == SQLITE_OK)
-        rc = search_knn_run_col(st, col[i], q, (uint64_t)a->k, f, &res, &n, pzErr);
+        rc = search_knn_run_col(st, col[i], q, (uint64_t)a->k, f, &vo->ko, &res, &n, pzErr);
     } else if ((rc = search_knn_query(st, a->query, (float **)&q, &unit, pzErr)) == SQLITE_OK) {
       rc = search_knn_run(st, q, (uint64_t)a->k, f, &vo->ko, &res, &n, pzErr);
       for (uint64_t j = 0; j < n; j++) res[j].dist = (float)search_knn_distance(st, res[j].dist, unit);

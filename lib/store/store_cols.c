@@ -364,6 +364,7 @@ static void pkmap_free(store *s) {
 }
 
 void store_cols_base_free(store *s) {
+  store_vgraphs_free(s); /* (they read the mapped file: first) */
   for (int i = 0; i < s->ncols; i++) {
     if (s->ucol) free(s->ucol[i].caddr);
     if (s->umiss) free(s->umiss[i].caddr);
