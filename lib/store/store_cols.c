@@ -504,7 +504,7 @@ static int has_bytes(const store_coldef *c) {
 size_t store_cols_size(const store *s, const store_val *cv) {
   size_t n = (size_t)s->ncols * sizeof(store_val) + 16;
   for (int i = 0; cv && i < s->ncols; i++)
-    if (cv[i].type && has_bytes(&s->cdef[i])) n += cv[i].n + 1;
+    if (cv[i].type && has_bytes(&s->cdef[i])) n += cv[i].n + 1 + 8; /* (8: a vector's alignment) */
   return n;
 }
 
@@ -514,6 +514,8 @@ void store_cols_copy(const store *s, const store_val *cv, store_val *out, uint8_
     if (!cv || !cv[i].type) continue;
     out[i] = cv[i];
     if (has_bytes(&s->cdef[i])) {
+      if (s->cdef[i].type == STORE_T_VECTOR) /* (on an 8-byte boundary: the kernels read its elements) */
+        *p += (8 - (uintptr_t)*p % 8) % 8;
       if (cv[i].n) memcpy(*p, cv[i].p, cv[i].n);
       (*p)[cv[i].n] = 0; /* (text: NUL-terminated, as the writer takes it) */
       out[i].p = *p;
