@@ -298,6 +298,9 @@ static int merge_pair(cyc *c, uint64_t pa, uint64_t pb) {
   char *copy = NULL;
   store_rec r;
   memset(&r, 0, sizeof r);
+  store_val *cols = NULL; /* (the declared columns' values, kept) */
+  if (rc == STORE_OK) rc = store_get_cols(st, wpos, &cols);
+  r.cols = cols;
   if (rc == STORE_OK) {
     size_t tot = f.text_len + f.source_len + f.session_len + f.tags_len + f.tier_len + 5;
     copy = malloc(tot);
@@ -341,6 +344,7 @@ static int merge_pair(cyc *c, uint64_t pa, uint64_t pb) {
     if ((g = bsearch(&key, c->left, c->nleft, sizeof *c->left, by_id)) != NULL) g->pos = npos;
   }
   free(copy);
+  free(cols);
   free(emb);
   strbuf_free(&meta);
   return rc;

@@ -166,6 +166,7 @@ int search_knn_option(store_knn_opts *o, const char *key, const search_opt *v, c
 }
 
 int search_touch_option(search_touch *t, const char *key, const search_opt *v, char **err) {
+  if (!strcmp(key, "where")) return SQLITE_OK; /* (read before the run: search_where) */
   if (!strcmp(key, "touch")) {
     if (v->type != UTIL_JSON_TRUE && v->type != UTIL_JSON_FALSE) {
       *err = sqlite3_mprintf("expected true or false");

@@ -113,6 +113,8 @@ typedef struct memopts {
   char *path, *agent, *embedder, *tokenize;
   store_opts o;
   int have_metric, have_storage, have_index;
+  int have_emb_decl;   /* `embedding float[N]` was declared (vec0's form of dim=) */
+  store_coldef cols[STORE_COLS_MAX]; /* the declared columns (o.cols) */
   h5mem_policy policy; /* the lifecycle options (life_policy.c) */
 } memopts;
 
@@ -121,6 +123,83 @@ static const char *const opt_names[] = {
     "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
     "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
     "storage", "sync", NULL};
+
+/* Whether arg declares a column (sqlite-vec's vec0 syntax: `user_id integer
+** partition key`, `+payload blob`, `image float[512] distance_metric=l2`)
+** rather than giving an option (`key=value`, a bare path): a '+' first, or
+** a name followed by blanks and something other than '='. */
+static int is_decl(const char *a) {
+  while (*a == ' ' || *a == '\t' || *a == '\n' || *a == '\r') a++;
+  if (*a == '+') return 1;
+  if (!((*a >= 'a' && *a <= 'z') || (*a >= 'A' && *a <= 'Z') || *a == '_')) return 0;
+  while ((*a >= 'a' && *a <= 'z') || (*a >= 'A' && *a <= 'Z') || (*a >= '0' && *a <= '9') || *a == '_') a++;
+  if (*a != ' ' && *a != '\t' && *a != '\n' && *a != '\r') return 0;
+  while (*a == ' ' || *a == '\t' || *a == '\n' || *a == '\r') a++;
+  return *a && *a != '=';
+}
+
+/* The names a declared column cannot take: the table's hidden columns and
+** the rowid's (the fixed columns' the store refuses). */
+static int reserved_name(const char *n) {
+  static const char *const r[] = {"distance", "k", "rowid", "oid", "_rowid_", "h5mem", NULL};
+  for (int i = 0; r[i]; i++)
+    if (!sqlite3_stricmp(n, r[i])) return 1;
+  return 0;
+}
+
+/* A column declaration into m: the embedding's (`embedding float[N]`: dim,
+** storage and metric, vec0's default metric l2), the id's (`id integer
+** primary key`: what the id is already), or a declared column. */
+static int parse_decl(const char *arg, memopts *m, char **pzErr) {
+  store_coldef c;
+  char err[300];
+  const char *a = arg;
+  while (*a == ' ' || *a == '\t') a++;
+  size_t n = strlen(a);
+  char words[3][32] = {"", "", ""};
+  sscanf(a, "%31s %31s %31s", words[0], words[1], words[2]);
+  if ((!sqlite3_stricmp(words[0], "id") || !sqlite3_stricmp(words[0], "rowid")) &&
+      !sqlite3_stricmp(words[1], "integer") && !sqlite3_stricmp(words[2], "primary")) {
+    char extra[32] = "";
+    sscanf(a, "%*s %*s %*s %31s %31s", words[2], extra);
+    if (!sqlite3_stricmp(words[2], "key") && !extra[0]) return SQLITE_OK; /* what the id is */
+  }
+  if (store_coldef_parse(a, n, &c, err, sizeof err) != STORE_OK) {
+    *pzErr = sqlite3_mprintf("%s: %s", WHO, err);
+    return SQLITE_ERROR;
+  }
+  if (!sqlite3_stricmp(c.name, "embedding")) {
+    if (c.type != STORE_T_VECTOR || c.role != STORE_R_METADATA ||
+        (c.vtype != STORE_VT_F32 && c.vtype != STORE_VT_F16) || c.metric == STORE_L1) {
+      *pzErr = sqlite3_mprintf("%s: the embedding column is float[N] or float16[N] with distance_metric l2, "
+                               "cosine or dot (or give dim=, storage=, metric=)", WHO);
+      return SQLITE_ERROR;
+    }
+    if (m->have_emb_decl || (m->o.dim && m->o.dim != c.dim)) {
+      *pzErr = sqlite3_mprintf("%s: the embedding's dimension is given twice", WHO);
+      return SQLITE_ERROR;
+    }
+    int explicit_metric = strstr(a, "distance_metric") != NULL || strstr(a, "DISTANCE_METRIC") != NULL;
+    m->have_emb_decl = 1;
+    m->o.dim = c.dim;
+    m->o.storage = c.vtype == STORE_VT_F16 ? STORE_F16 : STORE_F32;
+    m->have_storage = 1;
+    if (explicit_metric || !m->have_metric) m->o.metric = c.metric; /* (l2 unless stated) */
+    m->have_metric = 1;
+    return SQLITE_OK;
+  }
+  if (reserved_name(c.name)) {
+    *pzErr = sqlite3_mprintf("%s: column %s: the table has a hidden column of that name", WHO, c.name);
+    return SQLITE_ERROR;
+  }
+  if (m->o.ncols >= STORE_COLS_MAX) {
+    *pzErr = sqlite3_mprintf("%s: at most %d declared columns", WHO, STORE_COLS_MAX);
+    return SQLITE_ERROR;
+  }
+  m->cols[m->o.ncols++] = c;
+  m->o.cols = m->cols;
+  return SQLITE_OK;
+}
 
 static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzErr) {
   unsigned seen = 0, pseen = 0;
@@ -133,6 +212,11 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     const char *arg = argv[a], *k;
     size_t kl;
     char *v;
+    if (is_decl(arg)) {
+      int drc = parse_decl(arg, m, pzErr);
+      if (drc != SQLITE_OK) return drc;
+      continue;
+    }
     if (ext_vtab_arg(arg, &k, &kl, &v) != SQLITE_OK) return SQLITE_NOMEM;
     if (!kl) {
       if (m->path) {
@@ -193,6 +277,11 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
                    : KEY("nlist") || KEY("nprobe") ? (1 << 24)
                    : KEY("M") ? 512 : KEY("ef_search") ? 100000 : (1LL << 40);
       bad = end == v || *end || n < lo || n > hi;
+      if (!bad && KEY("dim") && m->have_emb_decl && n != m->o.dim) {
+        *pzErr = sqlite3_mprintf("%s: dim=%lld, but the embedding is declared float[%d]", WHO, n, m->o.dim);
+        sqlite3_free(v);
+        return SQLITE_ERROR;
+      }
       if (!bad && KEY("dim")) m->o.dim = (int)n;
       else if (!bad && KEY("chunk")) m->o.chunk_rows = (int)n;
       else if (!bad && KEY("M")) m->o.hnsw_m = (int)n;
@@ -294,13 +383,44 @@ static int mem_tx_missing(sqlite3_vtab *base);
 ** of another column (id, text, ..., distance, k) or of the rowid (rowid,
 ** oid, _rowid_: the column would hide it); then "h5mem".  So any table
 ** name works. */
-static const char *cmd_column(const char *table) {
+static const char *cmd_column(const char *table, const store_coldef *cols, int ncols) {
   static const char *const taken[] = {
       "id", "text", "embedding", "source", "session", "tags", "ts", "tier", "importance",
       "access_count", "last_access", "meta", "distance", "k", "rowid", "oid", "_rowid_", NULL};
   for (int i = 0; taken[i]; i++)
     if (!sqlite3_stricmp(table, taken[i])) return "h5mem";
+  for (int i = 0; i < ncols; i++) /* (a declared column's name; none is "h5mem": the store refuses it) */
+    if (!sqlite3_stricmp(table, cols[i].name)) return "h5mem";
   return table;
+}
+
+/* The SQL type of a declared column (its affinity). */
+static const char *decl_sql_type(const store_coldef *c) {
+  switch (c->type) {
+  case STORE_T_INTEGER:
+  case STORE_T_BOOLEAN: return "INTEGER";
+  case STORE_T_FLOAT: return "REAL";
+  case STORE_T_TEXT: return "TEXT";
+  default: return "BLOB";
+  }
+}
+
+/* The table's declared columns from its store (or, a store missing, as
+** declared) into vt, with the scratch for a record's values. */
+static int vt_cols(memvt *vt, const memopts *m) {
+  int n = vt->st ? store_ncols(vt->st) : m->o.ncols;
+  size_t vbytes = 0;
+  vt->ncols = n;
+  if (!n) return SQLITE_OK;
+  vt->cdef = sqlite3_malloc64((sqlite3_uint64)n * sizeof *vt->cdef);
+  vt->cv = sqlite3_malloc64((sqlite3_uint64)n * sizeof *vt->cv);
+  if (!vt->cdef || !vt->cv) return SQLITE_NOMEM;
+  for (int i = 0; i < n; i++) {
+    vt->cdef[i] = vt->st ? *store_col(vt->st, i) : m->cols[i];
+    vbytes += store_coldef_width(&vt->cdef[i]);
+  }
+  vt->cbuf = sqlite3_malloc64(vbytes + 1);
+  return vt->cbuf ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 /* The table, opening its store.  Only xCreate (creating) makes a store
@@ -366,12 +486,20 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     }
   }
   sqlite3_free(key);
+  if (rc == SQLITE_OK) rc = vt_cols(vt, &m);
   opts_free(&m);
   if (rc == SQLITE_OK) {
-    char *q = sqlite3_mprintf(
-        "CREATE TABLE x(id INTEGER, text TEXT, embedding BLOB, source TEXT, session TEXT, "
-        "tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, "
-        "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN)", cmd_column(argv[2]));
+    /* the declared columns after the hidden ones (SQL columns NCOLS + i):
+    ** `SELECT *` and INSERT without a column list take them after meta */
+    sqlite3_str *d = sqlite3_str_new(db);
+    sqlite3_str_appendf(d, "CREATE TABLE x(id INTEGER, text TEXT, embedding BLOB, source TEXT, session TEXT, "
+                           "tags TEXT, ts INTEGER, tier TEXT, importance REAL, access_count INTEGER, "
+                           "last_access INTEGER, meta TEXT, \"%w\" HIDDEN, distance HIDDEN, k HIDDEN",
+                        cmd_column(argv[2], vt->cdef, vt->ncols));
+    for (int i = 0; i < vt->ncols; i++)
+      sqlite3_str_appendf(d, ", \"%w\" %s", vt->cdef[i].name, decl_sql_type(&vt->cdef[i]));
+    sqlite3_str_appendf(d, ")");
+    char *q = sqlite3_str_finish(d);
     rc = q ? sqlite3_declare_vtab(db, q) : SQLITE_NOMEM;
     sqlite3_free(q);
     if (q && rc != SQLITE_OK) *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", WHO, sqlite3_errmsg(db));
@@ -397,6 +525,9 @@ static int mem_disconnect(sqlite3_vtab *base) {
   h5mem_registry_remove(vt);
   h5mem_store_release(vt->tx.ms);
   sqlite3_free(vt->vec);
+  sqlite3_free(vt->cdef);
+  sqlite3_free(vt->cv);
+  sqlite3_free(vt->cbuf);
   sqlite3_free(vt->schema);
   sqlite3_free(vt->name);
   sqlite3_free(vt->missing);
@@ -523,6 +654,20 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
   }
   plan[n] = 0;
   search_knn_plan(info, knn_field, NCOLS, plan, 200, &argi, &used);
+  search_knn_plan_decl(info, NCOLS, vt->cdef, vt->ncols, plan, 200, &argi, &used);
+  /* distance bounds, applied before the k rows are picked (vec0's rule) */
+  n = strlen(plan);
+  for (int k = 0; k < info->nConstraint && n + 2 < 200; k++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
+    char op = c->op == SQLITE_INDEX_CONSTRAINT_LT ? '<' : c->op == SQLITE_INDEX_CONSTRAINT_LE ? 'l'
+            : c->op == SQLITE_INDEX_CONSTRAINT_GT ? '>' : c->op == SQLITE_INDEX_CONSTRAINT_GE ? 'g' : 0;
+    if (c->iColumn != COL_DISTANCE || !c->usable || !op || info->aConstraintUsage[k].argvIndex) continue;
+    plan[n++] = 'X';
+    plan[n++] = op;
+    plan[n] = 0;
+    info->aConstraintUsage[k].argvIndex = ++argi;
+    info->aConstraintUsage[k].omit = 1;
+  }
   /* LIMIT N is k only when nothing else is left for SQLite to filter */
   int other = 0;
   for (int k = 0; k < info->nConstraint; k++) {
@@ -649,10 +794,74 @@ static int mem_close(sqlite3_vtab_cursor *cur) {
 }
 
 /* The KNN rows into c->res; the cursor walks them. */
+/* Whether distance d meets the bounds (lo, hi; *_open: strict). */
+typedef struct dbounds {
+  int has_lo, has_hi, lo_open, hi_open, empty;
+  double lo, hi;
+} dbounds;
+
+static void dbound_add(dbounds *b, char op, sqlite3_value *v) {
+  int t = sqlite3_value_numeric_type(v);
+  if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) { /* NULL: nothing; text: above every number */
+    if (t == SQLITE_NULL || op == '>' || op == 'g') b->empty = 1;
+    return;
+  }
+  double x = sqlite3_value_double(v);
+  int open = op == '<' || op == '>';
+  if (op == '<' || op == 'l') {
+    if (!b->has_hi || x < b->hi || (x == b->hi && open)) {
+      b->hi = x;
+      b->hi_open = open;
+    }
+    b->has_hi = 1;
+  } else {
+    if (!b->has_lo || x > b->lo || (x == b->lo && open)) {
+      b->lo = x;
+      b->lo_open = open;
+    }
+    b->has_lo = 1;
+  }
+}
+
+static int dbound_ok(const dbounds *b, double d) {
+  if (b->has_lo && (b->lo_open ? !(d > b->lo) : !(d >= b->lo))) return 0;
+  if (b->has_hi && (b->hi_open ? !(d < b->hi) : !(d <= b->hi))) return 0;
+  return 1;
+}
+
+/* The k nearest whose distance meets b: the records below an upper bound
+** are a prefix of the ranking (the top k cut to it); a lower bound skips
+** a prefix, so the search asks for more until k remain or none are left. */
+static int knn_bounded(memcur *c, memvt *vt, const float *q, uint64_t k, const knn_filter *f,
+                       const dbounds *b, char **err) {
+  uint64_t want = k, total = store_count(vt->st);
+  for (;;) {
+    sqlite3_free(c->res);
+    c->res = NULL;
+    c->nres = 0;
+    int rc = search_knn_run(vt->st, q, want, f, NULL, &c->res, &c->nres, err);
+    if (rc != SQLITE_OK) return rc;
+    uint64_t m = 0, below = 0;
+    for (uint64_t i = 0; i < c->nres; i++) {
+      double d = search_knn_distance(vt->st, c->res[i].dist, c->unit);
+      if (dbound_ok(b, d)) c->res[m++] = c->res[i];
+      else if (b->has_hi && (b->hi_open ? d >= b->hi : d > b->hi)) below = 1; /* (and all after it) */
+    }
+    /* done: k found, the search returned all it could, or it passed the upper bound */
+    if (m >= k || c->nres < want || want >= total || below || !b->has_lo) {
+      c->nres = m < k ? m : k;
+      return SQLITE_OK;
+    }
+    want = want > total / 4 ? total : want * 4;
+  }
+}
+
 static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, sqlite3_value **argv) {
   sqlite3_value *qv = NULL, *kv = NULL, *lv = NULL, *ov = NULL;
   knn_filter f;
   memset(&f, 0, sizeof f);
+  dbounds db;
+  memset(&db, 0, sizeof db);
   int a = 0, rc = SQLITE_OK;
   for (const char *p = idxStr ? idxStr : ""; *p && a < argc && rc == SQLITE_OK; a++) {
     switch (*p) {
@@ -660,6 +869,11 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
     case 'K': kv = argv[a]; p++; break;
     case 'L': lv = argv[a]; p++; break;
     case 'F': ov = argv[a]; p++; break;
+    case 'C': rc = search_knn_plan_decl_add(&f, vt->cdef, vt->ncols, &p, argv[a]); break;
+    case 'X':
+      if (p[1]) dbound_add(&db, p[1], argv[a]);
+      p += p[1] ? 2 : 1;
+      break;
     default:
       if (!p[1]) break;
       rc = search_knn_filter_add(&f, p[0] - '0', p[1] - '0', argv[a]);
@@ -681,8 +895,11 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
                 "table's columns is in the WHERE clause (this is SQLite %s)", sqlite3_libversion());
   float *q = NULL;
   char *err = NULL;
-  if (rc == SQLITE_OK && (rc = search_knn_query(vt->st, qv, &q, &c->unit, &err)) == SQLITE_OK)
-    rc = search_knn_run(vt->st, q, (uint64_t)k, &f, NULL, &c->res, &c->nres, &err);
+  if (db.empty) f.empty = 1;
+  if (rc == SQLITE_OK && (rc = search_knn_query(vt->st, qv, &q, &c->unit, &err)) == SQLITE_OK) {
+    if (db.has_lo || db.has_hi) rc = knn_bounded(c, vt, q, (uint64_t)k, &f, &db, &err);
+    else rc = search_knn_run(vt->st, q, (uint64_t)k, &f, NULL, &c->res, &c->nres, &err);
+  }
   sqlite3_free(q);
   search_knn_filter_free(&f);
   if (err) {
@@ -841,6 +1058,34 @@ static unsigned col_part(int col) {
   }
 }
 
+/* A declared column's value of the cursor's record. */
+static int decl_column(memvt *vt, memcur *c, sqlite3_context *ctx, int i) {
+  store_val v;
+  int rc = i < vt->ncols ? store_get_col(vt->st, c->pos, i, &v) : STORE_EINVAL;
+  if (rc) {
+    rc = st_err(vt, rc);
+    ext_result_rc(ctx, rc, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : WHO ": read failed");
+    return rc;
+  }
+  const store_coldef *d = &vt->cdef[i];
+  if (!v.type) {
+    sqlite3_result_null(ctx);
+    return SQLITE_OK;
+  }
+  switch (d->type) {
+  case STORE_T_INTEGER:
+  case STORE_T_BOOLEAN: sqlite3_result_int64(ctx, v.i); break;
+  case STORE_T_FLOAT: sqlite3_result_double(ctx, v.f); break;
+  case STORE_T_TEXT: h5mem_result_text(ctx, v.p ? v.p : "", v.n); break;
+  case STORE_T_BLOB: sqlite3_result_blob64(ctx, v.p ? v.p : "", v.n, SQLITE_TRANSIENT); break;
+  default:
+    sqlite3_result_blob64(ctx, v.p, v.n, SQLITE_TRANSIENT);
+    sqlite3_result_subtype(ctx, d->vtype == STORE_VT_F32 ? EXT_SUBTYPE_F32 : d->vtype == STORE_VT_F16 ? EXT_SUBTYPE_F16
+                                : d->vtype == STORE_VT_I8 ? EXT_SUBTYPE_INT8 : EXT_SUBTYPE_BIT);
+  }
+  return SQLITE_OK;
+}
+
 static int mem_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
   memcur *c = (memcur *)cur;
   int rc = load(c, (memvt *)cur->pVtab, 0);
@@ -858,6 +1103,7 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     sqlite3_result_null(ctx);
     return SQLITE_OK;
   }
+  if (col >= NCOLS) return decl_column(vt, c, ctx, col - NCOLS);
   if (col == COL_DISTANCE) {
     if (c->knn) sqlite3_result_double(ctx, search_knn_distance(vt->st, c->res[c->ires].dist, c->unit));
     else sqlite3_result_null(ctx);
@@ -1058,11 +1304,14 @@ static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
   return rc ? vt_msg(vt, rc, &msg) : SQLITE_OK;
 }
 
+static int decl_values(memvt *vt, sqlite3_value **col, int update, store_rec *r);
+
 /* A record from the INSERT/UPDATE arguments (argv[2 + column]). */
-static int record_from(memvt *vt, sqlite3_value **col, int64_t id, store_rec *r) {
+static int record_from(memvt *vt, sqlite3_value **col, int64_t id, int update, store_rec *r) {
   memset(r, 0, sizeof *r);
   r->id = id;
   int rc;
+  if ((rc = decl_values(vt, col, update, r))) return rc;
   if ((rc = h5mem_value_text(col[COL_TEXT], &r->text, &r->text_len)) ||
       (rc = h5mem_value_text(col[COL_SOURCE], &r->source, &r->source_len)) ||
       (rc = h5mem_value_text(col[COL_SESSION], &r->session, &r->session_len)) ||
@@ -1097,6 +1346,153 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, store_rec *r)
     if (sqlite3_value_numeric_type(ac) != SQLITE_INTEGER)
       return vt_err(vt, SQLITE_MISMATCH, "access_count: expected an integer");
     r->access_count = sqlite3_value_int64(ac);
+  }
+  return SQLITE_OK;
+}
+
+/* A vector column's value (c) from v into out (store_coldef_width bytes):
+** a BLOB of the column's type (a float32 BLOB also for float16, converted),
+** or a JSON array (integers -128..127 for int8; bit vectors take BLOBs). */
+static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t *out) {
+  size_t w = store_coldef_width(c), d = (size_t)c->dim;
+  static const char *const tn[] = {"", "int8", "float16", "", "float32", "", "", "", "bit"};
+  if (sqlite3_value_type(v) == SQLITE_BLOB) {
+    size_t n = (size_t)sqlite3_value_bytes(v);
+    const void *b = sqlite3_value_blob(v);
+    if (c->vtype == STORE_VT_F16 && n == d * 4 && sqlite3_value_subtype(v) != EXT_SUBTYPE_F16) {
+      float *f = sqlite3_malloc64(n);
+      if (!f) return SQLITE_NOMEM;
+      memcpy(f, b, n);
+      for (size_t i = 0; i < d; i++)
+        if (!isfinite(f[i]) || fabsf(f[i]) > STORE_F16_MAX) {
+          sqlite3_free(f);
+          return vt_err(vt, SQLITE_MISMATCH, "%s: element %zu is not finite or outside float16's range", c->name, i);
+        }
+      k_get()->f32_to_f16(f, (uint16_t *)(void *)out, d);
+      sqlite3_free(f);
+      return SQLITE_OK;
+    }
+    if (n != w)
+      return vt_err(vt, SQLITE_MISMATCH, "%s: expected a %s BLOB of %d dimensions (%zu bytes), got %zu bytes",
+                    c->name, tn[c->vtype], c->dim, w, n);
+    if (n) memcpy(out, b, n);
+    return SQLITE_OK;
+  }
+  if (sqlite3_value_type(v) != SQLITE_TEXT || c->vtype == STORE_VT_BIT)
+    return vt_err(vt, SQLITE_MISMATCH, "%s: expected a %s vector (a BLOB%s)", c->name, tn[c->vtype],
+                  c->vtype == STORE_VT_BIT ? ", e.g. vec_bit(...)" : " or a JSON array");
+  float *f = NULL;
+  size_t n = 0;
+  char err[200];
+  if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &f, &n, err,
+                       sizeof err))
+    return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
+  int rc = SQLITE_OK;
+  if (n != d) {
+    rc = vt_err(vt, SQLITE_MISMATCH, "%s: expected %d dimensions, got %zu", c->name, c->dim, n);
+  } else if (c->vtype == STORE_VT_F32) {
+    memcpy(out, f, d * 4);
+  } else if (c->vtype == STORE_VT_F16) {
+    for (size_t i = 0; i < d && !rc; i++)
+      if (fabsf(f[i]) > STORE_F16_MAX)
+        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is outside float16's range", c->name, i, (double)f[i]);
+    if (!rc) k_get()->f32_to_f16(f, (uint16_t *)(void *)out, d);
+  } else {
+    for (size_t i = 0; i < d && !rc; i++) {
+      if (f[i] != floorf(f[i]) || f[i] < -128 || f[i] > 127)
+        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is not an integer in -128..127", c->name, i,
+                    (double)f[i]);
+      else out[i] = (uint8_t)(int8_t)f[i];
+    }
+  }
+  free(f);
+  return rc;
+}
+
+/* The declared columns' values from the INSERT/UPDATE arguments into
+** vt->cv (r->cols), as the table's types take them: an integer (or a text
+** that reads as one, as INTEGER affinity converts it), a number for float,
+** 0 or 1 for boolean, text (numbers as their text), a BLOB or text's bytes
+** for blob, a vector.  Columns SQLite leaves unchanged (an UPDATE) are
+** marked type -1, for keep_columns. */
+static int decl_values(memvt *vt, sqlite3_value **col, int update, store_rec *r) {
+  uint8_t *vb = vt->cbuf;
+  for (int i = 0; i < vt->ncols; i++) {
+    const store_coldef *c = &vt->cdef[i];
+    sqlite3_value *x = col[NCOLS + i];
+    store_val *v = &vt->cv[i];
+    memset(v, 0, sizeof *v);
+    if (update && sqlite3_value_nochange(x)) {
+      v->type = -1;
+      vb += store_coldef_width(c);
+      continue;
+    }
+    if (sqlite3_value_type(x) == SQLITE_NULL) {
+      vb += store_coldef_width(c);
+      continue;
+    }
+    int t = c->type == STORE_T_TEXT || c->type == STORE_T_BLOB || c->type == STORE_T_VECTOR
+                ? sqlite3_value_type(x) : sqlite3_value_numeric_type(x);
+    static const char *const tname[] = {"", "an integer", "a real", "text", "a blob", "NULL"};
+    switch (c->type) {
+    case STORE_T_INTEGER:
+    case STORE_T_BOOLEAN:
+      if (t == SQLITE_FLOAT) { /* an integral real is that integer, as INTEGER affinity makes it */
+        double d = sqlite3_value_double(x);
+        if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
+          v->i = (int64_t)d;
+          t = SQLITE_INTEGER;
+        }
+      } else if (t == SQLITE_INTEGER) {
+        v->i = sqlite3_value_int64(x);
+      }
+      if (t != SQLITE_INTEGER || (c->type == STORE_T_BOOLEAN && v->i != 0 && v->i != 1))
+        return vt_err(vt, SQLITE_MISMATCH, "%s: expected %s, got %s", c->name,
+                      c->type == STORE_T_BOOLEAN ? "a boolean (0 or 1)" : "an integer",
+                      t == SQLITE_INTEGER ? "another integer" : tname[t]);
+      break;
+    case STORE_T_FLOAT:
+      if (t != SQLITE_INTEGER && t != SQLITE_FLOAT)
+        return vt_err(vt, SQLITE_MISMATCH, "%s: expected a number, got %s", c->name, tname[t]);
+      v->f = sqlite3_value_double(x);
+      break;
+    case STORE_T_TEXT: {
+      const char *p;
+      size_t n;
+      if (t == SQLITE_BLOB) return vt_err(vt, SQLITE_MISMATCH, "%s: expected text, got a blob", c->name);
+      if (h5mem_value_text(x, &p, &n)) return SQLITE_NOMEM;
+      v->p = p;
+      v->n = n;
+      break;
+    }
+    case STORE_T_BLOB:
+      if (t != SQLITE_BLOB && t != SQLITE_TEXT)
+        return vt_err(vt, SQLITE_MISMATCH, "%s: expected a blob, got %s", c->name, tname[t]);
+      v->p = t == SQLITE_BLOB ? sqlite3_value_blob(x) : (const void *)sqlite3_value_text(x);
+      v->n = (size_t)sqlite3_value_bytes(x);
+      if (!v->p && v->n) return SQLITE_NOMEM;
+      break;
+    default: {
+      int rc = vec_value(vt, c, x, vb);
+      if (rc) return rc;
+      v->p = vb;
+      v->n = store_coldef_width(c);
+    }
+    }
+    v->type = c->type;
+    vb += store_coldef_width(c);
+  }
+  r->cols = vt->ncols ? vt->cv : NULL;
+  return SQLITE_OK;
+}
+
+/* The declared columns an UPDATE leaves (type -1 in vt->cv) from the
+** record at pos. */
+static int keep_decl(memvt *vt, uint64_t pos) {
+  for (int i = 0; i < vt->ncols; i++) {
+    if (vt->cv[i].type != -1) continue;
+    int rc = store_get_col(vt->st, pos, i, &vt->cv[i]);
+    if (rc) return st_err(vt, rc);
   }
   return SQLITE_OK;
 }
@@ -1161,7 +1557,7 @@ static int touch_command(memvt *vt, sqlite3_value **col) {
   return rc ? st_err(vt, rc) : SQLITE_OK;
 }
 
-const char *h5mem_table_command(const memvt *vt) { return cmd_column(vt->name); }
+const char *h5mem_table_command(const memvt *vt) { return cmd_column(vt->name, vt->cdef, vt->ncols); }
 
 /* The commands.  'touch' and 'consolidate' are changes in the transaction
 ** (touch_command, mem_consolidate.c).  INSERT INTO mem(mem)
@@ -1229,7 +1625,7 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
     if (cg) id = cid; /* SET id = ... */
     else if (!given) id = old;
     store_rec r;
-    if ((rc = record_from(vt, col, id, &r))) return rc;
+    if ((rc = record_from(vt, col, id, 1, &r))) return rc;
     /* the columns SQLite leaves as they are (mem_column did not read them)
     ** come from the record; when only the columns of a memory's life
     ** change, the record is not written again: a change in place */
@@ -1238,7 +1634,9 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
       if (sqlite3_value_nochange(col[j])) same |= 1u << j;
     const unsigned lifecols = 1u << COL_ACCESS_COUNT | 1u << COL_LAST_ACCESS | 1u << COL_IMPORTANCE |
                               1u << COL_TIER, all = ((1u << (COL_META + 1)) - 1) & ~1u;
-    if (id == old && (same | lifecols) == all) {
+    int decl_same = 1;
+    for (int i = 0; i < vt->ncols; i++) decl_same &= vt->cv[i].type == -1;
+    if (id == old && (same | lifecols) == all && decl_same) {
       store_patch p = {0, r.access_count, r.last_access, r.importance, r.tier, r.tier_len};
       if (!(same & 1u << COL_ACCESS_COUNT)) p.set |= STORE_P_ACCESS_COUNT;
       if (!(same & 1u << COL_LAST_ACCESS)) p.set |= STORE_P_LAST_ACCESS;
@@ -1251,6 +1649,14 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
       return SQLITE_OK;
     }
     if (same && (rc = keep_columns(vt, old, same, &r))) return rc;
+    if (vt->ncols) { /* (the declared columns SQLite left as they are) */
+      uint64_t opos;
+      int kept = 0;
+      for (int i = 0; i < vt->ncols; i++) kept |= vt->cv[i].type == -1;
+      if (kept && store_find(s, old, &opos) == STORE_OK && (rc = keep_decl(vt, opos))) return rc;
+      for (int i = 0; i < vt->ncols; i++)
+        if (vt->cv[i].type == -1) vt->cv[i].type = 0; /* (the record was gone) */
+    }
     uint64_t pos;
     if (id != old && store_find(s, id, &pos) == STORE_OK &&
         sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
@@ -1274,7 +1680,7 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
     id = store_max_id(s) + 1;
   }
   store_rec r;
-  if ((rc = record_from(vt, col, id, &r))) return rc;
+  if ((rc = record_from(vt, col, id, 0, &r))) return rc;
   uint64_t pos;
   int taken = store_find(s, id, &pos) == STORE_OK;
   if (taken && sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)

@@ -315,6 +315,12 @@ struct memvt {
                        are NULL, every use is an error, DROP TABLE works (mem_connect) */
   h5mem_policy policy; /* its lifecycle options */
   h5mem_life_state life; /* the lifecycle functions' state */
+  /* the declared columns (the store's; a missing store's: as declared),
+  ** SQL columns NCOLS + i; scratch for one record's values */
+  int ncols;
+  store_coldef *cdef;
+  store_val *cv;
+  uint8_t *cbuf;       /* the vector columns' values, one after another */
 };
 #endif
 
@@ -421,9 +427,41 @@ typedef struct knn_filter {
   int has_ids;
   int64_t *ids; /* sorted */
   size_t nids;
+  /* conditions on declared columns (store_cond; the values' bytes copied,
+  ** sqlite3_malloc'd, in vals and their blocks in mem) */
+  store_cond *conds; /* (v unset: the values are vals[coff[i]] ...) */
+  int *coff;
+  int nconds;
+  store_val *vals;
+  int nvals;
+  void **mem;
+  int nmem;
 } knn_filter;
 
 int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v);
+/* A condition on declared column col (op STORE_OP_*; v the value, or the
+** IN list for STORE_OP_IN (sqlite3_vtab_in), none for IS [NOT] NULL) of
+** type type (STORE_T_*: numbers compare as numbers, text as bytes): the
+** value with the column's affinity applied (a text that reads as a number
+** is that number in a numeric column).  A text column compared with a
+** number compares by the other side's affinity, unknown here: no
+** condition is added then (*skipped = 1), SQLite tests the rows. */
+int search_knn_filter_cond(knn_filter *f, int col, int type, int op, sqlite3_value *v);
+/* The same from values (nv of them; text and blob bytes copied). */
+int search_knn_filter_vals(knn_filter *f, int col, int op, const store_val *vals, int nv);
+/* The "where" member of a search's options (Chroma's form: {"col": v,
+** "col": {"$gt": v, ...}, "$and": [...]}) as conditions on the declared
+** columns of st into f; other members are ignored (the run reads them).
+** SQLITE_OK, or SQLITE_ERROR with the reason in *err. */
+int search_where(store *st, sqlite3_value *options, knn_filter *f, char **err);
+/* Plan the usable constraints on the declared columns (SQL columns first
+** .. first + n - 1, of cdef's types) after what plan holds: tokens 'C',
+** two digits of the column, an op letter (search_knn_filter_cond's). */
+void search_knn_plan_decl(sqlite3_index_info *info, int first, const store_coldef *cdef, int n, char *plan,
+                          size_t cap, int *argi, int *used);
+/* One token of a plan that search_knn_plan_decl made, at *p (advanced
+** past it): its value v into f.  SQLITE_OK, or an error code. */
+int search_knn_plan_decl_add(knn_filter *f, const store_coldef *cdef, int n, const char **p, sqlite3_value *v);
 void search_knn_filter_free(knn_filter *f);
 
 /* Which records a search may return, from f: a filter for the store's
@@ -473,10 +511,10 @@ typedef struct search_touch {
 } search_touch;
 
 /* The known keys of search_touch_option, for the options' messages. */
-#define SEARCH_TOUCH_KNOWN "touch true/false, now (unix seconds)"
+#define SEARCH_TOUCH_KNOWN "touch true/false, now (unix seconds), where {conditions on declared columns}"
 
-/* key "touch" or "now" into t, as search_opts_parse's each does; any other
-** key: SEARCH_UNKNOWN. */
+/* key "touch" or "now" into t, as search_opts_parse's each does ("where":
+** accepted, search_where reads it); any other key: SEARCH_UNKNOWN. */
 int search_touch_option(search_touch *t, const char *key, const search_opt *v, char **err);
 
 /* A table-valued function's arguments (NULL when not given). */

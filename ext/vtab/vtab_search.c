@@ -34,7 +34,182 @@
 
 void search_knn_filter_free(knn_filter *f) {
   sqlite3_free(f->ids);
+  sqlite3_free(f->conds);
+  sqlite3_free(f->coff);
+  sqlite3_free(f->vals);
+  for (int i = 0; i < f->nmem; i++) sqlite3_free(f->mem[i]);
+  sqlite3_free(f->mem);
   memset(f, 0, sizeof *f);
+}
+
+/* A value of a condition on a declared column of type type into *out, with
+** the column's affinity (numeric columns: sqlite3_value_numeric_type); text
+** and blob bytes point into v.  1: a text column against a non-text value
+** (left to SQLite), else 0. */
+static int cond_value(int type, sqlite3_value *v, store_val *out) {
+  memset(out, 0, sizeof *out);
+  int numeric = type == STORE_T_INTEGER || type == STORE_T_FLOAT || type == STORE_T_BOOLEAN;
+  int t = numeric ? sqlite3_value_numeric_type(v) : sqlite3_value_type(v);
+  if (t == SQLITE_NULL) return 0;
+  if (type == STORE_T_TEXT && t != SQLITE_TEXT) return 1;
+  if (t == SQLITE_INTEGER) {
+    out->type = STORE_T_INTEGER;
+    out->i = sqlite3_value_int64(v);
+  } else if (t == SQLITE_FLOAT) {
+    out->f = sqlite3_value_double(v);
+    out->type = isnan(out->f) ? 0 : STORE_T_FLOAT;
+  } else {
+    out->p = t == SQLITE_BLOB ? sqlite3_value_blob(v) : (const void *)sqlite3_value_text(v);
+    out->n = (size_t)sqlite3_value_bytes(v);
+    out->type = t == SQLITE_BLOB ? STORE_T_BLOB : STORE_T_TEXT;
+    if (!out->p) out->p = "";
+  }
+  return 0;
+}
+
+int search_knn_filter_vals(knn_filter *f, int col, int op, const store_val *vals, int nv) {
+  if (op != STORE_OP_ISNULL && op != STORE_OP_NOTNULL && op != STORE_OP_IN && op != STORE_OP_NOTIN &&
+      (nv != 1 || !vals[0].type)) { /* a comparison with NULL: nothing */
+    f->empty = 1;
+    return SQLITE_OK;
+  }
+  store_val *all = sqlite3_realloc64(f->vals, (sqlite3_uint64)(f->nvals + nv + 1) * sizeof *all);
+  if (!all) return SQLITE_NOMEM;
+  f->vals = all;
+  store_cond *cs = sqlite3_realloc64(f->conds, (sqlite3_uint64)(f->nconds + 1) * sizeof *cs);
+  if (!cs) return SQLITE_NOMEM;
+  f->conds = cs;
+  int *co = sqlite3_realloc64(f->coff, (sqlite3_uint64)(f->nconds + 1) * sizeof *co);
+  if (!co) return SQLITE_NOMEM;
+  f->coff = co;
+  for (int i = 0; i < nv; i++) {
+    store_val v = vals[i];
+    if (v.type == STORE_T_TEXT || v.type == STORE_T_BLOB) { /* the bytes copied: f's own */
+      void **m = sqlite3_realloc64(f->mem, (sqlite3_uint64)(f->nmem + 1) * sizeof *m);
+      if (!m) return SQLITE_NOMEM;
+      f->mem = m;
+      void *c = sqlite3_malloc64(v.n + 1);
+      if (!c) return SQLITE_NOMEM;
+      if (v.n) memcpy(c, v.p, v.n);
+      f->mem[f->nmem++] = c;
+      v.p = c;
+    }
+    f->vals[f->nvals + i] = v;
+  }
+  cs[f->nconds].col = col;
+  cs[f->nconds].op = op;
+  cs[f->nconds].v = NULL; /* (f->vals moves while conditions are added: coff) */
+  cs[f->nconds].nv = nv;
+  co[f->nconds] = f->nvals;
+  f->nconds++;
+  f->nvals += nv;
+  if (op == STORE_OP_IN && !nv) f->empty = 1;
+  return SQLITE_OK;
+}
+
+int search_knn_filter_cond(knn_filter *f, int col, int type, int op, sqlite3_value *v) {
+  store_val *vals = NULL;
+  int nv = 0, rc;
+  if (op == STORE_OP_IN) {
+    sqlite3_value *x;
+    int cap = 0;
+    for (rc = sqlite3_vtab_in_first(v, &x); rc == SQLITE_OK && x; rc = sqlite3_vtab_in_next(v, &x)) {
+      if (nv == cap) {
+        cap = cap ? cap * 2 : 16;
+        store_val *n = sqlite3_realloc64(vals, (sqlite3_uint64)cap * sizeof *n);
+        if (!n) {
+          sqlite3_free(vals);
+          return SQLITE_NOMEM;
+        }
+        vals = n;
+      }
+      if (cond_value(type, x, &vals[nv])) { /* (one value SQLite must judge: the whole IN is left to it) */
+        sqlite3_free(vals);
+        return SQLITE_OK;
+      }
+      /* (the bytes of a value are valid until the next one: copied now) */
+      nv++;
+      if (vals[nv - 1].type == STORE_T_TEXT || vals[nv - 1].type == STORE_T_BLOB) {
+        void **m = sqlite3_realloc64(f->mem, (sqlite3_uint64)(f->nmem + 1) * sizeof *m);
+        void *c = m ? sqlite3_malloc64(vals[nv - 1].n + 1) : NULL;
+        if (m) f->mem = m;
+        if (!c) {
+          sqlite3_free(vals);
+          return SQLITE_NOMEM;
+        }
+        if (vals[nv - 1].n) memcpy(c, vals[nv - 1].p, vals[nv - 1].n);
+        f->mem[f->nmem++] = c;
+        vals[nv - 1].p = c;
+      }
+    }
+    if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+      sqlite3_free(vals);
+      return rc;
+    }
+    rc = search_knn_filter_vals(f, col, op, vals, nv);
+    sqlite3_free(vals);
+    return rc;
+  }
+  store_val one;
+  memset(&one, 0, sizeof one);
+  if (op != STORE_OP_ISNULL && op != STORE_OP_NOTNULL && cond_value(type, v, &one)) return SQLITE_OK;
+  return search_knn_filter_vals(f, col, op, &one, op == STORE_OP_ISNULL || op == STORE_OP_NOTNULL ? 0 : 1);
+}
+
+static const struct {
+  int sop, op;
+  char c;
+} cond_ops[] = {
+    {SQLITE_INDEX_CONSTRAINT_EQ, STORE_OP_EQ, '='},       {SQLITE_INDEX_CONSTRAINT_NE, STORE_OP_NE, '!'},
+    {SQLITE_INDEX_CONSTRAINT_LT, STORE_OP_LT, '<'},       {SQLITE_INDEX_CONSTRAINT_LE, STORE_OP_LE, 'l'},
+    {SQLITE_INDEX_CONSTRAINT_GT, STORE_OP_GT, '>'},       {SQLITE_INDEX_CONSTRAINT_GE, STORE_OP_GE, 'g'},
+    {SQLITE_INDEX_CONSTRAINT_ISNULL, STORE_OP_ISNULL, 'n'}, {SQLITE_INDEX_CONSTRAINT_ISNOTNULL, STORE_OP_NOTNULL, 'N'},
+    {-1, STORE_OP_IN, 'i'}};
+
+void search_knn_plan_decl(sqlite3_index_info *info, int first, const store_coldef *cdef, int n, char *plan,
+                          size_t cap, int *argi, int *used) {
+  size_t len = strlen(plan);
+  for (int c = 0; c < info->nConstraint; c++) {
+    const struct sqlite3_index_constraint *k = &info->aConstraint[c];
+    int col = k->iColumn - first;
+    if (!k->usable || info->aConstraintUsage[c].argvIndex || col < 0 || col >= n) continue;
+    const store_coldef *d = &cdef[col];
+    if (d->role == STORE_R_AUX || d->type == STORE_T_VECTOR) continue; /* (never filtered) */
+    char op = 0;
+    for (size_t j = 0; j < sizeof cond_ops / sizeof cond_ops[0]; j++)
+      if (cond_ops[j].sop == k->op) op = cond_ops[j].c;
+    if (!op) continue;
+    if (d->type == STORE_T_TEXT) {
+      const char *coll = sqlite3_vtab_collation(info, c);
+      if (coll && sqlite3_stricmp(coll, "BINARY")) continue; /* (bytes compared: BINARY only) */
+    }
+    if (op == '=' && sqlite3_libversion_number() >= 3038000 && sqlite3_vtab_in(info, c, -1)) {
+      sqlite3_vtab_in(info, c, 1); /* the whole IN list at once */
+      op = 'i';
+    }
+    if (len + 4 >= cap) break;
+    plan[len++] = 'C';
+    plan[len++] = (char)('0' + col / 10);
+    plan[len++] = (char)('0' + col % 10);
+    plan[len++] = op;
+    plan[len] = 0;
+    info->aConstraintUsage[c].argvIndex = ++*argi;
+    /* exact as SQLite compares, but a text column against a number, whose
+    ** affinity is the other side's: SQLite tests text conditions again */
+    info->aConstraintUsage[c].omit = d->type != STORE_T_TEXT;
+    (*used)++;
+  }
+}
+
+int search_knn_plan_decl_add(knn_filter *f, const store_coldef *cdef, int n, const char **p, sqlite3_value *v) {
+  const char *t = *p;
+  if (t[0] != 'C' || !t[1] || !t[2] || !t[3]) return SQLITE_INTERNAL;
+  int col = (t[1] - '0') * 10 + (t[2] - '0'), op = 0;
+  for (size_t j = 0; j < sizeof cond_ops / sizeof cond_ops[0]; j++)
+    if (cond_ops[j].c == t[3]) op = cond_ops[j].op;
+  *p = t + 4;
+  if (col < 0 || col >= n || !op) return SQLITE_INTERNAL;
+  return search_knn_filter_cond(f, col, cdef[col].type, op, v);
 }
 
 static int cmp_i64(const void *a, const void *b) {
@@ -368,6 +543,56 @@ static int allow_from_time(store *st, const knn_filter *f, meets_ctx *mc, knn_al
   return 1;
 }
 
+/* The allowed records as bits when f has conditions on declared columns:
+** the listed ids' (id IN) or the live records, narrowed by each condition
+** in turn (a partition key's `=` first: its index gives the partition's
+** rows alone), then by the other conditions (meets) on the rows left.
+** SQLITE_OK, SQLITE_NOMEM, or the store's code (STORE_E*). */
+static int allow_from_conds(store *st, const knn_filter *f, meets_ctx *mc, knn_allow *a) {
+  uint64_t npos = store_npos(st), n = 0;
+  a->bits = sqlite3_malloc64(npos / 8 + 1);
+  if (!a->bits) return SQLITE_NOMEM;
+  memset(a->bits, 0, npos / 8 + 1);
+  if (f->has_ids) {
+    for (size_t i = 0; i < f->nids; i++) {
+      uint64_t pos;
+      if (store_find(st, f->ids[i], &pos) == STORE_OK && !(a->bits[pos / 8] >> (pos % 8) & 1)) {
+        a->bits[pos / 8] |= (uint8_t)(1u << (pos % 8));
+        n++;
+      }
+    }
+  } else {
+    store_live_bits(st, npos, a->bits, &n);
+  }
+  store_cond *cs = f->conds;
+  for (int i = 0; i < f->nconds; i++) cs[i].v = f->vals + f->coff[i]; /* (all in now) */
+  for (int pass = 0; pass < 2; pass++) /* a partition key's = first */
+    for (int i = 0; i < f->nconds && n; i++) {
+      const store_coldef *d = store_col(st, cs[i].col);
+      int part = d && d->role == STORE_R_PARTITION && cs[i].op == STORE_OP_EQ;
+      if (part != (pass == 0)) continue;
+      int rc = store_col_filter(st, &cs[i], npos, a->bits, &n);
+      if (rc) return rc;
+    }
+  if (n && (f->has[0] || f->has[1] || f->has[2] || f->has_ts || mc->noarch)) {
+    uint64_t kept = 0;
+    for (uint64_t p = 0; p < npos && !mc->err; p++) {
+      if (!(a->bits[p / 8] >> (p % 8) & 1)) {
+        if (!a->bits[p / 8]) p |= 7; /* (a byte of zeros) */
+        continue;
+      }
+      if (meets(mc, p)) kept++;
+      else a->bits[p / 8] &= (uint8_t)~(1u << (p % 8));
+    }
+    if (mc->err) return mc->err;
+    n = kept;
+  }
+  a->flt.bits = a->bits;
+  a->flt.nbits = n;
+  if (!n) a->none = 1;
+  return SQLITE_OK;
+}
+
 int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **pzErr) {
   memset(a, 0, sizeof *a);
   if (f->empty) {
@@ -382,7 +607,13 @@ int search_knn_allow_init(store *st, const knn_filter *f, knn_allow *a, char **p
     search_knn_allow_free(a);
     return h5mem_store_err(st, src, pzErr);
   }
-  if (f->has_ids) { /* the listed records that meet the rest */
+  if (f->nconds) { /* the declared columns' conditions: a bitmap, a column at a time */
+    int arc = allow_from_conds(st, f, mc, a);
+    if (arc != SQLITE_OK) {
+      search_knn_allow_free(a);
+      return arc == SQLITE_NOMEM ? arc : h5mem_store_err(st, arc, pzErr);
+    }
+  } else if (f->has_ids) { /* the listed records that meet the rest */
     uint64_t npos = store_npos(st);
     a->bits = sqlite3_malloc64(npos / 8 + 1);
     if (!a->bits) {
@@ -933,7 +1164,8 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
   memset(&tch, 0, sizeof tch);
   sa.touch = &tch;
   /* a reader sees what others committed (not under another scan of the store) */
-  if ((rc = h5mem_store_refresh(h5mem_table_ms(mt), 0, &err)) == SQLITE_OK)
+  if ((rc = h5mem_store_refresh(h5mem_table_ms(mt), 0, &err)) == SQLITE_OK &&
+      (rc = search_where(st, sa.options, &f, &err)) == SQLITE_OK)
     rc = kind_of(&vt->base)->run(st, &sa, &f, &c->res, &c->n, &err);
   search_knn_filter_free(&f);
   if (rc != SQLITE_OK) return s_msg(&vt->base, rc, &err);

@@ -191,6 +191,9 @@ h5_type *h5_type_new_float(int bytes);               /* 2, 4, 8 bytes */
 /* size 0: variable-length; utf8: the character set flag */
 h5_type *h5_type_new_string(uint32_t size, int utf8);
 h5_type *h5_type_new_compound(uint32_t size);
+/* A variable-length sequence of base (not itself variable-length), e.g.
+** uint8 for bytes; written as a pointer and an element count (h5w_write). */
+h5_type *h5_type_new_vlen(h5_type *base);
 int h5_type_add_member(h5_type *compound, const char *name, uint32_t offset,
                        h5_type *member);
 h5_type *h5_type_new_enum(h5_type *integer_base);
@@ -361,7 +364,8 @@ int h5w_dataset(h5w *w, h5w_obj *parent, const char *name, h5_type *type,
                 const h5w_dcpl *dcpl, h5w_obj **out);
 /* Write the whole dataset once: C order, elements as stored, except that a
 ** variable-length string element is a const char * (NULL: no string) in
-** the first 8 bytes of its 16-byte slot. */
+** the first 8 bytes of its 16-byte slot, and a variable-length sequence a
+** pointer to its elements (NULL: none) and then their number (uint64). */
 int h5w_write(h5w *w, h5w_obj *d, const void *data);
 /* Append rows along dimension 0 of a chunked dataset: one created with
 ** shape[0] 0 and maxshape[0] unlimited, or one of an opened file whose

@@ -343,6 +343,18 @@ h5_type *h5_type_new_float(int bytes) {
   return t;
 }
 
+h5_type *h5_type_new_vlen(h5_type *base) {
+  if (!base) return NULL;
+  h5_type *t = new_type(H5_CLASS_VLEN, 16);
+  if (!t) {
+    h5_type_free(base);
+    return NULL;
+  }
+  t->vlen_kind = 0;
+  t->base = base;
+  return t;
+}
+
 h5_type *h5_type_new_string(uint32_t size, int utf8) {
   if (size == 0) { /* variable length: a vlen of bytes */
     h5_type *t = new_type(H5_CLASS_VLEN, 16);

@@ -168,27 +168,41 @@ static int gheap_put(h5w *w, const void *data, size_t len, uint8_t id[12]) {
   return H5_OK;
 }
 
-/* Replace the variable-length strings in n elements of type t at p (each a
-** const char * in the first 8 bytes of its 16-byte slot, NULL for none)
-** by their stored form: length, heap ID.  Works inside compounds and
+/* Replace the variable-length strings and sequences in n elements of type
+** t at p (each a pointer in the first 8 bytes of its 16-byte slot, NULL for
+** none: a const char * for a string; for a sequence its element count in
+** the next 8 bytes) by their stored form: length, heap ID.  Works inside compounds and
 ** arrays. */
+static int has_vlen(const h5_type *t);
 static int convert_vlen(h5w *w, const h5_type *t, uint8_t *p, uint64_t n,
                         int depth) {
   if (depth > H5_MAX_TYPE_DEPTH) return werr(w, H5_EINVAL, "type nested too deeply");
   for (uint64_t e = 0; e < n; e++, p += t->size) {
     if (t->cls == H5_CLASS_VLEN) {
-      if (t->vlen_kind != 1)
-        return werr(w, H5_EUNSUPPORTED, "writing variable-length sequences");
+      /* a string: a const char *; a sequence: a pointer and, in the
+      ** next 8 bytes, its number of elements */
       const char *s;
       memcpy(&s, p, sizeof s);
-      size_t len = s ? strlen(s) : 0;
+      uint64_t cnt = 0, len;
+      if (t->vlen_kind == 1) {
+        len = cnt = s ? strlen(s) : 0;
+      } else {
+        if (t->base->cls == H5_CLASS_VLEN || has_vlen(t->base))
+          return werr(w, H5_EUNSUPPORTED, "writing sequences of variable-length data");
+        memcpy(&cnt, p + 8, 8);
+        if (cnt > UINT32_MAX / (t->base->size ? t->base->size : 1))
+          return werr(w, H5_EINVAL, "sequence longer than 4 GiB");
+        len = cnt * t->base->size;
+      }
       if (len > UINT32_MAX) return werr(w, H5_EINVAL, "string longer than 4 GiB");
       uint8_t id[12] = {0};
       if (s) {
-        int rc = gheap_put(w, s, len, id);
+        int rc = gheap_put(w, s, (size_t)len, id);
         if (rc) return rc;
+      } else {
+        cnt = 0;
       }
-      util_put_le(p, len, 4);
+      util_put_le(p, cnt, 4);
       memcpy(p + 4, id, 12);
     } else if (t->cls == H5_CLASS_COMPOUND) {
       for (uint32_t i = 0; i < t->nmembers; i++) {

@@ -297,6 +297,7 @@ int store_put(store *s, const store_rec *r) {
       (rc = store_str_check(s, "tier", r->tier, r->tier_len)) ||
       (rc = store_str_check(s, "meta", r->meta, r->meta_len)))
     return rc;
+  if (s->ncols && ((rc = store_cols_check(s, r->cols)) || (rc = store_cols_pkey_free(s, r->cols)))) return rc;
   return store_apply_put(s, r);
 }
 

@@ -90,14 +90,71 @@ typedef struct store_opts {
   ** message), never created, even with dim > 0; dim and the rest are still
   ** checked against an existing store */
   int no_create;
+  /* the columns declared beside the fixed ones (docs/FORMAT.md, "Declared
+  ** columns"): ncols of them (0: none; opening an existing store with 0
+  ** takes the file's, else they must be the file's: STORE_EMISMATCH
+  ** naming the difference) */
+  const struct store_coldef *cols;
+  int ncols;
 } store_opts;
+
+/* ---- declared columns (store_cols.c) ----------------------------------- */
+
+/* A column a store's creator declares beside the fixed ones, in sqlite-vec's
+** vec0 syntax: a metadata column (`user_id integer`, filtered), a
+** partition key (`user_id integer partition key`: searches by its value
+** touch that partition alone), an auxiliary column (`+payload blob`:
+** stored and returned, never filtered), a text primary key (`key text
+** primary key`: unique) or a vector column (`image float[512]
+** distance_metric=l2`). */
+enum { STORE_T_INTEGER = 1, STORE_T_FLOAT, STORE_T_TEXT, STORE_T_BLOB, STORE_T_BOOLEAN,
+       STORE_T_VECTOR };
+enum { STORE_R_METADATA = 0, STORE_R_PARTITION, STORE_R_AUX, STORE_R_PKEY };
+/* a vector column's element type (its bytes per element, but bit) */
+enum { STORE_VT_F32 = 4, STORE_VT_F16 = 2, STORE_VT_I8 = 1, STORE_VT_BIT = 8 };
+/* metrics beyond STORE_COSINE, STORE_L2, STORE_DOT (vector columns) */
+enum { STORE_L1 = 3, STORE_HAMMING = 4 };
+#define STORE_COLS_MAX 64
+#define STORE_COLNAME_MAX 64
+typedef struct store_coldef {
+  char name[STORE_COLNAME_MAX]; /* [A-Za-z_][A-Za-z0-9_]*, at most 63 bytes */
+  int type;                     /* STORE_T_* */
+  int role;                     /* STORE_R_* */
+  int vtype, dim, metric;       /* vectors: element type, elements (bits for bit), metric */
+} store_coldef;
+/* One declaration ("user_id integer partition key") into *c: STORE_OK, or
+** STORE_EINVAL with a message in err naming what is wrong. */
+int store_coldef_parse(const char *decl, size_t n, store_coldef *c, char *err, size_t errlen);
+/* The declaration of c in normal form into buf (room for n bytes). */
+void store_coldef_format(const store_coldef *c, char *buf, size_t n);
+/* The bytes of one value of vector column c. */
+size_t store_coldef_width(const store_coldef *c);
+/* The store's declared columns: their number, and column i (0 .. n-1). */
+int store_ncols(const store *s);
+const store_coldef *store_col(const store *s, int i);
+/* The declared column called name (n bytes, compared without case), or -1. */
+int store_col_find(const store *s, const char *name, size_t n);
 
 /* The largest magnitude a float16 store takes (float16's largest finite). */
 #define STORE_F16_MAX 65504.0f
 
 /* One record.  Strings are UTF-8, NULL when absent (len ignored).  emb is
 ** dim float32 values, NULL when the record has no embedding. */
+/* A value of a declared column: type 0 is NULL, else the column's type;
+** i for integer and boolean (0 or 1), f for float, p and n bytes for text
+** (UTF-8, no NUL), blob and vector (store_coldef_width bytes, the
+** column's element type). */
+typedef struct store_val {
+  int type;
+  int64_t i;
+  double f;
+  const void *p;
+  size_t n;
+} store_val;
+
 typedef struct store_rec {
+  /* the declared columns' values, store_ncols of them (NULL: all NULL) */
+  const store_val *cols;
   int64_t id;
   const char *text, *source, *session, *tags, *tier, *meta;
   size_t text_len, source_len, session_len, tags_len, tier_len, meta_len;
@@ -195,6 +252,41 @@ int store_get(store *s, uint64_t pos, unsigned want, store_view *v);
 ** STORE_ECORRUPT. */
 int store_get_tier(store *s, uint64_t pos, const char **tier, size_t *len);
 uint64_t store_count(const store *s); /* live records */
+
+/* The value of declared column c (0 .. store_ncols - 1) of the live record
+** at pos into *v (pointers into the mapped file or the handle, valid as
+** store_get's).  STORE_OK, STORE_ENOTFOUND (not live), STORE_ECORRUPT. */
+int store_get_col(store *s, uint64_t pos, int c, store_val *v);
+/* Every declared column's value of the live record at pos as a copy of
+** its own: *out is one malloc'd block (the values, then their bytes; the
+** caller frees it), NULL when the store has no declared columns. */
+int store_get_cols(store *s, uint64_t pos, store_val **out);
+
+/* A condition on a declared column, for filters over many records:
+** SQLite's comparison (a NULL value matches no operator but ISNULL;
+** numbers compare as numbers, integer against float exactly; text as
+** bytes (BINARY); a number is less than any text, text less than any
+** blob).  v: one value (nv 1), or the list of IN and NOT IN (NULLs in
+** it match nothing; NOT IN: a NULL value matches nothing either). */
+enum { STORE_OP_EQ = 1, STORE_OP_NE, STORE_OP_LT, STORE_OP_LE, STORE_OP_GT, STORE_OP_GE,
+       STORE_OP_ISNULL, STORE_OP_NOTNULL, STORE_OP_IN, STORE_OP_NOTIN };
+typedef struct store_cond {
+  int col, op;
+  const store_val *v; /* type: 0 (NULL), STORE_T_INTEGER, _FLOAT, _TEXT or _BLOB */
+  int nv;
+} store_cond;
+/* Clear the bits (of positions below npos; bits as store_live_bits's) of
+** records whose column fails cond, reading the column alone, and only for
+** the positions set (a word of zeros costs one test); *n is then the bits
+** still set.  A condition `=` on a partition key takes the partition's
+** positions from its index (built on first use, kept until the base
+** changes) without reading the other rows.  STORE_OK or an error. */
+int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *bits, uint64_t *n);
+/* Whether the live record at pos passes cond (1), not (0), or an error (-1). */
+int store_col_test(store *s, const store_cond *cond, uint64_t pos);
+/* The live record whose text primary key is key (n bytes): STORE_OK with
+** its position, or STORE_ENOTFOUND (also when the store has none). */
+int store_pkey_find(store *s, const char *key, size_t n, uint64_t *pos);
 
 /* For filters over many records: the base rows' values of one string
 ** column (want: one STORE_V_* string bit) as codes, equal strings equal

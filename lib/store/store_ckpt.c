@@ -40,7 +40,8 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", id[i]);
   const char *storage = o->storage == STORE_F16 ? "float16" : "float32";
   int hr = attr_str(w, root, "h5mem_format", FORMAT_NAME);
-  if (!hr) hr = attr_i64(w, root, "h5mem_format_version", FORMAT_VERSION);
+  /* (version 2 only with declared columns: earlier h5mem reads the rest) */
+  if (!hr) hr = attr_i64(w, root, "h5mem_format_version", o->ncols > 0 ? 2 : 1);
   if (!hr) hr = attr_i64(w, root, "dim", o->dim);
   if (!hr) hr = attr_str(w, root, "metric", store_metric_name(o->metric));
   if (!hr) hr = attr_str(w, root, "storage", storage);
@@ -78,6 +79,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   }
   if (!hr) hr = h5w_group(w, root, "memories", &mem);
   if (!hr) hr = h5w_group(w, root, "h5mem", &meta);
+  if (!hr) hr = store_cols_layout(s, w, root, mem, o);
   uint64_t crows = (uint64_t)s->chunk_rows;
   for (int k = 0; !hr && k < NCOL + 3; k++) {
     h5w_dcpl dcpl;
@@ -137,6 +139,7 @@ int store_write_new(store *s, const store_opts *o) {
     return store_fail(s, STORE_EINVAL, "storage must be float16 or float32");
   if (o->index == STORE_INDEX_IVF && o->ivf_pq_m && o->dim % o->ivf_pq_m)
     return store_fail(s, STORE_EINVAL, "pq_m=%d must divide dim=%d", o->ivf_pq_m, o->dim);
+  if (o->ncols && store_cols_check_defs(s, o->cols, o->ncols)) return STORE_EINVAL;
   /* the attributes of / are strings like the records' (store_str_check) */
   if (o->agent && store_str_check(s, "agent", o->agent, strlen(o->agent))) return STORE_EINVAL;
   if (o->embedder && store_str_check(s, "embedder", o->embedder, strlen(o->embedder))) return STORE_EINVAL;
@@ -397,6 +400,7 @@ int store_checkpoint(store *s) {
     }
     if (hr != H5_OK) rc = store_wfail(s, w, "checkpoint of");
   }
+  if (rc == STORE_OK) rc = store_cols_append(s, w, nlive);
   if (rc == STORE_OK && nlive) {
     const void **rows = malloc(nlive * sizeof *rows);
     if (!rows) {
@@ -507,6 +511,8 @@ int store_optimize(store *s) {
   o.ivf_nprobe = s->icfg.nprobe;
   o.ivf_pq_m = s->icfg.pq_m;
   o.tokenize = s->tokenize;
+  o.cols = s->cdef;
+  o.ncols = s->ncols;
   extra_attrs ex = {s, NULL, NULL, 0, 0};
   if (h5_root(s->f, &ex.root) == H5_OK) h5_attr_iter(ex.root, collect_migrated, &ex);
   if (ex.oom) {
@@ -589,6 +595,7 @@ int store_optimize(store *s) {
       free(strs);
       free(buf);
     }
+    if (rc == STORE_OK) rc = store_cols_copy_rows(s, w, r0, r1, m);
   }
   if (rc == STORE_OK) {
     int gr = gstore_write_live(s->g, w, err, sizeof err);

@@ -24,10 +24,16 @@ static drec *drec_new(const store *s, const store_rec *r) {
   for (int k = 0; k < 6; k++)
     if (str[k]) total += len[k] + 1;
   total += eb;
+  if (s->ncols) total += store_cols_size(s, r->cols);
   drec *d = malloc(total);
   if (!d) return NULL;
   memset(d, 0, sizeof *d);
   uint8_t *p = (uint8_t *)(d + 1);
+  if (s->ncols) { /* (first: store_val is aligned right after the drec) */
+    d->cv = (store_val *)(void *)p;
+    p += (size_t)s->ncols * sizeof(store_val);
+    store_cols_copy(s, r->cols, d->cv, &p);
+  }
   if (eb) {
     d->emb = p;
     if (s->storage == STORE_F32) memcpy(p, r->emb, eb);
@@ -94,6 +100,7 @@ int store_apply_put(store *s, const store_rec *r) {
   s->live++;
   s->changes++;
   if (r->id > s->max_id) s->max_id = r->id;
+  store_cols_note(s, pos, 1);
   return store_ul_push(s, 1, pos);
 }
 
@@ -106,6 +113,7 @@ int store_apply_delete(store *s, int64_t id) {
     if (rc) return rc;
     s->nul--;
   }
+  store_cols_note(s, pos, 0);
   if (pos < s->nbase) {
     if (s->nnewdead == s->capnewdead) {
       uint64_t cap = s->capnewdead ? s->capnewdead * 2 : 64;
@@ -143,6 +151,7 @@ void store_undo_one(store *s, const undo *u) {
   s->changes++;
   if (u->insert) { /* the last delta record */
     s->reuses++;
+    store_cols_note(s, s->nbase + s->ndelta - 1, 0);
     drec *d = s->delta[--s->ndelta];
     idmap_del(&s->map, d->id);
     store_drec_free(d);
@@ -157,6 +166,7 @@ void store_undo_one(store *s, const undo *u) {
     int prc = idmap_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
     UTIL_ASSERT(prc == STORE_OK);
     s->live++;
+    store_cols_note(s, u->pos, 1);
   }
 }
 

@@ -260,7 +260,7 @@ void store_time_rebase_sess(store *s, store_tsess *old, uint64_t oldn);
 
 #define FORMAT_NAME "h5mem-store"
 #define MIGRATED_PREFIX "migrated_" /* extra attributes of / (store_opts.attrs) */
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2 /* the newest read; a store without declared columns is written as 1 */
 #define DEFAULT_CHUNK 1024
 #define DEFAULT_AUTOCKPT ((uint64_t)64 << 20)
 #define NORMAL_SYNC_NS 100000000LL /* sync=normal: fsync at most every 100 ms */
@@ -310,6 +310,7 @@ typedef struct drec {
   char *str[6];
   size_t len[6];
   void *emb; /* stored type, or NULL */
+  store_val *cv; /* the declared columns' values (store_ncols; NULL when none) */
 } drec;
 
 
@@ -377,6 +378,14 @@ struct store {
   uint64_t reuses;   /* inserts undone (their positions may be taken again) */
   strcodes sc[6];    /* of the string columns (store_str_cols order), built on demand */
   bcol q8[2];        /* /index/q8 and q8_scale (nchunks 0: none) */
+  /* the declared columns (store_cols.c): their definitions (read from the
+  ** file with the base), the base's datasets, the filters' indexes */
+  store_coldef *cdef;
+  int ncols;
+  bcol *ucol;        /* ncols: /memories/columns/<name> */
+  bcol *umiss;       /* ncols: vectors' /memories/columns/<name>.missing (others: none) */
+  struct cparts *parts; /* ncols: the partition keys' indexes (NULL: none built) */
+  struct pkmap *pk;  /* the text primary key's map (NULL: not built) */
   int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
   /* the temporal index (store_time.c): the base's pairs, the delta's */
   store_tkey *tb, *td;
@@ -507,6 +516,46 @@ int store_patch_encode(const store *s, uint64_t pos, int (*put)(void *ctx, const
 /* Write the base rows' entries over their columns' chunks (the
 ** checkpoint's writer w). */
 int store_patch_write(store *s, h5w *w);
+
+/* ---- interface to code in store_cols.c ------------------------------------ */
+
+/* Map dataset d (path, for messages) as a column of *n rows (store_load.c;
+** UINT64_MAX: as many as it has, stored into *n): chunked along the rows,
+** unfiltered, elements of esz bytes, 1-D (width 0) or [rows, width]. */
+int store_map_col(store *s, h5_obj *d, const char *path, bcol *c, size_t esz, int width, uint64_t *n);
+/* Read the declared columns from the root attribute `columns` (none: a
+** store without them) and, when want declares columns, check they are the
+** same (STORE_EMISMATCH naming the difference). */
+int store_cols_read(store *s, h5_obj *root, const store_opts *want);
+/* Map the declared columns' datasets (n rows, as the fixed columns'). */
+int store_cols_map(store *s, h5_obj *mem, uint64_t n);
+/* Free what store_cols_read and _map made, and the indexes of the base. */
+void store_cols_base_free(store *s);
+/* Check opts' declarations (store_write_new); lay them out in a new file:
+** the root attribute and /memories/columns with a dataset each. */
+int store_cols_check_defs(store *s, const store_coldef *c, int n);
+int store_cols_layout(store *s, h5w *w, h5w_obj *root, h5w_obj *mem, const store_opts *o);
+/* A record's values: checked (store_put), their bytes (a drec's room),
+** copied into the drec's room at *p (advanced). */
+int store_cols_check(store *s, const store_val *cv);
+size_t store_cols_size(const store *s, const store_val *cv);
+void store_cols_copy(const store *s, const store_val *cv, store_val *out, uint8_t **p);
+/* The log: a record's values after its fixed fields; decoding them from
+** *p (advanced; STORE_ECORRUPT when cut short or not what store_put takes,
+** a message naming the column in err). */
+int store_cols_encode(const store *s, const drec *d, int (*put)(void *ctx, const void *p, size_t n),
+                      void *ctx);
+int store_cols_decode(store *s, const uint8_t **p, const uint8_t *end, store_val *out, char *err,
+                      size_t errlen);
+/* A checkpoint: append the delta's live records' values (nlive of them). */
+int store_cols_append(store *s, h5w *w, uint64_t nlive);
+/* optimize: append the live base rows r0 .. r1 - 1 (m of them). */
+int store_cols_copy_rows(store *s, h5w *w, uint64_t r0, uint64_t r1, uint64_t m);
+/* A record at pos became live (1) or dead (0) (put, delete, their undo):
+** the primary key's map follows. */
+void store_cols_note(store *s, uint64_t pos, int live);
+/* The key of pos's record is free (store_put): STORE_OK or STORE_EEXISTS. */
+int store_cols_pkey_free(store *s, const store_val *cv);
 
 /* ---- interface to code in store_log.c ------------------------------------ */
 

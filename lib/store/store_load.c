@@ -76,6 +76,7 @@ void store_base_free(store *s) {
   memset(s->col, 0, sizeof s->col);
   for (int k = 0; k < 2; k++) free(s->q8[k].caddr);
   memset(s->q8, 0, sizeof s->q8);
+  store_cols_base_free(s);
   free(s->base_id);
   free(s->base_dead);
   s->base_id = NULL;
@@ -106,8 +107,8 @@ const char *store_metric_name(int m) {
 ** as many as it has, stored into *n): chunked along the rows, unfiltered,
 ** little-endian elements of esz bytes, and 1-D (width 0) or [rows, width]
 ** with whole rows per chunk; every chunk present. */
-static int map_col(store *s, h5_obj *d, const char *path, bcol *c, size_t esz, int width,
-                   uint64_t *n) {
+int store_map_col(store *s, h5_obj *d, const char *path, bcol *c, size_t esz, int width,
+                  uint64_t *n) {
   h5_dset_info in;
   c->d = d;
   if (h5_dset_info_get(d, &in) != H5_OK || in.rank != (width ? 2 : 1) ||
@@ -174,8 +175,8 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
       strcmp(buf, FORMAT_NAME) != 0)
     return store_fail(s, STORE_EMISMATCH, "%s is an HDF5 file but not an h5mem store (no "
                 "h5mem_format = '" FORMAT_NAME "' attribute on /)", s->path);
-  if (read_attr_int(root, "h5mem_format_version", &ver) || ver != FORMAT_VERSION)
-    return store_fail(s, STORE_EMISMATCH, "%s: store format version %lld; this h5mem reads version %d",
+  if (read_attr_int(root, "h5mem_format_version", &ver) || ver < 1 || ver > FORMAT_VERSION)
+    return store_fail(s, STORE_EMISMATCH, "%s: store format version %lld; this h5mem reads versions 1 to %d",
                 s->path, (long long)ver, FORMAT_VERSION);
   if (read_attr_int(root, "dim", &dim) || dim < 1 || dim > 65536)
     return store_fail(s, STORE_ECORRUPT, "%s: bad dim attribute", s->path);
@@ -220,6 +221,11 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
       return store_fail(s, STORE_EMISMATCH, "%s has tokenize='%s', not '%s'", s->path, s->tokenize,
                   want->tokenize);
   }
+  int ccr = store_cols_read(s, root, want);
+  if (ccr) return ccr;
+  if ((ver >= 2) != (s->ncols > 0))
+    return store_fail(s, STORE_ECORRUPT, "%s: format version %lld %s declared columns", s->path, (long long)ver,
+                      ver >= 2 ? "without" : "with");
   if (h5_group_find(root, "memories", &l) != H5_OK || h5_obj_open(s->f, l->addr, &mem) != H5_OK ||
       h5_group_find(root, "h5mem", &l) != H5_OK || h5_obj_open(s->f, l->addr, &meta) != H5_OK)
     return store_fail(s, STORE_ECORRUPT, "%s: /memories or /h5mem is missing", s->path);
@@ -231,7 +237,7 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
     if (store_open_child(s->f, mem, store_col_name[k], &s->col[k].d) != H5_OK)
       return store_fail(s, STORE_ECORRUPT, "%s: %s is missing", s->path, path);
     size_t esz = store_col_kind[k] == K_STR ? 16 : k == C_EMB ? (size_t)s->storage : 8;
-    int rc = map_col(s, s->col[k].d, path, &s->col[k], esz, k == C_EMB ? s->dim : 0, &n);
+    int rc = store_map_col(s, s->col[k].d, path, &s->col[k], esz, k == C_EMB ? s->dim : 0, &n);
     if (rc) return rc;
   }
   /* the int8 copy of the embeddings (index=hnsw): the same rows, or none */
@@ -240,14 +246,16 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
       h5_obj_open_path(s->f, "/index/q8", &qd) == H5_OK &&
       h5_obj_open_path(s->f, "/index/q8_scale", &qs) == H5_OK) {
     /* (derived data: when it does not fit, searches do without it) */
-    int rc = map_col(s, qd, "/index/q8", &s->q8[0], 1, s->dim, &n);
-    if (!rc) rc = map_col(s, qs, "/index/q8_scale", &s->q8[1], 4, 0, &n);
+    int rc = store_map_col(s, qd, "/index/q8", &s->q8[0], 1, s->dim, &n);
+    if (!rc) rc = store_map_col(s, qs, "/index/q8_scale", &s->q8[1], 4, 0, &n);
     if (rc == STORE_ENOMEM) return rc;
     if (rc) {
       for (int k = 0; k < 2; k++) free(s->q8[k].caddr);
       memset(s->q8, 0, sizeof s->q8);
     }
   }
+  int ucr = store_cols_map(s, mem, n);
+  if (ucr) return ucr;
   s->nbase = n;
   int rc = sindex_load(s, s->f, &s->icfg, n, &s->ix);
   if (!rc) rc = tindex_load(s, s->f, &s->tcfg, n, &s->tx);

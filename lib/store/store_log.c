@@ -64,6 +64,7 @@ int store_frame_build(store *s) {
       }
     }
     if (has_emb) bad |= frame_put(s, d->emb, (size_t)s->dim * (size_t)s->storage);
+    if (s->ncols) bad |= store_cols_encode(s, d, frame_cb, s); /* (the declared columns) */
   }
   return bad ? store_fail(s, STORE_ENOMEM, "out of memory") : STORE_OK;
 }
@@ -94,7 +95,8 @@ int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
   if (seq <= s->ckpt_seq) return 0; /* already in the file */
   rd_frame r = {p, p + len, 0};
   float *emb = NULL;
-  int rc = 0;
+  store_val *cv = s->ncols ? calloc((size_t)s->ncols, sizeof *cv) : NULL;
+  int rc = s->ncols && !cv ? store_fail(s, STORE_ENOMEM, "out of memory") : 0;
   while (!rc && r.p < r.end) {
     const uint8_t *op = take(&r, 1);
     if (!op) break;
@@ -206,9 +208,24 @@ int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
       }
       rec.emb = emb;
     }
+    if (s->ncols) {
+      char cerr[400];
+      int cr = store_cols_decode(s, &r.p, r.end, cv, cerr, sizeof cerr);
+      if (cr == STORE_ECORRUPT && !cerr[0]) {
+        r.bad = 1;
+        break;
+      }
+      if (cr) {
+        rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu: record %lld: %s", s->walpath,
+                        (unsigned long long)seq, (long long)rec.id, cerr);
+        break;
+      }
+      rec.cols = cv;
+    }
     rc = store_apply_put(s, &rec);
   }
   free(emb);
+  free(cv);
   if (!rc && r.bad)
     rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu does not decode", s->walpath,
               (unsigned long long)seq);
