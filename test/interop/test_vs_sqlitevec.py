@@ -80,6 +80,24 @@ def as_i8(v):
     return struct.pack("<%db" % len(v), *v)
 
 
+def both_refuse(ours, peer, cases):
+    """Each (sql, args) is an error in both extensions."""
+    for sql, args in cases:
+        r1, r2 = run(ours, sql, args), run(peer, sql, args)
+        check(r1[0] == r2[0] == "error", f"{sql} {args!r}: h5mem {r1}, sqlite-vec {r2}")
+
+
+def only_h5mem_refuses(ours, peer, cases):
+    """Each (sql, args, reason): sqlite-vec accepts it (else the documented
+    difference is gone) and h5mem refuses it with reason in the message."""
+    for sql, args, reason in cases:
+        r1, r2 = run(ours, sql, args), run(peer, sql, args)
+        check(r2[0] == "ok", f"{sql} {args!r}: sqlite-vec no longer accepts it ({r2}); "
+                             f"update docs/SQL.md and this list")
+        check(r1[0] == "error" and reason in r1[1],
+              f"{sql} {args!r}: h5mem gave {r1}, want an error with {reason!r}")
+
+
 def q8_unit(v):
     """sqlite-vec's vec_quantize_int8(v, 'unit'): (x + 1) / step - 128 with
     step = 2/255 rounded to float32, clamped, truncated toward zero."""
@@ -326,9 +344,7 @@ def helpers(ours, peer, rng):
         ("select count(*) from vec_each(?)", (None,)), ("select count(*) from vec_each(?)", (b"\0\0",)),
         ("select count(*) from vec_each(?)", ("[]",)),
     ]
-    for sql, args in both_reject:
-        r1, r2 = run(ours, sql, args), run(peer, sql, args)
-        check(r1[0] == r2[0] == "error", f"{sql} {args!r}: h5mem {r1}, sqlite-vec {r2}")
+    both_refuse(ours, peer, both_reject)
     print(f"helpers: {len(both_reject)} inputs rejected by both")
 
     # documented differences: sqlite-vec accepts, h5mem refuses with a reason
@@ -359,12 +375,7 @@ def helpers(ours, peer, rng):
         ("select vec_distance_l1(?, ?)", (struct.pack("<f", float("inf")), "[1]"), "element 0 is infinite"),
         ("select count(*) from vec_each(?)", ("[1,,2]",), "expected a number"),
     ]
-    for sql, args, reason in stricter:
-        r1, r2 = run(ours, sql, args), run(peer, sql, args)
-        check(r2[0] == "ok", f"{sql} {args!r}: sqlite-vec no longer accepts it ({r2}); "
-                             f"update docs/SQL.md and this list")
-        check(r1[0] == "error" and reason in r1[1],
-              f"{sql} {args!r}: h5mem gave {r1}, want an error with {reason!r}")
+    only_h5mem_refuses(ours, peer, stricter)
     print(f"helpers: {len(stricter)} documented refusals hold")
 
     # documented differences in what is returned
@@ -388,7 +399,7 @@ def helpers(ours, peer, rng):
 def main():
     if not os.path.exists(VEC0 + ".so"):
         print(f"FAIL: sqlite-vec not found at {VEC0}.so; install the test peers "
-              f"with: npm ci --prefix {os.path.join(SRCDIR, 'test')}")
+              f"with: npm ci --prefix {os.path.join(SRCDIR, 'test', 'interop')}")
         return 1
     ours, peer = connect(EXT), connect(VEC0)
     print("sqlite-vec", peer.execute("select vec_version()").fetchone()[0],
@@ -453,9 +464,7 @@ def main():
         ("select vec_distance_l2(?, ?)", ("[1]", None)),
         ("select vec_normalize(?)", ("[",)),
     ]
-    for sql, args in both_reject:
-        r1, r2 = run(ours, sql, args), run(peer, sql, args)
-        check(r1[0] == r2[0] == "error", f"{sql} {args!r}: h5mem {r1}, sqlite-vec {r2}")
+    both_refuse(ours, peer, both_reject)
     print(f"{len(both_reject)} inputs rejected by both")
 
     # documented differences: sqlite-vec accepts, h5mem refuses with a reason
@@ -479,12 +488,7 @@ def main():
         ("select vec_distance_cosine(?, ?)", ("[0,0]", "[1,1]"), "zero vector"),
         ("select vec_normalize(?)", ("[0,0]",), "zero vector"),
     ]
-    for sql, args, reason in stricter:
-        r1, r2 = run(ours, sql, args), run(peer, sql, args)
-        check(r2[0] == "ok", f"{sql} {args!r}: sqlite-vec no longer accepts it ({r2}); "
-                             f"update docs/SQL.md and this list")
-        check(r1[0] == "error" and reason in r1[1],
-              f"{sql} {args!r}: h5mem gave {r1}, want an error with {reason!r}")
+    only_h5mem_refuses(ours, peer, stricter)
     print(f"{len(stricter)} documented differences hold")
 
     helpers(ours, peer, rng)
