@@ -916,8 +916,8 @@ static void fn_vec_slice(sqlite3_context *ctx, int argc,
   }
   for (int k = 0; k < 2; k++) {
     if ((sqlite3_uint64)ix[k] > a.n) {
-      vec_errorf(ctx, "", "%s (%lld) is past the end of the vector (%zu elements)",
-                 names[k], (long long)ix[k], a.n);
+      vec_errorf(ctx, "", "%s (%lld) is past the end of the vector (%zu element%s)",
+                 names[k], (long long)ix[k], a.n, a.n == 1 ? "" : "s");
       goto done;
     }
   }
