@@ -77,6 +77,7 @@ typedef struct memcur {
   uint64_t pos, end;
   int one; /* a lookup by id: pos is the row, or end */
   int knn; /* a KNN query: the rows are res[0 .. nres) */
+  int vcol; /* its vector column: a declared one (its distances final), or -1: the embedding */
   ann_res *res;
   uint64_t nres, ires;
   double unit; /* search_knn_query's: raw distances times this */
@@ -628,7 +629,9 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
   int match = -1, keq = -1, lim = -1, off = -1;
   for (int k = 0; k < info->nConstraint; k++) {
     const struct sqlite3_index_constraint *c = &info->aConstraint[k];
-    if (c->op == SQLITE_INDEX_CONSTRAINT_MATCH && c->iColumn == COL_EMB) {
+    int vcol = c->iColumn >= NCOLS && c->iColumn - NCOLS < vt->ncols &&
+               vt->cdef[c->iColumn - NCOLS].type == STORE_T_VECTOR;
+    if (c->op == SQLITE_INDEX_CONSTRAINT_MATCH && (c->iColumn == COL_EMB || vcol) && match < 0) {
       if (!c->usable) return SQLITE_CONSTRAINT;
       match = k;
     } else if (c->op == SQLITE_INDEX_CONSTRAINT_EQ && c->iColumn == COL_K && c->usable) {
@@ -647,6 +650,12 @@ static int knn_best_index(memvt *vt, sqlite3_index_info *info) {
   plan[n++] = 'Q';
   info->aConstraintUsage[match].argvIndex = ++argi;
   info->aConstraintUsage[match].omit = 1;
+  int mcol = info->aConstraint[match].iColumn;
+  if (mcol >= NCOLS) { /* a declared vector column: 'M' and its number (no argument) */
+    plan[n++] = 'M';
+    plan[n++] = (char)('0' + (mcol - NCOLS) / 10);
+    plan[n++] = (char)('0' + (mcol - NCOLS) % 10);
+  }
   if (keq >= 0) {
     plan[n++] = 'K';
     info->aConstraintUsage[keq].argvIndex = ++argi;
@@ -832,18 +841,29 @@ static int dbound_ok(const dbounds *b, double d) {
 /* The k nearest whose distance meets b: the records below an upper bound
 ** are a prefix of the ranking (the top k cut to it); a lower bound skips
 ** a prefix, so the search asks for more until k remain or none are left. */
-static int knn_bounded(memcur *c, memvt *vt, const float *q, uint64_t k, const knn_filter *f,
+/* The search of a KNN query: by the embedding (through the index) or by a
+** declared vector column (c->vcol; its query in that column's terms). */
+static int knn_search(memcur *c, memvt *vt, const void *q, uint64_t k, const knn_filter *f, char **err) {
+  if (c->vcol >= 0) return search_knn_run_col(vt->st, c->vcol, q, k, f, &c->res, &c->nres, err);
+  return search_knn_run(vt->st, q, k, f, NULL, &c->res, &c->nres, err);
+}
+
+static double knn_dist(memcur *c, memvt *vt, float d) {
+  return c->vcol >= 0 ? (double)d : search_knn_distance(vt->st, d, c->unit);
+}
+
+static int knn_bounded(memcur *c, memvt *vt, const void *q, uint64_t k, const knn_filter *f,
                        const dbounds *b, char **err) {
   uint64_t want = k, total = store_count(vt->st);
   for (;;) {
     sqlite3_free(c->res);
     c->res = NULL;
     c->nres = 0;
-    int rc = search_knn_run(vt->st, q, want, f, NULL, &c->res, &c->nres, err);
+    int rc = knn_search(c, vt, q, want, f, err);
     if (rc != SQLITE_OK) return rc;
     uint64_t m = 0, below = 0;
     for (uint64_t i = 0; i < c->nres; i++) {
-      double d = search_knn_distance(vt->st, c->res[i].dist, c->unit);
+      double d = knn_dist(c, vt, c->res[i].dist);
       if (dbound_ok(b, d)) c->res[m++] = c->res[i];
       else if (b->has_hi && (b->hi_open ? d >= b->hi : d > b->hi)) below = 1; /* (and all after it) */
     }
@@ -863,9 +883,17 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
   dbounds db;
   memset(&db, 0, sizeof db);
   int a = 0, rc = SQLITE_OK;
+  c->vcol = -1;
   for (const char *p = idxStr ? idxStr : ""; *p && a < argc && rc == SQLITE_OK; a++) {
     switch (*p) {
-    case 'Q': qv = argv[a]; p++; break;
+    case 'Q':
+      qv = argv[a];
+      p++;
+      if (p[0] == 'M' && p[1] && p[2]) { /* (no argument of its own) */
+        c->vcol = (p[1] - '0') * 10 + (p[2] - '0');
+        p += 3;
+      }
+      break;
     case 'K': kv = argv[a]; p++; break;
     case 'L': lv = argv[a]; p++; break;
     case 'F': ov = argv[a]; p++; break;
@@ -893,12 +921,17 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
     rc = vt_err(vt, SQLITE_ERROR, "a KNN query (embedding MATCH ...) needs `AND k = N`; `ORDER BY "
                 "distance LIMIT N` serves as k on SQLite 3.41 and later, when nothing but this "
                 "table's columns is in the WHERE clause (this is SQLite %s)", sqlite3_libversion());
-  float *q = NULL;
+  void *q = NULL;
   char *err = NULL;
   if (db.empty) f.empty = 1;
-  if (rc == SQLITE_OK && (rc = search_knn_query(vt->st, qv, &q, &c->unit, &err)) == SQLITE_OK) {
+  c->unit = 1.0;
+  if (rc == SQLITE_OK && c->vcol >= vt->ncols) rc = SQLITE_INTERNAL;
+  if (rc == SQLITE_OK)
+    rc = c->vcol >= 0 ? search_col_query(vt->st, c->vcol, qv, &q, &err)
+                      : search_knn_query(vt->st, qv, (float **)&q, &c->unit, &err);
+  if (rc == SQLITE_OK) {
     if (db.has_lo || db.has_hi) rc = knn_bounded(c, vt, q, (uint64_t)k, &f, &db, &err);
-    else rc = search_knn_run(vt->st, q, (uint64_t)k, &f, NULL, &c->res, &c->nres, &err);
+    else rc = knn_search(c, vt, q, (uint64_t)k, &f, &err);
   }
   sqlite3_free(q);
   search_knn_filter_free(&f);
@@ -1105,7 +1138,7 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   }
   if (col >= NCOLS) return decl_column(vt, c, ctx, col - NCOLS);
   if (col == COL_DISTANCE) {
-    if (c->knn) sqlite3_result_double(ctx, search_knn_distance(vt->st, c->res[c->ires].dist, c->unit));
+    if (c->knn) sqlite3_result_double(ctx, knn_dist(c, vt, c->res[c->ires].dist));
     else sqlite3_result_null(ctx);
     return SQLITE_OK;
   }
@@ -1701,6 +1734,61 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
 static int mem_tx_msg(sqlite3_vtab *base, int rc, char **msg) { return vt_msg((memvt *)base, rc, msg); }
 static int mem_tx_missing(sqlite3_vtab *base) { return vt_missing((memvt *)base); }
 
+/* Whether schema has a table, index, view or trigger called name. */
+static int schema_has(sqlite3 *db, const char *schema, const char *name) {
+  char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE name = ?1 COLLATE NOCASE", schema);
+  sqlite3_stmt *st = NULL;
+  int yes = 0;
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    yes = sqlite3_step(st) == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return yes;
+}
+
+/* ALTER TABLE mem RENAME TO name renames its companion tables mem_entities,
+** mem_relations, mem_mentions (made by their modules) to name_entities ...,
+** as FTS5 renames its shadow tables; a companion's CREATE statement still
+** names mem, and a companion called <t>_entities belongs to the h5mem
+** table t (vtab_graph.c).  A companion's new name taken refuses the rename
+** before anything is renamed. */
+static int rename_companions(memvt *vt, const char *name) {
+  char *from[3] = {0}, *to[3] = {0};
+  int own[3] = {0}, rc = SQLITE_OK;
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    from[k] = sqlite3_mprintf("%s_%s", vt->name, h5mem_companion[k]);
+    to[k] = sqlite3_mprintf("%s_%s", name, h5mem_companion[k]);
+    if (!from[k] || !to[k]) {
+      rc = SQLITE_NOMEM;
+    } else if ((own[k] = sqlite3_stricmp(from[k], to[k]) && is_companion(vt->db, vt->schema, from[k], k)) &&
+               schema_has(vt->db, vt->schema, to[k])) {
+      rc = vt_err(vt, SQLITE_ERROR, "cannot rename %s to %s: its companion table %s would be renamed to %s, "
+                  "a name taken", vt->name, name, from[k], to[k]);
+    }
+  }
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    if (!own[k]) continue;
+    char *sql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w\" RENAME TO \"%w\"", vt->schema, from[k], to[k]);
+    char *err = NULL;
+    rc = sql ? sqlite3_exec(vt->db, sql, NULL, NULL, &err) : SQLITE_NOMEM;
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
+      vt_err(vt, rc, "renaming %s to %s: %s", from[k], to[k], err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    sqlite3_free(sql);
+  }
+  for (int k = 0; k < 3; k++) {
+    sqlite3_free(from[k]);
+    sqlite3_free(to[k]);
+  }
+  return rc;
+}
+
+/* The table's name and its store's key become name; its companions follow
+** (rename_companions).  The store handle stays, and with it the writer's
+** lock and the open transaction: what it wrote before the rename is seen
+** after it and commits or rolls back with what it writes after it. */
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (it has no store to go by the new name) */
@@ -1708,10 +1796,11 @@ static int mem_rename(sqlite3_vtab *base, const char *name) {
   /* the store goes by the new key too: SQLite connects the renamed table
   ** before it lets go of this one, which must not open the store twice */
   char *key = sqlite3_mprintf("%s.%s", vt->schema, name);
-  if (!n || !key) {
+  int rc = n && key ? rename_companions(vt, name) : SQLITE_NOMEM;
+  if (rc != SQLITE_OK) {
     sqlite3_free(n);
     sqlite3_free(key);
-    return SQLITE_NOMEM;
+    return rc;
   }
   sqlite3_free(vt->name);
   vt->name = n;
@@ -1749,7 +1838,7 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   /* each module and function registered takes a reference
   ** (h5mem_registry_module/_function; SQLite lets it go, on failure too);
   ** the one h5mem_registry_new gives is ours until registration ends */
-  registry *reg = h5mem_registry_new();
+  registry *reg = h5mem_registry_new(db);
   if (!reg) return SQLITE_NOMEM;
   int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
   if (rc == SQLITE_OK) rc = h5mem_func_register(db, reg);

@@ -422,6 +422,16 @@ typedef struct store_knn_opts {
 int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
               const store_knn_opts *opt, ann_res *out, uint64_t *nout);
 
+/* The k nearest allowed records (flt as for store_knn; NULL: every live
+** record) by declared vector column c, those without a vector skipped: an
+** exact scan.  q is the query in the column's terms: dim float32 values
+** for a float32 or float16 column, dim int8 values for int8, dim / 8 bytes
+** for bit.  Distances as sqlite-vec gives them: l2 (not squared), cosine
+** (1 - cos), dot (its negation), l1, hamming (bits that differ).  Sorted by
+** distance, then position; *nout of them. */
+int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter *flt, ann_res *out,
+                  uint64_t *nout);
+
 /* ---- keyword search (BM25) ------------------------------------------- */
 
 /* The text index's tokenizer setting parsed (store_opts.tokenize); its
