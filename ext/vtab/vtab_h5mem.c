@@ -1286,6 +1286,9 @@ int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzEr
     const uint8_t *b = sqlite3_value_blob(v);
     size_t len = (size_t)sqlite3_value_bytes(v);
     int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
+    if (sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 || sqlite3_value_subtype(v) == EXT_SUBTYPE_BIT)
+      BAD("embedding: an %s vector; the embedding is float (convert it with vec_f32())",
+          sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 ? "int8" : "bit");
     size_t want = (size_t)dim * (f16 ? 2 : 4);
     if (len != want)
       BAD("embedding: a %s BLOB of %llu bytes (%llu values); the store has dim=%d (%llu bytes)",
@@ -1384,14 +1387,21 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, int update, s
 }
 
 /* A vector column's value (c) from v into out (store_coldef_width bytes):
-** a BLOB of the column's type (a float32 BLOB also for float16, converted),
-** or a JSON array (integers -128..127 for int8; bit vectors take BLOBs). */
+** a BLOB of the column's type (a float32 BLOB also for float16, converted;
+** a BLOB tagged as another type by vec_int8/vec_bit/vec_f32/vec_f16 is an
+** error), or a JSON array (int8: vec_int8's JSON integers -128..127; bit
+** vectors take BLOBs). */
 static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t *out) {
   size_t w = store_coldef_width(c), d = (size_t)c->dim;
   static const char *const tn[] = {"", "int8", "float16", "", "float32", "", "", "", "bit"};
   if (sqlite3_value_type(v) == SQLITE_BLOB) {
     size_t n = (size_t)sqlite3_value_bytes(v);
     const void *b = sqlite3_value_blob(v);
+    int st = (int)sqlite3_value_subtype(v), isf = c->vtype == STORE_VT_F32 || c->vtype == STORE_VT_F16;
+    int sti = st == EXT_SUBTYPE_INT8 ? STORE_VT_I8 : st == EXT_SUBTYPE_BIT ? STORE_VT_BIT
+            : st == EXT_SUBTYPE_F32 ? STORE_VT_F32 : st == EXT_SUBTYPE_F16 ? STORE_VT_F16 : 0;
+    if (sti && (isf ? !(sti == STORE_VT_F32 || sti == STORE_VT_F16) : sti != c->vtype))
+      return vt_err(vt, SQLITE_MISMATCH, "%s: a %s vector; the column is %s", c->name, tn[sti], tn[c->vtype]);
     if (c->vtype == STORE_VT_F16 && n == d * 4 && sqlite3_value_subtype(v) != EXT_SUBTYPE_F16) {
       float *f = sqlite3_malloc64(n);
       if (!f) return SQLITE_NOMEM;
@@ -1414,9 +1424,20 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
   if (sqlite3_value_type(v) != SQLITE_TEXT || c->vtype == STORE_VT_BIT)
     return vt_err(vt, SQLITE_MISMATCH, "%s: expected a %s vector (a BLOB%s)", c->name, tn[c->vtype],
                   c->vtype == STORE_VT_BIT ? ", e.g. vec_bit(...)" : " or a JSON array");
+  char err[200];
+  if (c->vtype == STORE_VT_I8) { /* (vec_int8's rule: JSON integers -128..127) */
+    int8_t *i8 = NULL;
+    size_t n = 0;
+    if (util_json_to_i8((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &i8, &n, err,
+                        sizeof err))
+      return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
+    int rc = n == d ? SQLITE_OK : vt_err(vt, SQLITE_MISMATCH, "%s: expected %d dimensions, got %zu", c->name, c->dim, n);
+    if (!rc) memcpy(out, i8, d);
+    free(i8);
+    return rc;
+  }
   float *f = NULL;
   size_t n = 0;
-  char err[200];
   if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &f, &n, err,
                        sizeof err))
     return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
@@ -1430,13 +1451,6 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
       if (fabsf(f[i]) > STORE_F16_MAX)
         rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is outside float16's range", c->name, i, (double)f[i]);
     if (!rc) k_get()->f32_to_f16(f, (uint16_t *)(void *)out, d);
-  } else {
-    for (size_t i = 0; i < d && !rc; i++) {
-      if (f[i] != floorf(f[i]) || f[i] < -128 || f[i] > 127)
-        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is not an integer in -128..127", c->name, i,
-                    (double)f[i]);
-      else out[i] = (uint8_t)(int8_t)f[i];
-    }
   }
   free(f);
   return rc;
