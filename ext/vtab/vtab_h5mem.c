@@ -87,6 +87,7 @@ typedef struct memcur {
   store_time_iter it;
   int tdone;
   char *sess; /* the range's `session = ?` (NULL: none): the iterator's, which walks its rows alone */
+  uint8_t *sbits; /* plan 5: the positions a scan visits (conditions on declared columns); NULL: all */
   int64_t ts; /* the row's ts, as the index gave it */
 } memcur;
 
@@ -770,6 +771,46 @@ static int time_best_index(memvt *vt, sqlite3_index_info *info) {
   return SQLITE_OK;
 }
 
+/* Plan 4: a lookup by the text primary key (`key = ?`, a text value;
+** SQLite tests the row again).  Plan 5: a scan of the records that meet
+** the conditions on declared columns (search_knn_plan_decl's tokens), the
+** allowed positions computed first (a partition key's = from its index). */
+static int decl_best_index(memvt *vt, sqlite3_index_info *info) {
+  for (int k = 0; k < info->nConstraint; k++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
+    int col = c->iColumn - NCOLS;
+    if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ || col < 0 || col >= vt->ncols ||
+        vt->cdef[col].role != STORE_R_PKEY)
+      continue;
+    const char *coll = sqlite3_vtab_collation(info, k);
+    if (coll && sqlite3_stricmp(coll, "BINARY")) continue;
+    info->aConstraintUsage[k].argvIndex = 1;
+    info->idxNum = 4;
+    info->estimatedCost = 2;
+    info->estimatedRows = 1;
+    info->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+    return SQLITE_OK;
+  }
+  char *plan = sqlite3_malloc(256);
+  if (!plan) return SQLITE_NOMEM;
+  plan[0] = 0;
+  int argi = 0, used = 0, part = 0;
+  search_knn_plan_decl(info, NCOLS, vt->cdef, vt->ncols, plan, 200, &argi, &used);
+  if (!used) {
+    sqlite3_free(plan);
+    return SQLITE_NOTFOUND;
+  }
+  for (const char *p = plan; p[0] == 'C' && p[1] && p[2] && p[3]; p += 4)
+    part |= p[3] == '=' && vt->cdef[(p[1] - '0') * 10 + (p[2] - '0')].role == STORE_R_PARTITION;
+  double n = (double)store_count(vt->st) + 1;
+  info->idxNum = 5;
+  info->idxStr = plan;
+  info->needToFreeIdxStr = 1;
+  info->estimatedRows = (sqlite3_int64)(part ? n / 100 + 1 : n / 4 + 1);
+  info->estimatedCost = part ? n / 10 + 10 : n * 2; /* (less than a scan's n * 10) */
+  return SQLITE_OK;
+}
+
 static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (every query plans first) */
@@ -780,7 +821,39 @@ static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
     int trc = time_best_index(vt, info);
     if (trc != SQLITE_NOTFOUND) return trc;
   }
+  if (info->idxNum == 0 && vt->ncols) { /* conditions on declared columns */
+    int drc = decl_best_index(vt, info);
+    if (drc != SQLITE_NOTFOUND) return drc;
+  }
   return SQLITE_OK;
+}
+
+/* Plan 5's positions: the live records that meet the conditions. */
+static int decl_scan_rows(memcur *c, memvt *vt, const char *idxStr, int argc, sqlite3_value **argv) {
+  knn_filter f;
+  memset(&f, 0, sizeof f);
+  int rc = SQLITE_OK, a = 0;
+  for (const char *p = idxStr ? idxStr : ""; *p == 'C' && a < argc && rc == SQLITE_OK; a++)
+    rc = search_knn_plan_decl_add(&f, vt->cdef, vt->ncols, &p, argv[a]);
+  uint64_t npos = store_npos(vt->st), n = 0;
+  if (rc == SQLITE_OK && !(c->sbits = sqlite3_malloc64(npos / 8 + 1))) rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK) {
+    memset(c->sbits, 0, npos / 8 + 1);
+    if (!f.empty) store_live_bits(vt->st, npos, c->sbits, &n);
+    for (int i = 0; i < f.nconds; i++) f.conds[i].v = f.vals + f.coff[i];
+    for (int pass = 0; pass < 2 && rc == SQLITE_OK; pass++) /* a partition key's = first */
+      for (int i = 0; i < f.nconds && n && rc == SQLITE_OK; i++) {
+        const store_coldef *d = &vt->cdef[f.conds[i].col];
+        if ((d->role == STORE_R_PARTITION && f.conds[i].op == STORE_OP_EQ) != (pass == 0)) continue;
+        int src = store_col_filter(vt->st, &f.conds[i], npos, c->sbits, &n);
+        if (src) rc = st_err(vt, src);
+      }
+  }
+  search_knn_filter_free(&f);
+  c->one = 0;
+  c->pos = 0;
+  c->end = npos;
+  return rc;
 }
 
 static int mem_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
@@ -797,6 +870,7 @@ static int mem_close(sqlite3_vtab_cursor *cur) {
   memvt *vt = (memvt *)cur->pVtab;
   vt->tx.ms->holds--;
   sqlite3_free(((memcur *)cur)->res);
+  sqlite3_free(((memcur *)cur)->sbits);
   sqlite3_free(((memcur *)cur)->sess);
   sqlite3_free(cur);
   return SQLITE_OK;
@@ -1002,6 +1076,11 @@ static int time_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, 
 }
 
 static void skip_dead(memcur *c, memvt *vt) {
+  if (c->sbits) { /* (plan 5: the allowed positions alone; a byte of zeros at once) */
+    while (c->pos < c->end && (!(c->sbits[c->pos / 8] >> (c->pos % 8) & 1) || !store_pos_live(vt->st, c->pos)))
+      c->pos = c->sbits[c->pos / 8] ? c->pos + 1 : (c->pos | 7) + 1;
+    return;
+  }
   while (c->pos < c->end && !store_pos_live(vt->st, c->pos)) c->pos++;
 }
 
@@ -1016,9 +1095,26 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
   if (rc != SQLITE_OK) return vt_msg(vt, rc, &msg);
   sqlite3_free(c->res);
   c->res = NULL;
+  sqlite3_free(c->sbits);
+  c->sbits = NULL;
   c->knn = 0;
   c->timeq = 0;
   if (plan == 2) return knn_filter_rows(c, vt, idxStr, argc, argv);
+  if (plan == 5) {
+    int drc = decl_scan_rows(c, vt, idxStr, argc, argv);
+    if (drc == SQLITE_OK) skip_dead(c, vt);
+    return drc;
+  }
+  if (plan == 4 && argc == 1 && sqlite3_value_type(argv[0]) == SQLITE_TEXT) { /* the text primary key */
+    c->one = 1;
+    c->end = store_npos(vt->st);
+    c->pos = c->end;
+    uint64_t pos; /* (not text: a number compares by the other side's affinity: the scan below, SQLite tests) */
+    if (store_pkey_find(vt->st, (const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]),
+                        &pos) == STORE_OK)
+      c->pos = pos;
+    return SQLITE_OK;
+  }
   if (plan == 3) return time_filter_rows(c, vt, idxStr, argc, argv);
   if (plan == 1 && argc == 1) {
     c->one = 1;
