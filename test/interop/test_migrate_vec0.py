@@ -128,6 +128,10 @@ def make_source():
     db.execute("UPDATE odd SET tag = 'nul' || char(0) || 'byte' WHERE rowid = 3")
     db.execute("UPDATE odd SET note = CAST(X'6E6F7465C328' AS TEXT) WHERE rowid = 4")
     db.execute("UPDATE odd SET note = 42 WHERE rowid = 5")
+    # names the store has columns of
+    db.execute("CREATE VIRTUAL TABLE clash USING vec0(id text primary key, embedding float[2], meta text, "
+               "+deleted integer, +tags_x text)")
+    db.execute("INSERT INTO clash(id, embedding, meta, deleted, tags_x) VALUES ('a', ?, 'm', 1, 't')", (f32([1, 2]),))
     db.commit()
     db.close()
     return p
@@ -316,6 +320,17 @@ def odd(src):
           "odd: %r" % got)
 
 
+def clash(src):
+    dst = path("clash.h5")
+    rep = migrate(src, dst, {"table": "clash"})
+    check(rep["columns"] == ["meta_ text", "+deleted_ integer", "+tags_x text", "id_ text primary key"] and
+          sum("is the store's column" in n for n in rep["notes"]) == 3, "clash: %r" % rep)
+    m = h5mem(dst)
+    got = m.execute("SELECT id, id_, meta_, deleted_, tags_x, meta FROM m").fetchall()
+    m.close()
+    check(got == [(1, b"a", b"m", 1, b"t", None)], "clash: %r" % got)
+
+
 def main():
     if not os.path.exists(VEC0 + ".so"):
         print("sqlite-vec (npm) is missing: run make check once (npm ci)")
@@ -324,6 +339,7 @@ def main():
     items(src)
     docs(src)
     odd(src)
+    clash(src)
     if not failures:
         shutil.rmtree(TMP, ignore_errors=True)
     finish()
