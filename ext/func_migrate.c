@@ -762,6 +762,7 @@ static int map_columns(mig_run *m, store *st) {
     }
     if (c < 0) {
       d->in_meta = 1;
+      if (d->def.role == STORE_R_PKEY) m->plan.ids_from = "the vec0 rowid (the text primary key in meta)";
       mig_note(&m->plan, "the destination has no column %s: the source's column %s goes into meta",
                d->def.name, d->src);
       continue;
