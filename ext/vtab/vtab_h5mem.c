@@ -844,7 +844,7 @@ static int dbound_ok(const dbounds *b, double d) {
 /* The search of a KNN query: by the embedding (through the index) or by a
 ** declared vector column (c->vcol; its query in that column's terms). */
 static int knn_search(memcur *c, memvt *vt, const void *q, uint64_t k, const knn_filter *f, char **err) {
-  if (c->vcol >= 0) return search_knn_run_col(vt->st, c->vcol, q, k, f, &c->res, &c->nres, err);
+  if (c->vcol >= 0) return search_knn_run_col(vt->st, c->vcol, q, k, f, NULL, &c->res, &c->nres, err);
   return search_knn_run(vt->st, q, k, f, NULL, &c->res, &c->nres, err);
 }
 
@@ -1286,6 +1286,9 @@ int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzEr
     const uint8_t *b = sqlite3_value_blob(v);
     size_t len = (size_t)sqlite3_value_bytes(v);
     int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
+    if (sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 || sqlite3_value_subtype(v) == EXT_SUBTYPE_BIT)
+      BAD("embedding: an %s vector; the embedding is float (convert it with vec_f32())",
+          sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 ? "int8" : "bit");
     size_t want = (size_t)dim * (f16 ? 2 : 4);
     if (len != want)
       BAD("embedding: a %s BLOB of %llu bytes (%llu values); the store has dim=%d (%llu bytes)",
@@ -1384,14 +1387,21 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, int update, s
 }
 
 /* A vector column's value (c) from v into out (store_coldef_width bytes):
-** a BLOB of the column's type (a float32 BLOB also for float16, converted),
-** or a JSON array (integers -128..127 for int8; bit vectors take BLOBs). */
+** a BLOB of the column's type (a float32 BLOB also for float16, converted;
+** a BLOB tagged as another type by vec_int8/vec_bit/vec_f32/vec_f16 is an
+** error), or a JSON array (int8: vec_int8's JSON integers -128..127; bit
+** vectors take BLOBs). */
 static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t *out) {
   size_t w = store_coldef_width(c), d = (size_t)c->dim;
   static const char *const tn[] = {"", "int8", "float16", "", "float32", "", "", "", "bit"};
   if (sqlite3_value_type(v) == SQLITE_BLOB) {
     size_t n = (size_t)sqlite3_value_bytes(v);
     const void *b = sqlite3_value_blob(v);
+    int st = (int)sqlite3_value_subtype(v), isf = c->vtype == STORE_VT_F32 || c->vtype == STORE_VT_F16;
+    int sti = st == EXT_SUBTYPE_INT8 ? STORE_VT_I8 : st == EXT_SUBTYPE_BIT ? STORE_VT_BIT
+            : st == EXT_SUBTYPE_F32 ? STORE_VT_F32 : st == EXT_SUBTYPE_F16 ? STORE_VT_F16 : 0;
+    if (sti && (isf ? !(sti == STORE_VT_F32 || sti == STORE_VT_F16) : sti != c->vtype))
+      return vt_err(vt, SQLITE_MISMATCH, "%s: a %s vector; the column is %s", c->name, tn[sti], tn[c->vtype]);
     if (c->vtype == STORE_VT_F16 && n == d * 4 && sqlite3_value_subtype(v) != EXT_SUBTYPE_F16) {
       float *f = sqlite3_malloc64(n);
       if (!f) return SQLITE_NOMEM;
@@ -1414,9 +1424,20 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
   if (sqlite3_value_type(v) != SQLITE_TEXT || c->vtype == STORE_VT_BIT)
     return vt_err(vt, SQLITE_MISMATCH, "%s: expected a %s vector (a BLOB%s)", c->name, tn[c->vtype],
                   c->vtype == STORE_VT_BIT ? ", e.g. vec_bit(...)" : " or a JSON array");
+  char err[200];
+  if (c->vtype == STORE_VT_I8) { /* (vec_int8's rule: JSON integers -128..127) */
+    int8_t *i8 = NULL;
+    size_t n = 0;
+    if (util_json_to_i8((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &i8, &n, err,
+                        sizeof err))
+      return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
+    int rc = n == d ? SQLITE_OK : vt_err(vt, SQLITE_MISMATCH, "%s: expected %d dimensions, got %zu", c->name, c->dim, n);
+    if (!rc) memcpy(out, i8, d);
+    free(i8);
+    return rc;
+  }
   float *f = NULL;
   size_t n = 0;
-  char err[200];
   if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &f, &n, err,
                        sizeof err))
     return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
@@ -1430,13 +1451,6 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
       if (fabsf(f[i]) > STORE_F16_MAX)
         rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is outside float16's range", c->name, i, (double)f[i]);
     if (!rc) k_get()->f32_to_f16(f, (uint16_t *)(void *)out, d);
-  } else {
-    for (size_t i = 0; i < d && !rc; i++) {
-      if (f[i] != floorf(f[i]) || f[i] < -128 || f[i] > 127)
-        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is not an integer in -128..127", c->name, i,
-                    (double)f[i]);
-      else out[i] = (uint8_t)(int8_t)f[i];
-    }
   }
   free(f);
   return rc;
@@ -1734,6 +1748,61 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
 static int mem_tx_msg(sqlite3_vtab *base, int rc, char **msg) { return vt_msg((memvt *)base, rc, msg); }
 static int mem_tx_missing(sqlite3_vtab *base) { return vt_missing((memvt *)base); }
 
+/* Whether schema has a table, index, view or trigger called name. */
+static int schema_has(sqlite3 *db, const char *schema, const char *name) {
+  char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE name = ?1 COLLATE NOCASE", schema);
+  sqlite3_stmt *st = NULL;
+  int yes = 0;
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    yes = sqlite3_step(st) == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return yes;
+}
+
+/* ALTER TABLE mem RENAME TO name renames its companion tables mem_entities,
+** mem_relations, mem_mentions (made by their modules) to name_entities ...,
+** as FTS5 renames its shadow tables; a companion's CREATE statement still
+** names mem, and a companion called <t>_entities belongs to the h5mem
+** table t (vtab_graph.c).  A companion's new name taken refuses the rename
+** before anything is renamed. */
+static int rename_companions(memvt *vt, const char *name) {
+  char *from[3] = {0}, *to[3] = {0};
+  int own[3] = {0}, rc = SQLITE_OK;
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    from[k] = sqlite3_mprintf("%s_%s", vt->name, h5mem_companion[k]);
+    to[k] = sqlite3_mprintf("%s_%s", name, h5mem_companion[k]);
+    if (!from[k] || !to[k]) {
+      rc = SQLITE_NOMEM;
+    } else if ((own[k] = sqlite3_stricmp(from[k], to[k]) && is_companion(vt->db, vt->schema, from[k], k)) &&
+               schema_has(vt->db, vt->schema, to[k])) {
+      rc = vt_err(vt, SQLITE_ERROR, "cannot rename %s to %s: its companion table %s would be renamed to %s, "
+                  "a name taken", vt->name, name, from[k], to[k]);
+    }
+  }
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    if (!own[k]) continue;
+    char *sql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w\" RENAME TO \"%w\"", vt->schema, from[k], to[k]);
+    char *err = NULL;
+    rc = sql ? sqlite3_exec(vt->db, sql, NULL, NULL, &err) : SQLITE_NOMEM;
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
+      vt_err(vt, rc, "renaming %s to %s: %s", from[k], to[k], err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    sqlite3_free(sql);
+  }
+  for (int k = 0; k < 3; k++) {
+    sqlite3_free(from[k]);
+    sqlite3_free(to[k]);
+  }
+  return rc;
+}
+
+/* The table's name and its store's key become name; its companions follow
+** (rename_companions).  The store handle stays, and with it the writer's
+** lock and the open transaction: what it wrote before the rename is seen
+** after it and commits or rolls back with what it writes after it. */
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (it has no store to go by the new name) */
@@ -1741,10 +1810,11 @@ static int mem_rename(sqlite3_vtab *base, const char *name) {
   /* the store goes by the new key too: SQLite connects the renamed table
   ** before it lets go of this one, which must not open the store twice */
   char *key = sqlite3_mprintf("%s.%s", vt->schema, name);
-  if (!n || !key) {
+  int rc = n && key ? rename_companions(vt, name) : SQLITE_NOMEM;
+  if (rc != SQLITE_OK) {
     sqlite3_free(n);
     sqlite3_free(key);
-    return SQLITE_NOMEM;
+    return rc;
   }
   sqlite3_free(vt->name);
   vt->name = n;
@@ -1782,7 +1852,7 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   /* each module and function registered takes a reference
   ** (h5mem_registry_module/_function; SQLite lets it go, on failure too);
   ** the one h5mem_registry_new gives is ours until registration ends */
-  registry *reg = h5mem_registry_new();
+  registry *reg = h5mem_registry_new(db);
   if (!reg) return SQLITE_NOMEM;
   int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
   if (rc == SQLITE_OK) rc = h5mem_func_register(db, reg);
