@@ -9,8 +9,8 @@ run from the build directory (./h5mem.so).  Cross-modal:
 vec_search(..., '{"columns": ["embedding", "image", "audio", "video"], "exact": true}')
 scores every embedding of every record (2N vectors) and ranks each record
 by its best; one modality: '{"column": "image"}' (N/3 vectors).  k = 10,
-cosine, exact scans (index=flat); float32 and, in a second row, float16
-columns.  Every result is checked against numpy's exact float64 ranking of
+cosine: exact scans (index=flat, float32 and float16 columns), and the
+columns' HNSW graphs (index=hnsw, float32, ef 128).  Every result is checked against numpy's exact float64 ranking of
 the float32 data (the share of the top 10 it agrees on is printed; float16
 rounds the stored vectors, so it may differ where two distances are within
 its rounding).  Data from a fixed seed (unit vectors around 100 centres,
@@ -62,7 +62,7 @@ def main():
     print("# %s, commit %s, %s, SQLite %s; %d queries, k = 10, cosine, exact scans" % (
         time.strftime("%Y-%m-%d"), commit, platform.machine(), sqlite3.sqlite_version, a.queries))
     print()
-    print("| N | search | vectors scored | storage | p50 us | p99 us | top-10 agreement with numpy (float32 data) |")
+    print("| N | search | vectors scored | storage, index | p50 us | p99 us | top-10 agreement with numpy (float32 data) |")
     print("|---|---|---|---|---|---|---|")
     for n in [int(x) for x in a.sizes.split(",")]:
         rng = np.random.default_rng(7)
@@ -78,14 +78,14 @@ def main():
             di = cosd(modv, q)
             di[kind != 0] = np.inf
             want_img.append(list(np.argsort(di, kind="stable")[:10] + 1))
-        for storage in ("float32", "float16"):
+        for storage, index in (("float32", "flat"), ("float16", "flat"), ("float32", "hnsw")):
             db = sqlite3.connect(":memory:", isolation_level=None)
             db.enable_load_extension(True)
             db.load_extension(EXT)
-            fn = os.path.join(d, "mm_%d_%s.h5" % (n, storage))
+            fn = os.path.join(d, "mm_%d_%s_%s.h5" % (n, storage, index))
             cols = ", ".join("%s %s[%d] distance_metric=cosine" % (m, storage, DIM) for m in MODS)
             db.execute("CREATE VIRTUAL TABLE mm USING h5mem(path='%s', dim=%d, storage=%s, metric=cosine, %s, "
-                       "sync=off)" % (fn, DIM, storage, cols))
+                       "index=%s, sync=off)" % (fn, DIM, storage, cols, index))
             db.execute("BEGIN")
             for i in range(n):
                 vals = [None, None, None]
@@ -94,10 +94,12 @@ def main():
                            (i + 1, text[i].tobytes(), *vals))
             db.execute("COMMIT")
             db.execute("SELECT h5mem_checkpoint('mm')")
+            exact = ', "exact": true' if index == "flat" else ', "ef": 128'
             for label, opts, want, nvec in (
-                    ("cross-modal", '{"columns": ["embedding", "image", "audio", "video"], "exact": true}',
-                     want_cross, "2N"),
-                    ("one modality (image)", '{"column": "image"}', want_img, "N/3")):
+                    ("cross-modal", '{"columns": ["embedding", "image", "audio", "video"]%s}' % exact,
+                     want_cross, "2N" if index == "flat" else "graphs"),
+                    ("one modality (image)", '{"column": "image"%s}' % exact, want_img,
+                     "N/3" if index == "flat" else "graph")):
                 sql = "SELECT id FROM vec_search('mm', ?, 10, '%s')" % opts
                 for q in qs[:3]:
                     db.execute(sql, (q.tobytes(),)).fetchall()
@@ -107,8 +109,8 @@ def main():
                     got = [r[0] for r in db.execute(sql, (q.tobytes(),)).fetchall()]
                     ts.append(time.perf_counter() - t0)
                     agree.append(len(set(got) & set(w)) / 10)
-                print("| %s | %s | %s | %s | %.1f | %.1f | %.4f |" % (
-                    "{:,}".format(n), label, nvec, storage, statistics.median(ts) * 1e6, pct(ts, 99) * 1e6,
+                print("| %s | %s | %s | %s, index=%s | %.1f | %.1f | %.4f |" % (
+                    "{:,}".format(n), label, nvec, storage, index, statistics.median(ts) * 1e6, pct(ts, 99) * 1e6,
                     float(np.mean(agree))))
             db.close()
 

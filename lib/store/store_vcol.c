@@ -312,10 +312,20 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
     ** modality of several), only theirs, gathered; else whole chunks (a
     ** NULL's row starts with NaN: the scan skips it) */
     int rc;
-    uint64_t *pos = malloc(npos * sizeof *pos), m = 0;
+    const struct vgraph *x = s->vg ? &s->vg[c] : NULL;
+    uint64_t ef = opt && opt->ef > 0 ? (uint64_t)opt->ef : (uint64_t)(s->icfg.ef > 0 ? s->icfg.ef : 64);
+    uint64_t M = (uint64_t)(s->icfg.m > 0 ? s->icfg.m : 16);
+    int fnflt = flt && !flt->bits && flt->fn;
+    /* with a graph and no narrow filter, only the rows past the graph are
+    ** listed (its estimate of the rows: the allowed ones, at most) */
+    uint64_t from = 0;
+    if (x && x->g && !(opt && opt->exact) && !fnflt &&
+        (flt && flt->bits ? flt->nbits : store_count(s)) > 4 * (ef > k ? ef : k) * M)
+      from = x->rows;
+    uint64_t *pos = malloc((npos - from + 1) * sizeof *pos), m = 0;
     if (!pos) return store_fail(s, STORE_ENOMEM, "out of memory");
     const bcol *mc = &s->umiss[c];
-    for (uint64_t p = 0; p < npos; p++) {
+    for (uint64_t p = from; p < npos; p++) {
       if (flt && flt->bits && !flt->bits[p / 8]) {
         p |= 7;
         continue;
@@ -329,17 +339,15 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
         const drec *dr = s->delta[p - s->nbase];
         if (dr->dead || !dr->cv || !dr->cv[c].type) continue;
       }
-      if (flt && flt->bits ? (flt->bits[p / 8] >> (p % 8) & 1) : (flt && flt->fn) ? 1 : store_pos_live(s, p))
+      if (flt && flt->bits ? (flt->bits[p / 8] >> (p % 8) & 1) : fnflt ? 1 : store_pos_live(s, p))
         pos[m++] = p;
     }
-    const struct vgraph *x = s->vg ? &s->vg[c] : NULL;
-    uint64_t ef = opt && opt->ef > 0 ? (uint64_t)opt->ef : (uint64_t)(s->icfg.ef > 0 ? s->icfg.ef : 64);
-    uint64_t M = (uint64_t)(s->icfg.m > 0 ? s->icfg.m : 16);
-    if (x && x->g && !(opt && opt->exact) && m > 2 * (ef > k ? ef : k) * M && !(flt && !flt->bits && flt->fn)) {
+    if (from) {
       /* the graph for the rows it covers (ef raised as the filter thins
       ** them), the rows past it scanned, the two merged */
+      uint64_t all = flt && flt->bits ? flt->nbits : store_count(s);
       uint64_t pool = ef > k ? ef : k;
-      uint64_t efx = pool * (npos / (m ? m : 1));
+      uint64_t efx = pool * (npos / (all ? all : 1));
       if (efx > 100000) efx = 100000;
       if (efx < pool) efx = pool;
       uint64_t kk = k < x->rows ? k : x->rows;
@@ -351,10 +359,8 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
         got = hnsw_search(x->g, q, (int)kk, (int)efx, graph_allow, &v, h);
         if (got < 0) rc = got;
       }
-      uint64_t ntail = 0, nt = 0, j = 0;
-      while (j < m && pos[j] < x->rows) j++;
-      ntail = m - j;
-      if (rc == ANN_OK && ntail) rc = ann_flat_gather(&src, q, k, pos + j, ntail, t, &nt);
+      uint64_t nt = 0;
+      if (rc == ANN_OK && m) rc = ann_flat_gather(&src, q, k, pos, m, t, &nt); /* (the rows past the graph) */
       if (rc == ANN_OK) { /* merge: both sorted by distance, then position */
         uint64_t a = 0, b = 0, o = 0;
         while (o < k && (a < (uint64_t)got || b < nt)) {
@@ -370,6 +376,11 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
       }
       free(h);
       free(t);
+      if (rc == ANN_OK && got < (int)kk) { /* the graph reached fewer than k allowed rows: scan them all */
+        free(pos);
+        store_knn_opts ex = {1, 0, 0};
+        return store_knn_col(s, c, q, k, flt, &ex, out, nout);
+      }
     } else if (m < npos / 2 && !(flt && !flt->bits && flt->fn)) {
       rc = ann_flat_gather(&src, q, k, pos, m, out, nout);
     } else { /* (a filter function runs on the searching thread only: then one thread) */
