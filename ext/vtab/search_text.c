@@ -117,16 +117,19 @@ typedef struct hopts {
   src_auth *src; /* malloc'd; nsrc of them */
   size_t nsrc;
   search_touch *touch; /* touch and now (now: rerank's too, unless it gives its own) */
+  char *column;        /* "column": the vector column to search (NULL: the embedding) */
+  int vcol;            /* its number, or -1: the embedding */
 } hopts;
 
 static void hopts_free(hopts *o) {
+  sqlite3_free(o->column);
   for (size_t i = 0; i < o->nsrc; i++) free(o->src[i].name);
   free(o->src);
   o->src = NULL;
   o->nsrc = 0;
 }
 
-#define HYBRID_KNOWN "fusion 'weighted' or 'rrf', vector_weight, keyword_weight, rrf_k, " \
+#define HYBRID_KNOWN "fusion 'weighted' or 'rrf', column, vector_weight, keyword_weight, rrf_k, " \
   "candidates, keyword_candidates, reject_below, rerank (an object), and the vector search's " \
   "exact, ef, nprobe, index, " SEARCH_TOUCH_KNOWN
 #define RERANK_KNOWN "relevance, recency, authority, activation (weights >= 0), half_life_days, " \
@@ -187,6 +190,14 @@ static int hybrid_option(void *ctx, const char *key, const search_opt *v, char *
   const char *val = v->text;
   int rc = search_touch_option(o->touch, key, v, err);
   if (rc != SEARCH_UNKNOWN) return rc;
+  if (!strcmp(key, "column")) {
+    if (v->type != UTIL_JSON_TEXT || !v->text) {
+      *err = sqlite3_mprintf("expected a vector column's name");
+      return SQLITE_ERROR;
+    }
+    sqlite3_free(o->column);
+    return (o->column = sqlite3_mprintf("%s", v->text)) ? SQLITE_OK : SQLITE_NOMEM;
+  }
   if (!strcmp(key, "fusion")) {
     if (!val || (strcmp(val, "weighted") && strcmp(val, "rrf"))) {
       *err = sqlite3_mprintf("expected 'weighted' or 'rrf'");
@@ -280,7 +291,7 @@ static int rerank(store *st, const hopts *o, hybrid_rec *u, uint64_t n, char **p
 
 /* The vector scores of the union's records the vector side did not return
 ** (keyword matches), computed exactly. */
-static int missing_scores(store *st, const float *q, double unit, hybrid_rec *u, uint64_t nu,
+static int missing_scores(store *st, int vcol, const float *q, double unit, hybrid_rec *u, uint64_t nu,
                           char **pzErr) {
   uint64_t nmiss = 0;
   for (uint64_t i = 0; i < nu; i++) nmiss += !u[i].has_v;
@@ -298,13 +309,14 @@ static int missing_scores(store *st, const float *q, double unit, hybrid_rec *u,
     memset(&ex, 0, sizeof ex);
     ex.exact = 1;
     uint64_t got = 0;
-    rc = h5mem_store_err(st, store_knn(st, q, nmiss, &mf, &ex, mr, &got), pzErr);
-    if (rc == SQLITE_OK) rc = search_knn_check(st, mr, got, pzErr);
+    rc = h5mem_store_err(st, vcol >= 0 ? store_knn_col(st, vcol, q, nmiss, &mf, &ex, mr, &got)
+                                       : store_knn(st, q, nmiss, &mf, &ex, mr, &got), pzErr);
+    if (rc == SQLITE_OK && vcol < 0) rc = search_knn_check(st, mr, got, pzErr);
     /* (mr is by distance: find each in the union, which is by position) */
     for (uint64_t j = 0; rc == SQLITE_OK && j < got; j++) {
       hybrid_rec *e = hybrid_find(u, nu, mr[j].pos);
       if (e) {
-        e->vs = search_knn_score(st, mr[j].dist, unit);
+        e->vs = vcol >= 0 ? search_col_score(store_col(st, vcol), mr[j].dist) : search_knn_score(st, mr[j].dist, unit);
         e->has_v = 1;
       }
     }
@@ -331,9 +343,11 @@ static int candidates(store *st, const hopts *o, const float *q, double unit, co
   uint64_t nvr = 0, nkh = 0, nu = 0;
   if (!al.none && q) { /* the vector side */
     vr = sqlite3_malloc64(nv * sizeof *vr + 1);
-    rc = vr ? h5mem_store_err(st, store_knn(st, q, nv, &al.flt, &o->knn, vr, &nvr), pzErr) : SQLITE_NOMEM;
+    rc = vr ? h5mem_store_err(st, o->vcol >= 0 ? store_knn_col(st, o->vcol, q, nv, &al.flt, &o->knn, vr, &nvr)
+                                               : store_knn(st, q, nv, &al.flt, &o->knn, vr, &nvr), pzErr)
+            : SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = search_knn_allow_check(&al, st, pzErr);
-    if (rc == SQLITE_OK) rc = search_knn_check(st, vr, nvr, pzErr);
+    if (rc == SQLITE_OK && o->vcol < 0) rc = search_knn_check(st, vr, nvr, pzErr);
   }
   if (rc == SQLITE_OK && !al.none && t) /* the keyword side */
     rc = keyword_hits(st, t, tn, nk, &al, &kh, &nkh, pzErr);
@@ -345,12 +359,15 @@ static int candidates(store *st, const hopts *o, const float *q, double unit, co
   }
   if (rc == SQLITE_OK) {
     for (uint64_t i = 0; i < nvr; i++)
-      u[nu++] = (hybrid_rec){.pos = vr[i].pos, .vs = search_knn_score(st, vr[i].dist, unit), .has_v = 1};
+      u[nu++] = (hybrid_rec){.pos = vr[i].pos,
+                             .vs = o->vcol >= 0 ? search_col_score(store_col(st, o->vcol), vr[i].dist)
+                                                : search_knn_score(st, vr[i].dist, unit),
+                             .has_v = 1};
     for (uint64_t i = 0; i < nkh; i++)
       u[nu++] = (hybrid_rec){.pos = kh[i].pos, .ks = kh[i].score, .has_k = 1};
     nu = hybrid_union(u, nu);
     for (uint64_t i = 0; i < nu; i++) u[i].id = store_pos_id(st, u[i].pos);
-    if (q) rc = missing_scores(st, q, unit, u, nu, pzErr);
+    if (q) rc = missing_scores(st, o->vcol, q, unit, u, nu, pzErr);
   }
   sqlite3_free(vr);
   sqlite3_free(kh);
@@ -381,8 +398,19 @@ int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow
   if (rc == SQLITE_OK) rc = query_text(a->qtext, &t, &tn, pzErr);
   float *q = NULL;
   double unit = 1.0;
+  o.vcol = -1;
+  if (rc == SQLITE_OK && o.column && sqlite3_stricmp(o.column, "embedding")) {
+    int c = store_col_find(st, o.column, strlen(o.column));
+    const store_coldef *d = c >= 0 ? store_col(st, c) : NULL;
+    if (!d || d->type != STORE_T_VECTOR) {
+      *pzErr = sqlite3_mprintf("options: column: '%s' is not a vector column of the table", o.column);
+      rc = SQLITE_ERROR;
+    }
+    o.vcol = c;
+  }
   if (rc == SQLITE_OK && a->query && sqlite3_value_type(a->query) != SQLITE_NULL)
-    rc = search_knn_query(st, a->query, &q, &unit, pzErr);
+    rc = o.vcol >= 0 ? search_col_query(st, o.vcol, a->query, (void **)&q, pzErr)
+                     : search_knn_query(st, a->query, &q, &unit, pzErr);
   if (rc == SQLITE_OK && !t && !q) {
     *pzErr = sqlite3_mprintf("give a query text, a query vector, or both");
     rc = SQLITE_ERROR;

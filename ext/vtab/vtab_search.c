@@ -768,6 +768,12 @@ int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, cha
   if (t == SQLITE_BLOB) {
     int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
     size_t len = (size_t)sqlite3_value_bytes(v), want = (size_t)dim * (f16 ? 2 : 4);
+    if (sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 || sqlite3_value_subtype(v) == EXT_SUBTYPE_BIT) {
+      *pzErr = sqlite3_mprintf("the query is an %s vector; the embedding is float (convert it with vec_f32())",
+                               sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 ? "int8" : "bit");
+      sqlite3_free(f);
+      return SQLITE_ERROR;
+    }
     if (len != want) {
       *pzErr = sqlite3_mprintf("the query is a %s BLOB of %llu values; the store has dim=%d",
                                f16 ? "float16" : "float32", (unsigned long long)(len / (f16 ? 2 : 4)), dim);
@@ -830,6 +836,148 @@ int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, cha
 ** unit: search_knn_query's (dot's scale; 1 otherwise). */
 double search_knn_distance(const store *st, float d, double unit) {
   return store_metric(st) == STORE_L2 ? sqrt((double)d) : (double)d * unit;
+}
+
+/* ---- search by a declared vector column ------------------------------------------ */
+
+int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzErr) {
+  const store_coldef *d = store_col(st, c);
+  *out = NULL;
+  size_t dim = (size_t)d->dim, w = store_coldef_width(d);
+  int isf = d->vtype == STORE_VT_F32 || d->vtype == STORE_VT_F16;
+  uint8_t *q = sqlite3_malloc64(isf ? dim * 4 : w + 1);
+  if (!q) return SQLITE_NOMEM;
+  int t = sqlite3_value_type(v), rc = SQLITE_OK;
+  if (t == SQLITE_BLOB) {
+    size_t n = (size_t)sqlite3_value_bytes(v);
+    const void *b = sqlite3_value_blob(v);
+    int st_ = (int)sqlite3_value_subtype(v), f16 = st_ == EXT_SUBTYPE_F16;
+    int want_st = isf ? 0 : d->vtype == STORE_VT_I8 ? EXT_SUBTYPE_INT8 : EXT_SUBTYPE_BIT;
+    int other = isf ? (st_ == EXT_SUBTYPE_INT8 || st_ == EXT_SUBTYPE_BIT)
+                    : (st_ == EXT_SUBTYPE_F32 || st_ == EXT_SUBTYPE_F16 || (st_ && st_ != want_st &&
+                                                                          (st_ == EXT_SUBTYPE_INT8 || st_ == EXT_SUBTYPE_BIT)));
+    if (other) {
+      *pzErr = sqlite3_mprintf("the query for column %s is a vector of another type (the column is %s)", d->name,
+                               d->vtype == STORE_VT_I8 ? "int8" : d->vtype == STORE_VT_BIT ? "bit"
+                               : d->vtype == STORE_VT_F16 ? "float16" : "float32");
+      rc = SQLITE_ERROR;
+    } else if (isf && f16 && n == dim * 2) {
+      uint16_t *h = sqlite3_malloc64(n + 1);
+      if (!h) rc = SQLITE_NOMEM;
+      else {
+        memcpy(h, b, n);
+        k_get()->f16_to_f32(h, (float *)(void *)q, dim);
+        sqlite3_free(h);
+      }
+    } else if (n == (isf ? dim * 4 : w)) {
+      memcpy(q, b, n);
+    } else {
+      *pzErr = sqlite3_mprintf("the query for column %s is a BLOB of %zu bytes; expected %zu (%d dimensions of %s)",
+                               d->name, n, isf ? dim * 4 : w, d->dim,
+                               d->vtype == STORE_VT_I8 ? "int8" : d->vtype == STORE_VT_BIT ? "bit" : "float32");
+      rc = SQLITE_ERROR;
+    }
+  } else if (t == SQLITE_TEXT && d->vtype == STORE_VT_I8) {
+    int8_t *i8 = NULL;
+    size_t n = 0;
+    char err[200];
+    if (util_json_to_i8((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &i8, &n, err, sizeof err)) {
+      *pzErr = sqlite3_mprintf("the query for int8 column %s: %s", d->name, err);
+      rc = SQLITE_ERROR;
+    } else if (n != dim) {
+      *pzErr = sqlite3_mprintf("the query for column %s has %zu dimensions; the column has %d", d->name, n, d->dim);
+      rc = SQLITE_ERROR;
+    } else {
+      memcpy(q, i8, dim);
+    }
+    free(i8);
+  } else if (t == SQLITE_TEXT && d->vtype != STORE_VT_BIT) {
+    float *f = NULL;
+    size_t n = 0;
+    char err[200];
+    if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &f, &n, err, sizeof err)) {
+      *pzErr = sqlite3_mprintf("the query for column %s: %s", d->name, err);
+      rc = SQLITE_ERROR;
+    } else if (n != dim) {
+      *pzErr = sqlite3_mprintf("the query for column %s has %zu dimensions; the column has %d", d->name, n, d->dim);
+      rc = SQLITE_ERROR;
+    } else if (isf) {
+      memcpy(q, f, dim * 4);
+    } else {
+      for (size_t i = 0; i < dim && rc == SQLITE_OK; i++) {
+        if (f[i] != floorf(f[i]) || f[i] < -128 || f[i] > 127) {
+          *pzErr = sqlite3_mprintf("the query for int8 column %s: element %zu (%g) is not an integer in -128..127",
+                                   d->name, i, (double)f[i]);
+          rc = SQLITE_ERROR;
+        }
+        q[i] = (uint8_t)(int8_t)f[i];
+      }
+    }
+    free(f);
+  } else {
+    *pzErr = sqlite3_mprintf("the query for column %s must be a %s", d->name,
+                             d->vtype == STORE_VT_BIT ? "bit vector BLOB (vec_bit)" : "BLOB or a JSON array");
+    rc = SQLITE_ERROR;
+  }
+  if (rc == SQLITE_OK && isf) {
+    const float *f = (const float *)(void *)q;
+    double nn = 0;
+    for (size_t i = 0; i < dim && rc == SQLITE_OK; i++) {
+      if (!isfinite(f[i])) {
+        *pzErr = sqlite3_mprintf("the query for column %s: element %zu is not finite", d->name, i);
+        rc = SQLITE_ERROR;
+      }
+      nn += (double)f[i] * f[i];
+    }
+    if (rc == SQLITE_OK && d->metric == STORE_COSINE && nn == 0) {
+      *pzErr = sqlite3_mprintf("a zero query vector has no cosine distance (column %s)", d->name);
+      rc = SQLITE_ERROR;
+    }
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_free(q);
+    return rc;
+  }
+  *out = q;
+  return SQLITE_OK;
+}
+
+int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+                       ann_res **out,
+                       uint64_t *nout, char **pzErr) {
+  *out = NULL;
+  *nout = 0;
+  if (f->empty || k == 0 || store_count(st) == 0) return SQLITE_OK;
+  knn_allow al;
+  int rc = search_knn_allow_init(st, f, &al, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  if (al.none) {
+    search_knn_allow_free(&al);
+    return SQLITE_OK;
+  }
+  if (k > store_count(st)) k = store_count(st);
+  ann_res *res = sqlite3_malloc64(k * sizeof *res + 1);
+  int src = res ? store_knn_col(st, c, q, k, &al.flt, o, res, nout) : STORE_ENOMEM;
+  rc = search_knn_allow_check(&al, st, pzErr);
+  search_knn_allow_free(&al);
+  if (rc == SQLITE_OK) rc = h5mem_store_err(st, src, pzErr);
+  for (uint64_t i = 0; rc == SQLITE_OK && i < *nout; i++)
+    if (!isfinite(res[i].dist)) {
+      *pzErr = sqlite3_mprintf("the distance from the query to record %lld overflows float32 (column %s)",
+                               (long long)store_pos_id(st, res[i].pos), store_col(st, c)->name);
+      rc = SQLITE_ERROR;
+    }
+  if (rc != SQLITE_OK) {
+    sqlite3_free(res);
+    *nout = 0;
+    return rc;
+  }
+  *out = res;
+  return SQLITE_OK;
+}
+
+double search_col_score(const store_coldef *d, double dist) {
+  return d->metric == STORE_DOT ? -dist : d->metric == STORE_COSINE ? 1.0 - dist : 1.0 / (1.0 + dist);
 }
 
 double search_knn_score(const store *st, float d, double unit) {
@@ -1032,22 +1180,152 @@ srow *search_srow_alloc(uint64_t n) {
 }
 
 #define KNN_KNOWN "exact true/false, ef an integer 1..100000, nprobe an integer 1..16777216, " \
-                  "index 'flat', 'hnsw' or 'ivf', " SEARCH_TOUCH_KNOWN
+                  "index 'flat', 'hnsw' or 'ivf', column 'name', columns ['name', ...], " SEARCH_TOUCH_KNOWN
 
 typedef struct vec_opts {
   store_knn_opts ko;
   search_touch *touch;
+  char *cols[STORE_COLS_MAX + 1]; /* "column" / "columns": the vector columns to search (sqlite3_malloc'd) */
+  int ncols;
 } vec_opts;
 
 static int vec_option(void *ctx, const char *key, const search_opt *v, char **err) {
   vec_opts *o = ctx;
+  if (!strcmp(key, "column") || !strcmp(key, "columns")) {
+    if (o->ncols) {
+      *err = sqlite3_mprintf("give column or columns, once");
+      return SQLITE_ERROR;
+    }
+    if (!strcmp(key, "column")) {
+      if (v->type != UTIL_JSON_TEXT || !v->text) {
+        *err = sqlite3_mprintf("expected a column's name");
+        return SQLITE_ERROR;
+      }
+      if (!(o->cols[o->ncols++] = sqlite3_mprintf("%s", v->text))) return SQLITE_NOMEM;
+      return SQLITE_OK;
+    }
+    util_json_iter it;
+    if (v->type != UTIL_JSON_ARRAY || util_json_iter_init(&it, v->json, 0, v->len)) {
+      *err = sqlite3_mprintf("expected an array of vector columns' names");
+      return SQLITE_ERROR;
+    }
+    while (util_json_next(&it)) {
+      if (util_json_type(v->json, it.v0, v->len) != UTIL_JSON_TEXT || o->ncols > STORE_COLS_MAX) {
+        *err = sqlite3_mprintf("expected an array of at most %d vector columns' names", STORE_COLS_MAX + 1);
+        return SQLITE_ERROR;
+      }
+      char *name = util_json_cstr(v->json, it.v0, v->len, NULL);
+      if (!name) return SQLITE_NOMEM;
+      o->cols[o->ncols] = sqlite3_mprintf("%s", name);
+      free(name);
+      if (!o->cols[o->ncols++]) return SQLITE_NOMEM;
+    }
+    if (!o->ncols) {
+      *err = sqlite3_mprintf("expected at least one column");
+      return SQLITE_ERROR;
+    }
+    return SQLITE_OK;
+  }
   int rc = search_touch_option(o->touch, key, v, err);
   return rc != SEARCH_UNKNOWN ? rc : search_knn_option(&o->ko, key, v, err);
 }
 
+static int res_by_pos(const void *a, const void *b) {
+  const ann_res *x = a, *y = b;
+  return x->pos < y->pos ? -1 : x->pos > y->pos ? 1 : (x->dist > y->dist) - (x->dist < y->dist);
+}
+static int res_by_dist(const void *a, const void *b) {
+  const ann_res *x = a, *y = b;
+  return x->dist < y->dist ? -1 : x->dist > y->dist ? 1 : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* vec_search by the columns named (the embedding is "embedding"): each
+** column's k nearest (final distances), and with several columns each
+** record's best (the union of the columns' top k holds the k records of
+** smallest best distance: exact when each column's search is). */
+static int vec_run_cols(store *st, const search_args *a, const knn_filter *f, const vec_opts *vo, srow **out,
+                        uint64_t *nout, char **pzErr) {
+  int col[STORE_COLS_MAX + 1], metric = -1, dim = 0, rc = SQLITE_OK;
+  for (int i = 0; i < vo->ncols; i++) {
+    const char *name = vo->cols[i];
+    int c = sqlite3_stricmp(name, "embedding") ? store_col_find(st, name, strlen(name)) : -1;
+    const store_coldef *d = c >= 0 ? store_col(st, c) : NULL;
+    if (sqlite3_stricmp(name, "embedding") && (!d || d->type != STORE_T_VECTOR)) {
+      *pzErr = sqlite3_mprintf("options: column: '%s' is not a vector column of the table", name);
+      return SQLITE_ERROR;
+    }
+    int m = d ? d->metric : store_metric(st), n = d ? d->dim : store_dim(st);
+    if (vo->ncols > 1 && ((metric >= 0 && (m != metric || n != dim)) ||
+                          (d && d->vtype != STORE_VT_F32 && d->vtype != STORE_VT_F16))) {
+      *pzErr = sqlite3_mprintf("options: columns: searched together, the columns must be float vectors of one "
+                               "dimension and one metric (%s differs)", name);
+      return SQLITE_ERROR;
+    }
+    metric = m;
+    dim = n;
+    col[i] = c;
+  }
+  ann_res *all = NULL;
+  uint64_t nall = 0;
+  for (int i = 0; i < vo->ncols && rc == SQLITE_OK; i++) {
+    ann_res *res = NULL;
+    uint64_t n = 0;
+    void *q = NULL;
+    double unit = 1.0;
+    if (col[i] >= 0) {
+      if ((rc = search_col_query(st, col[i], a->query, &q, pzErr)) == SQLITE_OK)
+        rc = search_knn_run_col(st, col[i], q, (uint64_t)a->k, f, &vo->ko, &res, &n, pzErr);
+    } else if ((rc = search_knn_query(st, a->query, (float **)&q, &unit, pzErr)) == SQLITE_OK) {
+      rc = search_knn_run(st, q, (uint64_t)a->k, f, &vo->ko, &res, &n, pzErr);
+      for (uint64_t j = 0; j < n; j++) res[j].dist = (float)search_knn_distance(st, res[j].dist, unit);
+    }
+    sqlite3_free(q);
+    if (rc == SQLITE_OK && n) {
+      ann_res *g = sqlite3_realloc64(all, (nall + n) * sizeof *g);
+      if (!g) rc = SQLITE_NOMEM;
+      else {
+        all = g;
+        memcpy(all + nall, res, n * sizeof *res);
+        nall += n;
+      }
+    }
+    sqlite3_free(res);
+  }
+  if (rc != SQLITE_OK) {
+    sqlite3_free(all);
+    return rc;
+  }
+  /* each record once, at its best distance, then the k best */
+  qsort(all, nall, sizeof *all, res_by_pos);
+  uint64_t m = 0;
+  for (uint64_t i = 0; i < nall; i++)
+    if (!m || all[m - 1].pos != all[i].pos) all[m++] = all[i];
+  qsort(all, m, sizeof *all, res_by_dist);
+  if (m > (uint64_t)a->k) m = (uint64_t)a->k;
+  srow *r = search_srow_alloc(m);
+  if (!r) {
+    sqlite3_free(all);
+    return SQLITE_NOMEM;
+  }
+  const store_coldef *d0 = col[0] >= 0 ? store_col(st, col[0]) : NULL;
+  for (uint64_t i = 0; i < m; i++) {
+    r[i].pos = all[i].pos;
+    r[i].v[0] = all[i].dist;
+    if (d0) r[i].v[1] = search_col_score(d0, all[i].dist);
+    else
+      r[i].v[1] = metric == STORE_L2 ? 1.0 / (1.0 + all[i].dist) : metric == STORE_DOT ? -(double)all[i].dist
+                                                                                        : 1.0 - all[i].dist;
+  }
+  sqlite3_free(all);
+  *out = r;
+  *nout = m;
+  return SQLITE_OK;
+}
+
 /* vec_search: the k nearest; options {"exact": bool, "ef": n, "nprobe": n,
 ** "index": "flat"|"hnsw"|"ivf"} ("index": "flat" is "exact": true; the
-** others, the store's index), and touch, now (search_touch). */
+** others, the store's index), "column"/"columns" (vector columns), and
+** touch, now (search_touch). */
 static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **out,
                    uint64_t *nout, char **pzErr) {
   vec_opts vo;
@@ -1055,7 +1333,9 @@ static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **
   vo.touch = a->touch;
   int rc = search_opts_parse(a->options, KNN_KNOWN, vec_option, &vo, pzErr);
   store_knn_opts ko = vo.ko;
-  if (rc != SQLITE_OK) return rc;
+  if (rc == SQLITE_OK && vo.ncols) rc = vec_run_cols(st, a, f, &vo, out, nout, pzErr);
+  for (int i = 0; i < vo.ncols; i++) sqlite3_free(vo.cols[i]);
+  if (rc != SQLITE_OK || vo.ncols) return rc;
   float *q = NULL;
   double unit = 1.0;
   if ((rc = search_knn_query(st, a->query, &q, &unit, pzErr)) != SQLITE_OK) return rc;

@@ -337,11 +337,17 @@ int store_cols_map(store *s, h5_obj *mem, uint64_t n) {
   return STORE_OK;
 }
 
-typedef struct cparts { /* a partition key's index of the base rows that have a value */
-  uint64_t *key;        /* sorted (key, pos) pairs: the value's hash / the integer */
+typedef struct cparts { /* a column's indexes of the base rows, built on first use */
+  /* a partition key's: sorted (key, pos) pairs of the rows that have a value: the value's hash / the integer */
+  uint64_t *key;
   uint64_t *pos;
   uint64_t n;
   int built;
+  /* a text column's values as codes: code[r] for base row r (UINT32_MAX: NULL),
+  ** dict[code] the distinct values (pointing into the mapped file) */
+  uint32_t *code;
+  store_val *dict;
+  uint64_t ndict;
 } cparts;
 
 typedef struct pkmap { /* the primary key: hash -> position of the live record */
@@ -358,12 +364,15 @@ static void pkmap_free(store *s) {
 }
 
 void store_cols_base_free(store *s) {
+  store_vgraphs_free(s); /* (they read the mapped file: first) */
   for (int i = 0; i < s->ncols; i++) {
     if (s->ucol) free(s->ucol[i].caddr);
     if (s->umiss) free(s->umiss[i].caddr);
     if (s->parts) {
       free(s->parts[i].key);
       free(s->parts[i].pos);
+      free(s->parts[i].code);
+      free(s->parts[i].dict);
     }
   }
   free(s->ucol);
@@ -426,7 +435,7 @@ int store_cols_layout(store *s, h5w *w, h5w_obj *root, h5w_obj *mem, const store
     snprintf(desc, sizeof desc, "declared column: %s%s", decl,
              c->type == STORE_T_INTEGER ? "; INT64_MIN: NULL" : c->type == STORE_T_FLOAT ? "; NaN: NULL"
              : c->type == STORE_T_BOOLEAN ? "; 0 false, 1 true, -1 NULL"
-             : vec ? "; a NULL's row is zeros, marked in <name>.missing" : "; a null reference: NULL");
+             : vec ? "; a NULL is marked in <name>.missing (its row: zeros; float: NaN first)" : "; a null reference: NULL");
     if (!hr) {
       const char *dv = desc;
       h5_type *a = h5_type_new_string(0, 1);
@@ -495,7 +504,7 @@ static int has_bytes(const store_coldef *c) {
 size_t store_cols_size(const store *s, const store_val *cv) {
   size_t n = (size_t)s->ncols * sizeof(store_val) + 16;
   for (int i = 0; cv && i < s->ncols; i++)
-    if (cv[i].type && has_bytes(&s->cdef[i])) n += cv[i].n + 1;
+    if (cv[i].type && has_bytes(&s->cdef[i])) n += cv[i].n + 1 + 8; /* (8: a vector's alignment) */
   return n;
 }
 
@@ -505,6 +514,8 @@ void store_cols_copy(const store *s, const store_val *cv, store_val *out, uint8_
     if (!cv || !cv[i].type) continue;
     out[i] = cv[i];
     if (has_bytes(&s->cdef[i])) {
+      if (s->cdef[i].type == STORE_T_VECTOR) /* (on an 8-byte boundary: the kernels read its elements) */
+        *p += (8 - (uintptr_t)*p % 8) % 8;
       if (cv[i].n) memcpy(*p, cv[i].p, cv[i].n);
       (*p)[cv[i].n] = 0; /* (text: NUL-terminated, as the writer takes it) */
       out[i].p = *p;
@@ -599,8 +610,18 @@ static void row_put(const store_coldef *c, const store_val *v, uint8_t *row) {
     break;
   }
   default:
-    if (v->type) memcpy(row, v->p, v->n);
-    else memset(row, 0, store_coldef_width(c));
+    if (v->type) {
+      memcpy(row, v->p, v->n);
+    } else { /* (a float vector's first element NaN too, as the embedding's: scans skip it) */
+      memset(row, 0, store_coldef_width(c));
+      if (c->vtype == STORE_VT_F32) {
+        float nan = NAN;
+        memcpy(row, &nan, 4);
+      } else if (c->vtype == STORE_VT_F16) {
+        uint16_t h = 0x7e00;
+        memcpy(row, &h, 2);
+      }
+    }
   }
 }
 
@@ -899,6 +920,79 @@ static int parts_build(store *s, int i) {
 
 #define BIT(b, p) ((b)[(p) >> 3] >> ((p) & 7) & 1)
 
+/* A text column's base rows as codes (cparts.code, .dict): one pass over
+** the column, equal strings one code (open addressing on their hashes). */
+static int codes_build(store *s, int i) {
+  if (!s->parts && !(s->parts = calloc((size_t)s->ncols, sizeof *s->parts)))
+    return store_fail(s, STORE_ENOMEM, "out of memory");
+  cparts *cp = &s->parts[i];
+  if (cp->code) return STORE_OK;
+  uint64_t cap = 256, nd = 0;
+  uint32_t *slot = malloc(cap * sizeof *slot); /* code + 1, 0: empty */
+  uint64_t *hs = malloc(cap * sizeof *hs);
+  store_val *dict = malloc(cap / 2 * sizeof *dict);
+  uint32_t *code = malloc((s->nbase ? s->nbase : 1) * sizeof *code);
+  int rc = slot && hs && dict && code ? STORE_OK : store_fail(s, STORE_ENOMEM, "out of memory");
+  if (slot) memset(slot, 0, cap * sizeof *slot);
+  for (uint64_t r = 0; rc == STORE_OK && r < s->nbase; r++) {
+    store_val v;
+    if ((rc = base_val(s, r, i, &v))) break;
+    if (!v.type) {
+      code[r] = UINT32_MAX;
+      continue;
+    }
+    uint64_t h = XXH64(v.p, v.n, 2), j = h & (cap - 1);
+    while (slot[j] && !(hs[j] == h && dict[slot[j] - 1].n == v.n && !memcmp(dict[slot[j] - 1].p, v.p, v.n)))
+      j = (j + 1) & (cap - 1);
+    if (slot[j]) {
+      code[r] = slot[j] - 1;
+      continue;
+    }
+    if ((nd + 1) * 2 > cap) { /* grow: the dictionary and the slots */
+      uint64_t nc = cap * 2;
+      uint32_t *ns = calloc(nc, sizeof *ns);
+      uint64_t *nh = malloc(nc * sizeof *nh);
+      store_val *ndict = realloc(dict, nc / 2 * sizeof *ndict);
+      if (ndict) dict = ndict;
+      if (!ns || !nh || !ndict || nd >= UINT32_MAX - 1) {
+        free(ns);
+        free(nh);
+        rc = store_fail(s, STORE_ENOMEM, "out of memory");
+        break;
+      }
+      for (uint64_t t = 0; t < cap; t++)
+        if (slot[t]) {
+          uint64_t u = hs[t] & (nc - 1);
+          while (ns[u]) u = (u + 1) & (nc - 1);
+          ns[u] = slot[t];
+          nh[u] = hs[t];
+        }
+      free(slot);
+      free(hs);
+      slot = ns;
+      hs = nh;
+      cap = nc;
+      j = h & (cap - 1);
+      while (slot[j]) j = (j + 1) & (cap - 1);
+    }
+    dict[nd] = v;
+    slot[j] = (uint32_t)(nd + 1);
+    hs[j] = h;
+    code[r] = (uint32_t)nd++;
+  }
+  free(slot);
+  free(hs);
+  if (rc) {
+    free(dict);
+    free(code);
+    return rc;
+  }
+  cp->code = code;
+  cp->dict = dict;
+  cp->ndict = nd;
+  return STORE_OK;
+}
+
 int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *bits, uint64_t *n) {
   if (cond->col < 0 || cond->col >= s->ncols) return store_fail(s, STORE_EINVAL, "no declared column %d", cond->col);
   const store_coldef *c = &s->cdef[cond->col];
@@ -950,6 +1044,73 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
     *n = kept;
     return STORE_OK;
   }
+  /* a text column's file rows: the condition tested once per distinct
+  ** value (the column's codes), then a lookup per row */
+  uint8_t *okc = NULL;
+  const uint32_t *codes = NULL;
+  int oknull = 0;
+  if (c->type == STORE_T_TEXT && nb > 64) {
+    int rc = codes_build(s, cond->col);
+    if (rc) return rc;
+    cparts *cp = &s->parts[cond->col];
+    okc = malloc(cp->ndict + 1);
+    if (!okc) return store_fail(s, STORE_ENOMEM, "out of memory");
+    for (uint64_t d = 0; d < cp->ndict; d++) okc[d] = (uint8_t)test_val(cond, &cp->dict[d]);
+    store_val nul;
+    memset(&nul, 0, sizeof nul);
+    oknull = test_val(cond, &nul);
+    codes = cp->code;
+  }
+  /* an integer (or boolean) column against an integer: the file's rows a
+  ** chunk at a time, compared in place */
+  if ((c->type == STORE_T_INTEGER || c->type == STORE_T_FLOAT) && cond->nv == 1 &&
+      cond->v[0].type == (c->type == STORE_T_INTEGER ? STORE_T_INTEGER : STORE_T_FLOAT) &&
+      cond->op >= STORE_OP_EQ && cond->op <= STORE_OP_GE && nb) {
+    const bcol *bc = &s->ucol[cond->col];
+    int64_t x = cond->v[0].i;
+    double fx = cond->v[0].f;
+    int isint = c->type == STORE_T_INTEGER, op = cond->op;
+    for (uint64_t k = 0; k * bc->crows < nb; k++) {
+      uint64_t r0 = k * bc->crows, r1 = r0 + bc->crows < nb ? r0 + bc->crows : nb;
+      const uint8_t *base = k < bc->nchunks && bc->caddr[k] != UINT64_MAX
+                                ? h5_file_span(s->f, bc->caddr[k], (r1 - r0) * 8) : NULL;
+      if (!base)
+        return store_fail(s, STORE_ECORRUPT, "%s: a chunk of /memories/columns/%s lies outside the file", s->path,
+                          c->name);
+      for (uint64_t p = r0; p < r1; p++) {
+        if (!bits[p >> 3]) {
+          p |= 7;
+          continue;
+        }
+        if (!BIT(bits, p)) continue;
+        int ok, r;
+        if (isint) {
+          int64_t y;
+          memcpy(&y, base + (p - r0) * 8, 8);
+          r = (y > x) - (y < x);
+          ok = y != NULL_I64;
+        } else {
+          double y;
+          memcpy(&y, base + (p - r0) * 8, 8);
+          r = (y > fx) - (y < fx);
+          ok = !isnan(y);
+        }
+        if (ok) ok = op == STORE_OP_EQ ? r == 0 : op == STORE_OP_NE ? r != 0 : op == STORE_OP_LT ? r < 0
+                   : op == STORE_OP_LE ? r <= 0 : op == STORE_OP_GT ? r > 0 : r >= 0;
+        if (ok) kept++;
+        else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
+      }
+    }
+    for (uint64_t p = nb; p < npos; p++) { /* the records in memory */
+      if (!BIT(bits, p)) continue;
+      int t = store_col_test(s, cond, p);
+      if (t < 0) return STORE_ECORRUPT;
+      if (t) kept++;
+      else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
+    }
+    *n = kept;
+    return STORE_OK;
+  }
   /* every set position, the column alone; words of zeros skipped */
   for (uint64_t b = 0; b < (npos + 7) / 8; b++) {
     if (b % 8 == 0 && b + 8 <= (npos + 7) / 8) {
@@ -964,13 +1125,23 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
     for (int k = 0; k < 8; k++) {
       uint64_t p = b * 8 + (uint64_t)k;
       if (p >= npos || !(bits[b] >> k & 1)) continue;
-      store_val v;
-      int rc = p < s->nbase ? base_val(s, p, cond->col, &v) : store_get_col(s, p, cond->col, &v);
-      if (rc) return rc;
-      if (test_val(cond, &v)) kept++;
+      int ok;
+      if (codes && p < nb) {
+        ok = codes[p] == UINT32_MAX ? oknull : okc[codes[p]];
+      } else {
+        store_val v;
+        int rc = p < s->nbase ? base_val(s, p, cond->col, &v) : store_get_col(s, p, cond->col, &v);
+        if (rc) {
+          free(okc);
+          return rc;
+        }
+        ok = test_val(cond, &v);
+      }
+      if (ok) kept++;
       else bits[b] &= (uint8_t) ~(1u << k);
     }
   }
+  free(okc);
   *n = kept;
   return STORE_OK;
 }
