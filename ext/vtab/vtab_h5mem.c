@@ -1528,7 +1528,8 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
     if (util_json_to_i8((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &i8, &n, err,
                         sizeof err))
       return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
-    int rc = n == d ? SQLITE_OK : vt_err(vt, SQLITE_MISMATCH, "%s: expected %d dimensions, got %zu", c->name, c->dim, n);
+    int rc = n == d ? SQLITE_OK : vt_err(vt, SQLITE_MISMATCH, "%s: expected %d dimensions, got %llu", c->name,
+                                                   c->dim, (unsigned long long)n);
     if (!rc) memcpy(out, i8, d);
     free(i8);
     return rc;

@@ -872,8 +872,8 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
     } else if (n == (isf ? dim * 4 : w)) {
       memcpy(q, b, n);
     } else {
-      *pzErr = sqlite3_mprintf("the query for column %s is a BLOB of %zu bytes; expected %zu (%d dimensions of %s)",
-                               d->name, n, isf ? dim * 4 : w, d->dim,
+      *pzErr = sqlite3_mprintf("the query for column %s is a BLOB of %llu bytes; expected %llu (%d dimensions of %s)",
+                               d->name, (unsigned long long)n, (unsigned long long)(isf ? dim * 4 : w), d->dim,
                                d->vtype == STORE_VT_I8 ? "int8" : d->vtype == STORE_VT_BIT ? "bit" : "float32");
       rc = SQLITE_ERROR;
     }
@@ -885,7 +885,8 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
       *pzErr = sqlite3_mprintf("the query for int8 column %s: %s", d->name, err);
       rc = SQLITE_ERROR;
     } else if (n != dim) {
-      *pzErr = sqlite3_mprintf("the query for column %s has %zu dimensions; the column has %d", d->name, n, d->dim);
+      *pzErr = sqlite3_mprintf("the query for column %s has %llu dimensions; the column has %d", d->name,
+                               (unsigned long long)n, d->dim);
       rc = SQLITE_ERROR;
     } else {
       memcpy(q, i8, dim);
@@ -899,15 +900,16 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
       *pzErr = sqlite3_mprintf("the query for column %s: %s", d->name, err);
       rc = SQLITE_ERROR;
     } else if (n != dim) {
-      *pzErr = sqlite3_mprintf("the query for column %s has %zu dimensions; the column has %d", d->name, n, d->dim);
+      *pzErr = sqlite3_mprintf("the query for column %s has %llu dimensions; the column has %d", d->name,
+                               (unsigned long long)n, d->dim);
       rc = SQLITE_ERROR;
     } else if (isf) {
       memcpy(q, f, dim * 4);
     } else {
       for (size_t i = 0; i < dim && rc == SQLITE_OK; i++) {
         if (f[i] != floorf(f[i]) || f[i] < -128 || f[i] > 127) {
-          *pzErr = sqlite3_mprintf("the query for int8 column %s: element %zu (%g) is not an integer in -128..127",
-                                   d->name, i, (double)f[i]);
+          *pzErr = sqlite3_mprintf("the query for int8 column %s: element %llu (%g) is not an integer in -128..127",
+                                   d->name, (unsigned long long)i, (double)f[i]);
           rc = SQLITE_ERROR;
         }
         q[i] = (uint8_t)(int8_t)f[i];
@@ -924,7 +926,8 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
     double nn = 0;
     for (size_t i = 0; i < dim && rc == SQLITE_OK; i++) {
       if (!isfinite(f[i])) {
-        *pzErr = sqlite3_mprintf("the query for column %s: element %zu is not finite", d->name, i);
+        *pzErr = sqlite3_mprintf("the query for column %s: element %llu is not finite", d->name,
+                                 (unsigned long long)i);
         rc = SQLITE_ERROR;
       }
       nn += (double)f[i] * f[i];
