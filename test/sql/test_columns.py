@@ -180,8 +180,8 @@ class Cond:
             return "%s IS NOT NULL" % c, []
         if self.op == "between":
             return "%s BETWEEN ? AND ?" % c, list(a)
-        if self.op == "in":
-            return "%s IN (%s)" % (c, ", ".join("?" * len(a[0]))), list(a[0])
+        if self.op in ("in", "nin"):
+            return "%s %s (%s)" % (c, "IN" if self.op == "in" else "NOT IN", ", ".join("?" * len(a[0]))), list(a[0])
         return "%s %s ?" % (c, self.op), [a[0]]
 
     def where(self, alt=False):
@@ -408,6 +408,23 @@ def run_filters(db, m, rng, state, conds_list):
     return nq
 
 
+def run_scans(db, m, state, conds_list):
+    """The table's own queries (no MATCH) with the same conditions: the ids of every live record
+    that meets them, with or without an embedding."""
+    recs = list(m.recs.values())
+    for conds in conds_list:
+        want = {r["id"] for r in recs if all(c.test(r[c.col]) for c in conds)}
+        frag, params = sql_of(conds)
+        try:
+            got = [r[0] for r in db.execute("SELECT id FROM v WHERE " + frag, params)]
+            check(len(got) == len(set(got)) and set(got) == want, "%s: scan WHERE %s %r: %d ids (%d expected), %r extra, %r missing" % (
+                state, frag, params, len(got), len(want), sorted(set(got) - want)[:3], sorted(want - set(got))[:3]))
+            n = db.execute("SELECT count(*) FROM v WHERE " + frag, params).fetchone()[0]
+            check(n == len(want), "%s: count(*) WHERE %s %r: %d, expected %d" % (state, frag, params, n, len(want)))
+        except sqlite3.Error as e:
+            check(False, "%s: scan WHERE %s: %s" % (state, frag, e))
+
+
 def run_partitions(db, m, rng, state):
     """Every partition of user_id, alone and with another filter, both forms."""
     arr = m.arrays()
@@ -547,6 +564,7 @@ def run_text_search(db, m, rng, state):
 def run_state(db, m, rng, state, conds_list):
     check_rows(db, m, state)
     run_filters(db, m, rng, state, conds_list)
+    run_scans(db, m, state, conds_list)
     run_partitions(db, m, rng, state)
     run_bounds(db, m, rng, state)
     run_text_search(db, m, rng, state)
@@ -987,8 +1005,9 @@ def test_values(d):
 # ---- the file through h5py -----------------------------------------------------------------------
 
 def h5_check(fn, model, what):
-    """/memories/columns/<name> as documented: INT64_MIN, NaN, -1 for NULL; null references (h5py:
-    b'' and an empty array); vectors with zeros and <name>.missing = 1 for NULL."""
+    """/memories/columns/<name> as docs/FORMAT.md says: INT64_MIN, NaN, -1 for NULL; null references
+    (h5py: b'' and an empty array); a vector's NULL: <name>.missing = 1 and zeros (a float vector's
+    with NaN first)."""
     try:
         import h5py
     except ImportError:
@@ -1040,8 +1059,10 @@ def h5_check(fn, model, what):
                     ok = x == ("" if w is None else w)
                 elif kind == "blob":
                     ok = bytes(x.tobytes()) == (b"" if w is None else w)
+                elif w is None:  # (zeros; a float vector's NaN first, as the embedding's)
+                    ok = miss[r] == 1 and not np.any(x[1:]) and (np.isnan(x[0]) if x.dtype.kind == "f" else x[0] == 0)
                 else:
-                    ok = (miss[r] == 1 and not np.any(x)) if w is None else (miss[r] == 0 and x.tobytes() == w)
+                    ok = miss[r] == 0 and x.tobytes() == w
                 if not ok:
                     check(False, "%s: h5py: /memories/columns/%s of id %d: %r, expected %r" % (what, c, rid, x, w))
                     break
