@@ -904,13 +904,19 @@ def test_values(d):
         ("UPDATE t SET i = 'x', s = 'fine' WHERE id = 1", "i: expected an integer"),
         ("UPDATE t SET key = 'k5' WHERE id = 1", "key: 'k5' is taken (by id 5)"),
         ("UPDATE t SET v8 = '[1, 2, 3, -129]' WHERE id = 2", "v8: element 3"),
+        # a vector column's query (these messages crashed once: %zu in SQLite's printf)
+        ("SELECT id FROM t WHERE v32 MATCH x'00' AND k = 3", "the query for column v32 is a BLOB of 1 bytes; expected 12"),
+        ("SELECT id FROM t WHERE v32 MATCH '[1, 2]' AND k = 3", "the query for column v32 has 2 dimensions"),
+        ("SELECT id FROM t WHERE v8 MATCH '[1, 2]' AND k = 3", "the query for column v8 has 2 dimensions"),
+        ("SELECT id FROM t WHERE v32 MATCH x'0000c07f0000000000000000' AND k = 3", "v32: element 0 is not finite"),
+        ("SELECT id FROM t WHERE vb MATCH x'000000' AND k = 3", "the query for column vb is a BLOB of 3 bytes"),
     ]
     for sql, word in wrong:
         if word is None:
             db.execute(sql)
             db.execute("DELETE FROM t WHERE id = 20")
             continue
-        expect_error(db, sql, "h5mem: " + word)
+        expect_error(db, sql, word if sql.startswith("SELECT") else "h5mem: " + word)
     V.same("values, after refused statements")
     rd = connect()  # a reader: the records from the log
     rd.execute("CREATE VIRTUAL TABLE t USING h5mem(path=%s)" % q(fn))
