@@ -836,9 +836,11 @@ int store_col_test(store *s, const store_cond *cond, uint64_t pos) {
   return test_val(cond, &v);
 }
 
-/* The key of a partition's value in its index: the integer, or a hash of the text. */
+/* The key of a partition's value in its index: the integer, or a hash of
+** the text; NULL's is PART_NULL, which an integer may equal. */
+#define PART_NULL 0x9e3779b97f4a7c15ull
 static uint64_t part_key(const store_val *v) {
-  if (!v->type) return 0x9e3779b97f4a7c15ull;
+  if (!v->type) return PART_NULL;
   if (v->type == STORE_T_TEXT) return XXH64(v->p, v->n, 1);
   return (uint64_t)v->i;
 }
@@ -984,7 +986,7 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
     for (uint64_t j = lo; j < cp->n && cp->key[j] == key; j++) {
       uint64_t p = cp->pos[j];
       if (p >= nb || !BIT(bits, p)) continue;
-      if (c->type == STORE_T_TEXT) { /* (hashes may collide) */
+      if (c->type == STORE_T_TEXT || key == PART_NULL) { /* (hashes may collide; NULLs share the key) */
         int t = store_col_test(s, cond, p);
         if (t < 0) {
           free(keep);

@@ -2152,6 +2152,56 @@ START_TEST(test_time_range_session) {
 }
 END_TEST
 
+/* ---- declared columns ------------------------------------------------------------ */
+
+/* An integer partition key's = from its index: the index keys NULL values
+** by a constant an integer can equal; a NULL value never matches `=`
+** (found by test/fuzz/fuzz_store.c). */
+START_TEST(test_partition_null_key) {
+  tdir t;
+  store_opts o = opts(2, STORE_L2, STORE_F32);
+  store_coldef c;
+  char err[256];
+  const char *decl = "user_id integer partition key";
+  ck_assert_int_eq(store_coldef_parse(decl, strlen(decl), &c, err, sizeof err), STORE_OK);
+  o.cols = &c;
+  o.ncols = 1;
+  store *s = new_store(&t, o);
+  const int64_t magic = (int64_t)0x9e3779b97f4a7c15ull; /* the index's key of NULL */
+  const int64_t uid[] = {0, magic, 5, magic, 0}; /* 0: NULL */
+  for (int pass = 0; pass < 2; pass++) { /* in the file (the index), then in memory too */
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    for (int i = 0; i < 5; i++) {
+      float e[2] = {(float)i, 1};
+      store_val v = {uid[i] ? STORE_T_INTEGER : 0, uid[i], 0, NULL, 0};
+      store_rec r;
+      memset(&r, 0, sizeof r);
+      r.id = pass * 10 + i + 1;
+      r.emb = e;
+      r.cols = &v;
+      r.last_access = STORE_NULL_TIME;
+      ck_assert_int_eq(store_put(s, &r), STORE_OK);
+    }
+    commit_ok(s);
+    if (!pass) ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+    uint64_t npos = store_npos(s), n;
+    uint8_t bits[4] = {0};
+    store_live_bits(s, npos, bits, &n);
+    store_val m = {STORE_T_INTEGER, magic, 0, NULL, 0};
+    store_cond cond = {0, STORE_OP_EQ, &m, 1};
+    ck_assert_int_eq(store_col_filter(s, &cond, npos, bits, &n), STORE_OK);
+    ck_assert_uint_eq(n, 2 * (uint64_t)(pass + 1));
+    for (uint64_t p = 0; p < npos; p++) {
+      int want = uid[p % 5] == magic;
+      ck_assert_msg((bits[p / 8] >> (p % 8) & 1) == want, "position %llu: %d, not %d", (unsigned long long)p,
+                    bits[p / 8] >> (p % 8) & 1, want);
+      ck_assert_int_eq(store_col_test(s, &cond, p), want);
+    }
+  }
+  finish(s, &t);
+}
+END_TEST
+
 Suite *store_api_suite(void);
 Suite *store_api_suite(void) {
   Suite *su = suite_create("store_api");
@@ -2183,6 +2233,7 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_bm25);
   tcase_add_test(tc, test_time_range);
   tcase_add_test(tc, test_time_range_session);
+  tcase_add_test(tc, test_partition_null_key);
   suite_add_tcase(su, tc);
   return su;
 }
