@@ -410,8 +410,9 @@ int store_cols_layout(store *s, h5w *w, h5w_obj *root, h5w_obj *mem, const store
     len += (size_t)snprintf(all + len, cap - len, "%s%s", i ? ", " : "", b);
   }
   h5_type *st = h5_type_new_string(0, 1);
-  const char *v = all;
-  int hr = st ? h5w_attr(w, root, "columns", st, 0, NULL, &v) : H5_ENOMEM;
+  uint8_t slot[16] = {0}; /* (a variable-length string's element: its pointer in a 16-byte slot) */
+  memcpy(slot, &all, sizeof all);
+  int hr = st ? h5w_attr(w, root, "columns", st, 0, NULL, slot) : H5_ENOMEM;
   free(all);
   h5w_obj *g, *d;
   if (!hr) hr = h5w_group(w, mem, "columns", &g);
@@ -437,8 +438,10 @@ int store_cols_layout(store *s, h5w *w, h5w_obj *root, h5w_obj *mem, const store
              : vec ? "; a NULL's row is zeros, marked in <name>.missing" : "; a null reference: NULL");
     if (!hr) {
       const char *dv = desc;
+      uint8_t dslot[16] = {0};
+      memcpy(dslot, &dv, sizeof dv);
       h5_type *a = h5_type_new_string(0, 1);
-      hr = a ? h5w_attr(w, d, "description", a, 0, NULL, &dv) : H5_ENOMEM;
+      hr = a ? h5w_attr(w, d, "description", a, 0, NULL, dslot) : H5_ENOMEM;
     }
     if (!hr && vec) {
       char name[80];
