@@ -577,10 +577,15 @@ int store_cols_decode(store *s, const uint8_t **p, const uint8_t *end, store_val
   }
   char keep[sizeof s->err];
   memcpy(keep, s->err, sizeof keep);
-  if (store_cols_check(s, out)) { /* (a frame holds what store_put took) */
+  /* a frame holds what store_put took: values of the columns' types, and a
+  ** primary key no live record has (the frame's ops are applied in order,
+  ** as the writer made them) */
+  int rc = store_cols_check(s, out);
+  if (!rc) rc = store_cols_pkey_free(s, out);
+  if (rc) {
     snprintf(err, errlen, "%s", s->err);
     memcpy(s->err, keep, sizeof keep);
-    return STORE_ECORRUPT;
+    return rc == STORE_ENOMEM ? rc : STORE_ECORRUPT;
   }
   return STORE_OK;
 }
