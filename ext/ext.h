@@ -22,12 +22,12 @@ SQLITE_EXTENSION_INIT3
 #define SQLITE_RESULT_SUBTYPE 0x001000000
 #endif
 
-/* Value subtypes.  The float32 and JSON ones are sqlite-vec's and SQLite's,
+/* Value subtypes.  The vector ones but float16 are sqlite-vec's, JSON SQLite's,
 ** so vectors pass between the two extensions' functions. */
 #define EXT_SUBTYPE_JSON 74  /* SQLite's JSON subtype ('J') */
 #define EXT_SUBTYPE_F32 223  /* sqlite-vec: float32 vector */
-#define EXT_SUBTYPE_BIT 224  /* sqlite-vec: bit vector (not supported) */
-#define EXT_SUBTYPE_INT8 225 /* sqlite-vec: int8 vector (not supported) */
+#define EXT_SUBTYPE_BIT 224  /* sqlite-vec: bit vector */
+#define EXT_SUBTYPE_INT8 225 /* sqlite-vec: int8 vector */
 #define EXT_SUBTYPE_F16 230  /* h5mem: float16 vector */
 
 /* The entry point.  SQLite derives the name it looks for from the file

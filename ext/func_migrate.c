@@ -51,13 +51,14 @@
 #define MIG_KNOWN                                                                        \
   "dry_run, overwrite, append, dim, metric, storage, index, schema, table, query, "      \
   "columns, vector_column, encoding, batch, limit, progress, progress_every, "           \
-  "include_deleted, immutable, agent, embedder"
+  "include_deleted, immutable, agent, embedder, declared_columns"
 
 /* ---- options ------------------------------------------------------------- */
 
 /* Everything the options say; strings are sqlite3_mprintf'd copies. */
 typedef struct mig_opts {
   int dry_run, overwrite, append, include_deleted, immutable;
+  int no_declared; /* {"declared_columns": false} */
   int dim, metric, storage, index; /* metric, storage, index: -1 unless given */
   int encoding;                    /* MIG_ENC_*, -1 unless given */
   sqlite3_int64 batch, limit, progress_every;
@@ -129,6 +130,12 @@ static int mig_option(void *ctx, const char *key, const search_opt *v, char **er
   if (!strcmp(key, "append")) return opt_bool(v, &o->append);
   if (!strcmp(key, "include_deleted")) return opt_bool(v, &o->include_deleted);
   if (!strcmp(key, "immutable")) return opt_bool(v, &o->immutable);
+  if (!strcmp(key, "declared_columns")) {
+    int yes = 1;
+    rc = opt_bool(v, &yes);
+    o->no_declared = !yes;
+    return rc;
+  }
   if (!strcmp(key, "dim")) {
     if ((rc = opt_int(v, 1, 65536, &n, err)) == SQLITE_OK) o->dim = (int)n;
     return rc;
@@ -172,11 +179,11 @@ static int mig_option(void *ctx, const char *key, const search_opt *v, char **er
 /* Why rows were skipped; the report lists them in this order. */
 enum {
   R_DUPLICATE, R_WRONG_DIM, R_NAN, R_EMPTY_TEXT, R_BAD_EMB, R_BAD_TEXT, R_BAD_ID, R_F16_RANGE,
-  R_VEC_RANGE, R_OTHER, NREASON
+  R_VEC_RANGE, R_COLUMN, R_OTHER, NREASON
 };
 static const char *const reason_name[NREASON] = {
     "duplicate", "wrong_dimension", "nan_or_inf", "empty_text", "bad_embedding",
-    "bad_text",  "bad_id",          "float16_range", "vector_range", NULL};
+    "bad_text",  "bad_id",          "float16_range", "vector_range", "column_value", NULL};
 
 /* Encodings seen; the report counts each. */
 enum { E_F32, E_F64, E_JSON, E_I8, E_VEC0, NENC };
@@ -204,6 +211,16 @@ typedef struct mig_run {
   sqlite3_int64 ts_unparsed, meta_quoted, utf8_fixed, next_id, before;
   int complete;
   strbuf fix[MIG_NFIELD]; /* a row's strings with their invalid UTF-8 replaced */
+  /* the reader's declared columns (rd->decl): the store's column each
+     writes (dcol: -1 none, its values then in meta), their values, the
+     record's values (rcols: the store's columns), a new store's
+     declarations */
+  int dcol[STORE_COLS_MAX + 1];
+  store_val dval[STORE_COLS_MAX + 1], rcols[STORE_COLS_MAX];
+  strbuf dfix[STORE_COLS_MAX + 1];
+  char dnum[STORE_COLS_MAX + 1][40];
+  store_coldef newcols[STORE_COLS_MAX];
+  int nnew;
   char other_name[MAX_OTHER][32];
   sqlite3_int64 other_count[MAX_OTHER];
   int nother, stopped_by_limit;
@@ -387,6 +404,92 @@ static int blank(const char *s, size_t n) {
   return 1;
 }
 
+/* Declared column k's cell c (the reader's decl[k]) as the store takes it
+** into m->dval[k], with the checks the store makes (store_cols_check):
+** -1 when usable, else the reason to skip the row (detail in buf).
+** *fixed: set when invalid UTF-8 was repaired; -2: out of memory. */
+static int decl_value(mig_run *m, int k, const mig_cell *c, int *fixed, char *buf, size_t n) {
+  const store_coldef *d = &m->rd->decl[k].def;
+  store_val *v = &m->dval[k];
+  static const char *const tname[] = {"", "an integer", "a real", "text", "a blob", "NULL"};
+  int t = c->type;
+  memset(v, 0, sizeof *v);
+  if (t == SQLITE_NULL) return -1;
+  switch (d->type) {
+  case STORE_T_INTEGER:
+  case STORE_T_BOOLEAN:
+    if (t == SQLITE_FLOAT && c->d == floor(c->d) && c->d >= -9223372036854775808.0 &&
+        c->d < 9223372036854775808.0) /* an integral real: that integer */
+      v->i = (int64_t)c->d;
+    else if (t == SQLITE_INTEGER)
+      v->i = c->i;
+    else
+      goto mismatch;
+    if (d->type == STORE_T_BOOLEAN && v->i != 0 && v->i != 1) {
+      snprintf(buf, n, "%s: a boolean is 0 or 1, not %lld", d->name, (long long)v->i);
+      return R_COLUMN;
+    }
+    if (v->i == INT64_MIN) {
+      snprintf(buf, n, "%s: -9223372036854775808 is the file's NULL; not storable", d->name);
+      return R_COLUMN;
+    }
+    break;
+  case STORE_T_FLOAT:
+    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) goto mismatch;
+    v->f = t == SQLITE_INTEGER ? (double)c->i : c->d;
+    if (!isfinite(v->f)) {
+      snprintf(buf, n, "%s: %g is not a finite number", d->name, v->f);
+      return R_COLUMN;
+    }
+    break;
+  case STORE_T_TEXT: {
+    const char *p;
+    size_t len;
+    int r = text_of(c, 0, m->dnum[k], sizeof m->dnum[k], &m->dfix[k], &p, &len);
+    if (r == -2) return -2;
+    if (r < 0) {
+      snprintf(buf, n, "%s holds a NUL byte", d->name);
+      return R_BAD_TEXT;
+    }
+    *fixed |= r;
+    v->p = p ? p : "";
+    v->n = len;
+    break;
+  }
+  case STORE_T_BLOB:
+    if (t != SQLITE_BLOB && t != SQLITE_TEXT) goto mismatch;
+    v->p = c->n ? c->p : "";
+    v->n = (size_t)c->n;
+    break;
+  default: { /* a vector: its bytes, as the source keeps them */
+    size_t w = store_coldef_width(d);
+    if (t != SQLITE_BLOB || (size_t)c->n != w) {
+      snprintf(buf, n, "%s: expected %zu bytes of %s[%d], got %s of %d bytes", d->name, w,
+               d->vtype == STORE_VT_F32 ? "float" : d->vtype == STORE_VT_I8 ? "int8" : "bit", d->dim,
+               tname[t < 1 || t > 5 ? 5 : t], t == SQLITE_BLOB || t == SQLITE_TEXT ? c->n : 0);
+      return R_COLUMN;
+    }
+    for (int i = 0; d->vtype == STORE_VT_F32 && i < d->dim; i++) {
+      float f = util_get_le_f32((const uint8_t *)c->p + 4 * (size_t)i);
+      if (!isfinite(f)) {
+        snprintf(buf, n, "%s: element %d is %s", d->name, i, isnan(f) ? "NaN" : "infinite");
+        return R_NAN;
+      }
+    }
+    v->p = c->p;
+    v->n = w;
+  }
+  }
+  v->type = d->type;
+  return -1;
+mismatch:
+  snprintf(buf, n, "%s: expected %s, got %s", d->name,
+           d->type == STORE_T_FLOAT ? "a number" : d->type == STORE_T_BLOB ? "a blob or text"
+           : d->type == STORE_T_BOOLEAN ? "a boolean (0 or 1)" : "an integer",
+           tname[t < 1 || t > 5 ? 5 : t]);
+  return R_COLUMN;
+}
+
 /* meta with the source's own id c first, as "source_id" (a JSON number
 ** or string, its invalid UTF-8 replaced): {"source_id": id, meta's
 ** members...} when meta is an object (one with a source_id of its own is
@@ -507,6 +610,26 @@ static int migrate_row(mig_run *m) {
     return SQLITE_OK;
   }
   r.emb = has ? m->vec : NULL;
+  /* the declared columns, into the store's (rcols) */
+  int ns = m->st ? store_ncols(m->st) : 0;
+  for (int c = 0; c < ns; c++) memset(&m->rcols[c], 0, sizeof m->rcols[c]);
+  for (int k = 0; k < m->rd->ndecl; k++) {
+    if (m->rd->decl[k].in_meta) continue;
+    int dfixed = 0;
+    why = decl_value(m, k, &m->rd->dcells[k], &dfixed, detail, sizeof detail);
+    if (why == -2) {
+      free(owned);
+      return SQLITE_NOMEM;
+    }
+    if (why >= 0) {
+      free(owned);
+      skip(m, why, NULL, idc, detail);
+      return SQLITE_OK;
+    }
+    fixed |= dfixed;
+    if (m->dcol[k] >= 0 && m->dcol[k] < ns) m->rcols[m->dcol[k]] = m->dval[k];
+  }
+  r.cols = ns ? m->rcols : NULL;
   if (!has) m->no_emb++;
   /* meta: JSON as it is; anything else kept as a JSON string */
   char *quoted = NULL;
@@ -612,6 +735,50 @@ static int file_exists(const char *p) {
   return stat(p, &st) == 0;
 }
 
+/* Where the reader's declared columns go.  st NULL: a new store, which
+** declares each of them (m->newcols).  Else the existing destination st:
+** each to the store's column of its name, which must hold the same type
+** (vectors: element type and dimension); one the store lacks goes into
+** meta's JSON (a vector column: refused, it has no place there). */
+static int map_columns(mig_run *m, store *st) {
+  m->nnew = 0;
+  for (int k = 0; k < m->rd->ndecl; k++) {
+    mig_decl *d = &m->rd->decl[k];
+    d->in_meta = 0;
+    m->dcol[k] = -1;
+    if (!st) {
+      m->dcol[k] = m->nnew;
+      m->newcols[m->nnew++] = d->def;
+      continue;
+    }
+    int c = store_col_find(st, d->def.name, strlen(d->def.name));
+    char want[200], have[200];
+    store_coldef_format(&d->def, want, sizeof want);
+    if (c < 0 && d->def.type == STORE_T_VECTOR) {
+      snprintf(m->err, sizeof m->err, "the destination %s has no column %s for the source's vector "
+               "column %s (%s): migrate into a new store, or give {\"declared_columns\": false} to "
+               "migrate one vector column alone", m->dstpath, d->def.name, d->src, want);
+      return SQLITE_ERROR;
+    }
+    if (c < 0) {
+      d->in_meta = 1;
+      if (d->def.role == STORE_R_PKEY) m->plan.ids_from = "the vec0 rowid (the text primary key in meta)";
+      mig_note(&m->plan, "the destination has no column %s: the source's column %s goes into meta",
+               d->def.name, d->src);
+      continue;
+    }
+    const store_coldef *e = store_col(st, c);
+    store_coldef_format(e, have, sizeof have);
+    if (e->type != d->def.type || (e->type == STORE_T_VECTOR && (e->vtype != d->def.vtype || e->dim != d->def.dim))) {
+      snprintf(m->err, sizeof m->err, "the destination %s has the column '%s'; the source's column %s "
+               "is '%s'", m->dstpath, have, d->src, want);
+      return SQLITE_ERROR;
+    }
+    m->dcol[k] = c;
+  }
+  return SQLITE_OK;
+}
+
 /* The destination: opened, created, replaced or refused.  Sets m->st (NULL
 ** in a dry run with no destination yet). */
 static int open_dest(mig_run *m) {
@@ -665,7 +832,7 @@ static int open_dest(mig_run *m) {
       }
       m->before = (sqlite3_int64)n;
       m->next_id = store_max_id(m->st);
-      return SQLITE_OK;
+      return map_columns(m, m->st);
     }
   }
   if (m->o.dry_run || exists) return SQLITE_OK;
@@ -686,6 +853,8 @@ static int open_dest(mig_run *m) {
   so.index = m->o.index >= 0 ? m->o.index : STORE_INDEX_FLAT;
   so.agent = m->o.agent;
   so.embedder = m->o.embedder ? m->o.embedder : m->plan.embedder;
+  so.cols = m->nnew ? m->newcols : NULL;
+  so.ncols = m->nnew;
   /* provenance: where, what and when; the plan's own (OpenClaw's meta) */
   char when[UTIL_ISO8601_BUFSIZE];
   util_iso8601_format((int64_t)time(NULL), when);
@@ -784,6 +953,26 @@ static char *report(mig_run *m) {
   } else {
     sqlite3_str_appendall(s, ",\"store\":null");
   }
+  if (m->rd && m->rd->ndecl) { /* the declared columns written (or that would be), and those in meta */
+    sqlite3_str_appendall(s, ",\"columns\":[");
+    int n = 0;
+    for (int k = 0; k < m->rd->ndecl; k++) {
+      if (m->rd->decl[k].in_meta) continue;
+      char buf[200];
+      store_coldef_format(m->st && m->existing ? store_col(m->st, m->dcol[k]) : &m->rd->decl[k].def, buf,
+                          sizeof buf);
+      if (n++) sqlite3_str_appendchar(s, 1, ',');
+      mig_json_str(s, buf, strlen(buf));
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    n = 0;
+    for (int k = 0; k < m->rd->ndecl; k++) {
+      if (!m->rd->decl[k].in_meta) continue;
+      sqlite3_str_appendall(s, n++ ? "," : ",\"columns_in_meta\":[");
+      mig_json_str(s, m->rd->decl[k].src, strlen(m->rd->decl[k].src));
+    }
+    if (n) sqlite3_str_appendchar(s, 1, ']');
+  }
   if (m->ts_unparsed) sqlite3_str_appendf(s, ",\"ts_unreadable\":%lld", (long long)m->ts_unparsed);
   if (m->meta_quoted) sqlite3_str_appendf(s, ",\"meta_not_json\":%lld", (long long)m->meta_quoted);
   if (m->utf8_fixed) sqlite3_str_appendf(s, ",\"utf8_repaired\":%lld", (long long)m->utf8_fixed);
@@ -816,6 +1005,7 @@ static int run(mig_run *m, const char *src, const char *dst) {
   w.query = m->o.query;
   w.vector_column = m->o.vector_column;
   w.include_deleted = m->o.include_deleted;
+  w.no_declared = m->o.no_declared;
   for (int f = 0; f < MIG_NFIELD; f++) w.col[f] = m->o.col[f];
   char *err = NULL;
   rc = mig_detect(m->src, &w, &m->plan, &err);
@@ -841,6 +1031,7 @@ static int run(mig_run *m, const char *src, const char *dst) {
   if (m->o.dim && m->plan.dim && m->o.dim != m->plan.dim)
     mig_note(&m->plan, "dim %d from the options; the source declares %d", m->o.dim, m->plan.dim);
   (void)dst;
+  if ((rc = map_columns(m, NULL)) != SQLITE_OK) return rc;
   if (m->dim) m->dim_from = m->o.dim ? "options" : "source schema";
   if (!m->dim && !m->o.overwrite && file_exists(m->dstpath)) {
     store *t;
@@ -1009,6 +1200,7 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   }
   sqlite3_free(sqlite3_str_finish(m->examples));
   for (int f = 0; f < MIG_NFIELD; f++) strbuf_free(&m->fix[f]);
+  for (int k = 0; k <= STORE_COLS_MAX; k++) strbuf_free(&m->dfix[k]);
   mig_plan_free(&m->plan);
   opts_free(&m->o);
   sqlite3_free(m->vec);

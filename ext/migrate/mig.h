@@ -54,14 +54,33 @@ typedef struct mig_cell {
   int n;
 } mig_cell;
 
+/* A column of the source a new store declares (store.h, "declared
+** columns"): a vec0 table's metadata, partition, auxiliary, text primary
+** key and further vector columns.  def is the store's declaration (its
+** name the source's, or renamed where the store has a column of that
+** name: src is then the source's); in_meta, set by the driver before the
+** first row, sends its values into meta's JSON instead (the destination
+** has no such column, or {"declared_columns": false}). */
+typedef struct mig_decl {
+  store_coldef def;
+  char src[128];
+  int in_meta;
+} mig_decl;
+
 /* A row reader.  next: SQLITE_ROW with ncol cells in cells, SQLITE_DONE,
 ** or an error (message in *err).  rewind: back to the first row.  Names of
-** the cells are in names[0..ncol).  close frees the reader. */
+** the cells are in names[0..ncol).  close frees the reader.  ndecl
+** declared columns (0 for readers that have none) have their values in
+** dcells[0..ndecl): integers (boolean 0 or 1), floats, text, blobs, and
+** vectors as BLOBs in their element type (float32 LE, int8, bits). */
 typedef struct mig_reader mig_reader;
 struct mig_reader {
   int ncol;
   const char **names;
   mig_cell *cells;
+  int ndecl;
+  mig_decl *decl;
+  mig_cell *dcells;
   int (*next)(mig_reader *r, char **err);
   int (*rewind)(mig_reader *r, char **err);
   void (*close)(mig_reader *r);
@@ -97,6 +116,7 @@ typedef struct mig_want {
   const char *col[MIG_NFIELD]; /* column names given for the store's fields */
   const char *vector_column;   /* vec0 with several vector columns */
   int include_deleted;  /* clawhdf5: migrate rows marked deleted */
+  int no_declared;      /* vec0: every column into meta, one vector column ({"declared_columns": false}) */
 } mig_want;
 
 /* ---- interface to code in mig_detect.c ----------------------------------- */
@@ -130,7 +150,10 @@ char *mig_ident(const char *s);
 /* ---- interface to code in mig_vec0.c ------------------------------------- */
 
 /* vec0 (mig_vec0.c): a reader over the shadow tables of table; fills the
-** plan's dim, metric and info from its declaration. */
+** plan's dim, metric and info from its declaration, and the reader's
+** declared columns (unless w->no_declared): every metadata, partition,
+** auxiliary and text primary key column that no field of the store takes,
+** and every vector column but the one read as the embedding. */
 int mig_vec0_open(sqlite3 *src, const char *table, const mig_want *w, mig_plan *p,
                   mig_reader **out, char **err);
 /* 1 when the CREATE statement sql declares a vec0 virtual table. */

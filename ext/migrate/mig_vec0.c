@@ -45,6 +45,7 @@ typedef struct vcol {
   int type;   /* K_VEC: E_*; K_META: M_*; K_PART, K_AUX: an SQLite type or 0 */
   int dim;    /* K_VEC */
   int metric; /* K_VEC: STORE_L2, STORE_COSINE, or -1 (L1) */
+  int decl;   /* its declared column in the new store (the reader's decl), or -1 */
 } vcol;
 
 typedef struct vec0_decl {
@@ -121,6 +122,7 @@ static int parse_arg(const char *a, size_t n, vec0_decl *d, char **err) {
   }
   vcol *c = &d->col[d->ncol];
   memset(c, 0, sizeof *c);
+  c->decl = -1;
   if (k >= 5 && w[2][0] == '[' && w[4][0] == ']') { /* name type[dim] [distance_metric=m] */
     c->kind = K_VEC;
     if (word_is(w[1], "float") || word_is(w[1], "f32") || word_is(w[1], "float32")) c->type = E_F32;
@@ -239,6 +241,13 @@ typedef struct vec0_reader {
   int64_t chunk_id;
   const uint8_t *validity, *rowid_blob, *vectors;
   const uint8_t *mdata[VEC0_MAX_COLS];
+  /* the declared columns: the vector columns' statements and chunk bytes */
+  mig_decl decls[VEC0_MAX_COLS + 1];
+  mig_cell dvals[VEC0_MAX_COLS + 1];
+  int pk_decl; /* the text primary key's declared column, or -1 */
+  sqlite3_stmt *vstmt[VEC0_MAX_COLS];
+  const uint8_t *vdata[VEC0_MAX_COLS];
+  int vbyte[VEC0_MAX_COLS];
   const char *bad; /* why the current chunk cannot be read, or NULL */
   int bad_done;
   /* the current row */
@@ -262,6 +271,7 @@ static void v_close(mig_reader *r) {
   for (int i = 0; i < VEC0_MAX_COLS; i++) {
     sqlite3_finalize(v->meta[i]);
     sqlite3_finalize(v->mtext[i]);
+    sqlite3_finalize(v->vstmt[i]);
   }
   sqlite3_free(v->metabuf);
   sqlite3_free(sqlite3_str_finish(v->metajson));
@@ -336,6 +346,10 @@ static int next_chunk(vec0_reader *v, char **err) {
   if (!v->vectors) v->bad = "vec0_bad_chunk";
   for (int i = 0; i < v->d.ncol && !v->bad; i++) {
     vcol *c = &v->d.col[i];
+    if (c->kind == K_VEC && v->vstmt[i]) {
+      v->vdata[i] = chunk_blob(v->vstmt[i], v->chunk_id, v->size * v->vbyte[i]);
+      if (!v->vdata[i]) v->bad = "vec0_bad_chunk";
+    }
     if (c->kind != K_META) continue;
     v->mdata[i] = chunk_blob(v->meta[i], v->chunk_id, meta_bytes(c->type, v->size));
     if (!v->mdata[i]) v->bad = "vec0_bad_chunk";
@@ -359,7 +373,14 @@ static int column_value(vec0_reader *v, int i, int64_t rowid, mig_cell *c) {
   memset(c, 0, sizeof *c);
   int off = v->cur;
   switch (col->kind) {
-  case K_VEC: c->type = SQLITE_NULL; return SQLITE_OK; /* only the chosen one is read */
+  case K_VEC: /* the embedding's is read apart; declared ones as BLOBs */
+    c->type = SQLITE_NULL;
+    if (v->vstmt[i] && v->vdata[i]) {
+      c->type = SQLITE_BLOB;
+      c->p = v->vdata[i] + (size_t)off * (size_t)v->vbyte[i];
+      c->n = v->vbyte[i];
+    }
+    return SQLITE_OK;
   case K_PART: cell_from(c, v->chunks, 4 + col->idx); return SQLITE_OK;
   case K_AUX:
     if (v->aux) cell_from(c, v->aux, col->idx);
@@ -402,6 +423,8 @@ static int build_meta(vec0_reader *v) {
     const char *name = i < v->d.ncol ? v->d.col[i].name : v->d.pk;
     if (i < v->d.ncol && v->d.col[i].kind == K_VEC) continue;
     if (i == v->d.ncol && !v->d.pk_text) continue;
+    int decl = i < v->d.ncol ? v->d.col[i].decl : v->pk_decl;
+    if (decl >= 0 && !v->decls[decl].in_meta) continue; /* a declared column of its own */
     int taken = 0;
     for (int f = 0; f < MIG_NFIELD; f++) taken |= v->field[f] == i;
     if (taken) continue;
@@ -493,6 +516,10 @@ static int v_next(mig_reader *r, char **err) {
     v->out[MIG_F_EMB].type = SQLITE_BLOB;
     v->out[MIG_F_EMB].p = v->vectors + (size_t)off * (size_t)v->vbytes;
     v->out[MIG_F_EMB].n = v->vbytes;
+    for (int i = 0; i <= v->d.ncol; i++) {
+      int decl = i < v->d.ncol ? v->d.col[i].decl : v->pk_decl;
+      if (decl >= 0) v->dvals[decl] = v->val[i];
+    }
     int rc = build_meta(v);
     return rc == SQLITE_OK ? SQLITE_ROW : rc;
   }
@@ -521,6 +548,121 @@ static int choose_fields(vec0_reader *v, const mig_want *w, char **err) {
   return SQLITE_OK;
 }
 
+/* The names a declared column cannot take: the store's own columns
+** (lib/store's store_col_name, and its deleted flag) and the h5mem
+** table's hidden columns and the rowid's (ext/vtab/vtab_h5mem.c). */
+static int taken_name(const vec0_reader *v, const char *n, int upto) {
+  static const char *const r[] = {"id", "text", "embedding", "source", "session", "tags", "ts", "tier",
+                                  "importance", "access_count", "last_access", "meta", "deleted",
+                                  "distance", "k", "rowid", "oid", "_rowid_", "h5mem", NULL};
+  for (int i = 0; r[i]; i++)
+    if (!sqlite3_stricmp(n, r[i])) return 1;
+  for (int i = 0; i < upto; i++)
+    if (!sqlite3_stricmp(n, v->decls[i].def.name)) return 1;
+  return 0;
+}
+
+/* Declared column number base.ndecl for the source's column src: its
+** store name (src, else with '_' added until free; a name the store cannot
+** take, not [A-Za-z_][A-Za-z0-9_]* of at most 63 bytes, is made one), the
+** declaration checked as the store will check it. */
+static int add_decl(vec0_reader *v, const char *src, store_coldef *c, mig_plan *p, char **err) {
+  int k = v->base.ndecl;
+  mig_decl *d = &v->decls[k];
+  char name[STORE_COLNAME_MAX];
+  size_t n = 0;
+  for (const char *s = src; *s && n + 2 < sizeof name; s++) {
+    int ok = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_' || (n && *s >= '0' && *s <= '9');
+    name[n++] = ok ? *s : '_';
+  }
+  if (!n) name[n++] = '_';
+  name[n] = 0;
+  while (taken_name(v, name, k)) {
+    if (n + 1 >= sizeof name) {
+      *err = sqlite3_mprintf("vec0 table %s: no name for its column %s in the new store", v->t, src);
+      return SQLITE_ERROR;
+    }
+    name[n++] = '_';
+    name[n] = 0;
+  }
+  memcpy(c->name, name, n + 1);
+  char buf[200], e[256];
+  store_coldef chk;
+  store_coldef_format(c, buf, sizeof buf);
+  if (store_coldef_parse(buf, strlen(buf), &chk, e, sizeof e) != STORE_OK || memcmp(&chk, c, sizeof chk)) {
+    *err = sqlite3_mprintf("vec0 table %s: its column %s cannot be a column of the store (%s)", v->t, src,
+                           buf);
+    return SQLITE_ERROR;
+  }
+  d->def = *c;
+  snprintf(d->src, sizeof d->src, "%s", src);
+  d->in_meta = 0;
+  if (strcmp(name, src))
+    mig_note(p, "vec0 column %s is the store's column %s (the store has a column %s, or cannot take the "
+                "name)", src, name, src);
+  v->base.ndecl = k + 1;
+  return SQLITE_OK;
+}
+
+/* The declared columns of the new store: every partition, auxiliary and
+** metadata column no field takes, the text primary key, and the vector
+** columns but the embedding's, in the declaration's order. */
+static int make_decls(vec0_reader *v, mig_plan *p, char **err) {
+  v->pk_decl = -1;
+  v->base.decl = v->decls;
+  v->base.dcells = v->dvals;
+  for (int i = 0; i < v->d.ncol; i++) {
+    vcol *col = &v->d.col[i];
+    store_coldef c;
+    memset(&c, 0, sizeof c);
+    col->decl = -1;
+    int taken = i == v->vec;
+    for (int f = 0; f < MIG_NFIELD; f++) taken |= v->field[f] == i;
+    if (taken) continue;
+    switch (col->kind) {
+    case K_VEC:
+      c.type = STORE_T_VECTOR;
+      c.vtype = col->type == E_F32 ? STORE_VT_F32 : col->type == E_I8 ? STORE_VT_I8 : STORE_VT_BIT;
+      c.dim = col->dim;
+      c.metric = col->type == E_BIT ? STORE_HAMMING : col->metric < 0 ? STORE_L1 : col->metric;
+      break;
+    case K_PART:
+      c.role = STORE_R_PARTITION;
+      c.type = col->type == SQLITE_TEXT ? STORE_T_TEXT : STORE_T_INTEGER;
+      break;
+    case K_AUX:
+      c.role = STORE_R_AUX;
+      c.type = col->type == SQLITE_TEXT ? STORE_T_TEXT : col->type == SQLITE_INTEGER ? STORE_T_INTEGER
+             : col->type == SQLITE_FLOAT ? STORE_T_FLOAT : STORE_T_BLOB;
+      break;
+    default:
+      c.type = col->type == M_BOOL ? STORE_T_BOOLEAN : col->type == M_INT ? STORE_T_INTEGER
+             : col->type == M_FLOAT ? STORE_T_FLOAT : STORE_T_TEXT;
+    }
+    if (v->base.ndecl >= STORE_COLS_MAX) {
+      *err = sqlite3_mprintf("vec0 table %s: more than the store's %d declared columns", v->t, STORE_COLS_MAX);
+      return SQLITE_ERROR;
+    }
+    col->decl = v->base.ndecl;
+    int rc = add_decl(v, col->name, &c, p, err);
+    if (rc != SQLITE_OK) return rc;
+  }
+  if (v->d.pk_text) {
+    store_coldef c;
+    memset(&c, 0, sizeof c);
+    c.role = STORE_R_PKEY;
+    c.type = STORE_T_TEXT;
+    v->pk_decl = v->base.ndecl;
+    if (v->base.ndecl >= STORE_COLS_MAX) {
+      *err = sqlite3_mprintf("vec0 table %s: more than the store's %d declared columns", v->t, STORE_COLS_MAX);
+      return SQLITE_ERROR;
+    }
+    int rc = add_decl(v, v->d.pk, &c, p, err);
+    if (rc != SQLITE_OK) return rc;
+  }
+  return SQLITE_OK;
+}
+
 int mig_vec0_open(sqlite3 *db, const char *table, const mig_want *w, mig_plan *p,
                   mig_reader **out, char **err) {
   *out = NULL;
@@ -538,6 +680,7 @@ int mig_vec0_open(sqlite3 *db, const char *table, const mig_want *w, mig_plan *p
   }
   memset(v, 0, sizeof *v);
   v->db = db;
+  v->pk_decl = -1;
   v->t = sqlite3_mprintf("%s", table);
   v->metajson = sqlite3_str_new(NULL);
   v->base.ncol = NOUT;
@@ -550,18 +693,26 @@ int mig_vec0_open(sqlite3 *db, const char *table, const mig_want *w, mig_plan *p
   if (!sql && !*err) *err = sqlite3_mprintf("no vec0 table '%s'", table);
   sqlite3_finalize(st);
   /* the vector column */
+  /* the vector column read as the embedding: the one named, else (the
+     others declared columns) one named embedding, else the first that is
+     not bit; with no_declared, the only one */
   v->vec = -1;
   for (int i = 0; rc == SQLITE_OK && i < v->d.ncol; i++) {
     vcol *c = &v->d.col[i];
     if (c->kind != K_VEC) continue;
     if (w->vector_column ? !sqlite3_stricmp(w->vector_column, c->name) : v->vec < 0) v->vec = i;
   }
+  for (int i = 0; rc == SQLITE_OK && !w->vector_column && !w->no_declared && i < v->d.ncol; i++)
+    if (v->d.col[i].kind == K_VEC && !sqlite3_stricmp(v->d.col[i].name, "embedding")) v->vec = i;
+  for (int i = 0; rc == SQLITE_OK && !w->vector_column && !w->no_declared && v->vec >= 0 &&
+                  v->d.col[v->vec].type == E_BIT && i < v->d.ncol; i++)
+    if (v->d.col[i].kind == K_VEC && v->d.col[i].type != E_BIT) v->vec = i;
   if (rc == SQLITE_OK && v->vec < 0) {
     *err = sqlite3_mprintf("vec0 table %s has no vector column '%s'", table,
                            w->vector_column ? w->vector_column : "");
     rc = SQLITE_ERROR;
   }
-  if (rc == SQLITE_OK && v->d.nvec > 1 && !w->vector_column) {
+  if (rc == SQLITE_OK && v->d.nvec > 1 && !w->vector_column && w->no_declared) {
     *err = sqlite3_mprintf("vec0 table %s has %d vector columns: choose one with "
                            "{\"vector_column\": ...}", table, v->d.nvec);
     rc = SQLITE_ERROR;
@@ -580,6 +731,7 @@ int mig_vec0_open(sqlite3 *db, const char *table, const mig_want *w, mig_plan *p
     v->vbytes = vc->type == E_F32 ? 4 * vc->dim : vc->dim;
     rc = choose_fields(v, w, err);
   }
+  if (rc == SQLITE_OK && !w->no_declared) rc = make_decls(v, p, err);
   /* the shadow tables, each checked by preparing what reads it */
   if (rc == SQLITE_OK) {
     sqlite3_str *q = sqlite3_str_new(NULL);
@@ -607,6 +759,11 @@ int mig_vec0_open(sqlite3 *db, const char *table, const mig_want *w, mig_plan *p
   }
   for (int i = 0; rc == SQLITE_OK && i < v->d.ncol; i++) {
     vcol *c = &v->d.col[i];
+    if (c->kind == K_VEC && c->decl >= 0) {
+      v->vbyte[i] = c->type == E_F32 ? 4 * c->dim : c->type == E_I8 ? c->dim : (c->dim + 7) / 8;
+      rc = prep(v, &v->vstmt[i], err, "SELECT vectors FROM \"%w_vector_chunks%02d\" WHERE _rowid_ = ?1",
+                table, c->idx);
+    }
     if (c->kind != K_META) continue;
     rc = prep(v, &v->meta[i], err, "SELECT data FROM \"%w_metadatachunks%02d\" WHERE _rowid_ = ?1",
               table, c->idx);
@@ -627,7 +784,9 @@ int mig_vec0_open(sqlite3 *db, const char *table, const mig_want *w, mig_plan *p
   p->metric = vc->metric;
   p->has_text = v->field[MIG_F_TEXT] >= 0;
   p->ids = 1;
-  p->ids_from = v->d.pk_text ? "the vec0 rowid (the text primary key in meta)" : "the vec0 rowid";
+  p->ids_from = !v->d.pk_text ? "the vec0 rowid"
+                : v->pk_decl >= 0 ? "the vec0 rowid (the text primary key in its own column)"
+                                  : "the vec0 rowid (the text primary key in meta)";
   sqlite3_str_appendall(p->info, ",\"vec0\":{\"vector_column\":");
   mig_json_str(p->info, vc->name, strlen(vc->name));
   sqlite3_str_appendf(p->info, ",\"element_type\":\"%s\",\"dim\":%d,"

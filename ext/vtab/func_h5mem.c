@@ -127,10 +127,20 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                 "\"ranges\":%llu", (unsigned long long)tm.rows, tm.built ? "true" : "false",
                 (unsigned long long)tm.builds, (double)tm.build_us / 1000, (unsigned long long)tm.ranges);
   strbuf_printf(&sb, ",\"session\":{\"rows\":%llu,\"sessions\":%llu,\"built\":%s,\"builds\":%llu,"
-                "\"build_ms\":%.3f}", (unsigned long long)tm.sess_rows, (unsigned long long)tm.sessions,
+                "\"build_ms\":%.3f}}", (unsigned long long)tm.sess_rows, (unsigned long long)tm.sessions,
                 tm.sess_built ? "true" : "false", (unsigned long long)tm.sess_builds,
                 (double)tm.sess_build_us / 1000);
-  strbuf_printf(&sb, "},\"log\":{\"frames\":%llu,\"bytes\":%llu,\"note\":",
+  strbuf_puts(&sb, ",\"columns\":["); /* the declared columns: declaration, and a vector column's graph */
+  for (int c = 0; c < store_ncols(st); c++) {
+    char decl[200];
+    store_coldef_format(store_col(st, c), decl, sizeof decl);
+    strbuf_puts(&sb, c ? ",{\"declaration\":" : "{\"declaration\":");
+    strbuf_json_string(&sb, decl, strlen(decl));
+    if (store_col(st, c)->type == STORE_T_VECTOR)
+      strbuf_printf(&sb, ",\"graph_rows\":%llu", (unsigned long long)store_col_graph_rows(st, c));
+    strbuf_puts(&sb, "}");
+  }
+  strbuf_printf(&sb, "],\"log\":{\"frames\":%llu,\"bytes\":%llu,\"note\":",
                 (unsigned long long)li.frames, (unsigned long long)li.bytes);
   strbuf_json_string(&sb, lnote, strlen(lnote));
   strbuf_puts(&sb, "}}");

@@ -309,7 +309,7 @@ static int missing_scores(store *st, int vcol, const float *q, double unit, hybr
     memset(&ex, 0, sizeof ex);
     ex.exact = 1;
     uint64_t got = 0;
-    rc = h5mem_store_err(st, vcol >= 0 ? store_knn_col(st, vcol, q, nmiss, &mf, mr, &got)
+    rc = h5mem_store_err(st, vcol >= 0 ? store_knn_col(st, vcol, q, nmiss, &mf, &ex, mr, &got)
                                        : store_knn(st, q, nmiss, &mf, &ex, mr, &got), pzErr);
     if (rc == SQLITE_OK && vcol < 0) rc = search_knn_check(st, mr, got, pzErr);
     /* (mr is by distance: find each in the union, which is by position) */
@@ -343,7 +343,7 @@ static int candidates(store *st, const hopts *o, const float *q, double unit, co
   uint64_t nvr = 0, nkh = 0, nu = 0;
   if (!al.none && q) { /* the vector side */
     vr = sqlite3_malloc64(nv * sizeof *vr + 1);
-    rc = vr ? h5mem_store_err(st, o->vcol >= 0 ? store_knn_col(st, o->vcol, q, nv, &al.flt, vr, &nvr)
+    rc = vr ? h5mem_store_err(st, o->vcol >= 0 ? store_knn_col(st, o->vcol, q, nv, &al.flt, &o->knn, vr, &nvr)
                                                : store_knn(st, q, nv, &al.flt, &o->knn, vr, &nvr), pzErr)
             : SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = search_knn_allow_check(&al, st, pzErr);

@@ -115,8 +115,30 @@ static int g_disconnect(sqlite3_vtab *base) {
 static int g_tx_msg(sqlite3_vtab *base, int rc, char **msg);
 static int g_tx_missing(sqlite3_vtab *base);
 
+/* The h5mem table a companion called <t>_<its kind> (mem_entities) in
+** schema belongs to when that is not target, the table its CREATE
+** statement names: t, when t is an h5mem table.  ALTER TABLE mem RENAME TO
+** m2 renames mem_entities to m2_entities (vtab_h5mem.c), whose statement
+** still says h5mem_entities(mem).  NULL: none. */
+static memvt *renamed_owner(registry *reg, sqlite3 *db, const char *schema, const char *name, int t,
+                            const char *target) {
+  const char *kind = h5mem_companion[t];
+  size_t n = strlen(name), kl = strlen(kind);
+  if (n <= kl + 1 || name[n - kl - 1] != '_' || sqlite3_stricmp(name + n - kl, kind)) return NULL;
+  int tl = (int)(n - kl - 1);
+  if ((int)strlen(target) == tl && !sqlite3_strnicmp(target, name, tl)) return NULL; /* (its own target) */
+  char *qualified = sqlite3_mprintf("%s.%.*s", schema, tl, name);
+  char *err = NULL;
+  int rc = SQLITE_ERROR;
+  memvt *mt = qualified ? h5mem_table_any(reg, db, qualified, &err, &rc) : NULL;
+  sqlite3_free(qualified);
+  sqlite3_free(err);
+  return mt;
+}
+
 /* USING h5mem_entities(mem): the h5mem table, by name (quoted or not, or
-** as store=mem), in the same schema. */
+** as store=mem), in the same schema; a companion renamed with its table
+** (renamed_owner), that table. */
 static int g_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
                      char **pzErr, int t) {
   registry *reg = aux;
@@ -153,7 +175,16 @@ static int g_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, 
   char *err = NULL;
   /* (also when its store is missing, so that DROP TABLE works: g_check) */
   int trc = SQLITE_ERROR;
-  memvt *mt = vt->name ? h5mem_table_any(reg, db, qualified, &err, &trc) : NULL;
+  memvt *mt = vt->name ? renamed_owner(reg, db, argv[1], argv[2], t, target) : NULL;
+  if (mt) {
+    char *owner = sqlite3_mprintf("%s", h5mem_table_name(mt)); /* (named in messages: g_check) */
+    if (owner) {
+      sqlite3_free(vt->target);
+      vt->target = owner;
+    }
+  } else if (vt->name) {
+    mt = h5mem_table_any(reg, db, qualified, &err, &trc);
+  }
   sqlite3_free(qualified);
   int rc = SQLITE_OK;
   if (!vt->name) {

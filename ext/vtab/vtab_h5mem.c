@@ -87,6 +87,7 @@ typedef struct memcur {
   store_time_iter it;
   int tdone;
   char *sess; /* the range's `session = ?` (NULL: none): the iterator's, which walks its rows alone */
+  uint8_t *sbits; /* plan 5: the positions a scan visits (conditions on declared columns); NULL: all */
   int64_t ts; /* the row's ts, as the index gave it */
 } memcur;
 
@@ -770,6 +771,46 @@ static int time_best_index(memvt *vt, sqlite3_index_info *info) {
   return SQLITE_OK;
 }
 
+/* Plan 4: a lookup by the text primary key (`key = ?`, a text value;
+** SQLite tests the row again).  Plan 5: a scan of the records that meet
+** the conditions on declared columns (search_knn_plan_decl's tokens), the
+** allowed positions computed first (a partition key's = from its index). */
+static int decl_best_index(memvt *vt, sqlite3_index_info *info) {
+  for (int k = 0; k < info->nConstraint; k++) {
+    const struct sqlite3_index_constraint *c = &info->aConstraint[k];
+    int col = c->iColumn - NCOLS;
+    if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ || col < 0 || col >= vt->ncols ||
+        vt->cdef[col].role != STORE_R_PKEY)
+      continue;
+    const char *coll = sqlite3_vtab_collation(info, k);
+    if (coll && sqlite3_stricmp(coll, "BINARY")) continue;
+    info->aConstraintUsage[k].argvIndex = 1;
+    info->idxNum = 4;
+    info->estimatedCost = 2;
+    info->estimatedRows = 1;
+    info->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+    return SQLITE_OK;
+  }
+  char *plan = sqlite3_malloc(256);
+  if (!plan) return SQLITE_NOMEM;
+  plan[0] = 0;
+  int argi = 0, used = 0, part = 0;
+  search_knn_plan_decl(info, NCOLS, vt->cdef, vt->ncols, plan, 200, &argi, &used);
+  if (!used) {
+    sqlite3_free(plan);
+    return SQLITE_NOTFOUND;
+  }
+  for (const char *p = plan; p[0] == 'C' && p[1] && p[2] && p[3]; p += 4)
+    part |= p[3] == '=' && vt->cdef[(p[1] - '0') * 10 + (p[2] - '0')].role == STORE_R_PARTITION;
+  double n = (double)store_count(vt->st) + 1;
+  info->idxNum = 5;
+  info->idxStr = plan;
+  info->needToFreeIdxStr = 1;
+  info->estimatedRows = (sqlite3_int64)(part ? n / 100 + 1 : n / 4 + 1);
+  info->estimatedCost = part ? n / 10 + 10 : n * 2; /* (less than a scan's n * 10) */
+  return SQLITE_OK;
+}
+
 static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (every query plans first) */
@@ -780,7 +821,39 @@ static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
     int trc = time_best_index(vt, info);
     if (trc != SQLITE_NOTFOUND) return trc;
   }
+  if (info->idxNum == 0 && vt->ncols) { /* conditions on declared columns */
+    int drc = decl_best_index(vt, info);
+    if (drc != SQLITE_NOTFOUND) return drc;
+  }
   return SQLITE_OK;
+}
+
+/* Plan 5's positions: the live records that meet the conditions. */
+static int decl_scan_rows(memcur *c, memvt *vt, const char *idxStr, int argc, sqlite3_value **argv) {
+  knn_filter f;
+  memset(&f, 0, sizeof f);
+  int rc = SQLITE_OK, a = 0;
+  for (const char *p = idxStr ? idxStr : ""; *p == 'C' && a < argc && rc == SQLITE_OK; a++)
+    rc = search_knn_plan_decl_add(&f, vt->cdef, vt->ncols, &p, argv[a]);
+  uint64_t npos = store_npos(vt->st), n = 0;
+  if (rc == SQLITE_OK && !(c->sbits = sqlite3_malloc64(npos / 8 + 1))) rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK) {
+    memset(c->sbits, 0, npos / 8 + 1);
+    if (!f.empty) store_live_bits(vt->st, npos, c->sbits, &n);
+    for (int i = 0; i < f.nconds; i++) f.conds[i].v = f.vals + f.coff[i];
+    for (int pass = 0; pass < 2 && rc == SQLITE_OK; pass++) /* a partition key's = first */
+      for (int i = 0; i < f.nconds && n && rc == SQLITE_OK; i++) {
+        const store_coldef *d = &vt->cdef[f.conds[i].col];
+        if ((d->role == STORE_R_PARTITION && f.conds[i].op == STORE_OP_EQ) != (pass == 0)) continue;
+        int src = store_col_filter(vt->st, &f.conds[i], npos, c->sbits, &n);
+        if (src) rc = st_err(vt, src);
+      }
+  }
+  search_knn_filter_free(&f);
+  c->one = 0;
+  c->pos = 0;
+  c->end = npos;
+  return rc;
 }
 
 static int mem_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
@@ -797,6 +870,7 @@ static int mem_close(sqlite3_vtab_cursor *cur) {
   memvt *vt = (memvt *)cur->pVtab;
   vt->tx.ms->holds--;
   sqlite3_free(((memcur *)cur)->res);
+  sqlite3_free(((memcur *)cur)->sbits);
   sqlite3_free(((memcur *)cur)->sess);
   sqlite3_free(cur);
   return SQLITE_OK;
@@ -844,7 +918,7 @@ static int dbound_ok(const dbounds *b, double d) {
 /* The search of a KNN query: by the embedding (through the index) or by a
 ** declared vector column (c->vcol; its query in that column's terms). */
 static int knn_search(memcur *c, memvt *vt, const void *q, uint64_t k, const knn_filter *f, char **err) {
-  if (c->vcol >= 0) return search_knn_run_col(vt->st, c->vcol, q, k, f, &c->res, &c->nres, err);
+  if (c->vcol >= 0) return search_knn_run_col(vt->st, c->vcol, q, k, f, NULL, &c->res, &c->nres, err);
   return search_knn_run(vt->st, q, k, f, NULL, &c->res, &c->nres, err);
 }
 
@@ -1002,6 +1076,11 @@ static int time_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, 
 }
 
 static void skip_dead(memcur *c, memvt *vt) {
+  if (c->sbits) { /* (plan 5: the allowed positions alone; a byte of zeros at once) */
+    while (c->pos < c->end && (!(c->sbits[c->pos / 8] >> (c->pos % 8) & 1) || !store_pos_live(vt->st, c->pos)))
+      c->pos = c->sbits[c->pos / 8] ? c->pos + 1 : (c->pos | 7) + 1;
+    return;
+  }
   while (c->pos < c->end && !store_pos_live(vt->st, c->pos)) c->pos++;
 }
 
@@ -1016,9 +1095,26 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
   if (rc != SQLITE_OK) return vt_msg(vt, rc, &msg);
   sqlite3_free(c->res);
   c->res = NULL;
+  sqlite3_free(c->sbits);
+  c->sbits = NULL;
   c->knn = 0;
   c->timeq = 0;
   if (plan == 2) return knn_filter_rows(c, vt, idxStr, argc, argv);
+  if (plan == 5) {
+    int drc = decl_scan_rows(c, vt, idxStr, argc, argv);
+    if (drc == SQLITE_OK) skip_dead(c, vt);
+    return drc;
+  }
+  if (plan == 4 && argc == 1 && sqlite3_value_type(argv[0]) == SQLITE_TEXT) { /* the text primary key */
+    c->one = 1;
+    c->end = store_npos(vt->st);
+    c->pos = c->end;
+    uint64_t pos; /* (not text: a number compares by the other side's affinity: the scan below, SQLite tests) */
+    if (store_pkey_find(vt->st, (const char *)sqlite3_value_text(argv[0]), (size_t)sqlite3_value_bytes(argv[0]),
+                        &pos) == STORE_OK)
+      c->pos = pos;
+    return SQLITE_OK;
+  }
   if (plan == 3) return time_filter_rows(c, vt, idxStr, argc, argv);
   if (plan == 1 && argc == 1) {
     c->one = 1;
@@ -1286,6 +1382,9 @@ int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzEr
     const uint8_t *b = sqlite3_value_blob(v);
     size_t len = (size_t)sqlite3_value_bytes(v);
     int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
+    if (sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 || sqlite3_value_subtype(v) == EXT_SUBTYPE_BIT)
+      BAD("embedding: an %s vector; the embedding is float (convert it with vec_f32())",
+          sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 ? "int8" : "bit");
     size_t want = (size_t)dim * (f16 ? 2 : 4);
     if (len != want)
       BAD("embedding: a %s BLOB of %llu bytes (%llu values); the store has dim=%d (%llu bytes)",
@@ -1384,14 +1483,21 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, int update, s
 }
 
 /* A vector column's value (c) from v into out (store_coldef_width bytes):
-** a BLOB of the column's type (a float32 BLOB also for float16, converted),
-** or a JSON array (integers -128..127 for int8; bit vectors take BLOBs). */
+** a BLOB of the column's type (a float32 BLOB also for float16, converted;
+** a BLOB tagged as another type by vec_int8/vec_bit/vec_f32/vec_f16 is an
+** error), or a JSON array (int8: vec_int8's JSON integers -128..127; bit
+** vectors take BLOBs). */
 static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t *out) {
   size_t w = store_coldef_width(c), d = (size_t)c->dim;
   static const char *const tn[] = {"", "int8", "float16", "", "float32", "", "", "", "bit"};
   if (sqlite3_value_type(v) == SQLITE_BLOB) {
     size_t n = (size_t)sqlite3_value_bytes(v);
     const void *b = sqlite3_value_blob(v);
+    int st = (int)sqlite3_value_subtype(v), isf = c->vtype == STORE_VT_F32 || c->vtype == STORE_VT_F16;
+    int sti = st == EXT_SUBTYPE_INT8 ? STORE_VT_I8 : st == EXT_SUBTYPE_BIT ? STORE_VT_BIT
+            : st == EXT_SUBTYPE_F32 ? STORE_VT_F32 : st == EXT_SUBTYPE_F16 ? STORE_VT_F16 : 0;
+    if (sti && (isf ? !(sti == STORE_VT_F32 || sti == STORE_VT_F16) : sti != c->vtype))
+      return vt_err(vt, SQLITE_MISMATCH, "%s: a %s vector; the column is %s", c->name, tn[sti], tn[c->vtype]);
     if (c->vtype == STORE_VT_F16 && n == d * 4 && sqlite3_value_subtype(v) != EXT_SUBTYPE_F16) {
       float *f = sqlite3_malloc64(n);
       if (!f) return SQLITE_NOMEM;
@@ -1414,9 +1520,20 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
   if (sqlite3_value_type(v) != SQLITE_TEXT || c->vtype == STORE_VT_BIT)
     return vt_err(vt, SQLITE_MISMATCH, "%s: expected a %s vector (a BLOB%s)", c->name, tn[c->vtype],
                   c->vtype == STORE_VT_BIT ? ", e.g. vec_bit(...)" : " or a JSON array");
+  char err[200];
+  if (c->vtype == STORE_VT_I8) { /* (vec_int8's rule: JSON integers -128..127) */
+    int8_t *i8 = NULL;
+    size_t n = 0;
+    if (util_json_to_i8((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &i8, &n, err,
+                        sizeof err))
+      return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
+    int rc = n == d ? SQLITE_OK : vt_err(vt, SQLITE_MISMATCH, "%s: expected %d dimensions, got %zu", c->name, c->dim, n);
+    if (!rc) memcpy(out, i8, d);
+    free(i8);
+    return rc;
+  }
   float *f = NULL;
   size_t n = 0;
-  char err[200];
   if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &f, &n, err,
                        sizeof err))
     return vt_err(vt, SQLITE_MISMATCH, "%s: %s", c->name, err);
@@ -1430,13 +1547,6 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
       if (fabsf(f[i]) > STORE_F16_MAX)
         rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is outside float16's range", c->name, i, (double)f[i]);
     if (!rc) k_get()->f32_to_f16(f, (uint16_t *)(void *)out, d);
-  } else {
-    for (size_t i = 0; i < d && !rc; i++) {
-      if (f[i] != floorf(f[i]) || f[i] < -128 || f[i] > 127)
-        rc = vt_err(vt, SQLITE_MISMATCH, "%s: element %zu (%g) is not an integer in -128..127", c->name, i,
-                    (double)f[i]);
-      else out[i] = (uint8_t)(int8_t)f[i];
-    }
   }
   free(f);
   return rc;
@@ -1734,6 +1844,61 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
 static int mem_tx_msg(sqlite3_vtab *base, int rc, char **msg) { return vt_msg((memvt *)base, rc, msg); }
 static int mem_tx_missing(sqlite3_vtab *base) { return vt_missing((memvt *)base); }
 
+/* Whether schema has a table, index, view or trigger called name. */
+static int schema_has(sqlite3 *db, const char *schema, const char *name) {
+  char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE name = ?1 COLLATE NOCASE", schema);
+  sqlite3_stmt *st = NULL;
+  int yes = 0;
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    yes = sqlite3_step(st) == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return yes;
+}
+
+/* ALTER TABLE mem RENAME TO name renames its companion tables mem_entities,
+** mem_relations, mem_mentions (made by their modules) to name_entities ...,
+** as FTS5 renames its shadow tables; a companion's CREATE statement still
+** names mem, and a companion called <t>_entities belongs to the h5mem
+** table t (vtab_graph.c).  A companion's new name taken refuses the rename
+** before anything is renamed. */
+static int rename_companions(memvt *vt, const char *name) {
+  char *from[3] = {0}, *to[3] = {0};
+  int own[3] = {0}, rc = SQLITE_OK;
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    from[k] = sqlite3_mprintf("%s_%s", vt->name, h5mem_companion[k]);
+    to[k] = sqlite3_mprintf("%s_%s", name, h5mem_companion[k]);
+    if (!from[k] || !to[k]) {
+      rc = SQLITE_NOMEM;
+    } else if ((own[k] = sqlite3_stricmp(from[k], to[k]) && is_companion(vt->db, vt->schema, from[k], k)) &&
+               schema_has(vt->db, vt->schema, to[k])) {
+      rc = vt_err(vt, SQLITE_ERROR, "cannot rename %s to %s: its companion table %s would be renamed to %s, "
+                  "a name taken", vt->name, name, from[k], to[k]);
+    }
+  }
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    if (!own[k]) continue;
+    char *sql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w\" RENAME TO \"%w\"", vt->schema, from[k], to[k]);
+    char *err = NULL;
+    rc = sql ? sqlite3_exec(vt->db, sql, NULL, NULL, &err) : SQLITE_NOMEM;
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM)
+      vt_err(vt, rc, "renaming %s to %s: %s", from[k], to[k], err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    sqlite3_free(sql);
+  }
+  for (int k = 0; k < 3; k++) {
+    sqlite3_free(from[k]);
+    sqlite3_free(to[k]);
+  }
+  return rc;
+}
+
+/* The table's name and its store's key become name; its companions follow
+** (rename_companions).  The store handle stays, and with it the writer's
+** lock and the open transaction: what it wrote before the rename is seen
+** after it and commits or rolls back with what it writes after it. */
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (it has no store to go by the new name) */
@@ -1741,10 +1906,11 @@ static int mem_rename(sqlite3_vtab *base, const char *name) {
   /* the store goes by the new key too: SQLite connects the renamed table
   ** before it lets go of this one, which must not open the store twice */
   char *key = sqlite3_mprintf("%s.%s", vt->schema, name);
-  if (!n || !key) {
+  int rc = n && key ? rename_companions(vt, name) : SQLITE_NOMEM;
+  if (rc != SQLITE_OK) {
     sqlite3_free(n);
     sqlite3_free(key);
-    return SQLITE_NOMEM;
+    return rc;
   }
   sqlite3_free(vt->name);
   vt->name = n;
@@ -1782,7 +1948,7 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   /* each module and function registered takes a reference
   ** (h5mem_registry_module/_function; SQLite lets it go, on failure too);
   ** the one h5mem_registry_new gives is ours until registration ends */
-  registry *reg = h5mem_registry_new();
+  registry *reg = h5mem_registry_new(db);
   if (!reg) return SQLITE_NOMEM;
   int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
   if (rc == SQLITE_OK) rc = h5mem_func_register(db, reg);

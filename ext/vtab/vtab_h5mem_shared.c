@@ -18,11 +18,12 @@
 
 /* ---- the registry ------------------------------------------------------------ */
 
-registry *h5mem_registry_new(void) {
+registry *h5mem_registry_new(sqlite3 *db) {
   registry *reg = sqlite3_malloc(sizeof *reg);
   if (!reg) return NULL;
   memset(reg, 0, sizeof *reg);
   reg->refs = 1;
+  reg->db = db;
   return reg;
 }
 
@@ -60,6 +61,33 @@ void h5mem_registry_remove(memvt *vt) {
 
 /* ---- the shared store ---------------------------------------------------- */
 
+/* Whether "schema.table" (key) names a table of this connection's schema
+** now (1), not (0), or it cannot be told (-1). */
+static int key_table_exists(sqlite3 *db, const char *key) {
+  const char *dot = strchr(key, '.');
+  if (!db || !dot) return -1;
+  char *schema = sqlite3_mprintf("%.*s", (int)(dot - key), key);
+  char *sql = schema ? sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_master WHERE type = 'table' AND name = ?1 "
+                                 "COLLATE NOCASE", schema) : NULL;
+  sqlite3_free(schema);
+  sqlite3_stmt *st = NULL;
+  int yes = -1;
+  if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, dot + 1, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    yes = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(sql);
+  return yes;
+}
+
+/* Whether key and other ("schema.table") name the same schema. */
+static int same_schema(const char *key, const char *other) {
+  const char *a = strchr(key, '.'), *b = strchr(other, '.');
+  return a && b && a - key == b - other && !sqlite3_strnicmp(key, other, (int)(a - key));
+}
+
 memstore *h5mem_store_find(registry *reg, const char *key, const char *path) {
   for (memstore *ms = reg->stores; ms; ms = ms->next) {
     if (!ms->key || sqlite3_stricmp(ms->key, key)) continue;
@@ -69,6 +97,22 @@ memstore *h5mem_store_find(registry *reg, const char *key, const char *path) {
     }
     sqlite3_free(ms->key);
     ms->key = NULL;
+  }
+  /* The table renamed by another connection (ALTER TABLE there runs no
+  ** xRename here): the handle this connection opened under the old name,
+  ** still held by its companions or by statements of the old name, is
+  ** this table's when it is the same file and the old name is no table
+  ** any more.  One handle per table keeps one writer and one transaction
+  ** (a second handle would be a second writer of the file). */
+  for (memstore *ms = reg->stores; ms; ms = ms->next) {
+    if (!ms->key || !same_schema(ms->key, key) || strcmp(store_path(ms->st), path)) continue;
+    if (key_table_exists(reg->db, ms->key) != 0) continue;
+    char *k = sqlite3_mprintf("%s", key);
+    if (!k) return NULL; /* (a handle of its own then: the second writer is BUSY, nothing lost) */
+    sqlite3_free(ms->key);
+    ms->key = k;
+    ms->refs++;
+    return ms;
   }
   return NULL;
 }
@@ -334,6 +378,17 @@ static int shadowed(sqlite3 *db, const char *table, int rank) {
   return yes;
 }
 
+/* Whether p is its store's table now: a connection of the table under an
+** old name (renamed by another connection, or dropped) that statements of
+** that name keep alive is not found by the old name. */
+static int reg_current(const memvt *p) {
+  const memstore *ms = p->tx.ms;
+  if (!ms) return 1; /* (a missing store: every use says so) */
+  size_t sl = strlen(p->schema);
+  return ms->key && !sqlite3_strnicmp(ms->key, p->schema, (int)sl) && ms->key[sl] == '.' &&
+         !sqlite3_stricmp(ms->key + sl + 1, p->name);
+}
+
 /* name: "table" or "schema.table".  The table of that name in that schema
 ** (never one of another schema); unqualified, the one SQLite would take
 ** (temp's, main's, then the attached databases' in order). */
@@ -344,7 +399,7 @@ static memvt *reg_find(registry *reg, sqlite3 *db, const char *name) {
   memvt *best = NULL;
   int best_rank = 0;
   for (memvt *p = reg->first; p; p = p->next) {
-    if (sqlite3_stricmp(p->name, table)) continue;
+    if (sqlite3_stricmp(p->name, table) || !reg_current(p)) continue;
     if (dot) {
       if (strlen(p->schema) == sl && !sqlite3_strnicmp(p->schema, name, (int)sl)) return p;
       continue;

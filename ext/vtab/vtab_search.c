@@ -768,6 +768,12 @@ int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, cha
   if (t == SQLITE_BLOB) {
     int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
     size_t len = (size_t)sqlite3_value_bytes(v), want = (size_t)dim * (f16 ? 2 : 4);
+    if (sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 || sqlite3_value_subtype(v) == EXT_SUBTYPE_BIT) {
+      *pzErr = sqlite3_mprintf("the query is an %s vector; the embedding is float (convert it with vec_f32())",
+                               sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 ? "int8" : "bit");
+      sqlite3_free(f);
+      return SQLITE_ERROR;
+    }
     if (len != want) {
       *pzErr = sqlite3_mprintf("the query is a %s BLOB of %llu values; the store has dim=%d",
                                f16 ? "float16" : "float32", (unsigned long long)(len / (f16 ? 2 : 4)), dim);
@@ -845,8 +851,17 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
   if (t == SQLITE_BLOB) {
     size_t n = (size_t)sqlite3_value_bytes(v);
     const void *b = sqlite3_value_blob(v);
-    int f16 = sqlite3_value_subtype(v) == EXT_SUBTYPE_F16;
-    if (isf && f16 && n == dim * 2) {
+    int st_ = (int)sqlite3_value_subtype(v), f16 = st_ == EXT_SUBTYPE_F16;
+    int want_st = isf ? 0 : d->vtype == STORE_VT_I8 ? EXT_SUBTYPE_INT8 : EXT_SUBTYPE_BIT;
+    int other = isf ? (st_ == EXT_SUBTYPE_INT8 || st_ == EXT_SUBTYPE_BIT)
+                    : (st_ == EXT_SUBTYPE_F32 || st_ == EXT_SUBTYPE_F16 || (st_ && st_ != want_st &&
+                                                                          (st_ == EXT_SUBTYPE_INT8 || st_ == EXT_SUBTYPE_BIT)));
+    if (other) {
+      *pzErr = sqlite3_mprintf("the query for column %s is a vector of another type (the column is %s)", d->name,
+                               d->vtype == STORE_VT_I8 ? "int8" : d->vtype == STORE_VT_BIT ? "bit"
+                               : d->vtype == STORE_VT_F16 ? "float16" : "float32");
+      rc = SQLITE_ERROR;
+    } else if (isf && f16 && n == dim * 2) {
       uint16_t *h = sqlite3_malloc64(n + 1);
       if (!h) rc = SQLITE_NOMEM;
       else {
@@ -862,6 +877,20 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
                                d->vtype == STORE_VT_I8 ? "int8" : d->vtype == STORE_VT_BIT ? "bit" : "float32");
       rc = SQLITE_ERROR;
     }
+  } else if (t == SQLITE_TEXT && d->vtype == STORE_VT_I8) {
+    int8_t *i8 = NULL;
+    size_t n = 0;
+    char err[200];
+    if (util_json_to_i8((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &i8, &n, err, sizeof err)) {
+      *pzErr = sqlite3_mprintf("the query for int8 column %s: %s", d->name, err);
+      rc = SQLITE_ERROR;
+    } else if (n != dim) {
+      *pzErr = sqlite3_mprintf("the query for column %s has %zu dimensions; the column has %d", d->name, n, d->dim);
+      rc = SQLITE_ERROR;
+    } else {
+      memcpy(q, i8, dim);
+    }
+    free(i8);
   } else if (t == SQLITE_TEXT && d->vtype != STORE_VT_BIT) {
     float *f = NULL;
     size_t n = 0;
@@ -913,7 +942,8 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
   return SQLITE_OK;
 }
 
-int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_filter *f, ann_res **out,
+int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_filter *f, const store_knn_opts *o,
+                       ann_res **out,
                        uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
@@ -927,7 +957,7 @@ int search_knn_run_col(store *st, int c, const void *q, uint64_t k, const knn_fi
   }
   if (k > store_count(st)) k = store_count(st);
   ann_res *res = sqlite3_malloc64(k * sizeof *res + 1);
-  int src = res ? store_knn_col(st, c, q, k, &al.flt, res, nout) : STORE_ENOMEM;
+  int src = res ? store_knn_col(st, c, q, k, &al.flt, o, res, nout) : STORE_ENOMEM;
   rc = search_knn_allow_check(&al, st, pzErr);
   search_knn_allow_free(&al);
   if (rc == SQLITE_OK) rc = h5mem_store_err(st, src, pzErr);
@@ -1244,7 +1274,7 @@ static int vec_run_cols(store *st, const search_args *a, const knn_filter *f, co
     double unit = 1.0;
     if (col[i] >= 0) {
       if ((rc = search_col_query(st, col[i], a->query, &q, pzErr)) == SQLITE_OK)
-        rc = search_knn_run_col(st, col[i], q, (uint64_t)a->k, f, &res, &n, pzErr);
+        rc = search_knn_run_col(st, col[i], q, (uint64_t)a->k, f, &vo->ko, &res, &n, pzErr);
     } else if ((rc = search_knn_query(st, a->query, (float **)&q, &unit, pzErr)) == SQLITE_OK) {
       rc = search_knn_run(st, q, (uint64_t)a->k, f, &vo->ko, &res, &n, pzErr);
       for (uint64_t j = 0; j < n; j++) res[j].dist = (float)search_knn_distance(st, res[j].dist, unit);

@@ -428,9 +428,17 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
 ** for a float32 or float16 column, dim int8 values for int8, dim / 8 bytes
 ** for bit.  Distances as sqlite-vec gives them: l2 (not squared), cosine
 ** (1 - cos), dot (its negation), l1, hamming (bits that differ).  Sorted by
-** distance, then position; *nout of them. */
-int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter *flt, ann_res *out,
+** distance, then position; *nout of them.  Exact, but through the
+** column's graph when it has one (store_col_graph_rows) unless opt says
+** exact (opt->ef: the graph's candidates; opt may be NULL). */
+int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter *flt, const store_knn_opts *opt,
+                  ann_res *out,
                   uint64_t *nout);
+/* The file rows column c's saved graph covers (0: none; index=hnsw stores
+** keep one per float vector column under l2, cosine or dot, and search it
+** as the embedding's: the graph for the rows it covers, an exact scan of
+** the rest, an exact gather when a filter leaves few rows). */
+uint64_t store_col_graph_rows(const store *s, int c);
 
 /* ---- keyword search (BM25) ------------------------------------------- */
 

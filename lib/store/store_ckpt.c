@@ -330,7 +330,8 @@ static int index_save(store *s, int force) {
   int vec = s->icfg.kind != STORE_INDEX_FLAT && s->nbase > sindex_rows(s->ix) &&
             (force || sindex_wants_save(s->ix, s->nbase));
   int txt = force ? s->nbase > 0 : tindex_wants_save(s->tx, s->nbase);
-  if (!vec && !txt) return STORE_OK;
+  int cols = store_vgraphs_wanted(s, force); /* (the vector columns' graphs) */
+  if (!vec && !txt && !cols) return STORE_OK;
   char err[512];
   h5w *w;
   int orc = h5w_open(s->path, 1, &w, err, sizeof err);
@@ -338,6 +339,7 @@ static int index_save(store *s, int force) {
   h5w_on_commit(w, store_gate_take, s, "readers kept the store busy");
   int rc = vec ? sindex_save(s->ix, w, s->nbase, util_ncpu(), err, sizeof err) : STORE_OK;
   if (rc == STORE_OK && txt) rc = tindex_save(s->tx, w, s->nbase, err, sizeof err);
+  if (rc == STORE_OK && cols) rc = store_vgraphs_save(s, w, force, util_ncpu(), err, sizeof err);
   if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK) {
     rc = store_wfail(s, w, "saving the indexes of");
     snprintf(err, sizeof err, "%s", h5w_errmsg(w));

@@ -364,6 +364,7 @@ static void pkmap_free(store *s) {
 }
 
 void store_cols_base_free(store *s) {
+  store_vgraphs_free(s); /* (they read the mapped file: first) */
   for (int i = 0; i < s->ncols; i++) {
     if (s->ucol) free(s->ucol[i].caddr);
     if (s->umiss) free(s->umiss[i].caddr);
@@ -435,7 +436,7 @@ int store_cols_layout(store *s, h5w *w, h5w_obj *root, h5w_obj *mem, const store
     snprintf(desc, sizeof desc, "declared column: %s%s", decl,
              c->type == STORE_T_INTEGER ? "; INT64_MIN: NULL" : c->type == STORE_T_FLOAT ? "; NaN: NULL"
              : c->type == STORE_T_BOOLEAN ? "; 0 false, 1 true, -1 NULL"
-             : vec ? "; a NULL's row is zeros, marked in <name>.missing" : "; a null reference: NULL");
+             : vec ? "; a NULL is marked in <name>.missing (its row: zeros; float: NaN first)" : "; a null reference: NULL");
     if (!hr) {
       const char *dv = desc;
       uint8_t dslot[16] = {0};
@@ -506,7 +507,7 @@ static int has_bytes(const store_coldef *c) {
 size_t store_cols_size(const store *s, const store_val *cv) {
   size_t n = (size_t)s->ncols * sizeof(store_val) + 16;
   for (int i = 0; cv && i < s->ncols; i++)
-    if (cv[i].type && has_bytes(&s->cdef[i])) n += cv[i].n + 1;
+    if (cv[i].type && has_bytes(&s->cdef[i])) n += cv[i].n + 1 + 8; /* (8: a vector's alignment) */
   return n;
 }
 
@@ -516,6 +517,8 @@ void store_cols_copy(const store *s, const store_val *cv, store_val *out, uint8_
     if (!cv || !cv[i].type) continue;
     out[i] = cv[i];
     if (has_bytes(&s->cdef[i])) {
+      if (s->cdef[i].type == STORE_T_VECTOR) /* (on an 8-byte boundary: the kernels read its elements) */
+        *p += (8 - (uintptr_t)*p % 8) % 8;
       if (cv[i].n) memcpy(*p, cv[i].p, cv[i].n);
       (*p)[cv[i].n] = 0; /* (text: NUL-terminated, as the writer takes it) */
       out[i].p = *p;
@@ -615,8 +618,18 @@ static void row_put(const store_coldef *c, const store_val *v, uint8_t *row) {
     break;
   }
   default:
-    if (v->type) memcpy(row, v->p, v->n);
-    else memset(row, 0, store_coldef_width(c));
+    if (v->type) {
+      memcpy(row, v->p, v->n);
+    } else { /* (a float vector's first element NaN too, as the embedding's: scans skip it) */
+      memset(row, 0, store_coldef_width(c));
+      if (c->vtype == STORE_VT_F32) {
+        float nan = NAN;
+        memcpy(row, &nan, 4);
+      } else if (c->vtype == STORE_VT_F16) {
+        uint16_t h = 0x7e00;
+        memcpy(row, &h, 2);
+      }
+    }
   }
 }
 
@@ -1040,6 +1053,56 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
     memset(&nul, 0, sizeof nul);
     oknull = test_val(cond, &nul);
     codes = cp->code;
+  }
+  /* an integer (or boolean) column against an integer: the file's rows a
+  ** chunk at a time, compared in place */
+  if ((c->type == STORE_T_INTEGER || c->type == STORE_T_FLOAT) && cond->nv == 1 &&
+      cond->v[0].type == (c->type == STORE_T_INTEGER ? STORE_T_INTEGER : STORE_T_FLOAT) &&
+      cond->op >= STORE_OP_EQ && cond->op <= STORE_OP_GE && nb) {
+    const bcol *bc = &s->ucol[cond->col];
+    int64_t x = cond->v[0].i;
+    double fx = cond->v[0].f;
+    int isint = c->type == STORE_T_INTEGER, op = cond->op;
+    for (uint64_t k = 0; k * bc->crows < nb; k++) {
+      uint64_t r0 = k * bc->crows, r1 = r0 + bc->crows < nb ? r0 + bc->crows : nb;
+      const uint8_t *base = k < bc->nchunks && bc->caddr[k] != UINT64_MAX
+                                ? h5_file_span(s->f, bc->caddr[k], (r1 - r0) * 8) : NULL;
+      if (!base)
+        return store_fail(s, STORE_ECORRUPT, "%s: a chunk of /memories/columns/%s lies outside the file", s->path,
+                          c->name);
+      for (uint64_t p = r0; p < r1; p++) {
+        if (!bits[p >> 3]) {
+          p |= 7;
+          continue;
+        }
+        if (!BIT(bits, p)) continue;
+        int ok, r;
+        if (isint) {
+          int64_t y;
+          memcpy(&y, base + (p - r0) * 8, 8);
+          r = (y > x) - (y < x);
+          ok = y != NULL_I64;
+        } else {
+          double y;
+          memcpy(&y, base + (p - r0) * 8, 8);
+          r = (y > fx) - (y < fx);
+          ok = !isnan(y);
+        }
+        if (ok) ok = op == STORE_OP_EQ ? r == 0 : op == STORE_OP_NE ? r != 0 : op == STORE_OP_LT ? r < 0
+                   : op == STORE_OP_LE ? r <= 0 : op == STORE_OP_GT ? r > 0 : r >= 0;
+        if (ok) kept++;
+        else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
+      }
+    }
+    for (uint64_t p = nb; p < npos; p++) { /* the records in memory */
+      if (!BIT(bits, p)) continue;
+      int t = store_col_test(s, cond, p);
+      if (t < 0) return STORE_ECORRUPT;
+      if (t) kept++;
+      else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
+    }
+    *n = kept;
+    return STORE_OK;
   }
   /* every set position, the column alone; words of zeros skipped */
   for (uint64_t b = 0; b < (npos + 7) / 8; b++) {

@@ -29,10 +29,9 @@ static drec *drec_new(const store *s, const store_rec *r) {
   if (!d) return NULL;
   memset(d, 0, sizeof *d);
   uint8_t *p = (uint8_t *)(d + 1);
-  if (s->ncols) { /* (first: store_val is aligned right after the drec) */
+  if (s->ncols) { /* (first: store_val is aligned right after the drec, the embedding after them) */
     d->cv = (store_val *)(void *)p;
     p += (size_t)s->ncols * sizeof(store_val);
-    store_cols_copy(s, r->cols, d->cv, &p);
   }
   if (eb) {
     d->emb = p;
@@ -48,6 +47,7 @@ static drec *drec_new(const store *s, const store_rec *r) {
     p[len[k]] = 0;
     p += len[k] + 1;
   }
+  if (s->ncols) store_cols_copy(s, r->cols, d->cv, &p); /* (their bytes last: vectors aligned there) */
   d->id = r->id;
   d->ts = r->ts;
   d->importance = r->importance;

@@ -386,6 +386,7 @@ struct store {
   bcol *umiss;       /* ncols: vectors' /memories/columns/<name>.missing (others: none) */
   struct cparts *parts; /* ncols: the partition keys' indexes (NULL: none built) */
   struct pkmap *pk;  /* the text primary key's map (NULL: not built) */
+  struct vgraph *vg; /* ncols: the vector columns' graphs (store_vcol.c; NULL: none loaded) */
   int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
   /* the temporal index (store_time.c): the base's pairs, the delta's */
   store_tkey *tb, *td;
@@ -556,6 +557,19 @@ int store_cols_copy_rows(store *s, h5w *w, uint64_t r0, uint64_t r1, uint64_t m)
 void store_cols_note(store *s, uint64_t pos, int live);
 /* The key of pos's record is free (store_put): STORE_OK or STORE_EEXISTS. */
 int store_cols_pkey_free(store *s, const store_val *cv);
+
+/* ---- interface to code in store_vcol.c ----------------------------------- */
+
+/* The vector columns' saved graphs (index=hnsw: each float vector column
+** under l2, cosine or dot has one) loaded from the mapped file; a missing
+** or damaged one is not an error (searches are exact until a checkpoint
+** saves one).  Fails only when out of memory. */
+int store_vgraphs_load(store *s);
+void store_vgraphs_free(store *s);
+/* Whether a checkpoint (force: optimize) should save a column's graph;
+** bring those graphs up to the base's rows and append their images. */
+int store_vgraphs_wanted(const store *s, int force);
+int store_vgraphs_save(store *s, h5w *w, int force, int threads, char *err, size_t errlen);
 
 /* ---- interface to code in store_log.c ------------------------------------ */
 

@@ -259,6 +259,7 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
   s->nbase = n;
   int rc = sindex_load(s, s->f, &s->icfg, n, &s->ix);
   if (!rc) rc = tindex_load(s, s->f, &s->tcfg, n, &s->tx);
+  if (!rc) rc = store_vgraphs_load(s);
   if (rc) return store_fail(s, rc, "out of memory");
   if (columns_only) return STORE_OK;
   uint64_t nid, ndel, nck;

@@ -8,11 +8,151 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ann/hnsw.h"
 #include "k.h"
 #include "store_int.h"
+
+/* ---- the columns' graphs (index=hnsw) -------------------------------------------- */
+
+/* A declared float vector column's graph over the file's rows [0, rows),
+** saved as the image kind "col_<name>" (docs/FORMAT.md, "The vector
+** index"), loaded with the base and read in place. */
+struct vgraph {
+  store *s;
+  int c;
+  hnsw *g;
+  uint64_t rows;
+  void *copy; /* the image, when its chunks were scattered */
+  char note[160];
+};
+
+static int graphed(const store *s, int c) {
+  const store_coldef *d = &s->cdef[c];
+  return s->icfg.kind == STORE_INDEX_HNSW && d->type == STORE_T_VECTOR &&
+         (d->vtype == STORE_VT_F32 || d->vtype == STORE_VT_F16) && d->metric != STORE_L1;
+}
+
+static ann_metric vmetric(const store_coldef *d) {
+  return d->metric == STORE_L2 ? ANN_L2 : d->metric == STORE_DOT ? ANN_DOT : ANN_COSINE;
+}
+
+/* File row i of the column for the graph (NULL: none). */
+static const void *vrow_fn(void *ctx, uint32_t i) {
+  const struct vgraph *x = ctx;
+  const store *s = x->s;
+  const bcol *c = &s->ucol[x->c], *m = &s->umiss[x->c];
+  uint64_t k = i / c->crows;
+  if (i >= s->nbase || k >= c->nchunks || k >= m->nchunks || c->caddr[k] == UINT64_MAX || m->caddr[k] == UINT64_MAX)
+    return NULL;
+  const uint8_t *mb = h5_file_span(s->f, m->caddr[k] + i % m->crows, 1);
+  if (!mb || *mb) return NULL;
+  return h5_file_span(s->f, c->caddr[k] + (i % c->crows) * c->rowbytes, c->rowbytes);
+}
+
+static void kind_of(const store_coldef *d, char *buf, size_t n) { snprintf(buf, n, "col_%s", d->name); }
+
+int store_vgraphs_load(store *s) {
+  if (!s->ncols) return STORE_OK;
+  s->vg = calloc((size_t)s->ncols, sizeof *s->vg);
+  if (!s->vg) return STORE_ENOMEM;
+  for (int c = 0; c < s->ncols; c++) {
+    struct vgraph *x = &s->vg[c];
+    x->s = s;
+    x->c = c;
+    if (!graphed(s, c)) continue;
+    const store_coldef *d = &s->cdef[c];
+    char kind[96];
+    kind_of(d, kind, sizeof kind);
+    simage im;
+    const char *why;
+    int lr = simage_load(s->f, kind, &im, &why);
+    if (lr == STORE_ENOMEM) return lr;
+    if (lr != STORE_OK) {
+      snprintf(x->note, sizeof x->note, "%s", why);
+      continue;
+    }
+    uint64_t rows = (uint64_t)im.row[2];
+    x->copy = im.copy;
+    int hr = rows <= s->nbase && rows <= UINT32_MAX && ((uintptr_t)im.p & 3) == 0
+                 ? hnsw_load(im.p, im.len, d->dim, vmetric(d), d->vtype == STORE_VT_F32 ? ANN_F32 : ANN_F16, vrow_fn,
+                             x, &x->g)
+                 : ANN_ECORRUPT;
+    if (hr == ANN_ENOMEM) return STORE_ENOMEM;
+    if (hr != ANN_OK || hnsw_count(x->g) != rows) {
+      snprintf(x->note, sizeof x->note, "the saved graph of %s is damaged; its searches are exact until the next "
+               "checkpoint saves one", d->name);
+      hnsw_free(x->g);
+      x->g = NULL;
+      free(x->copy);
+      x->copy = NULL;
+      continue;
+    }
+    x->rows = rows;
+  }
+  return STORE_OK;
+}
+
+void store_vgraphs_free(store *s) {
+  for (int c = 0; s->vg && c < s->ncols; c++) {
+    hnsw_free(s->vg[c].g);
+    free(s->vg[c].copy);
+  }
+  free(s->vg);
+  s->vg = NULL;
+}
+
+/* (store_index.c's rule: enough rows past the graph) */
+static int vg_wants(const store *s, int c, int force) {
+  if (!graphed(s, c) || !s->vg) return 0;
+  uint64_t have = s->vg[c].g ? s->vg[c].rows : 0;
+  if (s->nbase <= have) return 0;
+  return force || (s->nbase - have >= 256 && s->nbase - have >= have / 8);
+}
+
+int store_vgraphs_wanted(const store *s, int force) {
+  for (int c = 0; c < s->ncols; c++)
+    if (vg_wants(s, c, force)) return 1;
+  return 0;
+}
+
+int store_vgraphs_save(store *s, h5w *w, int force, int threads, char *err, size_t errlen) {
+  for (int c = 0; c < s->ncols; c++) {
+    if (!vg_wants(s, c, force)) continue;
+    struct vgraph *x = &s->vg[c];
+    const store_coldef *d = &s->cdef[c];
+    int hr = ANN_OK;
+    if (!x->g) {
+      hnsw_params p = {s->icfg.m, s->icfg.efc, 0, threads, 0};
+      hr = hnsw_new(d->dim, vmetric(d), d->vtype == STORE_VT_F32 ? ANN_F32 : ANN_F16, &p, vrow_fn, x, &x->g);
+    }
+    if (hr == ANN_OK) {
+      hnsw_set_threads(x->g, threads);
+      hr = hnsw_build(x->g, (uint32_t)s->nbase);
+    }
+    uint8_t *img = NULL;
+    size_t len = 0;
+    if (hr == ANN_OK) hr = hnsw_save(x->g, &img, &len);
+    if (hr != ANN_OK) {
+      snprintf(err, errlen, "the graph of column %s: %s", d->name, x->g ? hnsw_errmsg(x->g) : "out of memory");
+      free(img);
+      return hr;
+    }
+    char kind[96];
+    kind_of(d, kind, sizeof kind);
+    int rc = simage_append(w, kind, img, len, (int64_t)s->nbase, 0, err, errlen);
+    free(img);
+    if (rc) return rc;
+  }
+  return STORE_OK;
+}
+
+uint64_t store_col_graph_rows(const store *s, int c) {
+  return s->vg && c >= 0 && c < s->ncols && s->vg[c].g ? s->vg[c].rows : 0;
+}
 
 typedef struct vscan {
   store *s;
@@ -53,6 +193,11 @@ static const void *vblock(void *ctx, uint64_t pos, uint64_t *count) {
     *count = n;
     return NULL;
   }
+  const store_coldef *d = &s->cdef[v->c];
+  if (d->vtype == STORE_VT_F32 || d->vtype == STORE_VT_F16) { /* (a NULL's row starts with NaN: the scan skips it) */
+    *count = n;
+    return rows;
+  }
   if (miss[0]) { /* rows without a vector: skipped together */
     uint64_t j = 1;
     while (j < n && miss[j]) j++;
@@ -66,6 +211,7 @@ static const void *vblock(void *ctx, uint64_t pos, uint64_t *count) {
 }
 
 static int allow_fn(void *ctx, uint64_t pos) { return allowed(ctx, pos); }
+static int graph_allow(void *ctx, uint32_t i) { return allowed(ctx, i); }
 
 /* A distance of the plain loops (int8, bit, l1). */
 static float dist_one(const store_coldef *d, const void *q, const void *r) {
@@ -148,7 +294,8 @@ static int res_cmp(const void *a, const void *b) {
   return worse(x, y) ? 1 : worse(y, x) ? -1 : 0;
 }
 
-int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter *flt, ann_res *out,
+int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter *flt, const store_knn_opts *opt,
+                  ann_res *out,
                   uint64_t *nout) {
   *nout = 0;
   if (c < 0 || c >= s->ncols || s->cdef[c].type != STORE_T_VECTOR)
@@ -160,22 +307,86 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
   if ((d->vtype == STORE_VT_F32 || d->vtype == STORE_VT_F16) && d->metric != STORE_L1) {
     ann_src src = {d->dim, d->vtype == STORE_VT_F32 ? ANN_F32 : ANN_F16,
                    d->metric == STORE_L2 ? ANN_L2 : d->metric == STORE_DOT ? ANN_DOT : ANN_COSINE, npos, vblock, &v};
+    /* the rows to score: when the allowed rows that have a vector are
+    ** fewer than half (a filter, or a column most records lack, as one
+    ** modality of several), only theirs, gathered; else whole chunks (a
+    ** NULL's row starts with NaN: the scan skips it) */
     int rc;
-    if (flt && flt->bits && flt->nbits < npos / 4) { /* few allowed: read only their rows */
-      uint64_t *pos = malloc((flt->nbits ? flt->nbits : 1) * sizeof *pos), m = 0;
-      if (!pos) return store_fail(s, STORE_ENOMEM, "out of memory");
-      for (uint64_t p = 0; p < npos && m < flt->nbits; p++) {
-        if (!flt->bits[p / 8]) {
-          p |= 7;
-          continue;
-        }
-        if (flt->bits[p / 8] >> (p % 8) & 1) pos[m++] = p;
+    const struct vgraph *x = s->vg ? &s->vg[c] : NULL;
+    uint64_t ef = opt && opt->ef > 0 ? (uint64_t)opt->ef : (uint64_t)(s->icfg.ef > 0 ? s->icfg.ef : 64);
+    uint64_t M = (uint64_t)(s->icfg.m > 0 ? s->icfg.m : 16);
+    int fnflt = flt && !flt->bits && flt->fn;
+    /* with a graph and no narrow filter, only the rows past the graph are
+    ** listed (its estimate of the rows: the allowed ones, at most) */
+    uint64_t from = 0;
+    if (x && x->g && !(opt && opt->exact) && !fnflt &&
+        (flt && flt->bits ? flt->nbits : store_count(s)) > 4 * (ef > k ? ef : k) * M)
+      from = x->rows;
+    uint64_t *pos = malloc((npos - from + 1) * sizeof *pos), m = 0;
+    if (!pos) return store_fail(s, STORE_ENOMEM, "out of memory");
+    const bcol *mc = &s->umiss[c];
+    for (uint64_t p = from; p < npos; p++) {
+      if (flt && flt->bits && !flt->bits[p / 8]) {
+        p |= 7;
+        continue;
       }
+      if (p < s->nbase) {
+        uint64_t ck = p / mc->crows;
+        const uint8_t *mb = ck < mc->nchunks && mc->caddr[ck] != UINT64_MAX
+                                ? h5_file_span(s->f, mc->caddr[ck] + p % mc->crows, 1) : NULL;
+        if (!mb || *mb) continue;
+      } else {
+        const drec *dr = s->delta[p - s->nbase];
+        if (dr->dead || !dr->cv || !dr->cv[c].type) continue;
+      }
+      if (flt && flt->bits ? (flt->bits[p / 8] >> (p % 8) & 1) : fnflt ? 1 : store_pos_live(s, p))
+        pos[m++] = p;
+    }
+    if (from) {
+      /* the graph for the rows it covers (ef raised as the filter thins
+      ** them), the rows past it scanned, the two merged */
+      uint64_t all = flt && flt->bits ? flt->nbits : store_count(s);
+      uint64_t pool = ef > k ? ef : k;
+      uint64_t efx = pool * (npos / (all ? all : 1));
+      if (efx > 100000) efx = 100000;
+      if (efx < pool) efx = pool;
+      uint64_t kk = k < x->rows ? k : x->rows;
+      ann_hit *h = malloc((kk ? kk : 1) * sizeof *h);
+      ann_res *t = malloc((k ? k : 1) * sizeof *t);
+      int got = 0;
+      rc = h && t ? ANN_OK : ANN_ENOMEM;
+      if (rc == ANN_OK && kk) {
+        got = hnsw_search(x->g, q, (int)kk, (int)efx, graph_allow, &v, h);
+        if (got < 0) rc = got;
+      }
+      uint64_t nt = 0;
+      if (rc == ANN_OK && m) rc = ann_flat_gather(&src, q, k, pos, m, t, &nt); /* (the rows past the graph) */
+      if (rc == ANN_OK) { /* merge: both sorted by distance, then position */
+        uint64_t a = 0, b = 0, o = 0;
+        while (o < k && (a < (uint64_t)got || b < nt)) {
+          ann_res ra = a < (uint64_t)got ? (ann_res){h[a].id, h[a].dist} : (ann_res){0, 0};
+          if (a < (uint64_t)got && (b >= nt || !worse(&ra, &t[b]))) {
+            out[o++] = ra;
+            a++;
+          } else {
+            out[o++] = t[b++];
+          }
+        }
+        *nout = o;
+      }
+      free(h);
+      free(t);
+      if (rc == ANN_OK && got < (int)kk) { /* the graph reached fewer than k allowed rows: scan them all */
+        free(pos);
+        store_knn_opts ex = {1, 0, 0};
+        return store_knn_col(s, c, q, k, flt, &ex, out, nout);
+      }
+    } else if (m < npos / 2 && !(flt && !flt->bits && flt->fn)) {
       rc = ann_flat_gather(&src, q, k, pos, m, out, nout);
-      free(pos);
     } else { /* (a filter function runs on the searching thread only: then one thread) */
       rc = ann_flat_search(&src, q, k, allow_fn, &v, flt && !flt->bits && flt->fn ? 1 : 0, out, nout);
     }
+    free(pos);
     if (rc != ANN_OK) return store_fail(s, STORE_ENOMEM, "out of memory");
     if (d->metric == STORE_L2)
       for (uint64_t i = 0; i < *nout; i++) out[i].dist = sqrtf(out[i].dist);

@@ -55,14 +55,18 @@ static const char *describe(const char *s, size_t len, size_t i, char *tmp) {
   return tmp;
 }
 
-int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
+/* One element of a JSON array: the number's text num[0..nl) (valid JSON
+** syntax), its index; 0, or -1 with a message in err. */
+typedef int (*json_elem_fn)(void *u, const char *num, size_t nl, size_t index,
+                            char *err, size_t errlen);
+
+/* Walk the JSON array of numbers in s[0..len), calling elem on each in
+** order.  0, or -1 with a message naming the problem and its byte offset
+** (or elem's message) in err. */
+static int json_walk(const char *s, size_t len, json_elem_fn elem, void *u,
                      char *err, size_t errlen) {
-  float *v = NULL;
-  size_t count = 0, cap = 0, i = 0;
+  size_t count = 0, i = 0;
   char tmp[8];
-  locale_t old = (locale_t)0;
-  *out = NULL;
-  *n = 0;
 
   while (i < len && is_ws(s[i])) i++;
   if (i >= len || s[i] != '[') {
@@ -77,52 +81,16 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
     i++;
     goto trailing;
   }
-  old = util_c_locale_push();
   for (;;) {
     size_t nl = json_number_len(s + i, len - i);
     if (nl == 0) {
       snprintf(err, errlen,
                "malformed JSON vector: expected a number at byte %zu, found %s",
                i, describe(s, len, i, tmp));
-      goto fail;
+      return -1;
     }
-    /* strtof on a copy of exactly the validated span, so that it cannot
-       read on past what JSON allows ("01", "0x1").  strtof rounds the
-       decimal once, to the nearest float; going through a double would
-       round twice and can land on the wrong float. */
-    char small[64], *num = nl < sizeof small ? small : malloc(nl + 1);
-    if (!num) {
-      snprintf(err, errlen, "out of memory parsing a JSON vector");
-      goto fail;
-    }
-    memcpy(num, s + i, nl);
-    num[nl] = '\0';
-    char *end;
-    float f = strtof(num, &end);
-    int whole = *end == '\0';
-    if (num != small) free(num);
-    if (!whole) { /* cannot happen in the "C" locale; never guess */
-      snprintf(err, errlen, "malformed JSON vector: bad number at byte %zu", i);
-      goto fail;
-    }
-    if (!isfinite(f)) {
-      snprintf(err, errlen,
-               "element %zu (%.*s) is outside the float32 range (largest "
-               "finite magnitude 3.4028235e+38)",
-               count, (int)(nl > 40 ? 40 : nl), s + i);
-      goto fail;
-    }
-    if (count == cap) {
-      size_t ncap = cap ? cap * 2 : 16;
-      float *nv = realloc(v, ncap * sizeof *v);
-      if (!nv) {
-        snprintf(err, errlen, "out of memory parsing a JSON vector");
-        goto fail;
-      }
-      v = nv;
-      cap = ncap;
-    }
-    v[count++] = f;
+    if (elem(u, s + i, nl, count, err, errlen)) return -1;
+    count++;
     i += nl;
     while (i < len && is_ws(s[i])) i++;
     if (i < len && s[i] == ',') {
@@ -137,9 +105,8 @@ int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
     snprintf(err, errlen,
              "malformed JSON vector: expected ',' or ']' at byte %zu, found %s",
              i, describe(s, len, i, tmp));
-    goto fail;
+    return -1;
   }
-  util_c_locale_pop(old);
 
 trailing:
   while (i < len && is_ws(s[i])) i++;
@@ -147,17 +114,124 @@ trailing:
     snprintf(err, errlen,
              "malformed JSON vector: unexpected %s at byte %zu after the array",
              describe(s, len, i, tmp), i);
-    free(v);
     return -1;
   }
-  *out = v;
-  *n = count;
   return 0;
+}
 
-fail:
+/* A growing array of elements of esz bytes (malloc'd v, freed by its
+** owner). */
+typedef struct elems {
+  void *v;
+  size_t count, cap, esz;
+} elems;
+
+/* Room for one more element, or -1 with a message in err. */
+static int elems_grow(elems *e, char *err, size_t errlen) {
+  if (e->count < e->cap) return 0;
+  size_t ncap = e->cap ? e->cap * 2 : 16;
+  void *nv = realloc(e->v, ncap * e->esz);
+  if (!nv) {
+    snprintf(err, errlen, "out of memory parsing a JSON vector");
+    return -1;
+  }
+  e->v = nv;
+  e->cap = ncap;
+  return 0;
+}
+
+static int f32_elem(void *u, const char *s, size_t nl, size_t index,
+                    char *err, size_t errlen) {
+  elems *e = u;
+  /* strtof on a copy of exactly the validated span, so that it cannot
+     read on past what JSON allows ("01", "0x1").  strtof rounds the
+     decimal once, to the nearest float; going through a double would
+     round twice and can land on the wrong float. */
+  char small[64], *num = nl < sizeof small ? small : malloc(nl + 1);
+  if (!num) {
+    snprintf(err, errlen, "out of memory parsing a JSON vector");
+    return -1;
+  }
+  memcpy(num, s, nl);
+  num[nl] = '\0';
+  char *end;
+  float f = strtof(num, &end);
+  int whole = *end == '\0';
+  if (num != small) free(num);
+  if (!whole) { /* cannot happen in the "C" locale; never guess */
+    snprintf(err, errlen, "malformed JSON vector: bad number at element %zu",
+             index);
+    return -1;
+  }
+  if (!isfinite(f)) {
+    snprintf(err, errlen,
+             "element %zu (%.*s) is outside the float32 range (largest "
+             "finite magnitude 3.4028235e+38)",
+             index, (int)(nl > 40 ? 40 : nl), s);
+    return -1;
+  }
+  if (elems_grow(e, err, errlen)) return -1;
+  ((float *)e->v)[e->count++] = f;
+  return 0;
+}
+
+int util_json_to_f32(const char *s, size_t len, float **out, size_t *n,
+                     char *err, size_t errlen) {
+  elems e = {NULL, 0, 0, sizeof(float)};
+  *out = NULL;
+  *n = 0;
+  locale_t old = util_c_locale_push();
+  int rc = json_walk(s, len, f32_elem, &e, err, errlen);
   util_c_locale_pop(old);
-  free(v);
-  return -1;
+  if (rc) {
+    free(e.v);
+    return -1;
+  }
+  *out = e.v;
+  *n = e.count;
+  return 0;
+}
+
+static int i8_elem(void *u, const char *s, size_t nl, size_t index, char *err,
+                   size_t errlen) {
+  elems *e = u;
+  size_t i = s[0] == '-';
+  long x = 0;
+  int shown = (int)(nl > 40 ? 40 : nl);
+  /* JSON syntax is already checked: digits, then maybe '.', 'e' or 'E' */
+  for (; i < nl && is_digit(s[i]); i++)
+    if (x <= 1000) x = x * 10 + (s[i] - '0'); /* (only the range matters) */
+  if (i < nl) {
+    snprintf(err, errlen,
+             "element %zu (%.*s) is not an integer (int8 vectors hold "
+             "integers from -128 to 127)",
+             index, shown, s);
+    return -1;
+  }
+  if (s[0] == '-') x = -x;
+  if (x < -128 || x > 127) {
+    snprintf(err, errlen,
+             "element %zu (%.*s) is outside the int8 range (-128 to 127)",
+             index, shown, s);
+    return -1;
+  }
+  if (elems_grow(e, err, errlen)) return -1;
+  ((int8_t *)e->v)[e->count++] = (int8_t)x;
+  return 0;
+}
+
+int util_json_to_i8(const char *s, size_t len, int8_t **out, size_t *n,
+                    char *err, size_t errlen) {
+  elems e = {NULL, 0, 0, sizeof(int8_t)};
+  *out = NULL;
+  *n = 0;
+  if (json_walk(s, len, i8_elem, &e, err, errlen)) {
+    free(e.v);
+    return -1;
+  }
+  *out = e.v;
+  *n = e.count;
+  return 0;
 }
 
 /* The fewest significant digits (at most maxp) with which printf's %g

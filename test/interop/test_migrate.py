@@ -90,6 +90,15 @@ def records(dst):
     return rows
 
 
+def decl_columns(dst, names):
+    """The declared columns names of every record, by id, through the h5mem table."""
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE m USING h5mem(path=%s)" % q(dst))
+    rows = {r[0]: dict(zip(names, r[1:])) for r in db.execute("SELECT id, %s FROM m" % ", ".join(names))}
+    db.close()
+    return rows
+
+
 def same_vec(a, b):
     return a is not None and b is not None and len(a) == len(b) and all(
         x == y for x, y in zip(as_f32(a), as_f32(b)))
@@ -295,8 +304,9 @@ def sqlite_vec():
     db = connect()
     expect_error(db, "SELECT h5mem_migrate(%s, %s)" % (q(p), q(path("vec_x.h5"))), "vec0 tables")
     db.close()
+    # {"declared_columns": false}: the columns no field takes in meta's JSON
     dst = path("vec_notes.h5")
-    rep = migrate(p, dst, {"table": "notes"})
+    rep = migrate(p, dst, {"table": "notes", "declared_columns": False})
     check(rep["schema"] == "sqlite-vec" and rep["vec0"]["chunk_size"] == 8 and
           rep["vec0"]["text_column"] == "content" and rep["vec0"]["partition_columns"] == 1,
           "vec0: %r" % rep.get("vec0"))
@@ -304,14 +314,34 @@ def sqlite_vec():
     check(rep["store"]["metric"] == "cosine", "vec0: metric")
     compare("vec0", records(dst), want)
     check_h5("vec0", dst, want)
+    # by default they are the new store's declared columns, meta NULL
+    dst = path("vec_notes_cols.h5")
+    rep = migrate(p, dst, {"table": "notes"})
+    check(rep["columns"] == ["user_id integer partition key", "category text", "score float", "pinned boolean"],
+          "vec0 columns: %r" % rep.get("columns"))
+    check(rep["rows_written"] == 26 and skipped(rep, "empty_text") == 1, "vec0 columns: %r" % rep)
+    want_cols = {i: w.pop("meta") for i, w in want.items()}
+    for i in want:
+        want[i]["meta"] = None
+        want_cols[i]["pinned"] = int(want_cols[i]["pinned"])
+    got = records(dst)
+    check(all(g["meta"] is None for g in got.values()), "vec0 columns: meta is NULL")
+    compare("vec0 columns", got, {i: {k: v for k, v in w.items() if k != "meta"} for i, w in want.items()})
+    check(decl_columns(dst, ["user_id", "category", "score", "pinned"]) == want_cols,
+          "vec0 columns: values %r" % decl_columns(dst, ["user_id", "category", "score", "pinned"]))
     dst = path("vec_docs.h5")
-    rep = migrate(p, dst, {"table": "docs"})
+    rep = migrate(p, dst, {"table": "docs", "declared_columns": False})
     check(rep["rows_written"] == 5 and rep["embedding_encodings"] == {"int8_blob": 5} and
           rep["store"]["metric"] == "l2", "vec0 int8: %r" % rep)
     # the vec0 rowids of a text-keyed table are 1.. in insert order
     compare("vec0 text pk", records(dst),
             {i: {"text": "body %d" % i, "emb": [i, -i, 0, 127], "meta": {"doc_id": "doc-%d" % i}}
              for i in range(1, 6)})
+    dst = path("vec_docs_cols.h5")
+    rep = migrate(p, dst, {"table": "docs"})
+    check(rep["rows_written"] == 5 and rep["columns"] == ["doc_id text primary key"], "vec0 text pk: %r" % rep)
+    check(decl_columns(dst, ["doc_id"]) == {i: {"doc_id": "doc-%d" % i} for i in range(1, 6)},
+          "vec0 text pk: %r" % decl_columns(dst, ["doc_id"]))
     # a damaged copy: a truncated vector chunk and a broken rowids entry
     p2 = path("vec_damaged.db")
     with open(p, "rb") as a, open(p2, "wb") as b:

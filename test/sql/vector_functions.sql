@@ -84,3 +84,78 @@ SELECT 'still running' AS after_errors;
 -- a result longer than SQLite's length limit is "too big", not "out of memory"
 .limit length 2000
 SELECT vec_to_json(vec_f32(zeroblob(1600)));
+.limit length 1000000000
+
+-- sqlite-vec's int8 and bit vectors and its other helpers
+SELECT hex(vec_int8('[1, -2, 127, -128]')) AS i8_hex, vec_type(vec_int8('[1]')) AS ti8,
+       vec_length(vec_int8(x'0102030405')) AS i8_len, vec_to_json(vec_int8(x'04ff')) AS i8_json,
+       hex(vec_bit(x'0f01')) AS bit_hex, vec_type(vec_bit(x'00')) AS tbit,
+       vec_length(vec_bit(x'aabb')) AS bit_len, vec_to_json(vec_bit(x'0f')) AS bit_json;
+-- int8 distances go through the kernels' exact integer sums
+SELECT vec_distance_l2(vec_int8('[1,2,3]'), vec_int8('[-9,-8,-7]'))
+         = sqrt(300) AS l2_i8,
+       round(vec_distance_cosine(vec_int8('[1,2,3]'), vec_int8('[-9,-8,-7]')), 6) AS cos_i8,
+       vec_dot(vec_int8('[127,-128]'), vec_int8('[127,-128]')) AS dot_i8,
+       vec_distance_l1(vec_int8('[127,-128]'), vec_int8('[-128,127]')) AS l1_i8,
+       typeof(vec_distance_l1(vec_int8('[1]'), vec_int8('[2]'))) AS l1_i8_type,
+       vec_distance_l1('[1,2]', vec_f16('[-3,5.5]')) AS l1_mixed,
+       vec_distance_hamming(vec_bit(x'ff00'), vec_bit(x'0f0f')) AS ham,
+       vec_distance_hamming(vec_bit(x'ffffffffffffffff01'), vec_bit(x'000000000000000000')) AS ham_long;
+SELECT hex(vec_quantize_int8('[-1, 0, 0.5, 1, 2, -3]', 'unit')) AS q8,
+       hex(vec_quantize_int8(vec_f16('[-1, 1]'), 'UNIT')) AS q8_f16,
+       hex(vec_quantize_binary('[-1,-1,-1,-1,1,1,1,1]')) AS qbin,
+       hex(vec_quantize_binary(vec_int8('[0,1,-1,2,0,0,0,5]'))) AS qbin_i8,
+       vec_type(vec_quantize_binary('[1,1,1,1,1,1,1,1]')) AS qbin_type;
+SELECT vec_to_json(vec_slice('[1,2,3,4]', 1, 3)) AS slice_f32,
+       vec_to_json(vec_slice(vec_int8('[1,2,3]'), 0, 1)) AS slice_i8,
+       hex(vec_slice(vec_bit(x'aabbccdd'), 8, 24)) AS slice_bit,
+       vec_type(vec_slice(vec_f16('[1,2,3]'), 1, 3)) AS slice_f16,
+       vec_to_json(vec_add('[1,2]', '[0.5,-4]')) AS add_f32,
+       vec_to_json(vec_sub(vec_int8('[11,-128]'), vec_int8('[2,-1]'))) AS sub_i8,
+       vec_type(vec_add(vec_f16('[1]'), vec_f16('[2]'))) AS add_f16,
+       vec_type(vec_add(vec_f16('[1]'), '[2]')) AS add_mixed;
+SELECT vec_to_json(vec_f32(vec_int8('[1,-2]'))) AS i8_to_f32,
+       vec_to_json(vec_f16(vec_bit(x'05'))) AS bit_to_f16;
+SELECT rowid, value, typeof(value) AS t FROM vec_each(vec_int8('[5,-6]'));
+SELECT rowid, value FROM vec_each(vec_bit(x'05'));
+SELECT rowid, value FROM vec_each(vec_f16('[0.1, -2]'));
+SELECT group_concat(value, ' ') AS f32_each FROM vec_each('[1.5, 2, -3]');
+SELECT vec_version() GLOB 'v0.1.9+h5mem.[0-9]*.[0-9]*.[0-9]*' AS version_ok,
+       vec_version() = 'v0.1.9+h5mem.' || h5mem_version() AS version_is_h5mem,
+       length(vec_debug()) - length(replace(vec_debug(), char(10), '')) AS debug_newlines,
+       instr(vec_debug(), 'SIMD: ' || json_extract(h5mem_info(), '$.simd')) > 0 AS debug_simd;
+-- bad input to the helpers
+SELECT vec_int8('[128]');
+SELECT vec_int8('[1.5]');
+SELECT vec_int8('[1 2]');
+SELECT vec_int8(NULL);
+SELECT vec_int8(vec_f32('[1]'));
+SELECT vec_bit('[1]');
+SELECT vec_bit(vec_int8(x'01'));
+SELECT vec_distance_l2(vec_int8('[1,2]'), '[1,2]');
+SELECT vec_distance_l1(vec_int8('[1,2]'), vec_int8('[1,2,3]'));
+SELECT vec_distance_hamming('[1,2]', vec_f16('[1,2]'));
+SELECT vec_distance_hamming(vec_int8('[1]'), vec_int8('[1]'));
+SELECT vec_distance_hamming(vec_bit(x'01'), vec_bit(x'0102'));
+SELECT vec_distance_cosine(vec_bit(x'01'), vec_bit(x'01'));
+SELECT vec_distance_cosine(vec_int8('[0,0]'), vec_int8('[1,2]'));
+SELECT vec_quantize_binary('[1,2,3]');
+SELECT vec_quantize_binary(vec_bit(x'ff'));
+SELECT vec_quantize_int8('[0.5]', 'binary');
+SELECT vec_quantize_int8('[0.5]', NULL);
+SELECT vec_quantize_int8(vec_int8('[1]'), 'unit');
+SELECT vec_slice('[1,2,3]', -1, 2);
+SELECT vec_slice('[1,2,3]', 0, 4);
+SELECT vec_slice('[1,2,3]', 2, 1);
+SELECT vec_slice('[1,2,3]', 1, 1);
+SELECT vec_slice('[1,2,3]', 0, 2.0);
+SELECT vec_slice(vec_bit(x'aabb'), 4, 16);
+SELECT vec_add(vec_int8('[100]'), vec_int8('[100]'));
+SELECT vec_sub('[-3e38]', '[3e38]');
+SELECT vec_add(vec_bit(x'01'), vec_bit(x'01'));
+SELECT vec_sub(vec_int8('[1]'), vec_f16('[1]'));
+SELECT vec_add(vec_f16('[60000]'), vec_f16('[60000]'));
+SELECT vec_normalize(vec_int8('[1,2]'));
+SELECT value FROM vec_each(NULL);
+SELECT value FROM vec_each;
+SELECT 'still running' AS after_helper_errors;

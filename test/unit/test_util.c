@@ -116,6 +116,54 @@ START_TEST(test_invalid) {
 }
 END_TEST
 
+/* int8 vectors: JSON integers from -128 to 127, nothing else; the same
+** JSON syntax checks as float32 (one walker). */
+START_TEST(test_i8) {
+  static const struct {
+    const char *json;
+    int ok;
+    size_t n;
+    int8_t v[4];
+    const char *msg;
+  } cases[] = {
+      {"[1, -2, 127, -128]", 1, 4, {1, -2, 127, -128}, NULL},
+      {" [ -0 ,0]\n", 1, 2, {0, 0}, NULL},
+      {"[]", 1, 0, {0}, NULL},
+      {"[128]", 0, 0, {0}, "element 0 (128) is outside the int8 range (-128 to 127)"},
+      {"[5, -129]", 0, 0, {0}, "element 1 (-129) is outside the int8 range"},
+      {"[99999999999999999999999]", 0, 0, {0}, "outside the int8 range"},
+      {"[1.0]", 0, 0, {0}, "element 0 (1.0) is not an integer"},
+      {"[1e2]", 0, 0, {0}, "element 0 (1e2) is not an integer"},
+      {"[-5E0]", 0, 0, {0}, "not an integer"},
+      {"[1 2]", 0, 0, {0}, "expected ',' or ']' at byte 3"},
+      {"[+1]", 0, 0, {0}, "expected a number at byte 1"},
+      {"[01]", 0, 0, {0}, "expected ',' or ']' at byte 2"},
+      {"[1,]", 0, 0, {0}, "expected a number at byte 3"},
+      {"[1]x", 0, 0, {0}, "unexpected 'x' at byte 3 after the array"},
+      {"1", 0, 0, {0}, "expected '[' at byte 0"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int8_t *v = (int8_t *)1;
+    size_t n = 99;
+    char err[256] = "";
+    const char *s = cases[i].json;
+    int rc = util_json_to_i8(s, strlen(s), &v, &n, err, sizeof err);
+    if (cases[i].ok) {
+      T_CHECK(rc == 0, "%s: %s", s, err);
+      ck_assert_uint_eq(n, cases[i].n);
+      if (n) ck_assert_mem_eq(v, cases[i].v, n);
+      if (!n) ck_assert_ptr_null(v);
+    } else {
+      T_CHECK(rc == -1, "%s accepted", s);
+      T_CHECK(strstr(err, cases[i].msg) != NULL, "%s: got \"%s\", want \"%s\"", s, err, cases[i].msg);
+      ck_assert_ptr_null(v);
+      ck_assert_uint_eq(n, 0);
+    }
+    free(v == (int8_t *)1 ? NULL : v);
+  }
+}
+END_TEST
+
 /* A NUL inside the given length is malformed, not the end of the text. */
 START_TEST(test_embedded_nul) {
   const char s[] = "[1,2]\0[3]";
@@ -1469,6 +1517,7 @@ int main(void) {
   tcase_add_test(tc, test_valid);
   tcase_add_test(tc, test_invalid);
   tcase_add_test(tc, test_embedded_nul);
+  tcase_add_test(tc, test_i8);
   tcase_add_test(tc, test_long);
   tcase_add_test(tc, test_shortest_roundtrip);
   tcase_add_test(tc, test_locale_independent);
