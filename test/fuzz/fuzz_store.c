@@ -107,16 +107,16 @@ static void fail_msg(const char *what, int rc, const char *msg) {
 static const char *const col_decls[] = {
     "user_id integer partition key", "category text", "price float", "flag boolean",
     "+payload blob", "key text primary key", "img int8[4]", "sig bit[16]",
-    "f16v float16[4] distance_metric=cosine", "tenant text partition key",
-    "fv float[3] distance_metric=l1"};
-enum { D_USER, D_CAT, D_PRICE, D_FLAG, D_PAYLOAD, D_KEY, D_IMG, D_SIG, D_F16V, D_TENANT, D_FV, NDECL };
+    "f16v float16[4] distance_metric=cosine", "tenant text partition key", "fv float[3]",
+    "fl1 float[2] distance_metric=l1"};
+enum { D_USER, D_CAT, D_PRICE, D_FLAG, D_PAYLOAD, D_KEY, D_IMG, D_SIG, D_F16V, D_TENANT, D_FV, D_FL1, NDECL };
 static store_coldef cdefs[NDECL];
 
 typedef struct colbuf { /* the bytes of one record's values */
   char cat[32], key[32], tenant[8];
   uint8_t payload[8], img[4], sig[2];
   uint16_t f16v[4];
-  float fv[3];
+  float fv[3], fl1[2];
 } colbuf;
 
 static const char *const words[] = {"alpha", "beta",  "gamma", "delta", "été",
@@ -171,6 +171,11 @@ static void col_vals(int64_t id, store_val *v, colbuf *b) {
     b->fv[1] = (float)(id % 3) * 1.5f;
     b->fv[2] = -(float)(id % 4);
     v[D_FV] = (store_val){STORE_T_VECTOR, 0, 0, b->fv, 12};
+  }
+  if (id % 5 != 3) {
+    b->fl1[0] = (float)(id % 6) - 2.5f;
+    b->fl1[1] = (float)(id % 4) * 0.75f;
+    v[D_FL1] = (store_val){STORE_T_VECTOR, 0, 0, b->fl1, 8};
   }
 }
 
@@ -235,6 +240,18 @@ static void find_regions(int which) {
         add_region(t, (size_t)h5_obj_addr(o), 512);
         FUZZ_ASSERT(h5_dset_chunk_iter(o, chunk_region, t) == H5_OK);
       }
+    /* the vector columns' graphs */
+    for (int i = 0; i < NDECL; i++)
+      for (int m = 0; m < 2; m++) {
+        char p[160];
+        snprintf(p, sizeof p, "/index/col_%.63s_%s", cdefs[i].name, m ? "saves" : "image");
+        if (h5_obj_open_path(hf, p, &o) != H5_OK) continue;
+        add_region(t, (size_t)h5_obj_addr(o), 512);
+        const void *data;
+        size_t dlen;
+        if (h5_dset_chunk_iter(o, chunk_region, t) != H5_OK && h5_dset_view(o, &data, &dlen) == H5_OK)
+          add_region(t, (size_t)((const uint8_t *)data - (const uint8_t *)h5_file_span(hf, 0, 1)), dlen);
+      }
     h5_close(hf);
   }
   t->ncolreg = t->nreg;
@@ -273,7 +290,7 @@ static void make_store(int which) {
   o.metric = which == 0 ? STORE_COSINE : STORE_L2;
   o.storage = which == 1 ? STORE_F16 : STORE_F32;
   o.sync = STORE_SYNC_OFF;
-  o.index = which == 0 ? STORE_INDEX_HNSW : which == 1 ? STORE_INDEX_IVF : STORE_INDEX_FLAT;
+  o.index = which == 1 ? STORE_INDEX_IVF : STORE_INDEX_HNSW; /* (store 2: the vector columns' graphs too) */
   o.hnsw_m = 4;
   o.hnsw_efc = 16;
   o.ivf_nlist = 4;
@@ -587,14 +604,16 @@ static void knn_check(store *s, int c, const void *q, uint64_t k, store_val **va
   ann_res *out = malloc((k ? k : 1) * sizeof *out);
   uint8_t *in = calloc(npos / 8 + 1, 1);
   if (!out || !in) abort();
-  for (int f = 0; f < 4; f++) {
+  for (int f = 0; f < 8; f++) {
+    int exact = f < 4; /* (then through the column's graph, when it has one) */
+    store_knn_opts ko = {1, 0, 0};
     store_filter flt;
     memset(&flt, 0, sizeof flt);
-    if (f == 1) flt = (store_filter){live, nlive, NULL, NULL, NULL};
-    if (f == 2) flt = (store_filter){sparse, nsparse, NULL, NULL, NULL};
-    if (f == 3) flt = (store_filter){NULL, 0, allow_third, s, NULL};
+    if (f % 4 == 1) flt = (store_filter){live, nlive, NULL, NULL, NULL};
+    if (f % 4 == 2) flt = (store_filter){sparse, nsparse, NULL, NULL, NULL};
+    if (f % 4 == 3) flt = (store_filter){NULL, 0, allow_third, s, NULL};
     uint64_t nout = 0;
-    int rc = store_knn_col(s, c, q, k, f ? &flt : NULL, out, &nout);
+    int rc = store_knn_col(s, c, q, k, f % 4 ? &flt : NULL, exact ? &ko : NULL, out, &nout);
     if (rc != STORE_OK) {
       if (valid) fail_msg("store_knn_col", rc, store_errmsg(s));
       FUZZ_ASSERT(!valid && rc == STORE_ECORRUPT);
@@ -604,17 +623,22 @@ static void knn_check(store *s, int c, const void *q, uint64_t k, store_val **va
     memset(in, 0, npos / 8 + 1);
     uint64_t want = 0;
     for (uint64_t p = 0; p < npos; p++) {
-      int ok = BIT(live, p) && (f == 2 ? BIT(sparse, p) : f == 3 ? p % 3 != 1 : 1);
+      int ok = BIT(live, p) && (f % 4 == 2 ? BIT(sparse, p) : f % 4 == 3 ? p % 3 != 1 : 1);
       if (ok && vals[p] && vals[p][c].type) want++;
     }
     for (uint64_t i = 0; i < nout; i++) {
       uint64_t p = out[i].pos;
       FUZZ_ASSERT(p < npos && BIT(live, p) && !BIT(in, p));
       in[p >> 3] |= (uint8_t)(1u << (p & 7));
-      if (f == 2) FUZZ_ASSERT(BIT(sparse, p));
-      if (f == 3) FUZZ_ASSERT(p % 3 != 1);
+      if (f % 4 == 2) FUZZ_ASSERT(BIT(sparse, p));
+      if (f % 4 == 3) FUZZ_ASSERT(p % 3 != 1);
       if (!valid) continue;
-      FUZZ_ASSERT(vals[p] && vals[p][c].type == STORE_T_VECTOR);
+      if (!vals[p] || vals[p][c].type != STORE_T_VECTOR) {
+        fprintf(stderr, "column %s (%s, filter %d, k %llu): result %llu at position %llu (id %lld), which has no "
+                "vector (distance %g)\n", d->name, exact ? "exact" : "graph", f % 4, (unsigned long long)k,
+                (unsigned long long)i, (unsigned long long)p, (long long)store_pos_id(s, p), (double)out[i].dist);
+        abort();
+      }
       double r = ref_dist(d, q, vals[p][c].p);
       if (!isnan(r) && !(fabs(out[i].dist - r) <= 1e-3 * (1 + fabs(r)))) {
         fprintf(stderr, "column %s, position %llu: distance %g, expected %g\n", d->name,
@@ -626,13 +650,19 @@ static void knn_check(store *s, int c, const void *q, uint64_t k, store_val **va
                     (out[i - 1].dist == out[i].dist && out[i - 1].pos < out[i].pos));
     }
     if (!valid) continue;
-    /* exact: as many as there are, and none left out nearer than the last */
-    FUZZ_ASSERT(nout == (want < k ? want : k));
-    if (!nout || nout < k) continue;
+    /* as many as there are (a graph that reaches fewer is followed by a
+    ** scan); exact: none left out nearer than the last */
+    if (nout != (want < k ? want : k)) {
+      fprintf(stderr, "column %s (%s, filter %d): %llu results, expected %llu\n", d->name,
+              exact ? "exact" : "graph", f % 4, (unsigned long long)nout,
+              (unsigned long long)(want < k ? want : k));
+      abort();
+    }
+    if (!exact || !nout || nout < k) continue;
     double last = out[nout - 1].dist;
     for (uint64_t p = 0; p < npos && !isnan(last); p++) {
       if (BIT(in, p) || !BIT(live, p) || !vals[p] || !vals[p][c].type) continue;
-      if ((f == 2 && !BIT(sparse, p)) || (f == 3 && p % 3 == 1)) continue;
+      if ((f % 4 == 2 && !BIT(sparse, p)) || (f % 4 == 3 && p % 3 == 1)) continue;
       double r = ref_dist(d, q, vals[p][c].p);
       if (!isnan(r) && r < last - 1e-3 * (1 + fabs(last))) {
         fprintf(stderr, "column %s: position %llu (distance %g) left out of the %llu nearest (last %g)\n",
