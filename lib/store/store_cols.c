@@ -411,8 +411,9 @@ int store_cols_layout(store *s, h5w *w, h5w_obj *root, h5w_obj *mem, const store
     len += (size_t)snprintf(all + len, cap - len, "%s%s", i ? ", " : "", b);
   }
   h5_type *st = h5_type_new_string(0, 1);
-  const char *v = all;
-  int hr = st ? h5w_attr(w, root, "columns", st, 0, NULL, &v) : H5_ENOMEM;
+  uint8_t slot[16] = {0}; /* (a variable-length string's element: its pointer in a 16-byte slot) */
+  memcpy(slot, &all, sizeof all);
+  int hr = st ? h5w_attr(w, root, "columns", st, 0, NULL, slot) : H5_ENOMEM;
   free(all);
   h5w_obj *g, *d;
   if (!hr) hr = h5w_group(w, mem, "columns", &g);
@@ -438,8 +439,10 @@ int store_cols_layout(store *s, h5w *w, h5w_obj *root, h5w_obj *mem, const store
              : vec ? "; a NULL is marked in <name>.missing (its row: zeros; float: NaN first)" : "; a null reference: NULL");
     if (!hr) {
       const char *dv = desc;
+      uint8_t dslot[16] = {0};
+      memcpy(dslot, &dv, sizeof dv);
       h5_type *a = h5_type_new_string(0, 1);
-      hr = a ? h5w_attr(w, d, "description", a, 0, NULL, &dv) : H5_ENOMEM;
+      hr = a ? h5w_attr(w, d, "description", a, 0, NULL, dslot) : H5_ENOMEM;
     }
     if (!hr && vec) {
       char name[80];
@@ -577,10 +580,15 @@ int store_cols_decode(store *s, const uint8_t **p, const uint8_t *end, store_val
   }
   char keep[sizeof s->err];
   memcpy(keep, s->err, sizeof keep);
-  if (store_cols_check(s, out)) { /* (a frame holds what store_put took) */
+  /* a frame holds what store_put took: values of the columns' types, and a
+  ** primary key no live record has (the frame's ops are applied in order,
+  ** as the writer made them) */
+  int rc = store_cols_check(s, out);
+  if (!rc) rc = store_cols_pkey_free(s, out);
+  if (rc) {
     snprintf(err, errlen, "%s", s->err);
     memcpy(s->err, keep, sizeof keep);
-    return STORE_ECORRUPT;
+    return rc == STORE_ENOMEM ? rc : STORE_ECORRUPT;
   }
   return STORE_OK;
 }
@@ -864,8 +872,11 @@ int store_col_test(store *s, const store_cond *cond, uint64_t pos) {
   return test_val(cond, &v);
 }
 
-/* The key of a partition's value in its index: the integer, or a hash of the text. */
+/* The key of a partition's value in its index: the integer, or a hash of
+** the text; NULL's is PART_NULL, which an integer may equal. */
+#define PART_NULL 0x9e3779b97f4a7c15ull
 static uint64_t part_key(const store_val *v) {
+  if (!v->type) return PART_NULL; /* (not in the index: parts_build leaves NULL rows out) */
   if (v->type == STORE_T_TEXT) return XXH64(v->p, v->n, 1);
   return (uint64_t)v->i;
 }
@@ -1014,7 +1025,7 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
     for (uint64_t j = lo; j < cp->n && cp->key[j] == key; j++) {
       uint64_t p = cp->pos[j];
       if (p >= nb || !BIT(bits, p)) continue;
-      if (c->type == STORE_T_TEXT) { /* (hashes may collide) */
+      if (c->type == STORE_T_TEXT || key == PART_NULL) { /* (hashes may collide; NULLs share the key) */
         int t = store_col_test(s, cond, p);
         if (t < 0) {
           free(keep);

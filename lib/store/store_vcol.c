@@ -392,13 +392,25 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
       for (uint64_t i = 0; i < *nout; i++) out[i].dist = sqrtf(out[i].dist);
     return STORE_OK;
   }
-  /* int8, bit, l1: row by row */
+  /* int8, bit, l1: row by row (a float row without a vector starts with
+  ** NaN: vblock gives a float column's chunk whole) */
   uint64_t n = 0;
   for (uint64_t p = 0; p < npos;) {
     uint64_t cnt = npos - p;
     const uint8_t *rows = vblock(&v, p, &cnt);
-    for (uint64_t j = 0; rows && j < cnt; j++)
-      if (allowed(&v, p + j)) heap_push(out, &n, k, (ann_res){p + j, dist_one(d, q, rows + j * v.width)});
+    for (uint64_t j = 0; rows && j < cnt; j++) {
+      const uint8_t *r = rows + j * v.width;
+      if (d->vtype == STORE_VT_F32) {
+        float f;
+        memcpy(&f, r, 4);
+        if (isnan(f)) continue;
+      } else if (d->vtype == STORE_VT_F16) {
+        uint16_t h;
+        memcpy(&h, r, 2);
+        if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;
+      }
+      if (allowed(&v, p + j)) heap_push(out, &n, k, (ann_res){p + j, dist_one(d, q, r)});
+    }
     p += cnt;
   }
   qsort(out, n, sizeof *out, res_cmp);

@@ -4,7 +4,8 @@
 # (test/fuzz/fuzz_TARGET.c), every on-disk format h5mem reads:
 #   h5     lib/h5's reader (seeds: the conformance corpus)
 #   wal    the write-ahead log file (wal_open, wal_replay)
-#   store  log frames replayed into a store (records, deletes, graph ops)
+#   store  log frames replayed into a store (records, deletes, graph ops,
+#          declared columns), or the store's .h5 file damaged
 #   hnsw   the HNSW image (hnsw_load, then searches, writes, a re-save)
 #   ivf    the IVF image (ivf_load, ...)
 #   bm25   the text index image (bm25_img_open, postings, a rebuild)

@@ -2152,6 +2152,106 @@ START_TEST(test_time_range_session) {
 }
 END_TEST
 
+/* ---- declared columns ------------------------------------------------------------ */
+
+/* An integer partition key's = from its index: the index keys NULL values
+** by a constant an integer can equal; a NULL value never matches `=`
+** (found by test/fuzz/fuzz_store.c). */
+START_TEST(test_partition_null_key) {
+  tdir t;
+  store_opts o = opts(2, STORE_L2, STORE_F32);
+  store_coldef c;
+  char err[256];
+  const char *decl = "user_id integer partition key";
+  ck_assert_int_eq(store_coldef_parse(decl, strlen(decl), &c, err, sizeof err), STORE_OK);
+  o.cols = &c;
+  o.ncols = 1;
+  store *s = new_store(&t, o);
+  const int64_t magic = (int64_t)0x9e3779b97f4a7c15ull; /* the index's key of NULL */
+  const int64_t uid[] = {0, magic, 5, magic, 0}; /* 0: NULL */
+  for (int pass = 0; pass < 2; pass++) { /* in the file (the index), then in memory too */
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    for (int i = 0; i < 5; i++) {
+      float e[2] = {(float)i, 1};
+      store_val v = {uid[i] ? STORE_T_INTEGER : 0, uid[i], 0, NULL, 0};
+      store_rec r;
+      memset(&r, 0, sizeof r);
+      r.id = pass * 10 + i + 1;
+      r.emb = e;
+      r.cols = &v;
+      r.last_access = STORE_NULL_TIME;
+      ck_assert_int_eq(store_put(s, &r), STORE_OK);
+    }
+    commit_ok(s);
+    if (!pass) ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+    uint64_t npos = store_npos(s), n;
+    uint8_t bits[4] = {0};
+    store_live_bits(s, npos, bits, &n);
+    store_val m = {STORE_T_INTEGER, magic, 0, NULL, 0};
+    store_cond cond = {0, STORE_OP_EQ, &m, 1};
+    ck_assert_int_eq(store_col_filter(s, &cond, npos, bits, &n), STORE_OK);
+    ck_assert_uint_eq(n, 2 * (uint64_t)(pass + 1));
+    for (uint64_t p = 0; p < npos; p++) {
+      int want = uid[p % 5] == magic;
+      ck_assert_msg((bits[p / 8] >> (p % 8) & 1) == want, "position %llu: %d, not %d", (unsigned long long)p,
+                    bits[p / 8] >> (p % 8) & 1, want);
+      ck_assert_int_eq(store_col_test(s, &cond, p), want);
+    }
+  }
+  finish(s, &t);
+}
+END_TEST
+
+/* A float vector column under l1 (searched row by row): records without a
+** vector are skipped, in the file (their rows zeros with NaN first) and
+** in memory (found by test/fuzz/fuzz_store.c). */
+START_TEST(test_vector_column_l1_nulls) {
+  tdir t;
+  store_opts o = opts(2, STORE_L2, STORE_F32);
+  store_coldef c[2];
+  char err[256];
+  const char *decl[2] = {"v float[2] distance_metric=l1", "h float16[2] distance_metric=l1"};
+  for (int i = 0; i < 2; i++)
+    ck_assert_int_eq(store_coldef_parse(decl[i], strlen(decl[i]), &c[i], err, sizeof err), STORE_OK);
+  o.cols = c;
+  o.ncols = 2;
+  store *s = new_store(&t, o);
+  for (int pass = 0; pass < 2; pass++) { /* in the file, then in memory too */
+    ck_assert_int_eq(store_begin(s), STORE_OK);
+    for (int i = 0; i < 10; i++) {
+      float e[2] = {(float)i, 1}, fv[2] = {(float)i, -1};
+      uint16_t hv[2] = {0x3c00, 0x4000}; /* 1, 2 */
+      store_val v[2] = {{i % 3 ? STORE_T_VECTOR : 0, 0, 0, fv, 8}, {i % 3 ? STORE_T_VECTOR : 0, 0, 0, hv, 4}};
+      store_rec r;
+      memset(&r, 0, sizeof r);
+      r.id = pass * 10 + i + 1;
+      r.emb = e;
+      r.cols = v;
+      r.last_access = STORE_NULL_TIME;
+      ck_assert_int_eq(store_put(s, &r), STORE_OK);
+    }
+    commit_ok(s);
+    if (!pass) ck_assert_int_eq(store_checkpoint(s), STORE_OK);
+    for (int col = 0; col < 2; col++) {
+      float q[2] = {0, 0};
+      ann_res out[32];
+      uint64_t nout;
+      ck_assert_int_eq(store_knn_col(s, col, q, 32, NULL, NULL, out, &nout), STORE_OK);
+      ck_assert_uint_eq(nout, 6 * (uint64_t)(pass + 1)); /* the records with a vector */
+      for (uint64_t i = 0; i < nout; i++) {
+        store_val v;
+        ck_assert_int_eq(store_get_col(s, out[i].pos, col, &v), STORE_OK);
+        ck_assert_msg(v.type == STORE_T_VECTOR && !isnan(out[i].dist), "column %d, result %llu: position %llu, "
+                      "distance %g", col, (unsigned long long)i, (unsigned long long)out[i].pos, (double)out[i].dist);
+        float want = col ? 3.0f : (float)((store_pos_id(s, out[i].pos) - 1) % 10 + 1);
+        ck_assert_msg(out[i].dist == want, "distance %g, not %g", (double)out[i].dist, (double)want);
+      }
+    }
+  }
+  finish(s, &t);
+}
+END_TEST
+
 Suite *store_api_suite(void);
 Suite *store_api_suite(void) {
   Suite *su = suite_create("store_api");
@@ -2183,6 +2283,8 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_bm25);
   tcase_add_test(tc, test_time_range);
   tcase_add_test(tc, test_time_range_session);
+  tcase_add_test(tc, test_partition_null_key);
+  tcase_add_test(tc, test_vector_column_l1_nulls);
   suite_add_tcase(su, tc);
   return su;
 }
