@@ -113,7 +113,12 @@ static int column_conds(wctx *w, int c, const char *name, const char *s, size_t 
   char *own = NULL;
   int rc;
   if (util_json_type(s, v0, len) != UTIL_JSON_OBJECT) { /* a value alone: = (null: IS NULL) */
-    if ((rc = scalar(s, v0, len, &one, &own, err))) return rc;
+    char *m = NULL;
+    if ((rc = scalar(s, v0, len, &one, &own, &m))) {
+      if (rc == SQLITE_ERROR) *err = sqlite3_mprintf("where: %s: %s (or an object of operators)", name, m);
+      sqlite3_free(m);
+      return rc;
+    }
     rc = search_knn_filter_vals(w->f, c, one.type ? STORE_OP_EQ : STORE_OP_ISNULL, &one, one.type ? 1 : 0);
     free(own);
     return rc;

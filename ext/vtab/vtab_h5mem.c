@@ -1643,6 +1643,21 @@ static int keep_decl(memvt *vt, uint64_t pos) {
   return SQLITE_OK;
 }
 
+/* OR REPLACE: the live record other than id (and than keep) whose text
+** primary key r's is goes first, as SQLite's REPLACE deletes the row a
+** UNIQUE value conflicts with.  A store code. */
+static int replace_key(memvt *vt, const store_rec *r, int64_t keep) {
+  if (sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE || !r->cols) return STORE_OK;
+  for (int i = 0; i < vt->ncols; i++) {
+    if (vt->cdef[i].role != STORE_R_PKEY || r->cols[i].type != STORE_T_TEXT) continue;
+    uint64_t pos;
+    if (store_pkey_find(vt->st, r->cols[i].p, r->cols[i].n, &pos) != STORE_OK) return STORE_OK;
+    int64_t other = store_pos_id(vt->st, pos);
+    return other == r->id || other == keep ? STORE_OK : store_delete(vt->st, other);
+  }
+  return STORE_OK;
+}
+
 /* The columns of `same` (bits 1 << COL_*) of r from the record old. */
 static int keep_columns(memvt *vt, int64_t old, unsigned same, store_rec *r) {
   uint64_t pos;
@@ -1812,7 +1827,8 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
        statement savepoint to undo a failing UPDATE with) */
     uint64_t mark = store_mark(s);
     if ((id != old && (rc = store_delete(s, id)) && rc != STORE_ENOTFOUND) ||
-        ((rc = store_delete(s, old)) && rc != STORE_ENOTFOUND) || (rc = store_put(s, &r))) {
+        ((rc = store_delete(s, old)) && rc != STORE_ENOTFOUND) || (rc = replace_key(vt, &r, old)) ||
+        (rc = store_put(s, &r))) {
       rc = st_err(vt, rc);
       store_undo_to(s, mark);
       return rc;
@@ -1833,7 +1849,7 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
     return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)",
                   vt->name, (long long)id);
   uint64_t mark = store_mark(s);
-  if ((taken && (rc = store_delete(s, id))) || (rc = store_put(s, &r))) {
+  if ((taken && (rc = store_delete(s, id))) || (rc = replace_key(vt, &r, id)) || (rc = store_put(s, &r))) {
     rc = st_err(vt, rc);
     store_undo_to(s, mark); /* OR REPLACE's delete too */
     return rc;
@@ -1921,6 +1937,33 @@ static int mem_rename(sqlite3_vtab *base, const char *name) {
   return SQLITE_OK;
 }
 
+/* SQLite honours a constraint's omit only for its first 16 constraints: a
+** MATCH further down the list (many conditions in the WHERE clause) is
+** evaluated by SQLite as well, on the rows the KNN plan gave, where it
+** holds by construction.  (A plan without the MATCH is never chosen: the
+** best index refuses an unusable one.) */
+static void match_holds(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  /* (the left side is the column's value, argv[1]: a vector, which the
+  ** table returns with its subtype; any other column's MATCH is an error,
+  ** as without this function) */
+  unsigned st = argc == 2 ? sqlite3_value_subtype(argv[1]) : 0;
+  if (argc == 2 && sqlite3_value_type(argv[1]) == SQLITE_BLOB &&
+      (st == EXT_SUBTYPE_F32 || st == EXT_SUBTYPE_F16 || st == EXT_SUBTYPE_INT8 || st == EXT_SUBTYPE_BIT))
+    sqlite3_result_int(ctx, 1);
+  else
+    sqlite3_result_error(ctx, "h5mem: MATCH works on the embedding and declared vector columns, with `k = N` "
+                              "(the KNN form)", -1);
+}
+
+static int mem_find_function(sqlite3_vtab *base, int nArg, const char *name,
+                             void (**fn)(sqlite3_context *, int, sqlite3_value **), void **arg) {
+  (void)base;
+  if (nArg != 2 || sqlite3_stricmp(name, "match")) return 0;
+  *fn = match_holds;
+  *arg = NULL;
+  return 1;
+}
+
 static sqlite3_module mem_module = {
     .iVersion = 2,
     .xCreate = mem_create,
@@ -1937,6 +1980,7 @@ static sqlite3_module mem_module = {
     .xRowid = mem_rowid,
     .xUpdate = mem_update,
     .xRename = mem_rename,
+    .xFindFunction = mem_find_function,
     /* the transaction: shared with the companion tables (vtab_int.h) */
     .xBegin = h5mem_vt_begin,
     .xSync = h5mem_vt_sync,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <xxhash.h>
 
 #include "k.h"
@@ -289,18 +290,23 @@ int store_cols_read(store *s, h5_obj *root, const store_opts *want) {
   }
   free(text);
   if (rc == STORE_OK && want && want->ncols > 0) {
+    /* the declarations restated must be the file's, in order (names
+    ** compared without case); the message names the first difference */
     char a[160], b[160];
     for (int i = 0; i < want->ncols || i < s->ncols; i++) {
-      if (i >= s->ncols) {
-        store_coldef_format(&want->cols[i], b, sizeof b);
-        return store_fail(s, STORE_EMISMATCH, "%s has no column %s", s->path, b);
-      }
-      store_coldef_format(&s->cdef[i], a, sizeof a);
-      if (i >= want->ncols)
+      if (i < s->ncols) store_coldef_format(&s->cdef[i], a, sizeof a);
+      if (i < want->ncols) store_coldef_format(&want->cols[i], b, sizeof b);
+      if (i < s->ncols && i < want->ncols && strcasecmp(a, b) == 0) continue;
+      int wfound = 0, ffound = 0;
+      for (int j = 0; i < want->ncols && j < s->ncols; j++) wfound |= !strcasecmp(want->cols[i].name, s->cdef[j].name);
+      for (int j = 0; i < s->ncols && j < want->ncols; j++) ffound |= !strcasecmp(s->cdef[i].name, want->cols[j].name);
+      if (i < want->ncols && !wfound) return store_fail(s, STORE_EMISMATCH, "%s has no column %s", s->path, b);
+      if (i < s->ncols && !ffound)
         return store_fail(s, STORE_EMISMATCH, "%s has column %s, which is not declared", s->path, a);
-      store_coldef_format(&want->cols[i], b, sizeof b);
-      if (strcmp(a, b) != 0)
+      if (i < s->ncols && i < want->ncols && !strcasecmp(s->cdef[i].name, want->cols[i].name))
         return store_fail(s, STORE_EMISMATCH, "%s has column %s, not %s", s->path, a, b);
+      return store_fail(s, STORE_EMISMATCH, "%s has its columns in another order (column %d is %s, not %s)", s->path,
+                        i + 1, i < s->ncols ? a : "none", i < want->ncols ? b : "none");
     }
   }
   return rc;

@@ -1255,10 +1255,46 @@ def test_schema(d):
     db.close()
 
 
+def test_lead_fixes(d):
+    """What the first run of this test reported and the lead then fixed."""
+    fn = os.path.join(d, "lead.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE r USING h5mem(path=%s, embedding float[1], n integer, key text primary key, "
+               "+p blob, v int8[1])" % q(fn))
+    db.execute("INSERT INTO r(id, embedding, n, key, p, v) VALUES (1, '[1]', 5, 'x', x'00', '[1]'), "
+               "(2, '[2]', 6, 'y', x'01', '[2]'), (3, '[3]', 1, NULL, x'02', '[3]')")
+    # OR REPLACE deletes the record whose text key the new one takes, as SQLite's REPLACE does for UNIQUE
+    db.execute("INSERT OR REPLACE INTO r(id, embedding, key) VALUES (4, '[4]', 'x')")
+    check(db.execute("SELECT id FROM r ORDER BY id").fetchall() == [(2,), (3,), (4,)], "OR REPLACE by key: record 1 goes")
+    db.execute("UPDATE OR REPLACE r SET key = 'y' WHERE id = 4")
+    check(db.execute("SELECT id, key FROM r ORDER BY id").fetchall() == [(3, None), (4, "y")], "UPDATE OR REPLACE by key")
+    expect_error(db, "INSERT INTO r(id, key) VALUES (9, 'y')", "key: 'y' is taken")
+    # a MATCH past SQLite's first 16 constraints (evaluated by SQLite too) still works, on both kinds of column
+    many = " AND ".join("n != %d" % (100 + i) for i in range(20))
+    for col, qv in (("embedding", "[0]"), ("v", "[0]")):
+        got = [r[0] for r in db.execute("SELECT id FROM r WHERE k = 2 AND %s MATCH '%s' AND %s" % (col, qv, many))]
+        check(got == [3], "%s MATCH with 20 more conditions (record 4: n NULL): %r" % (col, got))
+    expect_error(db, "SELECT id FROM r WHERE p MATCH x'00'", "MATCH works on the embedding and declared vector columns")
+    expect_error(db, "SELECT id FROM vec_search('r', '[0]', 3, ?)", "where: n: expected a string",
+                 (json.dumps({"where": {"n": [1]}}),))
+    db.close()
+    # a restatement's names compare without case; a column left out is named as missing
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE r USING h5mem(path=%s, embedding float[1], N integer, KEY text primary key, "
+               "+P blob, V int8[1])" % q(fn))
+    check(db.execute("SELECT count(*) FROM r").fetchone()[0] == 2, "restated in capitals")
+    db.close()
+    db = connect()
+    expect_error(db, "CREATE VIRTUAL TABLE r USING h5mem(path=%s, n integer, +p blob, v int8[1])" % q(fn),
+                 "has column key text primary key, which is not declared")
+    db.close()
+
+
 def main():
     rng = np.random.default_rng(20)
     with tempfile.TemporaryDirectory() as d:
         test_values(d)
+        test_lead_fixes(d)
         test_primary_key(d)
         test_schema(d)
         test_format_version(d)
