@@ -14,6 +14,7 @@
 ** optimize), store_idmap.c (the id map), store_index.c (the vector index),
 ** store_text.c (the text index), store_graph.c (the knowledge graph's
 ** tables), store_time.c (the temporal index), store_patch.c (changes in place),
+** store_cols.c (declared columns), store_vcol.c (vector columns' searches and graphs),
 ** store_int.c (root attributes and byte images of derived
 ** indexes).  wal.c (the log file, wal.h) and gate.c (the reader/checkpoint
 ** gate, gate.h) have headers of their own: tests use them directly.
