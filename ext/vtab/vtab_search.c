@@ -892,7 +892,7 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
       memcpy(q, i8, dim);
     }
     free(i8);
-  } else if (t == SQLITE_TEXT && d->vtype != STORE_VT_BIT) {
+  } else if (t == SQLITE_TEXT && isf) {
     float *f = NULL;
     size_t n = 0;
     char err[200];
@@ -903,17 +903,8 @@ int search_col_query(store *st, int c, sqlite3_value *v, void **out, char **pzEr
       *pzErr = sqlite3_mprintf("the query for column %s has %llu dimensions; the column has %d", d->name,
                                (unsigned long long)n, d->dim);
       rc = SQLITE_ERROR;
-    } else if (isf) {
-      memcpy(q, f, dim * 4);
     } else {
-      for (size_t i = 0; i < dim && rc == SQLITE_OK; i++) {
-        if (f[i] != floorf(f[i]) || f[i] < -128 || f[i] > 127) {
-          *pzErr = sqlite3_mprintf("the query for int8 column %s: element %llu (%g) is not an integer in -128..127",
-                                   d->name, (unsigned long long)i, (double)f[i]);
-          rc = SQLITE_ERROR;
-        }
-        q[i] = (uint8_t)(int8_t)f[i];
-      }
+      memcpy(q, f, dim * 4);
     }
     free(f);
   } else {

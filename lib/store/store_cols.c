@@ -849,6 +849,19 @@ static int val_cmp(const store_val *a, const store_val *b) {
   return r ? r : (a->n > b->n) - (a->n < b->n);
 }
 
+/* Whether comparison op holds of an order r (<0, 0, >0). */
+static int op_holds(int op, int r) {
+  switch (op) {
+  case STORE_OP_EQ: return r == 0;
+  case STORE_OP_NE: return r != 0;
+  case STORE_OP_LT: return r < 0;
+  case STORE_OP_LE: return r <= 0;
+  case STORE_OP_GT: return r > 0;
+  case STORE_OP_GE: return r >= 0;
+  default: return 0;
+  }
+}
+
 static int test_val(const store_cond *cond, const store_val *v) {
   if (cond->op == STORE_OP_ISNULL) return !v->type;
   if (cond->op == STORE_OP_NOTNULL) return v->type != 0;
@@ -860,16 +873,7 @@ static int test_val(const store_cond *cond, const store_val *v) {
     return !in;
   }
   if (!cond->nv || !cond->v[0].type) return 0;
-  int r = val_cmp(v, &cond->v[0]);
-  switch (cond->op) {
-  case STORE_OP_EQ: return r == 0;
-  case STORE_OP_NE: return r != 0;
-  case STORE_OP_LT: return r < 0;
-  case STORE_OP_LE: return r <= 0;
-  case STORE_OP_GT: return r > 0;
-  case STORE_OP_GE: return r >= 0;
-  default: return 0;
-  }
+  return op_holds(cond->op, val_cmp(v, &cond->v[0]));
 }
 
 int store_col_test(store *s, const store_cond *cond, uint64_t pos) {
@@ -1010,6 +1014,21 @@ static int codes_build(store *s, int i) {
   return STORE_OK;
 }
 
+/* The records in memory (positions nb .. npos - 1) tested one by one, after
+** the file's rows left kept bits set: *n the total. */
+static int memory_rows(store *s, const store_cond *cond, uint64_t nb, uint64_t npos, uint8_t *bits, uint64_t kept,
+                       uint64_t *n) {
+  for (uint64_t p = nb; p < npos; p++) {
+    if (!BIT(bits, p)) continue;
+    int t = store_col_test(s, cond, p);
+    if (t < 0) return STORE_ECORRUPT;
+    if (t) kept++;
+    else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
+  }
+  *n = kept;
+  return STORE_OK;
+}
+
 int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *bits, uint64_t *n) {
   if (cond->col < 0 || cond->col >= s->ncols) return store_fail(s, STORE_EINVAL, "no declared column %d", cond->col);
   const store_coldef *c = &s->cdef[cond->col];
@@ -1051,15 +1070,7 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
     free(keep);
     for (uint64_t b = 0; b < whole; b++) kept += (uint64_t)__builtin_popcount(bits[b]);
     for (uint64_t p = whole * 8; p < nb; p++) kept += BIT(bits, p);
-    for (uint64_t p = nb; p < npos; p++) {
-      if (!BIT(bits, p)) continue;
-      int t = store_col_test(s, cond, p);
-      if (t < 0) return STORE_ECORRUPT;
-      if (t) kept++;
-      else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
-    }
-    *n = kept;
-    return STORE_OK;
+    return memory_rows(s, cond, nb, npos, bits, kept, n);
   }
   /* a text column's file rows: the condition tested once per distinct
   ** value (the column's codes), then a lookup per row */
@@ -1112,21 +1123,12 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
           r = (y > fx) - (y < fx);
           ok = !isnan(y);
         }
-        if (ok) ok = op == STORE_OP_EQ ? r == 0 : op == STORE_OP_NE ? r != 0 : op == STORE_OP_LT ? r < 0
-                   : op == STORE_OP_LE ? r <= 0 : op == STORE_OP_GT ? r > 0 : r >= 0;
+        if (ok) ok = op_holds(op, r);
         if (ok) kept++;
         else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
       }
     }
-    for (uint64_t p = nb; p < npos; p++) { /* the records in memory */
-      if (!BIT(bits, p)) continue;
-      int t = store_col_test(s, cond, p);
-      if (t < 0) return STORE_ECORRUPT;
-      if (t) kept++;
-      else bits[p >> 3] &= (uint8_t) ~(1u << (p & 7));
-    }
-    *n = kept;
-    return STORE_OK;
+    return memory_rows(s, cond, nb, npos, bits, kept, n);
   }
   /* every set position, the column alone; words of zeros skipped */
   for (uint64_t b = 0; b < (npos + 7) / 8; b++) {
