@@ -26,6 +26,8 @@ import time
 
 import numpy as np
 
+from benchutil import centres, clustered, pct
+
 BUILD = os.getcwd()
 SRCDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = os.path.join(BUILD, "h5mem")
@@ -35,13 +37,8 @@ DIM = 384
 
 def data(n, nq, seed=2):
     rng = np.random.default_rng(seed)
-    c = rng.standard_normal((100, DIM)).astype(np.float32)
-    c /= np.linalg.norm(c, axis=1, keepdims=True)
-
-    def draw(m):
-        x = c[rng.integers(0, 100, m)] + 0.35 * rng.standard_normal((m, DIM)).astype(np.float32) / np.sqrt(DIM) * 4
-        return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    xs, qs = draw(n), draw(nq)
+    c = centres(rng, DIM)
+    xs, qs = clustered(rng, c, n), clustered(rng, c, nq)
     return xs, qs, rng.integers(0, 100, n), rng.integers(0, 100, n), rng.integers(0, 100, nq)
 
 
@@ -52,11 +49,6 @@ def timed(db, sql, args):
         out.append(db.execute(sql, a).fetchall())
         ts.append(time.perf_counter() - t0)
     return ts, out
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
 
 
 def main():

@@ -28,6 +28,8 @@ import time
 
 import numpy as np
 
+from benchutil import centres, clustered, pct
+
 BUILD = os.getcwd()
 SRCDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = os.path.join(BUILD, "h5mem")
@@ -35,20 +37,10 @@ DIM = 384
 MODS = ("image", "audio", "video")
 
 
-def draw(rng, c, m):
-    x = c[rng.integers(0, 100, m)] + 0.35 * rng.standard_normal((m, DIM)).astype(np.float32) / np.sqrt(DIM) * 4
-    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-
-
 def cosd(M, q):
     M = M.astype(np.float64)
     q = q.astype(np.float64)
     return 1 - M @ q / (np.linalg.norm(M, axis=1) * np.linalg.norm(q))
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
 
 
 def main():
@@ -66,9 +58,8 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for n in [int(x) for x in a.sizes.split(",")]:
         rng = np.random.default_rng(7)
-        c = rng.standard_normal((100, DIM)).astype(np.float32)
-        c /= np.linalg.norm(c, axis=1, keepdims=True)
-        text, modv, qs = draw(rng, c, n), draw(rng, c, n), draw(rng, c, a.queries)
+        c = centres(rng, DIM)
+        text, modv, qs = clustered(rng, c, n), clustered(rng, c, n), clustered(rng, c, a.queries)
         kind = np.arange(n) % 3
         # numpy's answers
         want_cross, want_img = [], []

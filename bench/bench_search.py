@@ -21,6 +21,8 @@ import time
 
 import numpy as np
 
+from benchutil import centres, clustered, pct
+
 BUILD = os.getcwd()
 SRCDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT = os.path.join(BUILD, "h5mem")
@@ -30,13 +32,8 @@ DIM = 384
 
 def data(n, nq, seed=2):
     rng = np.random.default_rng(seed)
-    c = rng.standard_normal((100, DIM)).astype(np.float32)
-    c /= np.linalg.norm(c, axis=1, keepdims=True)
-
-    def draw(m):
-        x = c[rng.integers(0, 100, m)] + 0.35 * rng.standard_normal((m, DIM)).astype(np.float32) / np.sqrt(DIM) * 4
-        return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    return draw(n), draw(nq)
+    c = centres(rng, DIM)
+    return clustered(rng, c, n), clustered(rng, c, nq)
 
 
 def timed(fn, queries):
@@ -46,11 +43,6 @@ def timed(fn, queries):
         out.append(fn(qv))
         ts.append(time.perf_counter() - t0)
     return ts, out
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
 
 
 def main():

@@ -1,8 +1,30 @@
 """What the Python benchmarks share with the SQL tests (test/sql/sqltest.py):
 connections that load the freshly built extension (run from the build
-directory: ./h5mem.so) and SQL quoting."""
+directory: ./h5mem.so) and SQL quoting; and what the vector benchmarks
+share among themselves: seed 002's clustered data and a percentile."""
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "sql"))
 from sqltest import connect, q  # noqa: E402,F401
+
+
+def centres(rng, dim):
+    """100 unit cluster centres of dim dimensions (seed 002's data)."""
+    import numpy as np
+    c = rng.standard_normal((100, dim)).astype(np.float32)
+    return c / np.linalg.norm(c, axis=1, keepdims=True)
+
+
+def clustered(rng, c, m):
+    """m unit vectors around the centres c: a centre plus noise, normalised."""
+    import numpy as np
+    dim = c.shape[1]
+    x = c[rng.integers(0, 100, m)] + 0.35 * rng.standard_normal((m, dim)).astype(np.float32) / np.sqrt(dim) * 4
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def pct(xs, p):
+    """The p-th percentile of xs (the element at that rank)."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
