@@ -67,7 +67,8 @@ static int cond_value(int type, sqlite3_value *v, store_val *out) {
   return 0;
 }
 
-int search_knn_filter_vals(knn_filter *f, int col, int op, const store_val *vals, int nv) {
+/* search_knn_filter_vals; copy 0: the values' bytes are f's already. */
+static int filter_vals(knn_filter *f, int col, int op, const store_val *vals, int nv, int copy) {
   if (op != STORE_OP_ISNULL && op != STORE_OP_NOTNULL && op != STORE_OP_IN && op != STORE_OP_NOTIN &&
       (nv != 1 || !vals[0].type)) { /* a comparison with NULL: nothing */
     f->empty = 1;
@@ -84,7 +85,7 @@ int search_knn_filter_vals(knn_filter *f, int col, int op, const store_val *vals
   f->coff = co;
   for (int i = 0; i < nv; i++) {
     store_val v = vals[i];
-    if (v.type == STORE_T_TEXT || v.type == STORE_T_BLOB) { /* the bytes copied: f's own */
+    if (copy && (v.type == STORE_T_TEXT || v.type == STORE_T_BLOB)) { /* the bytes copied: f's own */
       void **m = sqlite3_realloc64(f->mem, (sqlite3_uint64)(f->nmem + 1) * sizeof *m);
       if (!m) return SQLITE_NOMEM;
       f->mem = m;
@@ -105,6 +106,10 @@ int search_knn_filter_vals(knn_filter *f, int col, int op, const store_val *vals
   f->nvals += nv;
   if (op == STORE_OP_IN && !nv) f->empty = 1;
   return SQLITE_OK;
+}
+
+int search_knn_filter_vals(knn_filter *f, int col, int op, const store_val *vals, int nv) {
+  return filter_vals(f, col, op, vals, nv, 1);
 }
 
 int search_knn_filter_cond(knn_filter *f, int col, int type, int op, sqlite3_value *v) {
@@ -146,7 +151,7 @@ int search_knn_filter_cond(knn_filter *f, int col, int type, int op, sqlite3_val
       sqlite3_free(vals);
       return rc;
     }
-    rc = search_knn_filter_vals(f, col, op, vals, nv);
+    rc = filter_vals(f, col, op, vals, nv, 0); /* (their bytes: copied into f as they came) */
     sqlite3_free(vals);
     return rc;
   }
