@@ -439,6 +439,10 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
 ** as the embedding's: the graph for the rows it covers, an exact scan of
 ** the rest, an exact gather when a filter leaves few rows). */
 uint64_t store_col_graph_rows(const store *s, int c);
+/* The file rows the int8 sketch of the embedding (c = -1) or of vector
+** column c covers: 0 until the second exact search of the base builds it
+** (lib/ann/prune.h; it prunes exact searches, their results unchanged). */
+uint64_t store_sketch_rows(const store *s, int c);
 
 /* ---- keyword search (BM25) ------------------------------------------- */
 

@@ -30,6 +30,7 @@
 
 #include "ann/hnsw.h"
 #include "ann/ivf.h"
+#include "ann/prune.h"
 #include "ann/q8.h"
 #include "store_int.h"
 
@@ -406,6 +407,21 @@ static int gather(store *s, const float *q, uint64_t k, const uint8_t *bits, uin
 ** set), or every live one. */
 static int exact_below(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t to,
                        uint64_t nallow, ann_res *out, uint64_t *nout) {
+  /* the rows the embedding's sketch cannot rule out, scored exactly */
+  uint64_t nrows = bits ? nallow : store_count(s);
+  src_ctx sc = {s, 0};
+  ann_src src = {store_dim(s), elem_of(s), metric_of(s), to, block_fn, &sc};
+  if (nrows >= 256 && k <= nrows / 8 && store_sketch(s, 0, &src)) {
+    uint64_t *pos = malloc((nrows ? nrows : 1) * sizeof *pos), n = 0;
+    if (!pos) return STORE_ENOMEM;
+    for (uint64_t p = 0; p < to && n < nrows; p++) {
+      if (bits ? !(bits[p / 8] >> (p % 8) & 1) : !store_pos_live(s, p)) continue;
+      pos[n++] = p;
+    }
+    int rc = ann_flat_gather_pruned(&src, s->skt[0], q, k, pos, n, out, nout, NULL);
+    free(pos);
+    return rc;
+  }
   /* (the gather reads only the allowed rows, on one thread; the scan reads
   ** them all, in order, on every CPU) */
   if (bits && nallow < to / 4) return gather(s, q, k, bits, to, nallow, out, nout);

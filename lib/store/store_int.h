@@ -388,6 +388,12 @@ struct store {
   struct cparts *parts; /* ncols: the partition keys' indexes (NULL: none built) */
   struct pkmap *pk;  /* the text primary key's map (NULL: not built) */
   struct vgraph *vg; /* ncols: the vector columns' graphs (store_vcol.c; NULL: none loaded) */
+  /* the int8 sketches of the base's vectors that prune exact searches
+  ** (store_sketch): slot 0 the embedding, 1 + c vector column c; built on
+  ** the second exact search of a base, freed with it */
+  struct ann_sketch **skt;
+  uint32_t *skt_uses;
+  int nskt;
   int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
   /* the temporal index (store_time.c): the base's pairs, the delta's */
   store_tkey *tb, *td;
@@ -571,6 +577,17 @@ void store_vgraphs_free(store *s);
 ** bring those graphs up to the base's rows and append their images. */
 int store_vgraphs_wanted(const store *s, int force);
 int store_vgraphs_save(store *s, h5w *w, int force, int threads, char *err, size_t errlen);
+
+/* The sketch (lib/ann/prune.h) of slot 0 (the embedding) or 1 + c (vector
+** column c) over the base's rows, src reading them: built on the second
+** exact search of the base that asks (one search alone does not pay for
+** it), when the base has at least STORE_SKETCH_MIN rows and the sketch
+** would hold at most STORE_SKETCH_MAX bytes.  NULL: none (yet), or out of
+** memory (the search is then a plain scan).  Freed with the base. */
+#define STORE_SKETCH_MIN 2048
+#define STORE_SKETCH_MAX ((size_t)512 << 20)
+const struct ann_sketch *store_sketch(store *s, int slot, const ann_src *src);
+void store_sketches_free(store *s);
 
 /* ---- interface to code in store_log.c ------------------------------------ */
 

@@ -64,6 +64,7 @@ void store_codes_free(strcodes *c) {
 }
 
 void store_base_free(store *s) {
+  store_sketches_free(s);
   sindex_free(s->ix); /* (they may read the mapped file: first) */
   s->ix = NULL;
   tindex_free(s->tx);

@@ -13,8 +13,41 @@
 #include <string.h>
 
 #include "ann/hnsw.h"
+#include "ann/prune.h"
 #include "k.h"
 #include "store_int.h"
+
+/* ---- the sketches that prune exact searches ------------------------------------ */
+
+const ann_sketch *store_sketch(store *s, int slot, const ann_src *src) {
+  if (s->nbase < STORE_SKETCH_MIN || ann_sketch_size(s->nbase, src->dim) > STORE_SKETCH_MAX) return NULL;
+  if (!s->skt) {
+    int n = s->ncols + 1;
+    s->skt = calloc((size_t)n, sizeof *s->skt);
+    s->skt_uses = calloc((size_t)n, sizeof *s->skt_uses);
+    if (!s->skt || !s->skt_uses) {
+      store_sketches_free(s);
+      return NULL;
+    }
+    s->nskt = n;
+  }
+  if (slot < 0 || slot >= s->nskt) return NULL;
+  if (!s->skt[slot] && ++s->skt_uses[slot] >= 2) s->skt[slot] = ann_sketch_build(src, s->nbase, 0);
+  return s->skt[slot];
+}
+
+uint64_t store_sketch_rows(const store *s, int c) {
+  return c + 1 >= 0 && c + 1 < s->nskt ? ann_sketch_rows(s->skt[c + 1]) : 0;
+}
+
+void store_sketches_free(store *s) {
+  for (int i = 0; s->skt && i < s->nskt; i++) ann_sketch_free(s->skt[i]);
+  free(s->skt);
+  free(s->skt_uses);
+  s->skt = NULL;
+  s->skt_uses = NULL;
+  s->nskt = 0;
+}
 
 /* ---- the columns' graphs (index=hnsw) -------------------------------------------- */
 
@@ -325,16 +358,22 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
     uint64_t *pos = malloc((npos - from + 1) * sizeof *pos), m = 0;
     if (!pos) return store_fail(s, STORE_ENOMEM, "out of memory");
     const bcol *mc = &s->umiss[c];
+    const uint8_t *mspan = NULL; /* the missing flags of the chunk holding p, from mfirst on */
+    uint64_t mfirst = 0, mend = 0;
     for (uint64_t p = from; p < npos; p++) {
       if (flt && flt->bits && !flt->bits[p / 8]) {
         p |= 7;
         continue;
       }
       if (p < s->nbase) {
-        uint64_t ck = p / mc->crows;
-        const uint8_t *mb = ck < mc->nchunks && mc->caddr[ck] != UINT64_MAX
-                                ? h5_file_span(s->f, mc->caddr[ck] + p % mc->crows, 1) : NULL;
-        if (!mb || *mb) continue;
+        if (p >= mend || p < mfirst) { /* (a chunk's flags looked up once) */
+          uint64_t ck = p / mc->crows;
+          mfirst = p;
+          mend = (ck + 1) * mc->crows < s->nbase ? (ck + 1) * mc->crows : s->nbase;
+          mspan = ck < mc->nchunks && mc->caddr[ck] != UINT64_MAX
+                      ? h5_file_span(s->f, mc->caddr[ck] + p % mc->crows, mend - p) : NULL;
+        }
+        if (!mspan || mspan[p - mfirst]) continue;
       } else {
         const drec *dr = s->delta[p - s->nbase];
         if (dr->dead || !dr->cv || !dr->cv[c].type) continue;
@@ -381,7 +420,17 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
         store_knn_opts ex = {1, 0, 0};
         return store_knn_col(s, c, q, k, flt, &ex, out, nout);
       }
-    } else if (m < npos / 2 && !(flt && !flt->bits && flt->fn)) {
+    } else if (m >= 256 && k <= m / 8 && store_sketch(s, 1 + c, &src)) {
+      /* the rows the column's sketch cannot rule out, scored exactly (a
+      ** filter function first narrows the list, on this thread) */
+      if (fnflt) {
+        uint64_t j = 0;
+        for (uint64_t i = 0; i < m; i++)
+          if (allowed(&v, pos[i])) pos[j++] = pos[i];
+        m = j;
+      }
+      rc = ann_flat_gather_pruned(&src, s->skt[1 + c], q, k, pos, m, out, nout, NULL);
+    } else if (m < npos / 2 && !fnflt) {
       rc = ann_flat_gather(&src, q, k, pos, m, out, nout);
     } else { /* (a filter function runs on the searching thread only: then one thread) */
       rc = ann_flat_search(&src, q, k, allow_fn, &v, flt && !flt->bits && flt->fn ? 1 : 0, out, nout);

@@ -78,6 +78,14 @@ int util_parallel_for(int threads, size_t n, util_loop_fn fn, void *ctx) {
 }
 
 int util_ncpu(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
+  /* (asked once: glibc reads /sys/devices/system/cpu/online at each
+  ** sysconf, a file opened and read per search) */
+  static int cached;
+  int n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (!n) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c > 0 ? (int)c : 1;
+    __atomic_store_n(&cached, n, __ATOMIC_RELAXED);
+  }
+  return n;
 }

@@ -1,0 +1,153 @@
+"""Exact searches pruned by the int8 sketch (lib/ann/prune.h) answer exactly
+as the plain scan does.
+
+A connection's first exact search of a store's file rows is a plain scan;
+the second builds the sketch (h5mem_index's sketch_rows), and later ones
+score only the rows it cannot rule out. For the embedding and for declared float32 and
+float16 vector columns, under l2, cosine and dot, with rows lacking a
+column's vector, deleted rows, records in memory after the checkpoint, and
+a "where" filter, and cross-modal "columns": every query's answer on a new
+connection (a plain scan) equals, id for id and distance for distance (bit
+for bit), its answer once the sketch is built, and numpy's exact ranking (distances to
+1e-4). Data: unit vectors around a few centres (near ties), exact
+duplicates, and rows whose small elements the int8 codes lose (q8.h's
+(x, 1, ..., 7) rows). A checkpoint drops the sketch with the old file rows.
+
+Run by make check with Debian's /usr/bin/python3 (numpy).
+"""
+import json
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+from sqltest import check, connect, finish, vec_dist
+
+N, DIM, K = 3000, 40, 10
+rng = np.random.default_rng(20261204)
+
+
+def data(kind):
+    if kind == "clustered":
+        c = rng.standard_normal((6, DIM))
+        x = c[np.arange(N) % 6] + 0.05 * rng.standard_normal((N, DIM))
+        return (x / np.linalg.norm(x, axis=1)[:, None]).astype(np.float32)
+    if kind == "duplicates":
+        return rng.standard_normal((7, DIM)).astype(np.float32)[np.arange(N) % 7]
+    x = rng.integers(1, 8, (N, DIM)).astype(np.float32)  # lost elements
+    x[:, 0] = 1700 + rng.integers(0, 200, N)
+    return x
+
+
+def search(db, q, opts):
+    return db.execute("SELECT id, distance FROM vec_search('m', ?, ?, ?)",
+                      (q.tobytes(), K, json.dumps(opts))).fetchall()
+
+
+def index(db):
+    return json.loads(db.execute("SELECT h5mem_index('m')").fetchone()[0])
+
+
+def run(d, metric, storage, kind):
+    emb, img = data(kind), data(kind)
+    has = np.arange(N) % 4 != 1  # a quarter lack the column's vector
+    fn = os.path.join(d, "s_%s_%s_%s.h5" % (metric, storage, kind))
+    ddl = ("CREATE VIRTUAL TABLE m USING h5mem(path='%s', dim=%d, metric=%s, storage=%s, "
+           "image %s[%d] distance_metric=%s, grp integer, index=flat, sync=off)"
+           % (fn, DIM, metric, storage, storage, DIM, metric))
+    db = connect()
+    db.execute(ddl)
+    db.execute("BEGIN")
+    for i in range(N):
+        db.execute("INSERT INTO m(id, embedding, image, grp) VALUES (?, ?, ?, ?)",
+                   (i + 1, emb[i].tobytes(), img[i].tobytes() if has[i] else None, i % 3))
+    db.execute("COMMIT")
+    db.execute("SELECT h5mem_checkpoint('m')")
+    # deletes among the file rows, records in memory after them
+    dead = set(range(5, N, 11))
+    db.execute("BEGIN")
+    for i in sorted(dead):
+        db.execute("DELETE FROM m WHERE id = ?", (i + 1,))
+    db.execute("COMMIT")
+    extra = 40
+    emb2, img2 = data(kind)[:extra], data(kind)[:extra]
+    db.execute("BEGIN")
+    for j in range(extra):
+        db.execute("INSERT INTO m(id, embedding, image, grp) VALUES (?, ?, ?, ?)",
+                   (N + j + 1, emb2[j].tobytes(), img2[j].tobytes(), j % 3))
+    db.execute("COMMIT")
+    E, I = np.vstack([emb, emb2]), np.vstack([img, img2])
+    if storage == "float16":
+        E, I = E.astype(np.float16).astype(np.float32), I.astype(np.float16).astype(np.float32)
+    live = np.array([i not in dead for i in range(N + extra)])
+    hasI = np.concatenate([has, np.ones(extra, bool)]) & live
+    grp = np.arange(N + extra) % 3
+    grp[N:] = np.arange(extra) % 3
+    qs = [E[rng.integers(0, N)] + 0.01 * rng.standard_normal(DIM).astype(np.float32) for _ in range(6)]
+    qs.append(E[3].copy())  # a stored row itself
+    cases = []
+    for q in qs:
+        q = q.astype(np.float32)
+        cases.append((q, {"exact": True}, E, live))
+        cases.append((q, {"exact": True, "column": "image"}, I, hasI))
+        cases.append((q, {"exact": True, "where": {"grp": 1}}, E, live & (grp == 1)))
+        cases.append((q, {"exact": True, "columns": ["embedding", "image"]}, None, None))
+    tag = "%s/%s/%s" % (metric, storage, kind)
+    check(index(db)["sketch_rows"] == 0, "%s: no sketch before a search" % tag)
+    plain = []  # each on a new connection: its first exact search, a plain scan
+    for q, o, _, _ in cases:
+        f = connect()
+        f.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % fn)
+        plain.append(search(f, q, o))
+        check(index(f)["sketch_rows"] == 0, "%s %s: one search built a sketch" % (tag, o))
+        f.close()
+    for q, o, _, _ in cases[:2]:
+        search(db, q, o)
+    ix = index(db)
+    check(ix["sketch_rows"] == 0, "%s: one search built the sketch" % tag)
+    for q, o, _, _ in cases:  # (the second search of each slot builds its sketch)
+        search(db, q, o)
+    ix = index(db)
+    check(ix["sketch_rows"] == N, "%s: the embedding's sketch covers the %d file rows: %s" % (tag, N, ix["sketch_rows"]))
+    check(ix["columns"][0]["sketch_rows"] == N, "%s: the column's sketch: %s" % (tag, ix["columns"][0]))
+    again = [search(db, q, o) for q, o, _, _ in cases]
+    for (q, o, M, ok), a, b in zip(cases, plain, again):
+        check(a == b, "%s %s: plain %s, pruned %s" % (tag, o, a, b))
+        if M is None:
+            continue
+        dd = vec_dist(metric, q, M)
+        dd[~ok] = np.inf
+        want = np.sort(dd)[:K]
+        got = np.array([r[1] for r in b])
+        check(len(b) == K and np.allclose(got, want, rtol=1e-4, atol=1e-4),
+              "%s %s: distances %s, numpy %s" % (tag, o, got, want))
+        for i, dist in b:  # each id's own distance is numpy's
+            check(ok[i - 1] and abs(dd[i - 1] - dist) <= 1e-4 * max(1, abs(dist)),
+                  "%s %s: id %d at %r, numpy %r" % (tag, o, i, dist, dd[i - 1]))
+    # a checkpoint drops the sketch with the file rows it covered
+    db.execute("SELECT h5mem_checkpoint('m')")
+    check(index(db)["sketch_rows"] == 0, "%s: the sketch outlived its checkpoint" % tag)
+    for (q, o, _, _), a in zip(cases[:4], again[:4]):
+        search(db, q, o)
+        b = search(db, q, o)
+        check(a == b, "%s %s after the checkpoint: %s, then %s" % (tag, o, a, b))
+    check(index(db)["sketch_rows"] == N + extra - len(dead) or index(db)["sketch_rows"] == N + extra,
+          "%s: the new sketch covers the new file rows: %s" % (tag, index(db)["sketch_rows"]))
+    db.close()
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="h5mem_sketch_")
+    try:
+        for metric in ("l2", "cosine", "dot"):
+            for storage in ("float32", "float16"):
+                for kind in ("clustered", "duplicates", "lost"):
+                    run(d, metric, storage, kind)
+    finally:
+        shutil.rmtree(d)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
