@@ -23,14 +23,24 @@
 typedef struct chunk_ctx {
   bcol *c;
   store *s;
+  char why[160]; /* what take_chunk refused */
 } chunk_ctx;
 
 static int take_chunk(void *ctx, const uint64_t *off, uint64_t addr, uint64_t size, uint32_t mask) {
   chunk_ctx *cc = ctx;
   bcol *c = cc->c;
   uint64_t k = off[0] / c->crows;
-  if (off[0] % c->crows || k >= c->nchunks || mask != 0 || size != c->crows * c->rowbytes)
+  if (off[0] % c->crows || k >= c->nchunks) {
+    snprintf(cc->why, sizeof cc->why, "a chunk at row %llu, not a chunk boundary below %llu rows",
+             (unsigned long long)off[0], (unsigned long long)(c->nchunks * c->crows));
     return H5_ECORRUPT;
+  }
+  if (mask != 0 || size != c->crows * c->rowbytes) {
+    snprintf(cc->why, sizeof cc->why, "chunk %llu is %llu bytes with filter mask %u, not %llu unfiltered",
+             (unsigned long long)k, (unsigned long long)size, (unsigned)mask,
+             (unsigned long long)(c->crows * c->rowbytes));
+    return H5_ECORRUPT;
+  }
   c->caddr[k] = addr;
   return H5_OK;
 }
@@ -126,9 +136,10 @@ int store_map_col(store *s, h5_obj *d, const char *path, bcol *c, size_t esz, in
   c->caddr = malloc((c->nchunks ? c->nchunks : 1) * sizeof *c->caddr);
   if (!c->caddr) return store_fail(s, STORE_ENOMEM, "out of memory");
   memset(c->caddr, 0xff, (c->nchunks ? c->nchunks : 1) * sizeof *c->caddr);
-  chunk_ctx cc = {c, s};
+  chunk_ctx cc = {c, s, ""};
   if (h5_dset_chunk_iter(d, take_chunk, &cc) != H5_OK)
-    return store_fail(s, STORE_ECORRUPT, "%s: the chunks of %s: %s", s->path, path, h5_errmsg(s->f));
+    return store_fail(s, STORE_ECORRUPT, "%s: the chunks of %s: %s", s->path, path,
+                      cc.why[0] ? cc.why : h5_errmsg(s->f)[0] ? h5_errmsg(s->f) : "the chunk index cannot be read");
   for (uint64_t i = 0; i < c->nchunks; i++)
     if (c->caddr[i] == UINT64_MAX)
       return store_fail(s, STORE_ECORRUPT, "%s: %s lacks chunk %llu", s->path, path, (unsigned long long)i);
