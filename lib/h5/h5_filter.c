@@ -33,8 +33,9 @@ enum {
   F_LZF = 32000
 };
 
-/* Names of the registered filters (https://github.com/HDFGroup/hdf5_plugins
-** lists them), for the "not available" message. */
+/* Names of the registered filters, as The HDF Group's registry lists them
+** (hdf5_plugins, docs/RegisteredFilterPlugins.md: ids 257 to 32030), for the
+** "not available" message. */
 const char *h5_filter_known_name(unsigned id) {
   switch (id) {
   case 1: return "deflate";
@@ -43,6 +44,8 @@ const char *h5_filter_known_name(unsigned id) {
   case 4: return "szip";
   case 5: return "nbit";
   case 6: return "scaleoffset";
+  case 257: return "hzip";
+  case 258: return "fpzip";
   case 305: return "lzo";
   case 307: return "bzip2";
   case 32000: return "lzf";
@@ -66,11 +69,16 @@ const char *h5_filter_known_name(unsigned id) {
   case 32018: return "fcidecomp";
   case 32019: return "jpeg";
   case 32020: return "vbz";
-  case 32022: return "fapec";
-  case 32023: return "bitgroom";
-  case 32024: return "granularbr";
-  case 32025: return "sz3";
+  case 32021: return "fapec";
+  case 32022: return "bitgroom";
+  case 32023: return "granular bitround";
+  case 32024: return "sz3";
+  case 32025: return "delta-rice";
   case 32026: return "blosc2";
+  case 32027: return "flac";
+  case 32028: return "sperr";
+  case 32029: return "terse/prolix";
+  case 32030: return "ffmpeg";
   default: return NULL;
   }
 }

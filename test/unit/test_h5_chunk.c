@@ -153,6 +153,12 @@ START_TEST(test_unavailable) {
       {32004, "filter 32004 (lz4) is not available"},
       {32001, "filter 32001 (blosc) is not available"},
       {32015, "filter 32015 (zstd) is not available"},
+      {32021, "filter 32021 (fapec) is not available"},
+      {32022, "filter 32022 (bitgroom) is not available"},
+      {32023, "filter 32023 (granular bitround) is not available"},
+      {32024, "filter 32024 (sz3) is not available"},
+      {32026, "filter 32026 (blosc2) is not available"},
+      {32030, "filter 32030 (ffmpeg) is not available"},
       {40000, "filter 40000 (unregistered) is not available"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
