@@ -196,9 +196,9 @@ static int ls_collect(h5_file *f, const char *path, int recurse, ls_list *l, cha
 
 enum {
   LS_PATH, LS_NAME, LS_KIND, LS_DTYPE, LS_SHAPE, LS_MAXSHAPE, LS_CHUNKS, LS_FILTERS,
-  LS_LAYOUT, LS_ELEMENTS, LS_BYTES, LS_NATTRS, LS_TARGET, LS_TARGET_FILE, LS_FILE, LS_ROOT
+  LS_LAYOUT, LS_ELEMENTS, LS_BYTES, LS_NATTRS, LS_TARGET, LS_TARGET_FILE, LS_ERROR, LS_FILE, LS_ROOT
 };
-enum { AT_PATH, AT_NAME, AT_DTYPE, AT_SHAPE, AT_VALUE, AT_FILE, AT_ROOT };
+enum { AT_PATH, AT_NAME, AT_DTYPE, AT_SHAPE, AT_VALUE, AT_ERROR, AT_FILE, AT_ROOT };
 
 typedef struct ls_vtab {
   sqlite3_vtab base;
@@ -230,11 +230,11 @@ static int ls_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
   (void)argv;
   int attrs = aux != NULL;
   int rc = sqlite3_declare_vtab(
-      db, attrs ? "CREATE TABLE x(path TEXT, name TEXT, dtype TEXT, shape TEXT, value,"
+      db, attrs ? "CREATE TABLE x(path TEXT, name TEXT, dtype TEXT, shape TEXT, value, error TEXT,"
                   " file HIDDEN, root HIDDEN)"
                 : "CREATE TABLE x(path TEXT, name TEXT, kind TEXT, dtype TEXT, shape TEXT,"
                   " maxshape TEXT, chunks TEXT, filters TEXT, layout TEXT, elements INTEGER,"
-                  " bytes INTEGER, nattrs INTEGER, target TEXT, target_file TEXT,"
+                  " bytes INTEGER, nattrs INTEGER, target TEXT, target_file TEXT, error TEXT,"
                   " file HIDDEN, root HIDDEN)");
   if (rc != SQLITE_OK) {
     *pzErr = sqlite3_mprintf("%s: cannot declare columns: %s", attrs ? "h5_attrs" : "h5_ls", sqlite3_errmsg(db));
@@ -460,6 +460,13 @@ static int ls_column_obj(ls_cursor *c, sqlite3_context *ctx, int col) {
   h5_dset_info info;
   int is_dset = kind == H5_KIND_DATASET;
   int have_info = is_dset && h5_dset_info_get(e->obj, &info) == H5_OK;
+  if (col == LS_ERROR) { /* why a dataset's dtype, shape and layout are NULL */
+    if (is_dset && !have_info) {
+      const char *m = h5_errmsg(c->f);
+      sqlite3_result_text(ctx, m[0] ? m : "the dataset's header cannot be read", -1, SQLITE_TRANSIENT);
+    }
+    return SQLITE_OK;
+  }
   switch (col) {
   case LS_KIND:
     sqlite3_result_text(ctx,
@@ -524,6 +531,12 @@ static int ls_column_attr(ls_cursor *c, sqlite3_context *ctx, int col) {
   const attr_row *r = &c->rows[c->i];
   const h5_attr *a = r->a;
   strbuf s = {0};
+  if (a->err) { /* an attribute this reader cannot decode: its path, name and why */
+    if (col == AT_PATH) sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT);
+    else if (col == AT_NAME) sqlite3_result_text(ctx, a->name, -1, SQLITE_TRANSIENT);
+    else if (col == AT_ERROR) sqlite3_result_text(ctx, a->err, -1, SQLITE_TRANSIENT);
+    return SQLITE_OK;
+  }
   switch (col) {
   case AT_PATH: sqlite3_result_text(ctx, r->path, -1, SQLITE_TRANSIENT); break;
   case AT_NAME: sqlite3_result_text(ctx, a->name, -1, SQLITE_TRANSIENT); break;

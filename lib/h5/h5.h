@@ -209,6 +209,8 @@ void h5_type_free(h5_type *t);
 ** global heap references, which h5_vlen_get() resolves. */
 typedef struct h5_attr {
   const char *name;
+  const char *err;     /* NULL, or why this attribute cannot be read: type,
+                          data and dims are then empty (type NULL, rank -1) */
   const h5_type *type;
   int rank;            /* -1: null dataspace */
   uint64_t dims[H5_MAX_RANK];
@@ -219,11 +221,15 @@ typedef struct h5_attr {
 
 /* Call cb for every attribute of o, in storage order.  An object's
 ** attributes are decoded on first use and kept until h5_close, so the
-** h5_attr handed out stays valid that long. */
+** h5_attr handed out stays valid that long.  An attribute that cannot be
+** decoded (a type or dataspace this reader lacks, a damaged message) is
+** handed out with err set and no type, the others as they are; only a
+** damaged attribute index (or out of memory) fails the whole object. */
 typedef int (*h5_attr_cb)(void *ctx, const h5_attr *attr);
 int h5_attr_iter(h5_obj *o, h5_attr_cb cb, void *ctx);
 
-/* The attribute called name (H5_ENOTFOUND if there is none). */
+/* The attribute called name (H5_ENOTFOUND if there is none; an attribute
+** that cannot be decoded: H5_ECORRUPT, the message saying why). */
 int h5_attr_get(h5_obj *o, const char *name, const h5_attr **out);
 
 /* ---- datasets -------------------------------------------------------- */

@@ -12,6 +12,7 @@
 static int attr_decode(h5_file *f, const uint8_t *data, size_t size, h5_attr *a,
                        h5_type **type) {
   h5_cur c = h5c_make(data, size);
+  memset(a, 0, sizeof *a);
   int version = h5c_u8(&c);
   uint8_t flags = 0;
   *type = NULL;
@@ -32,6 +33,7 @@ static int attr_decode(h5_file *f, const uint8_t *data, size_t size, h5_attr *a,
 #undef FIELD
   if (c.bad || nlen == 0 || !memchr(name, 0, nlen))
     return h5_err(f, H5_ECORRUPT, "attribute message malformed");
+  a->name = (const char *)name; /* (kept when the rest cannot be decoded) */
   /* a shared datatype or dataspace is a reference to the real message */
   const uint8_t *tbody = tdata, *sbody = sdata;
   size_t tsize = tlen, ssize = slen;
@@ -46,7 +48,6 @@ static int attr_decode(h5_file *f, const uint8_t *data, size_t size, h5_attr *a,
   }
   if (rc) return rc;
   h5_space space;
-  memset(a, 0, sizeof *a);
   rc = h5_type_decode(f, tbody, tsize, type);
   if (rc == H5_OK) rc = h5_space_decode(f, sbody, ssize, &space);
   if (rc == H5_OK) {
@@ -76,15 +77,20 @@ struct h5_attrtab {
   size_t n, cap;
   h5_attr *v;
   h5_type **types;
+  char **errs;     /* n: why v[i] cannot be read (NULL: it can) */
   size_t *by_name; /* indices of v sorted by name */
   h5_fheap *heap;
 };
 
 void h5_attrtab_free(struct h5_attrtab *t) {
   if (!t) return;
-  for (size_t i = 0; i < t->n; i++) h5_type_free(t->types[i]);
+  for (size_t i = 0; i < t->n; i++) {
+    h5_type_free(t->types[i]);
+    free(t->errs[i]);
+  }
   free(t->v);
   free(t->types);
+  free(t->errs);
   free(t->by_name);
   h5_fheap_close(t->heap);
   free(t);
@@ -100,11 +106,27 @@ static int tab_add(h5_file *f, struct h5_attrtab *t, const uint8_t *data,
     h5_type **nt = realloc(t->types, ncap * sizeof *nt);
     if (!nt) return h5_err(f, H5_ENOMEM, "out of memory");
     t->types = nt;
+    char **ne = realloc(t->errs, ncap * sizeof *ne);
+    if (!ne) return h5_err(f, H5_ENOMEM, "out of memory");
+    t->errs = ne;
     t->cap = ncap;
   }
-  int rc = attr_decode(f, data, size, &t->v[t->n], &t->types[t->n]);
-  if (rc == H5_OK) t->n++;
-  return rc;
+  h5_attr *a = &t->v[t->n];
+  t->errs[t->n] = NULL;
+  int rc = attr_decode(f, data, size, a, &t->types[t->n]);
+  if (rc == H5_ENOMEM) return rc;
+  if (rc != H5_OK) { /* this attribute alone: kept with its error, its name if it has one */
+    const char *name = a->name ? a->name : "";
+    memset(a, 0, sizeof *a);
+    a->name = name;
+    a->rank = -1;
+    if (!(t->errs[t->n] = strdup(h5_errmsg(f)[0] ? h5_errmsg(f) : "cannot be decoded")))
+      return h5_err(f, H5_ENOMEM, "out of memory");
+    a->err = t->errs[t->n];
+    t->types[t->n] = NULL;
+  }
+  t->n++;
+  return H5_OK;
 }
 
 typedef struct dense_attr_walk {
@@ -208,7 +230,9 @@ int h5_attr_get(h5_obj *o, const char *name, const h5_attr **out) {
   if (rc) return rc;
   size_t i = h5_bsearch_name(t->n, attr_name_at, t, name);
   if (i < t->n) {
-    *out = &t->v[t->by_name[i]];
+    const h5_attr *a = &t->v[t->by_name[i]];
+    if (a->err) return h5_err(o->f, H5_ECORRUPT, "attribute '%s': %s", name, a->err);
+    *out = a;
     return H5_OK;
   }
   return h5_err(o->f, H5_ENOTFOUND, "no attribute '%s'", name);

@@ -199,9 +199,14 @@ static int fill_from(h5_file *f, struct h5_dset *d, const h5_ohdr *h) {
     if (version == 1 || version == 2) {
       h5c_skip(&c, 2); /* allocation and fill write times */
       int defined = h5c_u8(&c);
-      if (version == 1 || defined) {
+      /* the size and value only when defined, as libhdf5 reads them (a
+      ** version 1 message may still hold a size field: PyTables writes
+      ** 0xFFFFFFFF, "undefined", with defined 0); the size is signed,
+      ** and one of 0 or below holds no value */
+      if (defined) {
         len = h5c_u32(&c);
-        val = h5c_bytes(&c, len);
+        if (len == 0 || len > INT32_MAX) len = 0;
+        else val = h5c_bytes(&c, len);
       }
     } else if (version == 3) {
       uint8_t flags = h5c_u8(&c);

@@ -24,6 +24,7 @@ typedef struct fz {
 
 static int on_attr(void *ctx, const h5_attr *a) {
   fz *z = ctx;
+  if (a->err) return 0; /* (an attribute this reader cannot decode) */
   strbuf sb = {.limit = 1 << 22};
   (void)h5_json_values(z->f, a->type, a->data, a->rank, a->dims, &sb);
   strbuf_free(&sb);

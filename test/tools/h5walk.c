@@ -190,6 +190,12 @@ static int put_attr(void *ctx, const h5_attr *a) {
   strbuf *o = c->o;
   if (c->n++) strbuf_puts(o, ", ");
   strbuf_json_string(o, a->name, strlen(a->name));
+  if (a->err) { /* an attribute this reader cannot decode: the others are still listed */
+    strbuf_puts(o, ": {\"dtype\": null, \"shape\": null, \"value\": null, \"read_error\": ");
+    strbuf_json_string(o, a->err, strlen(a->err));
+    strbuf_putc(o, '}');
+    return 0;
+  }
   strbuf_puts(o, ": {\"dtype\": ");
   if (h5_json_dtype(a->type, o) != H5_OK) strbuf_puts(o, "null");
   strbuf_puts(o, ", \"shape\": ");

@@ -1150,7 +1150,7 @@ static uint64_t attr_len(size_t i) {
 static int attr_walk_cb(void *ctx, const h5_attr *a) {
   attr_walk *c = ctx;
   size_t i = (size_t)strtoul(a->name + 1, NULL, 10);
-  int ok = a->name[0] == 'a' && a->type->cls == H5_CLASS_INTEGER && a->type->size == 4 &&
+  int ok = a->name[0] == 'a' && a->type && a->type->cls == H5_CLASS_INTEGER && a->type->size == 4 &&
            a->rank == 1 && a->nelems == attr_len(i);
   for (uint64_t j = 0; ok && j < a->nelems; j++)
     ok = (int32_t)util_get_le(a->data + 4 * j, 4) == (int32_t)((int64_t)(i + j) * 3 - 7);

@@ -1,0 +1,134 @@
+"""HDF5 as other programs write it (issue 21): messages and values lib/h5
+must read the way libhdf5 does.
+
+1. A fill value message of version 1 whose "defined" byte is 0 and whose
+   size field is 0xFFFFFFFF (PyTables writes it so: attr-u16.h5) means "no
+   fill value", as libhdf5 reads it; it used to be "fill value message
+   truncated", and h5_ls showed the dataset with NULL dtype, shape and
+   layout without saying why. The file is made with h5py, then its fill
+   message rewritten in place; h5py (libhdf5) reads the rewritten file too.
+2. One attribute lib/h5 cannot decode (a datatype class it does not know)
+   no longer fails h5_attrs for the object: that attribute's row has its
+   name, NULL dtype, shape and value, and the reason in `error`; the other
+   attributes are returned as before.
+3. A dataset whose header cannot be read is still listed by h5_ls, its
+   `error` column saying why (NULL for every readable object).
+
+Run by make check with Debian's /usr/bin/python3 (h5py, numpy).
+"""
+import json
+import os
+import shutil
+import sqlite3
+import struct
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sqltest import check, connect, finish  # noqa: E402
+
+FILL = 12345.678
+
+
+def patch_once(fn, old, new):
+    b = bytearray(open(fn, "rb").read())
+    i = b.find(old)
+    check(i >= 0 and b.find(old, i + 1) < 0, "%s: the bytes to patch occur once" % fn)
+    if i >= 0:
+        b[i:i + len(new)] = new
+        open(fn, "wb").write(bytes(b))
+
+
+def rows(db, sql, args=()):
+    db.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in db.execute(sql, args)]
+    finally:
+        db.row_factory = None
+
+
+def test_fill_v1_undefined(d):
+    fn = os.path.join(d, "fill_v1.h5")
+    with h5py.File(fn, "w", libver="earliest") as f:
+        f.create_dataset("x", data=np.arange(6, dtype="<f4"), chunks=(3,), fillvalue=np.float32(FILL))
+    val = struct.pack("<f", FILL)
+    # version 2, defined: 02 alloc write 01, size 4, the value; made version
+    # 1, undefined, with the size field 0xFFFFFFFF (the value's bytes stay,
+    # unused, as the message's size says)
+    b = open(fn, "rb").read()
+    i = b.find(b"\x01\x04\x00\x00\x00" + val)
+    check(i >= 3 and b[i - 3] == 2, "the fill value message (version 2, defined) is in the file")
+    if i < 3:
+        return
+    patch_once(fn, bytes(b[i - 3:i + 9]), b"\x01" + bytes(b[i - 2:i]) + b"\x00\xff\xff\xff\xff" + val)
+    with h5py.File(fn, "r") as f:  # libhdf5 reads it, the fill value undefined
+        check(list(f["x"][()]) == list(np.arange(6, dtype="<f4")), "h5py reads the rewritten file")
+    db = connect()
+    r = {x["path"]: x for x in rows(db, "SELECT * FROM h5_ls(?)", (fn,))}
+    x = r.get("/x", {})
+    check(x.get("dtype") == "<f4" and x.get("shape") == "[6]" and x.get("layout") == "chunked"
+          and x.get("error") is None, "h5_ls of a version 1 fill message with size 0xFFFFFFFF: %r" % x)
+    got = db.execute("SELECT h5_read_json(?, '/x')", (fn,)).fetchone()[0]
+    check(json.loads(got) == [0, 1, 2, 3, 4, 5], "h5_read_json: %s" % got)
+    check(all(v.get("error") is None for v in r.values()), "no object has an error: %r" % r)
+
+
+def test_attr_isolated(d):
+    fn = os.path.join(d, "attrs.h5")
+    with h5py.File(fn, "w", libver="earliest") as f:
+        g = f.create_group("g")
+        g.attrs["before"] = np.int32(7)
+        g.attrs["odd_one"] = np.array([1, 2], dtype=">i2")  # (the only big-endian int16 in the file)
+        g.attrs["after"] = "text"
+    # its datatype message: fixed-point, version 1, big-endian signed, 2
+    # bytes, offset 0, precision 16; the class made 15 (none)
+    dt = b"\x10\x09\x00\x00\x02\x00\x00\x00\x00\x00\x10\x00"
+    patch_once(fn, dt, b"\x1f" + dt[1:])
+    db = connect()
+    got = {r["name"]: r for r in rows(db, "SELECT * FROM h5_attrs(?, '/g')", (fn,))}
+    check(set(got) == {"before", "odd_one", "after"}, "h5_attrs lists the three attributes: %r" % got)
+    check(got.get("before", {}).get("value") == 7 and got["before"].get("error") is None,
+          "the attribute before: %r" % got.get("before"))
+    check(got.get("after", {}).get("value") == "text" and got["after"].get("error") is None,
+          "the attribute after: %r" % got.get("after"))
+    o = got.get("odd_one", {})
+    check(o.get("dtype") is None and o.get("value") is None and o.get("shape") is None
+          and "class 15" in (o.get("error") or ""), "the undecodable attribute: %r" % o)
+    # every object's attributes, and h5_ls's count
+    allr = rows(db, "SELECT * FROM h5_attrs(?)", (fn,))
+    check(len(allr) == 3, "h5_attrs of the whole file: %r" % allr)
+    ls = {r["path"]: r for r in rows(db, "SELECT * FROM h5_ls(?)", (fn,))}
+    check(ls.get("/g", {}).get("nattrs") == 3 and ls["/g"].get("error") is None, "h5_ls /g: %r" % ls.get("/g"))
+
+
+def test_ls_error(d):
+    fn = os.path.join(d, "badtype.h5")
+    with h5py.File(fn, "w", libver="earliest") as f:
+        f.create_dataset("good", data=np.arange(3, dtype="<f8"))
+        f.create_dataset("bad", data=np.arange(4, dtype=">i2"))
+    dt = b"\x10\x09\x00\x00\x02\x00\x00\x00\x00\x00\x10\x00"
+    patch_once(fn, dt, b"\x1f" + dt[1:])
+    db = connect()
+    ls = {r["path"]: r for r in rows(db, "SELECT * FROM h5_ls(?)", (fn,))}
+    bad, good = ls.get("/bad", {}), ls.get("/good", {})
+    check(bad.get("kind") == "dataset" and bad.get("dtype") is None and "class 15" in (bad.get("error") or ""),
+          "h5_ls says why /bad has no dtype: %r" % bad)
+    check(good.get("dtype") == "<f8" and good.get("error") is None, "h5_ls /good: %r" % good)
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="h5mem_wild_")
+    try:
+        test_fill_v1_undefined(d)
+        test_attr_isolated(d)
+        test_ls_error(d)
+    finally:
+        shutil.rmtree(d)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
