@@ -92,7 +92,7 @@ const char *h5_filter_label(const h5_filter *flt) {
 /* The most bytes any stage may produce: the chunk plus what a compressor
 ** may add to incompressible data (deflate: 5 bytes per 16 KiB block and a
 ** header; scaleoffset: a 21-byte header). */
-static uint64_t stage_cap(const struct h5_dset *d) {
+uint64_t h5_stage_cap(const struct h5_dset *d) {
   return d->chunk_bytes + d->chunk_bytes / 8 + 4096;
 }
 
@@ -181,7 +181,7 @@ static int inflate_into(h5_file *f, const uint8_t *in, size_t inlen, uint64_t li
 static int unfilter_deflate(h5_file *f, const struct h5_dset *d, const uint8_t *in,
                             size_t inlen, uint8_t **out, size_t *outlen) {
   /* deflate expands at most 1032:1, so the input bounds the output too */
-  uint64_t limit = stage_cap(d);
+  uint64_t limit = h5_stage_cap(d);
   if (inlen < (UINT64_MAX - 4096) / 1032 && (uint64_t)inlen * 1032 + 4096 < limit)
     limit = (uint64_t)inlen * 1032 + 4096;
   if (limit > SIZE_MAX) limit = SIZE_MAX;
@@ -211,7 +211,7 @@ static int unfilter_deflate(h5_file *f, const struct h5_dset *d, const uint8_t *
 static int unfilter_lzf(h5_file *f, const struct h5_dset *d, const h5_filter *flt,
                         const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen) {
   uint64_t cap = flt->ncd >= 3 && flt->cd[2] ? flt->cd[2] : d->chunk_bytes;
-  if (cap == 0 || cap > stage_cap(d) || cap > SIZE_MAX)
+  if (cap == 0 || cap > h5_stage_cap(d) || cap > SIZE_MAX)
     return h5_err(f, H5_ECORRUPT, "lzf: bad chunk size %llu", (unsigned long long)cap);
   uint8_t *o = malloc((size_t)cap);
   if (!o) return h5_err(f, H5_ENOMEM, "out of memory");
@@ -478,7 +478,7 @@ static int unfilter_nbit(h5_file *f, const struct h5_dset *d, const h5_filter *f
     return H5_OK;
   }
   uint64_t n = cd[2], size = cd[4];
-  if (size == 0 || n * size > stage_cap(d))
+  if (size == 0 || n * size > h5_stage_cap(d))
     return h5_err(f, H5_ECORRUPT, "nbit: %llu elements of %llu bytes in a chunk of %llu",
                   (unsigned long long)n, (unsigned long long)size,
                   (unsigned long long)d->chunk_bytes);
@@ -555,7 +555,7 @@ static int unfilter_scaleoffset(h5_file *f, const struct h5_dset *d, const h5_fi
       return H5_OK;
     }
   }
-  if (n * size > stage_cap(d))
+  if (n * size > h5_stage_cap(d))
     return h5_err(f, H5_ECORRUPT, "scaleoffset: %llu elements in a chunk of %llu bytes",
                   (unsigned long long)n, (unsigned long long)d->chunk_bytes);
   if (len < 21) return h5_err(f, H5_ECORRUPT, "scaleoffset: chunk of %zu bytes", len);
@@ -650,9 +650,7 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_
     case F_NBIT: rc = unfilter_nbit(f, d, flt, cur, len, &next, &nlen); break;
     case F_SCALEOFFSET: rc = unfilter_scaleoffset(f, d, flt, cur, len, &next, &nlen); break;
     case F_LZF: rc = unfilter_lzf(f, d, flt, cur, len, &next, &nlen); break;
-    default:
-      rc = h5_err(f, H5_EUNSUPPORTED, "filter %u (%s) is not available", flt->id,
-                  h5_filter_label(flt));
+    default: rc = h5_codec_unfilter(f, d, flt, cur, len, &next, &nlen); /* (h5_codec.c) */
     }
     if (rc) {
       free(next);

@@ -343,6 +343,16 @@ void h5_sel_copy_block(const struct h5_dset *d, const h5_sel *sel, const uint64_
 ** buffer of *outlen bytes (the caller frees it). */
 int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask,
                 const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen);
+/* The most bytes one stage of a chunk's pipeline may produce: the chunk
+** plus what a compressor may add to incompressible data. */
+uint64_t h5_stage_cap(const struct h5_dset *d);
+
+/* h5_codec.c: undo one third-party compression filter (szip, lzo, bzip2,
+** blosc, lz4, zstd) through its library, into a malloc'd *out; a filter
+** this build lacks (or no one has): H5_EUNSUPPORTED, "filter N (name) is
+** not available", saying which library the build lacks. */
+int h5_codec_unfilter(h5_file *f, const struct h5_dset *d, const h5_filter *flt, const uint8_t *in, size_t inlen,
+                      uint8_t **out, size_t *outlen);
 
 /* ---- v1 B-trees (h5_btree1.c) ------------------------------------------ */
 

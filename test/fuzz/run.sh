@@ -38,6 +38,11 @@ cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -ffp-contract=off 
   -I$build -I$top/lib -I$top/kernels"
 libs="-lxxhash -lz -lpthread -lm"
 grep -q "define HAVE_LIBDEFLATE 1" "$build/config.h" && libs="-ldeflate $libs"
+# the HDF5 codecs configure found (their libraries are not instrumented)
+codec_libs=$(sed -n 's/^CODEC_LIBS = //p' "$build/Makefile" 2>/dev/null)
+libs="$codec_libs $libs"
+codec_cflags=$(sed -n 's/^CODEC_CFLAGS = //p' "$build/Makefile" 2>/dev/null)
+cflags="$cflags $codec_cflags"
 
 # the library, instrumented for coverage (fuzzer-no-link); each SIMD
 # variant with its flags, as configure.ac builds them

@@ -24,6 +24,13 @@ import subprocess
 import sys
 
 MIN_PASS = 452
+# the corpus's szip files (6) read where the build decodes szip (libaec)
+try:
+    with open(os.path.join(os.getcwd(), "config.h")) as _c:
+        if "#define HAVE_SZIP 1" in _c.read():
+            MIN_PASS += 6
+except OSError:
+    pass
 
 # Negative files that libhdf5 nevertheless opens: the fixtures README asks
 # only for a clean outcome with them, whatever is read.
