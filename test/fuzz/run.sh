@@ -2,7 +2,7 @@
 # test/fuzz/run.sh SECONDS [TARGET ...] - build the libFuzzer targets with
 # clang (ASan + UBSan) and fuzz each for its share of SECONDS.  Targets
 # (test/fuzz/fuzz_TARGET.c), every on-disk format h5mem reads:
-#   h5     lib/h5's reader (seeds: the conformance corpus)
+#   h5     lib/h5's reader (seeds: the conformance corpus, test/data/codecs)
 #   wal    the write-ahead log file (wal_open, wal_replay)
 #   store  log frames replayed into a store (records, deletes, graph ops,
 #          declared columns), or the store's .h5 file damaged
@@ -95,6 +95,8 @@ for t in $targets; do
     if [ -d "$fixtures/files" ]; then
       find "$fixtures/files" -type f -size -1024k -exec cp -n {} "$corpus/" \; 2>/dev/null || true
     fi
+    # one small file per codec of other libraries (test/data/codecs)
+    cp -n "$top"/test/data/codecs/*.h5 "$corpus/" 2>/dev/null || true
   fi
   echo "=== fuzz_$t: ${per}s"
   if ! (cd "$work" && H5MEM_FUZZ_SEEDS="$corpus" "./fuzz_$t" -max_total_time="$per" -timeout=10 \
