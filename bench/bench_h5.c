@@ -3,6 +3,8 @@
 ** machine, files and data (the h5bench-like workloads of the seeds).
 **
 **   make bench/bench_h5 && ./bench/bench_h5 [--reps N] [--dir DIR]
+**   ./bench/bench_h5 [--reps N] --read FILE DATASET   (one row: that dataset
+**                                                      read whole, both sides)
 **
 ** libhdf5 (Debian libhdf5-dev) is linked into this benchmark only.  Each
 ** workload runs reps times per side, alternating sides; the median is
@@ -500,16 +502,112 @@ static void make_matrix(const double *m, const char *ours, const char *theirs,
   H5Fclose(f);
 }
 
+/* ---- --read FILE DSET: one dataset of a file someone else wrote ---------- */
+
+typedef struct read_ctx {
+  const char *file, *dset;
+  size_t bytes;
+  uint8_t *ours, *theirs;
+  hid_t mem_type;
+} read_ctx;
+
+static void ours_read_file(void *p) {
+  read_ctx *c = p;
+  char err[256];
+  h5_file *f;
+  h5_obj *d;
+  if (h5_open(c->file, &f, err, sizeof err)) die("h5_open");
+  if (h5_obj_open_path(f, c->dset, &d) || h5_dset_read(d, c->ours, c->bytes)) {
+    fprintf(stderr, "bench_h5: %s %s: %s\n", c->file, c->dset, h5_errmsg(f));
+    exit(1);
+  }
+  h5_close(f);
+}
+
+static int hdf_try_read(read_ctx *c) {
+  hid_t f = H5Fopen(c->file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = f < 0 ? -1 : H5Dopen2(f, c->dset, H5P_DEFAULT);
+  int ok = d >= 0 && H5Dread(d, c->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, c->theirs) >= 0;
+  if (d >= 0) H5Dclose(d);
+  if (f >= 0) H5Fclose(f);
+  return ok;
+}
+
+static void hdf_read_file(void *p) {
+  if (!hdf_try_read(p)) die("libhdf5 read");
+}
+
+/* Read file's dataset whole with both libraries (their filters through
+** libhdf5's plugins): the same bytes, then the race.  Little-endian data
+** only (ours returns the stored bytes).  When libhdf5 cannot read it (no
+** plugin for its filter), ours alone, and the row says so. */
+static int read_file(const char *file, const char *dset) {
+  char err[256];
+  h5_file *hf;
+  h5_obj *o;
+  h5_dset_info in;
+  if (h5_open(file, &hf, err, sizeof err) || h5_obj_open_path(hf, dset, &o) || h5_dset_info_get(o, &in))
+    die("h5 open");
+  read_ctx c = {file, dset, (size_t)in.nelems * in.type->size, NULL, NULL, -1};
+  h5_close(hf);
+  c.ours = malloc(c.bytes);
+  c.theirs = malloc(c.bytes);
+  if (!c.ours || !c.theirs) die("malloc");
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t d = f < 0 ? -1 : H5Dopen2(f, dset, H5P_DEFAULT);
+  if (d >= 0) {
+    hid_t ft = H5Dget_type(d);
+    c.mem_type = H5Tget_native_type(ft, H5T_DIR_ASCEND);
+    H5Tclose(ft);
+    H5Dclose(d);
+  }
+  if (f >= 0) H5Fclose(f);
+  ours_read_file(&c);
+  int peer = c.mem_type >= 0 && hdf_try_read(&c);
+  if (peer && memcmp(c.ours, c.theirs, c.bytes)) {
+    fprintf(stderr, "bench_h5: %s %s: the two libraries read different bytes\n", file, dset);
+    return 1;
+  }
+  char what[200];
+  snprintf(what, sizeof what, "read %s %s (%.1f MB)", strrchr(file, '/') ? strrchr(file, '/') + 1 : file, dset,
+           (double)c.bytes / 1e6);
+  if (peer) {
+    race(what, "the same file", ours_read_file, hdf_read_file, &c);
+  } else {
+    double *a = malloc((size_t)reps * sizeof *a);
+    if (!a) die("malloc");
+    for (int r = 0; r < reps; r++) {
+      double t0 = now();
+      ours_read_file(&c);
+      a[r] = now() - t0;
+    }
+    printf("| %-44s | %10.1f | %10s | %6s | %s |\n", what, median(a, reps) * 1e6, "-", "-",
+           "libhdf5 cannot read it (no plugin for its filter)");
+    free(a);
+  }
+  free(c.ours);
+  free(c.theirs);
+  if (c.mem_type >= 0) H5Tclose(c.mem_type);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  const char *rfile = NULL, *rdset = NULL;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--dir")) snprintf(dir, sizeof dir, "%s", argv[i + 1]);
-    else {
-      fprintf(stderr, "usage: bench_h5 [--reps N] [--dir DIR]\n");
+    else if (!strcmp(argv[i], "--read") && i + 2 < argc) {
+      rfile = argv[i + 1];
+      rdset = argv[i + 2];
+      i++;
+    } else {
+      fprintf(stderr, "usage: bench_h5 [--reps N] [--dir DIR] [--read FILE DATASET]\n");
       return 2;
     }
   }
   if (reps < 1) reps = 1;
+  if (rfile) return read_file(rfile, rdset);
   unsigned maj, min, rel;
   H5get_libversion(&maj, &min, &rel);
   time_t t = time(NULL);
