@@ -113,6 +113,9 @@ typedef struct rd {
   /* chunks already read, one bit per chunk of the box the selection's
      chunks span (NULL when that box is too large to track) */
   uint8_t *seen;
+  /* the chunks whose data reached out, same bits (NULL: the caller filled
+     out beforehand, so chunks never written need nothing) */
+  uint8_t *got;
   uint64_t box_lo[H5_MAX_RANK], box_n[H5_MAX_RANK];
   h5_amap verified;    /* index blocks whose checksum was verified */
   h5_chunk_cb visit;   /* hand each chunk to visit instead of decoding it */
@@ -181,7 +184,7 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
       return rc;
     }
     if (declen < d->chunk_bytes) {
-      free(dec);
+      h5_stage_free(dec);
       return h5_err(f, H5_ECORRUPT, "chunk at %llu decodes to %zu bytes, not %llu",
                     (unsigned long long)addr, declen, (unsigned long long)d->chunk_bytes);
     }
@@ -193,7 +196,48 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
                     (unsigned long long)addr, (unsigned long long)d->chunk_bytes);
   }
   h5_sel_copy_block(d, r->sel, origin, r->cdims, data, r->out);
-  free(dec);
+  h5_stage_free(dec);
+  if (r->got) {
+    uint64_t bit = 0;
+    for (int k = 0; k < r->rank; k++) bit = bit * r->box_n[k] + (scaled[k] - r->box_lo[k]);
+    r->got[bit / 8] |= (uint8_t)(1u << (bit % 8));
+  }
+  return H5_OK;
+}
+
+/* After a walk that tracked r->got: the fill value into the selected parts
+** of the chunks whose data did not come (never written, or not listed). */
+static int fill_missing(rd *r) {
+  struct h5_dset *d = r->d;
+  uint64_t box = 1;
+  for (int k = 0; k < r->rank; k++) box *= r->box_n[k];
+  uint8_t *blk = NULL;
+  uint64_t scaled[H5_MAX_RANK], origin[H5_MAX_RANK], lo, hi;
+  for (uint64_t bit = 0; bit < box; bit++) {
+    if (r->got[bit / 8] & (1u << (bit % 8))) continue;
+    uint64_t rest = bit;
+    int wanted = 1;
+    for (int k = r->rank - 1; k >= 0; k--) {
+      scaled[k] = r->box_lo[k] + rest % r->box_n[k];
+      rest /= r->box_n[k];
+    }
+    for (int k = 0; k < r->rank && wanted; k++) {
+      if (scaled[k] >= r->nchunks[k]) {
+        wanted = 0;
+        break;
+      }
+      origin[k] = scaled[k] * r->cdims[k];
+      uint64_t end = r->cdims[k] > d->space.dims[k] - origin[k] ? d->space.dims[k] : origin[k] + r->cdims[k];
+      wanted = sel_range(r->sel, k, origin[k], end, &lo, &hi);
+    }
+    if (!wanted) continue;
+    if (!blk) {
+      if (!(blk = h5_stage_alloc((size_t)d->chunk_bytes))) return h5_err(r->f, H5_ENOMEM, "out of memory");
+      h5_fill(d, blk, d->chunk_bytes / d->type->size);
+    }
+    h5_sel_copy_block(d, r->sel, origin, r->cdims, blk, r->out);
+  }
+  h5_stage_free(blk);
   return H5_OK;
 }
 
@@ -745,8 +789,12 @@ static int bt2_chunk(void *ctx, const uint8_t *rec, size_t len) {
 
 /* ---- entry points ---------------------------------------------------------- */
 
+/* Walk the chunks sel touches: each one's data copied into out (or handed
+** to visit).  fill: the fill value too, where no chunk's data lands
+** (tracked chunk by chunk when the chunks are few enough, else out filled
+** first). */
 static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
-                        size_t outlen, h5_chunk_cb visit, void *vctx) {
+                        size_t outlen, h5_chunk_cb visit, void *vctx, int fill) {
   rd r;
   memset(&r, 0, sizeof r);
   r.visit = visit;
@@ -762,7 +810,10 @@ static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
   if (d->chunk_bytes > SIZE_MAX)
     return h5_err(f, H5_EUNSUPPORTED, "chunks of %llu bytes",
                   (unsigned long long)d->chunk_bytes);
-  if (d->addr == H5_UNDEF_ADDR) return H5_OK;
+  if (d->addr == H5_UNDEF_ADDR) {
+    if (fill) h5_fill(d, out, outlen / d->type->size);
+    return H5_OK;
+  }
   uint64_t box = 1;
   for (int k = 0; k < r.rank; k++) {
     uint64_t c = d->info.chunk[k], dim = d->space.dims[k], mx = d->space.maxdims[k];
@@ -783,6 +834,17 @@ static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
     r.seen = calloc((size_t)((box + 7) / 8), 1);
     if (!r.seen) return h5_err(f, H5_ENOMEM, "out of memory");
   }
+  /* the fill value only where no chunk's data lands (the common case:
+     nowhere), when the box is small enough to track and the caller asks */
+  if (fill && !visit && box && box <= budget && d->chunk_bytes % d->type->size == 0) {
+    r.got = calloc((size_t)((box + 7) / 8), 1);
+    if (!r.got) {
+      free(r.seen);
+      return h5_err(f, H5_ENOMEM, "out of memory");
+    }
+  } else if (fill) {
+    h5_fill(d, out, outlen / d->type->size);
+  }
   int rc;
   switch (d->cidx) {
   case H5_CIDX_BTREE1:
@@ -795,14 +857,20 @@ static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
   case H5_CIDX_BTREE2: rc = h5_bt2_iter(f, d->addr, bt2_chunk, &r); break;
   default: rc = h5_err(f, H5_ECORRUPT, "chunk index type %d", d->cidx);
   }
+  if (rc == H5_OK && r.got) rc = fill_missing(&r);
   free(r.seen);
+  free(r.got);
   h5_amap_free(&r.verified);
   return rc;
 }
 
 int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
                         size_t outlen) {
-  return chunked_walk(f, d, sel, out, outlen, NULL, NULL);
+  return chunked_walk(f, d, sel, out, outlen, NULL, NULL, 0);
+}
+
+int h5_chunked_read_fill(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out, size_t outlen) {
+  return chunked_walk(f, d, sel, out, outlen, NULL, NULL, 1);
 }
 
 /* The whole current extent as a selection; 0 when it is empty. */
@@ -826,7 +894,7 @@ int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen) 
 int h5_chunked_each(h5_file *f, struct h5_dset *d, h5_chunk_cb cb, void *ctx) {
   h5_sel sel;
   if (!whole_sel(d, &sel)) return H5_OK;
-  return chunked_walk(f, d, &sel, NULL, 0, cb, ctx);
+  return chunked_walk(f, d, &sel, NULL, 0, cb, ctx, 0);
 }
 
 static int add_size(void *ctx, const uint64_t *offset, uint64_t addr, uint64_t size,

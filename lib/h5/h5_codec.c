@@ -53,7 +53,7 @@ __attribute__((unused)) static int out_buf(h5_file *f, const struct h5_dset *d, 
   if (n > h5_stage_cap(d) || n > SIZE_MAX)
     return h5_err(f, H5_ECORRUPT, "%s: the data claims %llu bytes, more than a chunk of %llu", who,
                   (unsigned long long)n, (unsigned long long)d->chunk_bytes);
-  *out = malloc(n ? (size_t)n : 1);
+  *out = h5_stage_alloc((size_t)n);
   return *out ? H5_OK : h5_err(f, H5_ENOMEM, "out of memory (%llu bytes for %s)", (unsigned long long)n, who);
 }
 
@@ -83,7 +83,7 @@ static int szip_decode(h5_file *f, const struct h5_dset *d, const h5_filter *flt
   size_t got = n;
   int r = SZ_BufftoBuffDecompress(*out, &got, in + 4, inlen - 4, &p);
   if (r != SZ_OK || got != n) {
-    free(*out);
+    h5_stage_free(*out);
     *out = NULL;
     return h5_err(f, H5_ECORRUPT, "szip: the chunk does not decode (error %d, %zu of %u bytes)", r, got,
                   (unsigned)n);
@@ -122,7 +122,7 @@ static int lzo_decode(h5_file *f, const struct h5_dset *d, const uint8_t *in, si
       return H5_OK;
     }
   }
-  free(*out);
+  h5_stage_free(*out);
   *out = NULL;
   return h5_err(f, H5_ECORRUPT, "lzo: the chunk does not decode");
 }
@@ -139,7 +139,7 @@ static int bzip2_decode(h5_file *f, const struct h5_dset *d, const uint8_t *in, 
   unsigned got = (unsigned)cap;
   int r = BZ2_bzBuffToBuffDecompress((char *)*out, &got, (char *)(uintptr_t)in, (unsigned)inlen, 0, 0);
   if (r != BZ_OK) {
-    free(*out);
+    h5_stage_free(*out);
     *out = NULL;
     return h5_err(f, H5_ECORRUPT, "bzip2: the chunk does not decode (%s)",
                   r == BZ_OUTBUFF_FULL ? "it holds more than a chunk" : "a damaged stream");
@@ -157,9 +157,9 @@ static int blosc_decode(h5_file *f, const struct h5_dset *d, const uint8_t *in, 
     return h5_err(f, H5_ECORRUPT, "blosc: the chunk is not a valid blosc buffer");
   int rc = out_buf(f, d, "blosc", n, out);
   if (rc) return rc;
-  int got = blosc_decompress_ctx(in, *out, n, 1);
+  int got = blosc_decompress_ctx(in, *out, n, 1); /* (no global state: safe beside the host's own blosc) */
   if (got < 0 || (size_t)got != n) {
-    free(*out);
+    h5_stage_free(*out);
     *out = NULL;
     return h5_err(f, H5_ECORRUPT, "blosc: the chunk does not decode (%d)", got);
   }
@@ -196,7 +196,7 @@ static int lz4_decode(h5_file *f, const struct h5_dset *d, const uint8_t *in, si
   *outlen = (size_t)n;
   return H5_OK;
 corrupt:
-  free(*out);
+  h5_stage_free(*out);
   *out = NULL;
   return h5_err(f, H5_ECORRUPT, "lz4: the chunk does not decode (at byte %zu)", ip);
 }
@@ -212,7 +212,7 @@ static int zstd_decode(h5_file *f, const struct h5_dset *d, const uint8_t *in, s
   if (rc) return rc;
   size_t got = ZSTD_decompress(*out, (size_t)cap, in, inlen);
   if (ZSTD_isError(got) || (n != ZSTD_CONTENTSIZE_UNKNOWN && got != n)) {
-    free(*out);
+    h5_stage_free(*out);
     *out = NULL;
     return h5_err(f, H5_ECORRUPT, "zstd: the chunk does not decode (%s)",
                   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "a different size");

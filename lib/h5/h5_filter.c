@@ -15,7 +15,9 @@
 */
 #include "config.h"
 
+#include <malloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <zlib.h>
 #ifdef HAVE_LIBDEFLATE
 #include <libdeflate.h>
@@ -94,6 +96,73 @@ const char *h5_filter_label(const h5_filter *flt) {
 ** header; scaleoffset: a 21-byte header). */
 uint64_t h5_stage_cap(const struct h5_dset *d) {
   return d->chunk_bytes + d->chunk_bytes / 8 + 4096;
+}
+
+/* ---- stage buffers ------------------------------------------------------- */
+
+/* Each thread keeps the last two large stage buffers it freed and hands
+** them out again: a chunked read then reuses the same memory chunk after
+** chunk, where fresh allocations of a chunk's size would be new pages to
+** fault in each time (the cost that dominated reading blosc or szip
+** chunks).  Buffers of 64 KiB to 64 MiB are kept; the cache is freed when
+** its thread exits. */
+#define STAGE_KEEP_MIN ((size_t)64 << 10)
+#define STAGE_KEEP_MAX ((size_t)64 << 20)
+
+typedef struct stage_cache {
+  void *p[2];
+  size_t cap[2];
+} stage_cache;
+
+static pthread_key_t stage_key;
+static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
+static int stage_key_ok;
+
+static void stage_cache_free(void *v) {
+  stage_cache *c = v;
+  free(c->p[0]);
+  free(c->p[1]);
+  free(c);
+}
+
+static void stage_key_make(void) { stage_key_ok = pthread_key_create(&stage_key, stage_cache_free) == 0; }
+
+static stage_cache *stage_cache_get(int make) {
+  pthread_once(&stage_once, stage_key_make);
+  if (!stage_key_ok) return NULL;
+  stage_cache *c = pthread_getspecific(stage_key);
+  if (!c && make && (c = calloc(1, sizeof *c)) && pthread_setspecific(stage_key, c)) {
+    free(c);
+    c = NULL;
+  }
+  return c;
+}
+
+void *h5_stage_alloc(size_t n) {
+  if (n >= STAGE_KEEP_MIN / 2) {
+    stage_cache *c = stage_cache_get(0);
+    for (int i = 0; c && i < 2; i++)
+      if (c->p[i] && c->cap[i] >= n && c->cap[i] / 4 <= n) {
+        void *p = c->p[i];
+        c->p[i] = NULL;
+        return p;
+      }
+  }
+  return malloc(n ? n : 1);
+}
+
+void h5_stage_free(void *p) {
+  if (!p) return;
+  size_t cap = malloc_usable_size(p);
+  stage_cache *c = cap >= STAGE_KEEP_MIN && cap <= STAGE_KEEP_MAX ? stage_cache_get(1) : NULL;
+  if (!c) {
+    free(p);
+    return;
+  }
+  int i = !c->p[0] ? 0 : !c->p[1] ? 1 : c->cap[0] <= c->cap[1] ? 0 : 1; /* (an empty slot, or the smaller) */
+  free(c->p[i]);
+  c->p[i] = p;
+  c->cap[i] = cap;
 }
 
 /* ---- deflate ---------------------------------------------------------- */
@@ -188,13 +257,13 @@ static int unfilter_deflate(h5_file *f, const struct h5_dset *d, const uint8_t *
   size_t alloc = d->chunk_bytes && d->chunk_bytes < limit ? (size_t)d->chunk_bytes
                                                             : (size_t)limit;
   if (alloc == 0) alloc = 1;
-  uint8_t *buf = malloc(alloc);
+  uint8_t *buf = h5_stage_alloc(alloc);
   if (!buf)
     return h5_err(f, H5_ENOMEM, "out of memory (%zu bytes to inflate a chunk)", alloc);
   size_t produced = 0;
   int rc = inflate_into(f, in, inlen, limit, &buf, alloc, &produced);
   if (rc) {
-    free(buf);
+    h5_stage_free(buf);
     return rc;
   }
   *out = buf;
@@ -213,7 +282,7 @@ static int unfilter_lzf(h5_file *f, const struct h5_dset *d, const h5_filter *fl
   uint64_t cap = flt->ncd >= 3 && flt->cd[2] ? flt->cd[2] : d->chunk_bytes;
   if (cap == 0 || cap > h5_stage_cap(d) || cap > SIZE_MAX)
     return h5_err(f, H5_ECORRUPT, "lzf: bad chunk size %llu", (unsigned long long)cap);
-  uint8_t *o = malloc((size_t)cap);
+  uint8_t *o = h5_stage_alloc((size_t)cap);
   if (!o) return h5_err(f, H5_ENOMEM, "out of memory");
   size_t ip = 0, op = 0;
   while (ip < inlen) {
@@ -241,7 +310,7 @@ static int unfilter_lzf(h5_file *f, const struct h5_dset *d, const h5_filter *fl
   *outlen = op;
   return H5_OK;
 corrupt:
-  free(o);
+  h5_stage_free(o);
   return h5_err(f, H5_ECORRUPT, "lzf: corrupt data at byte %zu", ip);
 }
 
@@ -255,7 +324,7 @@ static int unfilter_shuffle(h5_file *f, const struct h5_dset *d, const h5_filter
   *out = NULL;
   if (es <= 1 || len / es <= 1) return H5_OK; /* nothing was shuffled */
   size_t n = len / es;
-  uint8_t *buf = malloc(len);
+  uint8_t *buf = h5_stage_alloc(len);
   if (!buf) return h5_err(f, H5_ENOMEM, "out of memory");
   for (size_t k = 0; k < es; k++) {
     const uint8_t *plane = in + k * n;
@@ -483,8 +552,9 @@ static int unfilter_nbit(h5_file *f, const struct h5_dset *d, const h5_filter *f
                   (unsigned long long)n, (unsigned long long)size,
                   (unsigned long long)d->chunk_bytes);
   nbit c = {f, cd, flt->ncd, {in, (uint64_t)len * 8, 0}, NULL, (size_t)(n * size), 0};
-  c.out = calloc(c.outlen ? c.outlen : 1, 1);
+  c.out = h5_stage_alloc(c.outlen);
   if (!c.out) return h5_err(f, H5_ENOMEM, "out of memory");
+  memset(c.out, 0, c.outlen);
   int rc = H5_OK;
   if (cd[3] == NB_ATOMIC) {
     if ((rc = nb_params(&c, 0, 8)) == H5_OK)
@@ -500,7 +570,7 @@ static int unfilter_nbit(h5_file *f, const struct h5_dset *d, const h5_filter *f
     rc = h5_err(f, H5_ECORRUPT, "nbit: datatype class %u", cd[3]);
   }
   if (rc) {
-    free(c.out);
+    h5_stage_free(c.out);
     return rc;
   }
   *out = c.out;
@@ -565,7 +635,7 @@ static int unfilter_scaleoffset(h5_file *f, const struct h5_dset *d, const h5_fi
   if (minbits > size * 8)
     return h5_err(f, H5_ECORRUPT, "scaleoffset: %u bits for %u-byte values", minbits, size);
   size_t olen = (size_t)(n * size);
-  uint8_t *o = malloc(olen ? olen : 1);
+  uint8_t *o = h5_stage_alloc(olen);
   if (!o) return h5_err(f, H5_ENOMEM, "out of memory");
   const uint8_t *data = in + 21;
   size_t dlen = len - 21;
@@ -573,7 +643,7 @@ static int unfilter_scaleoffset(h5_file *f, const struct h5_dset *d, const h5_fi
   if (minbits == size * 8) {
     /* full precision: the values as they are, little-endian */
     if (dlen < olen) {
-      free(o);
+      h5_stage_free(o);
       return h5_err(f, H5_ECORRUPT, "scaleoffset: chunk data ends early");
     }
     for (uint64_t i = 0; i < n; i++)
@@ -583,7 +653,7 @@ static int unfilter_scaleoffset(h5_file *f, const struct h5_dset *d, const h5_fi
     return H5_OK;
   }
   if (minbits && (uint64_t)dlen * 8 / minbits < n) {
-    free(o);
+    h5_stage_free(o);
     return h5_err(f, H5_ECORRUPT, "scaleoffset: chunk data ends early");
   }
   bitin b = {data, (uint64_t)dlen * 8, 0};
@@ -653,19 +723,19 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_
     default: rc = h5_codec_unfilter(f, d, flt, cur, len, &next, &nlen); /* (h5_codec.c) */
     }
     if (rc) {
-      free(next);
-      free(own);
+      h5_stage_free(next);
+      h5_stage_free(own);
       return rc;
     }
     if (next) {
-      free(own);
+      h5_stage_free(own);
       own = next;
       cur = next;
     }
     len = nlen;
   }
   if (!own) {
-    own = malloc(len ? len : 1);
+    own = h5_stage_alloc(len);
     if (!own) return h5_err(f, H5_ENOMEM, "out of memory");
     memcpy(own, cur, len);
   }

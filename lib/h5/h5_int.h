@@ -331,6 +331,10 @@ typedef struct h5_sel {
 ** selection touches, one at a time; unwritten chunks leave out as it is. */
 int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
                         size_t outlen);
+/* The same, unwritten chunks (and chunks the index does not list) given
+** the fill value: out need not be filled first (the fill is written only
+** where no chunk's data lands). */
+int h5_chunked_read_fill(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out, size_t outlen);
 
 /* Copy the elements sel selects from the block of data at origin (bdims
 ** elements per dimension, C order, clipped to the dataset's extent) to
@@ -346,6 +350,12 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask,
 /* The most bytes one stage of a chunk's pipeline may produce: the chunk
 ** plus what a compressor may add to incompressible data. */
 uint64_t h5_stage_cap(const struct h5_dset *d);
+
+/* A stage's output buffer, and its release: large ones are kept by the
+** thread for its next chunk (h5_filter.c).  h5_unfilter's *out is one:
+** release it with h5_stage_free. */
+void *h5_stage_alloc(size_t n);
+void h5_stage_free(void *p);
 
 /* h5_codec.c: undo one third-party compression filter (szip, lzo, bzip2,
 ** blosc, lz4, zstd) through its library, into a malloc'd *out; a filter
