@@ -47,7 +47,7 @@ static double median(double *t, int n) {
   return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
 }
 
-static void die(const char *what) {
+__attribute__((noreturn)) static void die(const char *what) {
   fprintf(stderr, "bench_h5: %s failed\n", what);
   exit(1);
 }
