@@ -31,6 +31,8 @@ import time
 import h5py
 import numpy as np
 
+from benchutil import git_commit
+
 BUILD = os.getcwd()
 SRCDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -91,8 +93,7 @@ def main():
     ap.add_argument("--mb", type=int, default=64)
     ap.add_argument("--reps", type=int, default=7)
     a = ap.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                            cwd=SRCDIR).stdout.strip()
+    commit = git_commit(SRCDIR)
     d = tempfile.mkdtemp(prefix="bench_codecs_")
     nbytes, files = make(d, a.mb)
     print("# %s, commit %s, %s, h5py %s (libhdf5 %s); %.0f MB float32 per file, chunks of 1 MiB, median of %d" % (

@@ -20,13 +20,12 @@ import os
 import platform
 import sqlite3
 import statistics
-import subprocess
 import tempfile
 import time
 
 import numpy as np
 
-from benchutil import centres, clustered, pct
+from benchutil import centres, clustered, pct, git_commit
 
 BUILD = os.getcwd()
 SRCDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,8 +55,7 @@ def main():
     ap.add_argument("--n", type=int, default=100000)
     ap.add_argument("--queries", type=int, default=100)
     a = ap.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                            cwd=SRCDIR).stdout.strip()
+    commit = git_commit(SRCDIR)
     d = tempfile.mkdtemp(prefix="bench_filter_")
     n = a.n
     xs, qs, bucket, user, quser = data(n, a.queries)

@@ -22,13 +22,12 @@ import os
 import platform
 import sqlite3
 import statistics
-import subprocess
 import tempfile
 import time
 
 import numpy as np
 
-from benchutil import centres, clustered, pct
+from benchutil import centres, clustered, pct, git_commit
 
 BUILD = os.getcwd()
 SRCDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,8 +47,7 @@ def main():
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--queries", type=int, default=200)
     a = ap.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                            cwd=SRCDIR).stdout.strip()
+    commit = git_commit(SRCDIR)
     d = tempfile.mkdtemp(prefix="bench_mm_")
     print("# %s, commit %s, %s, SQLite %s; %d queries, k = 10, cosine, exact scans" % (
         time.strftime("%Y-%m-%d"), commit, platform.machine(), sqlite3.sqlite_version, a.queries))

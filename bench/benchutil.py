@@ -3,6 +3,7 @@ connections that load the freshly built extension (run from the build
 directory: ./h5mem.so) and SQL quoting; and what the vector benchmarks
 share among themselves: seed 002's clustered data and a percentile."""
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "sql"))
@@ -28,3 +29,9 @@ def pct(xs, p):
     """The p-th percentile of xs (the element at that rank)."""
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
+
+
+def git_commit(srcdir):
+    """The source tree's commit (12 hex digits), as the figures cite it."""
+    return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                          cwd=srcdir).stdout.strip()
