@@ -16,8 +16,49 @@
 #include "util/utf8.h"
 #include "vtab_int.h"
 
-/* A JSON array of n numbers into out (doubles).  0 or -1 with *msg. */
-static int json_numbers(const char *s, uint64_t n, double *out, char **msg) {
+/* An integer literal at s (optional '-', digits, nothing of a fraction or
+** an exponent after them) read exactly: *neg and its magnitude *mag, the
+** end in *end.  0 when s is no such literal, or its magnitude exceeds
+** 2^64 - 1 (then a double is as good as it gets). */
+static int exact_int(const char *s, const char **end, int *neg, uint64_t *mag) {
+  const char *p = s;
+  *neg = *p == '-';
+  if (*neg) p++;
+  if (*p < '0' || *p > '9') return 0;
+  uint64_t m = 0;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    unsigned dg = (unsigned)(*p - '0');
+    if (m > (UINT64_MAX - dg) / 10) return 0;
+    m = m * 10 + dg;
+  }
+  if (*p == '.' || *p == 'e' || *p == 'E') return 0;
+  *end = p;
+  *mag = m;
+  return 1;
+}
+
+/* An element written from an exact integer: what put_number takes. */
+typedef struct exint {
+  int kind;    /* 0: use the double; 1: iv; 2: u, above INT64_MAX */
+  int64_t iv;
+  uint64_t u;
+} exint;
+
+static exint exint_of(int neg, uint64_t mag) {
+  exint e = {0, 0, 0};
+  if (!neg && mag > (uint64_t)INT64_MAX) {
+    e.kind = 2;
+    e.u = mag;
+  } else if (!neg || mag <= (uint64_t)INT64_MAX + 1) {
+    e.kind = 1;
+    e.iv = neg ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+  }
+  return e;
+}
+
+/* A JSON array of n numbers into out (doubles), and where ints is given
+** each integer element exactly too.  0 or -1 with *msg. */
+static int json_numbers(const char *s, uint64_t n, double *out, exint *ints, char **msg) {
   const char *p = s;
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
   if (*p != '[') goto bad;
@@ -31,6 +72,12 @@ static int json_numbers(const char *s, uint64_t n, double *out, char **msg) {
     }
     char *end;
     if (!(*p == '-' || (*p >= '0' && *p <= '9'))) goto bad;
+    if (ints) {
+      const char *ie;
+      int neg;
+      uint64_t mag;
+      ints[k] = exact_int(p, &ie, &neg, &mag) ? exint_of(neg, mag) : (exint){0, 0, 0};
+    }
     locale_t loc = util_c_locale();
     out[k] = loc ? strtod_l(p, &end, loc) : strtod(p, &end);
     if (end == p) goto bad;
@@ -98,6 +145,23 @@ static int float_range(double d, unsigned size, char **msg) {
                          v ? v : "?", size * 8, size == 2 ? "65504" : "3.40282347e+38");
   sqlite3_free(v);
   return -1;
+}
+
+static int put_number(const h5_type *t, uint8_t *p, double d, int64_t iv, int is_int, char **msg);
+
+/* An exact integer e (or the double d when e is none) into an element. */
+static int put_exact(const h5_type *t, uint8_t *p, double d, exint e, char **msg) {
+  if (e.kind == 1) return put_number(t, p, d, e.iv, 1, msg);
+  if (e.kind == 0) return put_number(t, p, d, 0, 0, msg);
+  /* above INT64_MAX: a uint64 holds it exactly, a float rounds it */
+  if (t->cls == H5_CLASS_FLOAT) return put_number(t, p, (double)e.u, 0, 0, msg);
+  if (t->is_signed || t->size != 8) {
+    *msg = sqlite3_mprintf("%llu is out of range for %s%u", (unsigned long long)e.u, t->is_signed ? "int" : "uint",
+                           (unsigned)t->size * 8);
+    return -1;
+  }
+  put_bytes(p, &e.u, 8, t->big_endian);
+  return 0;
 }
 
 /* A number d into an integer or float element. */
@@ -182,7 +246,13 @@ int h5vt_writable(const h5_type *t) {
 /* n numbers (a float32 BLOB or a JSON array) into elements of type t. */
 int h5vt_put_array(const h5_type *t, uint8_t *p, uint64_t n, sqlite3_value *v, char **msg) {
   double *d = sqlite3_malloc64(n * sizeof *d + 1);
-  if (!d) return SQLITE_NOMEM;
+  exint *ints = t->cls == H5_CLASS_INTEGER ? sqlite3_malloc64(n * sizeof *ints + 1) : NULL;
+  if (!d || (t->cls == H5_CLASS_INTEGER && !ints)) {
+    sqlite3_free(d);
+    sqlite3_free(ints);
+    return SQLITE_NOMEM;
+  }
+  for (uint64_t k = 0; ints && k < n; k++) ints[k] = (exint){0, 0, 0};
   int rc = 0;
   if (sqlite3_value_type(v) == SQLITE_BLOB) {
     const uint8_t *b = sqlite3_value_blob(v);
@@ -200,7 +270,7 @@ int h5vt_put_array(const h5_type *t, uint8_t *p, uint64_t n, sqlite3_value *v, c
       }
     }
   } else if (sqlite3_value_type(v) == SQLITE_TEXT) {
-    rc = json_numbers((const char *)sqlite3_value_text(v), n, d, msg);
+    rc = json_numbers((const char *)sqlite3_value_text(v), n, d, ints, msg);
   } else {
     *msg = sqlite3_mprintf("expected a float32 BLOB or a JSON array of %llu numbers, not %s",
                            (unsigned long long)n,
@@ -208,8 +278,9 @@ int h5vt_put_array(const h5_type *t, uint8_t *p, uint64_t n, sqlite3_value *v, c
     rc = -1;
   }
   for (uint64_t k = 0; rc == 0 && k < n; k++)
-    rc = put_number(t, p + k * t->size, d[k], 0, 0, msg);
+    rc = ints ? put_exact(t, p + k * t->size, d[k], ints[k], msg) : put_number(t, p + k * t->size, d[k], 0, 0, msg);
   sqlite3_free(d);
+  sqlite3_free(ints);
   return rc;
 }
 
@@ -237,6 +308,16 @@ int h5vt_put_value(h5vt *vt, const h5_type *t, uint8_t *p, sqlite3_value *v, cha
       if (t->cls == H5_CLASS_FLOAT) return put_number(t, p, NAN, 0, 0, msg);
       *msg = sqlite3_mprintf("NULL in an integer column (HDF5 has no NULL; floats store NaN)");
       return -1;
+    }
+    if (vtype == SQLITE_TEXT && t->cls == H5_CLASS_INTEGER) { /* an integer in text: exactly, beyond int64 too */
+      const char *s = (const char *)sqlite3_value_text(v), *e;
+      int neg;
+      uint64_t mag;
+      while (s && (*s == ' ' || *s == '\t')) s++;
+      if (s && exact_int(s, &e, &neg, &mag)) {
+        while (*e == ' ' || *e == '\t') e++;
+        if (!*e) return put_exact(it, p, neg ? -(double)mag : (double)mag, exint_of(neg, mag), msg);
+      }
     }
     int nt = sqlite3_value_numeric_type(v);
     if (nt != SQLITE_INTEGER && nt != SQLITE_FLOAT) {

@@ -13,6 +13,11 @@ must read the way libhdf5 does.
    attributes are returned as before.
 3. A dataset whose header cannot be read is still listed by h5_ls, its
    `error` column saying why (NULL for every readable object).
+4. Writing (USING h5(schema=...)): integers given as text or in JSON
+   arrays are stored exactly over the type's whole range, beyond SQLite's
+   int64 and a double's 53 bits ('9223372036854775809' and
+   '18446744073709551615' into uint64, as h5py reads them back); one past
+   the range is an error naming it.
 
 Run by make check with Debian's /usr/bin/python3 (h5py, numpy).
 """
@@ -119,12 +124,43 @@ def test_ls_error(d):
     check(good.get("dtype") == "<f8" and good.get("error") is None, "h5_ls /good: %r" % good)
 
 
+def test_uint64_exact(d):
+    fn = os.path.join(d, "u64.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE w USING h5(file='%s', dataset='/w', "
+               "schema='u uint64, i int64, uv uint64[2], s int16')" % fn)
+    ins = "INSERT INTO w(u, i, uv, s) VALUES "
+    db.execute(ins + "('9223372036854775809', '-9223372036854775808', "
+               "'[18446744073709551615, 9223372036854775809]', ' -32768 ')")
+    db.execute(ins + "('18446744073709551615', 9223372036854775807, '[0, 9007199254740993]', 32767)")
+    for bad, col, word in (("('18446744073709551616', 0, '[0,0]', 0)", "u", "uint64"),
+                           ("('-1', 0, '[0,0]', 0)", "u", "uint64"),
+                           ("(0, '9223372036854775808', '[0,0]', 0)", "i", "int64"),
+                           ("(0, 0, '[18446744073709551616, 0]', 0)", "uv", "uint64"),
+                           ("(0, 0, '[0, -1]', 0)", "uv", "uint64"),
+                           ("(0, 0, '[0, 0]', '32768')", "s", "int16")):
+        try:
+            db.execute(ins + bad)
+            check(False, "%s must be refused" % bad)
+        except sqlite3.Error as e:
+            check("column %s" % col in str(e) and word in str(e), "%s: %s" % (bad, e))
+    db.close()
+    with h5py.File(fn, "r") as f:
+        w = f["w"][()]
+    check([int(x) for x in w["u"]] == [9223372036854775809, 18446744073709551615], "uint64: %r" % w["u"])
+    check([int(x) for x in w["i"]] == [-9223372036854775808, 9223372036854775807], "int64: %r" % w["i"])
+    check([[int(x) for x in r] for r in w["uv"]] == [[18446744073709551615, 9223372036854775809],
+                                                     [0, 9007199254740993]], "uint64[2]: %r" % w["uv"])
+    check([int(x) for x in w["s"]] == [-32768, 32767], "int16: %r" % w["s"])
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem_wild_")
     try:
         test_fill_v1_undefined(d)
         test_attr_isolated(d)
         test_ls_error(d)
+        test_uint64_exact(d)
     finally:
         shutil.rmtree(d)
     finish()
