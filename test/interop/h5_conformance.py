@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-MIN_PASS = 452
+MIN_PASS = 453
 # the corpus's szip files (6) read where the build decodes szip (libaec)
 try:
     with open(os.path.join(os.getcwd(), "config.h")) as _c:
@@ -47,6 +47,10 @@ EXPECTED_WRONG = {
     ("NCAS-CMS+pyfive/tests/data/attr_datatypes.hdf5", "/@vlen_uint64"):
         "h5py 3.7 returns the big-endian uint64 sequence elements unswapped "
         "(1 reads as 72057594037927936); we return 1, 2, ...",
+    ("hdf5/test/testfiles/tmisc38a.h5", "/Scale_offset_short_data_le"):
+        "its chunk 1 claims 127 bits per 2-byte value (damaged on purpose): libhdf5 1.10.8 decodes it into "
+        "garbage (0 1 2 3 3 3 where the big-endian twin reads 0 1 2 3 4 5); libhdf5 2.0 (h5wasm 0.10) "
+        "fails the read in the filter, and so do we (test_h5_wild.py)",
 }
 
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))

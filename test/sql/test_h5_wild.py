@@ -154,6 +154,21 @@ def test_uint64_exact(d):
     check([int(x) for x in w["s"]] == [-32768, 32767], "int16: %r" % w["s"])
 
 
+def test_scaleoffset_damaged():
+    """tmisc38a.h5 (the corpus): a scale-offset chunk claiming 127 bits per
+    2-byte value is an error, as libhdf5 2.0 makes it; its twin reads."""
+    base = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "hdf5", "files",
+                        "hdf5", "test", "testfiles", "tmisc38a.h5")
+    db = connect()
+    good = json.loads(db.execute("SELECT h5_read_json(?, '/Scale_offset_short_data_be')", (base,)).fetchone()[0])
+    check(good[0][:3] == [0, 1, 2] and good[1][:3] == [1, 2, 3], "the big-endian twin: %r" % good[:2])
+    try:
+        db.execute("SELECT h5_read_json(?, '/Scale_offset_short_data_le')", (base,)).fetchone()
+        check(False, "the damaged scale-offset chunk must be an error")
+    except sqlite3.Error as e:
+        check("scaleoffset" in str(e) and "127 bits" in str(e), "damaged scale-offset chunk: %s" % e)
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem_wild_")
     try:
@@ -161,6 +176,7 @@ def main():
         test_attr_isolated(d)
         test_ls_error(d)
         test_uint64_exact(d)
+        test_scaleoffset_damaged()
     finally:
         shutil.rmtree(d)
     finish()
