@@ -144,7 +144,8 @@ typedef enum h5_class {
   H5_CLASS_REFERENCE = 7,
   H5_CLASS_ENUM = 8,
   H5_CLASS_VLEN = 9,
-  H5_CLASS_ARRAY = 10
+  H5_CLASS_ARRAY = 10,
+  H5_CLASS_COMPLEX = 11 /* HDF5 2.0: base is the real (and imaginary) part's float type */
 } h5_class;
 
 /* A decoded datatype.  All fields are read-only for callers. */

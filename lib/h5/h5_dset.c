@@ -46,7 +46,10 @@ static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
     }
     if (cls == 1) /* contiguous: the whole dataset (these dims may be truncated) */
       d->size = d->space.nelems * d->type->size;
-  } else if (version == 3 || version == 4) {
+  } else if (version >= 3 && version <= 5) {
+    /* (version 5, libhdf5 2.0: version 4's bytes; its chunk indexes give
+    ** filtered chunk sizes a field as wide as a length, which the index
+    ** structures state and we read from them either way) */
     cls = h5c_u8(&c);
     if (cls == 0) {
       uint16_t n = h5c_u16(&c);
@@ -83,7 +86,7 @@ static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
       if (d->cidx < H5_CIDX_SINGLE || d->cidx > H5_CIDX_BTREE2)
         return h5_err(f, H5_ECORRUPT, "layout message: chunk index type %d", d->cidx);
       d->addr = h5c_addr(&c, f);
-    } else if (cls == 3 && version == 4) {
+    } else if (cls == 3 && version >= 4) {
       d->info.layout = H5_LAYOUT_VIRTUAL;
       d->addr = h5c_addr(&c, f);
       (void)h5c_u32(&c);

@@ -231,6 +231,13 @@ static int put_elem(h5_file *f, const h5_type *t, const uint8_t *p, strbuf *o,
     return H5_OK;
   case H5_CLASS_ARRAY:
     return put_array(f, t->base, p, t->rank, t->dims, NULL, o, depth + 1);
+  case H5_CLASS_COMPLEX: /* [re, im], as h5py's complex compounds */
+    strbuf_putc(o, '[');
+    put_double(decode_float(t->base, p), o);
+    strbuf_puts(o, ", ");
+    put_double(decode_float(t->base, p + t->base->size), o);
+    strbuf_putc(o, ']');
+    return H5_OK;
   case H5_CLASS_COMPOUND:
     if (is_complex(t)) {
       strbuf_putc(o, '[');
@@ -488,6 +495,12 @@ static int put_dtype(const h5_type *t, strbuf *o, int depth) {
       return H5_OK;
     }
     return put_compound_dtype(t, o, depth);
+  case H5_CLASS_COMPLEX:
+    if (t->base->size == 4 || t->base->size == 8)
+      strbuf_printf(o, "\"%cc%u\"", t->base->big_endian ? '>' : '<', 2 * t->base->size);
+    else
+      strbuf_puts(o, "null"); /* (numpy has no complex of float16 halves) */
+    return H5_OK;
   default:
     strbuf_puts(o, "null");
     return H5_OK;

@@ -1,7 +1,7 @@
 /*
 ** lib/h5/h5_type.c - datatype and dataspace messages.
 **
-** h5_type_decode turns a datatype message (versions 1-4, every class) into
+** h5_type_decode turns a datatype message (versions 1-5, every class) into
 ** an h5_type tree; nesting deeper than H5_MAX_TYPE_DEPTH, more than
 ** H5_MAX_MEMBERS members, or members that do not fit their compound are
 ** refused as corrupt.
@@ -70,7 +70,7 @@ static int decode_compound(h5_file *f, h5_cur *c, int depth, h5_type *t,
     t->nmembers++;
     int rank = 0;
     uint32_t dims[4] = {0};
-    if (version == 3) {
+    if (version >= 3) { /* (versions 3 to 5: the fewest bytes that hold the type's size) */
       m->offset = (uint32_t)h5c_uint(c, width_of(t->size));
     } else {
       m->offset = h5c_u32(c);
@@ -163,8 +163,8 @@ static int decode(h5_file *f, h5_cur *c, int depth, h5_type **out) {
   uint32_t size = h5c_u32(c);
   if (c->bad) return corrupt(f, "truncated");
   if (size == 0) return corrupt(f, "an element size of 0");
-  int version = cv >> 4;
-  if (version < 1 || version > 4)
+  int version = cv >> 4; /* (5, HDF5 2.0: as 3 and 4, plus the complex class) */
+  if (version < 1 || version > 5)
     return h5_err(f, H5_EUNSUPPORTED, "datatype message version %d", version);
   h5_type *t = calloc(1, sizeof *t);
   if (!t) return h5_err(f, H5_ENOMEM, "out of memory");
@@ -234,6 +234,13 @@ static int decode(h5_file *f, h5_cur *c, int depth, h5_type **out) {
     break;
   case H5_CLASS_ARRAY:
     rc = decode_array(f, c, depth, t, version);
+    break;
+  case H5_CLASS_COMPLEX: /* homogeneous, rectangular (the only form libhdf5 2.0 writes): a float base */
+    if (!(bits & 1) || (bits & ~1u))
+      rc = h5_err(f, H5_EUNSUPPORTED, "complex datatype with flags 0x%x (only homogeneous rectangular)", bits);
+    else if ((rc = decode(f, c, depth + 1, &t->base)) == H5_OK &&
+             (t->base->cls != H5_CLASS_FLOAT || 2 * (uint64_t)t->base->size != size))
+      rc = corrupt(f, "a complex type whose base is not a float of half its size");
     break;
   default:
     rc = h5_err(f, H5_EUNSUPPORTED, "datatype class %d", (int)t->cls);

@@ -19,6 +19,11 @@ must read the way libhdf5 does.
    '18446744073709551615' into uint64, as h5py reads them back); one past
    the range is an error naming it.
 
+5. HDF5 2.0 (test/data/hdf5-2.0, written by libhdf5 2.0.0 in h5wasm
+   0.10): layout message version 5 and datatype message version 5 (a
+   compound, its attribute, a dimension scale's REFERENCE_LIST).
+6. tmisc38a.h5's damaged scale-offset chunk is an error, as in libhdf5 2.0.
+
 Run by make check with Debian's /usr/bin/python3 (h5py, numpy).
 """
 import json
@@ -169,6 +174,44 @@ def test_scaleoffset_damaged():
         check("scaleoffset" in str(e) and "127 bits" in str(e), "damaged scale-offset chunk: %s" % e)
 
 
+def test_hdf5_20():
+    """Files libhdf5 2.0.0 wrote (h5wasm 0.10, libver latest;
+    test/data/hdf5-2.0/make.mjs): layout message version 5 and datatype
+    message version 5 read as the values make.mjs wrote.  libhdf5 1.10
+    (h5py here) cannot read those datasets, which shows they use them."""
+    d20 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "hdf5-2.0")
+    lay, dt = os.path.join(d20, "layout_v5.h5"), os.path.join(d20, "dtype_v5.h5")
+    db = connect()
+
+    def rj(fn, p):
+        return json.loads(db.execute("SELECT h5_read_json(?, ?)", (fn, p)).fetchone()[0])
+
+    f32 = [i * 0.5 for i in range(100)]
+    i32 = [i * 3 - 7 for i in range(100)]
+    check(rj(lay, "/plain") == f32, "layout_v5 /plain")
+    check(rj(lay, "/chunked") == [f32[r * 10:r * 10 + 10] for r in range(10)], "layout_v5 /chunked")
+    check(rj(lay, "/deflate") == [i32[r * 10:r * 10 + 10] for r in range(10)], "layout_v5 /deflate (layout v5)")
+    check(rj(lay, "/ext") == i32, "layout_v5 /ext")
+    check(rj(lay, "/ext_deflate") == f32, "layout_v5 /ext_deflate (layout v5)")
+    ls = {r["path"]: r for r in rows(db, "SELECT * FROM h5_ls(?)", (lay,))}
+    check(all(r["error"] is None for r in ls.values()), "layout_v5: no object has an error: %r" % ls)
+    check(ls["/deflate"]["filters"] and "deflate" in ls["/deflate"]["filters"], "layout_v5 /deflate filters")
+    check(rj(dt, "/comp") == [{"a": 1, "b": 1.5}, {"a": 2, "b": 2.5}, {"a": 3, "b": 3.5}], "dtype_v5 /comp")
+    at = {(r["path"], r["name"]): r for r in rows(db, "SELECT * FROM h5_attrs(?)", (dt,))}
+    check(all(r["error"] is None for r in at.values()), "dtype_v5: every attribute decodes: %r" % at)
+    check(json.loads(at[("/comp", "cattr")]["value"]) == [{"a": 7, "b": 0.25}], "dtype_v5 cattr: %r" % at.get(("/comp", "cattr")))
+    ref = at.get(("/x", "REFERENCE_LIST"), {})
+    check(ref.get("dtype", "").startswith('[["dataset", "|O"], ["dimension", "<u4"]'), "REFERENCE_LIST: %r" % ref)
+    # libhdf5 1.10 refuses what 2.0 wrote
+    for fn, p in ((lay, "deflate"), (dt, "comp")):
+        try:
+            with h5py.File(fn, "r") as f:
+                f[p][()]
+            check(False, "libhdf5 %s read %s: the file is not version 5" % (h5py.version.hdf5_version, p))
+        except (OSError, ValueError, KeyError):
+            pass
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem_wild_")
     try:
@@ -177,6 +220,7 @@ def main():
         test_ls_error(d)
         test_uint64_exact(d)
         test_scaleoffset_damaged()
+        test_hdf5_20()
     finally:
         shutil.rmtree(d)
     finish()

@@ -232,6 +232,62 @@ START_TEST(test_unavailable) {
 }
 END_TEST
 
+/* HDF5 2.0's datatype message version 5: the complex class (11, a float
+** base of half the size; [re, im] in JSON, numpy's "<c8"/"<c16") and a
+** compound under version 5 (as versions 3 and 4); other complex forms are
+** refused, a base that is not a float of half the size is corrupt. */
+START_TEST(test_dtype_v5) {
+  h5_file *f = calloc(1, sizeof *f);
+  ck_assert_ptr_nonnull(f);
+  /* complex64: 0x5b (version 5, class 11), homogeneous rectangular, size 8,
+  ** then the base: IEEE float32 little-endian */
+  static const uint8_t c64[] = {0x5b, 1, 0, 0, 8, 0, 0, 0, 0x11, 0x20, 0x1f, 0, 4, 0, 0, 0,
+                                0, 0, 32, 0, 23, 8, 0, 23, 127, 0, 0, 0};
+  h5_type *t = NULL;
+  ck_assert_int_eq(h5_type_decode(f, c64, sizeof c64, &t), H5_OK);
+  ck_assert_int_eq(t->cls, H5_CLASS_COMPLEX);
+  ck_assert_uint_eq(t->size, 8);
+  ck_assert_int_eq(t->base->cls, H5_CLASS_FLOAT);
+  strbuf sb = {0};
+  ck_assert_int_eq(h5_json_dtype(t, &sb), H5_OK);
+  ck_assert_str_eq(sb.buf, "\"<c8\"");
+  strbuf_free(&sb);
+  float v[4] = {1.5f, -0.5f, 3.0f, 4.25f};
+  uint64_t dims[1] = {2};
+  strbuf vs = {0};
+  ck_assert_int_eq(h5_json_values(f, t, (const uint8_t *)v, 1, dims, &vs), H5_OK);
+  ck_assert_str_eq(vs.buf, "[[1.5, -0.5], [3.0, 4.25]]");
+  strbuf_free(&vs);
+  h5_type_free(t);
+  /* polar form (bits 1-2 = 1): refused, not misread */
+  uint8_t polar[sizeof c64];
+  memcpy(polar, c64, sizeof c64);
+  polar[1] = 1 | 2;
+  ck_assert_int_eq(h5_type_decode(f, polar, sizeof polar, &t), H5_EUNSUPPORTED);
+  /* a size that is not twice the base's */
+  uint8_t odd[sizeof c64];
+  memcpy(odd, c64, sizeof c64);
+  odd[4] = 12;
+  ck_assert_int_eq(h5_type_decode(f, odd, sizeof odd, &t), H5_ECORRUPT);
+  /* a compound of version 5 (as h5wasm 0.10 writes it under libver latest):
+  ** {r: <f4 at 0, i: <f4 at 4}, names unpadded, offsets one byte */
+  static const uint8_t comp[] = {0x56, 2, 0, 0, 8, 0, 0, 0,
+                                 'r', 0, 0, 0x11, 0x20, 0x1f, 0, 4, 0, 0, 0, 0, 0, 32, 0, 23, 8, 0, 23, 127, 0, 0, 0,
+                                 'i', 0, 4, 0x11, 0x20, 0x1f, 0, 4, 0, 0, 0, 0, 0, 32, 0, 23, 8, 0, 23, 127, 0, 0, 0};
+  ck_assert_int_eq(h5_type_decode(f, comp, sizeof comp, &t), H5_OK);
+  ck_assert_int_eq(t->cls, H5_CLASS_COMPOUND);
+  ck_assert_uint_eq(t->nmembers, 2);
+  ck_assert_uint_eq(t->members[1].offset, 4);
+  h5_type_free(t);
+  /* version 6 is not known */
+  uint8_t v6[sizeof comp];
+  memcpy(v6, comp, sizeof comp);
+  v6[0] = 0x66;
+  ck_assert_int_eq(h5_type_decode(f, v6, sizeof v6, &t), H5_EUNSUPPORTED);
+  free(f);
+}
+END_TEST
+
 /* lzf: literal runs and overlapping back references, and corrupt streams. */
 START_TEST(test_lzf) {
   uint32_t cd[3] = {4, 0, 12};
@@ -749,6 +805,7 @@ int main(void) {
   tcase_add_test(tc, test_deflate_bomb);
   tcase_add_test(tc, test_unavailable);
   tcase_add_test(tc, test_lzf);
+  tcase_add_test(tc, test_dtype_v5);
   tcase_add_test(tc, test_view);
   tcase_add_test(tc, test_rewrite_rows);
   tcase_add_test(tc, test_nbit);
