@@ -13,14 +13,9 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-let Database;
-try {
-  Database = require('better-sqlite3');
-} catch (e) {
-  const dir = path.join(process.env.H5MEM_SRCDIR || path.join(__dirname, '..', '..'), 'test', 'interop');
-  console.log(`FAIL: better-sqlite3 is not installed; run: npm ci --prefix ${dir}`);
-  process.exit(1);
-}
+const {betterSqlite3, extPath} = require('./nodeutil');
+
+const Database = betterSqlite3();
 
 async function load(name) {
   try {
@@ -34,7 +29,7 @@ async function load(name) {
 }
 
 (async () => {
-  const ext = process.env.H5MEM_EXT || path.join(__dirname, '..', '..', 'h5mem');
+  const ext = extPath;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5mem_h5wasm_'));
   const db = new Database(':memory:');
   db.loadExtension(ext);

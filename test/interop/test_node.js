@@ -2,18 +2,11 @@
 // bundles its own SQLite: h5mem must work through that library's API too.
 'use strict';
 const assert = require('node:assert/strict');
-const path = require('node:path');
 
-let Database;
-try {
-  Database = require('better-sqlite3');
-} catch (e) {
-  const dir = path.join(process.env.H5MEM_SRCDIR || path.join(__dirname, '..', '..'), 'test', 'interop');
-  console.log(`FAIL: better-sqlite3 is not installed; run: npm ci --prefix ${dir}`);
-  process.exit(1);
-}
+const {betterSqlite3, extPath} = require('./nodeutil');
 
-const ext = process.env.H5MEM_EXT || path.join(__dirname, '..', '..', 'h5mem');
+const Database = betterSqlite3();
+const ext = extPath;
 const db = new Database(':memory:');
 db.loadExtension(ext);
 const one = (sql, ...args) => db.prepare(sql).pluck().get(...args);
