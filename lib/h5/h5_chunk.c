@@ -846,6 +846,8 @@ static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
     h5_fill(d, out, outlen / d->type->size);
   }
   int rc;
+  h5_stage_cache stages; /* (the walk's stage buffers, reused chunk after chunk) */
+  h5_stage_begin(&stages);
   switch (d->cidx) {
   case H5_CIDX_BTREE1:
     rc = h5_bt1_iter(f, d->addr, 1, 8 + 8 * ((size_t)r.rank + 1), bt1_skip, bt1_chunk, &r);
@@ -858,6 +860,7 @@ static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
   default: rc = h5_err(f, H5_ECORRUPT, "chunk index type %d", d->cidx);
   }
   if (rc == H5_OK && r.got) rc = fill_missing(&r);
+  h5_stage_end(&stages);
   free(r.seen);
   free(r.got);
   h5_amap_free(&r.verified);

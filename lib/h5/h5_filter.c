@@ -17,7 +17,6 @@
 
 #include <malloc.h>
 #include <math.h>
-#include <pthread.h>
 #include <zlib.h>
 #ifdef HAVE_LIBDEFLATE
 #include <libdeflate.h>
@@ -100,62 +99,49 @@ uint64_t h5_stage_cap(const struct h5_dset *d) {
 
 /* ---- stage buffers ------------------------------------------------------- */
 
-/* Each thread keeps the last two large stage buffers it freed and hands
-** them out again: a chunked read then reuses the same memory chunk after
-** chunk, where fresh allocations of a chunk's size would be new pages to
-** fault in each time (the cost that dominated reading blosc or szip
-** chunks).  Buffers of 64 KiB to 64 MiB are kept; the cache is freed when
-** its thread exits. */
+/* While a chunked read runs (h5_stage_begin .. h5_stage_end, on its
+** thread), the large stage buffers it frees are kept, two at most, and
+** handed out again: the read then reuses the same memory chunk after chunk,
+** where fresh allocations of a chunk's size would be new pages to fault in
+** each time (the cost that dominated reading blosc or szip chunks).  Only
+** buffers of 64 KiB to 64 MiB are kept, and h5_stage_end frees them, so
+** nothing outlives the read: no per-thread destructor that could outlive
+** the library (SQLite unloads an extension when its connection closes). */
 #define STAGE_KEEP_MIN ((size_t)64 << 10)
 #define STAGE_KEEP_MAX ((size_t)64 << 20)
 
-typedef struct stage_cache {
-  void *p[2];
-  size_t cap[2];
-} stage_cache;
+static __thread h5_stage_cache *stage_current; /* the innermost read's cache, or NULL */
 
-static pthread_key_t stage_key;
-static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
-static int stage_key_ok;
-
-static void stage_cache_free(void *v) {
-  stage_cache *c = v;
-  free(c->p[0]);
-  free(c->p[1]);
-  free(c);
+void h5_stage_begin(h5_stage_cache *c) {
+  memset(c, 0, sizeof *c);
+  c->outer = stage_current;
+  stage_current = c;
 }
 
-static void stage_key_make(void) { stage_key_ok = pthread_key_create(&stage_key, stage_cache_free) == 0; }
-
-static stage_cache *stage_cache_get(int make) {
-  pthread_once(&stage_once, stage_key_make);
-  if (!stage_key_ok) return NULL;
-  stage_cache *c = pthread_getspecific(stage_key);
-  if (!c && make && (c = calloc(1, sizeof *c)) && pthread_setspecific(stage_key, c)) {
-    free(c);
-    c = NULL;
-  }
-  return c;
+void h5_stage_end(h5_stage_cache *c) {
+  free(c->p[0]);
+  free(c->p[1]);
+  c->p[0] = c->p[1] = NULL;
+  stage_current = c->outer;
 }
 
 void *h5_stage_alloc(size_t n) {
-  if (n >= STAGE_KEEP_MIN / 2) {
-    stage_cache *c = stage_cache_get(0);
-    for (int i = 0; c && i < 2; i++)
+  h5_stage_cache *c = stage_current;
+  if (c && n >= STAGE_KEEP_MIN / 2)
+    for (int i = 0; i < 2; i++)
       if (c->p[i] && c->cap[i] >= n && c->cap[i] / 4 <= n) {
         void *p = c->p[i];
         c->p[i] = NULL;
         return p;
       }
-  }
   return malloc(n ? n : 1);
 }
 
 void h5_stage_free(void *p) {
   if (!p) return;
-  size_t cap = malloc_usable_size(p);
-  stage_cache *c = cap >= STAGE_KEEP_MIN && cap <= STAGE_KEEP_MAX ? stage_cache_get(1) : NULL;
-  if (!c) {
+  h5_stage_cache *c = stage_current;
+  size_t cap = c ? malloc_usable_size(p) : 0;
+  if (!c || cap < STAGE_KEEP_MIN || cap > STAGE_KEEP_MAX) {
     free(p);
     return;
   }

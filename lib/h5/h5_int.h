@@ -351,9 +351,18 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask,
 ** plus what a compressor may add to incompressible data. */
 uint64_t h5_stage_cap(const struct h5_dset *d);
 
-/* A stage's output buffer, and its release: large ones are kept by the
-** thread for its next chunk (h5_filter.c).  h5_unfilter's *out is one:
-** release it with h5_stage_free. */
+/* A stage's output buffer, and its release (h5_filter.c): between
+** h5_stage_begin and h5_stage_end on a thread (a chunked read), large ones
+** are kept for the next chunk, and freed by h5_stage_end; outside, plain
+** malloc and free.  h5_unfilter's *out is one: release it with
+** h5_stage_free. */
+typedef struct h5_stage_cache {
+  void *p[2];
+  size_t cap[2];
+  struct h5_stage_cache *outer;
+} h5_stage_cache;
+void h5_stage_begin(h5_stage_cache *c);
+void h5_stage_end(h5_stage_cache *c);
 void *h5_stage_alloc(size_t n);
 void h5_stage_free(void *p);
 
