@@ -184,7 +184,7 @@ static int lz4_decode(h5_file *f, const struct h5_dset *d, const uint8_t *in, si
     if (inlen - ip < 4) goto corrupt;
     uint64_t c = be(in + ip, 4);
     ip += 4;
-    if (c > inlen - ip || b > INT32_MAX) goto corrupt;
+    if (c > inlen - ip || c > INT32_MAX || b > INT32_MAX) goto corrupt;
     if (c == b) { /* (stored as it was) */
       memcpy(*out + op, in + ip, (size_t)b);
     } else if (LZ4_decompress_safe((const char *)in + ip, (char *)*out + op, (int)c, (int)b) != (int)b) {
