@@ -95,9 +95,10 @@ int store_wcode(const h5w *w) { return store_h5_code(h5w_errcode(w)); }
 
 int store_wdset(h5w *w, h5w_obj *g, const char *path, h5_type *ty, uint64_t crows, uint64_t width,
                 h5w_obj **out) {
-  if (h5w_lookup(w, path, out) == H5_OK) {
+  int lr = h5w_lookup(w, path, out);
+  if (lr == H5_OK || lr != H5_ENOTFOUND) { /* there, or there and unreadable (a damaged file): its error */
     h5_type_free(ty);
-    return STORE_OK;
+    return lr == H5_OK ? STORE_OK : store_wcode(w);
   }
   const char *name = strrchr(path, '/');
   h5w_dcpl d;
