@@ -129,23 +129,39 @@ static int chunk_is_partial(const rd *r, const uint64_t *origin) {
   return 0;
 }
 
+/* The element origin of the chunk at scaled position scaled into origin;
+** 0 when the chunk lies past the current extent or the selection wants
+** nothing of it. */
+static int chunk_wanted(const rd *r, const uint64_t *scaled, uint64_t *origin) {
+  const struct h5_dset *d = r->d;
+  uint64_t lo, hi;
+  for (int k = 0; k < r->rank; k++) {
+    if (scaled[k] >= r->nchunks[k]) return 0; /* past the current extent */
+    origin[k] = scaled[k] * r->cdims[k]; /* < dims[k]: no overflow */
+    uint64_t end = r->cdims[k] > d->space.dims[k] - origin[k] ? d->space.dims[k]
+                                                              : origin[k] + r->cdims[k];
+    if (!sel_range(r->sel, k, origin[k], end, &lo, &hi)) return 0; /* not wanted */
+  }
+  return 1;
+}
+
+/* The bit of the chunk at scaled position scaled in r->seen and r->got. */
+static uint64_t box_bit(const rd *r, const uint64_t *scaled) {
+  uint64_t bit = 0;
+  for (int k = 0; k < r->rank; k++) bit = bit * r->box_n[k] + (scaled[k] - r->box_lo[k]);
+  return bit;
+}
+
 /* Decode the chunk at scaled position scaled (stored at addr, size bytes,
 ** filter mask mask) and copy what the selection wants of it. */
 static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t size,
                       uint32_t mask) {
   h5_file *f = r->f;
   struct h5_dset *d = r->d;
-  uint64_t origin[H5_MAX_RANK], lo, hi;
-  for (int k = 0; k < r->rank; k++) {
-    if (scaled[k] >= r->nchunks[k]) return H5_OK; /* past the current extent */
-    origin[k] = scaled[k] * r->cdims[k]; /* < dims[k]: no overflow */
-    uint64_t end = r->cdims[k] > d->space.dims[k] - origin[k] ? d->space.dims[k]
-                                                              : origin[k] + r->cdims[k];
-    if (!sel_range(r->sel, k, origin[k], end, &lo, &hi)) return H5_OK; /* not wanted */
-  }
+  uint64_t origin[H5_MAX_RANK];
+  if (!chunk_wanted(r, scaled, origin)) return H5_OK;
   if (r->seen) {
-    uint64_t bit = 0;
-    for (int k = 0; k < r->rank; k++) bit = bit * r->box_n[k] + (scaled[k] - r->box_lo[k]);
+    uint64_t bit = box_bit(r, scaled);
     if (r->seen[bit / 8] & (1u << (bit % 8))) {
       char where[64] = "";
       size_t at = 0;
@@ -198,8 +214,7 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
   h5_sel_copy_block(d, r->sel, origin, r->cdims, data, r->out);
   h5_stage_free(dec);
   if (r->got) {
-    uint64_t bit = 0;
-    for (int k = 0; k < r->rank; k++) bit = bit * r->box_n[k] + (scaled[k] - r->box_lo[k]);
+    uint64_t bit = box_bit(r, scaled);
     r->got[bit / 8] |= (uint8_t)(1u << (bit % 8));
   }
   return H5_OK;
@@ -212,25 +227,15 @@ static int fill_missing(rd *r) {
   uint64_t box = 1;
   for (int k = 0; k < r->rank; k++) box *= r->box_n[k];
   uint8_t *blk = NULL;
-  uint64_t scaled[H5_MAX_RANK], origin[H5_MAX_RANK], lo, hi;
+  uint64_t scaled[H5_MAX_RANK], origin[H5_MAX_RANK];
   for (uint64_t bit = 0; bit < box; bit++) {
     if (r->got[bit / 8] & (1u << (bit % 8))) continue;
-    uint64_t rest = bit;
-    int wanted = 1;
+    uint64_t rest = bit; /* (box_bit backwards) */
     for (int k = r->rank - 1; k >= 0; k--) {
       scaled[k] = r->box_lo[k] + rest % r->box_n[k];
       rest /= r->box_n[k];
     }
-    for (int k = 0; k < r->rank && wanted; k++) {
-      if (scaled[k] >= r->nchunks[k]) {
-        wanted = 0;
-        break;
-      }
-      origin[k] = scaled[k] * r->cdims[k];
-      uint64_t end = r->cdims[k] > d->space.dims[k] - origin[k] ? d->space.dims[k] : origin[k] + r->cdims[k];
-      wanted = sel_range(r->sel, k, origin[k], end, &lo, &hi);
-    }
-    if (!wanted) continue;
+    if (!chunk_wanted(r, scaled, origin)) continue;
     if (!blk) {
       if (!(blk = h5_stage_alloc((size_t)d->chunk_bytes))) return h5_err(r->f, H5_ENOMEM, "out of memory");
       h5_fill(d, blk, d->chunk_bytes / d->type->size);
@@ -789,12 +794,13 @@ static int bt2_chunk(void *ctx, const uint8_t *rec, size_t len) {
 
 /* ---- entry points ---------------------------------------------------------- */
 
-/* Walk the chunks sel touches: each one's data copied into out (or handed
-** to visit).  fill: the fill value too, where no chunk's data lands
+/* Walk the chunks sel touches: each one's data handed to visit, or (visit
+** NULL) copied into out with the fill value where no chunk's data lands
 ** (tracked chunk by chunk when the chunks are few enough, else out filled
 ** first). */
 static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
-                        size_t outlen, h5_chunk_cb visit, void *vctx, int fill) {
+                        size_t outlen, h5_chunk_cb visit, void *vctx) {
+  int fill = !visit;
   rd r;
   memset(&r, 0, sizeof r);
   r.visit = visit;
@@ -836,7 +842,7 @@ static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
   }
   /* the fill value only where no chunk's data lands (the common case:
      nowhere), when the box is small enough to track and the caller asks */
-  if (fill && !visit && box && box <= budget && d->chunk_bytes % d->type->size == 0) {
+  if (fill && box && box <= budget && d->chunk_bytes % d->type->size == 0) {
     r.got = calloc((size_t)((box + 7) / 8), 1);
     if (!r.got) {
       free(r.seen);
@@ -867,15 +873,6 @@ static int chunked_walk(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
   return rc;
 }
 
-int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
-                        size_t outlen) {
-  return chunked_walk(f, d, sel, out, outlen, NULL, NULL, 0);
-}
-
-int h5_chunked_read_fill(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out, size_t outlen) {
-  return chunked_walk(f, d, sel, out, outlen, NULL, NULL, 1);
-}
-
 /* The whole current extent as a selection; 0 when it is empty. */
 static int whole_sel(const struct h5_dset *d, h5_sel *sel) {
   int rank = d->space.rank < 0 ? 0 : d->space.rank;
@@ -888,16 +885,17 @@ static int whole_sel(const struct h5_dset *d, h5_sel *sel) {
   return 1;
 }
 
-int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen) {
-  h5_sel sel;
-  if (!whole_sel(d, &sel)) return H5_OK;
-  return h5_chunked_read_sel(f, d, &sel, buf, buflen);
+int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
+                        size_t outlen) {
+  h5_sel all;
+  if (!sel && !whole_sel(d, &all)) return H5_OK;
+  return chunked_walk(f, d, sel ? sel : &all, out, outlen, NULL, NULL);
 }
 
 int h5_chunked_each(h5_file *f, struct h5_dset *d, h5_chunk_cb cb, void *ctx) {
   h5_sel sel;
   if (!whole_sel(d, &sel)) return H5_OK;
-  return chunked_walk(f, d, &sel, NULL, 0, cb, ctx, 0);
+  return chunked_walk(f, d, &sel, NULL, 0, cb, ctx);
 }
 
 static int add_size(void *ctx, const uint64_t *offset, uint64_t addr, uint64_t size,

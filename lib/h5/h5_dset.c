@@ -640,14 +640,7 @@ static int dset_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8
   case H5_LAYOUT_CHUNKED: {
     int rc = chunk_esize_check(f, d);
     if (rc != H5_OK) return rc;
-    if (sel) return h5_chunked_read_fill(f, d, sel, buf, (size_t)bytes);
-    h5_sel all;
-    for (int k = 0; k < d->space.rank; k++) {
-      all.start[k] = 0;
-      all.count[k] = d->space.dims[k];
-      all.stride[k] = 1;
-    }
-    return h5_chunked_read_fill(f, d, &all, buf, (size_t)bytes);
+    return h5_chunked_read_sel(f, d, sel, buf, (size_t)bytes);
   }
   default:
     return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");

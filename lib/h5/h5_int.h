@@ -303,10 +303,6 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out);
 /* Fill buf (n elements of esz bytes) with the dataset's fill value. */
 void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n);
 
-/* h5_chunk.c: read every chunk of a chunked dataset into buf (the whole
-** dataset, C order); unwritten chunks are left as they are (the caller
-** fills buf first). */
-int h5_chunked_read(h5_file *f, struct h5_dset *d, uint8_t *buf, size_t buflen);
 
 /* h5_filter.c: a filter's name for messages: the registered one, else the
 ** name stored with it, else "unregistered". */
@@ -326,15 +322,13 @@ typedef struct h5_sel {
   uint64_t start[H5_MAX_RANK], count[H5_MAX_RANK], stride[H5_MAX_RANK];
 } h5_sel;
 
-/* h5_chunk.c: read the elements sel selects from a chunked dataset into
-** out (count[0] x ... elements, C order), decoding only the chunks the
-** selection touches, one at a time; unwritten chunks leave out as it is. */
+/* h5_chunk.c: read the elements sel selects (NULL: the whole dataset) from
+** a chunked dataset into out (count[0] x ... elements, C order), decoding
+** only the chunks the selection touches, one at a time; unwritten chunks
+** (and chunks the index does not list) get the fill value, written only
+** where no chunk's data lands, so out need not be filled first. */
 int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out,
                         size_t outlen);
-/* The same, unwritten chunks (and chunks the index does not list) given
-** the fill value: out need not be filled first (the fill is written only
-** where no chunk's data lands). */
-int h5_chunked_read_fill(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out, size_t outlen);
 
 /* Copy the elements sel selects from the block of data at origin (bdims
 ** elements per dimension, C order, clipped to the dataset's extent) to
