@@ -385,20 +385,27 @@ static int scan(store *s, const float *q, uint64_t k, const allow_ctx *a, uint64
   return rc;
 }
 
-/* Exact over the allowed rows below `to` only (few of them); STORE_OK or
-** STORE_ENOMEM. */
+/* Exact over a list of the rows below `to`: the allowed ones (a bitmap
+** with at most nmax set), or (bits NULL) the live ones (at most nmax);
+** pruned by the embedding's sketch sk when given (NULL: every one scored).
+** STORE_OK or STORE_ENOMEM. */
 static int gather(store *s, const float *q, uint64_t k, const uint8_t *bits, uint64_t to,
-                  uint64_t nallow, ann_res *out, uint64_t *nout) {
-  uint64_t *pos = malloc((nallow ? nallow : 1) * sizeof *pos), n = 0;
+                  uint64_t nmax, const ann_sketch *sk, ann_res *out, uint64_t *nout) {
+  uint64_t *pos = malloc((nmax ? nmax : 1) * sizeof *pos), n = 0;
   if (!pos) return STORE_ENOMEM;
-  for (uint64_t b = 0; b < (to + 7) / 8 && n < nallow; b++)
-    for (unsigned m = bits[b]; m && n < nallow; m &= m - 1) {
-      uint64_t p = b * 8 + (uint64_t)__builtin_ctz(m);
-      if (p < to) pos[n++] = p;
-    }
+  if (bits) {
+    for (uint64_t b = 0; b < (to + 7) / 8 && n < nmax; b++)
+      for (unsigned m = bits[b]; m && n < nmax; m &= m - 1) {
+        uint64_t p = b * 8 + (uint64_t)__builtin_ctz(m);
+        if (p < to) pos[n++] = p;
+      }
+  } else {
+    for (uint64_t p = 0; p < to && n < nmax; p++)
+      if (store_pos_live(s, p)) pos[n++] = p;
+  }
   src_ctx sc = {s, 0};
   ann_src src = {store_dim(s), elem_of(s), metric_of(s), to, block_fn, &sc};
-  int rc = ann_flat_gather(&src, q, k, pos, n, out, nout);
+  int rc = ann_flat_gather_pruned(&src, sk, q, k, pos, n, out, nout, NULL);
   free(pos);
   return rc;
 }
@@ -411,20 +418,10 @@ static int exact_below(store *s, const float *q, uint64_t k, const uint8_t *bits
   uint64_t nrows = bits ? nallow : store_count(s);
   src_ctx sc = {s, 0};
   ann_src src = {store_dim(s), elem_of(s), metric_of(s), to, block_fn, &sc};
-  if (nrows >= 256 && k <= nrows / 8 && store_sketch(s, 0, &src)) {
-    uint64_t *pos = malloc((nrows ? nrows : 1) * sizeof *pos), n = 0;
-    if (!pos) return STORE_ENOMEM;
-    for (uint64_t p = 0; p < to && n < nrows; p++) {
-      if (bits ? !(bits[p / 8] >> (p % 8) & 1) : !store_pos_live(s, p)) continue;
-      pos[n++] = p;
-    }
-    int rc = ann_flat_gather_pruned(&src, s->skt[0], q, k, pos, n, out, nout, NULL);
-    free(pos);
-    return rc;
-  }
-  /* (the gather reads only the allowed rows, on one thread; the scan reads
+  const ann_sketch *sk = nrows >= 256 && k <= nrows / 8 ? store_sketch(s, 0, &src) : NULL;
+  /* (the gather reads only the listed rows, on one thread; the scan reads
   ** them all, in order, on every CPU) */
-  if (bits && nallow < to / 4) return gather(s, q, k, bits, to, nallow, out, nout);
+  if (sk || (bits && nallow < to / 4)) return gather(s, q, k, bits, to, nrows, sk, out, nout);
   allow_ctx a = {s, bits, NULL, NULL, 0};
   return scan(s, q, k, &a, 0, to, out, nout);
 }
@@ -543,7 +540,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     }
   }
   if (bits && want_g <= index_cost(x, pool, nprobe, gn, want_g, live_g)) { /* few: scan just them */
-    rc = gather(s, q, k, bits, npos, nallow, out, nout);
+    rc = gather(s, q, k, bits, npos, nallow, NULL, out, nout);
     free(made);
     return rc;
   }

@@ -391,8 +391,10 @@ struct store {
   /* the int8 sketches of the base's vectors that prune exact searches
   ** (store_sketch): slot 0 the embedding, 1 + c vector column c; built on
   ** the second exact search of a base, freed with it */
-  struct ann_sketch **skt;
-  uint32_t *skt_uses;
+  struct store_sketch_slot {
+    struct ann_sketch *sk;
+    uint32_t uses; /* exact searches that asked before it was built */
+  } *skt;
   int nskt;
   int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
   /* the temporal index (store_time.c): the base's pairs, the delta's */

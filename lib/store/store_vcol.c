@@ -22,30 +22,23 @@
 const ann_sketch *store_sketch(store *s, int slot, const ann_src *src) {
   if (s->nbase < STORE_SKETCH_MIN || ann_sketch_size(s->nbase, src->dim) > STORE_SKETCH_MAX) return NULL;
   if (!s->skt) {
-    int n = s->ncols + 1;
-    s->skt = calloc((size_t)n, sizeof *s->skt);
-    s->skt_uses = calloc((size_t)n, sizeof *s->skt_uses);
-    if (!s->skt || !s->skt_uses) {
-      store_sketches_free(s);
-      return NULL;
-    }
-    s->nskt = n;
+    if (!(s->skt = calloc((size_t)s->ncols + 1, sizeof *s->skt))) return NULL;
+    s->nskt = s->ncols + 1;
   }
   if (slot < 0 || slot >= s->nskt) return NULL;
-  if (!s->skt[slot] && ++s->skt_uses[slot] >= 2) s->skt[slot] = ann_sketch_build(src, s->nbase, 0);
-  return s->skt[slot];
+  struct store_sketch_slot *t = &s->skt[slot];
+  if (!t->sk && ++t->uses >= 2) t->sk = ann_sketch_build(src, s->nbase, 0);
+  return t->sk;
 }
 
 uint64_t store_sketch_rows(const store *s, int c) {
-  return c + 1 >= 0 && c + 1 < s->nskt ? ann_sketch_rows(s->skt[c + 1]) : 0;
+  return c + 1 >= 0 && c + 1 < s->nskt ? ann_sketch_rows(s->skt[c + 1].sk) : 0;
 }
 
 void store_sketches_free(store *s) {
-  for (int i = 0; s->skt && i < s->nskt; i++) ann_sketch_free(s->skt[i]);
+  for (int i = 0; s->skt && i < s->nskt; i++) ann_sketch_free(s->skt[i].sk);
   free(s->skt);
-  free(s->skt_uses);
   s->skt = NULL;
-  s->skt_uses = NULL;
   s->nskt = 0;
 }
 
@@ -355,6 +348,7 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
     if (x && x->g && !(opt && opt->exact) && !fnflt &&
         (flt && flt->bits ? flt->nbits : store_count(s)) > 4 * (ef > k ? ef : k) * M)
       from = x->rows;
+    const ann_sketch *sk = NULL; /* the column's, once store_sketch has built it */
     uint64_t *pos = malloc((npos - from + 1) * sizeof *pos), m = 0;
     if (!pos) return store_fail(s, STORE_ENOMEM, "out of memory");
     const bcol *mc = &s->umiss[c];
@@ -420,7 +414,7 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
         store_knn_opts ex = {1, 0, 0};
         return store_knn_col(s, c, q, k, flt, &ex, out, nout);
       }
-    } else if (m >= 256 && k <= m / 8 && store_sketch(s, 1 + c, &src)) {
+    } else if (m >= 256 && k <= m / 8 && (sk = store_sketch(s, 1 + c, &src)) != NULL) {
       /* the rows the column's sketch cannot rule out, scored exactly (a
       ** filter function first narrows the list, on this thread) */
       if (fnflt) {
@@ -429,11 +423,11 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
           if (allowed(&v, pos[i])) pos[j++] = pos[i];
         m = j;
       }
-      rc = ann_flat_gather_pruned(&src, s->skt[1 + c], q, k, pos, m, out, nout, NULL);
+      rc = ann_flat_gather_pruned(&src, sk, q, k, pos, m, out, nout, NULL);
     } else if (m < npos / 2 && !fnflt) {
       rc = ann_flat_gather(&src, q, k, pos, m, out, nout);
     } else { /* (a filter function runs on the searching thread only: then one thread) */
-      rc = ann_flat_search(&src, q, k, allow_fn, &v, flt && !flt->bits && flt->fn ? 1 : 0, out, nout);
+      rc = ann_flat_search(&src, q, k, allow_fn, &v, fnflt ? 1 : 0, out, nout);
     }
     free(pos);
     if (rc != ANN_OK) return store_fail(s, STORE_ENOMEM, "out of memory");
