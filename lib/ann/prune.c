@@ -39,12 +39,11 @@ struct ann_sketch {
   uint8_t *state;
 };
 
-/* d rounded up to a float (the bounds only ever widen). */
-static float up(double d) {
-  float f = (float)d;
-  if ((double)f < d) f = nextafterf(f, INFINITY);
-  return f;
-}
+/* d as a float no smaller (up) or no larger (down): the bounds only ever
+** widen (2^-22 relative is more than float rounding's 2^-24, and 1e-37
+** more than a subnormal's half step). */
+static float up(double d) { return (float)(d + fabs(d) * 2.384185791015625e-07 + 1e-37); }
+static float down(double d) { return (float)(d - fabs(d) * 2.384185791015625e-07 - 1e-37); }
 
 /* The radius of x (dim floats) against its codes c and scale s, and its
 ** mul and aux (struct ann_sketch); ROW_BOUND, or ROW_ANY when they cannot
@@ -246,9 +245,6 @@ static void plist_add(plist *l, uint64_t pos, float lo) {
   l->lo[l->n++] = lo;
 }
 
-/* d as a float no larger (lo) or no smaller (hi) */
-static float down_f(double d) { return (float)(d - fabs(d) * 2.384185791015625e-07 - 1e-37); }
-static float up_f(double d) { return (float)(d + fabs(d) * 2.384185791015625e-07 + 1e-37); }
 
 static int prune_part(void *ctx, size_t part) {
   prune *pr = ctx;
@@ -304,8 +300,8 @@ static int prune_part(void *ctx, size_t part) {
         continue;
       }
       if (lo > cut) continue; /* ruled out (and its upper bound would not be kept) */
-      plist_add(cl, p, down_f(lo));
-      fheap_push(heap, &nh, pr->k, up_f(hi));
+      plist_add(cl, p, down(lo));
+      fheap_push(heap, &nh, pr->k, up(hi));
       if (nh == pr->k) cut = heap[0];
     }
   }
