@@ -20,6 +20,7 @@ void h5_dset_free(struct h5_dset *d) {
   free(d->filters);
   free(d->cd);
   free(d->fill);
+  h5_vds_free(d->vds);
   free(d);
 }
 
@@ -87,9 +88,8 @@ static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
         return h5_err(f, H5_ECORRUPT, "layout message: chunk index type %d", d->cidx);
       d->addr = h5c_addr(&c, f);
     } else if (cls == 3 && version >= 4) {
-      d->info.layout = H5_LAYOUT_VIRTUAL;
-      d->addr = h5c_addr(&c, f);
-      (void)h5c_u32(&c);
+      d->addr = h5c_addr(&c, f); /* the mappings: a global heap object */
+      d->vds_index = h5c_u32(&c);
     } else {
       return h5_err(f, H5_ECORRUPT, "layout message: class %d", cls);
     }
@@ -266,6 +266,23 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out) {
   if (rc == H5_OK) rc = layout_decode(f, d, lm);
   if (rc == H5_OK && pm) rc = filters_decode(f, d, pm);
   if (rc == H5_OK) rc = fill_from(f, d, &o->hdr);
+  if (rc == H5_OK && d->info.layout == H5_LAYOUT_VIRTUAL) {
+    /* the extent of a virtual dataset is what its sources reach */
+    if (o->loading) {
+      rc = h5_err(f, H5_EUNSUPPORTED, "virtual dataset at %llu is its own source",
+                  (unsigned long long)o->addr);
+    } else if (f->vds_depth >= H5_VDS_MAX_DEPTH) {
+      rc = h5_err(f, H5_EUNSUPPORTED,
+                  "virtual dataset: sources nested more than %d deep (a cycle?)",
+                  H5_VDS_MAX_DEPTH);
+    } else {
+      o->loading = 1;
+      f->vds_depth++;
+      rc = h5_vds_load(f, d);
+      f->vds_depth--;
+      o->loading = 0;
+    }
+  }
   if (rc != H5_OK) {
     h5_dset_free(d);
     return rc;
@@ -323,15 +340,8 @@ static int dset_sound(h5_file *f, const struct h5_dset *d) {
 static uint64_t dset_bytes(const struct h5_dset *d) { return d->info.nelems * d->type->size; }
 
 /* Every read starts here, before anything that could answer without
-** touching the data (an empty extent or selection, a null dataspace): so a
-** virtual dataset is the same error however it is read, also while its
-** extent is empty. */
-static int dset_readable(h5_file *f, const struct h5_dset *d) {
-  int rc = dset_sound(f, d);
-  if (rc == H5_OK && d->info.layout == H5_LAYOUT_VIRTUAL)
-    rc = h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
-  return rc;
-}
+** touching the data (an empty extent or selection, a null dataspace). */
+static int dset_readable(h5_file *f, const struct h5_dset *d) { return dset_sound(f, d); }
 
 /* o's dataset in *d, when it can be read (dset_readable). */
 static int dset_get_readable(h5_obj *o, struct h5_dset **d) {
@@ -477,17 +487,20 @@ static int efl_open(h5_file *f, const struct h5_dset *d, efl *e) {
   if (!f->mapped || f->fd < 0) /* a file image in memory has no directory */
     return h5_err(f, H5_EUNSUPPORTED,
                   "external data files of a file image in memory are not supported");
+  h5_file_dir(f, e->dir, sizeof e->dir);
+  return H5_OK;
+}
+
+void h5_file_dir(const h5_file *f, char *dir, size_t cap) {
   char link[64];
   snprintf(link, sizeof link, "/proc/self/fd/%d", f->fd);
-  ssize_t n = readlink(link, e->dir, sizeof e->dir - 1);
-  if (n > 0 && n < (ssize_t)sizeof e->dir - 1 && e->dir[0] == '/') {
-    e->dir[n] = '\0';
-    char *slash = strrchr(e->dir, '/');
-    slash[1] = '\0';
+  ssize_t n = f->fd < 0 ? -1 : readlink(link, dir, cap - 1);
+  if (n > 0 && n < (ssize_t)cap - 1 && dir[0] == '/') {
+    dir[n] = '\0';
+    strrchr(dir, '/')[1] = '\0';
   } else {
-    e->dir[0] = '\0'; /* names relative to the working directory */
+    dir[0] = '\0'; /* names relative to the working directory */
   }
-  return H5_OK;
 }
 
 static void efl_close(efl *e) {
@@ -495,7 +508,7 @@ static void efl_close(efl *e) {
   e->fd = -1;
 }
 
-static int efl_name_ok(const char *name) {
+int h5_name_inside(const char *name) {
   if (!*name || name[0] == '/') return 0;
   for (const char *p = name; *p;) {
     const char *q = strchr(p, '/');
@@ -527,7 +540,7 @@ static int efl_range(efl *e, uint64_t off, uint64_t len, uint8_t *dst) {
       const char *name;
       int rc = h5_lheap_string(f, e->heap, name_off, &name);
       if (rc) return rc;
-      if (!efl_name_ok(name))
+      if (!h5_name_inside(name))
         return h5_err(f, H5_EUNSUPPORTED,
                       "external data file \"%s\" is outside the HDF5 file's directory",
                       name);
@@ -643,7 +656,7 @@ static int dset_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8
     return h5_chunked_read_sel(f, d, sel, buf, (size_t)bytes);
   }
   default:
-    return h5_err(f, H5_EUNSUPPORTED, "virtual datasets are not supported yet");
+    return h5_vds_read(f, d, sel, buf, n);
   }
 }
 

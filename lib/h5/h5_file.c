@@ -16,10 +16,14 @@
 static const uint8_t h5_signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 
 int h5_err(h5_file *f, int code, const char *fmt, ...) {
+  /* formatted aside first: an argument may be f's own message (a prefix
+  ** added to it) */
+  char msg[sizeof f->err];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(f->err, sizeof f->err, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  memcpy(f->err, msg, sizeof msg);
   return code;
 }
 
@@ -266,6 +270,7 @@ void h5_amap_free(h5_amap *m) {
 
 void h5_close(h5_file *f) {
   if (!f) return;
+  h5_vsrc_close(f);
   for (size_t i = 0; i < f->objs.cap; i++)
     if (f->objs.val[i]) obj_free(f->objs.val[i]);
   h5_amap_free(&f->objs);

@@ -24,6 +24,7 @@
 #define H5_MAX_BTREE_DEPTH 64
 #define H5_MAX_TYPE_DEPTH 32       /* nested compound / array / vlen */
 #define H5_MAX_MEMBERS 65536       /* compound or enum members */
+#define H5_VDS_MAX_DEPTH 8         /* virtual datasets read through one another */
 
 /* ---- cursor ------------------------------------------------------------ */
 
@@ -132,10 +133,15 @@ struct h5_file {
   h5_amap gcols;      /* struct h5_gcol *, by collection address */
   h5_amap sohm_heaps; /* h5_fheap * of shared message indexes, by heap
                          address, open until h5_close (h5_ohdr.c) */
+  struct h5_vsrc *vsrc; /* source files of virtual datasets, open until */
+  size_t nvsrc;         /* h5_close (h5_vds.c) */
+  int vds_depth;        /* virtual datasets being read through, this file's
+                           included (sources of sources ...) */
   char err[512];
 };
 
-/* Record a failure: the message goes into f->err; returns code. */
+/* Record a failure: the message goes into f->err (an argument may be
+** h5_errmsg(f) itself); returns code. */
 int h5_err(h5_file *f, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -230,6 +236,8 @@ struct h5_obj {
   struct h5_dset *dset;       /* dataset facts, decoded on first use */
   struct h5_attrtab *attrs;   /* attributes, decoded on first use */
   struct h5_linktab *links;   /* group members, collected on first use */
+  int loading;                /* its dataset facts are being decoded (a
+                                 virtual dataset that is its own source) */
 };
 
 void h5_attrtab_free(struct h5_attrtab *t); /* h5_attr.c */
@@ -294,6 +302,9 @@ struct h5_dset {
   uint8_t *fill;
   /* external storage: the external file list message, if any */
   const h5_msg *efl;
+  /* virtual: the mappings' global heap object (collection addr, index) */
+  uint32_t vds_index;
+  struct h5_vds *vds;
 };
 
 /* The decoded dataset behind o (decoded on first use); freed with o. */
@@ -302,6 +313,15 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out);
 
 /* Fill buf (n elements of esz bytes) with the dataset's fill value. */
 void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n);
+
+
+/* Whether a file name another file gives (external data, virtual dataset
+** sources) stays inside that file's directory: relative, no "..". */
+int h5_name_inside(const char *name);
+
+/* The directory of f's file with a trailing '/' ("" when unknown: names
+** are then relative to the working directory). */
+void h5_file_dir(const h5_file *f, char *dir, size_t cap);
 
 
 /* h5_filter.c: a filter's name for messages: the registered one, else the
@@ -335,6 +355,15 @@ int h5_chunked_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_
 ** their places in out. */
 void h5_sel_copy_block(const struct h5_dset *d, const h5_sel *sel, const uint64_t *origin,
                        const uint64_t *bdims, const uint8_t *blk, uint8_t *out);
+
+/* h5_vds.c: virtual datasets.  h5_vds_load decodes d's mappings and sets
+** its extent (opening the sources an unlimited mapping depends on);
+** h5_vds_read reads the elements sel selects (NULL: all, n elements) into
+** out, the fill value where no source is. */
+int h5_vds_load(h5_file *f, struct h5_dset *d);
+int h5_vds_read(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8_t *out, uint64_t n);
+void h5_vds_free(struct h5_vds *v);
+void h5_vsrc_close(h5_file *f); /* the source files f opened */
 
 /* h5_filter.c: undo a chunk's filters (those not skipped by mask) in
 ** reverse order.  in/inlen: the stored chunk; on success *out is a malloc'd

@@ -2,7 +2,8 @@
 # test/fuzz/run.sh SECONDS [TARGET ...] - build the libFuzzer targets with
 # clang (ASan + UBSan) and fuzz each for its share of SECONDS.  Targets
 # (test/fuzz/fuzz_TARGET.c), every on-disk format h5mem reads:
-#   h5     lib/h5's reader (seeds: the conformance corpus, test/data/codecs)
+#   h5     lib/h5's reader (seeds: the conformance corpus, test/data/codecs,
+#          test/data/vds)
 #   wal    the write-ahead log file (wal_open, wal_replay)
 #   store  log frames replayed into a store (records, deletes, graph ops,
 #          declared columns), or the store's .h5 file damaged
@@ -95,8 +96,9 @@ for t in $targets; do
     if [ -d "$fixtures/files" ]; then
       find "$fixtures/files" -type f -size -1024k -exec cp -n {} "$corpus/" \; 2>/dev/null || true
     fi
-    # one small file per codec of other libraries (test/data/codecs)
-    cp -n "$top"/test/data/codecs/*.h5 "$corpus/" 2>/dev/null || true
+    # one small file per codec of other libraries (test/data/codecs), and
+    # virtual datasets whose sources are in the file itself (test/data/vds)
+    cp -n "$top"/test/data/codecs/*.h5 "$top"/test/data/vds/*.h5 "$corpus/" 2>/dev/null || true
   fi
   echo "=== fuzz_$t: ${per}s"
   if ! (cd "$work" && H5MEM_FUZZ_SEEDS="$corpus" "./fuzz_$t" -max_total_time="$per" -timeout=10 \
