@@ -37,6 +37,7 @@ static int layout_decode(h5_file *f, struct h5_dset *d, const h5_msg *m) {
     h5c_skip(&c, 5);
     if (ndims < 1 || ndims > H5_MAX_RANK + 1)
       return h5_err(f, H5_ECORRUPT, "layout message: dimensionality %d", ndims);
+    if (cls > 2) return h5_err(f, H5_ECORRUPT, "layout message: class %d", cls);
     if (cls != 0) d->addr = h5c_addr(&c, f);
     /* for chunked storage the last dimension is the element size */
     for (int i = 0; i < ndims; i++) dims[i] = h5c_u32(&c);
@@ -655,8 +656,8 @@ static int dset_read_sel(h5_file *f, struct h5_dset *d, const h5_sel *sel, uint8
     if (rc != H5_OK) return rc;
     return h5_chunked_read_sel(f, d, sel, buf, (size_t)bytes);
   }
-  default:
-    return h5_vds_read(f, d, sel, buf, n);
+  case H5_LAYOUT_VIRTUAL: return h5_vds_read(f, d, sel, buf, n);
+  default: return h5_err(f, H5_ECORRUPT, "layout class %d", (int)d->info.layout);
   }
 }
 

@@ -164,6 +164,7 @@ int h5_open(const char *path, h5_file **out, char *err, size_t errlen) {
         f->map = m;
         f->mapped = 1;
         rc = find_superblock(f);
+        if (rc == H5_OK) rc = h5_mdci_load(f);
       }
     }
   }
@@ -189,6 +190,7 @@ int h5_open_mem(const void *data, size_t len, h5_file **out, char *err,
   f->size = len;
   int rc = len < 8 ? h5_err(f, H5_ECORRUPT, "not an HDF5 file (%zu bytes)", len)
                    : find_superblock(f);
+  if (rc == H5_OK) rc = h5_mdci_load(f);
   if (rc != H5_OK) {
     snprintf(err, errlen, "%s", f->err);
     h5_close(f);
@@ -280,6 +282,7 @@ void h5_close(h5_file *f) {
     h5_fheap_close(f->sohm_heaps.val[i]);
   h5_amap_free(&f->sohm_heaps);
   if (f->mapped) munmap((void *)f->map, (size_t)f->size);
+  free(f->owned);
   if (f->fd >= 0) close(f->fd);
   free(f);
 }

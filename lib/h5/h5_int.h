@@ -123,6 +123,8 @@ struct h5_file {
   int fd;
   const uint8_t *map; /* the whole file, read-only; NULL when size is 0 */
   int mapped;         /* map came from mmap (else from h5_open_mem) */
+  uint8_t *owned;     /* a file image's copy, with a metadata cache image
+                         laid over it (h5_mdci.c), or NULL */
   uint64_t size;
   uint64_t base;      /* absolute offset of relative address 0 */
   int so, sl;         /* sizes of offsets and lengths, bytes */
@@ -314,6 +316,10 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out);
 /* Fill buf (n elements of esz bytes) with the dataset's fill value. */
 void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n);
 
+
+/* h5_mdci.c: lay a metadata cache image (a superblock extension message
+** naming it) over the file's bytes; H5_OK when there is none. */
+int h5_mdci_load(h5_file *f);
 
 /* Whether a file name another file gives (external data, virtual dataset
 ** sources) stays inside that file's directory: relative, no "..". */

@@ -92,10 +92,7 @@ KNOWN_UNREADABLE[("hdf5/test/testfiles/tmisc38a.h5", "/Scale_offset_short_data_l
     "its chunk 1 claims 127 bits per 2-byte value: an error, as in libhdf5 2.0 "
     "(h5_conformance.EXPECTED_WRONG)")
 # Files lib/h5 does not open although libhdf5 does: (file) -> reason.
-KNOWN_UNOPENABLE = {
-    "hdf5/tools/test/misc/testfiles/h5clear_mdc_image.h5":
-        "metadata cache image (superblock extension message) is not read by lib/h5",
-}
+KNOWN_UNOPENABLE = {}
 
 
 def exact(a, b):
