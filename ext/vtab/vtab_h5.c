@@ -5,7 +5,7 @@
 **   CREATE VIRTUAL TABLE t USING h5(file='x.h5', dataset='/grp/ds'
 **       [, row=vector|json] [, mode=rw|ro]
 **       [, schema='id int64, score float32, name text, emb float32[384]',
-**          chunk=ROWS, compression=none|deflate[:N], shuffle=0|1,
+**          chunk=ROWS, compression=none|deflate[:N]|zstd[:N]|blosc[:C][:N], shuffle=0|1|2,
 **          sync=full|off]);
 **
 ** One row per index of the dataset's first dimension: the index column i

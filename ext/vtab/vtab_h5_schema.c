@@ -84,10 +84,11 @@ int h5vt_parse_opts(int argc, const char *const *argv, h5opts *o, char **pzErr) 
       errno = 0;
       long long n = strtoll(v, &end, 10);
       int bad = errno || end == v || *end || n < 0 || (KEY("chunk") && n < 1) ||
-                (KEY("shuffle") && n > 1);
+                (KEY("shuffle") && n > 2);
       if (bad) {
         *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected %s", WHO, (int)kl, k, v,
-                                 KEY("chunk") ? "a number of rows >= 1" : "0 or 1");
+                                 KEY("chunk") ? "a number of rows >= 1"
+                                              : "0, 1 or 2 (2: blosc's bit shuffle)");
         sqlite3_free(v);
         return SQLITE_ERROR;
       }
@@ -324,22 +325,85 @@ int h5vt_same_type(const h5_type *a, const h5_type *b) {
   }
 }
 
-static int parse_compression(const char *c, int *level, char **pzErr) {
-  *level = -1;
-  if (!c || !*c || sqlite3_stricmp(c, "none") == 0) return SQLITE_OK;
+/* compression=: none, deflate[:0-9] (gzip, zlib: the same), zstd[:1-22]
+** (HDF5 filter 32015; level 3 by default, as the zstd plugin and
+** hdf5plugin have it), blosc[:compressor][:0-9] (filter 32001; lz4 at
+** level 5 by default, as hdf5plugin.Blosc()); shuffle= then says whether
+** to shuffle first: HDF5's shuffle filter before deflate or zstd (1),
+** blosc's own byte (1, its default) or bit (2) shuffle.  Sets dcpl. */
+static int parse_compression(const h5opts *o, h5w_dcpl *dcpl, char **pzErr) {
+  const char *c = o->compression;
+  dcpl->deflate = -1;
+  if (!c || !*c || sqlite3_stricmp(c, "none") == 0) {
+    if (o->shuffle > 0) goto shuffle_alone;
+    return SQLITE_OK;
+  }
   const char *colon = strchr(c, ':');
   size_t n = colon ? (size_t)(colon - c) : strlen(c);
+  char *end;
   if ((n == 7 && sqlite3_strnicmp(c, "deflate", 7) == 0) ||
       (n == 4 && sqlite3_strnicmp(c, "gzip", 4) == 0) ||
       (n == 4 && sqlite3_strnicmp(c, "zlib", 4) == 0)) {
-    *level = 4; /* h5py's default gzip level */
-    if (!colon) return SQLITE_OK;
-    if (colon[1] >= '0' && colon[1] <= '9' && !colon[2]) {
-      *level = colon[1] - '0';
-      return SQLITE_OK;
+    dcpl->deflate = 4; /* h5py's default gzip level */
+    if (colon && colon[1] >= '0' && colon[1] <= '9' && !colon[2]) dcpl->deflate = colon[1] - '0';
+    else if (colon) goto bad;
+    if (o->shuffle == 2) goto bit_shuffle;
+    dcpl->shuffle = o->shuffle == 1;
+    return SQLITE_OK;
+  }
+  if (n == 4 && sqlite3_strnicmp(c, "zstd", 4) == 0) {
+    dcpl->codec = H5W_CODEC_ZSTD;
+    dcpl->codec_level = 3;
+    if (colon) {
+      long lv = strtol(colon + 1, &end, 10);
+      if (end == colon + 1 || *end || lv < 1 || lv > 22) goto bad;
+      dcpl->codec_level = (int)lv;
+    }
+    if (o->shuffle == 2) goto bit_shuffle;
+    dcpl->shuffle = o->shuffle == 1;
+  } else if (n == 5 && sqlite3_strnicmp(c, "blosc", 5) == 0) {
+    static const char *const names[] = {"blosclz", "lz4", "lz4hc", NULL, "zlib", "zstd"};
+    dcpl->codec = H5W_CODEC_BLOSC;
+    dcpl->codec_level = 5;
+    dcpl->blosc_cname = 1;
+    dcpl->blosc_shuffle = o->shuffle < 0 ? 1 : o->shuffle;
+    const char *p = colon ? colon + 1 : NULL;
+    if (p && !(*p >= '0' && *p <= '9')) { /* a compressor */
+      const char *c2 = strchr(p, ':');
+      size_t m = c2 ? (size_t)(c2 - p) : strlen(p);
+      int found = -1;
+      for (int i = 0; i < 6; i++)
+        if (names[i] && strlen(names[i]) == m && sqlite3_strnicmp(p, names[i], (int)m) == 0) found = i;
+      if (found < 0) goto bad;
+      dcpl->blosc_cname = found;
+      p = c2 ? c2 + 1 : NULL;
+    }
+    if (p) {
+      if (!(p[0] >= '0' && p[0] <= '9') || p[1]) goto bad;
+      dcpl->codec_level = p[0] - '0';
+    }
+  } else {
+    goto bad;
+  }
+  {
+    const char *lib;
+    if (!h5w_codec_available(dcpl->codec, &lib)) {
+      *pzErr = sqlite3_mprintf("%s: compression='%s': this build has no %s", WHO, c, lib);
+      return SQLITE_ERROR;
     }
   }
-  *pzErr = sqlite3_mprintf("%s: compression='%s': expected none, deflate or deflate:0..9", WHO, c);
+  return SQLITE_OK;
+bad:
+  *pzErr = sqlite3_mprintf("%s: compression='%s': expected none, deflate[:0-9], zstd[:1-22] or "
+                           "blosc[:blosclz|lz4|lz4hc|zlib|zstd][:0-9]",
+                           WHO, c);
+  return SQLITE_ERROR;
+bit_shuffle:
+  *pzErr = sqlite3_mprintf("%s: shuffle=2 (bit shuffle) is blosc's: use compression='blosc...'", WHO);
+  return SQLITE_ERROR;
+shuffle_alone:
+  *pzErr = sqlite3_mprintf("%s: shuffle=%d without compression (shuffle rearranges bytes for a "
+                           "compressor)", WHO, o->shuffle);
   return SQLITE_ERROR;
 }
 
@@ -390,8 +454,9 @@ int h5vt_create_dataset(const h5opts *o, char **pzErr) {
   uint64_t ncols;
   int rc = h5vt_parse_schema(o->schema, &t, &rank, &ncols, pzErr);
   if (rc != SQLITE_OK) return rc;
-  int level;
-  if ((rc = parse_compression(o->compression, &level, pzErr)) != SQLITE_OK) {
+  h5w_dcpl dcpl;
+  memset(&dcpl, 0, sizeof dcpl);
+  if ((rc = parse_compression(o, &dcpl, pzErr)) != SQLITE_OK) {
     h5_type_free(t);
     return rc;
   }
@@ -445,13 +510,9 @@ int h5vt_create_dataset(const h5opts *o, char **pzErr) {
   const char *name;
   rc = make_parents(w, o->dset, &parent, &name, pzErr);
   if (rc == SQLITE_OK) {
-    h5w_dcpl dcpl;
-    memset(&dcpl, 0, sizeof dcpl);
     dcpl.layout = H5_LAYOUT_CHUNKED;
     dcpl.chunk[0] = chunk;
     dcpl.chunk[1] = ncols;
-    dcpl.deflate = level;
-    dcpl.shuffle = level >= 0 && o->shuffle == 1;
     uint64_t dims[2] = {0, ncols}, maxdims[2] = {UINT64_MAX, ncols};
     hr = h5w_dataset(w, parent, name, t, rank, dims, maxdims, &dcpl, &d);
     t = NULL;

@@ -334,18 +334,36 @@ int h5_vlen_get(h5_file *f, const uint8_t *elem, const uint8_t **data,
 typedef struct h5w h5w;         /* a file being written */
 typedef struct h5w_obj h5w_obj; /* a group or dataset in it; owned by h5w */
 
+/* The codecs of other libraries the writer can compress with (each only
+** where the build has its library: h5w_codec_available). */
+enum {
+  H5W_CODEC_NONE = 0,
+  H5W_CODEC_ZSTD = 1, /* filter 32015, libzstd; level 1-22 */
+  H5W_CODEC_BLOSC = 2 /* filter 32001, libblosc; level 0-9, compressor, its own shuffle */
+};
+
 /* Dataset creation properties.  Zero-initialise, then set what you need:
 ** layout (H5_LAYOUT_CONTIGUOUS = default when dcpl is NULL, COMPACT,
-** CHUNKED), chunk dims, deflate level 0-9 (-1: none), shuffle, fletcher32,
-** and fill (one element, or NULL for zeros).  Filters need chunks. */
+** CHUNKED), chunk dims, deflate level 0-9 (-1: none), or instead a codec
+** (H5W_CODEC_*) with its level (and blosc's compressor, by blosc's codes:
+** 0 blosclz, 1 lz4, 2 lz4hc, 4 zlib, 5 zstd, and its shuffle: 0 none, 1
+** bytes, 2 bits), shuffle (HDF5's filter, before deflate or zstd),
+** fletcher32, and fill (one element, or NULL for zeros).  Filters need
+** chunks.  Filters are written in the order shuffle, deflate or the codec,
+** fletcher32, as h5py does. */
 typedef struct h5w_dcpl {
   int layout;
   uint64_t chunk[H5_MAX_RANK];
   int deflate;
   int shuffle;
   int fletcher32;
+  int codec, codec_level, blosc_cname, blosc_shuffle;
   const void *fill;
 } h5w_dcpl;
+
+/* Whether this build can write codec (H5W_CODEC_*); if not, *lib names the
+** library it lacks. */
+int h5w_codec_available(int codec, const char **lib);
 
 /* Create (or truncate) path for writing, an empty valid file at once (an
 ** empty root group); threads compress chunks (0: one per CPU).  On failure

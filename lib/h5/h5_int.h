@@ -317,6 +317,17 @@ int h5_dset_get(h5_obj *o, struct h5_dset **out);
 void h5_fill(const struct h5_dset *d, uint8_t *buf, uint64_t n);
 
 
+/* h5_codec.c: compress one chunk (len bytes of elements of esz bytes,
+** HDF5's shuffle already applied when asked for) with the codec p names;
+** *out is malloc'd (*outlen bytes).  H5_EUNSUPPORTED without the library,
+** H5_EIO when the library fails. */
+int h5_codec_encode(const h5w_dcpl *p, size_t esz, const uint8_t *in, size_t len, uint8_t **out,
+                    size_t *outlen);
+/* The client values h5py's plugins store for the codec p names
+** (blosc: its filter version, format, type size, chunk bytes, level,
+** shuffle, compressor; zstd: its level); returns how many (at most 8). */
+int h5_codec_cd(const h5w_dcpl *p, size_t esz, uint64_t chunk_bytes, uint32_t *cd);
+
 /* h5_mdci.c: lay a metadata cache image (a superblock extension message
 ** naming it) over the file's bytes; H5_OK when there is none. */
 int h5_mdci_load(h5_file *f);

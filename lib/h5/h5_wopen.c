@@ -32,7 +32,7 @@
 ** or file space information, old-style (symbol table) groups that would
 ** need a new header, creation order tracking on a changed object,
 ** user-defined links in a changed group, shared attributes, filters other
-** than deflate, shuffle, fletcher32 on a dataset appended to.
+** than deflate, shuffle, fletcher32, zstd and blosc on a dataset appended to.
 */
 #include "config.h"
 
@@ -470,18 +470,37 @@ int h5w_old_prepare_append(h5w *w, h5w_obj *d) {
     } else if (f->id == 1 && stage < 2) {
       d->dcpl.deflate = f->ncd >= 1 && f->cd[0] <= 9 ? (int)f->cd[0] : 6;
       stage = 2;
+    } else if (f->id == 32015 && stage < 2) { /* zstd: its level, else the plugin's 3 */
+      d->dcpl.codec = H5W_CODEC_ZSTD;
+      d->dcpl.codec_level = f->ncd >= 1 && f->cd[0] >= 1 && f->cd[0] <= 22 ? (int)f->cd[0] : 3;
+      stage = 2;
+    } else if (f->id == 32001 && stage < 2) { /* blosc: level, shuffle, compressor (the plugin's defaults) */
+      d->dcpl.codec = H5W_CODEC_BLOSC;
+      d->dcpl.codec_level = f->ncd > 4 && f->cd[4] <= 9 ? (int)f->cd[4] : 5;
+      d->dcpl.blosc_shuffle = f->ncd > 5 && f->cd[5] <= 2 ? (int)f->cd[5] : 1;
+      d->dcpl.blosc_cname = f->ncd > 6 ? (int)f->cd[6] : 0;
+      if (d->dcpl.blosc_cname > 5 || d->dcpl.blosc_cname == 3)
+        return werr(w, H5_EUNSUPPORTED,
+                    "cannot append to '%s': blosc compressor %d (snappy, or unknown)", oname(d),
+                    d->dcpl.blosc_cname);
+      stage = 2;
     } else if (f->id == 3 && stage < 3) {
       d->dcpl.fletcher32 = 1;
       stage = 3;
-    } else if (f->id == 1 || f->id == 2 || f->id == 3) {
+    } else if (f->id == 1 || f->id == 2 || f->id == 3 || f->id == 32015 || f->id == 32001) {
       return werr(w, H5_EUNSUPPORTED,
                   "cannot append to '%s': its filters are not in the order shuffle, "
-                  "deflate, fletcher32", oname(d));
+                  "deflate (or zstd or blosc), fletcher32", oname(d));
     } else {
       return werr(w, H5_EUNSUPPORTED,
                   "cannot append to '%s': filter %s (id %u) is not one the writer writes "
-                  "(deflate, shuffle, fletcher32)", oname(d), h5_filter_label(f), f->id);
+                  "(deflate, shuffle, fletcher32, zstd, blosc)", oname(d), h5_filter_label(f), f->id);
     }
+  }
+  if (d->dcpl.codec) {
+    const char *lib;
+    if (!h5w_codec_available(d->dcpl.codec, &lib))
+      return werr(w, H5_EUNSUPPORTED, "cannot append to '%s': this build has no %s", oname(d), lib);
   }
   if (ds->info.nfilters && (ds->chunk_flags & 1))
     return werr(w, H5_EUNSUPPORTED,

@@ -441,6 +441,25 @@ int h5w_group(h5w *w, h5w_obj *parent, const char *name, h5w_obj **out) {
   return H5_OK;
 }
 
+/* The codec a dataset asks for: available, its settings in range, not
+** beside deflate. */
+static int codec_check(h5w *w, const char *name, const h5w_dcpl *p) {
+  const char *lib;
+  if (!p->codec) return H5_OK;
+  if (!h5w_codec_available(p->codec, &lib))
+    return werr(w, H5_EUNSUPPORTED, "dataset '%s': this build has no %s", name, lib);
+  if (p->deflate >= 0)
+    return werr(w, H5_EINVAL, "dataset '%s': deflate and another codec", name);
+  if (p->codec == H5W_CODEC_ZSTD && (p->codec_level < 1 || p->codec_level > 22))
+    return werr(w, H5_EINVAL, "dataset '%s': zstd level %d (1 to 22)", name, p->codec_level);
+  if (p->codec == H5W_CODEC_BLOSC &&
+      (p->codec_level < 0 || p->codec_level > 9 || p->blosc_shuffle < 0 || p->blosc_shuffle > 2 ||
+       p->blosc_cname < 0 || p->blosc_cname > 5 || p->blosc_cname == 3))
+    return werr(w, H5_EINVAL, "dataset '%s': blosc level %d, shuffle %d, compressor %d", name,
+                p->codec_level, p->blosc_shuffle, p->blosc_cname);
+  return H5_OK;
+}
+
 int h5w_dataset(h5w *w, h5w_obj *parent, const char *name, h5_type *type,
                 int rank, const uint64_t *dims, const uint64_t *maxdims,
                 const h5w_dcpl *dcpl, h5w_obj **out) {
@@ -476,8 +495,10 @@ int h5w_dataset(h5w *w, h5w_obj *parent, const char *name, h5_type *type,
     if (rank == 0 || cb > ((uint64_t)1 << 32) - 1)
       rc = werr(w, H5_EINVAL, "dataset '%s': chunks must have rank >= 1 and < 4 GiB", name);
   }
-  if (rc == H5_OK && !chunked && (d->dcpl.deflate >= 0 || d->dcpl.shuffle || d->dcpl.fletcher32))
+  if (rc == H5_OK && !chunked && (d->dcpl.deflate >= 0 || d->dcpl.shuffle || d->dcpl.fletcher32 ||
+                                   d->dcpl.codec))
     rc = werr(w, H5_EINVAL, "dataset '%s': filters need chunked layout", name);
+  if (rc == H5_OK) rc = codec_check(w, name, &d->dcpl);
   if (rc == H5_OK && d->dcpl.fill) {
     d->fill = stored_copy(w, type, d->dcpl.fill, 1);
     if (!d->fill) rc = H5_ENOMEM;
@@ -513,7 +534,8 @@ typedef struct chunk_job {
   size_t *outlen;
 } chunk_job;
 
-/* Deflate, shuffle, fletcher32 on one chunk buffer; *buf is replaced. */
+/* Shuffle, deflate or the codec, fletcher32 on one chunk buffer; *buf is
+** replaced. */
 static int filter_chunk(const h5w_obj *d, uint8_t **buf, size_t *len) {
   size_t esz = d->type->size;
   if (d->dcpl.shuffle && esz > 1) {
@@ -549,6 +571,15 @@ static int filter_chunk(const h5w_obj *d, uint8_t **buf, size_t *len) {
       return H5_EIO;
     }
 #endif
+    free(*buf);
+    *buf = z;
+    *len = zlen;
+  }
+  if (d->dcpl.codec) {
+    uint8_t *z;
+    size_t zlen;
+    int rc = h5_codec_encode(&d->dcpl, esz, *buf, *len, &z, &zlen);
+    if (rc) return rc;
     free(*buf);
     *buf = z;
     *len = zlen;
@@ -633,7 +664,7 @@ int h5w_chunks_reserve(h5w *w, h5w_obj *d, size_t n) {
 }
 
 static int is_filtered(const h5w_obj *d) {
-  return d->dcpl.shuffle || d->dcpl.deflate >= 0 || d->dcpl.fletcher32;
+  return d->dcpl.shuffle || d->dcpl.deflate >= 0 || d->dcpl.fletcher32 || d->dcpl.codec;
 }
 
 /* The slot of the provisional chunk at c's offset that the last flush
@@ -1214,7 +1245,8 @@ static int write_dataset(h5w *w, h5w_obj *d) {
   b.len = 0;
   /* filters */
   if (d->dcpl.layout == H5_LAYOUT_CHUNKED && is_filtered(d)) {
-    int n = (d->dcpl.shuffle != 0) + (d->dcpl.deflate >= 0) + (d->dcpl.fletcher32 != 0);
+    int n = (d->dcpl.shuffle != 0) + (d->dcpl.deflate >= 0) + (d->dcpl.fletcher32 != 0) +
+            (d->dcpl.codec != 0);
     put_u8(&b, 2);
     put_u8(&b, (unsigned)n);
     if (d->dcpl.shuffle) { /* id, flags (optional), 1 value: element size */
@@ -1223,6 +1255,17 @@ static int write_dataset(h5w *w, h5w_obj *d) {
     if (d->dcpl.deflate >= 0) {
       strbuf_put_le(&b, 1, 2), strbuf_put_le(&b, 1, 2), strbuf_put_le(&b, 1, 2);
       strbuf_put_le(&b, (uint64_t)d->dcpl.deflate, 4);
+    }
+    if (d->dcpl.codec) { /* id, its name's length and name, optional, client values */
+      uint32_t cd[8];
+      uint64_t cbytes = d->type->size;
+      for (int i = 0; i < d->rank; i++) cbytes *= d->dcpl.chunk[i];
+      int ncd = h5_codec_cd(&d->dcpl, d->type->size, cbytes, cd);
+      const char *nm = d->dcpl.codec == H5W_CODEC_ZSTD ? "zstd" : "blosc";
+      strbuf_put_le(&b, d->dcpl.codec == H5W_CODEC_ZSTD ? 32015 : 32001, 2);
+      strbuf_put_le(&b, strlen(nm) + 1, 2), strbuf_put_le(&b, 1, 2), strbuf_put_le(&b, (uint64_t)ncd, 2);
+      strbuf_append(&b, nm, strlen(nm) + 1);
+      for (int i = 0; i < ncd; i++) strbuf_put_le(&b, cd[i], 4);
     }
     if (d->dcpl.fletcher32) {
       strbuf_put_le(&b, 3, 2), strbuf_put_le(&b, 0, 2), strbuf_put_le(&b, 0, 2);

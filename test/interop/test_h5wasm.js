@@ -6,6 +6,10 @@
 //     float16 reader on Node 20), strings, a float32[3] array column;
 //     appended in two transactions;
 //   - a memory store (USING h5mem) with declared columns, checkpointed;
+//   - h5 tables compressed with zstd (after HDF5's shuffle) and blosc
+//     (lz4 with byte shuffle, zstd with bit shuffle), read with the filters
+//     of npm's h5wasm-plugins (the HDF Group's hdf5_plugins, built for
+//     h5wasm);
 // and both libraries must open them and read what was written.
 'use strict';
 const assert = require('node:assert/strict');
@@ -20,7 +24,10 @@ const Database = betterSqlite3();
 async function load(name) {
   try {
     const m = (await import(`${name}/node`)).default;
-    await m.ready;
+    const mod = await m.ready;
+    // the compression filters of h5wasm-plugins, from its folder
+    const plugins = await import('h5wasm-plugins');
+    plugins.install_local_plugins(mod);
     return m;
   } catch (e) {
     console.log(`FAIL: ${name} is not installed (npm ci in test/interop): ${e}`);
@@ -50,6 +57,21 @@ async function load(name) {
       rows.push(row);
     }
     db.exec('COMMIT');
+  }
+
+  // h5 tables compressed with zstd and blosc, two transactions each
+  const cfile = path.join(dir, 'codecs.h5');
+  const codecs = {zstd: "compression='zstd:7', shuffle=1", blosc: "compression='blosc'",
+                  blosc_zstd: "compression='blosc:zstd:5', shuffle=2"};
+  for (const [name, opts] of Object.entries(codecs)) {
+    db.exec(`CREATE VIRTUAL TABLE c_${name} USING h5(file='${cfile}', dataset='/${name}', ` +
+            `schema='x int64, y float64, s text', chunk=32, ${opts})`);
+    const ci = db.prepare(`INSERT INTO c_${name}(x, y, s) VALUES (?, ?, ?)`);
+    for (let r = 0; r < 2; r++) {
+      db.exec('BEGIN');
+      for (let i = 0; i < 100; i++) ci.run(r * 100 + i, (r * 100 + i) * 0.5, `${name} ${r * 100 + i}`);
+      db.exec('COMMIT');
+    }
   }
 
   // a memory store with declared columns, checkpointed
@@ -98,7 +120,22 @@ async function load(name) {
     assert.equal(text[6], 'memory 7', `${name}: the text of record 7`);
     s.close();
     checks++;
-    console.log(`ok   ${name}: the h5 table's 100 rows and the store read as written`);
+    const c = new h5.File(cfile, 'r');
+    for (const codec of Object.keys(codecs)) {
+      const ds = c.get(codec);
+      const ids = ds.filters.map((x) => x.id);
+      assert.ok(ids.includes(codec === 'zstd' ? 32015 : 32001), `${name}: ${codec}'s filter: ${ids}`);
+      const v = ds.value;
+      assert.equal(v.length, 200, `${name}: ${codec}: 200 rows`);
+      for (let k = 0; k < 200; k += 13) {
+        assert.equal(Number(v[k][0]), k, `${name}: ${codec} row ${k} x`);
+        assert.equal(Number(v[k][1]), k * 0.5, `${name}: ${codec} row ${k} y`);
+        assert.equal(v[k][2], `${codec} ${k}`, `${name}: ${codec} row ${k} s`);
+      }
+      checks++;
+    }
+    c.close();
+    console.log(`ok   ${name}: the h5 table's 100 rows, the store and the zstd and blosc tables read as written`);
   }
   fs.rmSync(dir, {recursive: true, force: true});
   console.log(`${checks} checks passed`);

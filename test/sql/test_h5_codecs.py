@@ -30,7 +30,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sqltest import check, connect, finish  # noqa: E402
+from sqltest import check, connect, expect_error, finish, q  # noqa: E402
 
 skipped = []
 
@@ -211,6 +211,114 @@ def test_zstd(d, db):
     damaged(db, fn, "/z3", "zstd")
 
 
+def test_writing(d, db):
+    """The h5 table writes zstd (filter 32015) and blosc (32001) chunks:
+    h5py reads the blosc ones through Debian's plugin (and the zstd ones
+    through python3-zstandard, chunk by chunk: Debian has no HDF5 zstd
+    plugin), our reader reads both, rows appended in a later transaction
+    (the file reopened for appending) land in chunks of the same codec, and
+    a blosc dataset h5py wrote takes appended rows.  Settings out of range
+    are errors.  (test_h5wasm.js has libhdf5 1.14 and 2.0 read such files
+    with the h5wasm-plugins package's filters.)"""
+    import h5py
+    try:
+        import hdf5plugin  # noqa: F401  (h5py finds Debian's plugins through it)
+    except ImportError:
+        pass
+    from h5py import h5z
+    fn = os.path.join(d, "written.h5")
+    variants = [("zstd3", "compression='zstd'"), ("zstd19s", "compression='zstd:19', shuffle=1"),
+                ("blosc", "compression='blosc'"), ("bloscz", "compression='blosc:zstd:7', shuffle=0"),
+                ("blosclz", "compression='blosc:blosclz:9', shuffle=2"),
+                ("bloschc", "compression='blosc:lz4hc:3'"), ("bloscli", "compression='blosc:zlib:1'")]
+    n = 700
+    rows = [(i, i * 0.25 - 40.0, "row %d" % i) for i in range(n)]
+    vecs = (np.arange(n * 6, dtype="<f4").reshape(n, 6) * np.float32(0.37)) % np.float32(11.0)
+    for name, opts in variants:
+        try:
+            db.execute("CREATE VIRTUAL TABLE temp.w_%s USING h5(file=%s, dataset='/%s', schema='x int32, "
+                       "y float64, s text', chunk=64, %s)" % (name, q(fn), name, opts))
+            db.execute("CREATE VIRTUAL TABLE temp.f_%s USING h5(file=%s, dataset='/%s_f', "
+                       "schema='value float32[6]', chunk=50, %s)" % (name, q(fn), name, opts))
+        except sqlite3.Error as e:
+            if "this build has no" in str(e):
+                skipped.append("writing %s: %s" % (name, e))
+                continue
+            raise
+        for lo, hi in ((0, 300), (300, n)):  # (one table of a file per transaction)
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO temp.w_%s(x, y, s) VALUES (?, ?, ?)" % name, rows[lo:hi])
+            db.execute("COMMIT")
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO temp.f_%s(value) VALUES (?)" % name,
+                           [(vecs[i].tobytes(),) for i in range(lo, hi)])
+            db.execute("COMMIT")
+        db.execute("DROP TABLE temp.w_%s" % name)
+        db.execute("DROP TABLE temp.f_%s" % name)
+
+    def ids(ds):
+        pl = ds.id.get_create_plist()
+        return [pl.get_filter(i)[0] for i in range(pl.get_nfilters())]
+
+    with h5py.File(fn, "r") as f:
+        names = [k for k in f if not k.endswith("_f")]
+        for k in names:
+            fid = ids(f[k])
+            got = json.loads(db.execute("SELECT h5_read_json(?, ?)", (fn, "/" + k)).fetchone()[0])
+            check([[r["x"], r["y"], r["s"]] for r in got] == [list(r) for r in rows],
+                  "%s: our reader reads back the rows we wrote" % k)
+            got = json.loads(db.execute("SELECT h5_read_json(?, ?)", (fn, "/" + k + "_f")).fetchone()[0])
+            check(got == vecs.tolist(), "%s_f: our reader reads back the vectors we wrote" % k)
+            if 32001 in fid:
+                if not h5z.filter_avail(32001):
+                    skipped.append("blosc: h5py's libhdf5 finds no blosc plugin to read ours")
+                    continue
+                v = f[k][()]
+                check([(int(a), float(b), c.decode()) for a, b, c in v] == rows,
+                      "%s: h5py (Debian's blosc plugin) reads the rows we wrote" % k)
+                check(np.array_equal(f[k + "_f"][()], vecs), "%s_f: h5py reads the vectors we wrote" % k)
+            elif 32015 in fid:
+                try:
+                    import zstandard
+                except ImportError:
+                    skipped.append("python3-zstandard is not installed: our zstd chunks not checked by it")
+                    continue
+                ds = f[k + "_f"]
+                raw = b""
+                for c in range(ds.id.get_num_chunks()):
+                    info = ds.id.get_chunk_info(c)
+                    mask, chunk = ds.id.read_direct_chunk(info.chunk_offset)
+                    check(mask == 0, "%s: every chunk filtered" % k)
+                    b = zstandard.ZstdDecompressor().decompress(chunk, max_output_size=1 << 20)
+                    if 2 in fid:  # HDF5's shuffle first
+                        b = np.frombuffer(b, "u1").reshape(4, -1).T.tobytes()
+                    raw += b
+                v = np.frombuffer(raw, "<f4").reshape(-1, 6)[:n]
+                check(np.array_equal(v, vecs), "%s_f: python3-zstandard decodes our chunks to the vectors" % k)
+    check(len(names) == len(variants) - len([s for s in skipped if s.startswith("writing")]),
+          "every variant written: %r" % names)
+    # appending to a blosc dataset h5py wrote (hdf5plugin's Blosc)
+    if h5z.filter_avail(32001):
+        import hdf5plugin
+        fh = os.path.join(d, "h5py_blosc.h5")
+        with h5py.File(fh, "w", libver="latest") as f:
+            f.create_dataset("v", data=np.arange(100, dtype="<i8"), maxshape=(None,), chunks=(32,),
+                             **hdf5plugin.Blosc(cname="zstd", clevel=4, shuffle=2))
+        db.execute("CREATE VIRTUAL TABLE temp.app USING h5(file=%s, dataset='/v')" % q(fh))
+        db.executemany("INSERT INTO temp.app(value) VALUES (?)", [(i,) for i in range(100, 150)])
+        db.execute("DROP TABLE temp.app")
+        with h5py.File(fh, "r") as f:
+            check(f["v"][()].tolist() == list(range(150)), "h5py reads the rows we appended to its blosc dataset")
+            check(f["v"]._filters.get("32001", (0,) * 7)[4:] == (4, 2, 5), "the appended chunks keep blosc's settings")
+    for opts, word in [("compression='zstd:23'", "expected none, deflate"),
+                       ("compression='blosc:snappy'", "expected none, deflate"),
+                       ("compression='blosc:10'", "expected none, deflate"),
+                       ("compression='deflate', shuffle=2", "bit shuffle"),
+                       ("shuffle=1", "without compression")]:
+        expect_error(db, "CREATE VIRTUAL TABLE temp.bad USING h5(file=%s, dataset='/bad', schema='x int32', %s)"
+                     % (q(os.path.join(d, "bad.h5")), opts), word)
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem_codecs_")
     db = connect()
@@ -218,6 +326,7 @@ def main():
         test_h5py_codecs(d, db)
         test_pytables(d, db)
         test_zstd(d, db)
+        test_writing(d, db)
     finally:
         shutil.rmtree(d)
     for s in sorted(set(skipped)):
