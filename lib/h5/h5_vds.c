@@ -723,7 +723,12 @@ static int type_same(const h5_type *a, const h5_type *b, int depth) {
   case H5_CLASS_ARRAY:
     if (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof a->dims)) return 0;
     return type_same(a->base, b->base, depth + 1);
-  default: return 0; /* references and variable-length data point into their own file */
+  case H5_CLASS_VLEN: /* (the same only within one file: type_portable) */
+    if (a->vlen_kind != b->vlen_kind || a->cset != b->cset || a->strpad != b->strpad) return 0;
+    return a->vlen_kind == 1 || type_same(a->base, b->base, depth + 1);
+  case H5_CLASS_REFERENCE: return a->ref_kind == b->ref_kind;
+  case H5_CLASS_TIME: return a->big_endian == b->big_endian;
+  default: return 0;
   }
 }
 

@@ -277,6 +277,30 @@ def test_printf(d, db):
     check(want.shape == (4, 4), "printf: h5py's extent %r (oracle sanity)" % (want.shape,))
 
 
+def test_strings(d, db):
+    """Variable-length strings from the file itself (their heap is this
+    file's) read as h5py reads them; from another file they are refused
+    (their heap references point into that file), as docs/H5.md says."""
+    fn = os.path.join(d, "strings.h5")
+    words = np.array(["alpha", "beta", "gamma", "délta"], dtype=h5py.string_dtype())
+    with h5py.File(fn, "w") as f:
+        f.create_dataset("w", data=words)
+        lay = h5py.VirtualLayout(shape=(6,), dtype=h5py.string_dtype())
+        lay[1:5] = h5py.VirtualSource(".", "w", shape=(4,))
+        f.create_virtual_dataset("v", lay)
+    got = read(db, fn, "/v")
+    with h5py.File(fn, "r") as f:
+        want = [x.decode() if isinstance(x, bytes) else x for x in f["v"][()].tolist()]
+    check(got[1:5] == want[1:5] == ["alpha", "beta", "gamma", "délta"],
+          "strings from the file itself: %r, h5py %r" % (got, want))
+    other = os.path.join(d, "strings_other.h5")
+    with h5py.File(other, "w") as f:
+        lay = h5py.VirtualLayout(shape=(4,), dtype=h5py.string_dtype())
+        lay[:] = h5py.VirtualSource("strings.h5", "w", shape=(4,))
+        f.create_virtual_dataset("v", lay)
+    expect_error(db, "SELECT h5_read_json(%s, '/v')" % q(other), "variable-length data or references from another file")
+
+
 def lookup3(data, init=0):
     """Bob Jenkins' hashlittle, HDF5's metadata checksum."""
     M = 0xFFFFFFFF
@@ -454,6 +478,7 @@ def main():
         test_types(d, db)
         test_unlimited(d, db)
         test_printf(d, db)
+        test_strings(d, db)
         test_block_v1(d, db)
         test_nested(d, db)
         test_refused(d, db)
