@@ -152,6 +152,26 @@ static uint64_t box_bit(const rd *r, const uint64_t *scaled) {
   return bit;
 }
 
+/* Where the chunk at origin lies in the output as one run of bytes, the
+** whole chunk wanted: its place there (it can be decoded into it), else
+** NULL.  So when the selection takes every element of the chunk (stride
+** 1, the chunk inside the selection and the current extent) and, in every
+** dimension but the first, as many as the chunk has (whole rows). */
+static uint8_t *in_place(const rd *r, const uint64_t *origin) {
+  const h5_sel *sel = r->sel;
+  uint64_t off = 0;
+  if (!r->out || r->rank < 1) return NULL;
+  for (int k = 0; k < r->rank; k++) {
+    if (sel->stride[k] != 1 || origin[k] < sel->start[k] ||
+        r->cdims[k] > sel->start[k] + sel->count[k] - origin[k] ||
+        r->cdims[k] > r->d->space.dims[k] - origin[k])
+      return NULL;
+    if (k > 0 && (origin[k] != sel->start[k] || r->cdims[k] != sel->count[k])) return NULL;
+    off = k == 0 ? origin[0] - sel->start[0] : off * sel->count[k];
+  }
+  return r->out + off * r->d->type->size;
+}
+
 /* Decode the chunk at scaled position scaled (stored at addr, size bytes,
 ** filter mask mask) and copy what the selection wants of it. */
 static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t size,
@@ -189,8 +209,11 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
     if (!raw)
       return h5_err(f, H5_ECORRUPT, "chunk at %llu (%llu bytes) lies outside the file",
                     (unsigned long long)addr, (unsigned long long)size);
+    uint8_t *copy = NULL;
+    raw = h5_span_read(f, raw, size, &copy);
     size_t declen;
-    int rc = h5_unfilter(f, d, mask, raw, (size_t)size, &dec, &declen);
+    int rc = h5_unfilter(f, d, mask, raw, (size_t)size, in_place(r, origin), &dec, &declen);
+    h5_stage_free(copy);
     if (rc) {
       if (rc != H5_EUNSUPPORTED && rc != H5_ENOMEM) {
         char why[sizeof f->err];
@@ -211,8 +234,8 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
       return h5_err(f, H5_ECORRUPT, "chunk at %llu (%llu bytes) lies outside the file",
                     (unsigned long long)addr, (unsigned long long)d->chunk_bytes);
   }
-  h5_sel_copy_block(d, r->sel, origin, r->cdims, data, r->out);
-  h5_stage_free(dec);
+  if (!dec || dec != in_place(r, origin)) h5_sel_copy_block(d, r->sel, origin, r->cdims, data, r->out);
+  if (dec != in_place(r, origin)) h5_stage_free(dec);
   if (r->got) {
     uint64_t bit = box_bit(r, scaled);
     r->got[bit / 8] |= (uint8_t)(1u << (bit % 8));

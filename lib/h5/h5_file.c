@@ -29,6 +29,27 @@ int h5_err(h5_file *f, int code, const char *fmt, ...) {
 
 const char *h5_errmsg(const h5_file *f) { return f ? f->err : "no file"; }
 
+const uint8_t *h5_span_read(const h5_file *f, const uint8_t *p, uint64_t len, uint8_t **copy) {
+  *copy = NULL;
+  if (!f->mapped || f->fd < 0 || len < ((uint64_t)64 << 10) || len > SIZE_MAX) return p;
+  uint8_t *b = h5_stage_alloc((size_t)len);
+  if (!b) return p;
+  size_t got = 0;
+  off_t at = (off_t)(p - f->map);
+  while (got < len) {
+    ssize_t r = pread(f->fd, b + got, (size_t)(len - got), at + (off_t)got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  if (got != len) { /* (the map has them all the same) */
+    h5_stage_free(b);
+    return p;
+  }
+  *copy = b;
+  return b;
+}
+
 const uint8_t *h5_span(const h5_file *f, uint64_t addr, uint64_t len) {
   if (addr == H5_UNDEF_ADDR || addr > f->size || f->base > f->size - addr)
     return NULL;

@@ -100,7 +100,8 @@ uint64_t h5_stage_cap(const struct h5_dset *d) {
 /* ---- stage buffers ------------------------------------------------------- */
 
 /* While a chunked read runs (h5_stage_begin .. h5_stage_end, on its
-** thread), the large stage buffers it frees are kept, two at most, and
+** thread), the large stage buffers it frees are kept, H5_STAGE_SLOTS at
+** most (a chunk read from the file, two stages, a fill block), and
 ** handed out again: the read then reuses the same memory chunk after chunk,
 ** where fresh allocations of a chunk's size would be new pages to fault in
 ** each time (the cost that dominated reading blosc or szip chunks).  Only
@@ -111,6 +112,10 @@ uint64_t h5_stage_cap(const struct h5_dset *d) {
 #define STAGE_KEEP_MAX ((size_t)64 << 20)
 
 static __thread h5_stage_cache *stage_current; /* the innermost read's cache, or NULL */
+/* h5_unfilter's destination for its last stage (see there): handed out by
+** the next h5_stage_alloc of exactly its size, never freed */
+static __thread uint8_t *stage_dest, *stage_dest_given;
+static __thread size_t stage_dest_len;
 
 void h5_stage_begin(h5_stage_cache *c) {
   memset(c, 0, sizeof *c);
@@ -119,16 +124,22 @@ void h5_stage_begin(h5_stage_cache *c) {
 }
 
 void h5_stage_end(h5_stage_cache *c) {
-  free(c->p[0]);
-  free(c->p[1]);
-  c->p[0] = c->p[1] = NULL;
+  for (int i = 0; i < H5_STAGE_SLOTS; i++) {
+    free(c->p[i]);
+    c->p[i] = NULL;
+  }
   stage_current = c->outer;
 }
 
 void *h5_stage_alloc(size_t n) {
+  if (stage_dest && n == stage_dest_len) {
+    stage_dest_given = stage_dest;
+    stage_dest = NULL;
+    return stage_dest_given;
+  }
   h5_stage_cache *c = stage_current;
   if (c && n >= STAGE_KEEP_MIN / 2)
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < H5_STAGE_SLOTS; i++)
       if (c->p[i] && c->cap[i] >= n && c->cap[i] / 4 <= n) {
         void *p = c->p[i];
         c->p[i] = NULL;
@@ -138,14 +149,21 @@ void *h5_stage_alloc(size_t n) {
 }
 
 void h5_stage_free(void *p) {
-  if (!p) return;
+  if (!p || p == stage_dest_given) return; /* (the caller's memory) */
   h5_stage_cache *c = stage_current;
   size_t cap = c ? malloc_usable_size(p) : 0;
   if (!c || cap < STAGE_KEEP_MIN || cap > STAGE_KEEP_MAX) {
     free(p);
     return;
   }
-  int i = !c->p[0] ? 0 : !c->p[1] ? 1 : c->cap[0] <= c->cap[1] ? 0 : 1; /* (an empty slot, or the smaller) */
+  int i = 0; /* an empty slot, or the smallest */
+  for (int j = 0; j < H5_STAGE_SLOTS; j++) {
+    if (!c->p[j]) {
+      i = j;
+      break;
+    }
+    if (c->cap[j] < c->cap[i]) i = j;
+  }
   free(c->p[i]);
   c->p[i] = p;
   c->cap[i] = cap;
@@ -687,18 +705,28 @@ static int unfilter_scaleoffset(h5_file *f, const struct h5_dset *d, const h5_fi
 /* ---- the pipeline ----------------------------------------------------------- */
 
 int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_t *in,
-                size_t inlen, uint8_t **out, size_t *outlen) {
+                size_t inlen, uint8_t *dest, uint8_t **out, size_t *outlen) {
   *out = NULL;
   *outlen = 0;
   const uint8_t *cur = in;
   size_t len = inlen;
   uint8_t *own = NULL; /* the buffer cur points into, when it is ours */
+  int last = 0; /* the last filter to undo: the first applied */
+  while (last < d->info.nfilters && last < 32 && ((mask >> last) & 1)) last++;
+  stage_dest_given = NULL;
   for (int i = d->info.nfilters - 1; i >= 0; i--) {
     if (i < 32 && (mask >> i) & 1) continue; /* skipped when the chunk was written */
     const h5_filter *flt = &d->filters[i];
     uint8_t *next = NULL;
     size_t nlen = len;
     int rc;
+    /* the last stage may decode straight into dest, when its output is
+    ** a buffer of the chunk's size (blosc, lz4, shuffle: not deflate or
+    ** zstd, which take a larger one) */
+    if (dest && i == last) {
+      stage_dest = dest;
+      stage_dest_len = (size_t)d->chunk_bytes;
+    }
     switch (flt->id) {
     case F_DEFLATE: rc = unfilter_deflate(f, d, cur, len, &next, &nlen); break;
     case F_SHUFFLE: rc = unfilter_shuffle(f, d, flt, cur, len, &next); break;
@@ -708,9 +736,11 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_
     case F_LZF: rc = unfilter_lzf(f, d, flt, cur, len, &next, &nlen); break;
     default: rc = h5_codec_unfilter(f, d, flt, cur, len, &next, &nlen); /* (h5_codec.c) */
     }
+    stage_dest = NULL;
     if (rc) {
       h5_stage_free(next);
       h5_stage_free(own);
+      stage_dest_given = NULL;
       return rc;
     }
     if (next) {
@@ -721,10 +751,11 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_
     len = nlen;
   }
   if (!own) {
-    own = h5_stage_alloc(len);
+    own = dest && len == d->chunk_bytes ? dest : h5_stage_alloc(len);
     if (!own) return h5_err(f, H5_ENOMEM, "out of memory");
     memcpy(own, cur, len);
   }
+  stage_dest_given = NULL;
   *out = own;
   *outlen = len;
   return H5_OK;

@@ -151,6 +151,15 @@ int h5_err(h5_file *f, int code, const char *fmt, ...)
 ** NULL when any of them lies outside the file or addr is undefined. */
 const uint8_t *h5_span(const h5_file *f, uint64_t addr, uint64_t len);
 
+/* The bytes [p, p + len) of f's map (a span h5_span gave), to be read
+** once and whole (a stored chunk about to be decoded): for 64 KiB or more
+** of a file opened from a path, a copy read with pread into a stage buffer
+** (*copy, for h5_stage_free), else p itself (*copy NULL).  Each open maps
+** the file anew, and touching a fresh mapping costs a page fault per page
+** (dearly on a virtual machine: a 52 MB blosc dataset read in 33 ms
+** through the map, 13 ms through pread); the copy costs less. */
+const uint8_t *h5_span_read(const h5_file *f, const uint8_t *p, uint64_t len, uint8_t **copy);
+
 /* A cursor over [addr, end of file). */
 h5_cur h5_cur_at(const h5_file *f, uint64_t addr);
 
@@ -383,10 +392,13 @@ void h5_vds_free(struct h5_vds *v);
 void h5_vsrc_close(h5_file *f); /* the source files f opened */
 
 /* h5_filter.c: undo a chunk's filters (those not skipped by mask) in
-** reverse order.  in/inlen: the stored chunk; on success *out is a malloc'd
-** buffer of *outlen bytes (the caller frees it). */
-int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask,
-                const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen);
+** reverse order.  in/inlen: the stored chunk; on success *out is a stage
+** buffer of *outlen bytes (the caller frees it: h5_stage_free), or dest
+** itself: given the chunk's place in the caller's output (chunk_bytes
+** bytes, NULL for none), the last stage decodes into it where it can
+** (blosc, lz4, shuffle), saving a copy. */
+int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_t *in,
+                size_t inlen, uint8_t *dest, uint8_t **out, size_t *outlen);
 /* The most bytes one stage of a chunk's pipeline may produce: the chunk
 ** plus what a compressor may add to incompressible data. */
 uint64_t h5_stage_cap(const struct h5_dset *d);
@@ -396,9 +408,10 @@ uint64_t h5_stage_cap(const struct h5_dset *d);
 ** are kept for the next chunk, and freed by h5_stage_end; outside, plain
 ** malloc and free.  h5_unfilter's *out is one: release it with
 ** h5_stage_free. */
+#define H5_STAGE_SLOTS 4
 typedef struct h5_stage_cache {
-  void *p[2];
-  size_t cap[2];
+  void *p[H5_STAGE_SLOTS];
+  size_t cap[H5_STAGE_SLOTS];
   struct h5_stage_cache *outer;
 } h5_stage_cache;
 void h5_stage_begin(h5_stage_cache *c);

@@ -50,7 +50,7 @@ static void fake_add(fake *x, uint16_t id, const uint32_t *cd, uint32_t ncd) {
 
 static int unfilter(fake *x, uint32_t mask, const uint8_t *in, size_t len, uint8_t **out,
                     size_t *outlen) {
-  return h5_unfilter(&x->f, &x->d, mask, in, len, out, outlen);
+  return h5_unfilter(&x->f, &x->d, mask, in, len, NULL, out, outlen);
 }
 
 static uint8_t *deflated(const uint8_t *in, size_t len, size_t *outlen) {
