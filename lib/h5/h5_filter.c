@@ -720,10 +720,12 @@ int h5_unfilter(h5_file *f, const struct h5_dset *d, uint32_t mask, const uint8_
     uint8_t *next = NULL;
     size_t nlen = len;
     int rc;
-    /* the last stage may decode straight into dest, when its output is
-    ** a buffer of the chunk's size (blosc, lz4, shuffle: not deflate or
-    ** zstd, which take a larger one) */
-    if (dest && i == last) {
+    /* the last stage may decode straight into dest: the stages whose
+    ** output is one buffer of the chunk's size, written once, never grown
+    ** (shuffle, blosc, lz4; deflate grows its buffer with realloc, which
+    ** must never see the caller's memory) */
+    if (dest && i == last &&
+        (flt->id == F_SHUFFLE || flt->id == 32001 || flt->id == 32004)) {
       stage_dest = dest;
       stage_dest_len = (size_t)d->chunk_bytes;
     }
