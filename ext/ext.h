@@ -72,6 +72,9 @@ int ext_vec_register(sqlite3 *db);
 /* h5mem_tokenize and h5mem_embed_text (ext/func_text.c). */
 int ext_text_register(sqlite3 *db);
 
+/* h5mem_embed and h5mem_embedder_build (ext/func_embed.c). */
+int ext_embed_register(sqlite3 *db);
+
 /* h5_ls, h5_attrs and h5_read_json (ext/func_h5.c). */
 int ext_h5_register(sqlite3 *db);
 

@@ -137,7 +137,7 @@ int ext_identity_register(sqlite3 *db) {
 /* Every function and module of the extension, in the order registered
 ** (ext.h, "registration"). */
 static int (*const registrations[])(sqlite3 *db) = {
-    ext_identity_register, ext_vec_register,        ext_text_register,
+    ext_identity_register, ext_vec_register,        ext_text_register,      ext_embed_register,
     ext_h5_register,       ext_vtab_h5_register,    ext_vtab_h5mem_register,
     ext_migrate_register,  ext_life_register,
 };

@@ -10,6 +10,7 @@
 #   hnsw   the HNSW image (hnsw_load, then searches, writes, a re-save)
 #   ivf    the IVF image (ivf_load, ...)
 #   bm25   the text index image (bm25_img_open, postings, a rebuild)
+#   embed  a static word-vector model file (embed_model_open, embeddings)
 # Each target but h5 writes its own seeds (valid images and logs) at start.
 # Exits non-zero on any finding, after running every target; the input
 # is left as $TMPDIR/h5mem-fuzz/TARGET-crash-* (or -leak-, -timeout-, ...).
@@ -25,7 +26,7 @@
 set -eu
 secs=${1:-180}
 [ $# -gt 0 ] && shift
-targets=${*:-"h5 wal store hnsw ivf bm25"}
+targets=${*:-"h5 wal store hnsw ivf bm25 embed"}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${H5MEM_BUILD:-$top}
