@@ -45,6 +45,10 @@ sqlite3_hmem_init(sqlite3 *db, char **pzErrMsg,
 void ext_result_json(sqlite3_context *ctx, sqlite3_str *s);
 
 
+/* A text argument: 1 with its bytes in *s, *n; 0 when it is NULL (the
+** function's result stays NULL); -1 out of memory (the error is set). */
+int ext_arg_text(sqlite3_context *ctx, sqlite3_value *v, const char **s, size_t *n);
+
 /* For the direct-only functions that touch files (docs/SQL.md, "Trust"):
 ** whether a statement running on the connection calls name itself.
 ** SQLite refuses direct-only functions in triggers, views and DEFAULTs,

@@ -104,18 +104,15 @@ static void embed_error(sqlite3_context *ctx, const char *fn, const char *msg) {
 static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   embed_cache *c = sqlite3_user_data(ctx);
   (void)argc;
+  if (!ext_direct_call(ctx, "h5mem_embed")) return;
   const char *spec = (const char *)sqlite3_value_text(argv[1]);
   if (!spec) {
     embed_error(ctx, "h5mem_embed", "no embedder (expected 'hash:DIM' or 'static:/path/model.h5')");
     return;
   }
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
-  const char *s = (const char *)sqlite3_value_text(argv[0]);
-  size_t n = (size_t)sqlite3_value_bytes(argv[0]);
-  if (!s && n) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
+  const char *s;
+  size_t n;
+  if (ext_arg_text(ctx, argv[0], &s, &n) <= 0) return;
   char err[768];
   float *v = NULL;
   int dim = 0;
@@ -159,6 +156,7 @@ static void fn_build(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const char *src = (const char *)sqlite3_value_text(argv[0]);
   const char *dst = (const char *)sqlite3_value_text(argv[1]);
   const char *fn = "h5mem_embedder_build";
+  if (!ext_direct_call(ctx, fn)) return;
   if (!src || !dst || !*src || !*dst) {
     embed_error(ctx, fn, "the source file and the model file must be given");
     return;

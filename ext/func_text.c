@@ -197,13 +197,9 @@ static void fn_tokenize(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       return;
     }
   }
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
-  const char *s = (const char *)sqlite3_value_text(argv[0]);
-  size_t n = (size_t)sqlite3_value_bytes(argv[0]);
-  if (!s && n) {
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
+  const char *s;
+  size_t n;
+  if (ext_arg_text(ctx, argv[0], &s, &n) <= 0) return;
   t.out.limit = (size_t)sqlite3_limit(sqlite3_context_db_handle(ctx), SQLITE_LIMIT_LENGTH, -1);
   strbuf_putc(&t.out, '[');
   rc = text_tokenize(&o, s, n, on_token, &t);
@@ -237,10 +233,10 @@ static void fn_embed_text(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
     text_error(ctx, err);
     return;
   }
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
-  const char *s = (const char *)sqlite3_value_text(argv[0]);
-  size_t n = (size_t)sqlite3_value_bytes(argv[0]);
-  if ((!s && n) || !(v = malloc((size_t)dim * sizeof *v))) {
+  const char *s;
+  size_t n;
+  if (ext_arg_text(ctx, argv[0], &s, &n) <= 0) return;
+  if (!(v = malloc((size_t)dim * sizeof *v))) {
     sqlite3_result_error_nomem(ctx);
     return;
   }

@@ -61,6 +61,17 @@ static int sql_calls(const char *sql, const char *name) {
   return 0;
 }
 
+int ext_arg_text(sqlite3_context *ctx, sqlite3_value *v, const char **s, size_t *n) {
+  if (sqlite3_value_type(v) == SQLITE_NULL) return 0;
+  *s = (const char *)sqlite3_value_text(v);
+  *n = (size_t)sqlite3_value_bytes(v);
+  if (!*s && *n) {
+    sqlite3_result_error_nomem(ctx);
+    return -1;
+  }
+  return 1;
+}
+
 int ext_direct_call(sqlite3_context *ctx, const char *name) {
   if (sqlite3_libversion_number() >= 3050000) return 1;
   sqlite3 *db = sqlite3_context_db_handle(ctx);

@@ -324,46 +324,52 @@ int h5_codec_encode(const h5w_dcpl *p, size_t esz, const uint8_t *in, size_t len
                     size_t *outlen) {
   *out = NULL;
   *outlen = 0;
-  (void)esz, (void)in, (void)len;
+  (void)esz, (void)in;
+  size_t cap;
   if (p->codec == H5W_CODEC_ZSTD) {
 #ifdef HAVE_ZSTD
-    size_t cap = ZSTD_compressBound(len);
-    uint8_t *z = malloc(cap ? cap : 1);
-    if (!z) return H5_ENOMEM;
-    size_t n = ZSTD_compress(z, cap, in, len, p->codec_level);
-    if (ZSTD_isError(n)) {
-      free(z);
-      return H5_EIO;
-    }
-    *out = z;
-    *outlen = n;
-    return H5_OK;
+    cap = ZSTD_compressBound(len);
 #else
     return H5_EUNSUPPORTED;
 #endif
-  }
-  if (p->codec == H5W_CODEC_BLOSC) {
+  } else if (p->codec == H5W_CODEC_BLOSC) {
 #ifdef HAVE_BLOSC
-    const char *cname = NULL;
-    if (blosc_compcode_to_compname(p->blosc_cname, &cname) < 0 || !cname) return H5_EUNSUPPORTED;
     if (len > (size_t)INT32_MAX - BLOSC_MAX_OVERHEAD) return H5_EUNSUPPORTED; /* blosc 1's limit */
-    size_t cap = len + BLOSC_MAX_OVERHEAD;
-    uint8_t *z = malloc(cap);
-    if (!z) return H5_ENOMEM;
+    cap = len + BLOSC_MAX_OVERHEAD;
+#else
+    return H5_EUNSUPPORTED;
+#endif
+  } else {
+    return H5_EINVAL;
+  }
+  uint8_t *z = malloc(cap ? cap : 1);
+  if (!z) return H5_ENOMEM;
+  size_t n = 0;
+  int ok = 0;
+#ifdef HAVE_ZSTD
+  if (p->codec == H5W_CODEC_ZSTD) {
+    n = ZSTD_compress(z, cap, in, len, p->codec_level);
+    ok = !ZSTD_isError(n);
+  }
+#endif
+#ifdef HAVE_BLOSC
+  if (p->codec == H5W_CODEC_BLOSC) {
+    const char *cname = NULL;
     /* (the context call: no global state, safe beside the host's own blosc;
     ** a buffer that does not compress is stored in blosc's framing as is) */
-    int n = blosc_compress_ctx(p->codec_level, p->blosc_shuffle, esz > 255 ? 1 : esz, len, in, z,
-                               cap, cname, 0, 1);
-    if (n <= 0) {
-      free(z);
-      return H5_EIO;
-    }
-    *out = z;
-    *outlen = (size_t)n;
-    return H5_OK;
-#else
-    return H5_EUNSUPPORTED;
-#endif
+    int r = blosc_compcode_to_compname(p->blosc_cname, &cname) < 0 || !cname
+                ? -1
+                : blosc_compress_ctx(p->codec_level, p->blosc_shuffle, esz > 255 ? 1 : esz, len, in,
+                                     z, cap, cname, 0, 1);
+    n = r > 0 ? (size_t)r : 0;
+    ok = r > 0;
   }
-  return H5_EINVAL;
+#endif
+  if (!ok) {
+    free(z);
+    return H5_EIO;
+  }
+  *out = z;
+  *outlen = n;
+  return H5_OK;
 }

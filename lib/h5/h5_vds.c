@@ -767,6 +767,23 @@ static void store_bytes(uint8_t *p, uint64_t v, uint32_t n, int big) {
   for (uint32_t i = 0; i < n; i++) p[big ? n - 1 - i : i] = (uint8_t)(v >> (8 * i));
 }
 
+/* The bits of an IEEE float of 4 or 8 bytes as one of to bytes (rounded
+** to nearest; beyond float32's range: infinity). */
+static uint64_t float_convert(uint64_t raw, uint32_t from, uint32_t to) {
+  float f;
+  double x;
+  uint32_t u = (uint32_t)raw;
+  if (from == 4) memcpy(&f, &u, 4), x = f;
+  else memcpy(&x, &raw, 8);
+  if (to == 8) {
+    memcpy(&raw, &x, 8);
+    return raw;
+  }
+  f = (float)x;
+  memcpy(&u, &f, 4);
+  return u;
+}
+
 static void conv_elem(int kind, const h5_type *from, const h5_type *to, const uint8_t *in,
                       uint8_t *out) {
   if (kind == CONV_INT) {
@@ -793,25 +810,8 @@ static void conv_elem(int kind, const h5_type *from, const h5_type *to, const ui
     return;
   }
   /* CONV_FLOAT */
-  uint64_t raw = load_bytes(in, from->size, from->big_endian);
-  double x;
-  if (from->size == 4) {
-    uint32_t u = (uint32_t)raw;
-    float fl;
-    memcpy(&fl, &u, 4);
-    x = fl;
-  } else {
-    memcpy(&x, &raw, 8);
-  }
-  if (to->size == 4) {
-    float fl = (float)x;
-    uint32_t u;
-    memcpy(&u, &fl, 4);
-    raw = u;
-  } else {
-    memcpy(&raw, &x, 8);
-  }
-  store_bytes(out, raw, to->size, to->big_endian);
+  store_bytes(out, float_convert(load_bytes(in, from->size, from->big_endian), from->size, to->size),
+              to->size, to->big_endian);
 }
 
 /* A type whose elements mean the same in any file (no heap or object

@@ -82,6 +82,14 @@ def src(fn, name, data, maxshape=None):
         f.create_dataset(name, data=data, maxshape=maxshape, chunks=True if maxshape else None)
 
 
+def one_source(fn, name, n, srcfile, srcname, dtype="<i4"):
+    """fn's dataset name: n elements, all of them srcfile's srcname."""
+    with h5py.File(fn, "a") as f:
+        lay = h5py.VirtualLayout(shape=(n,), dtype=dtype)
+        lay[:] = h5py.VirtualSource(srcfile, srcname, shape=(n,))
+        f.create_virtual_dataset(name, lay)
+
+
 def test_tiles(d, db):
     """Four 3x4 tiles of a 6x8 dataset: two files, the file itself, and a
     file that does not exist (its tile reads as the fill value)."""
@@ -185,10 +193,7 @@ def test_types(d, db):
     # a type no conversion reaches: an error naming the source, never fill
     src(fn_s, "str", np.array([b"ab", b"cd"], dtype="S2"))
     fn2 = os.path.join(d, "types_bad.h5")
-    with h5py.File(fn2, "w") as f:
-        lay = h5py.VirtualLayout(shape=(2,), dtype="<i4")
-        lay[:] = h5py.VirtualSource("types_src.h5", "str", shape=(2,))
-        f.create_virtual_dataset("v", lay)
+    one_source(fn2, "v", 2, "types_src.h5", "str")
     expect_error(db, "SELECT h5_read_json(%s, '/v')" % q(fn2), "cannot be converted")
 
 
@@ -294,10 +299,7 @@ def test_strings(d, db):
     check(got[1:5] == want[1:5] == ["alpha", "beta", "gamma", "délta"],
           "strings from the file itself: %r, h5py %r" % (got, want))
     other = os.path.join(d, "strings_other.h5")
-    with h5py.File(other, "w") as f:
-        lay = h5py.VirtualLayout(shape=(4,), dtype=h5py.string_dtype())
-        lay[:] = h5py.VirtualSource("strings.h5", "w", shape=(4,))
-        f.create_virtual_dataset("v", lay)
+    one_source(other, "v", 4, "strings.h5", "w", dtype=h5py.string_dtype())
     expect_error(db, "SELECT h5_read_json(%s, '/v')" % q(other), "variable-length data or references from another file")
 
 
@@ -435,18 +437,12 @@ def test_refused(d, db):
     src(os.path.join(d, "outside.h5"), "a", np.arange(4, dtype="<i4"))
     for name, target in [("abs", os.path.join(d, "outside.h5")), ("up", "../outside.h5")]:
         fn = os.path.join(d, "sub", name + ".h5")
-        lay = h5py.VirtualLayout(shape=(4,), dtype="<i4")
-        lay[:] = h5py.VirtualSource(target, "a", shape=(4,))
-        with h5py.File(fn, "w") as f:
-            f.create_virtual_dataset("v", lay)
+        one_source(fn, "v", 4, target, "a")
         with h5py.File(fn, "r") as f:
             check(list(f["v"][()]) == [0, 1, 2, 3], "%s: h5py reads it (oracle sanity)" % name)
         expect_error(db, "SELECT h5_read_json(%s, '/v')" % q(fn), "outside the HDF5 file's directory")
     fn = os.path.join(d, "self.h5")
-    with h5py.File(fn, "w") as f:
-        lay = h5py.VirtualLayout(shape=(4,), dtype="<i4")
-        lay[:] = h5py.VirtualSource(".", "v", shape=(4,))
-        f.create_virtual_dataset("v", lay)
+    one_source(fn, "v", 4, ".", "v")
     expect_error(db, "SELECT h5_read_json(%s, '/v')" % q(fn), "its own source")
     # a damaged mapping block: flip a byte of a source name
     good = os.path.join(d, "tiles.h5")
