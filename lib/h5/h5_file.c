@@ -31,7 +31,7 @@ const char *h5_errmsg(const h5_file *f) { return f ? f->err : "no file"; }
 
 const uint8_t *h5_span_read(const h5_file *f, const uint8_t *p, uint64_t len, uint8_t **copy) {
   *copy = NULL;
-  if (!f->mapped || f->fd < 0 || len < ((uint64_t)64 << 10) || len > SIZE_MAX) return p;
+  if (!f->mapped || f->overlaid || f->fd < 0 || len < ((uint64_t)64 << 10) || len > SIZE_MAX) return p;
   uint8_t *b = h5_stage_alloc((size_t)len);
   if (!b) return p;
   size_t got = 0;

@@ -125,6 +125,8 @@ struct h5_file {
   int mapped;         /* map came from mmap (else from h5_open_mem) */
   uint8_t *owned;     /* a file image's copy, with a metadata cache image
                          laid over it (h5_mdci.c), or NULL */
+  int overlaid;       /* a metadata cache image was laid over the map: the
+                         map, not the file, has the bytes (h5_span_read) */
   uint64_t size;
   uint64_t base;      /* absolute offset of relative address 0 */
   int so, sl;         /* sizes of offsets and lengths, bytes */
@@ -154,7 +156,8 @@ const uint8_t *h5_span(const h5_file *f, uint64_t addr, uint64_t len);
 /* The bytes [p, p + len) of f's map (a span h5_span gave), to be read
 ** once and whole (a stored chunk about to be decoded): for 64 KiB or more
 ** of a file opened from a path, a copy read with pread into a stage buffer
-** (*copy, for h5_stage_free), else p itself (*copy NULL).  Each open maps
+** (*copy, for h5_stage_free), else p itself (*copy NULL; always so when a
+** metadata cache image was laid over the map).  Each open maps
 ** the file anew, and touching a fresh mapping costs a page fault per page
 ** (dearly on a virtual machine: a 52 MB blosc dataset read in 33 ms
 ** through the map, 13 ms through pread); the copy costs less. */

@@ -163,6 +163,7 @@ int h5_mdci_load(h5_file *f) {
   uint32_t n = 0;
   if ((rc = entries(f, baddr, blen, &e, &n)) != H5_OK) return rc;
   rc = overlay(f, e, n);
+  f->overlaid = rc == H5_OK;
   free(e);
   return rc;
 }
