@@ -198,7 +198,7 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
   if (filtered && (d->chunk_flags & 1) && chunk_is_partial(r, origin))
     filtered = 0; /* edge chunks are stored unfiltered */
   const uint8_t *data;
-  uint8_t *dec = NULL;
+  uint8_t *dec = NULL, *dest = in_place(r, origin); /* (dec may be dest: never freed) */
   if (filtered) {
     /* no filter of ours makes a chunk much larger than it was */
     if (size > 2 * d->chunk_bytes + 65536)
@@ -212,7 +212,7 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
     uint8_t *copy = NULL;
     raw = h5_span_read(f, raw, size, &copy);
     size_t declen;
-    int rc = h5_unfilter(f, d, mask, raw, (size_t)size, in_place(r, origin), &dec, &declen);
+    int rc = h5_unfilter(f, d, mask, raw, (size_t)size, dest, &dec, &declen);
     h5_stage_free(copy);
     if (rc) {
       if (rc != H5_EUNSUPPORTED && rc != H5_ENOMEM) {
@@ -223,7 +223,7 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
       return rc;
     }
     if (declen < d->chunk_bytes) {
-      h5_stage_free(dec);
+      if (dec != dest) h5_stage_free(dec);
       return h5_err(f, H5_ECORRUPT, "chunk at %llu decodes to %zu bytes, not %llu",
                     (unsigned long long)addr, declen, (unsigned long long)d->chunk_bytes);
     }
@@ -234,8 +234,8 @@ static int take_chunk(rd *r, const uint64_t *scaled, uint64_t addr, uint64_t siz
       return h5_err(f, H5_ECORRUPT, "chunk at %llu (%llu bytes) lies outside the file",
                     (unsigned long long)addr, (unsigned long long)d->chunk_bytes);
   }
-  if (!dec || dec != in_place(r, origin)) h5_sel_copy_block(d, r->sel, origin, r->cdims, data, r->out);
-  if (dec != in_place(r, origin)) h5_stage_free(dec);
+  if (!dec || dec != dest) h5_sel_copy_block(d, r->sel, origin, r->cdims, data, r->out);
+  if (dec != dest) h5_stage_free(dec);
   if (r->got) {
     uint64_t bit = box_bit(r, scaled);
     r->got[bit / 8] |= (uint8_t)(1u << (bit % 8));
