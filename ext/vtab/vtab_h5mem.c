@@ -54,6 +54,7 @@
 
 #include "../ext_err.h"
 #include "../h5sql.h"
+#include "embed/embed.h"
 #include "k.h"
 #include "store/store.h"
 #include "util/json.h"
@@ -351,6 +352,36 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     *pzErr = sqlite3_mprintf("%s: path= is required, e.g. USING h5mem(path='agent.h5', dim=384)", WHO);
     return SQLITE_ERROR;
   }
+  /* an embedder h5mem runs gives the dimension: dim= may then be left
+  ** out, and if given (or declared) must agree */
+  int edim = 0;
+  if (m->embedder && !strncmp(m->embedder, "hash:", 5)) {
+    char *end;
+    long d = strtol(m->embedder + 5, &end, 10);
+    if (end == m->embedder + 5 || *end || d < 1 || d > 65536) {
+      *pzErr = sqlite3_mprintf("%s: embedder='%s': expected hash:DIM, DIM from 1 to 65536", WHO, m->embedder);
+      return SQLITE_ERROR;
+    }
+    edim = (int)d;
+  } else if (m->embedder && !strncmp(m->embedder, "static:", 7)) {
+    embed_model *em;
+    char err[768];
+    if (embed_model_open(m->embedder + 7, &em, err, sizeof err) != EMBED_OK) {
+      *pzErr = sqlite3_mprintf("%s: embedder='%s': %s", WHO, m->embedder, err);
+      return SQLITE_ERROR;
+    }
+    edim = embed_model_dim(em);
+    embed_model_close(em);
+  }
+  if (edim && m->o.dim && m->o.dim != edim) {
+    *pzErr = sqlite3_mprintf(m->have_emb_decl ? "%s: the embedder '%s' gives %d dimensions, the table "
+                                                "declares the embedding float[%d]"
+                                              : "%s: the embedder '%s' gives %d dimensions, the table "
+                                                "says dim=%d",
+                             WHO, m->embedder, edim, m->o.dim);
+    return SQLITE_ERROR;
+  }
+  if (edim) m->o.dim = edim;
   m->o.agent = m->agent;
   m->o.embedder = m->embedder;
   m->o.tokenize = m->tokenize;

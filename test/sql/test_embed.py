@@ -132,6 +132,24 @@ def main():
         h = emb(db, "hello world", "hash:16")
         ref = np.frombuffer(db.execute("SELECT h5mem_embed_text('hello world', 16)").fetchone()[0], "<f4")
         check(np.array_equal(h, ref), "hash:16 is h5mem_embed_text")
+        # the h5mem table's embedder gives its dimension
+        db.execute("CREATE VIRTUAL TABLE temp.eh USING h5mem(path=%s, embedder='hash:24')" % q(os.path.join(d, "eh.h5")))
+        db.execute("INSERT INTO temp.eh(text, embedding) VALUES ('a', h5mem_embed('a', 'hash:24'))")
+        check(db.execute("SELECT vec_length(embedding) FROM temp.eh").fetchone()[0] == 24, "hash:24 gives dim 24")
+        db.execute("CREATE VIRTUAL TABLE temp.es USING h5mem(path=%s, embedder=%s)" % (q(os.path.join(d, "es.h5")), q(spec)))
+        db.execute("INSERT INTO temp.es(text, embedding) VALUES ('dog', h5mem_embed('dog', ?))", (spec,))
+        check(db.execute("SELECT vec_length(embedding) FROM temp.es").fetchone()[0] == 8, "the model gives dim 8")
+        expect_error(db, "CREATE VIRTUAL TABLE temp.e2 USING h5mem(path=%s, embedder='hash:24', dim=32)"
+                     % q(os.path.join(d, "e2.h5")), "gives 24 dimensions, the table says dim=32")
+        expect_error(db, "CREATE VIRTUAL TABLE temp.e3 USING h5mem(path=%s, embedder='hash:8', embedding float[16])"
+                     % q(os.path.join(d, "e3.h5")), "declares the embedding float[16]")
+        expect_error(db, "CREATE VIRTUAL TABLE temp.e4 USING h5mem(path=%s, embedder=%s)"
+                     % (q(os.path.join(d, "e4.h5")), q("static:" + os.path.join(d, "none.h5"))),
+                     "cannot open the model")
+        expect_error(db, "CREATE VIRTUAL TABLE temp.e5 USING h5mem(path=%s, embedder='openai:x')"
+                     % q(os.path.join(d, "e5.h5")), "give dim= to create")
+        for t in ("eh", "es"):
+            db.execute("DROP TABLE temp.%s" % t)
         # errors
         expect_error(db, "SELECT h5mem_embed('x', 'bert:large')", "unknown embedder")
         expect_error(db, "SELECT h5mem_embed('x', 'hash:0')", "DIM from 1 to 65536")
