@@ -56,6 +56,7 @@
 #include "../h5sql.h"
 #include "embed/embed.h"
 #include "k.h"
+#include "text/hashembed.h"
 #include "store/store.h"
 #include "util/json.h"
 #include "util/timefmt.h"
@@ -519,6 +520,13 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     }
   }
   sqlite3_free(key);
+  if (rc == SQLITE_OK && vt->st) { /* the embedder the file records, if h5mem runs it */
+    char spec[1024];
+    if (store_attr(vt->st, "embedder", spec, sizeof spec) == STORE_OK &&
+        (!strncmp(spec, "hash:", 5) || !strncmp(spec, "static:", 7)) &&
+        !(vt->espec = sqlite3_mprintf("%s", spec)))
+      rc = SQLITE_NOMEM;
+  }
   if (rc == SQLITE_OK) rc = vt_cols(vt, &m);
   opts_free(&m);
   if (rc == SQLITE_OK) {
@@ -557,6 +565,8 @@ static int mem_disconnect(sqlite3_vtab *base) {
   memvt *vt = (memvt *)base;
   h5mem_registry_remove(vt);
   h5mem_store_release(vt->tx.ms);
+  sqlite3_free(vt->espec);
+  embed_model_close(vt->emodel);
   sqlite3_free(vt->vec);
   sqlite3_free(vt->cdef);
   sqlite3_free(vt->cv);
@@ -1033,7 +1043,7 @@ static int knn_filter_rows(memcur *c, memvt *vt, const char *idxStr, int argc, s
   if (rc == SQLITE_OK && c->vcol >= vt->ncols) rc = SQLITE_INTERNAL;
   if (rc == SQLITE_OK)
     rc = c->vcol >= 0 ? search_col_query(vt->st, c->vcol, qv, &q, &err)
-                      : search_knn_query(vt->st, qv, (float **)&q, &c->unit, &err);
+                      : search_knn_query(vt->st, vt, qv, (float **)&q, &c->unit, &err);
   if (rc == SQLITE_OK) {
     if (db.has_lo || db.has_hi) rc = knn_bounded(c, vt, q, (uint64_t)k, &f, &db, &err);
     else rc = knn_search(c, vt, q, (uint64_t)k, &f, &err);
@@ -1459,6 +1469,55 @@ int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzEr
   return SQLITE_OK;
 }
 
+/* The store's embedder's vector of text[0..n) into vt->vec: *has 0 when
+** the text has no word the model knows (the record then has no
+** embedding, never a zero vector). */
+static int emb_text(memvt *vt, const char *text, size_t n, int *has) {
+  int dim = store_dim(vt->st);
+  *has = 0;
+  if (!strncmp(vt->espec, "hash:", 5)) {
+    if (atoi(vt->espec + 5) != dim)
+      return vt_err(vt, SQLITE_ERROR, "the store's embedder '%s' does not give its dim=%d", vt->espec, dim);
+    if (text_hash_embed(text, n, dim, vt->vec) != TEXT_OK) return SQLITE_NOMEM;
+    for (int i = 0; i < dim; i++) *has |= vt->vec[i] != 0.0f;
+    return SQLITE_OK;
+  }
+  char err[768];
+  if (!vt->emodel && embed_model_open(vt->espec + 7, &vt->emodel, err, sizeof err) != EMBED_OK)
+    return vt_err(vt, SQLITE_ERROR, "the store's embedder: %s", err);
+  if (embed_model_dim(vt->emodel) != dim)
+    return vt_err(vt, SQLITE_ERROR, "the store's embedder '%s' gives %d dimensions, the store has dim=%d",
+                  vt->espec, embed_model_dim(vt->emodel), dim);
+  uint64_t known = 0;
+  int rc = embed_model_embed(vt->emodel, text, n, vt->vec, &known);
+  if (rc == EMBED_ENOMEM) return SQLITE_NOMEM;
+  if (rc) return vt_err(vt, SQLITE_CORRUPT, "the store's embedder '%s': its model is damaged", vt->espec);
+  *has = known > 0;
+  return SQLITE_OK;
+}
+
+int h5mem_text_query(memvt *mt, const char *text, size_t n, float *out, int *rc, char **pzErr) {
+  *rc = SQLITE_OK;
+  if (!mt->espec || !mt->st) return 0;
+  int has;
+  float *keep = mt->vec;
+  mt->vec = out;
+  *rc = emb_text(mt, text, n, &has);
+  mt->vec = keep;
+  if (*rc != SQLITE_OK) { /* (emb_text left its message on the table: moved to the caller) */
+    *pzErr = sqlite3_mprintf("%s", mt->tx.base.zErrMsg ? mt->tx.base.zErrMsg : "out of memory");
+    sqlite3_free(mt->tx.base.zErrMsg);
+    mt->tx.base.zErrMsg = NULL;
+    return -1;
+  }
+  if (!has) {
+    *pzErr = sqlite3_mprintf("the query text has no word the store's embedder '%s' knows", mt->espec);
+    *rc = SQLITE_ERROR;
+    return 0;
+  }
+  return 1;
+}
+
 static int emb_arg(memvt *vt, sqlite3_value *v, const float **out) {
   int has;
   char *msg = NULL;
@@ -1488,6 +1547,11 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, int update, s
       return vt_err(vt, SQLITE_MISMATCH, "meta: malformed JSON: %s", err);
   }
   if ((rc = emb_arg(vt, col[COL_EMB], &r->emb))) return rc;
+  if (!update && !r->emb && r->text && vt->espec) { /* INSERT of text alone: the store embeds it */
+    int has;
+    if ((rc = emb_text(vt, r->text, r->text_len, &has))) return rc;
+    if (has) r->emb = vt->vec;
+  }
   if (sqlite3_value_type(col[COL_TS]) == SQLITE_NULL) r->ts = (int64_t)time(NULL);
   else if ((rc = time_arg(vt, col[COL_TS], "ts", &r->ts))) return rc;
   r->last_access = STORE_NULL_TIME;

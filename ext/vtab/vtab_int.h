@@ -325,6 +325,11 @@ struct memvt {
   store_coldef *cdef;
   store_val *cv;
   uint8_t *cbuf;       /* the vector columns' values, one after another */
+  /* the store's embedder, when h5mem runs it (the file's embedder
+  ** attribute: hash:DIM or static:PATH): an INSERT of text without an
+  ** embedding embeds it.  The model is opened at its first use. */
+  char *espec;
+  struct embed_model *emodel;
 };
 #endif
 
@@ -492,7 +497,13 @@ void search_knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, c
 ** for the kernels whatever its scale (cosine: the unit vector; dot: scaled
 ** by a power of two, *unit the factor to multiply raw distances by, 1
 ** otherwise; l2: refused beyond float32's range). */
-int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr);
+int search_knn_query(store *st, memvt *mt, sqlite3_value *v, float **out, double *unit, char **pzErr);
+
+/* The table's embedder's vector of a query text into out (the store's dim
+** floats): 1 done; 0 when the table has no embedder h5mem runs (or the
+** text has no word its model knows: *pzErr then says so and the result
+** is SQLITE_ERROR through *rc); -1 with *rc and *pzErr set on failure. */
+int h5mem_text_query(memvt *mt, const char *text, size_t n, float *out, int *rc, char **pzErr);
 
 /* An error unless every distance of r[0..n-1] is finite. */
 int search_knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr);
@@ -535,6 +546,7 @@ int search_touch_option(search_touch *t, const char *key, const search_opt *v, c
 
 /* A table-valued function's arguments (NULL when not given). */
 typedef struct search_args {
+  memvt *mt;              /* the table (its embedder turns a text query into a vector) */
   sqlite3_value *query;   /* the query vector */
   sqlite3_value *qtext;   /* the query text */
   sqlite3_value *options; /* JSON */

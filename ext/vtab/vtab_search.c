@@ -763,7 +763,7 @@ int search_knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr) {
 /* The query vector: a float32 BLOB (float16 with vec_f16's subtype) or
 ** JSON; its length must be the store's dim.  Prepared for the kernels by
 ** query_prepare: distances are the raw ones times *unit. */
-int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, char **pzErr) {
+int search_knn_query(store *st, memvt *mt, sqlite3_value *v, float **out, double *unit, char **pzErr) {
   *out = NULL;
   *unit = 1.0;
   int dim = store_dim(st);
@@ -801,9 +801,22 @@ int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, cha
     float *p = NULL;
     size_t n = 0;
     char err[256];
-    if (util_json_to_f32((const char *)sqlite3_value_text(v), (size_t)sqlite3_value_bytes(v), &p, &n, err,
-                         sizeof err)) {
-      *pzErr = sqlite3_mprintf("the query: malformed JSON vector: %s", err);
+    const char *s = (const char *)sqlite3_value_text(v);
+    size_t sn = (size_t)sqlite3_value_bytes(v), i = 0;
+    while (i < sn && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    if (mt && s && (i == sn || s[i] != '[')) { /* text, not a JSON array: the table's embedder */
+      int rc = SQLITE_OK, done = h5mem_text_query(mt, s, sn, f, &rc, pzErr);
+      if (done < 0 || (done == 0 && rc != SQLITE_OK)) {
+        sqlite3_free(f);
+        return rc;
+      }
+      if (done == 1) goto have;
+    }
+    if (util_json_to_f32(s, sn, &p, &n, err, sizeof err)) {
+      *pzErr = i < sn && s[i] == '['
+                   ? sqlite3_mprintf("the query: %s", err)
+                   : sqlite3_mprintf("the query: %s (a text query needs the store's embedder: "
+                                     "embedder='hash:DIM' or 'static:/path/model.h5')", err);
       sqlite3_free(f);
       return SQLITE_ERROR;
     }
@@ -816,11 +829,13 @@ int search_knn_query(store *st, sqlite3_value *v, float **out, double *unit, cha
     memcpy(f, p, (size_t)dim * 4);
     free(p);
   } else {
-    *pzErr = sqlite3_mprintf("the query must be a float32 BLOB or a JSON array of %d numbers, not %s", dim,
+    *pzErr = sqlite3_mprintf("the query must be a float32 BLOB, a JSON array of %d numbers or (with the "
+                             "store's embedder) a text, not %s", dim,
                              t == SQLITE_NULL ? "NULL" : "a number");
     sqlite3_free(f);
     return SQLITE_ERROR;
   }
+have:
   for (int i = 0; i < dim; i++)
     if (!isfinite(f[i])) {
       *pzErr = sqlite3_mprintf("the query's element %d is %s", i, isnan(f[i]) ? "NaN" : "infinite");
@@ -1274,7 +1289,7 @@ static int vec_run_cols(store *st, const search_args *a, const knn_filter *f, co
     if (col[i] >= 0) {
       if ((rc = search_col_query(st, col[i], a->query, &q, pzErr)) == SQLITE_OK)
         rc = search_knn_run_col(st, col[i], q, (uint64_t)a->k, f, &vo->ko, &res, &n, pzErr);
-    } else if ((rc = search_knn_query(st, a->query, (float **)&q, &unit, pzErr)) == SQLITE_OK) {
+    } else if ((rc = search_knn_query(st, a->mt, a->query, (float **)&q, &unit, pzErr)) == SQLITE_OK) {
       rc = search_knn_run(st, q, (uint64_t)a->k, f, &vo->ko, &res, &n, pzErr);
       for (uint64_t j = 0; j < n; j++) res[j].dist = (float)search_knn_distance(st, res[j].dist, unit);
     }
@@ -1337,7 +1352,7 @@ static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **
   if (rc != SQLITE_OK || vo.ncols) return rc;
   float *q = NULL;
   double unit = 1.0;
-  if ((rc = search_knn_query(st, a->query, &q, &unit, pzErr)) != SQLITE_OK) return rc;
+  if ((rc = search_knn_query(st, a->mt, a->query, &q, &unit, pzErr)) != SQLITE_OK) return rc;
   ann_res *res = NULL;
   uint64_t n = 0;
   rc = search_knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
@@ -1439,6 +1454,7 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     return s_msg(&vt->base, trc, &err);
   }
   store *st = h5mem_table_store(mt);
+  sa.mt = mt;
   search_touch tch;
   memset(&tch, 0, sizeof tch);
   sa.touch = &tch;

@@ -148,7 +148,35 @@ def main():
                      "cannot open the model")
         expect_error(db, "CREATE VIRTUAL TABLE temp.e5 USING h5mem(path=%s, embedder='openai:x')"
                      % q(os.path.join(d, "e5.h5")), "give dim= to create")
-        for t in ("eh", "es"):
+        # the store embeds the text of an INSERT without an embedding, and a
+        # search's query text (vec_search, the KNN form, hybrid's one text)
+        texts = ["the dog and the cat", "a puppy in the snow", "hike the alps in summer", "tax report",
+                 "bank money river", "zebra quux"]
+        db.executemany("INSERT INTO temp.es(text) VALUES (?)", [(t,) for t in texts])
+        rows = db.execute("SELECT text, embedding FROM temp.es WHERE id > 1 ORDER BY id").fetchall()
+        for t, e in rows:
+            want = emb(db, t, spec)
+            if t == "zebra quux":
+                check(e is None, "no known word: the record has no embedding, not a zero vector")
+            else:
+                check(e is not None and np.array_equal(np.frombuffer(e, "<f4"), want), "INSERT embedded %r" % t)
+        for qt in ["a little puppy", "money in the bank"]:
+            got = db.execute("SELECT id, distance FROM vec_search('es', ?, 3)", (qt,)).fetchall()
+            want = db.execute("SELECT id, distance FROM vec_search('es', h5mem_embed(?, ?), 3)", (qt, spec)).fetchall()
+            check(got == want and len(got) == 3, "vec_search with text %r: %r, with its vector %r" % (qt, got, want))
+            got = db.execute("SELECT id FROM temp.es WHERE embedding MATCH ? AND k = 2", (qt,)).fetchall()
+            check([r[0] for r in got] == [r[0] for r in want[:2]], "the KNN form with text %r: %r" % (qt, got))
+        h = db.execute("SELECT id, vector_score FROM hybrid('es', 'puppy snow', NULL, 3)").fetchall()
+        check(h and all(r[1] is not None for r in h), "hybrid's text serves the vector side: %r" % h)
+        expect_error(db, "SELECT * FROM vec_search('es', 'zebra quux', 1)", "has no word")
+        db.execute("INSERT INTO temp.eh(text) VALUES ('hello world')")
+        e = db.execute("SELECT embedding FROM temp.eh WHERE text = 'hello world'").fetchone()[0]
+        check(np.array_equal(np.frombuffer(e, "<f4"), emb(db, "hello world", "hash:24")), "hash:24 embeds INSERTs")
+        db.execute("CREATE VIRTUAL TABLE temp.en USING h5mem(path=%s, dim=4)" % q(os.path.join(d, "en.h5")))
+        db.execute("INSERT INTO temp.en(text) VALUES ('no embedder here')")
+        check(db.execute("SELECT embedding FROM temp.en").fetchone()[0] is None, "without an embedder: no embedding")
+        expect_error(db, "SELECT * FROM vec_search('en', 'some text', 1)", "needs the store's embedder")
+        for t in ("eh", "es", "en"):
             db.execute("DROP TABLE temp.%s" % t)
         # errors
         expect_error(db, "SELECT h5mem_embed('x', 'bert:large')", "unknown embedder")
