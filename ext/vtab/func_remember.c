@@ -378,6 +378,18 @@ static int remember(sqlite3_context *ctx, memvt *vt, sqlite3_value **argv, int a
   float *q = buf, *row = buf + dim, *recent = buf + 2 * dim;
   int has_emb;
   if ((rc = h5mem_emb_value(st, argc > 2 ? argv[2] : NULL, q, &has_emb, err)) != SQLITE_OK) goto done;
+  if (!has_emb) { /* no embedding given: the table's embedder's, if it has one */
+    int erc;
+    char *emsg = NULL;
+    int made = h5mem_text_query(vt, text, tlen, q, &erc, &emsg);
+    if (made < 0) {
+      *err = emsg;
+      rc = erc;
+      goto done;
+    }
+    sqlite3_free(emsg); /* (a text with no known word: no embedding, as an INSERT's) */
+    has_emb = made == 1;
+  }
   if ((rc = h5mem_store_refresh(h5mem_table_ms(vt), 0, err)) != SQLITE_OK) goto done;
 
   /* 1. the write gate (its measures are the importance's too) */

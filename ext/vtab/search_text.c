@@ -411,8 +411,8 @@ int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow
   if (rc == SQLITE_OK && a->query && sqlite3_value_type(a->query) != SQLITE_NULL)
     rc = o.vcol >= 0 ? search_col_query(st, o.vcol, a->query, (void **)&q, pzErr)
                      : search_knn_query(st, a->mt, a->query, &q, &unit, pzErr);
-  else if (rc == SQLITE_OK && t && o.vcol < 0 && a->qtext) /* no vector: the text serves both sides */
-    rc = search_knn_query(st, a->mt, a->qtext, &q, &unit, pzErr);
+  else if (rc == SQLITE_OK && t && o.vcol < 0 && a->qtext && a->mt && h5mem_table_embeds(a->mt))
+    rc = search_knn_query(st, a->mt, a->qtext, &q, &unit, pzErr); /* no vector: the text serves both sides */
   if (rc == SQLITE_OK && !t && !q) {
     *pzErr = sqlite3_mprintf("give a query text, a query vector, or both");
     rc = SQLITE_ERROR;

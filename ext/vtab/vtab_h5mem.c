@@ -1496,6 +1496,8 @@ static int emb_text(memvt *vt, const char *text, size_t n, int *has) {
   return SQLITE_OK;
 }
 
+int h5mem_table_embeds(const memvt *mt) { return mt->espec && mt->st; }
+
 int h5mem_text_query(memvt *mt, const char *text, size_t n, float *out, int *rc, char **pzErr) {
   *rc = SQLITE_OK;
   if (!mt->espec || !mt->st) return 0;

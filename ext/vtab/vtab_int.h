@@ -504,6 +504,8 @@ int search_knn_query(store *st, memvt *mt, sqlite3_value *v, float **out, double
 ** text has no word its model knows: *pzErr then says so and the result
 ** is SQLITE_ERROR through *rc); -1 with *rc and *pzErr set on failure. */
 int h5mem_text_query(memvt *mt, const char *text, size_t n, float *out, int *rc, char **pzErr);
+/* Whether the table has an embedder h5mem runs (hash:DIM, static:PATH). */
+int h5mem_table_embeds(const memvt *mt);
 
 /* An error unless every distance of r[0..n-1] is finite. */
 int search_knn_check(store *st, const ann_res *r, uint64_t n, char **pzErr);

@@ -166,6 +166,12 @@ def main():
             check(got == want and len(got) == 3, "vec_search with text %r: %r, with its vector %r" % (qt, got, want))
             got = db.execute("SELECT id FROM temp.es WHERE embedding MATCH ? AND k = 2", (qt,)).fetchall()
             check([r[0] for r in got] == [r[0] for r in want[:2]], "the KNN form with text %r: %r" % (qt, got))
+        r = json.loads(db.execute("SELECT h5mem_remember('es', 'the kitten and the cat by the river', NULL, "
+                                  "'{\"strategy\": \"always\", \"dedup\": \"off\"}')").fetchone()[0])
+        e = db.execute("SELECT embedding FROM temp.es WHERE id = ?", (r.get("id"),)).fetchone()
+        check(r.get("action") == "inserted" and e and e[0] is not None and
+              np.array_equal(np.frombuffer(e[0], "<f4"), emb(db, "the kitten and the cat by the river", spec)),
+              "h5mem_remember without an embedding embeds the text: %r" % r)
         h = db.execute("SELECT id, vector_score FROM hybrid('es', 'puppy snow', NULL, 3)").fetchall()
         check(h and all(r[1] is not None for r in h), "hybrid's text serves the vector side: %r" % h)
         expect_error(db, "SELECT * FROM vec_search('es', 'zebra quux', 1)", "has no word")
