@@ -120,6 +120,7 @@ typedef struct memopts {
   int have_emb_decl;   /* `embedding float[N]` was declared (vec0's form of dim=) */
   store_coldef cols[STORE_COLS_MAX]; /* the declared columns (o.cols) */
   h5mem_policy policy; /* the lifecycle options (life_policy.c) */
+  char edigest[33];    /* a static embedder's model digest, kept in a new store */
 } memopts;
 
 /* The options, for the rule that each is given once (bit i: names[i]). */
@@ -372,7 +373,9 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       return SQLITE_ERROR;
     }
     edim = embed_model_dim(em);
+    snprintf(m->edigest, sizeof m->edigest, "%s", embed_model_digest(em));
     embed_model_close(em);
+    m->o.embedder_digest = m->edigest; /* (written when the store is created) */
   }
   if (edim && m->o.dim && m->o.dim != edim) {
     *pzErr = sqlite3_mprintf(m->have_emb_decl ? "%s: the embedder '%s' gives %d dimensions, the table "
@@ -1482,9 +1485,23 @@ static int emb_text(memvt *vt, const char *text, size_t n, int *has) {
     for (int i = 0; i < dim; i++) *has |= vt->vec[i] != 0.0f;
     return SQLITE_OK;
   }
-  char err[768];
+  char err[768], want[64];
   if (!vt->emodel && embed_model_open(vt->espec + 7, &vt->emodel, err, sizeof err) != EMBED_OK)
     return vt_err(vt, SQLITE_ERROR, "the store's embedder: %s", err);
+  /* the model the store was made with (its digest, when the store keeps it) */
+  if (store_attr(vt->st, "embedder_digest", want, sizeof want) == STORE_OK && *want &&
+      strcmp(want, embed_model_digest(vt->emodel))) {
+    char *msg = sqlite3_mprintf("the store's embedder '%s' is another model now (digest %s; the store's "
+                                "vectors came from %s): rebuild the model the store was made with, or "
+                                "make a new store",
+                                vt->espec, embed_model_digest(vt->emodel), want);
+    embed_model_close(vt->emodel);
+    vt->emodel = NULL;
+    if (!msg) return SQLITE_NOMEM;
+    int rc = vt_err(vt, SQLITE_ERROR, "%s", msg);
+    sqlite3_free(msg);
+    return rc;
+  }
   if (embed_model_dim(vt->emodel) != dim)
     return vt_err(vt, SQLITE_ERROR, "the store's embedder '%s' gives %d dimensions, the store has dim=%d",
                   vt->espec, embed_model_dim(vt->emodel), dim);

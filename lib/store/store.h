@@ -66,6 +66,7 @@ typedef struct store_opts {
   int sync;           /* STORE_SYNC_* (a property of the handle, not the file) */
   const char *agent;  /* NULL or text kept in the file */
   const char *embedder;
+  const char *embedder_digest; /* NULL or the embedder's model digest, kept beside it */
   int chunk_rows;     /* rows per chunk of new datasets; 0: 1024 */
   uint64_t autocheckpoint; /* log bytes that trigger a checkpoint at commit; 0: 64 MiB */
   /* the vector index, fixed at creation (docs/FORMAT.md, "The vector index") */

@@ -48,6 +48,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr) hr = attr_str(w, root, "store_id", hex);
   if (!hr) hr = attr_str(w, root, "agent", o->agent ? o->agent : "");
   if (!hr) hr = attr_str(w, root, "embedder", o->embedder ? o->embedder : "");
+  if (!hr && o->embedder_digest) hr = attr_str(w, root, "embedder_digest", o->embedder_digest);
   if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
   for (const char *const *a = o->attrs; !hr && a && a[0] && a[1]; a += 2)
     hr = attr_str(w, root, a[0], a[1]);
@@ -143,6 +144,9 @@ int store_write_new(store *s, const store_opts *o) {
   /* the attributes of / are strings like the records' (store_str_check) */
   if (o->agent && store_str_check(s, "agent", o->agent, strlen(o->agent))) return STORE_EINVAL;
   if (o->embedder && store_str_check(s, "embedder", o->embedder, strlen(o->embedder))) return STORE_EINVAL;
+  if (o->embedder_digest &&
+      store_str_check(s, "embedder_digest", o->embedder_digest, strlen(o->embedder_digest)))
+    return STORE_EINVAL;
   for (const char *const *a = o->attrs; a && a[0]; a += 2)
     if (store_str_check(s, a[0], a[1], strlen(a[1]))) return STORE_EINVAL;
   uint8_t id[16];
@@ -491,11 +495,12 @@ int store_optimize(store *s) {
   char *tmp = malloc(n); /* the base of the temporary name, then the name made */
   if (!tmp) return store_fail(s, STORE_ENOMEM, "out of memory");
   snprintf(tmp, n, "%s.optimize-%d", s->path, (int)getpid());
-  char err[512], agent[1024] = "", embedder[1024] = "";
+  char err[512], agent[1024] = "", embedder[1024] = "", edigest[64] = "";
   h5_obj *root;
   if (h5_root(s->f, &root) == H5_OK) {
     store_read_attr_str(s, root, "agent", agent, sizeof agent);
     store_read_attr_str(s, root, "embedder", embedder, sizeof embedder);
+    store_read_attr_str(s, root, "embedder_digest", edigest, sizeof edigest);
   }
   store_opts o;
   memset(&o, 0, sizeof o);
@@ -504,6 +509,7 @@ int store_optimize(store *s) {
   o.storage = s->storage;
   o.agent = agent;
   o.embedder = embedder;
+  o.embedder_digest = *edigest ? edigest : NULL;
   o.index = s->icfg.kind;
   o.hnsw_m = s->icfg.m;
   o.hnsw_efc = s->icfg.efc;

@@ -184,6 +184,23 @@ def main():
         expect_error(db, "SELECT * FROM vec_search('en', 'some text', 1)", "needs the store's embedder")
         for t in ("eh", "es", "en"):
             db.execute("DROP TABLE temp.%s" % t)
+        # the store keeps its model's digest: another model at the path is refused
+        mp = os.path.join(d, "model_moving.h5")
+        shutil.copy(os.path.join(d, "glove.h5"), mp)
+        sp = os.path.join(d, "digest_store.h5")
+        db.execute("CREATE VIRTUAL TABLE temp.ed USING h5mem(path=%s, embedder=%s)" % (q(sp), q("static:" + mp)))
+        db.execute("INSERT INTO temp.ed(text) VALUES ('a dog')")
+        db.execute("DROP TABLE temp.ed")
+        with h5py.File(sp, "r") as f:
+            got = f.attrs["embedder_digest"]
+            got = got.decode() if isinstance(got, bytes) else got
+            check(got == g["digest"], "the store keeps the model's digest: %r" % got)
+        os.replace(os.path.join(d, "f32.h5"), mp)  # another model (float32: another digest), same dim
+        db2 = connect()
+        db2.execute("CREATE VIRTUAL TABLE temp.ed USING h5mem(path=%s, embedder=%s)" % (q(sp), q("static:" + mp)))
+        expect_error(db2, "INSERT INTO temp.ed(text) VALUES ('a cat')", "is another model now")
+        expect_error(db2, "SELECT * FROM vec_search('ed', 'a dog', 1)", "is another model now")
+        db2.close()
         # errors
         expect_error(db, "SELECT h5mem_embed('x', 'bert:large')", "unknown embedder")
         expect_error(db, "SELECT h5mem_embed('x', 'hash:0')", "DIM from 1 to 65536")
