@@ -90,16 +90,6 @@ static embed_model *cache_get(embed_cache *c, const char *path, char *err, size_
   return m;
 }
 
-static void embed_error(sqlite3_context *ctx, const char *fn, const char *msg) {
-  char *m = sqlite3_mprintf("%s: %s", fn, msg);
-  if (m) {
-    sqlite3_result_error(ctx, m, -1);
-    sqlite3_free(m);
-  } else {
-    sqlite3_result_error_nomem(ctx);
-  }
-}
-
 /* h5mem_embed(text, embedder) */
 static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   embed_cache *c = sqlite3_user_data(ctx);
@@ -107,7 +97,7 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   if (!ext_direct_call(ctx, "h5mem_embed")) return;
   const char *spec = (const char *)sqlite3_value_text(argv[1]);
   if (!spec) {
-    embed_error(ctx, "h5mem_embed", "no embedder (expected 'hash:DIM' or 'static:/path/model.h5')");
+    ext_result_msg(ctx, SQLITE_ERROR, "h5mem_embed", sqlite3_mprintf("%s", "no embedder (expected 'hash:DIM' or 'static:/path/model.h5')"));
     return;
   }
   const char *s;
@@ -120,7 +110,7 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     char *end;
     long d = strtol(spec + 5, &end, 10);
     if (end == spec + 5 || *end || d < 1 || d > TEXT_EMBED_MAX_DIM) {
-      embed_error(ctx, "h5mem_embed", "embedder 'hash:DIM' needs DIM from 1 to 65536");
+      ext_result_msg(ctx, SQLITE_ERROR, "h5mem_embed", sqlite3_mprintf("%s", "embedder 'hash:DIM' needs DIM from 1 to 65536"));
       return;
     }
     dim = (int)d;
@@ -132,7 +122,7 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else if (!strncmp(spec, "static:", 7) && spec[7]) {
     embed_model *m = cache_get(c, spec + 7, err, sizeof err);
     if (!m) {
-      embed_error(ctx, "h5mem_embed", err);
+      ext_result_msg(ctx, SQLITE_ERROR, "h5mem_embed", sqlite3_mprintf("%s", err));
       return;
     }
     dim = embed_model_dim(m);
@@ -144,7 +134,7 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   } else {
     snprintf(err, sizeof err, "unknown embedder '%s' (expected 'hash:DIM' or 'static:/path/model.h5')",
              spec);
-    embed_error(ctx, "h5mem_embed", err);
+    ext_result_msg(ctx, SQLITE_ERROR, "h5mem_embed", sqlite3_mprintf("%s", err));
     return;
   }
   sqlite3_result_blob64(ctx, v, (sqlite3_uint64)dim * sizeof *v, free);
@@ -158,7 +148,7 @@ static void fn_build(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const char *fn = "h5mem_embedder_build";
   if (!ext_direct_call(ctx, fn)) return;
   if (!src || !dst || !*src || !*dst) {
-    embed_error(ctx, fn, "the source file and the model file must be given");
+    ext_result_msg(ctx, SQLITE_ERROR, fn, sqlite3_mprintf("%s", "the source file and the model file must be given"));
     return;
   }
   embed_build_opts o = {0};
@@ -167,7 +157,7 @@ static void fn_build(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     size_t jl = (size_t)sqlite3_value_bytes(argv[2]);
     char jerr[256];
     if (!j || !util_json_is_object(j, jl) || util_json_valid(j, jl, jerr, sizeof jerr)) {
-      embed_error(ctx, fn, "options must be a JSON object, e.g. '{\"format\": \"glove\", \"max_words\": 50000}'");
+      ext_result_msg(ctx, SQLITE_ERROR, fn, sqlite3_mprintf("%s", "options must be a JSON object, e.g. '{\"format\": \"glove\", \"max_words\": 50000}'"));
       return;
     }
     util_json_iter it;
@@ -198,7 +188,7 @@ static void fn_build(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                  "max_words a positive integer, dtype 'float16' or 'float32'", k ? k : "?");
         free(k);
         free(sv);
-        embed_error(ctx, fn, msg);
+        ext_result_msg(ctx, SQLITE_ERROR, fn, sqlite3_mprintf("%s", msg));
         return;
       }
       free(k);
@@ -209,8 +199,7 @@ static void fn_build(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   char err[1024];
   int rc = embed_build(src, dst, &o, &info, err, sizeof err);
   if (rc != EMBED_OK) {
-    embed_error(ctx, fn, err);
-    sqlite3_result_error_code(ctx, ext_err_rc(rc));
+    ext_result_msg(ctx, ext_err_rc(rc), fn, sqlite3_mprintf("%s", err));
     return;
   }
   char *out = sqlite3_mprintf("{\"model\":\"%w\",\"words\":%llu,\"skipped\":%llu,\"dim\":%d,"

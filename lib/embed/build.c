@@ -343,11 +343,7 @@ static int write_model(bld *b, const char *src, const char *dst, int f32, embed_
       at += e->keylen;
       const float *x = b->vec + e->rank * (uint64_t)dim;
       if (f32) {
-        for (int k = 0; k < dim; k++) {
-          uint32_t u;
-          memcpy(&u, &x[k], 4);
-          util_put_le(vecs + 4 * (i * (uint64_t)dim + (uint64_t)k), u, 4);
-        }
+        util_put_le32s(vecs + 4 * i * (uint64_t)dim, x, (size_t)dim);
       } else {
         uint16_t hv[EMBED_MAX_DIM];
         for (int k = 0; k < dim && !rc; k++)
@@ -358,10 +354,7 @@ static int write_model(bld *b, const char *src, const char *dst, int f32, embed_
         ko->f32_to_f16(x, hv, (size_t)dim);
         for (int k = 0; k < dim; k++) util_put_le(vecs + 2 * (i * (uint64_t)dim + (uint64_t)k), hv[k], 2);
       }
-      float w = (float)(EMBED_SIF_A / (EMBED_SIF_A + p[e->rank]));
-      uint32_t u;
-      memcpy(&u, &w, 4);
-      util_put_le(wts + 4 * i, u, 4);
+      util_put_le_f32(wts + 4 * i, (float)(EMBED_SIF_A / (EMBED_SIF_A + p[e->rank])));
     }
     if (!rc) util_put_le(offs + 8 * n, at, 8);
     if (!rc) embed_digest(dim, bytes, b->nkeys, offs, n, vecs, n * (uint64_t)dim * (f32 ? 4 : 2), wts, pc,
@@ -415,11 +408,7 @@ static int write_model(bld *b, const char *src, const char *dst, int f32, embed_
     if (!hr) hr = h5w_write(w, d, wts);
     dims[0] = (uint64_t)dim;
     uint8_t pcb[4 * EMBED_MAX_DIM];
-    for (int k = 0; k < dim; k++) {
-      uint32_t u;
-      memcpy(&u, &pc[k], 4);
-      util_put_le(pcb + 4 * k, u, 4);
-    }
+    util_put_le32s(pcb, pc, (size_t)dim);
     if (!hr) hr = h5w_dataset(w, root, "pc", h5_type_new_float(4), 1, dims, NULL, NULL, &d);
     if (!hr) hr = h5w_write(w, d, pcb);
     if (!hr) hr = h5w_close(w, 1);

@@ -42,13 +42,6 @@ void embed_model_close(embed_model *m) {
 
 static uint64_t off_at(const embed_model *m, uint64_t i) { return util_get_le(m->offsets + 8 * i, 8); }
 
-static float f32_at(const uint8_t *p) {
-  uint32_t u = (uint32_t)util_get_le(p, 4);
-  float x;
-  memcpy(&x, &u, 4);
-  return x;
-}
-
 /* A root attribute: an integer, a float, or a string (into buf). */
 static int attr_int(h5_obj *root, const char *name, int64_t *v) {
   const h5_attr *a;
@@ -114,9 +107,7 @@ void embed_digest(int dim, const uint8_t *bytes, uint64_t nbytes, const uint8_t 
   XXH3_128bits_update(st, weights, (size_t)(4 * nwords));
   for (int k = 0; k < dim; k++) {
     uint8_t b[4];
-    uint32_t u;
-    memcpy(&u, &pc[k], 4);
-    util_put_le(b, u, 4);
+    util_put_le_f32(b, pc[k]);
     XXH3_128bits_update(st, b, 4);
   }
   XXH128_hash_t h = XXH3_128bits_digest(st);
@@ -196,7 +187,7 @@ static int model_open(const char *path, int verify, embed_model **out, char *err
       if (rc) snprintf(why, sizeof why, "the vocabulary is damaged at word %llu", (unsigned long long)i);
     }
     if (!rc) {
-      for (int k = 0; k < m->dim; k++) m->pc[k] = f32_at(pc + 4 * k);
+      util_get_le32s(m->pc, pc, (size_t)m->dim);
       embed_digest(m->dim, m->bytes, m->nbytes, m->offsets, m->nwords, m->vectors,
                    m->nwords * (uint64_t)dim * (m->f16 ? 2 : 4), m->weights, m->pc, m->digest);
       if (verify && strcmp(m->digest, digest)) {
@@ -249,9 +240,9 @@ static int on_token(void *ctx, const char *tok, size_t n, size_t start, size_t e
     for (int k = 0; k < m->dim; k++) h[k] = (uint16_t)util_get_le(v + 2 * k, 2);
     k_get()->f16_to_f32(h, a->row, (size_t)m->dim);
   } else {
-    for (int k = 0; k < m->dim; k++) a->row[k] = f32_at(v + 4 * k);
+    util_get_le32s(a->row, v, (size_t)m->dim);
   }
-  double w = f32_at(m->weights + 4 * (uint64_t)i);
+  double w = util_get_le_f32(m->weights + 4 * (uint64_t)i);
   for (int k = 0; k < m->dim; k++) a->sum[k] += w * a->row[k];
   a->wsum += 1;
   a->known++;
