@@ -8,17 +8,27 @@
 **   h5mem_score(table, id [, opts])  a memory's decay score (lib/life)
 **   h5mem_touch(table, id [, now])   a use of a memory; its new access_count
 **
+** and h5mem_embed(text, embedder [, options]), which embeds with a table's
+** embedder or one named as embedder= names it ('hash:DIM', 'static:PATH',
+** 'openai:URL' with {"model": ...}), from the connection's embedders (the
+** registry's cache, shared with the tables; lib/embed/embedder.h).
+**
 ** All are direct-only (docs/SQL.md, "Trust").
 */
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "../ext_err.h"
+#include "embed/embed.h"
+#include "embed/embedder.h"
 #include "life/life.h"
 #include "store/store.h"
+#include "util/json.h"
 #include "util/strbuf.h"
 #include "vtab_int.h"
 
@@ -254,6 +264,116 @@ static void fn_touch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* ---- registration ------------------------------------------------------ */
 
+/* ---- h5mem_embed(text, embedder [, options]) --------------------------------- */
+
+/* The options of an HTTP embedder named in h5mem_embed's third argument:
+** {"model": "...", "key_env": "...", "timeout": S, "retries": N, "batch": N}
+** into c (its strings malloc'd into keep[0..1]).  0, or -1 with a message. */
+static int conf_json(sqlite3_value *v, embedder_conf *c, char *keep[2], char *err, size_t errlen) {
+  const char *j = (const char *)sqlite3_value_text(v);
+  size_t jl = (size_t)sqlite3_value_bytes(v);
+  char jerr[256];
+  if (!j || !util_json_is_object(j, jl) || util_json_valid(j, jl, jerr, sizeof jerr)) {
+    snprintf(err, errlen, "options must be a JSON object, e.g. '{\"model\": \"nomic-embed-text\"}'");
+    return -1;
+  }
+  util_json_iter it;
+  util_json_iter_init(&it, j, 0, jl);
+  while (util_json_next(&it)) {
+    char *k = util_json_cstr(j, it.key, jl, NULL);
+    int t = util_json_type(j, it.v0, it.v1), bad = !k;
+    int64_t iv = 0;
+    double dv = 0;
+    int nt = t == UTIL_JSON_INTEGER || t == UTIL_JSON_REAL ? util_json_number(j, it.v0, it.v1, &iv, &dv) : -1;
+    if (k && (!strcmp(k, "model") || !strcmp(k, "key_env")) && t == UTIL_JSON_TEXT) {
+      int w = !strcmp(k, "key_env");
+      free(keep[w]);
+      keep[w] = util_json_cstr(j, it.v0, it.v1, NULL);
+      if (!keep[w]) bad = 1;
+      if (w) c->key_env = keep[w];
+      else c->model = keep[w];
+    } else if (k && !strcmp(k, "timeout") && nt >= 0 && dv > 0 && dv <= 3600) {
+      c->timeout = dv;
+    } else if (k && !strcmp(k, "retries") && nt == UTIL_JSON_INTEGER && iv >= 0 && iv <= 20) {
+      c->retries = (int)iv;
+    } else if (k && !strcmp(k, "batch") && nt == UTIL_JSON_INTEGER && iv >= 1 && iv <= 2048) {
+      c->batch = (int)iv;
+    } else {
+      bad = 1;
+    }
+    if (bad) {
+      snprintf(err, errlen, "option '%s': expected model and key_env strings, timeout seconds (0 to 3600), "
+               "retries 0 to 20, batch 1 to 2048", k ? k : "?");
+      free(k);
+      return -1;
+    }
+    free(k);
+  }
+  return 0;
+}
+
+/* h5mem_embed(text, embedder [, options]): embedder an embedder's name
+** ('hash:DIM', 'static:PATH', 'openai:URL' with {"model": ...}) or an
+** h5mem table's (its embedder). */
+static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  registry *reg = sqlite3_user_data(ctx);
+  const char *fn = "h5mem_embed";
+  if (!ext_direct_call(ctx, fn)) return;
+  const char *spec = (const char *)sqlite3_value_text(argv[1]);
+  if (!spec) {
+    ext_result_msg(ctx, SQLITE_ERROR, fn, sqlite3_mprintf("no embedder (expected 'hash:DIM', "
+                   "'static:/path/model.h5', 'openai:URL' or an h5mem table's name)"));
+    return;
+  }
+  const char *s;
+  size_t n;
+  if (ext_arg_text(ctx, argv[0], &s, &n) <= 0) return;
+  char err[1200], *keep[2] = {NULL, NULL};
+  embedder *e = NULL;
+  int rc = SQLITE_OK;
+  char *msg = NULL;
+  if (!strchr(spec, ':')) { /* a table's name */
+    memvt *mt = h5mem_table(reg, sqlite3_context_db_handle(ctx), spec, &msg, &rc);
+    if (mt) e = h5mem_table_embedder(mt, &rc, &msg);
+    if (!e) {
+      ext_result_msg(ctx, rc, fn, msg);
+      return;
+    }
+  } else {
+    embedder_conf c = {spec, NULL, NULL, 0, -1, 0};
+    embedder_cache *cache = h5mem_registry_embedders(reg);
+    int erc = EMBED_OK;
+    if (!cache) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    if (argc > 2 && sqlite3_value_type(argv[2]) != SQLITE_NULL && conf_json(argv[2], &c, keep, err, sizeof err)) {
+      erc = EMBED_EINVAL;
+    } else if (!(e = embedder_cache_get(cache, &c, &erc, err, sizeof err))) {
+    } else if (embedder_kind(e) == EMBEDDER_OPENAI && (erc = embedder_probe(e, err, sizeof err)) != EMBED_OK) {
+      e = NULL;
+    }
+    free(keep[0]);
+    free(keep[1]);
+    if (!e) {
+      if (erc == EMBED_ENOMEM) sqlite3_result_error_nomem(ctx);
+      else ext_result_msg(ctx, ext_err_rc(erc), fn, sqlite3_mprintf("%s", err));
+      return;
+    }
+  }
+  int dim = embedder_dim(e);
+  float *v = malloc((size_t)dim * sizeof *v);
+  int erc = v ? embedder_embed(e, 1, &s, &n, v, NULL, err, sizeof err) : EMBED_ENOMEM;
+  if (erc != EMBED_OK) {
+    free(v);
+    if (erc == EMBED_ENOMEM) sqlite3_result_error_nomem(ctx);
+    else ext_result_msg(ctx, ext_err_rc(erc), fn, sqlite3_mprintf("%s", err));
+    return;
+  }
+  sqlite3_result_blob64(ctx, v, (sqlite3_uint64)dim * sizeof *v, free);
+  sqlite3_result_subtype(ctx, EXT_SUBTYPE_F32);
+}
+
 int h5mem_func_register(sqlite3 *db, registry *reg) {
   int rc = h5mem_registry_function(db, reg, "h5mem_checkpoint", 1, SQLITE_DIRECTONLY, fn_checkpoint);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_index", 1, SQLITE_DIRECTONLY, fn_index);
@@ -261,5 +381,8 @@ int h5mem_func_register(sqlite3 *db, registry *reg) {
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 3, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 2, SQLITE_DIRECTONLY, fn_touch);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 3, SQLITE_DIRECTONLY, fn_touch);
+  const int fl = SQLITE_DIRECTONLY | SQLITE_RESULT_SUBTYPE;
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 2, fl, fn_embed);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 3, fl, fn_embed);
   return rc;
 }

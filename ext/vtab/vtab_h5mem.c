@@ -8,6 +8,8 @@
 **       [, quantize=int8|none] [, nlist=0] [, nprobe=16] [, pq_m=0]
 **       [, tokenize='unicode61 remove_diacritics 1']
 **       [, sync=full|normal|off] [, agent='...'] [, embedder='...']
+**       [, embedder_model='...'] [, embedder_key_env='...'] [, embedder_timeout=30]
+**       [, embedder_retries=3] [, embedder_batch=64]
 **       [, chunk=1024] [, autocheckpoint=67108864]
 **       [, the lifecycle options: working_capacity=1000, promote_after=3, ...]);
 **   (path: also file=, or a first bare argument; storage also f16|f32.
@@ -55,6 +57,7 @@
 #include "../ext_err.h"
 #include "../h5sql.h"
 #include "embed/embed.h"
+#include "embed/embedder.h"
 #include "k.h"
 #include "text/hashembed.h"
 #include "store/store.h"
@@ -115,19 +118,22 @@ static int st_err(memvt *vt, int rc) {
 
 typedef struct memopts {
   char *path, *agent, *embedder, *tokenize;
+  char *emodel, *ekey;  /* embedder_model, embedder_key_env */
+  double etimeout;      /* embedder_timeout (0: the default) */
+  int eretries, ebatch; /* embedder_retries (-1: the default), embedder_batch (0: the default) */
   store_opts o;
   int have_metric, have_storage, have_index;
   int have_emb_decl;   /* `embedding float[N]` was declared (vec0's form of dim=) */
   store_coldef cols[STORE_COLS_MAX]; /* the declared columns (o.cols) */
   h5mem_policy policy; /* the lifecycle options (life_policy.c) */
-  char edigest[33];    /* a static embedder's model digest, kept in a new store */
 } memopts;
 
 /* The options, for the rule that each is given once (bit i: names[i]). */
 static const char *const opt_names[] = {
     "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
     "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
-    "storage", "sync", NULL};
+    "storage", "sync", "embedder_model", "embedder_key_env", "embedder_timeout", "embedder_retries",
+    "embedder_batch", NULL};
 
 /* Whether arg declares a column (sqlite-vec's vec0 syntax: `user_id integer
 ** partition key`, `+payload blob`, `image float[512] distance_metric=l2`)
@@ -213,6 +219,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
   m->o.metric = STORE_COSINE;
   m->o.storage = STORE_F32;
   m->o.sync = STORE_SYNC_FULL;
+  m->eretries = -1;
   for (int a = 3; a < argc; a++) {
     const char *arg = argv[a], *k;
     size_t kl;
@@ -260,6 +267,26 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       sqlite3_free(m->embedder);
       m->embedder = v;
       continue;
+    } else if (KEY("embedder_model") || KEY("embedder_key_env")) {
+      char **dst = KEY("embedder_model") ? &m->emodel : &m->ekey;
+      sqlite3_free(*dst);
+      *dst = v;
+      continue;
+    } else if (KEY("embedder_timeout")) {
+      char *end;
+      double t = strtod(v, &end);
+      bad = end == v || *end || !(t > 0 && t <= 3600);
+      if (bad) *pzErr = sqlite3_mprintf("%s: embedder_timeout=%s: expected seconds, more than 0 and at most 3600", WHO, v);
+      else m->etimeout = t;
+    } else if (KEY("embedder_retries") || KEY("embedder_batch")) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      int batch = KEY("embedder_batch");
+      bad = end == v || *end || n < (batch ? 1 : 0) || n > (batch ? 2048 : 20);
+      if (bad) *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in %d..%d", WHO, (int)kl, k, v,
+                                        batch ? 1 : 0, batch ? 2048 : 20);
+      else if (batch) m->ebatch = (int)n;
+      else m->eretries = (int)n;
     } else if (KEY("tokenize")) {
       int porter, rd;
       char norm[64], terr[300];
@@ -343,7 +370,8 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       bad = 1;
       *pzErr = sqlite3_mprintf("%s: unknown option '%.*s' (known: path, dim, metric, storage, "
                                "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
-                               "tokenize, sync, agent, embedder, "
+                               "tokenize, sync, agent, embedder, embedder_model, embedder_key_env, "
+                               "embedder_timeout, embedder_retries, embedder_batch, "
                                "chunk, autocheckpoint, " H5MEM_POLICY_KNOWN ")", WHO, (int)kl, k);
     }
 #undef KEY
@@ -354,29 +382,61 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     *pzErr = sqlite3_mprintf("%s: path= is required, e.g. USING h5mem(path='agent.h5', dim=384)", WHO);
     return SQLITE_ERROR;
   }
-  /* an embedder h5mem runs gives the dimension: dim= may then be left
-  ** out, and if given (or declared) must agree */
-  int edim = 0;
-  if (m->embedder && !strncmp(m->embedder, "hash:", 5)) {
-    char *end;
-    long d = strtol(m->embedder + 5, &end, 10);
-    if (end == m->embedder + 5 || *end || d < 1 || d > 65536) {
-      *pzErr = sqlite3_mprintf("%s: embedder='%s': expected hash:DIM, DIM from 1 to 65536", WHO, m->embedder);
-      return SQLITE_ERROR;
-    }
-    edim = (int)d;
-  } else if (m->embedder && !strncmp(m->embedder, "static:", 7)) {
-    embed_model *em;
-    char err[768];
-    if (embed_model_open(m->embedder + 7, &em, err, sizeof err) != EMBED_OK) {
-      *pzErr = sqlite3_mprintf("%s: embedder='%s': %s", WHO, m->embedder, err);
-      return SQLITE_ERROR;
-    }
-    edim = embed_model_dim(em);
-    snprintf(m->edigest, sizeof m->edigest, "%s", embed_model_digest(em));
-    embed_model_close(em);
-    m->o.embedder_digest = m->edigest; /* (written when the store is created) */
+  m->o.agent = m->agent;
+  m->o.embedder = m->embedder;
+  m->o.tokenize = m->tokenize;
+  if ((!m->embedder || strncmp(m->embedder, "openai:", 7)) &&
+      (m->emodel || m->ekey || m->etimeout || m->eretries >= 0 || m->ebatch)) {
+    *pzErr = sqlite3_mprintf("%s: the embedder_* options go with embedder='openai:URL'", WHO);
+    return SQLITE_ERROR;
   }
+  return SQLITE_OK;
+}
+
+static void opts_free(memopts *m) {
+  sqlite3_free(m->path);
+  sqlite3_free(m->agent);
+  sqlite3_free(m->embedder);
+  sqlite3_free(m->tokenize);
+  sqlite3_free(m->emodel);
+  sqlite3_free(m->ekey);
+}
+
+/* The embedder the options name, as lib/embed takes it. */
+static embedder_conf opts_econf(const memopts *m) {
+  embedder_conf c = {m->embedder, m->emodel, m->ekey, m->etimeout, m->eretries, m->ebatch};
+  return c;
+}
+
+/* The embedder the options name, opened (the connection's cache): it gives
+** the dimension (dim= may then be left out, and if given or declared must
+** agree; an HTTP embedder making a new store without dim= is asked once),
+** and what the new store keeps of it (a static model's digest, an HTTP
+** embedder's model). */
+/* An embedder h5mem runs (else a label, kept in the file as it is). */
+static int runs_embedder(const char *spec) {
+  return spec && (!strncmp(spec, "hash:", 5) || !strncmp(spec, "static:", 7) || !strncmp(spec, "openai:", 7));
+}
+
+static int opts_embedder(registry *reg, memopts *m, int creating, char **pzErr) {
+  if (!runs_embedder(m->embedder)) return SQLITE_OK;
+  embedder_cache *c = h5mem_registry_embedders(reg);
+  if (!c) return SQLITE_NOMEM;
+  embedder_conf conf = opts_econf(m);
+  char err[1200];
+  int erc;
+  embedder *e = embedder_cache_get(c, &conf, &erc, err, sizeof err);
+  if (!e) {
+    *pzErr = sqlite3_mprintf("%s: %s", WHO, err);
+    return erc == EMBED_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+  }
+  struct stat sb;
+  if (embedder_kind(e) == EMBEDDER_OPENAI && !m->o.dim && creating && stat(m->path, &sb) != 0 &&
+      embedder_probe(e, err, sizeof err) != EMBED_OK) {
+    *pzErr = sqlite3_mprintf("%s: dim= not given, and asking the embedder for it failed: %s", WHO, err);
+    return SQLITE_ERROR;
+  }
+  int edim = embedder_dim(e);
   if (edim && m->o.dim && m->o.dim != edim) {
     *pzErr = sqlite3_mprintf(m->have_emb_decl ? "%s: the embedder '%s' gives %d dimensions, the table "
                                                 "declares the embedding float[%d]"
@@ -386,17 +446,66 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     return SQLITE_ERROR;
   }
   if (edim) m->o.dim = edim;
-  m->o.agent = m->agent;
-  m->o.embedder = m->embedder;
-  m->o.tokenize = m->tokenize;
+  if (embedder_kind(e) == EMBEDDER_STATIC) m->o.embedder_digest = embedder_digest(e);
+  /* (e stays in the cache while this connection lives: o's strings stay valid) */
+  if (embedder_kind(e) == EMBEDDER_OPENAI) m->o.embedder_model = embedder_model(e);
   return SQLITE_OK;
 }
 
-static void opts_free(memopts *m) {
-  sqlite3_free(m->path);
-  sqlite3_free(m->agent);
-  sqlite3_free(m->embedder);
-  sqlite3_free(m->tokenize);
+/* The store's embedder (its file's attributes) beside the one the options
+** name: the same kind and model (a static model's digest, an HTTP one's
+** model name; an HTTP one's URL may change), or an error.  The table uses
+** the options' (a static model at another path with the same digest is
+** fine).  With no embedder in the options, a hashed or static one the file
+** records is used; an HTTP one is not (eblocked says why): a table reaches
+** the network only when its own statement names the URL. */
+static int vt_embedder_setup(memvt *vt, const memopts *m, char **pzErr) {
+  char fspec[1024] = "", fmodel[1024] = "", fdig[64] = "";
+  store_attr(vt->st, "embedder", fspec, sizeof fspec);
+  store_attr(vt->st, "embedder_model", fmodel, sizeof fmodel);
+  store_attr(vt->st, "embedder_digest", fdig, sizeof fdig);
+  int fk = !strncmp(fspec, "hash:", 5) ? EMBEDDER_HASH : !strncmp(fspec, "static:", 7) ? EMBEDDER_STATIC
+         : !strncmp(fspec, "openai:", 7) ? EMBEDDER_OPENAI : 0;
+  if (runs_embedder(m->embedder)) {
+    int ok = 1;
+    const char *slash = strrchr(fspec, '/');
+    if (!strncmp(m->embedder, "hash:", 5)) ok = fk == EMBEDDER_HASH && !strcmp(fspec, m->embedder);
+    else if (!strncmp(m->embedder, "static:", 7)) ok = fk == EMBEDDER_STATIC && (!*fdig || !m->o.embedder_digest || !strcmp(fdig, m->o.embedder_digest));
+    else if (!fk && slash && m->emodel) ok = !strcmp(slash + 1, m->emodel); /* h5mem_migrate's "provider/model" */
+    else ok = fk == EMBEDDER_OPENAI && m->emodel && (!*fmodel || !strcmp(fmodel, m->emodel));
+    if (!ok) {
+      *pzErr = !*fspec ? sqlite3_mprintf("%s: the store %s was made without an embedder (its vectors came from "
+                                         "elsewhere): leave embedder= out, or make a new store", WHO, m->path)
+                       : sqlite3_mprintf("%s: the store %s was made with the embedder '%s'%s%s%s; the table names "
+                                         "'%s'%s%s%s: its vectors would not be comparable", WHO, m->path, fspec,
+                                         *fmodel ? " (model '" : *fdig ? " (digest " : "", *fmodel ? fmodel : fdig,
+                                         *fmodel ? "')" : *fdig ? ")" : "", m->embedder,
+                                         m->emodel ? " (model '" : m->o.embedder_digest ? " (digest " : "",
+                                         m->emodel ? m->emodel : m->o.embedder_digest ? m->o.embedder_digest : "",
+                                         m->emodel ? "')" : m->o.embedder_digest ? ")" : "");
+      return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    vt->espec = sqlite3_mprintf("%s", m->embedder);
+    vt->emodel = m->emodel ? sqlite3_mprintf("%s", m->emodel) : NULL;
+    vt->ekey = m->ekey ? sqlite3_mprintf("%s", m->ekey) : NULL;
+    vt->econf = opts_econf(m);
+    if (!vt->espec || (m->emodel && !vt->emodel) || (m->ekey && !vt->ekey)) return SQLITE_NOMEM;
+  } else if (fk) {
+    vt->espec = sqlite3_mprintf("%s", fspec);
+    vt->emodel = *fmodel ? sqlite3_mprintf("%s", fmodel) : NULL;
+    if (!vt->espec || (*fmodel && !vt->emodel)) return SQLITE_NOMEM;
+    memset(&vt->econf, 0, sizeof vt->econf);
+    vt->econf.retries = -1;
+    if (fk == EMBEDDER_OPENAI &&
+        !(vt->eblocked = sqlite3_mprintf("the store's embedder is '%s' (model '%s'); a table uses an HTTP "
+                                         "embedder only when its own options name it: embedder='%s', "
+                                         "embedder_model='%s'", fspec, fmodel, fspec, fmodel)))
+      return SQLITE_NOMEM;
+  }
+  vt->econf.spec = vt->espec;
+  vt->econf.model = vt->emodel;
+  vt->econf.key_env = vt->ekey;
+  return SQLITE_OK;
 }
 
 /* The error of a table whose store is missing, in its zErrMsg. */
@@ -413,6 +522,7 @@ static int vt_missing(memvt *vt) {
 /* ---- connect ----------------------------------------------------------- */
 
 static int mem_disconnect(sqlite3_vtab *base);
+static void pend_discard(memvt *vt);
 static int mem_tx_msg(sqlite3_vtab *base, int rc, char **msg);
 static int mem_tx_missing(sqlite3_vtab *base);
 
@@ -470,6 +580,7 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
   registry *reg = aux;
   memopts m;
   int rc = parse_opts(argc, argv, &m, pzErr);
+  if (rc == SQLITE_OK) rc = opts_embedder(reg, &m, creating, pzErr);
   if (rc != SQLITE_OK) {
     opts_free(&m);
     return rc;
@@ -523,13 +634,7 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     }
   }
   sqlite3_free(key);
-  if (rc == SQLITE_OK && vt->st) { /* the embedder the file records, if h5mem runs it */
-    char spec[1024];
-    if (store_attr(vt->st, "embedder", spec, sizeof spec) == STORE_OK &&
-        (!strncmp(spec, "hash:", 5) || !strncmp(spec, "static:", 7)) &&
-        !(vt->espec = sqlite3_mprintf("%s", spec)))
-      rc = SQLITE_NOMEM;
-  }
+  if (rc == SQLITE_OK && vt->st) rc = vt_embedder_setup(vt, &m, pzErr);
   if (rc == SQLITE_OK) rc = vt_cols(vt, &m);
   opts_free(&m);
   if (rc == SQLITE_OK) {
@@ -568,8 +673,12 @@ static int mem_disconnect(sqlite3_vtab *base) {
   memvt *vt = (memvt *)base;
   h5mem_registry_remove(vt);
   h5mem_store_release(vt->tx.ms);
+  pend_discard(vt);
+  sqlite3_free(vt->pend);
   sqlite3_free(vt->espec);
-  embed_model_close(vt->emodel);
+  sqlite3_free(vt->emodel);
+  sqlite3_free(vt->ekey);
+  sqlite3_free(vt->eblocked);
   sqlite3_free(vt->vec);
   sqlite3_free(vt->cdef);
   sqlite3_free(vt->cv);
@@ -1472,45 +1581,76 @@ int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzEr
   return SQLITE_OK;
 }
 
+/* The table's message (vt_err's) moved into *pzErr. */
+static int take_err(memvt *vt, int rc, char **pzErr) {
+  *pzErr = vt->tx.base.zErrMsg;
+  vt->tx.base.zErrMsg = NULL;
+  return rc;
+}
+
+/* The store's embedder, from the connection's cache, checked against the
+** store: the model the store was made with (a static model's digest) and
+** its dim.  NULL with the table's error in *rc. */
+static embedder *vt_embedder(memvt *vt, int *rc) {
+  int dim = store_dim(vt->st);
+  char err[1200], want[64];
+  if (vt->eblocked) {
+    *rc = vt_err(vt, SQLITE_ERROR, "%s", vt->eblocked);
+    return NULL;
+  }
+  embedder_cache *c = h5mem_registry_embedders(vt->reg);
+  if (!c) {
+    *rc = SQLITE_NOMEM;
+    return NULL;
+  }
+  int erc;
+  embedder *e = embedder_cache_get(c, &vt->econf, &erc, err, sizeof err);
+  if (!e) {
+    *rc = erc == EMBED_ENOMEM ? SQLITE_NOMEM : vt_err(vt, SQLITE_ERROR, "the store's embedder: %s", err);
+    return NULL;
+  }
+  if (embedder_kind(e) == EMBEDDER_STATIC && store_attr(vt->st, "embedder_digest", want, sizeof want) == STORE_OK &&
+      *want && strcmp(want, embedder_digest(e))) {
+    *rc = vt_err(vt, SQLITE_ERROR, "the store's embedder '%s' is another model now (digest %s; the store's "
+                 "vectors came from %s): rebuild the model the store was made with, or make a new store",
+                 vt->espec, embedder_digest(e), want);
+    return NULL;
+  }
+  if (embedder_expect_dim(e, dim, err, sizeof err) != EMBED_OK) {
+    *rc = vt_err(vt, SQLITE_ERROR, "%s", err);
+    return NULL;
+  }
+  *rc = SQLITE_OK;
+  return e;
+}
+
 /* The store's embedder's vector of text[0..n) into vt->vec: *has 0 when
-** the text has no word the model knows (the record then has no
+** the text has none (no word the model knows: the record then has no
 ** embedding, never a zero vector). */
 static int emb_text(memvt *vt, const char *text, size_t n, int *has) {
-  int dim = store_dim(vt->st);
+  int rc;
   *has = 0;
-  if (!strncmp(vt->espec, "hash:", 5)) {
-    if (atoi(vt->espec + 5) != dim)
-      return vt_err(vt, SQLITE_ERROR, "the store's embedder '%s' does not give its dim=%d", vt->espec, dim);
-    if (text_hash_embed(text, n, dim, vt->vec) != TEXT_OK) return SQLITE_NOMEM;
-    for (int i = 0; i < dim; i++) *has |= vt->vec[i] != 0.0f;
-    return SQLITE_OK;
-  }
-  char err[768], want[64];
-  if (!vt->emodel && embed_model_open(vt->espec + 7, &vt->emodel, err, sizeof err) != EMBED_OK)
-    return vt_err(vt, SQLITE_ERROR, "the store's embedder: %s", err);
-  /* the model the store was made with (its digest, when the store keeps it) */
-  if (store_attr(vt->st, "embedder_digest", want, sizeof want) == STORE_OK && *want &&
-      strcmp(want, embed_model_digest(vt->emodel))) {
-    char *msg = sqlite3_mprintf("the store's embedder '%s' is another model now (digest %s; the store's "
-                                "vectors came from %s): rebuild the model the store was made with, or "
-                                "make a new store",
-                                vt->espec, embed_model_digest(vt->emodel), want);
-    embed_model_close(vt->emodel);
-    vt->emodel = NULL;
-    if (!msg) return SQLITE_NOMEM;
-    int rc = vt_err(vt, SQLITE_ERROR, "%s", msg);
-    sqlite3_free(msg);
-    return rc;
-  }
-  if (embed_model_dim(vt->emodel) != dim)
-    return vt_err(vt, SQLITE_ERROR, "the store's embedder '%s' gives %d dimensions, the store has dim=%d",
-                  vt->espec, embed_model_dim(vt->emodel), dim);
-  uint64_t known = 0;
-  int rc = embed_model_embed(vt->emodel, text, n, vt->vec, &known);
-  if (rc == EMBED_ENOMEM) return SQLITE_NOMEM;
-  if (rc) return vt_err(vt, SQLITE_CORRUPT, "the store's embedder '%s': its model is damaged", vt->espec);
-  *has = known > 0;
+  embedder *e = vt_embedder(vt, &rc);
+  if (!e) return rc;
+  char err[1200];
+  uint8_t h = 0;
+  int erc = embedder_embed(e, 1, &text, &n, vt->vec, &h, err, sizeof err);
+  if (erc == EMBED_ENOMEM) return SQLITE_NOMEM;
+  if (erc) return vt_err(vt, erc == EMBED_ECORRUPT && embedder_kind(e) == EMBEDDER_STATIC ? SQLITE_CORRUPT
+                                                                                            : SQLITE_ERROR, "%s", err);
+  *has = h;
   return SQLITE_OK;
+}
+
+embedder *h5mem_table_embedder(memvt *mt, int *rc, char **pzErr) {
+  if (!mt->espec || !mt->st) {
+    *pzErr = sqlite3_mprintf("the table %s has no embedder", mt->name);
+    *rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    return NULL;
+  }
+  embedder *e = vt_embedder(mt, rc);
+  if (!e) take_err(mt, *rc, pzErr);
+  return e;
 }
 
 int h5mem_table_embeds(const memvt *mt) { return mt->espec && mt->st; }
@@ -1566,7 +1706,7 @@ static int record_from(memvt *vt, sqlite3_value **col, int64_t id, int update, s
       return vt_err(vt, SQLITE_MISMATCH, "meta: malformed JSON: %s", err);
   }
   if ((rc = emb_arg(vt, col[COL_EMB], &r->emb))) return rc;
-  if (!update && !r->emb && r->text && vt->espec) { /* INSERT of text alone: the store embeds it */
+  if (!update && !r->emb && r->text && vt->espec && !vt->no_embed) { /* INSERT of text alone: the store embeds it */
     int has;
     if ((rc = emb_text(vt, r->text, r->text_len, &has))) return rc;
     if (has) r->emb = vt->vec;
@@ -1872,26 +2012,174 @@ static int run_command(memvt *vt, sqlite3_value **col) {
   return erc;
 }
 
+/* ---- INSERTs held back to embed in one batch ----------------------------
+**
+** With an HTTP embedder, an INSERT of text without an embedding after the
+** transaction's first write is held back (its id given at once: the
+** writer lock is held) and embedded with the ones after it in one
+** request: when embedder_batch
+** rows wait, when the statement ends (xSync in autocommit; the statement
+** savepoint's release in a transaction), and before anything else reads
+** or writes the store (h5mem_tx_flush).  A batch that fails writes none
+** of its rows and fails the statement that wrote it out, and the
+** transaction cannot commit. */
+struct pend_row {
+  int64_t id;
+  sqlite3_value **v; /* NCOLS + ncols copies (argv + 2) */
+};
+
+static void pend_discard(memvt *vt) {
+  for (int i = 0; i < vt->npend; i++) {
+    for (int c = 0; c < NCOLS + vt->ncols; c++) sqlite3_value_free(vt->pend[i].v[c]);
+    sqlite3_free(vt->pend[i].v);
+  }
+  vt->npend = 0;
+  if (vt->tx.ms && vt->tx.ms->pend == vt) vt->tx.ms->pend = NULL;
+}
+
+static int pend_flush(memvt *vt, char **pzErr) {
+  int n = vt->npend, rc = SQLITE_OK, erc;
+  size_t dim = (size_t)store_dim(vt->st);
+  const char **tx = sqlite3_malloc64((sqlite3_uint64)n * sizeof *tx);
+  size_t *tl = sqlite3_malloc64((sqlite3_uint64)n * sizeof *tl);
+  uint8_t *has = sqlite3_malloc64((sqlite3_uint64)n);
+  float *vec = sqlite3_malloc64((sqlite3_uint64)n * dim * sizeof *vec);
+  embedder *e = NULL;
+  if (!tx || !tl || !has || !vec) rc = SQLITE_NOMEM;
+  for (int i = 0; i < n && !rc; i++) {
+    tx[i] = (const char *)sqlite3_value_text(vt->pend[i].v[COL_TEXT]);
+    tl[i] = (size_t)sqlite3_value_bytes(vt->pend[i].v[COL_TEXT]);
+    if (!tx[i]) rc = SQLITE_NOMEM;
+  }
+  if (!rc && !(e = vt_embedder(vt, &rc))) rc = take_err(vt, rc, pzErr);
+  char err[1200];
+  if (!rc && (erc = embedder_embed(e, (size_t)n, tx, tl, vec, has, err, sizeof err)) != EMBED_OK) {
+    rc = erc == EMBED_ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+    if (rc != SQLITE_NOMEM)
+      *pzErr = sqlite3_mprintf("%s: the %d rows held back to embed in one batch (ids %lld to %lld) were not "
+                               "written: %s", vt->name, n, (long long)vt->pend[0].id, (long long)vt->pend[n - 1].id,
+                               err);
+  }
+  for (int i = 0; i < n && !rc; i++) {
+    store_rec r;
+    vt->no_embed = 1;
+    rc = record_from(vt, vt->pend[i].v, vt->pend[i].id, 0, &r);
+    vt->no_embed = 0;
+    if (rc) {
+      rc = take_err(vt, rc, pzErr);
+      break;
+    }
+    r.emb = has[i] ? vec + (size_t)i * dim : NULL;
+    int src = store_put(vt->st, &r);
+    if (src) rc = h5mem_store_err(vt->st, src, pzErr);
+  }
+  pend_discard(vt);
+  sqlite3_free(tx);
+  sqlite3_free(tl);
+  sqlite3_free(has);
+  sqlite3_free(vec);
+  return rc;
+}
+
+/* Whether this INSERT (col: argv + 2) is held back: the store's embedder
+** batches (HTTP), the writer lock is held already (the transaction wrote:
+** the first row embeds before taking it, as the only row of a statement
+** would), the row has text and no embedding, and nothing about it needs
+** the row written now (OR REPLACE, a primary key column). */
+static int pend_wanted(memvt *vt, sqlite3_value **col) {
+  if (!vt->espec || vt->eblocked || strncmp(vt->espec, "openai:", 7) || vt->econf.batch == 1) return 0;
+  if (vt->tx.ms->state != MS_OPEN) return 0;
+  if (sqlite3_value_type(col[COL_TEXT]) == SQLITE_NULL || sqlite3_value_type(col[COL_EMB]) != SQLITE_NULL)
+    return 0;
+  if (sqlite3_vtab_on_conflict(vt->db) == SQLITE_REPLACE) return 0;
+  for (int i = 0; i < vt->ncols; i++)
+    if (vt->cdef[i].role == STORE_R_PKEY) return 0;
+  return 1;
+}
+
+/* Hold back the INSERT of argv (id given or not), its id into *rowid. */
+static int pend_add(memvt *vt, sqlite3_value **argv, int64_t id, int given, sqlite3_int64 *rowid) {
+  memstore *ms = vt->tx.ms;
+  sqlite3_value **col = argv + 2;
+  char *msg = NULL;
+  int rc = h5mem_tx_lock(ms, &msg);
+  if (rc == SQLITE_OK && (ms->failed || (ms->pend && ms->pend != vt)))
+    rc = h5mem_tx_flush(ms, &msg); /* (another table's rows; a failed batch's message) */
+  if (rc != SQLITE_OK) return vt_msg(vt, rc, &msg);
+  store_rec r; /* the row checked now, as it will be written */
+  vt->no_embed = 1;
+  rc = record_from(vt, col, id, 0, &r);
+  vt->no_embed = 0;
+  if (rc) return rc;
+  int64_t top = store_max_id(vt->st);
+  for (int i = 0; i < vt->npend; i++) {
+    if (vt->pend[i].id > top) top = vt->pend[i].id;
+    if (given && vt->pend[i].id == id) top = INT64_MIN; /* (taken) */
+  }
+  uint64_t pos;
+  if (given && (top == INT64_MIN || store_find(vt->st, id, &pos) == STORE_OK))
+    return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)", vt->name,
+                  (long long)id);
+  if (!given) {
+    if (top == INT64_MAX) return vt_err(vt, SQLITE_FULL, "no ids left");
+    id = top + 1;
+  }
+  if (vt->npend == vt->pcap) {
+    int cap = vt->pcap ? 2 * vt->pcap : 16;
+    struct pend_row *p = sqlite3_realloc64(vt->pend, (sqlite3_uint64)cap * sizeof *p);
+    if (!p) return SQLITE_NOMEM;
+    vt->pend = p;
+    vt->pcap = cap;
+  }
+  int nv = NCOLS + vt->ncols;
+  sqlite3_value **v = sqlite3_malloc64((sqlite3_uint64)nv * sizeof *v);
+  if (!v) return SQLITE_NOMEM;
+  for (int c = 0; c < nv; c++)
+    if (!(v[c] = sqlite3_value_dup(col[c]))) {
+      while (c--) sqlite3_value_free(v[c]);
+      sqlite3_free(v);
+      return SQLITE_NOMEM;
+    }
+  vt->pend[vt->npend++] = (struct pend_row){id, v};
+  ms->pend = vt;
+  ms->flush = pend_flush;
+  ms->discard = pend_discard;
+  *rowid = id;
+  int batch = vt->econf.batch ? vt->econf.batch : EMBEDDER_BATCH;
+  if (vt->npend < batch) return SQLITE_OK;
+  rc = h5mem_tx_flush(ms, &msg);
+  return rc == SQLITE_OK ? SQLITE_OK : vt_msg(vt, rc, &msg);
+}
+
 static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt);
   store *s = vt->st;
   char *msg = NULL;
-  int trc = h5mem_tx_need(vt->tx.ms, &msg);
+  sqlite3_value **col = argv + 2;
+  int insert = argc > 1 && sqlite3_value_type(argv[0]) == SQLITE_NULL &&
+               sqlite3_value_type(col[COL_CMD]) == SQLITE_NULL;
+  /* an INSERT embeds its text before it takes the writer lock (when no
+     rows are held back: writing those needs the lock, and the scratch),
+     or is held back to be embedded with the ones after it */
+  int64_t id = 0;
+  int given = 0, rc;
+  if (insert) {
+    if ((rc = id_arg(vt, argv[1], &id, &given))) return rc;
+    if (!given && (rc = id_arg(vt, col[COL_ID], &id, &given))) return rc;
+    if (pend_wanted(vt, col)) return pend_add(vt, argv, id, given, rowid);
+  }
+  int trc = insert && !vt->tx.ms->pend && !vt->tx.ms->failed ? SQLITE_OK : h5mem_tx_need(vt->tx.ms, &msg);
   if (trc != SQLITE_OK) return vt_msg(vt, trc, &msg);
   if (argc == 1) { /* DELETE */
-    int64_t id = sqlite3_value_int64(argv[0]);
-    int rc = store_delete(s, id);
+    rc = store_delete(s, sqlite3_value_int64(argv[0]));
     return rc == STORE_ENOTFOUND ? SQLITE_OK : rc ? st_err(vt, rc) : SQLITE_OK;
   }
-  sqlite3_value **col = argv + 2;
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL && sqlite3_value_type(col[COL_CMD]) != SQLITE_NULL)
     return run_command(vt, col);
   /* the new id: the rowid, else the id column, else the next one */
-  int64_t id = 0;
-  int given = 0, rc;
-  if ((rc = id_arg(vt, argv[1], &id, &given))) return rc;
-  if (!given && (rc = id_arg(vt, col[COL_ID], &id, &given))) return rc;
+  if (!insert && (rc = id_arg(vt, argv[1], &id, &given))) return rc;
+  if (!insert && !given && (rc = id_arg(vt, col[COL_ID], &id, &given))) return rc;
   if (sqlite3_value_type(argv[0]) != SQLITE_NULL) { /* UPDATE */
     int64_t old = sqlite3_value_int64(argv[0]);
     int64_t cid;
@@ -1951,12 +2239,13 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
     return SQLITE_OK;
   }
   /* INSERT */
+  store_rec r;
+  if ((rc = record_from(vt, col, id, 0, &r))) return rc; /* (its embedding made) */
+  if ((trc = h5mem_tx_need(vt->tx.ms, &msg)) != SQLITE_OK) return vt_msg(vt, trc, &msg);
   if (!given) {
     if (store_max_id(s) == INT64_MAX) return vt_err(vt, SQLITE_FULL, "no ids left");
-    id = store_max_id(s) + 1;
+    r.id = id = store_max_id(s) + 1;
   }
-  store_rec r;
-  if ((rc = record_from(vt, col, id, 0, &r))) return rc;
   uint64_t pos;
   int taken = store_find(s, id, &pos) == STORE_OK;
   if (taken && sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)

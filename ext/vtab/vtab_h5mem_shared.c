@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../ext_err.h"
+#include "embed/embedder.h"
 #include "store/store.h"
 #include "vtab_int.h"
 
@@ -27,9 +28,16 @@ registry *h5mem_registry_new(sqlite3 *db) {
   return reg;
 }
 
+struct embedder_cache *h5mem_registry_embedders(registry *reg) {
+  if (!reg->emb) reg->emb = embedder_cache_new();
+  return reg->emb;
+}
+
 void h5mem_registry_unref(void *p) {
   registry *reg = p;
-  if (--reg->refs == 0) sqlite3_free(reg);
+  if (--reg->refs) return;
+  embedder_cache_free(reg->emb);
+  sqlite3_free(reg);
 }
 
 int h5mem_registry_module(sqlite3 *db, registry *reg, const char *name, const sqlite3_module *mod) {
@@ -151,6 +159,8 @@ int h5mem_table_missing(memvt *vt, char **pzErr) {
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
 
+static void tx_end(memstore *ms);
+
 void h5mem_store_release(memstore *ms) {
   if (!ms || --ms->refs > 0) return;
   for (memstore **p = &ms->reg->stores; *p; p = &(*p)->next)
@@ -158,6 +168,7 @@ void h5mem_store_release(memstore *ms) {
       *p = ms->next;
       break;
     }
+  tx_end(ms);
   store_close(ms->st); /* checkpoints the writer's changes */
   if (ms->cache_free) ms->cache_free(ms->cache);
   sqlite3_free(ms->sp);
@@ -198,14 +209,20 @@ int h5mem_store_err(const store *st, int rc, char **pzErr) {
   return ext_err_rc(rc);
 }
 
+/* A reader in a write statement (MS_WANTED) takes the writer lock first,
+** so that what it reads is what the statement then changes, as when xBegin
+** took it. */
 int h5mem_store_refresh(memstore *ms, int own, char **pzErr) {
+  int rc = h5mem_tx_flush(ms, pzErr);
+  if (rc == SQLITE_OK && ms->state == MS_WANTED) rc = h5mem_tx_begin(ms, pzErr);
+  if (rc != SQLITE_OK) return rc;
   return h5mem_store_err(ms->st, ms->holds > own ? STORE_OK : store_refresh(ms->st), pzErr);
 }
 
 /* ---- the shared transaction ------------------------------------------------ */
 
 int h5mem_tx_begin(memstore *ms, char **pzErr) {
-  if (ms->state != MS_IDLE) return SQLITE_OK; /* another table of the store began it */
+  if (ms->state != MS_IDLE && ms->state != MS_WANTED) return SQLITE_OK; /* another table of the store began it */
   ms->nsp = 0;
   int rc = store_begin(ms->st);
   if (rc) return h5mem_store_err(ms->st, rc, pzErr);
@@ -213,13 +230,42 @@ int h5mem_tx_begin(memstore *ms, char **pzErr) {
   return SQLITE_OK;
 }
 
+int h5mem_tx_lock(memstore *ms, char **pzErr) {
+  return ms->state == MS_IDLE || ms->state == MS_WANTED ? h5mem_tx_begin(ms, pzErr) : SQLITE_OK;
+}
+
 int h5mem_tx_need(memstore *ms, char **pzErr) {
-  return ms->state == MS_IDLE ? h5mem_tx_begin(ms, pzErr) : SQLITE_OK;
+  int rc = h5mem_tx_lock(ms, pzErr);
+  return rc == SQLITE_OK ? h5mem_tx_flush(ms, pzErr) : rc;
+}
+
+int h5mem_tx_flush(memstore *ms, char **pzErr) {
+  if (ms->failed) {
+    *pzErr = sqlite3_mprintf("%s", ms->failed);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if (!ms->pend) return SQLITE_OK;
+  memvt *vt = ms->pend;
+  int rc = ms->flush(vt, pzErr); /* (it lets go of ms->pend) */
+  if (rc != SQLITE_OK && rc != SQLITE_NOMEM && !ms->failed)
+    ms->failed = sqlite3_mprintf("the transaction cannot commit (roll it back): an earlier batch failed: %s",
+                                 *pzErr ? *pzErr : "");
+  return rc;
+}
+
+/* The held-back rows dropped, and a failed batch forgotten: the
+** transaction (or the savepoint they came after) is over. */
+static void tx_end(memstore *ms) {
+  if (ms->pend) ms->discard(ms->pend);
+  sqlite3_free(ms->failed);
+  ms->failed = NULL;
 }
 
 int h5mem_tx_sync(memstore *ms, char **pzErr) {
+  int rc = h5mem_tx_flush(ms, pzErr);
+  if (rc != SQLITE_OK) return rc;
   if (ms->state != MS_OPEN) return SQLITE_OK; /* none, or written by another table's xSync */
-  int rc = store_prepare(ms->st);
+  rc = store_prepare(ms->st);
   if (rc) return h5mem_store_err(ms->st, rc, pzErr);
   ms->state = MS_PREPARED;
   return SQLITE_OK;
@@ -228,7 +274,11 @@ int h5mem_tx_sync(memstore *ms, char **pzErr) {
 /* The first table's xCommit commits (and may checkpoint when the log is
 ** over its limit: that failing leaves the commit made). */
 int h5mem_tx_commit(memstore *ms, char **pzErr) {
-  if (ms->state == MS_IDLE) return SQLITE_OK;
+  tx_end(ms); /* (xSync wrote them, or failed and SQLite rolls back) */
+  if (ms->state == MS_IDLE || ms->state == MS_WANTED) {
+    ms->state = MS_IDLE;
+    return SQLITE_OK;
+  }
   int rc = store_commit(ms->st, ms->holds == 0);
   ms->state = MS_IDLE;
   ms->nsp = 0;
@@ -236,7 +286,11 @@ int h5mem_tx_commit(memstore *ms, char **pzErr) {
 }
 
 void h5mem_tx_rollback(memstore *ms) {
-  if (ms->state == MS_IDLE) return;
+  tx_end(ms);
+  if (ms->state == MS_IDLE || ms->state == MS_WANTED) {
+    ms->state = MS_IDLE;
+    return;
+  }
   store_rollback(ms->st);
   ms->state = MS_IDLE;
   ms->nsp = 0;
@@ -247,9 +301,11 @@ void h5mem_tx_rollback(memstore *ms) {
 ** joining the transaction for the innermost open savepoint: that one was
 ** marked already when it opened (keep that mark, earlier), or it and the
 ** ones below it opened before the store's transaction began (mark 0, its
-** beginning). */
-int h5mem_tx_savepoint(memstore *ms, int i) {
-  if (ms->state == MS_IDLE || i < 0 || i < ms->nsp) return SQLITE_OK;
+** beginning).  Held-back rows are written first: they belong before it. */
+int h5mem_tx_savepoint(memstore *ms, int i, char **pzErr) {
+  int rc = h5mem_tx_flush(ms, pzErr);
+  if (rc != SQLITE_OK) return rc;
+  if (ms->state == MS_IDLE || ms->state == MS_WANTED || i < 0 || i < ms->nsp) return SQLITE_OK;
   if (i >= ms->spcap) {
     int cap = i + 16;
     uint64_t *sp = sqlite3_realloc64(ms->sp, (sqlite3_uint64)cap * sizeof *sp);
@@ -264,27 +320,38 @@ int h5mem_tx_savepoint(memstore *ms, int i) {
 }
 
 /* Savepoint i and those inside it close (-1: the savepoint that began the
-** transaction, which SQLite does not number). */
-void h5mem_tx_release(memstore *ms, int i) {
+** transaction, which SQLite does not number).  The end of a statement
+** that wrote several rows in a transaction comes here (SQLite's statement
+** savepoint): its held-back rows are written. */
+int h5mem_tx_release(memstore *ms, int i, char **pzErr) {
+  int rc = h5mem_tx_flush(ms, pzErr);
   if (i < ms->nsp) ms->nsp = i < 0 ? 0 : i;
+  return rc;
 }
 
-/* Back to where savepoint i opened (-1: the beginning); it stays open. */
-void h5mem_tx_rollback_to(memstore *ms, int i) {
-  if (ms->state == MS_IDLE) return;
+/* Back to where savepoint i opened (-1: the beginning); it stays open.
+** Rows held back came after it (opening a savepoint writes them): they
+** are dropped, and with them a batch that failed since. */
+int h5mem_tx_rollback_to(memstore *ms, int i, char **pzErr) {
+  (void)pzErr;
+  tx_end(ms);
+  if (ms->state == MS_IDLE || ms->state == MS_WANTED) return SQLITE_OK;
   store_undo_to(ms->st, i >= 0 && i < ms->nsp ? ms->sp[i] : 0);
   if (i + 1 < ms->nsp) ms->nsp = i < 0 ? 0 : i + 1;
+  return SQLITE_OK;
 }
 
-int h5mem_tx_dirty(const memstore *ms) { return ms->state != MS_IDLE && store_mark(ms->st) != 0; }
+int h5mem_tx_dirty(const memstore *ms) { return ms->state >= MS_OPEN && store_mark(ms->st) != 0; }
 
 /* The transaction methods of the tables sharing a store (h5mem_txvt): each
-** forwards to the shared transaction, a message as the table's error. */
+** forwards to the shared transaction, a message as the table's error.
+** xBegin takes no lock: the statement's first read or write does
+** (MS_WANTED), so that an INSERT embeds its text before it. */
 int h5mem_vt_begin(sqlite3_vtab *base) {
   h5mem_txvt *t = (h5mem_txvt *)base;
   if (!t->ms) return t->missing(base);
-  char *msg = NULL;
-  return t->msg(base, h5mem_tx_begin(t->ms, &msg), &msg);
+  if (t->ms->state == MS_IDLE) t->ms->state = MS_WANTED;
+  return SQLITE_OK;
 }
 
 int h5mem_vt_sync(sqlite3_vtab *base) {
@@ -304,16 +371,22 @@ int h5mem_vt_rollback(sqlite3_vtab *base) {
   return SQLITE_OK;
 }
 
-int h5mem_vt_savepoint(sqlite3_vtab *base, int i) { return h5mem_tx_savepoint(((h5mem_txvt *)base)->ms, i); }
+int h5mem_vt_savepoint(sqlite3_vtab *base, int i) {
+  h5mem_txvt *t = (h5mem_txvt *)base;
+  char *msg = NULL;
+  return t->msg(base, h5mem_tx_savepoint(t->ms, i, &msg), &msg);
+}
 
 int h5mem_vt_release(sqlite3_vtab *base, int i) {
-  h5mem_tx_release(((h5mem_txvt *)base)->ms, i);
-  return SQLITE_OK;
+  h5mem_txvt *t = (h5mem_txvt *)base;
+  char *msg = NULL;
+  return t->msg(base, h5mem_tx_release(t->ms, i, &msg), &msg);
 }
 
 int h5mem_vt_rollback_to(sqlite3_vtab *base, int i) {
-  h5mem_tx_rollback_to(((h5mem_txvt *)base)->ms, i);
-  return SQLITE_OK;
+  h5mem_txvt *t = (h5mem_txvt *)base;
+  char *msg = NULL;
+  return t->msg(base, h5mem_tx_rollback_to(t->ms, i, &msg), &msg);
 }
 
 /* ---- the tables' plans ------------------------------------------------------ */
@@ -451,9 +524,13 @@ memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzEr
   return vt;
 }
 
+/* (a function reading the store sees the rows a table held back) */
 memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr, int *prc) {
   memvt *vt = h5mem_table_any(reg, db, name, pzErr, prc);
-  return vt && h5mem_table_missing(vt, pzErr) == SQLITE_OK ? vt : NULL;
+  if (!vt || h5mem_table_missing(vt, pzErr) != SQLITE_OK) return NULL;
+  int rc = h5mem_tx_flush(vt->tx.ms, pzErr);
+  if (rc != SQLITE_OK) *prc = rc;
+  return rc == SQLITE_OK ? vt : NULL;
 }
 
 store *h5mem_table_store(memvt *vt) { return vt->st; }
@@ -478,7 +555,11 @@ memvt *h5mem_fn_table(sqlite3_context *ctx, sqlite3_value *arg, const char *who)
                               "(query it once, or check the name)", who, name ? name : "");
     sqlite3_free(why);
   } else {
-    return vt;
+    int rc = h5mem_tx_flush(vt->tx.ms, &m); /* (what the table held back, written) */
+    if (rc == SQLITE_OK) return vt;
+    ext_result_rc(ctx, rc, m);
+    sqlite3_free(m);
+    return NULL;
   }
   ext_result_rc(ctx, SQLITE_ERROR, m);
   sqlite3_free(m);

@@ -24,6 +24,7 @@
 #include "ann/ann.h"
 #include "ext.h"
 #include "search.h"
+#include "embed/embedder.h"
 #include "life/life.h"
 #include "store/store.h"
 
@@ -43,12 +44,16 @@ struct registry {
   memstore *stores;
   int refs;
   sqlite3 *db; /* the connection (h5mem_store_find asks its schema) */
+  struct embedder_cache *emb; /* the connection's embedders (tables and h5mem_embed share them) */
 };
 #endif
 
 
 /* A new registry of db's tables with one reference (NULL: no memory). */
 registry *h5mem_registry_new(sqlite3 *db);
+/* The connection's embedders (lib/embed/embedder.h), made at the first
+** use; NULL out of memory. */
+struct embedder_cache *h5mem_registry_embedders(registry *reg);
 /* -1 reference (reg a registry *): the last frees it. */
 void h5mem_registry_unref(void *reg);
 /* Register module mod, or function fn (SQLITE_UTF8 | flags), under name
@@ -83,7 +88,10 @@ void h5mem_registry_remove(memvt *vt);
 ** (after a schema reload) finds the handle its companions still hold;
 ** NULL once the table is dropped. */
 #ifdef H5MEM_VT_PRIVATE
-enum { MS_IDLE, MS_OPEN, MS_PREPARED };
+/* MS_WANTED: xBegin was called, the writer lock is not taken yet: the
+** first read or write of the store takes it (h5mem_store_refresh,
+** h5mem_tx_need), after an INSERT's text is embedded (vtab_h5mem.c). */
+enum { MS_IDLE, MS_WANTED, MS_OPEN, MS_PREPARED };
 struct memstore {
   registry *reg;
   memstore *next;
@@ -97,6 +105,13 @@ struct memstore {
   uint64_t *sp;
   void *cache;      /* the graph functions' (h5mem_store_cache_set) */
   void (*cache_free)(void *);
+  /* INSERTs a table holds back to embed in one batch (vtab_h5mem.c): its
+  ** flush writes them, discard drops them; written before anything else
+  ** reads or writes the store (h5mem_tx_flush) */
+  memvt *pend;
+  int (*flush)(memvt *vt, char **pzErr);
+  void (*discard)(memvt *vt);
+  char *failed;     /* a batch that failed: the transaction cannot commit (why) */
 };
 #endif
 
@@ -149,12 +164,17 @@ int h5mem_tx_begin(memstore *ms, char **pzErr);
 /* xUpdate: begin the store transaction if no xBegin did (SQLite does not
 ** call xBegin for a table it created in the same transaction). */
 int h5mem_tx_need(memstore *ms, char **pzErr);
+/* The writer lock (as h5mem_tx_need) without writing the held-back rows. */
+int h5mem_tx_lock(memstore *ms, char **pzErr);
+/* The held-back INSERTs written (a failed batch's message again: the
+** transaction must roll back). */
+int h5mem_tx_flush(memstore *ms, char **pzErr);
 int h5mem_tx_sync(memstore *ms, char **pzErr);
 int h5mem_tx_commit(memstore *ms, char **pzErr);
 void h5mem_tx_rollback(memstore *ms);
-int h5mem_tx_savepoint(memstore *ms, int i);
-void h5mem_tx_release(memstore *ms, int i);
-void h5mem_tx_rollback_to(memstore *ms, int i);
+int h5mem_tx_savepoint(memstore *ms, int i, char **pzErr);
+int h5mem_tx_release(memstore *ms, int i, char **pzErr);
+int h5mem_tx_rollback_to(memstore *ms, int i, char **pzErr);
 /* Whether the open store transaction holds changes not yet committed. */
 int h5mem_tx_dirty(const memstore *ms);
 
@@ -219,7 +239,7 @@ const char *h5mem_table_schema(const memvt *vt);
 /* ==== interface to code in func_h5mem.c =================================== */
 
 /* h5mem_checkpoint, h5mem_index and h5mem_score, with reg as their data. */
-int h5mem_func_register(sqlite3 *db, registry *reg);
+int h5mem_func_register(sqlite3 *db, registry *reg); /* (h5mem_embed too) */
 
 /* Record a use of each memory of ids[0..n) (access_count + 1, last_access
 ** = now, unix seconds) in the connection's transaction, all or none (a
@@ -325,11 +345,17 @@ struct memvt {
   store_coldef *cdef;
   store_val *cv;
   uint8_t *cbuf;       /* the vector columns' values, one after another */
-  /* the store's embedder, when h5mem runs it (the file's embedder
-  ** attribute: hash:DIM or static:PATH): an INSERT of text without an
-  ** embedding embeds it.  The model is opened at its first use. */
-  char *espec;
-  struct embed_model *emodel;
+  /* the store's embedder, when h5mem runs it (vt_embedder_setup): an
+  ** INSERT of text without an embedding, and a text query, embed with it,
+  ** through the connection's cache (reg->emb) */
+  char *espec, *emodel, *ekey;
+  struct embedder_conf econf; /* espec, emodel, ekey and an HTTP embedder's limits */
+  char *eblocked;   /* why the store's embedder cannot be used here, or NULL */
+  /* INSERTs held back to be embedded in one batch (an HTTP embedder):
+  ** their ids, and copies of their values (NCOLS + ncols each) */
+  struct pend_row *pend;
+  int npend, pcap;
+  int no_embed;     /* record_from leaves text unembedded (a row held back) */
 };
 #endif
 
@@ -339,6 +365,10 @@ struct memvt {
 ** float16 store, the metric's range).  SQLITE_OK, SQLITE_MISMATCH with
 ** the message ("embedding: ...") in *pzErr, or SQLITE_NOMEM. */
 int h5mem_emb_value(store *st, sqlite3_value *v, float *out, int *has, char **pzErr);
+
+/* The table's embedder (the connection's, checked against its store), or
+** NULL with an SQLite code in *rc and a message in *pzErr. */
+struct embedder *h5mem_table_embedder(memvt *mt, int *rc, char **pzErr);
 
 /* The name of the table's command column (INSERT INTO mem(mem) VALUES('checkpoint')):
 ** the table's name, or "h5mem" when that is one of its columns' names. */

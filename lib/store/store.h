@@ -67,6 +67,7 @@ typedef struct store_opts {
   const char *agent;  /* NULL or text kept in the file */
   const char *embedder;
   const char *embedder_digest; /* NULL or the embedder's model digest, kept beside it */
+  const char *embedder_model;  /* NULL or an HTTP embedder's model name, kept beside it */
   int chunk_rows;     /* rows per chunk of new datasets; 0: 1024 */
   uint64_t autocheckpoint; /* log bytes that trigger a checkpoint at commit; 0: 64 MiB */
   /* the vector index, fixed at creation (docs/FORMAT.md, "The vector index") */

@@ -49,6 +49,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr) hr = attr_str(w, root, "agent", o->agent ? o->agent : "");
   if (!hr) hr = attr_str(w, root, "embedder", o->embedder ? o->embedder : "");
   if (!hr && o->embedder_digest) hr = attr_str(w, root, "embedder_digest", o->embedder_digest);
+  if (!hr && o->embedder_model) hr = attr_str(w, root, "embedder_model", o->embedder_model);
   if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
   for (const char *const *a = o->attrs; !hr && a && a[0] && a[1]; a += 2)
     hr = attr_str(w, root, a[0], a[1]);
@@ -146,6 +147,9 @@ int store_write_new(store *s, const store_opts *o) {
   if (o->embedder && store_str_check(s, "embedder", o->embedder, strlen(o->embedder))) return STORE_EINVAL;
   if (o->embedder_digest &&
       store_str_check(s, "embedder_digest", o->embedder_digest, strlen(o->embedder_digest)))
+    return STORE_EINVAL;
+  if (o->embedder_model &&
+      store_str_check(s, "embedder_model", o->embedder_model, strlen(o->embedder_model)))
     return STORE_EINVAL;
   for (const char *const *a = o->attrs; a && a[0]; a += 2)
     if (store_str_check(s, a[0], a[1], strlen(a[1]))) return STORE_EINVAL;
@@ -495,12 +499,13 @@ int store_optimize(store *s) {
   char *tmp = malloc(n); /* the base of the temporary name, then the name made */
   if (!tmp) return store_fail(s, STORE_ENOMEM, "out of memory");
   snprintf(tmp, n, "%s.optimize-%d", s->path, (int)getpid());
-  char err[512], agent[1024] = "", embedder[1024] = "", edigest[64] = "";
+  char err[512], agent[1024] = "", embedder[1024] = "", edigest[64] = "", emodel[1024] = "";
   h5_obj *root;
   if (h5_root(s->f, &root) == H5_OK) {
     store_read_attr_str(s, root, "agent", agent, sizeof agent);
     store_read_attr_str(s, root, "embedder", embedder, sizeof embedder);
     store_read_attr_str(s, root, "embedder_digest", edigest, sizeof edigest);
+    store_read_attr_str(s, root, "embedder_model", emodel, sizeof emodel);
   }
   store_opts o;
   memset(&o, 0, sizeof o);
@@ -510,6 +515,7 @@ int store_optimize(store *s) {
   o.agent = agent;
   o.embedder = embedder;
   o.embedder_digest = *edigest ? edigest : NULL;
+  o.embedder_model = *emodel ? emodel : NULL;
   o.index = s->icfg.kind;
   o.hnsw_m = s->icfg.m;
   o.hnsw_efc = s->icfg.efc;

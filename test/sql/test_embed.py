@@ -147,7 +147,7 @@ def main():
                      % (q(os.path.join(d, "e4.h5")), q("static:" + os.path.join(d, "none.h5"))),
                      "cannot open the model")
         expect_error(db, "CREATE VIRTUAL TABLE temp.e5 USING h5mem(path=%s, embedder='openai:x')"
-                     % q(os.path.join(d, "e5.h5")), "give dim= to create")
+                     % q(os.path.join(d, "e5.h5")), "needs the model")
         # the store embeds the text of an INSERT without an embedding, and a
         # search's query text (vec_search, the KNN form, hybrid's one text)
         texts = ["the dog and the cat", "a puppy in the snow", "hike the alps in summer", "tax report",
@@ -195,16 +195,20 @@ def main():
             got = f.attrs["embedder_digest"]
             got = got.decode() if isinstance(got, bytes) else got
             check(got == g["digest"], "the store keeps the model's digest: %r" % got)
-        os.replace(os.path.join(d, "f32.h5"), mp)  # another model (float32: another digest), same dim
         db2 = connect()
         db2.execute("CREATE VIRTUAL TABLE temp.ed USING h5mem(path=%s, embedder=%s)" % (q(sp), q("static:" + mp)))
+        os.replace(os.path.join(d, "f32.h5"), mp)  # another model (float32: another digest), same dim
         expect_error(db2, "INSERT INTO temp.ed(text) VALUES ('a cat')", "is another model now")
         expect_error(db2, "SELECT * FROM vec_search('ed', 'a dog', 1)", "is another model now")
         db2.close()
+        db3 = connect()  # naming the other model when connecting: refused at once
+        expect_error(db3, "CREATE VIRTUAL TABLE temp.ed USING h5mem(path=%s, embedder=%s)" % (q(sp), q("static:" + mp)),
+                     "would not be comparable")
+        db3.close()
         # errors
         expect_error(db, "SELECT h5mem_embed('x', 'bert:large')", "unknown embedder")
         expect_error(db, "SELECT h5mem_embed('x', 'hash:0')", "DIM from 1 to 65536")
-        expect_error(db, "SELECT h5mem_embed('x', 'static:%s')" % os.path.join(d, "none.h5"), "cannot read")
+        expect_error(db, "SELECT h5mem_embed('x', 'static:%s')" % os.path.join(d, "none.h5"), "No such file")
         expect_error(db, "SELECT h5mem_embed('x', 'static:%s')" % glove, "cannot open the model")
         dmg = os.path.join(d, "damaged.h5")
         raw = bytearray(open(os.path.join(d, "glove.h5"), "rb").read())
