@@ -671,9 +671,9 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
 
 static int mem_disconnect(sqlite3_vtab *base) {
   memvt *vt = (memvt *)base;
+  pend_discard(vt); /* (before the store goes: its ms->pend may point here) */
   h5mem_registry_remove(vt);
   h5mem_store_release(vt->tx.ms);
-  pend_discard(vt);
   sqlite3_free(vt->pend);
   sqlite3_free(vt->espec);
   sqlite3_free(vt->emodel);

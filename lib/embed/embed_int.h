@@ -21,4 +21,10 @@ void embed_digest(int dim, const uint8_t *bytes, uint64_t nbytes, const uint8_t 
 ** to the checks behind it. */
 int embed_model_open_nodigest(const char *path, embed_model **out, char *err, size_t errlen);
 
+/* An OpenAI embeddings answer (b, bn bytes) for n inputs: the vectors
+** into out (n rows of *dim numbers, placed by their index; out may be
+** NULL), *dim 0 learning it from the first.  EMBED_OK, or EMBED_ECORRUPT /
+** EMBED_ENOMEM with a message (http.c; the fuzz target reads answers). */
+int embed_http_parse(const char *b, size_t bn, size_t n, int *dim, float *out, char *err, size_t errlen);
+
 #endif /* H5MEM_EMBED_INT_H */

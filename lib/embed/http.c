@@ -29,18 +29,97 @@
 #include <string.h>
 #include <time.h>
 
-#include "embed/embed.h"
+#include "embed/embed_int.h"
 #include "embed/embedder.h"
+#include "util/json.h"
+#include "util/vecjson.h"
+
+/* The answer's vectors into out (n rows of *dim; out may be NULL); a
+** message on failure (embed_int.h).  Every build has it: the fuzz target
+** reads answers with it. */
+int embed_http_parse(const char *b, size_t bn, size_t n, int *dim, float *out, char *err, size_t errlen) {
+  char jerr[200];
+  size_t v0, v1;
+  if (util_json_valid(b, bn, jerr, sizeof jerr)) {
+    snprintf(err, errlen, "the answer is not JSON: %s", jerr);
+    return EMBED_ECORRUPT;
+  }
+  if (util_json_at_path(b, bn, "data", &v0, &v1) || util_json_type(b, v0, v1) != UTIL_JSON_ARRAY) {
+    snprintf(err, errlen, "the answer has no \"data\" array");
+    return EMBED_ECORRUPT;
+  }
+  uint8_t *seen = calloc(n ? n : 1, 1);
+  if (!seen) {
+    snprintf(err, errlen, "out of memory");
+    return EMBED_ENOMEM;
+  }
+  util_json_iter it;
+  util_json_iter_init(&it, b, v0, v1);
+  size_t items = 0;
+  int rc = EMBED_OK;
+  while (rc == EMBED_OK && util_json_next(&it)) {
+    size_t i0 = it.v0, i1 = it.v1, e0, e1, x0, x1;
+    int64_t idx = (int64_t)items;
+    double d;
+    items++;
+    if (util_json_type(b, i0, i1) != UTIL_JSON_OBJECT) {
+      snprintf(err, errlen, "the answer's data item %zu is not an object", items - 1);
+      rc = EMBED_ECORRUPT;
+      break;
+    }
+    /* the item's members, found within its span */
+    if (!util_json_at_path(b + i0, i1 - i0, "index", &x0, &x1) &&
+        util_json_number(b + i0, x0, i1 - i0, &idx, &d) != UTIL_JSON_INTEGER) {
+      snprintf(err, errlen, "the answer's data item %zu has an index that is not an integer", items - 1);
+      rc = EMBED_ECORRUPT;
+      break;
+    }
+    if (idx < 0 || (uint64_t)idx >= n || seen[idx]) {
+      snprintf(err, errlen, "the answer's data item %zu has index %lld: %s", items - 1, (long long)idx,
+               idx >= 0 && (uint64_t)idx < n ? "given twice" : "no such input");
+      rc = EMBED_ECORRUPT;
+      break;
+    }
+    seen[idx] = 1;
+    if (util_json_at_path(b + i0, i1 - i0, "embedding", &e0, &e1) ||
+        util_json_type(b + i0, e0, i1 - i0) != UTIL_JSON_ARRAY) {
+      snprintf(err, errlen, "the answer's data item %zu has no \"embedding\" array (a base64 answer is not "
+               "read: the request asks for floats)", items - 1);
+      rc = EMBED_ECORRUPT;
+      break;
+    }
+    float *f = NULL;
+    size_t fn = 0;
+    if (util_json_to_f32(b + i0 + e0, e1 - e0, &f, &fn, jerr, sizeof jerr)) {
+      snprintf(err, errlen, "the answer's embedding %lld: %s", (long long)idx, jerr);
+      rc = EMBED_ECORRUPT;
+      break;
+    }
+    if (!*dim && fn >= 1 && fn <= 65536) *dim = (int)fn;
+    if (fn != (size_t)*dim) {
+      snprintf(err, errlen, "the answer's embedding %lld has %zu numbers, %s %d", (long long)idx, fn,
+               fn > 65536 || !fn ? "expected 1 to 65536; the first had" : "expected", *dim);
+      rc = EMBED_ECORRUPT;
+    } else if (out) {
+      memcpy(out + (size_t)idx * (size_t)*dim, f, fn * sizeof *f);
+    }
+    free(f);
+  }
+  if (rc == EMBED_OK && items != n) {
+    snprintf(err, errlen, "the answer has %zu embeddings for %zu inputs", items, n);
+    rc = EMBED_ECORRUPT;
+  }
+  free(seen);
+  return rc;
+}
 
 #ifdef HAVE_LIBCURL
 
 #include <curl/curl.h>
 #include <pthread.h>
 
-#include "util/json.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
-#include "util/vecjson.h"
 
 #define MAX_ANSWER ((size_t)1 << 30) /* an answer larger than 1 GiB is refused */
 
@@ -214,83 +293,6 @@ static void provider_message(const char *body, size_t n, char *msg, size_t ml) {
     if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
 }
 
-/* The answer's vectors into out (n rows of *dim); a message on failure. */
-static int parse_answer(const char *b, size_t bn, size_t n, int *dim, float *out, char *err, size_t errlen) {
-  char jerr[200];
-  size_t v0, v1;
-  if (util_json_valid(b, bn, jerr, sizeof jerr)) {
-    snprintf(err, errlen, "the answer is not JSON: %s", jerr);
-    return EMBED_ECORRUPT;
-  }
-  if (util_json_at_path(b, bn, "data", &v0, &v1) || util_json_type(b, v0, v1) != UTIL_JSON_ARRAY) {
-    snprintf(err, errlen, "the answer has no \"data\" array");
-    return EMBED_ECORRUPT;
-  }
-  uint8_t *seen = calloc(n ? n : 1, 1);
-  if (!seen) {
-    snprintf(err, errlen, "out of memory");
-    return EMBED_ENOMEM;
-  }
-  util_json_iter it;
-  util_json_iter_init(&it, b, v0, v1);
-  size_t items = 0;
-  int rc = EMBED_OK;
-  while (rc == EMBED_OK && util_json_next(&it)) {
-    size_t i0 = it.v0, i1 = it.v1, e0, e1, x0, x1;
-    int64_t idx = (int64_t)items;
-    double d;
-    items++;
-    if (util_json_type(b, i0, i1) != UTIL_JSON_OBJECT) {
-      snprintf(err, errlen, "the answer's data item %zu is not an object", items - 1);
-      rc = EMBED_ECORRUPT;
-      break;
-    }
-    /* the item's members, found within its span */
-    if (!util_json_at_path(b + i0, i1 - i0, "index", &x0, &x1) &&
-        util_json_number(b + i0, x0, i1 - i0, &idx, &d) != UTIL_JSON_INTEGER) {
-      snprintf(err, errlen, "the answer's data item %zu has an index that is not an integer", items - 1);
-      rc = EMBED_ECORRUPT;
-      break;
-    }
-    if (idx < 0 || (uint64_t)idx >= n || seen[idx]) {
-      snprintf(err, errlen, "the answer's data item %zu has index %lld: %s", items - 1, (long long)idx,
-               idx >= 0 && (uint64_t)idx < n ? "given twice" : "no such input");
-      rc = EMBED_ECORRUPT;
-      break;
-    }
-    seen[idx] = 1;
-    if (util_json_at_path(b + i0, i1 - i0, "embedding", &e0, &e1) ||
-        util_json_type(b + i0, e0, i1 - i0) != UTIL_JSON_ARRAY) {
-      snprintf(err, errlen, "the answer's data item %zu has no \"embedding\" array (a base64 answer is not "
-               "read: the request asks for floats)", items - 1);
-      rc = EMBED_ECORRUPT;
-      break;
-    }
-    float *f = NULL;
-    size_t fn = 0;
-    if (util_json_to_f32(b + i0 + e0, e1 - e0, &f, &fn, jerr, sizeof jerr)) {
-      snprintf(err, errlen, "the answer's embedding %lld: %s", (long long)idx, jerr);
-      rc = EMBED_ECORRUPT;
-      break;
-    }
-    if (!*dim && fn >= 1 && fn <= 65536) *dim = (int)fn;
-    if (fn != (size_t)*dim) {
-      snprintf(err, errlen, "the answer's embedding %lld has %zu numbers, %s %d", (long long)idx, fn,
-               fn > 65536 || !fn ? "expected 1 to 65536; the first had" : "expected", *dim);
-      rc = EMBED_ECORRUPT;
-    } else if (out) {
-      memcpy(out + (size_t)idx * (size_t)*dim, f, fn * sizeof *f);
-    }
-    free(f);
-  }
-  if (rc == EMBED_OK && items != n) {
-    snprintf(err, errlen, "the answer has %zu embeddings for %zu inputs", items, n);
-    rc = EMBED_ECORRUPT;
-  }
-  free(seen);
-  return rc;
-}
-
 static void pause_for(double s) {
   struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
   while (nanosleep(&t, &t) != 0) {
@@ -347,7 +349,7 @@ int embed_http_embed(embed_http *h, size_t n, const char *const *s, const size_t
       again = cr == CURLE_OPERATION_TIMEDOUT || cr == CURLE_GOT_NOTHING || cr == CURLE_RECV_ERROR ||
               cr == CURLE_SEND_ERROR || cr == CURLE_PARTIAL_FILE;
     } else if (status == 200) {
-      rc = parse_answer(ans.buf ? ans.buf : "", ans.len, n, dim, out, why, sizeof why);
+      rc = embed_http_parse(ans.buf ? ans.buf : "", ans.len, n, dim, out, why, sizeof why);
       if (rc) snprintf(err, errlen, "%s (model '%s'): %s", h->url, h->model, why);
       break;
     } else {

@@ -8,7 +8,12 @@
 ** behind it.  An opened model embeds a few texts, and a text taken from
 ** the file's last bytes; every vector must be all zeros or of unit length
 ** (or the embedding an error: a damaged model's values that are not finite).
-** Seeds (H5MEM_FUZZ_SEEDS): models embed_build wrote from GloVe text.
+** Settings bit 1: the rest is instead an answer of an OpenAI-compatible
+** embeddings endpoint (embed_http_parse, for 1 to 4 inputs by bits 2-3,
+** the dimension learned or, bit 4, fixed at 3): accepted only with every
+** number finite and every input's vector given once.
+** Seeds (H5MEM_FUZZ_SEEDS): models embed_build wrote from GloVe text, and
+** answers as the API's reference shapes them.
 */
 #include "config.h"
 
@@ -74,11 +79,43 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     img[0] = (uint8_t)(s & 1);
     fuzz_seed_image(seeds, (size_t)s, img, (size_t)n + 1);
   }
+  static const char *const answers[] = {
+      "\x02{\"object\":\"list\",\"data\":[{\"object\":\"embedding\",\"index\":0,\"embedding\":[0.1,-0.2,3e-1]}],"
+      "\"model\":\"m\",\"usage\":{\"prompt_tokens\":2,\"total_tokens\":2}}",
+      "\x16{\"data\":[{\"index\":1,\"embedding\":[1,2,3]},{\"index\":0,\"embedding\":[4,5,6]}]}",
+  };
+  for (size_t a = 0; a < sizeof answers / sizeof *answers; a++) {
+    char name[32];
+    snprintf(name, sizeof name, "answer-%zu", a);
+    fuzz_seed(seeds, name, answers[a], strlen(answers[a]));
+  }
   return 0;
+}
+
+/* An embeddings answer (settings byte d0, then the body). */
+static void one_answer(uint8_t d0, const uint8_t *b, size_t n) {
+  size_t inputs = 1 + ((d0 >> 2) & 3);
+  int dim = (d0 & 16) ? 3 : 0;
+  float *out = malloc(inputs * 65536 * sizeof *out);
+  if (!out) abort();
+  char err[512];
+  int rc = embed_http_parse((const char *)b, n, inputs, &dim, out, err, sizeof err);
+  FUZZ_ASSERT(rc == EMBED_OK || rc == EMBED_ECORRUPT || rc == EMBED_ENOMEM);
+  if (rc == EMBED_OK) {
+    FUZZ_ASSERT(dim >= 1 && dim <= 65536 && (!(d0 & 16) || dim == 3));
+    for (size_t i = 0; i < inputs * (size_t)dim; i++) FUZZ_ASSERT(isfinite(out[i]));
+  } else {
+    FUZZ_ASSERT(err[0]);
+  }
+  free(out);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1) return 0;
+  if (data[0] & 2) {
+    one_answer(data[0], data + 1, size - 1);
+    return 0;
+  }
   FILE *f = fopen(path, "wb");
   if (!f || (size > 1 && fwrite(data + 1, 1, size - 1, f) != size - 1) || fclose(f) != 0) abort();
   embed_model *m;

@@ -40,6 +40,8 @@ cflags="-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -ffp-contract=off 
   -I$build -I$top/lib -I$top/kernels"
 libs="-lxxhash -lz -lpthread -lm"
 grep -q "define HAVE_LIBDEFLATE 1" "$build/config.h" && libs="-ldeflate $libs"
+# libcurl, when configured (lib/embed/http.c; not instrumented)
+grep -q "define HAVE_LIBCURL 1" "$build/config.h" && libs="-lcurl $libs"
 # the HDF5 codecs configure found (their libraries are not instrumented)
 codec_libs=$(sed -n 's/^CODEC_LIBS = //p' "$build/Makefile" 2>/dev/null)
 libs="$codec_libs $libs"
