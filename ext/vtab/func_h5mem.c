@@ -8,7 +8,7 @@
 **   h5mem_score(table, id [, opts])  a memory's decay score (lib/life)
 **   h5mem_touch(table, id [, now])   a use of a memory; its new access_count
 **
-** and h5mem_embed(text, embedder [, options]), which embeds with a table's
+** and h5mem_embed(text [, embedder [, options]]), which embeds with a table's
 ** embedder or one named as embedder= names it ('hash:DIM', 'static:PATH',
 ** 'openai:URL' with {"model": ...}), from the connection's embedders (the
 ** registry's cache, shared with the tables; lib/embed/embedder.h).
@@ -312,14 +312,21 @@ static int conf_json(sqlite3_value *v, embedder_conf *c, char *keep[2], char *er
   return 0;
 }
 
-/* h5mem_embed(text, embedder [, options]): embedder an embedder's name
+/* h5mem_embed(text [, embedder [, options]]): embedder an embedder's name
 ** ('hash:DIM', 'static:PATH', 'openai:URL' with {"model": ...}) or an
-** h5mem table's (its embedder). */
+** h5mem table's (its embedder); left out, the embedder of the open h5mem
+** tables when they have one. */
 static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   registry *reg = sqlite3_user_data(ctx);
   const char *fn = "h5mem_embed";
   if (!ext_direct_call(ctx, fn)) return;
-  const char *spec = (const char *)sqlite3_value_text(argv[1]);
+  char *msg = NULL;
+  memvt *only = NULL;
+  if (argc == 1 && !(only = h5mem_table_with_embedder(reg, &msg))) { /* h5mem_embed(text) */
+    ext_result_msg(ctx, SQLITE_ERROR, fn, msg);
+    return;
+  }
+  const char *spec = only ? h5mem_table_name(only) : (const char *)sqlite3_value_text(argv[1]);
   if (!spec) {
     ext_result_msg(ctx, SQLITE_ERROR, fn, sqlite3_mprintf("no embedder (expected 'hash:DIM', "
                    "'static:/path/model.h5', 'openai:URL' or an h5mem table's name)"));
@@ -331,9 +338,8 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   char err[1200], *keep[2] = {NULL, NULL};
   embedder *e = NULL;
   int rc = SQLITE_OK;
-  char *msg = NULL;
-  if (!strchr(spec, ':')) { /* a table's name */
-    memvt *mt = h5mem_table(reg, sqlite3_context_db_handle(ctx), spec, &msg, &rc);
+  if (only || !strchr(spec, ':')) { /* a table's name */
+    memvt *mt = only ? only : h5mem_table(reg, sqlite3_context_db_handle(ctx), spec, &msg, &rc);
     if (mt) e = h5mem_table_embedder(mt, &rc, &msg);
     if (!e) {
       ext_result_msg(ctx, rc, fn, msg);
@@ -382,6 +388,7 @@ int h5mem_func_register(sqlite3 *db, registry *reg) {
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 2, SQLITE_DIRECTONLY, fn_touch);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 3, SQLITE_DIRECTONLY, fn_touch);
   const int fl = SQLITE_DIRECTONLY | SQLITE_RESULT_SUBTYPE;
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 1, fl, fn_embed);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 2, fl, fn_embed);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 3, fl, fn_embed);
   return rc;

@@ -524,6 +524,21 @@ memvt *h5mem_table_any(registry *reg, sqlite3 *db, const char *name, char **pzEr
   return vt;
 }
 
+memvt *h5mem_table_with_embedder(registry *reg, char **pzErr) {
+  memvt *one = NULL;
+  int n = 0;
+  for (memvt *p = reg->first; p; p = p->next)
+    if (p->espec && !p->missing && reg_current(p) && (!one || strcmp(one->espec, p->espec))) {
+      one = p;
+      n++;
+    }
+  if (n == 1) return one;
+  *pzErr = sqlite3_mprintf("%s", n ? "h5mem tables with different embedders are open: name the embedder or the table"
+                                   : "no h5mem table with an embedder is open on this connection: name the "
+                                     "embedder (e.g. 'static:/path/model.h5')");
+  return NULL;
+}
+
 /* (a function reading the store sees the rows a table held back) */
 memvt *h5mem_table(registry *reg, sqlite3 *db, const char *name, char **pzErr, int *prc) {
   memvt *vt = h5mem_table_any(reg, db, name, pzErr, prc);

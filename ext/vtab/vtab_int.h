@@ -366,6 +366,10 @@ struct memvt {
 ** the message ("embedding: ...") in *pzErr, or SQLITE_NOMEM. */
 int h5mem_emb_value(store *st, sqlite3_value *v, float *out, int *has, char **pzErr);
 
+/* The open h5mem table with an embedder, when the connection's tables
+** name one embedder (h5mem_embed(text)); NULL and a message otherwise. */
+memvt *h5mem_table_with_embedder(registry *reg, char **pzErr);
+
 /* The table's embedder (the connection's, checked against its store), or
 ** NULL with an SQLite code in *rc and a message in *pzErr. */
 struct embedder *h5mem_table_embedder(memvt *mt, int *rc, char **pzErr);

@@ -178,6 +178,15 @@ def main():
         db.execute("INSERT INTO temp.eh(text) VALUES ('hello world')")
         e = db.execute("SELECT embedding FROM temp.eh WHERE text = 'hello world'").fetchone()[0]
         check(np.array_equal(np.frombuffer(e, "<f4"), emb(db, "hello world", "hash:24")), "hash:24 embeds INSERTs")
+        # h5mem_embed(text, table) uses the table's embedder; h5mem_embed(text)
+        # the one embedder of the open tables, or is an error saying why not
+        check(db.execute("SELECT h5mem_embed('hello world', 'eh')").fetchone()[0] == emb(db, "hello world", "hash:24").tobytes(),
+              "h5mem_embed(text, table)")
+        expect_error(db, "SELECT h5mem_embed('hello world')", "different embedders")
+        db.execute("DROP TABLE temp.es")
+        check(db.execute("SELECT h5mem_embed('hello world')").fetchone()[0] == emb(db, "hello world", "hash:24").tobytes(),
+              "h5mem_embed(text): the open tables' one embedder")
+        db.execute("CREATE VIRTUAL TABLE temp.es USING h5mem(path=%s)" % q(os.path.join(d, "es.h5")))
         db.execute("CREATE VIRTUAL TABLE temp.en USING h5mem(path=%s, dim=4)" % q(os.path.join(d, "en.h5")))
         db.execute("INSERT INTO temp.en(text) VALUES ('no embedder here')")
         check(db.execute("SELECT embedding FROM temp.en").fetchone()[0] is None, "without an embedder: no embedding")
