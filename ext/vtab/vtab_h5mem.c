@@ -408,15 +408,16 @@ static embedder_conf opts_econf(const memopts *m) {
   return c;
 }
 
+/* An embedder h5mem runs (else a label, kept in the file as it is). */
+static int runs_embedder(const char *spec) {
+  return spec && (!strncmp(spec, "hash:", 5) || !strncmp(spec, "static:", 7) || !strncmp(spec, "openai:", 7));
+}
+
 /* The embedder the options name, opened (the connection's cache): it gives
 ** the dimension (dim= may then be left out, and if given or declared must
 ** agree; an HTTP embedder making a new store without dim= is asked once),
 ** and what the new store keeps of it (a static model's digest, an HTTP
 ** embedder's model). */
-/* An embedder h5mem runs (else a label, kept in the file as it is). */
-static int runs_embedder(const char *spec) {
-  return spec && (!strncmp(spec, "hash:", 5) || !strncmp(spec, "static:", 7) || !strncmp(spec, "openai:", 7));
-}
 
 static int opts_embedder(registry *reg, memopts *m, int creating, char **pzErr) {
   if (!runs_embedder(m->embedder)) return SQLITE_OK;
@@ -2112,12 +2113,13 @@ static int pend_add(memvt *vt, sqlite3_value **argv, int64_t id, int given, sqli
   vt->no_embed = 0;
   if (rc) return rc;
   int64_t top = store_max_id(vt->st);
+  int taken = 0;
   for (int i = 0; i < vt->npend; i++) {
     if (vt->pend[i].id > top) top = vt->pend[i].id;
-    if (given && vt->pend[i].id == id) top = INT64_MIN; /* (taken) */
+    taken |= given && vt->pend[i].id == id;
   }
   uint64_t pos;
-  if (given && (top == INT64_MIN || store_find(vt->st, id, &pos) == STORE_OK))
+  if (given && (taken || store_find(vt->st, id, &pos) == STORE_OK))
     return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)", vt->name,
                   (long long)id);
   if (!given) {

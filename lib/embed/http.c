@@ -148,10 +148,15 @@ static int loopback(const char *url) {
   h += 3;
   const char *at = strpbrk(h, "@/");
   if (at && *at == '@') h = at + 1;
-  if (!strncmp(h, "[::1]", 5)) return 1;
   size_t n = strcspn(h, ":/?#");
+  if (!strncmp(h, "[::1]", 5)) return h[5] == 0 || h[5] == ':' || h[5] == '/';
   if (n == 9 && !strncasecmp(h, "localhost", 9)) return 1;
-  return n >= 4 && !strncmp(h, "127.", 4);
+  if (n < 7 || strncmp(h, "127.", 4)) return 0;
+  for (size_t i = 0; i < n; i++) /* an IPv4 literal, not a name like 127.0.0.1.example.com */
+    if (!(h[i] == '.' || (h[i] >= '0' && h[i] <= '9'))) return 0;
+  int dots = 0;
+  for (size_t i = 0; i < n; i++) dots += h[i] == '.';
+  return dots == 3;
 }
 
 int embed_http_open(const char *url, const char *model, const char *key, double timeout, int retries,

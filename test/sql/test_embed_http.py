@@ -125,6 +125,18 @@ def main():
         db.execute("COMMIT")
         got = [r[0] for r in db.execute("SELECT text FROM temp.m WHERE id > 155 ORDER BY id")]
         check(got == ["after the read", "and one more"], "savepoint rollback drops its held-back row: %r" % got)
+        # ids given while rows are held back: a taken one is refused, the next follows
+        db.execute("BEGIN")
+        db.execute("INSERT INTO temp.m(text) VALUES ('first, embedded at once')")
+        db.execute("INSERT INTO temp.m(id, text) VALUES (500, 'held with its id')")
+        expect_error(db, "INSERT INTO temp.m(id, text) VALUES (500, 'again')", "UNIQUE constraint failed")
+        db.execute("INSERT INTO temp.m(text) VALUES ('after 500')")
+        check(db.execute("SELECT last_insert_rowid()").fetchone()[0] == 501, "the next id follows a held one")
+        db.execute("COMMIT")
+        got = db.execute("SELECT id, text FROM temp.m WHERE id >= 500 ORDER BY id").fetchall()
+        check(got == [(500, "held with its id"), (501, "after 500")], "held rows with ids: %r" % got)
+        check(db.execute("SELECT count(*) FROM temp.m WHERE id >= 500 AND embedding IS NULL").fetchone()[0] == 0,
+              "held rows embedded")
         # an INSERT with its embedding, a text with none, an empty text
         db.execute("INSERT INTO temp.m(text, embedding) VALUES ('given', ?)", (blob(np.ones(16) / 4),))
         db.execute("INSERT INTO temp.m(text) VALUES ('')")
@@ -202,8 +214,10 @@ def main():
         check(log(kbase)[-1]["auth"] == "Bearer sk-test-7f3a", "the key as a bearer token")
         db.execute("DROP TABLE temp.k")
         check(b"sk-test-7f3a" not in open(p3, "rb").read(), "the key is not in the file")
-        expect_error(db, "SELECT h5mem_embed('x', 'openai:http://192.0.2.1/v1', "
-                     "'{\"model\": \"m\", \"key_env\": \"H5MEM_TEST_KEY\"}')", "over https")
+        for far in ("http://192.0.2.1/v1", "http://127.0.0.1.example.com/v1", "http://127.0.0.1@example.com/v1",
+                    "http://[::1].example.com/v1"):
+            expect_error(db, "SELECT h5mem_embed('x', 'openai:%s', "
+                         "'{\"model\": \"m\", \"key_env\": \"H5MEM_TEST_KEY\"}')" % far, "over https")
 
         # a store made with an HTTP embedder: used only when the table's options name it
         db2 = connect()
