@@ -1,0 +1,268 @@
+/*
+** mcp/h5mem_mcp.c - h5mem-mcp: an MCP server on one h5mem store (issue 23).
+**
+**   h5mem-mcp --store PATH [--dim N] [--embedder SPEC [--embedder-model M]
+**             [--embedder-key-env VAR]] [--table NAME] [--verbose]
+**
+** MCP over stdio: one JSON-RPC 2.0 message a line in, one a line out
+** (newline-delimited, as the MCP stdio transport frames them); requests
+** logged to stderr only with --verbose, never to stdout.  The store is
+** opened once, as the h5mem table NAME (default "memory") in an in-memory
+** SQLite database with the extension linked in (no .so beside it), and
+** kept open until stdin ends.  A new store without --dim or --embedder
+** uses embedder 'hash:256'.
+**
+** Methods: initialize (the client's protocol version when this server
+** knows it, else the latest), ping, tools/list, tools/call; notifications
+** get no answer; any other request gets -32601.  A line that is not JSON
+** gets -32700, one that is not a JSON-RPC request -32600.  Tool failures
+** are tool results with isError, never a dead server.
+*/
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mcp.h"
+#include "util/json.h"
+
+int sqlite3_h5mem_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi);
+
+#define MCP_LATEST "2025-11-25"
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2024-10-07"};
+
+static void usage(FILE *f) {
+  fputs("usage: h5mem-mcp --store PATH [--dim N] [--embedder SPEC] [--embedder-model M]\n"
+        "                 [--embedder-key-env VAR] [--table NAME] [--verbose]\n"
+        "An MCP server (stdio) on the h5mem store PATH: the reference memory server's tools\n"
+        "(create_entities, create_relations, add_observations, delete_entities,\n"
+        "delete_observations, delete_relations, read_graph, search_nodes, open_nodes).\n",
+        f);
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+static void send_line(strbuf *b) {
+  if (strbuf_failed(b)) {
+    fputs("h5mem-mcp: out of memory writing an answer\n", stderr);
+    return;
+  }
+  fwrite(b->buf, 1, b->len, stdout);
+  fputc('\n', stdout);
+  fflush(stdout);
+}
+
+static void send_error(const char *id, size_t idn, int code, const char *msg) {
+  strbuf b = {0};
+  strbuf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+  if (id) strbuf_append(&b, id, idn);
+  else strbuf_puts(&b, "null");
+  strbuf_printf(&b, ",\"error\":{\"code\":%d,\"message\":", code);
+  strbuf_json_string(&b, msg, strlen(msg));
+  strbuf_puts(&b, "}}");
+  send_line(&b);
+  strbuf_free(&b);
+}
+
+/* {"jsonrpc":"2.0","id":ID,"result":RESULT} */
+static void send_result(const char *id, size_t idn, const strbuf *result) {
+  strbuf b = {0};
+  strbuf_puts(&b, "{\"jsonrpc\":\"2.0\",\"id\":");
+  strbuf_append(&b, id, idn);
+  strbuf_puts(&b, ",\"result\":");
+  strbuf_append(&b, result->buf ? result->buf : "{}", result->buf ? result->len : 2);
+  strbuf_putc(&b, '}');
+  send_line(&b);
+  strbuf_free(&b);
+}
+
+/* ---- methods ------------------------------------------------------------------ */
+
+static void m_initialize(const char *p, size_t pn, strbuf *r) {
+  const char *ver = MCP_LATEST;
+  size_t v0, v1;
+  int is = 0;
+  char *want = p && !mcp_member(p, pn, "protocolVersion", &v0, &v1) ? mcp_str(p, v0, v1, &is) : NULL;
+  for (size_t i = 0; want && i < sizeof versions / sizeof *versions; i++)
+    if (!strcmp(want, versions[i])) ver = versions[i];
+  free(want);
+  strbuf_printf(r, "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":true}},"
+                   "\"serverInfo\":{\"name\":\"h5mem-mcp\",\"version\":\"%s\"}}",
+                ver, PACKAGE_VERSION);
+}
+
+static void m_tools_list(strbuf *r) {
+  strbuf_puts(r, "{\"tools\":[");
+  for (int i = 0; i < MCP_REF_NTOOLS; i++) {
+    if (i) strbuf_putc(r, ',');
+    strbuf_puts(r, mcp_ref_tools[i]);
+  }
+  strbuf_puts(r, "]}");
+}
+
+/* tools/call: a result with the tool's structured content and its text
+** (JSON.stringify(content, null, 2), or a fixed message), or isError. */
+static void m_tools_call(mcp *m, const char *p, size_t pn, strbuf *r) {
+  size_t v0, v1, a0 = 0, a1 = 0;
+  int is = 0;
+  char *name = p && !mcp_member(p, pn, "name", &v0, &v1) ? mcp_str(p, v0, v1, &is) : NULL;
+  const char *args = "{}";
+  size_t an = 2;
+  if (p && !mcp_member(p, pn, "arguments", &a0, &a1) && util_json_type(p, a0, a1) == UTIL_JSON_OBJECT) {
+    args = p + a0;
+    an = a1 - a0;
+  }
+  mcp_out o;
+  memset(&o, 0, sizeof o);
+  if (!name) mcp_out_error(&o, "MCP error -32602: Invalid params: the tool's name is missing");
+  else if (mcp_graph_call(m, name, args, an, &o) < 0) mcp_out_error(&o, "MCP error -32602: Tool %s not found", name);
+  if (m->verbose) fprintf(stderr, "h5mem-mcp: tools/call %s%s%s\n", name ? name : "?", o.error ? ": " : "",
+                          o.error ? o.error : "");
+  if (o.error) {
+    strbuf_puts(r, "{\"content\":[{\"type\":\"text\",\"text\":");
+    strbuf_json_string(r, o.error, strlen(o.error));
+    strbuf_puts(r, "}],\"isError\":true}");
+  } else {
+    strbuf text = {0};
+    util_json_iter it;
+    if (o.text.len) {
+      strbuf_append(&text, o.text.buf, o.text.len);
+    } else if (o.inner && !util_json_iter_init(&it, o.result.buf, 0, o.result.len) && util_json_next(&it)) {
+      mcp_pretty(o.result.buf + it.v0, it.v1 - it.v0, &text);
+    } else {
+      mcp_pretty(o.result.buf, o.result.len, &text);
+    }
+    strbuf_puts(r, "{\"content\":[{\"type\":\"text\",\"text\":");
+    strbuf_json_string(r, text.buf ? text.buf : "", text.len);
+    strbuf_puts(r, "}],\"structuredContent\":");
+    strbuf_append(r, o.result.buf, o.result.len);
+    strbuf_putc(r, '}');
+    strbuf_free(&text);
+  }
+  free(name);
+  free(o.error);
+  strbuf_free(&o.result);
+  strbuf_free(&o.text);
+}
+
+/* One message (a line). */
+static void handle(mcp *m, const char *s, size_t n) {
+  char jerr[200];
+  if (util_json_valid(s, n, jerr, sizeof jerr)) {
+    send_error(NULL, 0, -32700, "Parse error");
+    return;
+  }
+  size_t i0, i1, v0, v1, p0 = 0, p1 = 0;
+  int has_id = !mcp_member(s, n, "id", &i0, &i1);
+  int t = has_id ? util_json_type(s, i0, i1) : -1;
+  if (has_id && t != UTIL_JSON_INTEGER && t != UTIL_JSON_REAL && t != UTIL_JSON_TEXT) has_id = 0;
+  int is = 0;
+  char *ver = !mcp_member(s, n, "jsonrpc", &v0, &v1) ? mcp_str(s, v0, v1, &is) : NULL;
+  char *method = !mcp_member(s, n, "method", &v0, &v1) ? mcp_str(s, v0, v1, &is) : NULL;
+  int has_params = !mcp_member(s, n, "params", &p0, &p1);
+  const char *p = has_params && util_json_type(s, p0, p1) == UTIL_JSON_OBJECT ? s + p0 : NULL;
+  size_t pn = p ? p1 - p0 : 0;
+  if (!ver || strcmp(ver, "2.0") || !method || (has_params && !p)) {
+    /* (an answer, or a message of another kind: answered only when it is a request) */
+    if (!method && !has_params && (!mcp_member(s, n, "result", &v0, &v1) || !mcp_member(s, n, "error", &v0, &v1))) {
+    } else {
+      send_error(has_id ? s + i0 : NULL, has_id ? i1 - i0 : 0, -32600, "Invalid Request");
+    }
+  } else if (!has_id) {
+    if (m->verbose) fprintf(stderr, "h5mem-mcp: notification %s\n", method);
+  } else {
+    strbuf r = {0};
+    if (m->verbose) fprintf(stderr, "h5mem-mcp: %s\n", method);
+    if (!strcmp(method, "initialize")) m_initialize(p, pn, &r);
+    else if (!strcmp(method, "ping")) strbuf_puts(&r, "{}");
+    else if (!strcmp(method, "tools/list")) m_tools_list(&r);
+    else if (!strcmp(method, "tools/call")) m_tools_call(m, p, pn, &r);
+    if (r.len) send_result(s + i0, i1 - i0, &r);
+    else send_error(s + i0, i1 - i0, -32601, "Method not found");
+    strbuf_free(&r);
+  }
+  free(ver);
+  free(method);
+}
+
+/* ---- the store ------------------------------------------------------------------ */
+
+static int open_store(mcp *m, const char *path, const char *dim, const char *emb, const char *emodel,
+                      const char *ekey) {
+  char *err = NULL;
+  if (sqlite3_open(":memory:", &m->db) != SQLITE_OK || sqlite3_h5mem_init(m->db, &err, NULL) != SQLITE_OK) {
+    fprintf(stderr, "h5mem-mcp: cannot start SQLite with h5mem: %s\n", err ? err : sqlite3_errmsg(m->db));
+    sqlite3_free(err);
+    return -1;
+  }
+  struct stat sb;
+  int fresh = stat(path, &sb) != 0;
+  sqlite3_str *q = sqlite3_str_new(m->db);
+  sqlite3_str_appendf(q, "CREATE VIRTUAL TABLE temp.\"%w\" USING h5mem(path=%Q", m->table, path);
+  if (dim) sqlite3_str_appendf(q, ", dim=%Q", dim);
+  if (emb) sqlite3_str_appendf(q, ", embedder=%Q", emb);
+  else if (fresh && !dim) sqlite3_str_appendf(q, ", embedder='hash:256'");
+  if (emodel) sqlite3_str_appendf(q, ", embedder_model=%Q", emodel);
+  if (ekey) sqlite3_str_appendf(q, ", embedder_key_env=%Q", ekey);
+  sqlite3_str_appendf(q, ")");
+  char *sql = sqlite3_str_finish(q);
+  int rc = sql ? sqlite3_exec(m->db, sql, NULL, NULL, &err) : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  if (rc != SQLITE_OK) {
+    fprintf(stderr, "h5mem-mcp: %s\n", err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    return -1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *store = getenv("H5MEM_STORE"), *dim = NULL, *emb = NULL, *emodel = NULL, *ekey = NULL;
+  mcp m;
+  memset(&m, 0, sizeof m);
+  m.table = "memory";
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char **dst = !strcmp(a, "--store") ? &store : !strcmp(a, "--dim") ? &dim
+                     : !strcmp(a, "--embedder") ? &emb : !strcmp(a, "--embedder-model") ? &emodel
+                     : !strcmp(a, "--embedder-key-env") ? &ekey : !strcmp(a, "--table") ? &m.table : NULL;
+    if (dst && i + 1 < argc) {
+      *dst = argv[++i];
+    } else if (!strcmp(a, "--verbose")) {
+      m.verbose = 1;
+    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--version")) {
+      printf("h5mem-mcp %s\n", PACKAGE_VERSION);
+      return 0;
+    } else {
+      fprintf(stderr, "h5mem-mcp: %s: %s\n", a, dst ? "needs a value" : "unknown option");
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (!store || !*store) {
+    fputs("h5mem-mcp: --store PATH is needed (or H5MEM_STORE)\n", stderr);
+    usage(stderr);
+    return 2;
+  }
+  if (open_store(&m, store, dim, emb, emodel, ekey)) return 1;
+  if (m.verbose) fprintf(stderr, "h5mem-mcp: serving %s on stdio\n", store);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  while ((n = getline(&line, &cap, stdin)) >= 0) {
+    size_t len = (size_t)n;
+    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+    size_t i = util_json_ws(line, 0, len);
+    if (i == len) continue; /* (a blank line) */
+    handle(&m, line, len);
+  }
+  free(line);
+  sqlite3_close(m.db); /* (the store is checkpointed as it closes) */
+  return 0;
+}

@@ -1,0 +1,60 @@
+/*
+** mcp/mcp.h - h5mem-mcp, an MCP server (JSON-RPC 2.0 over stdio) on one
+** h5mem store (issue 23): what its files share.
+**
+**   h5mem_mcp.c   the program: options, the store, the JSON-RPC loop
+**                 (initialize, ping, tools/list, tools/call)
+**   mcp_graph.c   the reference memory server's tools on the store's
+**                 knowledge graph
+**   tools_ref.c   those tools' definitions, as the reference lists them
+**   mcp_json.c    reading arguments, writing results (JSON.stringify's
+**                 2-space form for text content)
+*/
+#ifndef H5MEM_MCP_H
+#define H5MEM_MCP_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/strbuf.h"
+
+#define MCP_REF_NTOOLS 9
+extern const char *const mcp_ref_tools[MCP_REF_NTOOLS];
+
+/* The server's state. */
+typedef struct mcp {
+  sqlite3 *db;
+  const char *table; /* the h5mem table (its graph: <table>_entities, ...) */
+  int verbose;
+} mcp;
+
+/* A tool call's outcome: result (compact JSON, the structured content),
+** or an error message (a tool result with isError).  text: the text
+** content when it is not the result pretty-printed (a fixed message). */
+typedef struct mcp_out {
+  strbuf result;
+  strbuf text;
+  int inner;   /* the text is the result's one member's value pretty-printed (the
+                  reference's create_* and add_observations answer with the array) */
+  char *error; /* malloc'd */
+} mcp_out;
+
+void mcp_out_error(mcp_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Run tool name with arguments args (a JSON object, args[0..n)); 0 when
+** the tool is one of the reference's (o filled), -1 when no tool has
+** that name. */
+int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o);
+
+/* ---- JSON (mcp_json.c) ---------------------------------------------------- */
+
+/* The value of member key of the object s[0..n): its span, or -1. */
+int mcp_member(const char *s, size_t n, const char *key, size_t *v0, size_t *v1);
+/* s[v0..v1) as a malloc'd string when it is a JSON string, else NULL
+** (*is 0; 1 with NULL: out of memory). */
+char *mcp_str(const char *s, size_t v0, size_t v1, int *is);
+/* The compact JSON c[0..n) as JSON.stringify(value, null, 2) writes it. */
+void mcp_pretty(const char *c, size_t n, strbuf *out);
+
+#endif /* H5MEM_MCP_H */

@@ -1,0 +1,623 @@
+/*
+** mcp/mcp_graph.c - the reference memory server's tools on the store's
+** knowledge graph (mcp.h).
+**
+** The reference keeps entities {name, entityType, observations[]} and
+** relations {from, to, relationType} in a JSONL file; here an entity is a
+** row of <t>_entities, each observation a memory of <t> (source 'mcp')
+** that mentions it (<t>_mentions), and a relation a row of <t>_relations,
+** as kg_import_jsonl maps the file.  Each tool does what the reference's
+** does (its semantics, in order, with its quirks: create_entities and
+** create_relations compare with the graph as it was before the call, not
+** within the call), in one transaction: a call that fails changes nothing.
+*/
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp.h"
+#include "util/json.h"
+
+/* ---- the graph as the reference sees it ------------------------------------ */
+
+typedef struct gent {
+  int64_t id;
+  char *name, *type;
+  char **obs;
+  size_t nobs, cap;
+} gent;
+
+typedef struct grel {
+  const char *from, *to; /* (the entities' names) */
+  char *type;
+} grel;
+
+typedef struct graph {
+  gent *e;
+  size_t ne;
+  grel *r;
+  size_t nr;
+} graph;
+
+static void graph_free(graph *g) {
+  for (size_t i = 0; i < g->ne; i++) {
+    free(g->e[i].name);
+    free(g->e[i].type);
+    for (size_t k = 0; k < g->e[i].nobs; k++) free(g->e[i].obs[k]);
+    free(g->e[i].obs);
+  }
+  for (size_t i = 0; i < g->nr; i++) free(g->r[i].type);
+  free(g->e);
+  free(g->r);
+  memset(g, 0, sizeof *g);
+}
+
+static char *col_dup(sqlite3_stmt *st, int c) {
+  const char *s = (const char *)sqlite3_column_text(st, c);
+  return strdup(s ? s : "");
+}
+
+static gent *ent_by_id(graph *g, int64_t id) {
+  size_t lo = 0, hi = g->ne;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (g->e[mid].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < g->ne && g->e[lo].id == id ? &g->e[lo] : NULL;
+}
+
+/* sql with {T}, {E}, {R}, {M} replaced by the quoted names of the table
+** and its entities, relations and mentions tables (sqlite3_malloc'd). */
+static char *sql_for(const mcp *m, const char *sql) {
+  sqlite3_str *q = sqlite3_str_new(m->db);
+  for (const char *p = sql; *p; p++) {
+    if (p[0] == '{' && p[1] && p[2] == '}' && strchr("TERM", p[1])) {
+      const char *suffix = p[1] == 'E' ? "_entities" : p[1] == 'R' ? "_relations" : p[1] == 'M' ? "_mentions" : "";
+      sqlite3_str_appendf(q, "\"%w%w\"", m->table, suffix);
+      p += 2;
+    } else {
+      sqlite3_str_appendchar(q, 1, *p);
+    }
+  }
+  return sqlite3_str_finish(q);
+}
+
+static int prep(mcp *m, sqlite3_stmt **st, mcp_out *o, const char *sql) {
+  char *q = sql_for(m, sql);
+  int rc = q ? sqlite3_prepare_v2(m->db, q, -1, st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(q);
+  if (rc) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
+  return rc;
+}
+
+/* The graph: entities by id with their observations (memories by id),
+** relations by id (those whose ends are both live entities). */
+static int graph_load(mcp *m, graph *g, mcp_out *o) {
+  sqlite3_stmt *st = NULL;
+  int rc = prep(m, &st, o, "SELECT id, name, type FROM {E} ORDER BY id");
+  size_t cap = 0;
+  while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    if (g->ne == cap) {
+      cap = cap ? 2 * cap : 64;
+      gent *ne = realloc(g->e, cap * sizeof *ne);
+      if (!ne) return mcp_out_error(o, "out of memory"), SQLITE_NOMEM;
+      g->e = ne;
+    }
+    gent *e = &g->e[g->ne++];
+    memset(e, 0, sizeof *e);
+    e->id = sqlite3_column_int64(st, 0);
+    e->name = col_dup(st, 1);
+    e->type = col_dup(st, 2);
+  }
+  if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
+  st = NULL;
+  if (!rc)
+    rc = prep(m, &st, o, "SELECT x.entity_id, t.text FROM {M} x JOIN {T} t ON t.id = x.memory_id "
+              "ORDER BY x.entity_id, t.id");
+  while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    gent *e = ent_by_id(g, sqlite3_column_int64(st, 0));
+    if (!e) continue;
+    if (e->nobs == e->cap) {
+      e->cap = e->cap ? 2 * e->cap : 4;
+      char **no = realloc(e->obs, e->cap * sizeof *no);
+      if (!no) return mcp_out_error(o, "out of memory"), SQLITE_NOMEM;
+      e->obs = no;
+    }
+    e->obs[e->nobs++] = col_dup(st, 1);
+  }
+  if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
+  st = NULL;
+  if (!rc) rc = prep(m, &st, o, "SELECT src, dst, type FROM {R} ORDER BY id");
+  cap = 0;
+  while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+    gent *a = ent_by_id(g, sqlite3_column_int64(st, 0)), *b = ent_by_id(g, sqlite3_column_int64(st, 1));
+    if (!a || !b) continue;
+    if (g->nr == cap) {
+      cap = cap ? 2 * cap : 64;
+      grel *nr = realloc(g->r, cap * sizeof *nr);
+      if (!nr) return mcp_out_error(o, "out of memory"), SQLITE_NOMEM;
+      g->r = nr;
+    }
+    g->r[g->nr++] = (grel){a->name, b->name, col_dup(st, 2)};
+  }
+  if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
+  return rc;
+}
+
+static gent *ent_by_name(graph *g, const char *name) {
+  for (size_t i = 0; i < g->ne; i++)
+    if (!strcmp(g->e[i].name, name)) return &g->e[i];
+  return NULL;
+}
+
+/* ---- JSON out -------------------------------------------------------------- */
+
+static void put_str(strbuf *b, const char *s) { strbuf_json_string(b, s, strlen(s)); }
+
+static void put_entity(strbuf *b, const char *name, const char *type, char *const *obs, size_t n) {
+  strbuf_puts(b, "{\"name\":");
+  put_str(b, name);
+  strbuf_puts(b, ",\"entityType\":");
+  put_str(b, type);
+  strbuf_puts(b, ",\"observations\":[");
+  for (size_t k = 0; k < n; k++) {
+    if (k) strbuf_putc(b, ',');
+    put_str(b, obs[k]);
+  }
+  strbuf_puts(b, "]}");
+}
+
+static void put_relation(strbuf *b, const char *from, const char *to, const char *type) {
+  strbuf_puts(b, "{\"from\":");
+  put_str(b, from);
+  strbuf_puts(b, ",\"to\":");
+  put_str(b, to);
+  strbuf_puts(b, ",\"relationType\":");
+  put_str(b, type);
+  strbuf_putc(b, '}');
+}
+
+/* {"entities": [...], "relations": [...]}: the entities with keep[i] set,
+** and the relations with an end among them (all of them: keep NULL). */
+static void put_graph(strbuf *b, graph *g, const uint8_t *keep) {
+  strbuf_puts(b, "{\"entities\":[");
+  int first = 1;
+  for (size_t i = 0; i < g->ne; i++) {
+    if (keep && !keep[i]) continue;
+    if (!first) strbuf_putc(b, ',');
+    first = 0;
+    put_entity(b, g->e[i].name, g->e[i].type, g->e[i].obs, g->e[i].nobs);
+  }
+  strbuf_puts(b, "],\"relations\":[");
+  first = 1;
+  for (size_t i = 0; i < g->nr; i++) {
+    if (keep) {
+      int in = 0;
+      for (size_t k = 0; k < g->ne && !in; k++)
+        in = keep[k] && (!strcmp(g->e[k].name, g->r[i].from) || !strcmp(g->e[k].name, g->r[i].to));
+      if (!in) continue;
+    }
+    if (!first) strbuf_putc(b, ',');
+    first = 0;
+    put_relation(b, g->r[i].from, g->r[i].to, g->r[i].type);
+  }
+  strbuf_puts(b, "]}");
+}
+
+/* ---- arguments -------------------------------------------------------------- */
+
+/* The array member key of args, iterated into it; a message otherwise (as
+** the reference's validation says it). */
+static int arg_array(const char *tool, const char *args, size_t n, const char *key, util_json_iter *it, mcp_out *o) {
+  size_t v0, v1;
+  if (mcp_member(args, n, key, &v0, &v1) || util_json_type(args, v0, v1) != UTIL_JSON_ARRAY) {
+    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
+                  "expected array at %s", tool, key);
+    return -1;
+  }
+  util_json_iter_init(it, args, v0, v1);
+  return 0;
+}
+
+/* Member key of the object at s[v0..v1) as a string (malloc'd), or NULL
+** with the validation message (path: where the object is). */
+static char *item_str(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
+                      mcp_out *o) {
+  size_t a, b;
+  int is = 0;
+  char *v = util_json_type(s, v0, v1) == UTIL_JSON_OBJECT && !mcp_member(s + v0, v1 - v0, key, &a, &b)
+                ? mcp_str(s + v0, a, b, &is) : NULL;
+  if (!v && !o->error)
+    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
+                  "expected string at %s.%s", tool, path, key);
+  return v;
+}
+
+/* The strings of the array member key of the object at s[v0..v1). */
+static char **item_strs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
+                        size_t *count, mcp_out *o) {
+  size_t a, b;
+  *count = 0;
+  if (util_json_type(s, v0, v1) != UTIL_JSON_OBJECT || mcp_member(s + v0, v1 - v0, key, &a, &b) ||
+      util_json_type(s + v0, a, v1 - v0) != UTIL_JSON_ARRAY) {
+    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
+                  "expected array at %s.%s", tool, path, key);
+    return NULL;
+  }
+  util_json_iter it;
+  util_json_iter_init(&it, s + v0, a, b);
+  char **v = NULL;
+  size_t cap = 0;
+  while (util_json_next(&it)) {
+    int is;
+    char *x = mcp_str(s + v0, it.v0, it.v1, &is);
+    if (!x) {
+      mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
+                    "expected string at %s.%s[%zu]", tool, path, key, *count);
+      break;
+    }
+    if (*count == cap) {
+      cap = cap ? 2 * cap : 8;
+      char **nv = realloc(v, cap * sizeof *nv);
+      if (!nv) {
+        free(x);
+        mcp_out_error(o, "out of memory");
+        break;
+      }
+      v = nv;
+    }
+    v[(*count)++] = x;
+  }
+  if (o->error) {
+    for (size_t k = 0; k < *count; k++) free(v[k]);
+    free(v);
+    *count = 0;
+    return NULL;
+  }
+  return v ? v : calloc(1, sizeof *v);
+}
+
+static void strs_free(char **v, size_t n) {
+  for (size_t k = 0; k < n; k++) free(v[k]);
+  free(v);
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+static int exec(mcp *m, mcp_out *o, const char *sql) {
+  char *err = NULL;
+  int rc = sqlite3_exec(m->db, sql, NULL, NULL, &err);
+  if (rc) mcp_out_error(o, "%s", err ? err : sqlite3_errstr(rc));
+  sqlite3_free(err);
+  return rc;
+}
+
+/* One statement (sql_for's names) with text and integer arguments (each
+** "s" or "i" in kinds). */
+static int run(mcp *m, mcp_out *o, int64_t *rowid, const char *kinds, const char *sql, ...) {
+  sqlite3_stmt *st;
+  int rc = prep(m, &st, o, sql);
+  if (rc) return rc;
+  va_list ap;
+  va_start(ap, sql);
+  for (int i = 0; kinds[i]; i++) {
+    if (kinds[i] == 's') sqlite3_bind_text(st, i + 1, va_arg(ap, const char *), -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+  }
+  va_end(ap);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+  }
+  if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  if (rc) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
+  else if (rowid) *rowid = sqlite3_last_insert_rowid(m->db);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int add_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
+  int64_t mid;
+  int rc = run(m, o, &mid, "s", "INSERT INTO {T}(text, source) VALUES (?1, 'mcp')", text);
+  if (!rc) rc = run(m, o, NULL, "ii", "INSERT INTO {M}(memory_id, entity_id) VALUES (?1, ?2)", mid, eid);
+  return rc;
+}
+
+/* The observation text of entity eid let go: its mentions of it, and the
+** memories no other entity mentions. */
+static int drop_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
+  int rc = run(m, o, NULL, "is",
+               "DELETE FROM {M} WHERE entity_id = ?1 AND memory_id IN "
+               "(SELECT id FROM {T} WHERE text = ?2 AND source = 'mcp')", eid, text);
+  if (!rc)
+    rc = run(m, o, NULL, "s",
+             "DELETE FROM {T} WHERE text = ?1 AND source = 'mcp' AND id NOT IN "
+             "(SELECT memory_id FROM {M})", text);
+  return rc;
+}
+
+/* ---- the tools ------------------------------------------------------------------ */
+
+static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  util_json_iter it;
+  if (arg_array("create_entities", args, n, "entities", &it, o)) return -1;
+  strbuf_puts(&o->result, "{\"entities\":[");
+  o->inner = 1;
+  int first = 1;
+  size_t idx = 0;
+  while (util_json_next(&it) && !o->error) {
+    char path[48];
+    snprintf(path, sizeof path, "entities[%zu]", idx++);
+    char *name = item_str("create_entities", args, it.v0, it.v1, "name", path, o);
+    char *type = name ? item_str("create_entities", args, it.v0, it.v1, "entityType", path, o) : NULL;
+    size_t nobs = 0;
+    char **obs = type ? item_strs("create_entities", args, it.v0, it.v1, "observations", path, &nobs, o) : NULL;
+    if (obs && !ent_by_name(g, name)) { /* (new: not in the graph before the call) */
+      int64_t eid;
+      if (!run(m, o, &eid, "ss", "INSERT INTO {E}(name, type) VALUES (?1, ?2)", name, type))
+        for (size_t k = 0; k < nobs && !o->error; k++) add_obs(m, o, eid, obs[k]);
+      if (!first) strbuf_putc(&o->result, ',');
+      first = 0;
+      put_entity(&o->result, name, type, obs, nobs);
+    }
+    free(name);
+    free(type);
+    strs_free(obs, nobs);
+  }
+  strbuf_puts(&o->result, "]}");
+  return o->error ? -1 : 0;
+}
+
+static int t_create_relations(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  util_json_iter it;
+  if (arg_array("create_relations", args, n, "relations", &it, o)) return -1;
+  strbuf_puts(&o->result, "{\"relations\":[");
+  o->inner = 1;
+  int first = 1;
+  size_t idx = 0;
+  while (util_json_next(&it) && !o->error) {
+    char path[48];
+    snprintf(path, sizeof path, "relations[%zu]", idx++);
+    char *from = item_str("create_relations", args, it.v0, it.v1, "from", path, o);
+    char *to = from ? item_str("create_relations", args, it.v0, it.v1, "to", path, o) : NULL;
+    char *type = to ? item_str("create_relations", args, it.v0, it.v1, "relationType", path, o) : NULL;
+    int known = 0;
+    for (size_t i = 0; type && i < g->nr && !known; i++)
+      known = !strcmp(g->r[i].from, from) && !strcmp(g->r[i].to, to) && !strcmp(g->r[i].type, type);
+    if (type && !known) {
+      gent *a = ent_by_name(g, from), *b = ent_by_name(g, to);
+      if (!a || !b) /* TODO(issue 23): the reference keeps relations whose ends name no entity */
+        mcp_out_error(o, "Entity with name %s not found", a ? to : from);
+      else
+        run(m, o, NULL, "iis", "INSERT INTO {R}(src, dst, type) VALUES (?1, ?2, ?3)", a->id, b->id,
+            type);
+      if (!first) strbuf_putc(&o->result, ',');
+      first = 0;
+      put_relation(&o->result, from, to, type);
+    }
+    free(from);
+    free(to);
+    free(type);
+  }
+  strbuf_puts(&o->result, "]}");
+  return o->error ? -1 : 0;
+}
+
+static int t_add_observations(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  util_json_iter it;
+  if (arg_array("add_observations", args, n, "observations", &it, o)) return -1;
+  strbuf_puts(&o->result, "{\"results\":[");
+  o->inner = 1;
+  size_t idx = 0;
+  while (util_json_next(&it) && !o->error) {
+    char path[48];
+    snprintf(path, sizeof path, "observations[%zu]", idx);
+    char *name = item_str("add_observations", args, it.v0, it.v1, "entityName", path, o);
+    size_t nc = 0;
+    char **c = name ? item_strs("add_observations", args, it.v0, it.v1, "contents", path, &nc, o) : NULL;
+    gent *e = c ? ent_by_name(g, name) : NULL;
+    if (c && !e) mcp_out_error(o, "Entity with name %s not found", name);
+    if (e) {
+      if (idx) strbuf_putc(&o->result, ',');
+      strbuf_puts(&o->result, "{\"entityName\":");
+      put_str(&o->result, name);
+      strbuf_puts(&o->result, ",\"addedObservations\":[");
+      size_t before = e->nobs, added = 0;
+      for (size_t k = 0; k < nc && !o->error; k++) {
+        int has = 0;
+        for (size_t j = 0; j < before && !has; j++) has = !strcmp(e->obs[j], c[k]);
+        if (has) continue;
+        if (added++) strbuf_putc(&o->result, ',');
+        put_str(&o->result, c[k]);
+        add_obs(m, o, e->id, c[k]);
+      }
+      /* the entity's observations now include these (for a later item naming it) */
+      for (size_t k = 0; k < nc && !o->error; k++) {
+        int has = 0;
+        for (size_t j = 0; j < before && !has; j++) has = !strcmp(e->obs[j], c[k]);
+        if (has) continue;
+        if (e->nobs == e->cap) {
+          e->cap = e->cap ? 2 * e->cap : 4;
+          char **no = realloc(e->obs, e->cap * sizeof *no);
+          if (!no) {
+            mcp_out_error(o, "out of memory");
+            break;
+          }
+          e->obs = no;
+        }
+        e->obs[e->nobs++] = strdup(c[k]);
+      }
+      strbuf_puts(&o->result, "]}");
+    }
+    idx++;
+    free(name);
+    strs_free(c, nc);
+  }
+  strbuf_puts(&o->result, "]}");
+  return o->error ? -1 : 0;
+}
+
+static void done_message(mcp_out *o, const char *msg) {
+  strbuf_puts(&o->text, msg);
+  strbuf_puts(&o->result, "{\"success\":true,\"message\":");
+  put_str(&o->result, msg);
+  strbuf_putc(&o->result, '}');
+}
+
+static int t_delete_entities(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  size_t nn = 0;
+  char **names = item_strs("delete_entities", args, 0, n, "entityNames", "$", &nn, o); /* (args is an object) */
+  if (!names) return -1;
+  for (size_t k = 0; k < nn && !o->error; k++)
+    for (size_t i = 0; i < g->ne && !o->error; i++) {
+      if (strcmp(g->e[i].name, names[k])) continue;
+      int64_t id = g->e[i].id;
+      run(m, o, NULL, "i", "DELETE FROM {R} WHERE src = ?1 OR dst = ?1", id);
+      for (size_t j = 0; j < g->e[i].nobs && !o->error; j++) drop_obs(m, o, id, g->e[i].obs[j]);
+      if (!o->error) run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", id);
+    }
+  /* relations naming a deleted name at an end, whatever entity they join (the reference matches names) */
+  for (size_t k = 0; k < nn && !o->error; k++)
+    run(m, o, NULL, "s",
+        "DELETE FROM {R} WHERE src IN (SELECT id FROM {E} WHERE name = ?1) "
+        "OR dst IN (SELECT id FROM {E} WHERE name = ?1)", names[k]);
+  strs_free(names, nn);
+  if (!o->error) done_message(o, "Entities deleted successfully");
+  return o->error ? -1 : 0;
+}
+
+static int t_delete_observations(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  util_json_iter it;
+  if (arg_array("delete_observations", args, n, "deletions", &it, o)) return -1;
+  size_t idx = 0;
+  while (util_json_next(&it) && !o->error) {
+    char path[48];
+    snprintf(path, sizeof path, "deletions[%zu]", idx++);
+    char *name = item_str("delete_observations", args, it.v0, it.v1, "entityName", path, o);
+    size_t nd = 0;
+    char **d = name ? item_strs("delete_observations", args, it.v0, it.v1, "observations", path, &nd, o) : NULL;
+    gent *e = d ? ent_by_name(g, name) : NULL;
+    for (size_t k = 0; e && k < nd && !o->error; k++) drop_obs(m, o, e->id, d[k]);
+    free(name);
+    strs_free(d, nd);
+  }
+  if (!o->error) done_message(o, "Observations deleted successfully");
+  return o->error ? -1 : 0;
+}
+
+static int t_delete_relations(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  util_json_iter it;
+  (void)g;
+  if (arg_array("delete_relations", args, n, "relations", &it, o)) return -1;
+  size_t idx = 0;
+  while (util_json_next(&it) && !o->error) {
+    char path[48];
+    snprintf(path, sizeof path, "relations[%zu]", idx++);
+    char *from = item_str("delete_relations", args, it.v0, it.v1, "from", path, o);
+    char *to = from ? item_str("delete_relations", args, it.v0, it.v1, "to", path, o) : NULL;
+    char *type = to ? item_str("delete_relations", args, it.v0, it.v1, "relationType", path, o) : NULL;
+    if (type)
+      run(m, o, NULL, "sss",
+          "DELETE FROM {R} WHERE src IN (SELECT id FROM {E} WHERE name = ?1) AND dst IN "
+          "(SELECT id FROM {E} WHERE name = ?2) AND coalesce(type, '') = ?3", from, to, type);
+    free(from);
+    free(to);
+    free(type);
+  }
+  if (!o->error) done_message(o, "Relations deleted successfully");
+  return o->error ? -1 : 0;
+}
+
+static int t_read_graph(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  (void)m, (void)args, (void)n;
+  put_graph(&o->result, g, NULL);
+  return 0;
+}
+
+/* JavaScript's toLowerCase for ASCII; other bytes as they are (UTF-8). */
+static char *lower(const char *s) {
+  char *d = strdup(s);
+  for (char *p = d; p && *p; p++)
+    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+  return d;
+}
+
+static int contains_ci(const char *hay, const char *needle_lower) {
+  char *h = lower(hay);
+  int r = h && strstr(h, needle_lower) != NULL;
+  free(h);
+  return r;
+}
+
+static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  (void)m;
+  size_t v0, v1;
+  int is = 0;
+  char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_str(args, v0, v1, &is) : NULL;
+  if (!q) {
+    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool search_nodes: Invalid "
+                  "input: expected string at query");
+    return -1;
+  }
+  char *ql = lower(q);
+  uint8_t *keep = calloc(g->ne + 1, 1);
+  for (size_t i = 0; keep && ql && i < g->ne; i++) {
+    gent *e = &g->e[i];
+    int hit = contains_ci(e->name, ql) || contains_ci(e->type, ql);
+    for (size_t k = 0; !hit && k < e->nobs; k++) hit = contains_ci(e->obs[k], ql);
+    keep[i] = (uint8_t)hit;
+  }
+  if (keep && ql) put_graph(&o->result, g, keep);
+  else mcp_out_error(o, "out of memory");
+  free(keep);
+  free(ql);
+  free(q);
+  return o->error ? -1 : 0;
+}
+
+static int t_open_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  (void)m;
+  size_t nn = 0;
+  char **names = item_strs("open_nodes", args, 0, n, "names", "$", &nn, o);
+  if (!names) return -1;
+  uint8_t *keep = calloc(g->ne + 1, 1);
+  for (size_t i = 0; keep && i < g->ne; i++)
+    for (size_t k = 0; k < nn && !keep[i]; k++) keep[i] = !strcmp(g->e[i].name, names[k]);
+  if (keep) put_graph(&o->result, g, keep);
+  else mcp_out_error(o, "out of memory");
+  free(keep);
+  strs_free(names, nn);
+  return o->error ? -1 : 0;
+}
+
+static const struct {
+  const char *name;
+  int writes;
+  int (*fn)(mcp *, graph *, const char *, size_t, mcp_out *);
+} tools[] = {
+    {"create_entities", 1, t_create_entities},         {"create_relations", 1, t_create_relations},
+    {"add_observations", 1, t_add_observations},       {"delete_entities", 1, t_delete_entities},
+    {"delete_observations", 1, t_delete_observations}, {"delete_relations", 1, t_delete_relations},
+    {"read_graph", 0, t_read_graph},                   {"search_nodes", 0, t_search_nodes},
+    {"open_nodes", 0, t_open_nodes},
+};
+
+int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o) {
+  for (size_t t = 0; t < sizeof tools / sizeof *tools; t++) {
+    if (strcmp(tools[t].name, name)) continue;
+    graph g;
+    memset(&g, 0, sizeof g);
+    int rc = tools[t].writes ? exec(m, o, "BEGIN") : 0;
+    if (!rc) rc = graph_load(m, &g, o);
+    if (!rc) rc = tools[t].fn(m, &g, args, n, o);
+    if (tools[t].writes) {
+      if (rc || o->error) sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+      else exec(m, o, "COMMIT");
+    }
+    graph_free(&g);
+    return 0;
+  }
+  return -1;
+}

@@ -1,0 +1,107 @@
+// h5mem-mcp (issue 23) through the real MCP TypeScript SDK client
+// (@modelcontextprotocol/sdk, npm), against the reference memory server
+// (@modelcontextprotocol/server-memory, npm) as the oracle: the same tools
+// listed, and the same sequence of graph tool calls sent to both servers
+// gives the same results (content, structuredContent, isError).
+'use strict';
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+let Client, StdioClientTransport;
+try {
+  ({Client} = require('@modelcontextprotocol/sdk/client/index.js'));
+  ({StdioClientTransport} = require('@modelcontextprotocol/sdk/client/stdio.js'));
+} catch (e) {
+  const dir = path.join(process.env.H5MEM_SRCDIR || path.join(__dirname, '..', '..'), 'test', 'interop');
+  console.log(`FAIL: the MCP SDK is not installed; run: npm ci --prefix ${dir}`);
+  process.exit(1);
+}
+
+const build = process.env.H5MEM_BUILDDIR || path.join(__dirname, '..', '..');
+const server = path.join(build, 'h5mem-mcp');
+const reference = require.resolve('@modelcontextprotocol/server-memory/dist/index.js');
+
+async function connect(command, args, env) {
+  const transport = new StdioClientTransport({command, args, env: {...env, PATH: process.env.PATH}, stderr: 'pipe'});
+  const client = new Client({name: 'h5mem-test', version: '1.0.0'});
+  await client.connect(transport);
+  return client;
+}
+
+let checks = 0;
+const check = (cond, what) => { assert.ok(cond, what); checks++; };
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5mem_mcp_'));
+  const ours = await connect(server, ['--store', path.join(dir, 'memory.h5')], {});
+  const ref = await connect(process.execPath, [reference], {MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl')});
+  try {
+    check(ours.getServerVersion().name === 'h5mem-mcp', 'server name');
+    check(ours.getServerCapabilities().tools, 'tools capability');
+    const [lo, lr] = [await ours.listTools(), await ref.listTools()];
+    assert.deepEqual(lo.tools, lr.tools, 'the reference\'s nine tools, unchanged');
+    checks++;
+
+    const calls = [
+      ['read_graph', {}],
+      ['create_entities', {entities: [
+        {name: 'Alice', entityType: 'person', observations: ['Likes green tea', 'Runs marathons']},
+        {name: 'Acme', entityType: 'company', observations: ['Makes widgets']},
+        {name: 'Bob', entityType: 'person', observations: []}]}],
+      ['create_entities', {entities: [  // existing names skipped; a repeat within the call is kept
+        {name: 'Alice', entityType: 'robot', observations: ['x']},
+        {name: 'Chamonix', entityType: 'place', observations: ['In the Alps', 'In the Alps']},
+        {name: 'Dora', entityType: 'person', observations: ['Ünïcode ✓ "quoted"\n\ttabbed']}]}],
+      ['create_relations', {relations: [
+        {from: 'Alice', to: 'Acme', relationType: 'works_at'},
+        {from: 'Bob', to: 'Alice', relationType: 'knows'},
+        {from: 'Alice', to: 'Chamonix', relationType: 'trains_in'}]}],
+      ['create_relations', {relations: [{from: 'Alice', to: 'Acme', relationType: 'works_at'},
+                                        {from: 'Acme', to: 'Bob', relationType: 'employs'}]}],
+      ['add_observations', {observations: [
+        {entityName: 'Bob', contents: ['Plays chess', 'Plays chess']},
+        {entityName: 'Alice', contents: ['Likes green tea', 'Has a dog']}]}],
+      ['add_observations', {observations: [{entityName: 'Alice', contents: ['ok']},
+                                           {entityName: 'Zed', contents: ['x']}]}],  // all or nothing
+      ['search_nodes', {query: 'TEA'}],
+      ['search_nodes', {query: 'person'}],
+      ['search_nodes', {query: ''}],
+      ['search_nodes', {query: 'nothing matches this'}],
+      ['open_nodes', {names: ['Bob', 'Nobody']}],
+      ['delete_observations', {deletions: [{entityName: 'Alice', observations: ['Runs marathons']},
+                                           {entityName: 'Nobody', observations: ['x']}]}],
+      ['delete_relations', {relations: [{from: 'Bob', to: 'Alice', relationType: 'knows'}]}],
+      ['read_graph', {}],
+      ['delete_entities', {entityNames: ['Acme', 'Nobody']}],
+      ['read_graph', {}],
+      ['create_entities', {entities: [{name: 'Eve', entityType: 'person'}]}],  // invalid: no observations
+      ['search_nodes', {query: 7}],
+      ['no_such_tool', {}],
+    ];
+    for (const [name, args] of calls) {
+      const [a, b] = [await ours.callTool({name, arguments: args}), await ref.callTool({name, arguments: args})];
+      const what = `${name} ${JSON.stringify(args).slice(0, 80)}`;
+      check(!!a.isError === !!b.isError, `${what}: isError ${a.isError} vs ${b.isError}`);
+      if (b.isError) {
+        // the same failure; the reference's zod message is its own
+        if (/^Entity with/.test(b.content[0].text)) assert.equal(a.content[0].text, b.content[0].text, what);
+        else check(/^MCP error -32602/.test(a.content[0].text), `${what}: ${a.content[0].text}`);
+        continue;
+      }
+      assert.deepEqual(a.structuredContent, b.structuredContent, what);
+      assert.deepEqual(a.content, b.content, what);
+      checks += 2;
+    }
+    console.log(`ok   the same ${calls.length} calls give the same results on both servers`);
+  } finally {
+    await ours.close();
+    await ref.close();
+    fs.rmSync(dir, {recursive: true, force: true});
+  }
+  // the store keeps the graph across restarts
+  console.log(`${checks} checks passed`);
+}
+
+main().catch((e) => { console.log('FAIL:', e && e.stack ? e.stack : e); process.exit(1); });
