@@ -10,7 +10,9 @@
 ** opened once, as the h5mem table NAME (default "memory") in an in-memory
 ** SQLite database with the extension linked in (no .so beside it), and
 ** kept open until stdin ends.  A new store without --dim or --embedder
-** uses embedder 'hash:256'.
+** uses embedder 'hash:256'.  A new store imports the reference server's
+** memory.jsonl named by --import, or by MEMORY_FILE_PATH (the reference's
+** variable) when that file exists (kg_import_jsonl).
 **
 ** Methods: initialize (the client's protocol version when this server
 ** knows it, else the latest), ping, tools/list, tools/call; notifications
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "mcp.h"
 #include "util/json.h"
@@ -36,10 +39,12 @@ static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26",
 
 static void usage(FILE *f) {
   fputs("usage: h5mem-mcp --store PATH [--dim N] [--embedder SPEC] [--embedder-model M]\n"
-        "                 [--embedder-key-env VAR] [--table NAME] [--verbose]\n"
+        "                 [--embedder-key-env VAR] [--table NAME] [--import memory.jsonl] [--verbose]\n"
         "An MCP server (stdio) on the h5mem store PATH: the reference memory server's tools\n"
         "(create_entities, create_relations, add_observations, delete_entities,\n"
-        "delete_observations, delete_relations, read_graph, search_nodes, open_nodes).\n",
+        "delete_observations, delete_relations, read_graph, search_nodes, open_nodes) and\n"
+        "remember, recall, forget, memory_stats.  A new store imports the reference's\n"
+        "memory.jsonl given by --import or MEMORY_FILE_PATH.\n",
         f);
 }
 
@@ -100,6 +105,10 @@ static void m_tools_list(strbuf *r) {
     if (i) strbuf_putc(r, ',');
     strbuf_puts(r, mcp_ref_tools[i]);
   }
+  for (int i = 0; i < MCP_MEM_NTOOLS; i++) {
+    strbuf_putc(r, ',');
+    strbuf_puts(r, mcp_memory_tools[i]);
+  }
   strbuf_puts(r, "]}");
 }
 
@@ -118,7 +127,8 @@ static void m_tools_call(mcp *m, const char *p, size_t pn, strbuf *r) {
   mcp_out o;
   memset(&o, 0, sizeof o);
   if (!name) mcp_out_error(&o, "MCP error -32602: Invalid params: the tool's name is missing");
-  else if (mcp_graph_call(m, name, args, an, &o) < 0) mcp_out_error(&o, "MCP error -32602: Tool %s not found", name);
+  else if (mcp_graph_call(m, name, args, an, &o) < 0 && mcp_memory_call(m, name, args, an, &o) < 0)
+    mcp_out_error(&o, "MCP error -32602: Tool %s not found", name);
   if (m->verbose) fprintf(stderr, "h5mem-mcp: tools/call %s%s%s\n", name ? name : "?", o.error ? ": " : "",
                           o.error ? o.error : "");
   if (o.error) {
@@ -190,6 +200,19 @@ static void handle(mcp *m, const char *s, size_t n) {
 
 /* ---- the store ------------------------------------------------------------------ */
 
+/* A store this run made and could not fill: its files go (the next start
+** makes it again and imports again). */
+static void remove_new_store(const char *path) {
+  size_t n = strlen(path) + 8;
+  char *wal = malloc(n);
+  if (wal) {
+    snprintf(wal, n, "%s-wal", path);
+    unlink(wal);
+  }
+  free(wal);
+  unlink(path);
+}
+
 static int open_store(mcp *m, const char *path, const char *dim, const char *emb, const char *emodel,
                       const char *ekey) {
   char *err = NULL;
@@ -204,7 +227,10 @@ static int open_store(mcp *m, const char *path, const char *dim, const char *emb
   sqlite3_str_appendf(q, "CREATE VIRTUAL TABLE temp.\"%w\" USING h5mem(path=%Q", m->table, path);
   if (dim) sqlite3_str_appendf(q, ", dim=%Q", dim);
   if (emb) sqlite3_str_appendf(q, ", embedder=%Q", emb);
-  else if (fresh && !dim) sqlite3_str_appendf(q, ", embedder='hash:256'");
+  else if (fresh && !dim) {
+    sqlite3_str_appendf(q, ", embedder='hash:256'");
+    m->embedder = "hash:256";
+  }
   if (emodel) sqlite3_str_appendf(q, ", embedder_model=%Q", emodel);
   if (ekey) sqlite3_str_appendf(q, ", embedder_key_env=%Q", ekey);
   sqlite3_str_appendf(q, ")");
@@ -216,6 +242,41 @@ static int open_store(mcp *m, const char *path, const char *dim, const char *emb
     sqlite3_free(err);
     return -1;
   }
+  /* a new store takes the reference server's graph: --import FILE, or
+     the file its MEMORY_FILE_PATH names */
+  if (fresh && m->import && *m->import) {
+    FILE *f = fopen(m->import, "rb");
+    if (!f) {
+      if (m->import_given) {
+        fprintf(stderr, "h5mem-mcp: --import %s: %s\n", m->import, strerror(errno));
+        return -1;
+      }
+      return 0; /* (MEMORY_FILE_PATH naming no file yet: nothing to import) */
+    }
+    strbuf b = {0};
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) strbuf_append(&b, chunk, got);
+    int bad = ferror(f);
+    fclose(f);
+    sqlite3_stmt *st = NULL;
+    char *isql = sqlite3_mprintf("SELECT kg_import_jsonl(%Q, ?1)", m->table);
+    rc = bad || strbuf_failed(&b) ? SQLITE_IOERR : isql ? sqlite3_prepare_v2(m->db, isql, -1, &st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(isql);
+    if (rc == SQLITE_OK) {
+      sqlite3_bind_text(st, 1, b.buf ? b.buf : "", (int)b.len, SQLITE_STATIC);
+      rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : SQLITE_ERROR;
+      if (rc == SQLITE_OK) fprintf(stderr, "h5mem-mcp: imported %s: %s\n", m->import, sqlite3_column_text(st, 0));
+    }
+    if (rc != SQLITE_OK)
+      fprintf(stderr, "h5mem-mcp: cannot import %s: %s\n", m->import, bad ? "read error" : sqlite3_errmsg(m->db));
+    sqlite3_finalize(st);
+    strbuf_free(&b);
+    if (rc != SQLITE_OK) {
+      remove_new_store(path);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -224,13 +285,16 @@ int main(int argc, char **argv) {
   mcp m;
   memset(&m, 0, sizeof m);
   m.table = "memory";
+  m.import = getenv("MEMORY_FILE_PATH"); /* (the reference server's file, imported into a new store) */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char **dst = !strcmp(a, "--store") ? &store : !strcmp(a, "--dim") ? &dim
                      : !strcmp(a, "--embedder") ? &emb : !strcmp(a, "--embedder-model") ? &emodel
-                     : !strcmp(a, "--embedder-key-env") ? &ekey : !strcmp(a, "--table") ? &m.table : NULL;
+                     : !strcmp(a, "--embedder-key-env") ? &ekey : !strcmp(a, "--table") ? &m.table
+                     : !strcmp(a, "--import") ? &m.import : NULL;
     if (dst && i + 1 < argc) {
       *dst = argv[++i];
+      m.import_given |= dst == &m.import;
     } else if (!strcmp(a, "--verbose")) {
       m.verbose = 1;
     } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -250,6 +314,8 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  m.store = store;
+  m.embedder = emb;
   if (open_store(&m, store, dim, emb, emodel, ekey)) return 1;
   if (m.verbose) fprintf(stderr, "h5mem-mcp: serving %s on stdio\n", store);
   char *line = NULL;

@@ -7,6 +7,8 @@
 **   mcp_graph.c   the reference memory server's tools on the store's
 **                 knowledge graph
 **   tools_ref.c   those tools' definitions, as the reference lists them
+**   mcp_memory.c  h5mem-mcp's memory tools: remember, recall, forget,
+**                 memory_stats
 **   mcp_json.c    reading arguments, writing results (JSON.stringify's
 **                 2-space form for text content)
 */
@@ -25,7 +27,11 @@ extern const char *const mcp_ref_tools[MCP_REF_NTOOLS];
 /* The server's state. */
 typedef struct mcp {
   sqlite3 *db;
-  const char *table; /* the h5mem table (its graph: <table>_entities, ...) */
+  const char *table;    /* the h5mem table (its graph: <table>_entities, ...) */
+  const char *store;    /* its file */
+  const char *embedder; /* the embedder named (NULL: the store's) */
+  const char *import;   /* a JSONL graph for a new store */
+  int import_given;     /* (by --import: a missing file is an error) */
   int verbose;
 } mcp;
 
@@ -46,6 +52,20 @@ void mcp_out_error(mcp_out *o, const char *fmt, ...) __attribute__((format(print
 ** the tool is one of the reference's (o filled), -1 when no tool has
 ** that name. */
 int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o);
+
+/* The same for h5mem-mcp's own memory tools (mcp_memory.c). */
+#define MCP_MEM_NTOOLS 4
+extern const char *const mcp_memory_tools[MCP_MEM_NTOOLS];
+int mcp_memory_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o);
+
+/* SQL on the store's tables (mcp_graph.c): in sql, {T}, {E}, {R}, {M} name
+** the table and its entities, relations and mentions tables (quoted), {N}
+** is the table's name as a string literal.  An SQLite code; a message in
+** o on failure.  mcp_run binds its arguments by kinds ("s" text, "i"
+** int64) and gives the last insert rowid. */
+int mcp_prepare(mcp *m, sqlite3_stmt **st, mcp_out *o, const char *sql);
+int mcp_exec(mcp *m, mcp_out *o, const char *sql);
+int mcp_run(mcp *m, mcp_out *o, int64_t *rowid, const char *kinds, const char *sql, ...);
 
 /* ---- JSON (mcp_json.c) ---------------------------------------------------- */
 

@@ -71,11 +71,15 @@ static gent *ent_by_id(graph *g, int64_t id) {
 }
 
 /* sql with {T}, {E}, {R}, {M} replaced by the quoted names of the table
-** and its entities, relations and mentions tables (sqlite3_malloc'd). */
+** and its entities, relations and mentions tables, {N} by the table's name
+** as a string literal (sqlite3_malloc'd). */
 static char *sql_for(const mcp *m, const char *sql) {
   sqlite3_str *q = sqlite3_str_new(m->db);
   for (const char *p = sql; *p; p++) {
-    if (p[0] == '{' && p[1] && p[2] == '}' && strchr("TERM", p[1])) {
+    if (p[0] == '{' && p[1] == 'N' && p[2] == '}') {
+      sqlite3_str_appendf(q, "%Q", m->table);
+      p += 2;
+    } else if (p[0] == '{' && p[1] && p[2] == '}' && strchr("TERM", p[1])) {
       const char *suffix = p[1] == 'E' ? "_entities" : p[1] == 'R' ? "_relations" : p[1] == 'M' ? "_mentions" : "";
       sqlite3_str_appendf(q, "\"%w%w\"", m->table, suffix);
       p += 2;
@@ -86,7 +90,7 @@ static char *sql_for(const mcp *m, const char *sql) {
   return sqlite3_str_finish(q);
 }
 
-static int prep(mcp *m, sqlite3_stmt **st, mcp_out *o, const char *sql) {
+int mcp_prepare(mcp *m, sqlite3_stmt **st, mcp_out *o, const char *sql) {
   char *q = sql_for(m, sql);
   int rc = q ? sqlite3_prepare_v2(m->db, q, -1, st, NULL) : SQLITE_NOMEM;
   sqlite3_free(q);
@@ -98,7 +102,7 @@ static int prep(mcp *m, sqlite3_stmt **st, mcp_out *o, const char *sql) {
 ** relations by id (those whose ends are both live entities). */
 static int graph_load(mcp *m, graph *g, mcp_out *o) {
   sqlite3_stmt *st = NULL;
-  int rc = prep(m, &st, o, "SELECT id, name, type FROM {E} ORDER BY id");
+  int rc = mcp_prepare(m, &st, o, "SELECT id, name, type FROM {E} ORDER BY id");
   size_t cap = 0;
   while (!rc && sqlite3_step(st) == SQLITE_ROW) {
     if (g->ne == cap) {
@@ -116,7 +120,7 @@ static int graph_load(mcp *m, graph *g, mcp_out *o) {
   if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
   st = NULL;
   if (!rc)
-    rc = prep(m, &st, o, "SELECT x.entity_id, t.text FROM {M} x JOIN {T} t ON t.id = x.memory_id "
+    rc = mcp_prepare(m, &st, o, "SELECT x.entity_id, t.text FROM {M} x JOIN {T} t ON t.id = x.memory_id "
               "ORDER BY x.entity_id, t.id");
   while (!rc && sqlite3_step(st) == SQLITE_ROW) {
     gent *e = ent_by_id(g, sqlite3_column_int64(st, 0));
@@ -131,7 +135,7 @@ static int graph_load(mcp *m, graph *g, mcp_out *o) {
   }
   if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
   st = NULL;
-  if (!rc) rc = prep(m, &st, o, "SELECT src, dst, type FROM {R} ORDER BY id");
+  if (!rc) rc = mcp_prepare(m, &st, o, "SELECT src, dst, type FROM {R} ORDER BY id");
   cap = 0;
   while (!rc && sqlite3_step(st) == SQLITE_ROW) {
     gent *a = ent_by_id(g, sqlite3_column_int64(st, 0)), *b = ent_by_id(g, sqlite3_column_int64(st, 1));
@@ -286,9 +290,9 @@ static void strs_free(char **v, size_t n) {
   free(v);
 }
 
-/* ---- writing ------------------------------------------------------------------ */
+/* ---- writing (mcp.h) ------------------------------------------------------------ */
 
-static int exec(mcp *m, mcp_out *o, const char *sql) {
+int mcp_exec(mcp *m, mcp_out *o, const char *sql) {
   char *err = NULL;
   int rc = sqlite3_exec(m->db, sql, NULL, NULL, &err);
   if (rc) mcp_out_error(o, "%s", err ? err : sqlite3_errstr(rc));
@@ -298,9 +302,9 @@ static int exec(mcp *m, mcp_out *o, const char *sql) {
 
 /* One statement (sql_for's names) with text and integer arguments (each
 ** "s" or "i" in kinds). */
-static int run(mcp *m, mcp_out *o, int64_t *rowid, const char *kinds, const char *sql, ...) {
+int mcp_run(mcp *m, mcp_out *o, int64_t *rowid, const char *kinds, const char *sql, ...) {
   sqlite3_stmt *st;
-  int rc = prep(m, &st, o, sql);
+  int rc = mcp_prepare(m, &st, o, sql);
   if (rc) return rc;
   va_list ap;
   va_start(ap, sql);
@@ -320,19 +324,19 @@ static int run(mcp *m, mcp_out *o, int64_t *rowid, const char *kinds, const char
 
 static int add_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
   int64_t mid;
-  int rc = run(m, o, &mid, "s", "INSERT INTO {T}(text, source) VALUES (?1, 'mcp')", text);
-  if (!rc) rc = run(m, o, NULL, "ii", "INSERT INTO {M}(memory_id, entity_id) VALUES (?1, ?2)", mid, eid);
+  int rc = mcp_run(m, o, &mid, "s", "INSERT INTO {T}(text, source) VALUES (?1, 'mcp')", text);
+  if (!rc) rc = mcp_run(m, o, NULL, "ii", "INSERT INTO {M}(memory_id, entity_id) VALUES (?1, ?2)", mid, eid);
   return rc;
 }
 
 /* The observation text of entity eid let go: its mentions of it, and the
 ** memories no other entity mentions. */
 static int drop_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
-  int rc = run(m, o, NULL, "is",
+  int rc = mcp_run(m, o, NULL, "is",
                "DELETE FROM {M} WHERE entity_id = ?1 AND memory_id IN "
                "(SELECT id FROM {T} WHERE text = ?2 AND source = 'mcp')", eid, text);
   if (!rc)
-    rc = run(m, o, NULL, "s",
+    rc = mcp_run(m, o, NULL, "s",
              "DELETE FROM {T} WHERE text = ?1 AND source = 'mcp' AND id NOT IN "
              "(SELECT memory_id FROM {M})", text);
   return rc;
@@ -356,7 +360,7 @@ static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
     char **obs = type ? item_strs("create_entities", args, it.v0, it.v1, "observations", path, &nobs, o) : NULL;
     if (obs && !ent_by_name(g, name)) { /* (new: not in the graph before the call) */
       int64_t eid;
-      if (!run(m, o, &eid, "ss", "INSERT INTO {E}(name, type) VALUES (?1, ?2)", name, type))
+      if (!mcp_run(m, o, &eid, "ss", "INSERT INTO {E}(name, type) VALUES (?1, ?2)", name, type))
         for (size_t k = 0; k < nobs && !o->error; k++) add_obs(m, o, eid, obs[k]);
       if (!first) strbuf_putc(&o->result, ',');
       first = 0;
@@ -391,7 +395,7 @@ static int t_create_relations(mcp *m, graph *g, const char *args, size_t n, mcp_
       if (!a || !b) /* TODO(issue 23): the reference keeps relations whose ends name no entity */
         mcp_out_error(o, "Entity with name %s not found", a ? to : from);
       else
-        run(m, o, NULL, "iis", "INSERT INTO {R}(src, dst, type) VALUES (?1, ?2, ?3)", a->id, b->id,
+        mcp_run(m, o, NULL, "iis", "INSERT INTO {R}(src, dst, type) VALUES (?1, ?2, ?3)", a->id, b->id,
             type);
       if (!first) strbuf_putc(&o->result, ',');
       first = 0;
@@ -474,13 +478,13 @@ static int t_delete_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
     for (size_t i = 0; i < g->ne && !o->error; i++) {
       if (strcmp(g->e[i].name, names[k])) continue;
       int64_t id = g->e[i].id;
-      run(m, o, NULL, "i", "DELETE FROM {R} WHERE src = ?1 OR dst = ?1", id);
+      mcp_run(m, o, NULL, "i", "DELETE FROM {R} WHERE src = ?1 OR dst = ?1", id);
       for (size_t j = 0; j < g->e[i].nobs && !o->error; j++) drop_obs(m, o, id, g->e[i].obs[j]);
-      if (!o->error) run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", id);
+      if (!o->error) mcp_run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", id);
     }
   /* relations naming a deleted name at an end, whatever entity they join (the reference matches names) */
   for (size_t k = 0; k < nn && !o->error; k++)
-    run(m, o, NULL, "s",
+    mcp_run(m, o, NULL, "s",
         "DELETE FROM {R} WHERE src IN (SELECT id FROM {E} WHERE name = ?1) "
         "OR dst IN (SELECT id FROM {E} WHERE name = ?1)", names[k]);
   strs_free(names, nn);
@@ -519,7 +523,7 @@ static int t_delete_relations(mcp *m, graph *g, const char *args, size_t n, mcp_
     char *to = from ? item_str("delete_relations", args, it.v0, it.v1, "to", path, o) : NULL;
     char *type = to ? item_str("delete_relations", args, it.v0, it.v1, "relationType", path, o) : NULL;
     if (type)
-      run(m, o, NULL, "sss",
+      mcp_run(m, o, NULL, "sss",
           "DELETE FROM {R} WHERE src IN (SELECT id FROM {E} WHERE name = ?1) AND dst IN "
           "(SELECT id FROM {E} WHERE name = ?2) AND coalesce(type, '') = ?3", from, to, type);
     free(from);
@@ -609,12 +613,12 @@ int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out
     if (strcmp(tools[t].name, name)) continue;
     graph g;
     memset(&g, 0, sizeof g);
-    int rc = tools[t].writes ? exec(m, o, "BEGIN") : 0;
+    int rc = tools[t].writes ? mcp_exec(m, o, "BEGIN") : 0;
     if (!rc) rc = graph_load(m, &g, o);
     if (!rc) rc = tools[t].fn(m, &g, args, n, o);
     if (tools[t].writes) {
       if (rc || o->error) sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
-      else exec(m, o, "COMMIT");
+      else mcp_exec(m, o, "COMMIT");
     }
     graph_free(&g);
     return 0;

@@ -59,12 +59,13 @@ static int bmap_get(const bmap *m, const char *k, size_t n, int64_t *v) {
   return 1;
 }
 
-/* 1: added; 0: there (its value becomes the smaller); SQLITE_NOMEM < 0. */
-static int bmap_put(bmap *m, const char *k, size_t n, int64_t v) {
+/* The entry of k, made (value 0, *added 1) when absent; NULL out of memory. */
+static bent *bmap_add(bmap *m, const char *k, size_t n, int *added) {
+  *added = 0;
   if (2 * (m->n + 1) > m->cap) {
     bmap g = {NULL, m->cap ? 2 * m->cap : 64, m->n};
     g.e = sqlite3_malloc64(g.cap * sizeof *g.e);
-    if (!g.e) return -1;
+    if (!g.e) return NULL;
     memset(g.e, 0, g.cap * sizeof *g.e);
     for (size_t i = 0; i < m->cap; i++)
       if (m->e[i].k) *bmap_slot(&g, m->e[i].k, m->e[i].n, m->e[i].h) = m->e[i];
@@ -73,18 +74,25 @@ static int bmap_put(bmap *m, const char *k, size_t n, int64_t v) {
   }
   uint64_t h = fnv1a(k, n);
   bent *e = bmap_slot(m, k, n, h);
-  if (e->k) {
-    if (v < e->v) e->v = v;
-    return 0;
-  }
+  if (e->k) return e;
   e->k = sqlite3_malloc64(n + 1);
-  if (!e->k) return -1;
+  if (!e->k) return NULL;
   memcpy(e->k, k, n);
   e->h = h;
   e->n = n;
-  e->v = v;
+  e->v = 0;
   m->n++;
-  return 1;
+  *added = 1;
+  return e;
+}
+
+/* 1: added; 0: there (its value becomes the smaller); SQLITE_NOMEM < 0. */
+static int bmap_put(bmap *m, const char *k, size_t n, int64_t v) {
+  int added;
+  bent *e = bmap_add(m, k, n, &added);
+  if (!e) return -1;
+  if (added || v < e->v) e->v = v;
+  return added;
 }
 
 static void bmap_free(bmap *m) {
@@ -100,7 +108,8 @@ typedef struct import {
   sqlite3_stmt *ins_ent, *ins_mem, *ins_men, *ins_rel;
   bmap names; /* name -> the lowest id of an entity of that name */
   bmap rels;  /* src, dst, type: there */
-  bmap obs;   /* entity id, text: there */
+  bmap obs;   /* entity id, text: how many memories of that text mention it */
+  bmap line;  /* text: how many times the entity line being read gives it so far */
   strbuf key;
   int64_t entity; /* the entity whose observations are being added */
   char *err;
@@ -156,24 +165,30 @@ static int import_scan(import *im) {
     if (rc != STORE_OK) return h5mem_store_err(st, rc, &im->err);
     if (!v.text) continue;
     obs_key(&im->key, r.b, v.text, v.text_len);
-    if (strbuf_failed(&im->key) || bmap_put(&im->obs, im->key.buf, im->key.len, r.a) < 0)
-      return SQLITE_NOMEM;
+    int added;
+    bent *e = strbuf_failed(&im->key) ? NULL : bmap_add(&im->obs, im->key.buf, im->key.len, &added);
+    if (!e) return SQLITE_NOMEM;
+    e->v++;
   }
   return SQLITE_OK;
 }
 
 /* One observation of im->entity: a memory (text, source 'mcp') that
-** mentions it, unless the entity has that observation already. */
+** mentions it, unless the entity has that observation already as many
+** times as the line gives it so far (a line repeating an observation
+** keeps the repeats, as the MCP memory server does). */
 static int import_obs(void *ctx, const char *s, size_t n) {
   import *im = ctx;
+  int added;
+  bent *seen = bmap_add(&im->line, s, n, &added);
   obs_key(&im->key, im->entity, s, n);
-  if (strbuf_failed(&im->key)) return SQLITE_NOMEM;
-  int added = bmap_put(&im->obs, im->key.buf, im->key.len, 0);
-  if (added < 0) return SQLITE_NOMEM;
-  if (!added) {
+  bent *have = seen && !strbuf_failed(&im->key) ? bmap_add(&im->obs, im->key.buf, im->key.len, &added) : NULL;
+  if (!have) return SQLITE_NOMEM;
+  if (have->v >= ++seen->v) {
     im->n_obs_old++;
     return SQLITE_OK;
   }
+  have->v++;
   int64_t mid;
   int rc = graph_next_id(im->mt, -1, store_max_id(im->st), &mid, &im->err);
   if (rc != SQLITE_OK) return rc;
@@ -297,6 +312,7 @@ static int import_line(import *im, const char *line, size_t len, int pass) {
     if (rc == SQLITE_OK && ot >= 0 && ot != UTIL_JSON_NULL) {
       char e[200];
       im->entity = id;
+      bmap_free(&im->line); /* (counts per line) */
       int r = ot != UTIL_JSON_ARRAY ? UTIL_EINVAL : util_json_strings(line + v0, v1 - v0, import_obs, im, e, sizeof e);
       if (r == UTIL_EINVAL) {
         im->err = sqlite3_mprintf("\"observations\" must be an array of strings");
@@ -405,6 +421,7 @@ static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   bmap_free(&im.names);
   bmap_free(&im.rels);
   bmap_free(&im.obs);
+  bmap_free(&im.line);
   strbuf_free(&im.key);
   if (sp && rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO kg_import_jsonl", NULL, NULL, NULL);
   if (sp) {

@@ -41,8 +41,9 @@ async function main() {
     check(ours.getServerVersion().name === 'h5mem-mcp', 'server name');
     check(ours.getServerCapabilities().tools, 'tools capability');
     const [lo, lr] = [await ours.listTools(), await ref.listTools()];
-    assert.deepEqual(lo.tools, lr.tools, 'the reference\'s nine tools, unchanged');
-    checks++;
+    assert.deepEqual(lo.tools.slice(0, lr.tools.length), lr.tools, 'the reference\'s nine tools, unchanged');
+    assert.deepEqual(lo.tools.slice(lr.tools.length).map((t) => t.name), ['remember', 'recall', 'forget', 'memory_stats']);
+    checks += 2;
 
     const calls = [
       ['read_graph', {}],
@@ -95,12 +96,60 @@ async function main() {
       checks += 2;
     }
     console.log(`ok   the same ${calls.length} calls give the same results on both servers`);
+
+    // the memory tools
+    const call = async (name, args) => {
+      const r = await ours.callTool({name, arguments: args});
+      assert.ok(!r.isError, `${name}: ${r.isError && r.content[0].text}`);
+      assert.deepEqual(JSON.parse(r.content[0].text), r.structuredContent, `${name}: text and structured content`);
+      checks += 2;
+      return r.structuredContent;
+    };
+    const r1 = await call('remember', {text: 'Alice hiked across the Alps with Bob in June', session: 's1',
+                                       source: 'user', entities: ['Alice', 'Bob', 'Zoe']});
+    check(r1.action === 'inserted' && r1.id > 0, `remember: ${JSON.stringify(r1)}`);
+    assert.deepEqual([r1.mentions, r1.unknown_entities], [['Alice', 'Bob'], ['Zoe']]);
+    const r2 = await call('remember', {text: 'thanks!'});
+    check(r2.action === 'skipped' && r2.id === null, 'a trivial text is skipped');
+    await call('remember', {text: 'Bob prefers coffee over tea', session: 's2'});
+    const hits = (await call('recall', {query: 'who hiked in June', k: 3})).memories;
+    check(hits.length >= 1 && hits[0].id === r1.id && hits[0].session === 's1', `recall: ${JSON.stringify(hits)}`);
+    const s2 = (await call('recall', {query: 'tea', session: 's2'})).memories;
+    check(s2.length === 1 && s2[0].text === 'Bob prefers coffee over tea', `recall in a session: ${JSON.stringify(s2)}`);
+    const byEnt = (await call('recall', {query: 'june', entities: ['Alice']})).memories.map((x) => x.id);
+    check(byEnt.includes(r1.id), `recall by entity: ${byEnt}`);
+    const none = (await call('recall', {query: 'alps', entities: ['Nobody']})).memories;
+    check(none.length === 0, 'an unknown entity matches nothing');
+    const st = await call('memory_stats', {});
+    check(st.entities >= 3 && st.memories >= 6 && st.mentions >= 6, `memory_stats: ${JSON.stringify(st)}`);
+    const f = await call('forget', {ids: [r1.id, 999999]});
+    check(f.forgotten === 1, 'forget');
+    check((await call('recall', {query: 'who hiked in June', k: 5})).memories.every((x) => x.id !== r1.id), 'forgotten');
+    const bad = await ours.callTool({name: 'recall', arguments: {k: 3}});
+    check(bad.isError && /query/.test(bad.content[0].text), 'recall without a query is a tool error');
   } finally {
     await ours.close();
     await ref.close();
-    fs.rmSync(dir, {recursive: true, force: true});
   }
-  // the store keeps the graph across restarts
+
+  // a new store imports the reference's file (MEMORY_FILE_PATH, as the
+  // reference names it) and reads back the same graph; a restart keeps it
+  const refGraph = async (file) => {
+    const c = await connect(process.execPath, [reference], {MEMORY_FILE_PATH: file});
+    const g = (await c.callTool({name: 'read_graph', arguments: {}})).structuredContent;
+    await c.close();
+    return g;
+  };
+  const want = await refGraph(path.join(dir, 'memory.jsonl'));
+  for (let round = 0; round < 2; round++) {
+    const c = await connect(server, ['--store', path.join(dir, 'imported.h5')],
+                            {MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl')});
+    const got = (await c.callTool({name: 'read_graph', arguments: {}})).structuredContent;
+    await c.close();
+    assert.deepEqual(got, want, round ? 'kept across a restart' : 'imported');
+    checks++;
+  }
+  fs.rmSync(dir, {recursive: true, force: true});
   console.log(`${checks} checks passed`);
 }
 
