@@ -249,6 +249,7 @@ static int open_store(mcp *m, const char *path, const char *dim, const char *emb
     if (!f) {
       if (m->import_given) {
         fprintf(stderr, "h5mem-mcp: --import %s: %s\n", m->import, strerror(errno));
+        remove_new_store(path);
         return -1;
       }
       return 0; /* (MEMORY_FILE_PATH naming no file yet: nothing to import) */
