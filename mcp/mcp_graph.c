@@ -290,6 +290,18 @@ static void strs_free(char **v, size_t n) {
   free(v);
 }
 
+/* The relation at it (item idx of the array "relations"): its from, to
+** and relationType (malloc'd), 0; -1 with the validation message. */
+static int relation_item(const char *tool, const char *args, const util_json_iter *it, size_t idx, char **from,
+                         char **to, char **type, mcp_out *o) {
+  char path[48];
+  snprintf(path, sizeof path, "relations[%zu]", idx);
+  *from = item_str(tool, args, it->v0, it->v1, "from", path, o);
+  *to = *from ? item_str(tool, args, it->v0, it->v1, "to", path, o) : NULL;
+  *type = *to ? item_str(tool, args, it->v0, it->v1, "relationType", path, o) : NULL;
+  return *type ? 0 : -1;
+}
+
 /* ---- writing (mcp.h) ------------------------------------------------------------ */
 
 int mcp_exec(mcp *m, mcp_out *o, const char *sql) {
@@ -382,11 +394,8 @@ static int t_create_relations(mcp *m, graph *g, const char *args, size_t n, mcp_
   int first = 1;
   size_t idx = 0;
   while (util_json_next(&it) && !o->error) {
-    char path[48];
-    snprintf(path, sizeof path, "relations[%zu]", idx++);
-    char *from = item_str("create_relations", args, it.v0, it.v1, "from", path, o);
-    char *to = from ? item_str("create_relations", args, it.v0, it.v1, "to", path, o) : NULL;
-    char *type = to ? item_str("create_relations", args, it.v0, it.v1, "relationType", path, o) : NULL;
+    char *from, *to, *type;
+    relation_item("create_relations", args, &it, idx++, &from, &to, &type, o);
     int known = 0;
     for (size_t i = 0; type && i < g->nr && !known; i++)
       known = !strcmp(g->r[i].from, from) && !strcmp(g->r[i].to, to) && !strcmp(g->r[i].type, type);
@@ -517,12 +526,8 @@ static int t_delete_relations(mcp *m, graph *g, const char *args, size_t n, mcp_
   if (arg_array("delete_relations", args, n, "relations", &it, o)) return -1;
   size_t idx = 0;
   while (util_json_next(&it) && !o->error) {
-    char path[48];
-    snprintf(path, sizeof path, "relations[%zu]", idx++);
-    char *from = item_str("delete_relations", args, it.v0, it.v1, "from", path, o);
-    char *to = from ? item_str("delete_relations", args, it.v0, it.v1, "to", path, o) : NULL;
-    char *type = to ? item_str("delete_relations", args, it.v0, it.v1, "relationType", path, o) : NULL;
-    if (type)
+    char *from, *to, *type;
+    if (!relation_item("delete_relations", args, &it, idx++, &from, &to, &type, o))
       mcp_run(m, o, NULL, "sss",
           "DELETE FROM {R} WHERE src IN (SELECT id FROM {E} WHERE name = ?1) AND dst IN "
           "(SELECT id FROM {E} WHERE name = ?2) AND coalesce(type, '') = ?3", from, to, type);

@@ -15,14 +15,10 @@ import tempfile
 
 import h5py
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql"))
+from sqltest import check, finish  # noqa: E402
+
 SERVER = os.path.join(os.getcwd(), "h5mem-mcp")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(args, lines, env=None):
@@ -136,8 +132,7 @@ def main():
         check(rc == 2 and "--frobnicate" in err, "an unknown option: %d %r" % (rc, err))
     finally:
         shutil.rmtree(d)
-    print("%d failures" % len(failures))
-    sys.exit(1 if failures else 0)
+    finish()
 
 
 if __name__ == "__main__":
