@@ -242,6 +242,17 @@ static int open_store(mcp *m, const char *path, const char *dim, const char *emb
     sqlite3_free(err);
     return -1;
   }
+  /* the server is the store's writer while it runs (another writer would
+     change the graph it keeps between calls): a checkpoint takes the role */
+  char *cq = sqlite3_mprintf("SELECT h5mem_checkpoint(%Q)", m->table);
+  rc = cq ? sqlite3_exec(m->db, cq, NULL, NULL, &err) : SQLITE_NOMEM;
+  sqlite3_free(cq);
+  if (rc != SQLITE_OK) {
+    fprintf(stderr, "h5mem-mcp: %s\n", err ? err : sqlite3_errstr(rc));
+    sqlite3_free(err);
+    if (fresh) remove_new_store(path);
+    return -1;
+  }
   /* a new store takes the reference server's graph: --import FILE, or
      the file its MEMORY_FILE_PATH names */
   if (fresh && m->import && *m->import) {

@@ -24,6 +24,8 @@
 #define MCP_REF_NTOOLS 9
 extern const char *const mcp_ref_tools[MCP_REF_NTOOLS];
 
+typedef struct graph graph; /* the graph as the reference sees it (mcp_graph.c) */
+
 /* The server's state. */
 typedef struct mcp {
   sqlite3 *db;
@@ -32,6 +34,7 @@ typedef struct mcp {
   const char *embedder; /* the embedder named (NULL: the store's) */
   const char *import;   /* a JSONL graph for a new store */
   int import_given;     /* (by --import: a missing file is an error) */
+  graph *graph;         /* the graph, kept between calls (NULL: load it) */
   int verbose;
 } mcp;
 
@@ -52,6 +55,8 @@ void mcp_out_error(mcp_out *o, const char *fmt, ...) __attribute__((format(print
 ** the tool is one of the reference's (o filled), -1 when no tool has
 ** that name. */
 int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o);
+/* The kept graph dropped: the next graph tool loads it again. */
+void mcp_graph_forget(mcp *m);
 
 /* The same for h5mem-mcp's own memory tools (mcp_memory.c). */
 #define MCP_MEM_NTOOLS 4

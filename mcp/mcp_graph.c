@@ -28,31 +28,66 @@ typedef struct gent {
   char *name, *type;
   char **obs;
   size_t nobs, cap;
+  size_t canon; /* the first entity of this name (the reference knows entities by name) */
+  char *hay;    /* name, type and observations lowercased, 0x01 between (search_nodes) */
+  size_t hayn;
 } gent;
 
 typedef struct grel {
-  const char *from, *to; /* (the entities' names) */
+  size_t a, b; /* the ends (entities' indexes) */
   char *type;
 } grel;
 
-typedef struct graph {
+struct graph {
   gent *e;
   size_t ne;
   grel *r;
   size_t nr;
-} graph;
+  size_t *names; /* open addressing over the names: entity index + 1, 0 empty */
+  size_t ncap;
+};
 
-static void graph_free(graph *g) {
+static void graph_clear(graph *g) {
   for (size_t i = 0; i < g->ne; i++) {
     free(g->e[i].name);
     free(g->e[i].type);
     for (size_t k = 0; k < g->e[i].nobs; k++) free(g->e[i].obs[k]);
     free(g->e[i].obs);
+    free(g->e[i].hay);
   }
   for (size_t i = 0; i < g->nr; i++) free(g->r[i].type);
   free(g->e);
   free(g->r);
+  free(g->names);
   memset(g, 0, sizeof *g);
+}
+
+void mcp_graph_forget(mcp *m) {
+  if (!m->graph) return;
+  graph_clear(m->graph);
+  free(m->graph);
+  m->graph = NULL;
+}
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+  return h;
+}
+
+/* The names' index: each name to its first entity; canon of each. */
+static int graph_index(graph *g) {
+  g->ncap = 16;
+  while (g->ncap < 2 * g->ne + 2) g->ncap *= 2;
+  g->names = calloc(g->ncap, sizeof *g->names);
+  if (!g->names) return -1;
+  for (size_t i = 0; i < g->ne; i++) {
+    size_t k = name_hash(g->e[i].name) & (g->ncap - 1);
+    while (g->names[k] && strcmp(g->e[g->names[k] - 1].name, g->e[i].name)) k = (k + 1) & (g->ncap - 1);
+    if (!g->names[k]) g->names[k] = i + 1;
+    g->e[i].canon = g->names[k] - 1;
+  }
+  return 0;
 }
 
 static char *col_dup(sqlite3_stmt *st, int c) {
@@ -146,16 +181,22 @@ static int graph_load(mcp *m, graph *g, mcp_out *o) {
       if (!nr) return mcp_out_error(o, "out of memory"), SQLITE_NOMEM;
       g->r = nr;
     }
-    g->r[g->nr++] = (grel){a->name, b->name, col_dup(st, 2)};
+    g->r[g->nr++] = (grel){(size_t)(a - g->e), (size_t)(b - g->e), col_dup(st, 2)};
   }
   if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
+  if (!rc && graph_index(g)) {
+    mcp_out_error(o, "out of memory");
+    rc = SQLITE_NOMEM;
+  }
   return rc;
 }
 
+/* The first entity of that name (as the reference finds it), or NULL. */
 static gent *ent_by_name(graph *g, const char *name) {
-  for (size_t i = 0; i < g->ne; i++)
-    if (!strcmp(g->e[i].name, name)) return &g->e[i];
-  return NULL;
+  if (!g->ncap) return NULL;
+  size_t k = name_hash(name) & (g->ncap - 1);
+  while (g->names[k] && strcmp(g->e[g->names[k] - 1].name, name)) k = (k + 1) & (g->ncap - 1);
+  return g->names[k] ? &g->e[g->names[k] - 1] : NULL;
 }
 
 /* ---- JSON out -------------------------------------------------------------- */
@@ -186,12 +227,15 @@ static void put_relation(strbuf *b, const char *from, const char *to, const char
 }
 
 /* {"entities": [...], "relations": [...]}: the entities with keep[i] set,
-** and the relations with an end among them (all of them: keep NULL). */
-static void put_graph(strbuf *b, graph *g, const uint8_t *keep) {
+** and the relations with an end named as one of them (all of them: keep
+** NULL).  keep has room for the names' marks (2 bits an entity). */
+static void put_graph(strbuf *b, graph *g, uint8_t *keep) {
+  for (size_t i = 0; keep && i < g->ne; i++)
+    if (keep[i] & 1) keep[g->e[i].canon] |= 2;
   strbuf_puts(b, "{\"entities\":[");
   int first = 1;
   for (size_t i = 0; i < g->ne; i++) {
-    if (keep && !keep[i]) continue;
+    if (keep && !(keep[i] & 1)) continue;
     if (!first) strbuf_putc(b, ',');
     first = 0;
     put_entity(b, g->e[i].name, g->e[i].type, g->e[i].obs, g->e[i].nobs);
@@ -199,15 +243,11 @@ static void put_graph(strbuf *b, graph *g, const uint8_t *keep) {
   strbuf_puts(b, "],\"relations\":[");
   first = 1;
   for (size_t i = 0; i < g->nr; i++) {
-    if (keep) {
-      int in = 0;
-      for (size_t k = 0; k < g->ne && !in; k++)
-        in = keep[k] && (!strcmp(g->e[k].name, g->r[i].from) || !strcmp(g->e[k].name, g->r[i].to));
-      if (!in) continue;
-    }
+    const grel *r = &g->r[i];
+    if (keep && !(keep[g->e[r->a].canon] & 2) && !(keep[g->e[r->b].canon] & 2)) continue;
     if (!first) strbuf_putc(b, ',');
     first = 0;
-    put_relation(b, g->r[i].from, g->r[i].to, g->r[i].type);
+    put_relation(b, g->e[r->a].name, g->e[r->b].name, r->type);
   }
   strbuf_puts(b, "]}");
 }
@@ -398,7 +438,8 @@ static int t_create_relations(mcp *m, graph *g, const char *args, size_t n, mcp_
     relation_item("create_relations", args, &it, idx++, &from, &to, &type, o);
     int known = 0;
     for (size_t i = 0; type && i < g->nr && !known; i++)
-      known = !strcmp(g->r[i].from, from) && !strcmp(g->r[i].to, to) && !strcmp(g->r[i].type, type);
+      known = !strcmp(g->e[g->r[i].a].name, from) && !strcmp(g->e[g->r[i].b].name, to) &&
+              !strcmp(g->r[i].type, type);
     if (type && !known) {
       gent *a = ent_by_name(g, from), *b = ent_by_name(g, to);
       if (!a || !b) /* TODO(issue 23): the reference keeps relations whose ends name no entity */
@@ -546,18 +587,35 @@ static int t_read_graph(mcp *m, graph *g, const char *args, size_t n, mcp_out *o
 }
 
 /* JavaScript's toLowerCase for ASCII; other bytes as they are (UTF-8). */
-static char *lower(const char *s) {
-  char *d = strdup(s);
-  for (char *p = d; p && *p; p++)
-    if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
-  return d;
+/* s lowercased (ASCII letters; other bytes as they are) onto b. */
+static void put_lower(strbuf *b, const char *s) {
+  size_t n = strlen(s), at = b->len;
+  strbuf_append(b, s, n);
+  for (size_t i = 0; b->buf && i < n; i++)
+    if (b->buf[at + i] >= 'A' && b->buf[at + i] <= 'Z') b->buf[at + i] = (char)(b->buf[at + i] - 'A' + 'a');
 }
 
-static int contains_ci(const char *hay, const char *needle_lower) {
-  char *h = lower(hay);
-  int r = h && strstr(h, needle_lower) != NULL;
-  free(h);
-  return r;
+/* Each entity's haystack, made at the first search of a loaded graph. */
+static int graph_hay(graph *g) {
+  for (size_t i = 0; i < g->ne; i++) {
+    gent *e = &g->e[i];
+    if (e->hay) continue;
+    strbuf b = {0};
+    put_lower(&b, e->name);
+    strbuf_putc(&b, 1);
+    put_lower(&b, e->type);
+    for (size_t k = 0; k < e->nobs; k++) {
+      strbuf_putc(&b, 1);
+      put_lower(&b, e->obs[k]);
+    }
+    if (strbuf_failed(&b)) {
+      strbuf_free(&b);
+      return -1;
+    }
+    e->hay = b.buf;
+    e->hayn = b.len;
+  }
+  return 0;
 }
 
 static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
@@ -570,18 +628,35 @@ static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out 
                   "input: expected string at query");
     return -1;
   }
-  char *ql = lower(q);
+  strbuf ql = {0};
+  put_lower(&ql, q);
   uint8_t *keep = calloc(g->ne + 1, 1);
-  for (size_t i = 0; keep && ql && i < g->ne; i++) {
-    gent *e = &g->e[i];
-    int hit = contains_ci(e->name, ql) || contains_ci(e->type, ql);
-    for (size_t k = 0; !hit && k < e->nobs; k++) hit = contains_ci(e->obs[k], ql);
-    keep[i] = (uint8_t)hit;
+  /* a substring of one of the fields: of the haystack, unless the match
+     spans a 0x01 separator (only a query holding one can) */
+  int sep = strchr(q, 1) != NULL;
+  if (!keep || strbuf_failed(&ql) || graph_hay(g)) {
+    mcp_out_error(o, "out of memory");
+  } else {
+    for (size_t i = 0; i < g->ne; i++) {
+      gent *e = &g->e[i];
+      keep[i] = !ql.len || memmem(e->hay, e->hayn, ql.buf, ql.len) != NULL;
+      if (keep[i] && sep) { /* (rare: field by field) */
+        strbuf f = {0};
+        put_lower(&f, e->name);
+        int hit = f.buf && strstr(f.buf, ql.buf);
+        for (size_t k = 0; !hit && k <= e->nobs; k++) {
+          f.len = 0;
+          put_lower(&f, k ? e->obs[k - 1] : e->type);
+          hit = f.buf && strstr(f.buf, ql.buf);
+        }
+        strbuf_free(&f);
+        keep[i] = (uint8_t)hit;
+      }
+    }
+    put_graph(&o->result, g, keep);
   }
-  if (keep && ql) put_graph(&o->result, g, keep);
-  else mcp_out_error(o, "out of memory");
   free(keep);
-  free(ql);
+  strbuf_free(&ql);
   free(q);
   return o->error ? -1 : 0;
 }
@@ -591,12 +666,16 @@ static int t_open_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o
   size_t nn = 0;
   char **names = item_strs("open_nodes", args, 0, n, "names", "$", &nn, o);
   if (!names) return -1;
-  uint8_t *keep = calloc(g->ne + 1, 1);
-  for (size_t i = 0; keep && i < g->ne; i++)
-    for (size_t k = 0; k < nn && !keep[i]; k++) keep[i] = !strcmp(g->e[i].name, names[k]);
-  if (keep) put_graph(&o->result, g, keep);
+  uint8_t *keep = calloc(g->ne + 1, 1), *named = calloc(g->ne + 1, 1);
+  for (size_t k = 0; keep && named && k < nn; k++) {
+    gent *e = ent_by_name(g, names[k]);
+    if (e) named[e - g->e] = 1; /* (its first entity: every entity of the name has it as canon) */
+  }
+  for (size_t i = 0; keep && named && i < g->ne; i++) keep[i] = named[g->e[i].canon];
+  if (keep && named) put_graph(&o->result, g, keep);
   else mcp_out_error(o, "out of memory");
   free(keep);
+  free(named);
   strs_free(names, nn);
   return o->error ? -1 : 0;
 }
@@ -616,16 +695,22 @@ static const struct {
 int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o) {
   for (size_t t = 0; t < sizeof tools / sizeof *tools; t++) {
     if (strcmp(tools[t].name, name)) continue;
-    graph g;
-    memset(&g, 0, sizeof g);
+    /* the graph is kept between calls (the server is the store's one
+       writer while it runs: nobody else changes it); a writing tool
+       starts from it and drops it after (it changed, or was rolled back) */
     int rc = tools[t].writes ? mcp_exec(m, o, "BEGIN") : 0;
-    if (!rc) rc = graph_load(m, &g, o);
-    if (!rc) rc = tools[t].fn(m, &g, args, n, o);
+    if (!rc && !m->graph && !(m->graph = calloc(1, sizeof *m->graph))) {
+      mcp_out_error(o, "out of memory");
+      rc = SQLITE_NOMEM;
+    } else if (!rc && !m->graph->e && (rc = graph_load(m, m->graph, o)) != SQLITE_OK) {
+      mcp_graph_forget(m);
+    }
+    if (!rc) rc = tools[t].fn(m, m->graph, args, n, o);
     if (tools[t].writes) {
       if (rc || o->error) sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
       else mcp_exec(m, o, "COMMIT");
+      mcp_graph_forget(m);
     }
-    graph_free(&g);
     return 0;
   }
   return -1;

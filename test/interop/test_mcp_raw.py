@@ -4,7 +4,7 @@ version negotiation, ping, notifications (no answer), parse errors, invalid
 requests, unknown methods and tools, tool errors as results, mangled and
 random lines (the server answers or stays silent, never dies), a clean
 exit at the end of input with the store checkpointed (h5py reads it), and
-bad options (a clear error, exit status 1 or 2)."""
+bad options (a clear error, exit status 1 or 2), one server per store."""
 import json
 import os
 import random
@@ -128,6 +128,16 @@ def main():
         out, err, rc = run(["--store", os.path.join(d, "b.h5"), "--import", bad], [])
         check(rc == 1 and "line 2" in err and not os.path.exists(os.path.join(d, "b.h5")),
               "a malformed file: nothing made: %d %r" % (rc, err))
+        # one server per store: it is the store's writer while it runs
+        first = subprocess.Popen([SERVER, "--store", store], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        first.stdin.write((req(1, "ping") + "\n").encode())
+        first.stdin.flush()
+        check(json.loads(first.stdout.readline())["result"] == {}, "the first server answers")
+        out, err, rc = run(["--store", store], [req(1, "ping")])
+        check(rc == 1 and "being written by another" in err and not out, "a second server on the store: %d %r" %
+              (rc, err))
+        first.stdin.close()
+        check(first.wait(timeout=60) == 0, "the first ends at the end of its input")
         out, err, rc = run(["--store", store, "--frobnicate"], [])
         check(rc == 2 and "--frobnicate" in err, "an unknown option: %d %r" % (rc, err))
     finally:
