@@ -252,7 +252,7 @@ int search_knn_filter_add(knn_filter *f, int field, int op, sqlite3_value *v) {
     if (f->has_ids) f->empty = 1; /* two id conditions: keep it simple and exact */
     f->has_ids = 1;
     if (!f->nids) f->empty = 1;
-    qsort(f->ids, f->nids, sizeof *f->ids, cmp_i64);
+    if (f->nids > 1) qsort(f->ids, f->nids, sizeof *f->ids, cmp_i64); /* (an empty IN list: ids NULL) */
     return SQLITE_OK;
   }
   if (field == KNN_F_TS) {

@@ -178,6 +178,10 @@ def main():
         db.execute("INSERT INTO temp.eh(text) VALUES ('hello world')")
         e = db.execute("SELECT embedding FROM temp.eh WHERE text = 'hello world'").fetchone()[0]
         check(np.array_equal(np.frombuffer(e, "<f4"), emb(db, "hello world", "hash:24")), "hash:24 embeds INSERTs")
+        # an empty id IN list: no rows (it once reached qsort with no array: UBSan)
+        for f in ("vec_search('eh', 'hello world', 3)", "hybrid('eh', 'hello world', NULL, 3)"):
+            n = db.execute("SELECT count(*) FROM %s WHERE id IN (SELECT 1 WHERE 0)" % f).fetchone()[0]
+            check(n == 0, "%s with an empty id IN list: %d rows" % (f, n))
         # h5mem_embed(text, table) uses the table's embedder; h5mem_embed(text)
         # the one embedder of the open tables, or is an error saying why not
         check(db.execute("SELECT h5mem_embed('hello world', 'eh')").fetchone()[0] == emb(db, "hello world", "hash:24").tobytes(),

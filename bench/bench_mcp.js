@@ -1,0 +1,102 @@
+// bench/bench_mcp.js - h5mem-mcp against the reference MCP memory server
+// (@modelcontextprotocol/server-memory, npm), both driven through the MCP
+// TypeScript SDK's client over stdio, in the same run, on the same graph
+// (issue 23):
+//
+//   (cd test/interop && npm ci)     # the SDK and the reference server
+//   node bench/bench_mcp.js [--sizes 1000,10000] [--calls 200]
+//
+// run from the build directory (./h5mem-mcp).  For each size N: N entities
+// (5 types, 2 observations each, words from a 200-word vocabulary, seeded)
+// and N relations, made through create_entities / create_relations in
+// batches of 1000 on both servers.  Then each server is started again and
+// timed: its first call (search_nodes, on a graph it has to read), then
+// `calls` search_nodes calls (a query naming an entity, e.g. "e123": up to
+// 11 entities match) and, for h5mem-mcp, recall calls (two vocabulary
+// words, k = 10).  Times are the client's, from callTool to its result, in
+// microseconds.
+'use strict';
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const interop = path.join(__dirname, '..', 'test', 'interop', 'node_modules');
+const req = (m) => require(path.join(interop, m));
+const {Client} = req('@modelcontextprotocol/sdk/dist/cjs/client/index.js');
+const {StdioClientTransport} = req('@modelcontextprotocol/sdk/dist/cjs/client/stdio.js');
+const reference = path.join(interop, '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+const server = path.join(process.cwd(), 'h5mem-mcp');
+
+const arg = (name, def) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : def;
+};
+const sizes = arg('--sizes', '1000,10000').split(',').map(Number);
+const ncalls = Number(arg('--calls', '200'));
+
+let seed = 7;
+const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000);
+const pick = (a) => a[Math.floor(rand() * a.length)];
+const vocab = Array.from({length: 200}, (_, i) => `w${i.toString(36)}x${(i * 7919 % 997).toString(36)}`);
+const sentence = () => Array.from({length: 6}, () => pick(vocab)).join(' ');
+
+async function start(which, dir) {
+  const t = which === 'ours'
+    ? new StdioClientTransport({command: server, args: ['--store', path.join(dir, 'memory.h5')],
+                                env: {PATH: process.env.PATH}, stderr: 'inherit'})
+    : new StdioClientTransport({command: process.execPath, args: [reference],
+                                env: {PATH: process.env.PATH, MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl')},
+                                stderr: 'ignore'});
+  const c = new Client({name: 'bench', version: '1.0.0'});
+  await c.connect(t);
+  return c;
+}
+
+async function timed(c, name, args) {
+  const t0 = process.hrtime.bigint();
+  const r = await c.callTool({name, arguments: args});
+  const us = Number(process.hrtime.bigint() - t0) / 1000;
+  if (r.isError) throw new Error(`${name}: ${r.content[0].text}`);
+  return us;
+}
+
+const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
+
+async function main() {
+  const commit = require('node:child_process').execSync('git rev-parse --short=12 HEAD', {cwd: path.join(__dirname, '..')})
+    .toString().trim();
+  console.log(`# ${new Date().toISOString().slice(0, 10)}, commit ${commit}, node ${process.version}, ${ncalls} calls a row`);
+  console.log('\n| N | server | first call µs | search_nodes p50 µs | p99 µs | recall p50 µs | p99 µs |');
+  console.log('|---:|---|---:|---:|---:|---:|---:|');
+  for (const n of sizes) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench_mcp_'));
+    const types = ['person', 'place', 'project', 'tool', 'event'];
+    const ents = Array.from({length: n}, (_, i) => ({name: `e${i}`, entityType: types[i % 5],
+                                                   observations: [sentence(), sentence()]}));
+    const rels = Array.from({length: n}, () => ({from: `e${Math.floor(rand() * n)}`, to: `e${Math.floor(rand() * n)}`,
+                                               relationType: pick(['knows', 'uses', 'part_of'])}));
+    for (const which of ['ours', 'reference']) {
+      const c = await start(which, dir);
+      for (let i = 0; i < n; i += 1000) await c.callTool({name: 'create_entities', arguments: {entities: ents.slice(i, i + 1000)}});
+      for (let i = 0; i < n; i += 1000) await c.callTool({name: 'create_relations', arguments: {relations: rels.slice(i, i + 1000)}});
+      await c.close();
+    }
+    const queries = Array.from({length: ncalls}, () => `e${Math.floor(rand() * n)}`);
+    const recalls = Array.from({length: ncalls}, () => `${pick(vocab)} ${pick(vocab)}`);
+    for (const which of ['ours', 'reference']) {
+      const c = await start(which, dir);
+      const first = await timed(c, 'search_nodes', {query: queries[0]});
+      const s = [];
+      for (const q of queries) s.push(await timed(c, 'search_nodes', {query: q}));
+      const r = [];
+      if (which === 'ours') for (const q of recalls) r.push(await timed(c, 'recall', {query: q, k: 10}));
+      await c.close();
+      const f = (x) => x.toFixed(0);
+      console.log(`| ${n} | ${which === 'ours' ? 'h5mem-mcp' : 'server-memory 2026.8.31'} | ${f(first)} | ${f(pct(s, 0.5))} | ` +
+                  `${f(pct(s, 0.99))} | ${r.length ? f(pct(r, 0.5)) : '-'} | ${r.length ? f(pct(r, 0.99)) : '-'} |`);
+    }
+    fs.rmSync(dir, {recursive: true, force: true});
+  }
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
