@@ -13,8 +13,9 @@
 // timed: its first call (search_nodes, on a graph it has to read), then
 // `calls` search_nodes calls (a query naming an entity, e.g. "e123": up to
 // 11 entities match) and, for h5mem-mcp, recall calls (two vocabulary
-// words, k = 10).  Times are the client's, from callTool to its result, in
-// microseconds.
+// words, k = 10); `calls` pings give the round trip's floor (the SDK, the
+// pipe, JSON-RPC) on each server.  Times are the client's, from the call to
+// its result, in microseconds.
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -66,8 +67,8 @@ async function main() {
   const commit = require('node:child_process').execSync('git rev-parse --short=12 HEAD', {cwd: path.join(__dirname, '..')})
     .toString().trim();
   console.log(`# ${new Date().toISOString().slice(0, 10)}, commit ${commit}, node ${process.version}, ${ncalls} calls a row`);
-  console.log('\n| N | server | first call µs | search_nodes p50 µs | p99 µs | recall p50 µs | p99 µs |');
-  console.log('|---:|---|---:|---:|---:|---:|---:|');
+  console.log('\n| N | server | ping p50 µs | first call µs | search_nodes p50 µs | p99 µs | recall p50 µs | p99 µs |');
+  console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
   for (const n of sizes) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench_mcp_'));
     const types = ['person', 'place', 'project', 'tool', 'event'];
@@ -86,13 +87,20 @@ async function main() {
     for (const which of ['ours', 'reference']) {
       const c = await start(which, dir);
       const first = await timed(c, 'search_nodes', {query: queries[0]});
+      const pings = [];
+      for (let i = 0; i < ncalls; i++) {
+        const t0 = process.hrtime.bigint();
+        await c.ping();
+        pings.push(Number(process.hrtime.bigint() - t0) / 1000);
+      }
       const s = [];
       for (const q of queries) s.push(await timed(c, 'search_nodes', {query: q}));
       const r = [];
       if (which === 'ours') for (const q of recalls) r.push(await timed(c, 'recall', {query: q, k: 10}));
       await c.close();
       const f = (x) => x.toFixed(0);
-      console.log(`| ${n} | ${which === 'ours' ? 'h5mem-mcp' : 'server-memory 2026.8.31'} | ${f(first)} | ${f(pct(s, 0.5))} | ` +
+      console.log(`| ${n} | ${which === 'ours' ? 'h5mem-mcp' : 'server-memory 2026.8.31'} | ${f(pct(pings, 0.5))} | ` +
+                  `${f(first)} | ${f(pct(s, 0.5))} | ` +
                   `${f(pct(s, 0.99))} | ${r.length ? f(pct(r, 0.5)) : '-'} | ${r.length ? f(pct(r, 0.99)) : '-'} |`);
     }
     fs.rmSync(dir, {recursive: true, force: true});
