@@ -381,12 +381,14 @@ static int add_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
   return rc;
 }
 
-/* The observation text of entity eid let go: its mentions of it, and the
-** memories no other entity mentions. */
+/* The observation text of entity eid let go: the entity's mentions of the
+** memories of that text (whatever their source: read_graph shows them
+** all), and those of them the graph tools made (source 'mcp') that no
+** other entity mentions; memories remember made stay. */
 static int drop_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
   int rc = mcp_run(m, o, NULL, "is",
-               "DELETE FROM {M} WHERE entity_id = ?1 AND memory_id IN "
-               "(SELECT id FROM {T} WHERE text = ?2 AND source = 'mcp')", eid, text);
+               "DELETE FROM {M} WHERE entity_id = ?1 AND memory_id IN (SELECT id FROM {T} WHERE text = ?2)", eid,
+               text);
   if (!rc)
     rc = mcp_run(m, o, NULL, "s",
              "DELETE FROM {T} WHERE text = ?1 AND source = 'mcp' AND id NOT IN "
@@ -532,11 +534,6 @@ static int t_delete_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
       for (size_t j = 0; j < g->e[i].nobs && !o->error; j++) drop_obs(m, o, id, g->e[i].obs[j]);
       if (!o->error) mcp_run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", id);
     }
-  /* relations naming a deleted name at an end, whatever entity they join (the reference matches names) */
-  for (size_t k = 0; k < nn && !o->error; k++)
-    mcp_run(m, o, NULL, "s",
-        "DELETE FROM {R} WHERE src IN (SELECT id FROM {E} WHERE name = ?1) "
-        "OR dst IN (SELECT id FROM {E} WHERE name = ?1)", names[k]);
   strs_free(names, nn);
   if (!o->error) done_message(o, "Entities deleted successfully");
   return o->error ? -1 : 0;

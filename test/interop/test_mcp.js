@@ -125,6 +125,16 @@ async function main() {
     const f = await call('forget', {ids: [r1.id, 999999]});
     check(f.forgotten === 1, 'forget');
     check((await call('recall', {query: 'who hiked in June', k: 5})).memories.every((x) => x.id !== r1.id), 'forgotten');
+    // a memory remember links to an entity is one of its observations; deleting the
+    // observation unlinks it, and the memory stays
+    const r3 = await call('remember', {text: 'Alice keeps bees on the roof', entities: ['Alice']});
+    const obsOf = async () => (await call('open_nodes', {names: ['Alice']})).entities[0].observations;
+    check((await obsOf()).includes('Alice keeps bees on the roof'), 'a remembered memory is an observation');
+    const del = await ours.callTool({name: 'delete_observations', arguments: {deletions: [
+      {entityName: 'Alice', observations: ['Alice keeps bees on the roof']}]}});
+    check(!del.isError && del.content[0].text === 'Observations deleted successfully', 'delete_observations');
+    check(!(await obsOf()).includes('Alice keeps bees on the roof'), 'deleting the observation unlinks it');
+    check((await call('recall', {query: 'bees roof', k: 1})).memories[0].id === r3.id, 'the memory stays');
     const bad = await ours.callTool({name: 'recall', arguments: {k: 3}});
     check(bad.isError && /query/.test(bad.content[0].text), 'recall without a query is a tool error');
   } finally {
