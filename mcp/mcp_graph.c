@@ -45,6 +45,14 @@ struct graph {
   size_t nr;
   size_t *names; /* open addressing over the names: entity index + 1, 0 empty */
   size_t ncap;
+  /* the haystacks' trigrams (search_nodes): open addressing, key the three
+     bytes + 1 (0 empty), each with the entities holding it, ascending */
+  struct tri {
+    uint32_t key;
+    uint32_t n, cap;
+    uint32_t *ents;
+  } *tri;
+  size_t tcap, tn;
 };
 
 static void graph_clear(graph *g) {
@@ -56,6 +64,8 @@ static void graph_clear(graph *g) {
     free(g->e[i].hay);
   }
   for (size_t i = 0; i < g->nr; i++) free(g->r[i].type);
+  for (size_t i = 0; i < g->tcap; i++) free(g->tri[i].ents);
+  free(g->tri);
   free(g->e);
   free(g->r);
   free(g->names);
@@ -592,8 +602,55 @@ static void put_lower(strbuf *b, const char *s) {
     if (b->buf[at + i] >= 'A' && b->buf[at + i] <= 'Z') b->buf[at + i] = (char)(b->buf[at + i] - 'A' + 'a');
 }
 
-/* Each entity's haystack, made at the first search of a loaded graph. */
+static uint32_t tri_key(const char *p) {
+  return ((uint32_t)(uint8_t)p[0] << 16 | (uint32_t)(uint8_t)p[1] << 8 | (uint8_t)p[2]) + 1;
+}
+
+static struct tri *tri_slot(const graph *g, uint32_t key) {
+  size_t k = (key * 2654435761u) & (g->tcap - 1);
+  while (g->tri[k].key && g->tri[k].key != key) k = (k + 1) & (g->tcap - 1);
+  return &g->tri[k];
+}
+
+/* Entity i into the list of each trigram of its haystack (not spanning a
+** 0x01 separator). */
+static int tri_add(graph *g, size_t i) {
+  const gent *e = &g->e[i];
+  for (size_t k = 0; k + 3 <= e->hayn; k++) {
+    if (e->hay[k] == 1 || e->hay[k + 1] == 1 || e->hay[k + 2] == 1) continue;
+    if (2 * (g->tn + 1) > g->tcap) { /* grow */
+      graph old = *g;
+      g->tcap = g->tcap ? 2 * g->tcap : 4096;
+      g->tri = calloc(g->tcap, sizeof *g->tri);
+      if (!g->tri) {
+        g->tri = old.tri, g->tcap = old.tcap;
+        return -1;
+      }
+      for (size_t j = 0; j < old.tcap; j++)
+        if (old.tri[j].key) *tri_slot(g, old.tri[j].key) = old.tri[j];
+      free(old.tri);
+    }
+    uint32_t key = tri_key(e->hay + k);
+    struct tri *t = tri_slot(g, key);
+    if (!t->key) {
+      t->key = key;
+      g->tn++;
+    }
+    if (t->n && t->ents[t->n - 1] == (uint32_t)i) continue;
+    if (t->n == t->cap) {
+      uint32_t *ne = realloc(t->ents, (t->cap = t->cap ? 2 * t->cap : 4) * sizeof *ne);
+      if (!ne) return -1;
+      t->ents = ne;
+    }
+    t->ents[t->n++] = (uint32_t)i;
+  }
+  return 0;
+}
+
+/* Each entity's haystack and the trigrams' lists, made at the first search
+** of a loaded graph. */
 static int graph_hay(graph *g) {
+  if (g->ne && g->e[g->ne - 1].hay) return 0;
   for (size_t i = 0; i < g->ne; i++) {
     gent *e = &g->e[i];
     if (e->hay) continue;
@@ -611,12 +668,12 @@ static int graph_hay(graph *g) {
     }
     e->hay = b.buf;
     e->hayn = b.len;
+    if (tri_add(g, i)) return -1;
   }
   return 0;
 }
 
 static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
-  (void)m;
   size_t v0, v1;
   int is = 0;
   char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_str(args, v0, v1, &is) : NULL;
@@ -633,8 +690,23 @@ static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out 
   int sep = strchr(q, 1) != NULL;
   if (!keep || strbuf_failed(&ql) || graph_hay(g)) {
     mcp_out_error(o, "out of memory");
+    g = NULL;
+    mcp_graph_forget(m); /* (half-built haystacks or trigrams: read it again next time) */
   } else {
-    for (size_t i = 0; i < g->ne; i++) {
+    /* the candidates: with 3 bytes or more (and no separator), the
+       entities holding the query's rarest trigram; else all */
+    const uint32_t *cand = NULL;
+    size_t nc = g->ne;
+    for (size_t k = 0; !sep && k + 3 <= ql.len && g->tcap; k++) {
+      struct tri *t = tri_slot(g, tri_key(ql.buf + k));
+      if (!t->key) { /* a trigram no entity has: none matches */
+        nc = 0;
+        break;
+      }
+      if (!cand || t->n < nc) cand = t->ents, nc = t->n;
+    }
+    for (size_t c = 0; c < nc; c++) {
+      size_t i = cand ? cand[c] : c;
       gent *e = &g->e[i];
       keep[i] = !ql.len || memmem(e->hay, e->hayn, ql.buf, ql.len) != NULL;
       if (keep[i] && sep) { /* (rare: field by field) */

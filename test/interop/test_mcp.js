@@ -70,6 +70,11 @@ async function main() {
       ['search_nodes', {query: 'person'}],
       ['search_nodes', {query: ''}],
       ['search_nodes', {query: 'nothing matches this'}],
+      ['search_nodes', {query: 'Al'}],          // shorter than a trigram: a scan
+      ['search_nodes', {query: 'ICE'}],         // one trigram
+      ['search_nodes', {query: 'n the al'}],    // across words
+      ['search_nodes', {query: 'zzq'}],         // a trigram nobody has
+      ['search_nodes', {query: '"quoted"'}],
       ['open_nodes', {names: ['Bob', 'Nobody']}],
       ['delete_observations', {deletions: [{entityName: 'Alice', observations: ['Runs marathons']},
                                            {entityName: 'Nobody', observations: ['x']}]}],
