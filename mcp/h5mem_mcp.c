@@ -176,11 +176,10 @@ static void handle(mcp *m, const char *s, size_t n) {
   const char *p = has_params && util_json_type(s, p0, p1) == UTIL_JSON_OBJECT ? s + p0 : NULL;
   size_t pn = p ? p1 - p0 : 0;
   if (!ver || strcmp(ver, "2.0") || !method || (has_params && !p)) {
-    /* (an answer, or a message of another kind: answered only when it is a request) */
-    if (!method && !has_params && (!mcp_member(s, n, "result", &v0, &v1) || !mcp_member(s, n, "error", &v0, &v1))) {
-    } else {
-      send_error(has_id ? s + i0 : NULL, has_id ? i1 - i0 : 0, -32600, "Invalid Request");
-    }
+    /* not a request: an answer (result or error, no method) gets none */
+    int answer = !method && !has_params &&
+                 (!mcp_member(s, n, "result", &v0, &v1) || !mcp_member(s, n, "error", &v0, &v1));
+    if (!answer) send_error(has_id ? s + i0 : NULL, has_id ? i1 - i0 : 0, -32600, "Invalid Request");
   } else if (!has_id) {
     if (m->verbose) fprintf(stderr, "h5mem-mcp: notification %s\n", method);
   } else {
