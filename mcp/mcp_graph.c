@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mcp.h"
 #include "util/json.h"
@@ -688,7 +689,15 @@ static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out 
   /* a substring of one of the fields: of the haystack, unless the match
      spans a 0x01 separator (only a query holding one can) */
   int sep = strchr(q, 1) != NULL;
-  if (!keep || strbuf_failed(&ql) || graph_hay(g)) {
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int built = g->ne && !g->e[g->ne - 1].hay;
+  int hay_rc = keep && !strbuf_failed(&ql) ? graph_hay(g) : -1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (m->verbose && built && !hay_rc)
+    fprintf(stderr, "h5mem-mcp: search index: %zu trigrams, %.1f ms\n", g->tn,
+            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+  if (hay_rc) {
     mcp_out_error(o, "out of memory");
     g = NULL;
     mcp_graph_forget(m); /* (half-built haystacks or trigrams: read it again next time) */
@@ -771,8 +780,14 @@ int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out
     if (!rc && !m->graph && !(m->graph = calloc(1, sizeof *m->graph))) {
       mcp_out_error(o, "out of memory");
       rc = SQLITE_NOMEM;
-    } else if (!rc && !m->graph->e && (rc = graph_load(m, m->graph, o)) != SQLITE_OK) {
-      mcp_graph_forget(m);
+    } else if (!rc && !m->graph->e) {
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      if ((rc = graph_load(m, m->graph, o)) != SQLITE_OK) mcp_graph_forget(m);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      if (m->verbose && !rc)
+        fprintf(stderr, "h5mem-mcp: graph read: %zu entities, %zu relations, %.1f ms\n", m->graph->ne, m->graph->nr,
+                (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
     }
     if (!rc) rc = tools[t].fn(m, m->graph, args, n, o);
     if (tools[t].writes) {
