@@ -340,6 +340,7 @@ int main(int argc, char **argv) {
     handle(&m, line, len);
   }
   free(line);
+  mcp_graph_forget(&m);
   sqlite3_close(m.db); /* (the store is checkpointed as it closes) */
   return 0;
 }

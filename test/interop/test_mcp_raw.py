@@ -92,7 +92,9 @@ def main():
             texts = [t.decode() if isinstance(t, bytes) else t for t in f["memories/text"][:]]
             names = [t.decode() if isinstance(t, bytes) else t for t in f["graph/entities/name"][:]]
         check(texts == ["x"] and names == ["A"], "the store holds the entity and observation: %r %r" % (texts, names))
-        out, err, rc = run(["--store", store], [req(1, "tools/call", {"name": "read_graph", "arguments": {}})])
+        out, err, rc = run(["--store", store], [req(1, "tools/call", {"name": "read_graph", "arguments": {}}),
+                                                req(2, "tools/call", {"name": "search_nodes", "arguments": {"query": "ab"}})])
+        check(rc == 0, "a clean exit with the graph kept in memory (LeakSanitizer in ASan builds): %d %s" % (rc, err[-300:]))
         g = out[0]["result"]["structuredContent"]
         check(g == {"entities": [{"name": "A", "entityType": "t", "observations": ["x"]}], "relations": []},
               "the graph kept across a restart: %r" % g)
