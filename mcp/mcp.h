@@ -79,6 +79,17 @@ int mcp_member(const char *s, size_t n, const char *key, size_t *v0, size_t *v1)
 /* s[v0..v1) as a malloc'd string when it is a JSON string, else NULL
 ** (*is 0; 1 with NULL: out of memory). */
 char *mcp_str(const char *s, size_t v0, size_t v1, int *is);
+/* The reference's validation message: "MCP error -32602: Input validation
+** error: Invalid arguments for tool TOOL: Invalid input: expected WANT at
+** PATH.KEY" (PATH NULL: at KEY). */
+void mcp_bad_arg(mcp_out *o, const char *tool, const char *path, const char *key, const char *want);
+/* The strings of the array member key of the object at s[v0..v1) (path:
+** where that object is, for the messages), malloc'd (an empty array: a
+** non-NULL one with *count 0).  NULL with the validation message, or, when
+** optional and the member is absent, NULL without one. */
+char **mcp_strs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
+                int optional, size_t *count, mcp_out *o);
+void mcp_strs_free(char **v, size_t n);
 /* The compact JSON c[0..n) as JSON.stringify(value, null, 2) writes it. */
 void mcp_pretty(const char *c, size_t n, strbuf *out);
 

@@ -270,8 +270,7 @@ static void put_graph(strbuf *b, graph *g, uint8_t *keep) {
 static int arg_array(const char *tool, const char *args, size_t n, const char *key, util_json_iter *it, mcp_out *o) {
   size_t v0, v1;
   if (mcp_member(args, n, key, &v0, &v1) || util_json_type(args, v0, v1) != UTIL_JSON_ARRAY) {
-    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
-                  "expected array at %s", tool, key);
+    mcp_bad_arg(o, tool, NULL, key, "array");
     return -1;
   }
   util_json_iter_init(it, args, v0, v1);
@@ -286,59 +285,8 @@ static char *item_str(const char *tool, const char *s, size_t v0, size_t v1, con
   int is = 0;
   char *v = util_json_type(s, v0, v1) == UTIL_JSON_OBJECT && !mcp_member(s + v0, v1 - v0, key, &a, &b)
                 ? mcp_str(s + v0, a, b, &is) : NULL;
-  if (!v && !o->error)
-    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
-                  "expected string at %s.%s", tool, path, key);
+  if (!v && !o->error) mcp_bad_arg(o, tool, path, key, "string");
   return v;
-}
-
-/* The strings of the array member key of the object at s[v0..v1). */
-static char **item_strs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
-                        size_t *count, mcp_out *o) {
-  size_t a, b;
-  *count = 0;
-  if (util_json_type(s, v0, v1) != UTIL_JSON_OBJECT || mcp_member(s + v0, v1 - v0, key, &a, &b) ||
-      util_json_type(s + v0, a, v1 - v0) != UTIL_JSON_ARRAY) {
-    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
-                  "expected array at %s.%s", tool, path, key);
-    return NULL;
-  }
-  util_json_iter it;
-  util_json_iter_init(&it, s + v0, a, b);
-  char **v = NULL;
-  size_t cap = 0;
-  while (util_json_next(&it)) {
-    int is;
-    char *x = mcp_str(s + v0, it.v0, it.v1, &is);
-    if (!x) {
-      mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
-                    "expected string at %s.%s[%zu]", tool, path, key, *count);
-      break;
-    }
-    if (*count == cap) {
-      cap = cap ? 2 * cap : 8;
-      char **nv = realloc(v, cap * sizeof *nv);
-      if (!nv) {
-        free(x);
-        mcp_out_error(o, "out of memory");
-        break;
-      }
-      v = nv;
-    }
-    v[(*count)++] = x;
-  }
-  if (o->error) {
-    for (size_t k = 0; k < *count; k++) free(v[k]);
-    free(v);
-    *count = 0;
-    return NULL;
-  }
-  return v ? v : calloc(1, sizeof *v);
-}
-
-static void strs_free(char **v, size_t n) {
-  for (size_t k = 0; k < n; k++) free(v[k]);
-  free(v);
 }
 
 /* The relation at it (item idx of the array "relations"): its from, to
@@ -422,7 +370,7 @@ static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
     char *name = item_str("create_entities", args, it.v0, it.v1, "name", path, o);
     char *type = name ? item_str("create_entities", args, it.v0, it.v1, "entityType", path, o) : NULL;
     size_t nobs = 0;
-    char **obs = type ? item_strs("create_entities", args, it.v0, it.v1, "observations", path, &nobs, o) : NULL;
+    char **obs = type ? mcp_strs("create_entities", args, it.v0, it.v1, "observations", path, 0, &nobs, o) : NULL;
     if (obs && !ent_by_name(g, name)) { /* (new: not in the graph before the call) */
       int64_t eid;
       if (!mcp_run(m, o, &eid, "ss", "INSERT INTO {E}(name, type) VALUES (?1, ?2)", name, type))
@@ -433,7 +381,7 @@ static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
     }
     free(name);
     free(type);
-    strs_free(obs, nobs);
+    mcp_strs_free(obs, nobs);
   }
   strbuf_puts(&o->result, "]}");
   return o->error ? -1 : 0;
@@ -483,7 +431,7 @@ static int t_add_observations(mcp *m, graph *g, const char *args, size_t n, mcp_
     snprintf(path, sizeof path, "observations[%zu]", idx);
     char *name = item_str("add_observations", args, it.v0, it.v1, "entityName", path, o);
     size_t nc = 0;
-    char **c = name ? item_strs("add_observations", args, it.v0, it.v1, "contents", path, &nc, o) : NULL;
+    char **c = name ? mcp_strs("add_observations", args, it.v0, it.v1, "contents", path, 0, &nc, o) : NULL;
     gent *e = c ? ent_by_name(g, name) : NULL;
     if (c && !e) mcp_out_error(o, "Entity with name %s not found", name);
     if (e) {
@@ -520,7 +468,7 @@ static int t_add_observations(mcp *m, graph *g, const char *args, size_t n, mcp_
     }
     idx++;
     free(name);
-    strs_free(c, nc);
+    mcp_strs_free(c, nc);
   }
   strbuf_puts(&o->result, "]}");
   return o->error ? -1 : 0;
@@ -535,7 +483,7 @@ static void done_message(mcp_out *o, const char *msg) {
 
 static int t_delete_entities(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
   size_t nn = 0;
-  char **names = item_strs("delete_entities", args, 0, n, "entityNames", "$", &nn, o); /* (args is an object) */
+  char **names = mcp_strs("delete_entities", args, 0, n, "entityNames", "$", 0, &nn, o); /* (args is an object) */
   if (!names) return -1;
   for (size_t k = 0; k < nn && !o->error; k++)
     for (size_t i = 0; i < g->ne && !o->error; i++) {
@@ -545,7 +493,7 @@ static int t_delete_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
       for (size_t j = 0; j < g->e[i].nobs && !o->error; j++) drop_obs(m, o, id, g->e[i].obs[j]);
       if (!o->error) mcp_run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", id);
     }
-  strs_free(names, nn);
+  mcp_strs_free(names, nn);
   if (!o->error) done_message(o, "Entities deleted successfully");
   return o->error ? -1 : 0;
 }
@@ -559,11 +507,11 @@ static int t_delete_observations(mcp *m, graph *g, const char *args, size_t n, m
     snprintf(path, sizeof path, "deletions[%zu]", idx++);
     char *name = item_str("delete_observations", args, it.v0, it.v1, "entityName", path, o);
     size_t nd = 0;
-    char **d = name ? item_strs("delete_observations", args, it.v0, it.v1, "observations", path, &nd, o) : NULL;
+    char **d = name ? mcp_strs("delete_observations", args, it.v0, it.v1, "observations", path, 0, &nd, o) : NULL;
     gent *e = d ? ent_by_name(g, name) : NULL;
     for (size_t k = 0; e && k < nd && !o->error; k++) drop_obs(m, o, e->id, d[k]);
     free(name);
-    strs_free(d, nd);
+    mcp_strs_free(d, nd);
   }
   if (!o->error) done_message(o, "Observations deleted successfully");
   return o->error ? -1 : 0;
@@ -679,8 +627,7 @@ static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out 
   int is = 0;
   char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_str(args, v0, v1, &is) : NULL;
   if (!q) {
-    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool search_nodes: Invalid "
-                  "input: expected string at query");
+    mcp_bad_arg(o, "search_nodes", NULL, "query", "string");
     return -1;
   }
   strbuf ql = {0};
@@ -742,7 +689,7 @@ static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out 
 static int t_open_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
   (void)m;
   size_t nn = 0;
-  char **names = item_strs("open_nodes", args, 0, n, "names", "$", &nn, o);
+  char **names = mcp_strs("open_nodes", args, 0, n, "names", "$", 0, &nn, o);
   if (!names) return -1;
   uint8_t *keep = calloc(g->ne + 1, 1), *named = calloc(g->ne + 1, 1);
   for (size_t k = 0; keep && named && k < nn; k++) {
@@ -754,7 +701,7 @@ static int t_open_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o
   else mcp_out_error(o, "out of memory");
   free(keep);
   free(named);
-  strs_free(names, nn);
+  mcp_strs_free(names, nn);
   return o->error ? -1 : 0;
 }
 

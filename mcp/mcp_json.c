@@ -41,6 +41,59 @@ int mcp_member(const char *s, size_t n, const char *key, size_t *v0, size_t *v1)
   return -1;
 }
 
+void mcp_bad_arg(mcp_out *o, const char *tool, const char *path, const char *key, const char *want) {
+  mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
+                "expected %s at %s%s%s", tool, want, path ? path : "", path ? "." : "", key);
+}
+
+char **mcp_strs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
+                int optional, size_t *count, mcp_out *o) {
+  size_t a, b;
+  *count = 0;
+  int absent = util_json_type(s, v0, v1) != UTIL_JSON_OBJECT || mcp_member(s + v0, v1 - v0, key, &a, &b);
+  if (absent && optional) return NULL;
+  if (absent || util_json_type(s + v0, a, v1 - v0) != UTIL_JSON_ARRAY) {
+    mcp_bad_arg(o, tool, path, key, "array");
+    return NULL;
+  }
+  util_json_iter it;
+  util_json_iter_init(&it, s + v0, a, b);
+  char **v = NULL;
+  size_t cap = 0;
+  while (util_json_next(&it)) {
+    int is;
+    char *x = mcp_str(s + v0, it.v0, it.v1, &is);
+    if (!x) {
+      char at[64];
+      snprintf(at, sizeof at, "%s[%zu]", key, *count);
+      mcp_bad_arg(o, tool, path, at, "string");
+      break;
+    }
+    if (*count == cap) {
+      cap = cap ? 2 * cap : 8;
+      char **nv = realloc(v, cap * sizeof *nv);
+      if (!nv) {
+        free(x);
+        mcp_out_error(o, "out of memory");
+        break;
+      }
+      v = nv;
+    }
+    v[(*count)++] = x;
+  }
+  if (o->error) {
+    mcp_strs_free(v, *count);
+    *count = 0;
+    return NULL;
+  }
+  return v ? v : calloc(1, sizeof *v);
+}
+
+void mcp_strs_free(char **v, size_t n) {
+  for (size_t k = 0; k < n; k++) free(v[k]);
+  free(v);
+}
+
 char *mcp_str(const char *s, size_t v0, size_t v1, int *is) {
   *is = util_json_type(s, v0, v1) == UTIL_JSON_TEXT;
   return *is ? util_json_cstr(s, v0, v1, NULL) : NULL;

@@ -87,60 +87,13 @@ static int64_t count_of(mcp *m, mcp_out *o, const char *sql) {
   return n;
 }
 
-/* The strings of array member key of args (NULL, *n 0 when absent; a
-** message when it is not an array of strings). */
-static char **str_array(const char *tool, const char *args, size_t an, const char *key, size_t *n, mcp_out *o) {
-  size_t v0, v1;
-  *n = 0;
-  if (mcp_member(args, an, key, &v0, &v1)) return NULL;
-  util_json_iter it;
-  if (util_json_type(args, v0, v1) != UTIL_JSON_ARRAY || util_json_iter_init(&it, args, v0, v1)) {
-    mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
-                  "expected array at %s", tool, key);
-    return NULL;
-  }
-  char **v = NULL;
-  size_t cap = 0;
-  while (util_json_next(&it)) {
-    int is;
-    char *s = mcp_str(args, it.v0, it.v1, &is);
-    char **nv = *n == cap ? realloc(v, (cap = cap ? 2 * cap : 8) * sizeof *v) : v;
-    if (!s || !nv) {
-      free(s);
-      if (nv) v = nv;
-      mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
-                    "expected string at %s[%zu]", tool, key, *n);
-      break;
-    }
-    v = nv;
-    v[(*n)++] = s;
-  }
-  if (o->error) {
-    for (size_t i = 0; i < *n; i++) free(v[i]);
-    free(v);
-    *n = 0;
-    return NULL;
-  }
-  return v;
-}
-
-static void free_strs(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++) free(v[i]);
-  free(v);
-}
-
-static void bad_arg(mcp_out *o, const char *tool, const char *key, const char *want) {
-  mcp_out_error(o, "MCP error -32602: Input validation error: Invalid arguments for tool %s: Invalid input: "
-                "expected %s at %s", tool, want, key);
-}
-
 /* ---- the tools ------------------------------------------------------------------ */
 
 static int t_remember(mcp *m, const char *args, size_t an, mcp_out *o) {
   size_t v0, v1;
   int is = 0;
   char *text = !mcp_member(args, an, "text", &v0, &v1) ? mcp_str(args, v0, v1, &is) : NULL;
-  if (!text) return bad_arg(o, "remember", "text", "string"), -1;
+  if (!text) return mcp_bad_arg(o, "remember", NULL, "text", "string"), -1;
   /* h5mem_remember's options: the arguments it knows, as given */
   static const char *const pass[] = {"session", "source", "tags", "importance", "meta"};
   static const int want[] = {UTIL_JSON_TEXT, UTIL_JSON_TEXT, UTIL_JSON_ARRAY, -1, UTIL_JSON_OBJECT};
@@ -150,8 +103,8 @@ static int t_remember(mcp *m, const char *args, size_t an, mcp_out *o) {
     if (mcp_member(args, an, pass[i], &v0, &v1)) continue;
     int t = util_json_type(args, v0, v1);
     if (want[i] >= 0 ? t != want[i] : t != UTIL_JSON_INTEGER && t != UTIL_JSON_REAL) {
-      bad_arg(o, "remember", pass[i], want[i] == UTIL_JSON_TEXT ? "string" : want[i] == UTIL_JSON_ARRAY ? "array"
-                                      : want[i] == UTIL_JSON_OBJECT ? "object" : "number");
+      static const char *const wname[] = {"string", "string", "array", "number", "object"};
+      mcp_bad_arg(o, "remember", NULL, pass[i], wname[i]);
       break;
     }
     if (opt.len > 1) strbuf_putc(&opt, ',');
@@ -160,7 +113,7 @@ static int t_remember(mcp *m, const char *args, size_t an, mcp_out *o) {
   }
   strbuf_putc(&opt, '}');
   size_t ne = 0;
-  char **ents = o->error ? NULL : str_array("remember", args, an, "entities", &ne, o);
+  char **ents = o->error ? NULL : mcp_strs("remember", args, 0, an, "entities", NULL, 1, &ne, o);
   sqlite3_stmt *st = NULL;
   int64_t id = 0;
   if (!o->error && mcp_prepare(m, &st, o, "SELECT h5mem_remember({N}, ?1, NULL, ?2)") == SQLITE_OK) {
@@ -207,7 +160,7 @@ static int t_remember(mcp *m, const char *args, size_t an, mcp_out *o) {
   }
   strbuf_free(&unknown);
   strbuf_free(&opt);
-  free_strs(ents, ne);
+  mcp_strs_free(ents, ne);
   free(text);
   return o->error ? -1 : 0;
 }
@@ -218,7 +171,8 @@ static int opt_member(const char *tool, const char *args, size_t an, const char 
   if (mcp_member(args, an, key, v0, v1)) return 0;
   int t = util_json_type(args, *v0, *v1);
   if (t != t1 && t != t2) {
-    bad_arg(o, tool, key, t1 == UTIL_JSON_TEXT ? "string" : t1 == UTIL_JSON_INTEGER && t2 < 0 ? "integer" : "number");
+    const char *want = t1 == UTIL_JSON_TEXT ? "string" : t1 == UTIL_JSON_INTEGER && t2 < 0 ? "integer" : "number";
+    mcp_bad_arg(o, tool, NULL, key, want);
     return -1;
   }
   return 1;
@@ -228,12 +182,12 @@ static int t_recall(mcp *m, const char *args, size_t an, mcp_out *o) {
   size_t v0, v1;
   int is = 0;
   char *q = !mcp_member(args, an, "query", &v0, &v1) ? mcp_str(args, v0, v1, &is) : NULL;
-  if (!q) return bad_arg(o, "recall", "query", "string"), -1;
+  if (!q) return mcp_bad_arg(o, "recall", NULL, "query", "string"), -1;
   int64_t k = 10;
   double dv;
   int have = opt_member("recall", args, an, "k", UTIL_JSON_INTEGER, -1, &v0, &v1, o);
   if (have > 0 && (util_json_number(args, v0, v1, &k, &dv) != UTIL_JSON_INTEGER || k < 1 || k > 1000))
-    bad_arg(o, "recall", "k", "an integer from 1 to 1000");
+    mcp_bad_arg(o, "recall", NULL, "k", "an integer from 1 to 1000");
   /* the filters, as SQL on hybrid's columns (applied before its ranking) */
   static const char *const fkey[] = {"session", "source", "tier", "since", "until"};
   static const char *const fsql[] = {" AND session = ?4", " AND source = ?5", " AND tier = ?6",
@@ -249,8 +203,8 @@ static int t_recall(mcp *m, const char *args, size_t an, mcp_out *o) {
     if (fhave[i]) strbuf_puts(&sql, fsql[i]);
   }
   size_t ne = 0;
-  char **ents = o->error ? NULL : str_array("recall", args, an, "entities", &ne, o);
-  if (ents) {
+  char **ents = o->error ? NULL : mcp_strs("recall", args, 0, an, "entities", NULL, 1, &ne, o);
+  if (ne) { /* (an empty list filters nothing) */
     strbuf_puts(&sql, " AND h.id IN (SELECT memory_id FROM {M} WHERE entity_id IN (SELECT id FROM {E} WHERE name "
                       "IN (SELECT value FROM json_each(?9))))");
   }
@@ -284,7 +238,7 @@ static int t_recall(mcp *m, const char *args, size_t an, mcp_out *o) {
         sqlite3_bind_int64(st, 4 + i, t);
       }
     }
-    if (ents) {
+    if (ne) {
       strbuf names = {0};
       strbuf_putc(&names, '[');
       for (size_t i = 0; i < ne; i++) {
@@ -328,7 +282,7 @@ static int t_recall(mcp *m, const char *args, size_t an, mcp_out *o) {
   sqlite3_finalize(st);
   strbuf_free(&sql);
   strbuf_free(&opts);
-  free_strs(ents, ne);
+  mcp_strs_free(ents, ne);
   free(q);
   return o->error ? -1 : 0;
 }
@@ -338,13 +292,13 @@ static int t_forget(mcp *m, const char *args, size_t an, mcp_out *o) {
   util_json_iter it;
   if (mcp_member(args, an, "ids", &v0, &v1) || util_json_type(args, v0, v1) != UTIL_JSON_ARRAY ||
       util_json_iter_init(&it, args, v0, v1))
-    return bad_arg(o, "forget", "ids", "array"), -1;
+    return mcp_bad_arg(o, "forget", NULL, "ids", "array"), -1;
   int64_t n = 0;
   while (util_json_next(&it) && !o->error) {
     int64_t id;
     double dv;
     if (util_json_number(args, it.v0, it.v1, &id, &dv) != UTIL_JSON_INTEGER) {
-      bad_arg(o, "forget", "ids[]", "integer");
+      mcp_bad_arg(o, "forget", NULL, "ids[]", "integer");
       break;
     }
     if (mcp_run(m, o, NULL, "i", "DELETE FROM {M} WHERE memory_id = ?1", id)) break;
