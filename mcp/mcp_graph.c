@@ -597,12 +597,14 @@ static int tri_add(graph *g, size_t i) {
 }
 
 /* Each entity's haystack and the trigrams' lists, made at the first search
-** of a loaded graph. */
-static int graph_hay(graph *g) {
-  if (g->ne && g->e[g->ne - 1].hay) return 0;
+** of a loaded graph (how long it took on stderr, when verbose).  On
+** failure the graph is half indexed: the caller drops it. */
+static int graph_hay(graph *g, int verbose) {
+  if (!g->ne || g->e[g->ne - 1].hay) return 0; /* (made already) */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   for (size_t i = 0; i < g->ne; i++) {
     gent *e = &g->e[i];
-    if (e->hay) continue;
     strbuf b = {0};
     put_lower(&b, e->name);
     strbuf_putc(&b, 1);
@@ -619,6 +621,10 @@ static int graph_hay(graph *g) {
     e->hayn = b.len;
     if (tri_add(g, i)) return -1;
   }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (verbose)
+    fprintf(stderr, "h5mem-mcp: search index: %zu trigrams, %.1f ms\n", g->tn,
+            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
   return 0;
 }
 
@@ -636,15 +642,7 @@ static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out 
   /* a substring of one of the fields: of the haystack, unless the match
      spans a 0x01 separator (only a query holding one can) */
   int sep = strchr(q, 1) != NULL;
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  int built = g->ne && !g->e[g->ne - 1].hay;
-  int hay_rc = keep && !strbuf_failed(&ql) ? graph_hay(g) : -1;
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (m->verbose && built && !hay_rc)
-    fprintf(stderr, "h5mem-mcp: search index: %zu trigrams, %.1f ms\n", g->tn,
-            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-  if (hay_rc) {
+  if (!keep || strbuf_failed(&ql) || graph_hay(g, m->verbose)) {
     mcp_out_error(o, "out of memory");
     g = NULL;
     mcp_graph_forget(m); /* (half-built haystacks or trigrams: read it again next time) */
