@@ -292,18 +292,19 @@ static int conf_json(sqlite3_value *v, embedder_conf *c, char *keep[2], char *er
       if (!keep[w]) bad = 1;
       if (w) c->key_env = keep[w];
       else c->model = keep[w];
-    } else if (k && !strcmp(k, "timeout") && nt >= 0 && dv > 0 && dv <= 3600) {
+    } else if (k && !strcmp(k, "timeout") && nt >= 0 && dv > 0 && dv <= EMBEDDER_MAX_TIMEOUT) {
       c->timeout = dv;
-    } else if (k && !strcmp(k, "retries") && nt == UTIL_JSON_INTEGER && iv >= 0 && iv <= 20) {
+    } else if (k && !strcmp(k, "retries") && nt == UTIL_JSON_INTEGER && iv >= 0 && iv <= EMBEDDER_MAX_RETRIES) {
       c->retries = (int)iv;
-    } else if (k && !strcmp(k, "batch") && nt == UTIL_JSON_INTEGER && iv >= 1 && iv <= 2048) {
+    } else if (k && !strcmp(k, "batch") && nt == UTIL_JSON_INTEGER && iv >= 1 && iv <= EMBEDDER_MAX_BATCH) {
       c->batch = (int)iv;
     } else {
       bad = 1;
     }
     if (bad) {
-      snprintf(err, errlen, "option '%s': expected model and key_env strings, timeout seconds (0 to 3600), "
-               "retries 0 to 20, batch 1 to 2048", k ? k : "?");
+      snprintf(err, errlen, "option '%s': expected model and key_env strings, timeout seconds (0 to %d), "
+               "retries 0 to %d, batch 1 to %d", k ? k : "?", EMBEDDER_MAX_TIMEOUT, EMBEDDER_MAX_RETRIES,
+               EMBEDDER_MAX_BATCH);
       free(k);
       return -1;
     }

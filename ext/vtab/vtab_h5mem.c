@@ -275,16 +275,19 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     } else if (KEY("embedder_timeout")) {
       char *end;
       double t = strtod(v, &end);
-      bad = end == v || *end || !(t > 0 && t <= 3600);
-      if (bad) *pzErr = sqlite3_mprintf("%s: embedder_timeout=%s: expected seconds, more than 0 and at most 3600", WHO, v);
+      bad = end == v || *end || !(t > 0 && t <= EMBEDDER_MAX_TIMEOUT);
+      if (bad)
+        *pzErr = sqlite3_mprintf("%s: embedder_timeout=%s: expected seconds, more than 0 and at most %d", WHO, v,
+                                 EMBEDDER_MAX_TIMEOUT);
       else m->etimeout = t;
     } else if (KEY("embedder_retries") || KEY("embedder_batch")) {
       char *end;
       long n = strtol(v, &end, 10);
       int batch = KEY("embedder_batch");
-      bad = end == v || *end || n < (batch ? 1 : 0) || n > (batch ? 2048 : 20);
+      int hi = batch ? EMBEDDER_MAX_BATCH : EMBEDDER_MAX_RETRIES;
+      bad = end == v || *end || n < (batch ? 1 : 0) || n > hi;
       if (bad) *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in %d..%d", WHO, (int)kl, k, v,
-                                        batch ? 1 : 0, batch ? 2048 : 20);
+                                        batch ? 1 : 0, hi);
       else if (batch) m->ebatch = (int)n;
       else m->eretries = (int)n;
     } else if (KEY("tokenize")) {

@@ -76,9 +76,10 @@ int embedder_open(const embedder_conf *c, embedder **out, char *err, size_t errl
       snprintf(err, errlen, "embedder '%s': the environment variable %s (embedder_key_env) is not set", spec,
                c->key_env);
       rc = EMBED_EINVAL;
-    } else if (c->batch < 0 || c->batch > 2048 || c->retries > 20 || c->timeout < 0 || c->timeout > 3600) {
-      snprintf(err, errlen, "embedder '%s': batch from 1 to 2048, retries from 0 to 20, timeout up to 3600 s",
-               spec);
+    } else if (c->batch < 0 || c->batch > EMBEDDER_MAX_BATCH || c->retries > EMBEDDER_MAX_RETRIES || c->timeout < 0 ||
+               c->timeout > EMBEDDER_MAX_TIMEOUT) {
+      snprintf(err, errlen, "embedder '%s': batch from 1 to %d, retries from 0 to %d, timeout up to %d s", spec,
+               EMBEDDER_MAX_BATCH, EMBEDDER_MAX_RETRIES, EMBEDDER_MAX_TIMEOUT);
       rc = EMBED_EINVAL;
     } else {
       char why[600];

@@ -31,6 +31,10 @@ enum { EMBEDDER_HASH = 1, EMBEDDER_STATIC, EMBEDDER_OPENAI };
 #define EMBEDDER_TIMEOUT 30.0 /* seconds a request may take (openai) */
 #define EMBEDDER_RETRIES 3    /* retries of 429, 5xx, timeouts and dropped connections */
 #define EMBEDDER_BATCH 64     /* texts per request */
+/* the limits of those settings, wherever they are given */
+#define EMBEDDER_MAX_TIMEOUT 3600
+#define EMBEDDER_MAX_RETRIES 20
+#define EMBEDDER_MAX_BATCH 2048
 
 typedef struct embedder_conf {
   const char *spec;    /* "hash:DIM", "static:PATH" or "openai:URL" */
