@@ -161,7 +161,7 @@ static void m_tools_call(mcp *m, const char *p, size_t pn, strbuf *r) {
 /* One message (a line). */
 static void handle(mcp *m, const char *s, size_t n) {
   char jerr[200];
-  if (util_json_valid(s, n, jerr, sizeof jerr)) {
+  if (util_json_valid_js(s, n, jerr, sizeof jerr)) { /* (JSON as JSON.parse reads it) */
     send_error(NULL, 0, -32700, "Parse error");
     return;
   }

@@ -77,8 +77,12 @@ int mcp_run(mcp *m, mcp_out *o, int64_t *rowid, const char *kinds, const char *s
 /* The value of member key of the object s[0..n): its span, or -1. */
 int mcp_member(const char *s, size_t n, const char *key, size_t *v0, size_t *v1);
 /* s[v0..v1) as a malloc'd string when it is a JSON string, else NULL
-** (*is 0; 1 with NULL: out of memory). */
+** (*is 0; 1 with NULL: out of memory): in the store's form (a lone
+** surrogate or U+0000 becomes U+FFFD), or with mcp_jstr, the JavaScript
+** string exactly (JS-UTF-8, util/jsstr.h: the graph tools compare names
+** and texts as the reference does). */
 char *mcp_str(const char *s, size_t v0, size_t v1, int *is);
+char *mcp_jstr(const char *s, size_t v0, size_t v1, int *is);
 /* The reference's validation message: "MCP error -32602: Input validation
 ** error: Invalid arguments for tool TOOL: Invalid input: expected WANT at
 ** PATH.KEY" (PATH NULL: at KEY). */
@@ -89,6 +93,8 @@ void mcp_bad_arg(mcp_out *o, const char *tool, const char *path, const char *key
 ** optional and the member is absent, NULL without one. */
 char **mcp_strs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
                 int optional, size_t *count, mcp_out *o);
+char **mcp_jstrs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
+                 int optional, size_t *count, mcp_out *o); /* (strings as mcp_jstr) */
 void mcp_strs_free(char **v, size_t n);
 /* The compact JSON c[0..n) as JSON.stringify(value, null, 2) writes it. */
 void mcp_pretty(const char *c, size_t n, strbuf *out);

@@ -21,22 +21,30 @@
 
 #include "mcp.h"
 #include "util/json.h"
+#include "util/jsstr.h"
 
 /* ---- the graph as the reference sees it ------------------------------------ */
 
+/* Names, types and observations are JavaScript strings, as the reference
+** has them (JS-UTF-8, util/jsstr.h: a lone surrogate or U+0000 too), kept
+** in the store's form with the original in meta (kg_import_jsonl's way). */
 typedef struct gent {
   int64_t id;
   char *name, *type;
   char **obs;
+  int64_t *mid; /* the memory each observation is */
   size_t nobs, cap;
-  size_t canon; /* the first entity of this name (the reference knows entities by name) */
-  char *hay;    /* name, type and observations lowercased, 0x01 between (search_nodes) */
+  size_t canon;    /* the first entity of this name (the reference knows entities by name) */
+  int placeholder; /* a name relations use that no entity has: no entity to the reference */
+  char *hay;       /* name, type and observations lowercased, 0x01 between (search_nodes) */
   size_t hayn;
 } gent;
 
 typedef struct grel {
+  int64_t id;
   size_t a, b; /* the ends (entities' indexes) */
   char *type;
+  int gone;    /* deleted by the running call */
 } grel;
 
 struct graph {
@@ -62,6 +70,7 @@ static void graph_clear(graph *g) {
     free(g->e[i].type);
     for (size_t k = 0; k < g->e[i].nobs; k++) free(g->e[i].obs[k]);
     free(g->e[i].obs);
+    free(g->e[i].mid);
     free(g->e[i].hay);
   }
   for (size_t i = 0; i < g->nr; i++) free(g->r[i].type);
@@ -86,24 +95,40 @@ static uint64_t name_hash(const char *s) {
   return h;
 }
 
-/* The names' index: each name to its first entity; canon of each. */
+static size_t *name_slot(const graph *g, const char *name) {
+  size_t k = name_hash(name) & (g->ncap - 1);
+  while (g->names[k] && strcmp(g->e[g->names[k] - 1].name, name)) k = (k + 1) & (g->ncap - 1);
+  return &g->names[k];
+}
+
+/* The names' index: each name to its first entity (a placeholder only
+** when no entity has the name); canon of each. */
 static int graph_index(graph *g) {
   g->ncap = 16;
   while (g->ncap < 2 * g->ne + 2) g->ncap *= 2;
   g->names = calloc(g->ncap, sizeof *g->names);
   if (!g->names) return -1;
   for (size_t i = 0; i < g->ne; i++) {
-    size_t k = name_hash(g->e[i].name) & (g->ncap - 1);
-    while (g->names[k] && strcmp(g->e[g->names[k] - 1].name, g->e[i].name)) k = (k + 1) & (g->ncap - 1);
-    if (!g->names[k]) g->names[k] = i + 1;
-    g->e[i].canon = g->names[k] - 1;
+    size_t *k = name_slot(g, g->e[i].name);
+    if (!*k || (g->e[*k - 1].placeholder && !g->e[i].placeholder)) *k = i + 1;
   }
+  for (size_t i = 0; i < g->ne; i++) g->e[i].canon = *name_slot(g, g->e[i].name) - 1;
   return 0;
 }
 
-static char *col_dup(sqlite3_stmt *st, int c) {
+/* Column c as a JavaScript string (malloc'd; NULL: ""): the original the
+** meta in column mc keeps for field, else the text. */
+static char *col_js(sqlite3_stmt *st, int c, int mc, const char *field) {
   const char *s = (const char *)sqlite3_column_text(st, c);
-  return strdup(s ? s : "");
+  size_t n = (size_t)sqlite3_column_bytes(st, c);
+  const char *meta = (const char *)sqlite3_column_text(st, mc);
+  strbuf b = {0};
+  strbuf_putc(&b, 0); /* (a buffer even for "") */
+  b.len = 0;
+  if (s) util_js_kept(&b, s, n, meta, (size_t)sqlite3_column_bytes(st, mc), field);
+  if (!strbuf_failed(&b)) return b.buf;
+  strbuf_free(&b);
+  return NULL;
 }
 
 static gent *ent_by_id(graph *g, int64_t id) {
@@ -144,29 +169,40 @@ int mcp_prepare(mcp *m, sqlite3_stmt **st, mcp_out *o, const char *sql) {
   return rc;
 }
 
+static int nomem(mcp_out *o) {
+  mcp_out_error(o, "out of memory");
+  return SQLITE_NOMEM;
+}
+
 /* The graph: entities by id with their observations (memories by id),
 ** relations by id (those whose ends are both live entities). */
 static int graph_load(mcp *m, graph *g, mcp_out *o) {
   sqlite3_stmt *st = NULL;
-  int rc = mcp_prepare(m, &st, o, "SELECT id, name, type FROM {E} ORDER BY id");
+  int rc = mcp_prepare(m, &st, o, "SELECT id, name, type, meta FROM {E} ORDER BY id");
   size_t cap = 0;
   while (!rc && sqlite3_step(st) == SQLITE_ROW) {
     if (g->ne == cap) {
       cap = cap ? 2 * cap : 64;
       gent *ne = realloc(g->e, cap * sizeof *ne);
-      if (!ne) return mcp_out_error(o, "out of memory"), SQLITE_NOMEM;
+      if (!ne) {
+        rc = nomem(o);
+        break;
+      }
       g->e = ne;
     }
     gent *e = &g->e[g->ne++];
     memset(e, 0, sizeof *e);
     e->id = sqlite3_column_int64(st, 0);
-    e->name = col_dup(st, 1);
-    e->type = col_dup(st, 2);
+    e->name = col_js(st, 1, 3, "name");
+    e->type = col_js(st, 2, 3, "entityType");
+    e->placeholder = util_js_placeholder((const char *)sqlite3_column_text(st, 3), (size_t)sqlite3_column_bytes(st, 3));
+    if (!e->name || !e->type) rc = nomem(o);
   }
   if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
+  else if (rc) sqlite3_finalize(st);
   st = NULL;
   if (!rc)
-    rc = mcp_prepare(m, &st, o, "SELECT x.entity_id, t.text FROM {M} x JOIN {T} t ON t.id = x.memory_id "
+    rc = mcp_prepare(m, &st, o, "SELECT x.entity_id, t.id, t.text, t.meta FROM {M} x JOIN {T} t ON t.id = x.memory_id "
               "ORDER BY x.entity_id, t.id");
   while (!rc && sqlite3_step(st) == SQLITE_ROW) {
     gent *e = ent_by_id(g, sqlite3_column_int64(st, 0));
@@ -174,45 +210,57 @@ static int graph_load(mcp *m, graph *g, mcp_out *o) {
     if (e->nobs == e->cap) {
       e->cap = e->cap ? 2 * e->cap : 4;
       char **no = realloc(e->obs, e->cap * sizeof *no);
-      if (!no) return mcp_out_error(o, "out of memory"), SQLITE_NOMEM;
-      e->obs = no;
+      if (no) e->obs = no;
+      int64_t *nm = no ? realloc(e->mid, e->cap * sizeof *nm) : NULL;
+      if (!nm) {
+        rc = nomem(o);
+        break;
+      }
+      e->mid = nm;
     }
-    e->obs[e->nobs++] = col_dup(st, 1);
+    e->mid[e->nobs] = sqlite3_column_int64(st, 1);
+    if (!(e->obs[e->nobs++] = col_js(st, 2, 3, "text"))) rc = nomem(o);
   }
   if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
+  else if (rc) sqlite3_finalize(st);
   st = NULL;
-  if (!rc) rc = mcp_prepare(m, &st, o, "SELECT src, dst, type FROM {R} ORDER BY id");
+  if (!rc) rc = mcp_prepare(m, &st, o, "SELECT id, src, dst, type, meta FROM {R} ORDER BY id");
   cap = 0;
   while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-    gent *a = ent_by_id(g, sqlite3_column_int64(st, 0)), *b = ent_by_id(g, sqlite3_column_int64(st, 1));
+    gent *a = ent_by_id(g, sqlite3_column_int64(st, 1)), *b = ent_by_id(g, sqlite3_column_int64(st, 2));
     if (!a || !b) continue;
     if (g->nr == cap) {
       cap = cap ? 2 * cap : 64;
       grel *nr = realloc(g->r, cap * sizeof *nr);
-      if (!nr) return mcp_out_error(o, "out of memory"), SQLITE_NOMEM;
+      if (!nr) {
+        rc = nomem(o);
+        break;
+      }
       g->r = nr;
     }
-    g->r[g->nr++] = (grel){(size_t)(a - g->e), (size_t)(b - g->e), col_dup(st, 2)};
+    g->r[g->nr++] = (grel){sqlite3_column_int64(st, 0), (size_t)(a - g->e), (size_t)(b - g->e),
+                           col_js(st, 3, 4, "relationType"), 0};
+    if (!g->r[g->nr - 1].type) rc = nomem(o);
   }
   if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
-  if (!rc && graph_index(g)) {
-    mcp_out_error(o, "out of memory");
-    rc = SQLITE_NOMEM;
-  }
+  else if (rc) sqlite3_finalize(st);
+  if (!rc && graph_index(g)) rc = nomem(o);
   return rc;
 }
 
-/* The first entity of that name (as the reference finds it), or NULL. */
-static gent *ent_by_name(graph *g, const char *name) {
+/* The first entity of that name (as the reference finds it), or NULL; a
+** placeholder of the name with ph. */
+static gent *ent_named(graph *g, const char *name, int ph) {
   if (!g->ncap) return NULL;
-  size_t k = name_hash(name) & (g->ncap - 1);
-  while (g->names[k] && strcmp(g->e[g->names[k] - 1].name, name)) k = (k + 1) & (g->ncap - 1);
-  return g->names[k] ? &g->e[g->names[k] - 1] : NULL;
+  size_t k = *name_slot(g, name);
+  return k && g->e[k - 1].placeholder == ph ? &g->e[k - 1] : NULL;
 }
+
+static gent *ent_by_name(graph *g, const char *name) { return ent_named(g, name, 0); }
 
 /* ---- JSON out -------------------------------------------------------------- */
 
-static void put_str(strbuf *b, const char *s) { strbuf_json_string(b, s, strlen(s)); }
+static void put_str(strbuf *b, const char *s) { util_js_stringify(b, s, strlen(s)); }
 
 static void put_entity(strbuf *b, const char *name, const char *type, char *const *obs, size_t n) {
   strbuf_puts(b, "{\"name\":");
@@ -246,7 +294,7 @@ static void put_graph(strbuf *b, graph *g, uint8_t *keep) {
   strbuf_puts(b, "{\"entities\":[");
   int first = 1;
   for (size_t i = 0; i < g->ne; i++) {
-    if (keep && !(keep[i] & 1)) continue;
+    if ((keep && !(keep[i] & 1)) || g->e[i].placeholder) continue;
     if (!first) strbuf_putc(b, ',');
     first = 0;
     put_entity(b, g->e[i].name, g->e[i].type, g->e[i].obs, g->e[i].nobs);
@@ -284,7 +332,7 @@ static char *item_str(const char *tool, const char *s, size_t v0, size_t v1, con
   size_t a, b;
   int is = 0;
   char *v = util_json_type(s, v0, v1) == UTIL_JSON_OBJECT && !mcp_member(s + v0, v1 - v0, key, &a, &b)
-                ? mcp_str(s + v0, a, b, &is) : NULL;
+                ? mcp_jstr(s + v0, a, b, &is) : NULL;
   if (!v && !o->error) mcp_bad_arg(o, tool, path, key, "string");
   return v;
 }
@@ -333,25 +381,74 @@ int mcp_run(mcp *m, mcp_out *o, int64_t *rowid, const char *kinds, const char *s
   return rc;
 }
 
-static int add_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
-  int64_t mid;
-  int rc = mcp_run(m, o, &mid, "s", "INSERT INTO {T}(text, source) VALUES (?1, 'mcp')", text);
-  if (!rc) rc = mcp_run(m, o, NULL, "ii", "INSERT INTO {M}(memory_id, entity_id) VALUES (?1, ?2)", mid, eid);
+/* s (a JavaScript string) in the store's form (malloc'd), its original
+** kept in *meta when that differs (util_js_keep). */
+static char *stored(strbuf *meta, const char *field, const char *s) {
+  size_t n = strlen(s);
+  strbuf f = {0};
+  strbuf_putc(&f, 0);
+  f.len = 0;
+  util_js_keep(meta, field, s, n);
+  util_js_to_utf8(&f, s, n);
+  if (!strbuf_failed(&f)) return f.buf;
+  strbuf_free(&f);
+  return NULL;
+}
+
+/* A row of {E} (a placeholder with ph); its id in *id. */
+static int insert_entity(mcp *m, mcp_out *o, const char *name, const char *type, int ph, int64_t *id) {
+  strbuf meta = {0};
+  if (ph) strbuf_puts(&meta, UTIL_JS_META_PLACEHOLDER);
+  char *n = stored(&meta, "name", name), *t = type ? stored(&meta, "entityType", type) : NULL;
+  util_js_meta_close(&meta);
+  int rc = !n || (type && !t) || strbuf_failed(&meta)
+               ? nomem(o)
+               : mcp_run(m, o, id, "sss", "INSERT INTO {E}(name, type, meta) VALUES (?1, ?2, ?3)", n, t, meta.buf);
+  free(n);
+  free(t);
+  strbuf_free(&meta);
   return rc;
 }
 
-/* The observation text of entity eid let go: the entity's mentions of the
-** memories of that text (whatever their source: read_graph shows them
-** all), and those of them the graph tools made (source 'mcp') that no
-** other entity mentions; memories remember made stay. */
-static int drop_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
-  int rc = mcp_run(m, o, NULL, "is",
-               "DELETE FROM {M} WHERE entity_id = ?1 AND memory_id IN (SELECT id FROM {T} WHERE text = ?2)", eid,
-               text);
+static int add_obs(mcp *m, mcp_out *o, int64_t eid, const char *text) {
+  strbuf meta = {0};
+  char *t = stored(&meta, "text", text);
+  util_js_meta_close(&meta);
+  int64_t mid;
+  int rc = !t || strbuf_failed(&meta)
+               ? nomem(o)
+               : mcp_run(m, o, &mid, "ss", "INSERT INTO {T}(text, source, meta) VALUES (?1, 'mcp', ?2)", t, meta.buf);
+  if (!rc) rc = mcp_run(m, o, NULL, "ii", "INSERT INTO {M}(memory_id, entity_id) VALUES (?1, ?2)", mid, eid);
+  free(t);
+  strbuf_free(&meta);
+  return rc;
+}
+
+/* Observation k of entity e let go: its mention of the memory, and the
+** memory itself when the graph tools made it (source 'mcp') and no other
+** entity mentions it; memories remember made stay. */
+static int drop_obs(mcp *m, mcp_out *o, const gent *e, size_t k) {
+  int rc = mcp_run(m, o, NULL, "ii", "DELETE FROM {M} WHERE entity_id = ?1 AND memory_id = ?2", e->id, e->mid[k]);
   if (!rc)
-    rc = mcp_run(m, o, NULL, "s",
-             "DELETE FROM {T} WHERE text = ?1 AND source = 'mcp' AND id NOT IN "
-             "(SELECT memory_id FROM {M})", text);
+    rc = mcp_run(m, o, NULL, "i",
+             "DELETE FROM {T} WHERE id = ?1 AND source = 'mcp' AND NOT EXISTS "
+             "(SELECT 1 FROM {M} WHERE memory_id = ?1)", e->mid[k]);
+  return rc;
+}
+
+/* The placeholders no relation uses any more (after relations went) go. */
+static int drop_orphans(mcp *m, graph *g, mcp_out *o) {
+  uint8_t *used = calloc(g->ne + 1, 1);
+  if (!used) return nomem(o);
+  for (size_t i = 0; i < g->nr; i++)
+    if (!g->r[i].gone) used[g->r[i].a] = used[g->r[i].b] = 1;
+  int rc = 0;
+  for (size_t i = 0; i < g->ne && !rc; i++)
+    if (g->e[i].placeholder == 1 && !used[i]) {
+      rc = mcp_run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", g->e[i].id);
+      g->e[i].placeholder = 2; /* (gone) */
+    }
+  free(used);
   return rc;
 }
 
@@ -370,11 +467,19 @@ static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
     char *name = item_str("create_entities", args, it.v0, it.v1, "name", path, o);
     char *type = name ? item_str("create_entities", args, it.v0, it.v1, "entityType", path, o) : NULL;
     size_t nobs = 0;
-    char **obs = type ? mcp_strs("create_entities", args, it.v0, it.v1, "observations", path, 0, &nobs, o) : NULL;
+    char **obs = type ? mcp_jstrs("create_entities", args, it.v0, it.v1, "observations", path, 0, &nobs, o) : NULL;
     if (obs && !ent_by_name(g, name)) { /* (new: not in the graph before the call) */
       int64_t eid;
-      if (!mcp_run(m, o, &eid, "ss", "INSERT INTO {E}(name, type) VALUES (?1, ?2)", name, type))
+      gent *ph = ent_named(g, name, 1);
+      if (!insert_entity(m, o, name, type, 0, &eid)) {
         for (size_t k = 0; k < nobs && !o->error; k++) add_obs(m, o, eid, obs[k]);
+        if (ph && !o->error) { /* the relations that named it move to the entity, which comes last, as there */
+          mcp_run(m, o, NULL, "ii", "UPDATE {R} SET src = ?2 WHERE src = ?1", ph->id, eid);
+          if (!o->error) mcp_run(m, o, NULL, "ii", "UPDATE {R} SET dst = ?2 WHERE dst = ?1", ph->id, eid);
+          if (!o->error) mcp_run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", ph->id);
+          ph->placeholder = 2; /* (taken: a repeat in this call moves nothing) */
+        }
+      }
       if (!first) strbuf_putc(&o->result, ',');
       first = 0;
       put_entity(&o->result, name, type, obs, nobs);
@@ -387,13 +492,46 @@ static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
   return o->error ? -1 : 0;
 }
 
+/* The entity a relation end names (the first of the name), else a
+** placeholder of the name, made when there is none (made: the ones this
+** call made, names and ids). */
+static int rel_end(mcp *m, graph *g, const char *name, char ***made, int64_t **ids, size_t *nmade, int64_t *id,
+                   mcp_out *o) {
+  gent *e = ent_by_name(g, name);
+  if (!e) e = ent_named(g, name, 1);
+  if (e) {
+    *id = e->id;
+    return 0;
+  }
+  for (size_t k = 0; k < *nmade; k++)
+    if (!strcmp((*made)[k], name)) {
+      *id = (*ids)[k];
+      return 0;
+    }
+  char **nm = realloc(*made, (*nmade + 1) * sizeof *nm);
+  if (nm) *made = nm;
+  int64_t *ni = nm ? realloc(*ids, (*nmade + 1) * sizeof *ni) : NULL;
+  if (ni) *ids = ni;
+  char *copy = ni ? strdup(name) : NULL;
+  if (!copy) return nomem(o);
+  if (insert_entity(m, o, name, NULL, 1, id)) {
+    free(copy);
+    return -1;
+  }
+  (*made)[*nmade] = copy;
+  (*ids)[(*nmade)++] = *id;
+  return 0;
+}
+
 static int t_create_relations(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
   util_json_iter it;
   if (arg_array("create_relations", args, n, "relations", &it, o)) return -1;
   strbuf_puts(&o->result, "{\"relations\":[");
   o->inner = 1;
   int first = 1;
-  size_t idx = 0;
+  size_t idx = 0, nmade = 0;
+  char **made = NULL;
+  int64_t *ids = NULL;
   while (util_json_next(&it) && !o->error) {
     char *from, *to, *type;
     relation_item("create_relations", args, &it, idx++, &from, &to, &type, o);
@@ -401,13 +539,17 @@ static int t_create_relations(mcp *m, graph *g, const char *args, size_t n, mcp_
     for (size_t i = 0; type && i < g->nr && !known; i++)
       known = !strcmp(g->e[g->r[i].a].name, from) && !strcmp(g->e[g->r[i].b].name, to) &&
               !strcmp(g->r[i].type, type);
-    if (type && !known) {
-      gent *a = ent_by_name(g, from), *b = ent_by_name(g, to);
-      if (!a || !b) /* TODO(issue 23): the reference keeps relations whose ends name no entity */
-        mcp_out_error(o, "Entity with name %s not found", a ? to : from);
-      else
-        mcp_run(m, o, NULL, "iis", "INSERT INTO {R}(src, dst, type) VALUES (?1, ?2, ?3)", a->id, b->id,
-            type);
+    if (type && !known) { /* (an end that names no entity is kept, as there: a placeholder) */
+      int64_t a, b;
+      if (!rel_end(m, g, from, &made, &ids, &nmade, &a, o) && !rel_end(m, g, to, &made, &ids, &nmade, &b, o)) {
+        strbuf meta = {0};
+        char *t = stored(&meta, "relationType", type);
+        util_js_meta_close(&meta);
+        if (!t || strbuf_failed(&meta)) nomem(o);
+        else mcp_run(m, o, NULL, "iiss", "INSERT INTO {R}(src, dst, type, meta) VALUES (?1, ?2, ?3, ?4)", a, b, t, meta.buf);
+        free(t);
+        strbuf_free(&meta);
+      }
       if (!first) strbuf_putc(&o->result, ',');
       first = 0;
       put_relation(&o->result, from, to, type);
@@ -416,6 +558,8 @@ static int t_create_relations(mcp *m, graph *g, const char *args, size_t n, mcp_
     free(to);
     free(type);
   }
+  mcp_strs_free(made, nmade);
+  free(ids);
   strbuf_puts(&o->result, "]}");
   return o->error ? -1 : 0;
 }
@@ -431,7 +575,7 @@ static int t_add_observations(mcp *m, graph *g, const char *args, size_t n, mcp_
     snprintf(path, sizeof path, "observations[%zu]", idx);
     char *name = item_str("add_observations", args, it.v0, it.v1, "entityName", path, o);
     size_t nc = 0;
-    char **c = name ? mcp_strs("add_observations", args, it.v0, it.v1, "contents", path, 0, &nc, o) : NULL;
+    char **c = name ? mcp_jstrs("add_observations", args, it.v0, it.v1, "contents", path, 0, &nc, o) : NULL;
     gent *e = c ? ent_by_name(g, name) : NULL;
     if (c && !e) mcp_out_error(o, "Entity with name %s not found", name);
     if (e) {
@@ -456,13 +600,16 @@ static int t_add_observations(mcp *m, graph *g, const char *args, size_t n, mcp_
         if (e->nobs == e->cap) {
           e->cap = e->cap ? 2 * e->cap : 4;
           char **no = realloc(e->obs, e->cap * sizeof *no);
-          if (!no) {
-            mcp_out_error(o, "out of memory");
+          if (no) e->obs = no;
+          int64_t *nm = no ? realloc(e->mid, e->cap * sizeof *nm) : NULL;
+          if (!nm) {
+            nomem(o);
             break;
           }
-          e->obs = no;
+          e->mid = nm;
         }
-        e->obs[e->nobs++] = strdup(c[k]);
+        e->mid[e->nobs] = 0; /* (not deleted in this call: no tool does both) */
+        if (!(e->obs[e->nobs++] = strdup(c[k]))) nomem(o);
       }
       strbuf_puts(&o->result, "]}");
     }
@@ -483,17 +630,23 @@ static void done_message(mcp_out *o, const char *msg) {
 
 static int t_delete_entities(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
   size_t nn = 0;
-  char **names = mcp_strs("delete_entities", args, 0, n, "entityNames", "$", 0, &nn, o); /* (args is an object) */
+  char **names = mcp_jstrs("delete_entities", args, 0, n, "entityNames", "$", 0, &nn, o); /* (args is an object) */
   if (!names) return -1;
+  /* every entity of each name, and the relations with an end of the name
+     (a placeholder's too, as there relations are removed by name) */
   for (size_t k = 0; k < nn && !o->error; k++)
     for (size_t i = 0; i < g->ne && !o->error; i++) {
-      if (strcmp(g->e[i].name, names[k])) continue;
-      int64_t id = g->e[i].id;
-      mcp_run(m, o, NULL, "i", "DELETE FROM {R} WHERE src = ?1 OR dst = ?1", id);
-      for (size_t j = 0; j < g->e[i].nobs && !o->error; j++) drop_obs(m, o, id, g->e[i].obs[j]);
-      if (!o->error) mcp_run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", id);
+      gent *e = &g->e[i];
+      if (e->placeholder == 2 || strcmp(e->name, names[k])) continue;
+      mcp_run(m, o, NULL, "i", "DELETE FROM {R} WHERE src = ?1 OR dst = ?1", e->id);
+      for (size_t r = 0; r < g->nr; r++)
+        if (g->r[r].a == i || g->r[r].b == i) g->r[r].gone = 1;
+      for (size_t j = 0; j < e->nobs && !o->error; j++) drop_obs(m, o, e, j);
+      if (!o->error) mcp_run(m, o, NULL, "i", "DELETE FROM {E} WHERE id = ?1", e->id);
+      e->placeholder = 2; /* (gone) */
     }
   mcp_strs_free(names, nn);
+  if (!o->error) drop_orphans(m, g, o);
   if (!o->error) done_message(o, "Entities deleted successfully");
   return o->error ? -1 : 0;
 }
@@ -507,9 +660,16 @@ static int t_delete_observations(mcp *m, graph *g, const char *args, size_t n, m
     snprintf(path, sizeof path, "deletions[%zu]", idx++);
     char *name = item_str("delete_observations", args, it.v0, it.v1, "entityName", path, o);
     size_t nd = 0;
-    char **d = name ? mcp_strs("delete_observations", args, it.v0, it.v1, "observations", path, 0, &nd, o) : NULL;
+    char **d = name ? mcp_jstrs("delete_observations", args, it.v0, it.v1, "observations", path, 0, &nd, o) : NULL;
     gent *e = d ? ent_by_name(g, name) : NULL;
-    for (size_t k = 0; e && k < nd && !o->error; k++) drop_obs(m, o, e->id, d[k]);
+    for (size_t j = 0; e && j < e->nobs && !o->error; j++) {
+      int del = 0;
+      for (size_t k = 0; k < nd && !del; k++) del = !strcmp(e->obs[j], d[k]);
+      if (del && e->mid[j]) {
+        drop_obs(m, o, e, j);
+        e->mid[j] = 0; /* (gone: a later item naming it again deletes nothing) */
+      }
+    }
     free(name);
     mcp_strs_free(d, nd);
   }
@@ -519,19 +679,22 @@ static int t_delete_observations(mcp *m, graph *g, const char *args, size_t n, m
 
 static int t_delete_relations(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
   util_json_iter it;
-  (void)g;
   if (arg_array("delete_relations", args, n, "relations", &it, o)) return -1;
   size_t idx = 0;
   while (util_json_next(&it) && !o->error) {
     char *from, *to, *type;
     if (!relation_item("delete_relations", args, &it, idx++, &from, &to, &type, o))
-      mcp_run(m, o, NULL, "sss",
-          "DELETE FROM {R} WHERE src IN (SELECT id FROM {E} WHERE name = ?1) AND dst IN "
-          "(SELECT id FROM {E} WHERE name = ?2) AND coalesce(type, '') = ?3", from, to, type);
+      for (size_t i = 0; i < g->nr && !o->error; i++) {
+        grel *r = &g->r[i];
+        if (r->gone || strcmp(g->e[r->a].name, from) || strcmp(g->e[r->b].name, to) || strcmp(r->type, type)) continue;
+        mcp_run(m, o, NULL, "i", "DELETE FROM {R} WHERE id = ?1", r->id);
+        r->gone = 1;
+      }
     free(from);
     free(to);
     free(type);
   }
+  if (!o->error) drop_orphans(m, g, o);
   if (!o->error) done_message(o, "Relations deleted successfully");
   return o->error ? -1 : 0;
 }
@@ -606,6 +769,10 @@ static int graph_hay(graph *g, int verbose) {
   for (size_t i = 0; i < g->ne; i++) {
     gent *e = &g->e[i];
     strbuf b = {0};
+    if (e->placeholder) { /* (no entity: never found) */
+      if (!(e->hay = calloc(1, 1))) return -1;
+      continue;
+    }
     put_lower(&b, e->name);
     strbuf_putc(&b, 1);
     put_lower(&b, e->type);
@@ -631,7 +798,7 @@ static int graph_hay(graph *g, int verbose) {
 static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
   size_t v0, v1;
   int is = 0;
-  char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_str(args, v0, v1, &is) : NULL;
+  char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_jstr(args, v0, v1, &is) : NULL;
   if (!q) {
     mcp_bad_arg(o, "search_nodes", NULL, "query", "string");
     return -1;
@@ -662,7 +829,7 @@ static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out 
     for (size_t c = 0; c < nc; c++) {
       size_t i = cand ? cand[c] : c;
       gent *e = &g->e[i];
-      keep[i] = !ql.len || memmem(e->hay, e->hayn, ql.buf, ql.len) != NULL;
+      keep[i] = !e->placeholder && (!ql.len || memmem(e->hay, e->hayn, ql.buf, ql.len) != NULL);
       if (keep[i] && sep) { /* (rare: field by field) */
         strbuf f = {0};
         put_lower(&f, e->name);
@@ -687,7 +854,7 @@ static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out 
 static int t_open_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
   (void)m;
   size_t nn = 0;
-  char **names = mcp_strs("open_nodes", args, 0, n, "names", "$", 0, &nn, o);
+  char **names = mcp_jstrs("open_nodes", args, 0, n, "names", "$", 0, &nn, o);
   if (!names) return -1;
   uint8_t *keep = calloc(g->ne + 1, 1), *named = calloc(g->ne + 1, 1);
   for (size_t k = 0; keep && named && k < nn; k++) {

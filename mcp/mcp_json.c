@@ -11,6 +11,7 @@
 
 #include "mcp.h"
 #include "util/json.h"
+#include "util/jsstr.h"
 
 void mcp_out_error(mcp_out *o, const char *fmt, ...) {
   va_list ap;
@@ -27,18 +28,19 @@ int mcp_member(const char *s, size_t n, const char *key, size_t *v0, size_t *v1)
   size_t i = util_json_ws(s, 0, n);
   if (util_json_type(s, i, n) != UTIL_JSON_OBJECT || util_json_iter_init(&it, s, i, n)) return -1;
   size_t kl = strlen(key);
-  while (util_json_next(&it)) {
+  int found = -1;
+  while (util_json_next(&it)) { /* (the last of a key given twice, as JSON.parse takes it) */
     size_t klen;
-    char *k = util_json_cstr(s, it.key, n, &klen);
+    char *k = util_js_cstr(s, it.key, n, &klen);
     int same = k && klen == kl && !memcmp(k, key, kl);
     free(k);
     if (same) {
       *v0 = it.v0;
       *v1 = it.v1;
-      return 0;
+      found = 0;
     }
   }
-  return -1;
+  return found;
 }
 
 void mcp_bad_arg(mcp_out *o, const char *tool, const char *path, const char *key, const char *want) {
@@ -46,8 +48,8 @@ void mcp_bad_arg(mcp_out *o, const char *tool, const char *path, const char *key
                 "expected %s at %s%s%s", tool, want, path ? path : "", path ? "." : "", key);
 }
 
-char **mcp_strs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
-                int optional, size_t *count, mcp_out *o) {
+static char **strs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
+                   int optional, size_t *count, mcp_out *o, char *(*str)(const char *, size_t, size_t, int *)) {
   size_t a, b;
   *count = 0;
   int absent = util_json_type(s, v0, v1) != UTIL_JSON_OBJECT || mcp_member(s + v0, v1 - v0, key, &a, &b);
@@ -62,7 +64,7 @@ char **mcp_strs(const char *tool, const char *s, size_t v0, size_t v1, const cha
   size_t cap = 0;
   while (util_json_next(&it)) {
     int is;
-    char *x = mcp_str(s + v0, it.v0, it.v1, &is);
+    char *x = str(s + v0, it.v0, it.v1, &is);
     if (!x) {
       char at[64];
       snprintf(at, sizeof at, "%s[%zu]", key, *count);
@@ -89,14 +91,37 @@ char **mcp_strs(const char *tool, const char *s, size_t v0, size_t v1, const cha
   return v ? v : calloc(1, sizeof *v);
 }
 
+char **mcp_strs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
+                int optional, size_t *count, mcp_out *o) {
+  return strs(tool, s, v0, v1, key, path, optional, count, o, mcp_str);
+}
+
+char **mcp_jstrs(const char *tool, const char *s, size_t v0, size_t v1, const char *key, const char *path,
+                 int optional, size_t *count, mcp_out *o) {
+  return strs(tool, s, v0, v1, key, path, optional, count, o, mcp_jstr);
+}
+
 void mcp_strs_free(char **v, size_t n) {
   for (size_t k = 0; k < n; k++) free(v[k]);
   free(v);
 }
 
-char *mcp_str(const char *s, size_t v0, size_t v1, int *is) {
+char *mcp_jstr(const char *s, size_t v0, size_t v1, int *is) {
   *is = util_json_type(s, v0, v1) == UTIL_JSON_TEXT;
-  return *is ? util_json_cstr(s, v0, v1, NULL) : NULL;
+  return *is ? util_js_cstr(s, v0, v1, NULL) : NULL;
+}
+
+char *mcp_str(const char *s, size_t v0, size_t v1, int *is) {
+  size_t n;
+  *is = util_json_type(s, v0, v1) == UTIL_JSON_TEXT;
+  char *js = *is ? util_js_cstr(s, v0, v1, &n) : NULL;
+  if (!js || !util_js_special(js, n)) return js;
+  strbuf f = {0};
+  util_js_to_utf8(&f, js, n);
+  free(js);
+  if (!strbuf_failed(&f)) return f.buf;
+  strbuf_free(&f);
+  return NULL; /* (out of memory: *is stays 1) */
 }
 
 static void indent(strbuf *out, int depth) {

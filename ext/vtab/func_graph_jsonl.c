@@ -18,7 +18,9 @@
 #include "../ext_err.h"
 #include "util/err.h"
 #include "util/json.h"
+#include "util/jsstr.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 #include "vtab_int.h"
 
 /* ---- kg_import_jsonl ---------------------------------------------------------------- */
@@ -101,29 +103,40 @@ static void bmap_free(bmap *m) {
   memset(m, 0, sizeof *m);
 }
 
+/* The report names the first lines left out, up to this many. */
+#define IMPORT_SAY_LINES 100
+
+/* Counts of what the import added, found, kept and adjusted. */
+typedef struct import_counts {
+  int64_t lines, ent, ent_old, rel, rel_old, obs, obs_old;
+  int64_t dangling;     /* relations kept whose from or to names no entity */
+  int64_t placeholders; /* entities made for those names (meta jsonl.placeholder) */
+  int64_t kept;         /* strings with a lone surrogate or U+0000, kept in meta */
+  int64_t invalid_utf8; /* ill-formed UTF-8 sequences read as U+FFFD */
+  int64_t missing;      /* entityType, observations or relationType absent or null */
+  int64_t ignored;      /* lines neither an entity nor a relation, left out */
+} import_counts;
+
 typedef struct import {
   sqlite3 *db;
   memvt *mt;
   store *st;
-  sqlite3_stmt *ins_ent, *ins_mem, *ins_men, *ins_rel;
-  bmap names; /* name -> the lowest id of an entity of that name */
-  bmap rels;  /* src, dst, type: there */
+  sqlite3_stmt *ins_ent, *ins_mem, *ins_men, *ins_rel, *mv_src, *mv_dst, *del_ent;
+  /* names and texts are JavaScript strings (JS-UTF-8, util/jsstr.h) */
+  bmap first; /* name -> the lowest id of an entity of that name (relations' ends) */
+  bmap nth;   /* name, NUL, k (8 bytes) -> the id of the k-th entity of that name in the store */
+  bmap kseen; /* name -> how many entity lines gave it so far */
+  bmap ph;    /* name -> its placeholder entity */
+  bmap rels;  /* from, NUL, to, NUL, type -> how many such relations the store has */
+  bmap rseen; /* the same -> how many relation lines gave it so far */
   bmap obs;   /* entity id, text: how many memories of that text mention it */
   bmap line;  /* text: how many times the entity line being read gives it so far */
-  strbuf key;
+  strbuf key, meta, form;
+  strbuf ignored; /* the numbers of the first lines left out, comma-separated */
   int64_t entity; /* the entity whose observations are being added */
   char *err;
-  int64_t n_ent, n_ent_old, n_rel, n_rel_old, n_obs, n_obs_old, lines;
+  import_counts n;
 } import;
-
-/* A relation's key: src, dst, then the type (a NULL type differs from ""). */
-static void rel_key(strbuf *k, int64_t src, int64_t dst, const char *type, size_t n) {
-  k->len = 0;
-  strbuf_append(k, (const char *)&src, 8);
-  strbuf_append(k, (const char *)&dst, 8);
-  strbuf_putc(k, type ? 't' : 'n');
-  if (type) strbuf_append(k, type, n);
-}
 
 static void obs_key(strbuf *k, int64_t entity, const char *text, size_t n) {
   k->len = 0;
@@ -131,327 +144,38 @@ static void obs_key(strbuf *k, int64_t entity, const char *text, size_t n) {
   strbuf_append(k, text, n);
 }
 
-/* What the store holds already: names, relations, observations. */
-static int import_scan(import *im) {
-  store *st = im->st;
-  uint64_t n = store_g_npos(st, STORE_G_ENTITY);
-  for (uint64_t p = 0; p < n; p++) {
-    store_grec r;
-    int gr = store_g_get(st, STORE_G_ENTITY, p, &r);
-    if (gr == STORE_ENOTFOUND) continue; /* dead */
-    if (gr != STORE_OK) return h5mem_store_err(st, gr, &im->err);
-    if (r.s[0] && bmap_put(&im->names, r.s[0], r.n[0], r.id) < 0) return SQLITE_NOMEM;
-  }
-  n = store_g_npos(st, STORE_G_RELATION);
-  for (uint64_t p = 0; p < n; p++) {
-    store_grec r;
-    int gr = store_g_get(st, STORE_G_RELATION, p, &r);
-    if (gr == STORE_ENOTFOUND) continue;
-    if (gr != STORE_OK) return h5mem_store_err(st, gr, &im->err);
-    rel_key(&im->key, r.a, r.b, r.s[1], r.n[1]);
-    if (strbuf_failed(&im->key) || bmap_put(&im->rels, im->key.buf, im->key.len, r.id) < 0)
-      return SQLITE_NOMEM;
-  }
-  n = store_g_npos(st, STORE_G_MENTION);
-  for (uint64_t p = 0; p < n; p++) {
-    store_grec r;
-    uint64_t mpos;
-    store_view v;
-    memset(&v, 0, sizeof v);
-    int rc = store_g_get(st, STORE_G_MENTION, p, &r);
-    if (rc == STORE_OK) rc = store_find(st, r.a, &mpos);
-    if (rc == STORE_OK) rc = store_get(st, mpos, STORE_V_TEXT, &v);
-    if (rc == STORE_ENOTFOUND) continue; /* a dead mention, or its memory is gone */
-    if (rc != STORE_OK) return h5mem_store_err(st, rc, &im->err);
-    if (!v.text) continue;
-    obs_key(&im->key, r.b, v.text, v.text_len);
-    int added;
-    bent *e = strbuf_failed(&im->key) ? NULL : bmap_add(&im->obs, im->key.buf, im->key.len, &added);
-    if (!e) return SQLITE_NOMEM;
-    e->v++;
-  }
-  return SQLITE_OK;
+/* A relation's key: from, to and type (NULL differs from "") as the
+** reference compares relations, by their ends' names. */
+static void rel_key(strbuf *k, const char *from, size_t fn, const char *to, size_t tn, const char *type, size_t n) {
+  k->len = 0;
+  strbuf_append(k, from, fn);
+  strbuf_putc(k, 0);
+  strbuf_append(k, to, tn);
+  strbuf_putc(k, 0);
+  strbuf_putc(k, type ? 't' : 'n');
+  if (type) strbuf_append(k, type, n);
 }
 
-/* One observation of im->entity: a memory (text, source 'mcp') that
-** mentions it, unless the entity has that observation already as many
-** times as the line gives it so far (a line repeating an observation
-** keeps the repeats, as the MCP memory server does). */
-static int import_obs(void *ctx, const char *s, size_t n) {
-  import *im = ctx;
+static void nth_key(strbuf *k, const char *name, size_t n, int64_t nth) {
+  k->len = 0;
+  strbuf_append(k, name, n);
+  strbuf_putc(k, 0);
+  strbuf_append(k, (const char *)&nth, 8);
+}
+
+/* The JavaScript form of an entity's name (its meta may keep the original). */
+static void ent_name(strbuf *out, const store_grec *e) {
+  out->len = 0;
+  util_js_kept(out, e->s[0] ? e->s[0] : "", e->s[0] ? e->n[0] : 0, e->s[3], e->s[3] ? e->n[3] : 0, "name");
+}
+
+static int64_t *bump(bmap *m, const char *k, size_t n) {
   int added;
-  bent *seen = bmap_add(&im->line, s, n, &added);
-  obs_key(&im->key, im->entity, s, n);
-  bent *have = seen && !strbuf_failed(&im->key) ? bmap_add(&im->obs, im->key.buf, im->key.len, &added) : NULL;
-  if (!have) return SQLITE_NOMEM;
-  if (have->v >= ++seen->v) {
-    im->n_obs_old++;
-    return SQLITE_OK;
-  }
-  have->v++;
-  int64_t mid;
-  int rc = graph_next_id(im->mt, -1, store_max_id(im->st), &mid, &im->err);
-  if (rc != SQLITE_OK) return rc;
-  sqlite3_bind_int64(im->ins_mem, 1, mid);
-  sqlite3_bind_text64(im->ins_mem, 2, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
-  sqlite3_bind_text(im->ins_mem, 3, "mcp", 3, SQLITE_STATIC);
-  rc = graph_run_insert(im->db, im->ins_mem, &im->err);
-  if (rc == SQLITE_OK) {
-    sqlite3_bind_int64(im->ins_men, 1, mid);
-    sqlite3_bind_int64(im->ins_men, 2, im->entity);
-    rc = graph_run_insert(im->db, im->ins_men, &im->err);
-  }
-  if (rc == SQLITE_OK) im->n_obs++;
-  return rc;
+  bent *e = bmap_add(m, k, n, &added);
+  return e ? &e->v : NULL;
 }
 
-/* A line (valid JSON, an object) and its strings decoded: into buf, which
-** has room for them all (len + 1 bytes: a decoded string, with its NUL,
-** is shorter than its JSON form, and each member is decoded once). */
-typedef struct jline {
-  const char *s;
-  size_t len;
-  char *buf;
-  size_t used;
-} jline;
-
-/* The type (UTIL_JSON_*) of member key of the line, as json_type(line,
-** '$.key') (the first when it is there twice): -1 when it is not there;
-** its span in *v0, *v1. */
-static int line_member(const jline *l, const char *key, size_t *v0, size_t *v1) {
-  if (util_json_at_path(l->s, l->len, key, v0, v1)) return -1;
-  return util_json_type(l->s, *v0, l->len);
-}
-
-/* The string at l->s[v0] decoded into l->buf (NUL-terminated). */
-static const char *line_text(jline *l, size_t v0, size_t v1, size_t *n) {
-  if (l->used + (v1 - v0) > l->len + 1) return NULL; /* (not with each member decoded once) */
-  char *out = l->buf + l->used;
-  util_json_string(l->s, v0, l->len, out, n);
-  out[*n] = 0;
-  l->used += *n + 1;
-  return out;
-}
-
-/* A string member that must be there (or, optional, may be absent or
-** null): its text into *s (NULL when absent). */
-static int member(import *im, jline *l, const char *name, int optional, const char **s, size_t *n) {
-  size_t v0, v1;
-  int t = line_member(l, name, &v0, &v1);
-  *s = NULL;
-  *n = 0;
-  if ((t < 0 || t == UTIL_JSON_NULL) && optional) return SQLITE_OK;
-  if (t != UTIL_JSON_TEXT) {
-    im->err = sqlite3_mprintf("\"%s\" must be a string%s", name, optional ? " or null" : "");
-    return SQLITE_ERROR;
-  }
-  *s = line_text(l, v0, v1, n);
-  return *s ? SQLITE_OK : SQLITE_NOMEM;
-}
-
-/* Whether a valid JSON text has a string escape \u0000.  Stored strings
-** never hold NUL (docs/SQL.md), and cutting the string there, as SQLite's
-** json_extract did when it read these lines, would import "a\u0000b" as
-** "a" without a word: the line is refused instead. */
-static int json_has_nul(const char *s, size_t n) {
-  for (size_t i = 0; i + 1 < n; i++) {
-    if (s[i] != '\\') continue;
-    if (s[i + 1] == 'u' && i + 5 < n && !memcmp(s + i + 2, "0000", 4)) return 1;
-    i++; /* the escaped character: \\ is no escape of what follows */
-  }
-  return 0;
-}
-
-/* One line, in pass 1 (entities) or 2 (relations). */
-static int import_line(import *im, const char *line, size_t len, int pass) {
-  char verr[200];
-  if (util_json_valid(line, len, verr, sizeof verr)) {
-    im->err = sqlite3_mprintf("malformed JSON: %s", verr);
-    return SQLITE_ERROR;
-  }
-  if (json_has_nul(line, len)) {
-    im->err = sqlite3_mprintf("a string holds \\u0000: strings must be UTF-8 without NUL");
-    return SQLITE_ERROR;
-  }
-  if (!util_json_is_object(line, len)) {
-    im->err = sqlite3_mprintf("not a JSON object");
-    return SQLITE_ERROR;
-  }
-  jline l = {line, len, sqlite3_malloc64(len + 1), 0};
-  if (!l.buf) return SQLITE_NOMEM;
-  int rc = SQLITE_OK;
-  size_t v0, v1, tn0;
-  const char *type = line_member(&l, "type", &v0, &v1) == UTIL_JSON_TEXT ? line_text(&l, v0, v1, &tn0) : NULL;
-  int entity = type && !strcmp(type, "entity");
-  int relation = type && !strcmp(type, "relation");
-  if (!entity && !relation) {
-    im->err = sqlite3_mprintf("\"type\" must be \"entity\" or \"relation\"");
-    rc = SQLITE_ERROR;
-  } else if (entity && pass == 1) {
-    const char *name, *etype;
-    size_t nn, tn;
-    int64_t id;
-    if ((rc = member(im, &l, "name", 0, &name, &nn)) == SQLITE_OK &&
-        (rc = member(im, &l, "entityType", 1, &etype, &tn)) == SQLITE_OK && !nn) {
-      im->err = sqlite3_mprintf("\"name\" is empty");
-      rc = SQLITE_ERROR;
-    }
-    if (rc == SQLITE_OK && bmap_get(&im->names, name, nn, &id)) {
-      im->n_ent_old++;
-    } else if (rc == SQLITE_OK &&
-               (rc = graph_next_id(im->mt, 0, store_g_max_id(im->st, STORE_G_ENTITY), &id, &im->err)) == SQLITE_OK) {
-      sqlite3_bind_int64(im->ins_ent, 1, id);
-      sqlite3_bind_text64(im->ins_ent, 2, name, nn, SQLITE_TRANSIENT, SQLITE_UTF8);
-      if (etype) sqlite3_bind_text64(im->ins_ent, 3, etype, tn, SQLITE_TRANSIENT, SQLITE_UTF8);
-      if ((rc = graph_run_insert(im->db, im->ins_ent, &im->err)) == SQLITE_OK) {
-        im->n_ent++;
-        if (bmap_put(&im->names, name, nn, id) < 0) rc = SQLITE_NOMEM;
-      }
-    }
-    int ot = line_member(&l, "observations", &v0, &v1);
-    if (rc == SQLITE_OK && ot >= 0 && ot != UTIL_JSON_NULL) {
-      char e[200];
-      im->entity = id;
-      bmap_free(&im->line); /* (counts per line) */
-      int r = ot != UTIL_JSON_ARRAY ? UTIL_EINVAL : util_json_strings(line + v0, v1 - v0, import_obs, im, e, sizeof e);
-      if (r == UTIL_EINVAL) {
-        im->err = sqlite3_mprintf("\"observations\" must be an array of strings");
-        rc = SQLITE_ERROR;
-      } else {
-        rc = r == UTIL_ENOMEM ? SQLITE_NOMEM : r;
-      }
-    }
-  } else if (relation && pass == 2) {
-    const char *from, *to, *rtype;
-    size_t fn, tn, rn;
-    int64_t src = 0, dst = 0;
-    if ((rc = member(im, &l, "from", 0, &from, &fn)) == SQLITE_OK &&
-        (rc = member(im, &l, "to", 0, &to, &tn)) == SQLITE_OK &&
-        (rc = member(im, &l, "relationType", 1, &rtype, &rn)) == SQLITE_OK &&
-        (!bmap_get(&im->names, from, fn, &src) || !bmap_get(&im->names, to, tn, &dst))) {
-      const char *who = src ? to : from;
-      im->err = sqlite3_mprintf("relation %s \"%s\": no entity has that name (in the file or the store)",
-                                src ? "to" : "from", who);
-      rc = SQLITE_ERROR;
-    }
-    if (rc == SQLITE_OK) {
-      rel_key(&im->key, src, dst, rtype, rn);
-      int added = strbuf_failed(&im->key) ? -1 : bmap_put(&im->rels, im->key.buf, im->key.len, 0);
-      if (added < 0) {
-        rc = SQLITE_NOMEM;
-      } else if (!added) {
-        im->n_rel_old++;
-      } else {
-        sqlite3_bind_int64(im->ins_rel, 1, src);
-        sqlite3_bind_int64(im->ins_rel, 2, dst);
-        if (rtype) sqlite3_bind_text64(im->ins_rel, 3, rtype, rn, SQLITE_TRANSIENT, SQLITE_UTF8);
-        if ((rc = graph_run_insert(im->db, im->ins_rel, &im->err)) == SQLITE_OK) im->n_rel++;
-      }
-    }
-  }
-  sqlite3_free(l.buf);
-  return rc;
-}
-
-/* Both passes over the lines: entities (and their observations) first, so
-** that relations may name entities of later lines. */
-static int import_run(import *im, memvt *mt, const char *text, size_t len, int64_t *bad_line) {
-  int rc;
-  if ((rc = graph_companion_insert(im->db, mt, 0, "id, name, type", 3, &im->ins_ent, &im->err)) ||
-      (rc = graph_companion_insert(im->db, mt, 1, "src, dst, type", 3, &im->ins_rel, &im->err)) ||
-      (rc = graph_companion_insert(im->db, mt, 2, "memory_id, entity_id", 2, &im->ins_men, &im->err)))
-    return rc;
-  char *sql = sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(id, text, source) VALUES (?1, ?2, ?3)",
-                              h5mem_table_schema(mt), h5mem_table_name(mt));
-  rc = sql ? sqlite3_prepare_v2(im->db, sql, -1, &im->ins_mem, NULL) : SQLITE_NOMEM;
-  sqlite3_free(sql);
-  if (rc != SQLITE_OK) {
-    if (rc != SQLITE_NOMEM) im->err = sqlite3_mprintf("%s", sqlite3_errmsg(im->db));
-    return rc;
-  }
-  if ((rc = import_scan(im)) != SQLITE_OK) return rc;
-  for (int pass = 1; pass <= 2 && rc == SQLITE_OK; pass++) {
-    int64_t ln = 0;
-    for (size_t i = 0; i < len && rc == SQLITE_OK;) {
-      size_t e = i;
-      while (e < len && text[e] != '\n') e++;
-      size_t n = e - i;
-      if (n && text[i + n - 1] == '\r') n--;
-      ln++;
-      size_t b = 0;
-      while (b < n && (text[i + b] == ' ' || text[i + b] == '\t')) b++;
-      if (b < n) {
-        if (pass == 1) im->lines++;
-        rc = import_line(im, text + i, n, pass);
-        if (rc != SQLITE_OK) *bad_line = ln;
-      }
-      i = e + 1;
-    }
-  }
-  return rc;
-}
-
-/* kg_import_jsonl(store, text): the MCP memory server's JSONL (lines
-** {"type":"entity","name","entityType","observations"} and
-** {"type":"relation","from","to","relationType"}) into the store, all or
-** nothing; a JSON report of what was added and what was there already. */
-static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
-  sqlite3 *db = sqlite3_context_db_handle(ctx);
-  memvt *mt = graph_fn_store(ctx, argv[0], "kg_import_jsonl");
-  if (!mt) return;
-  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT)
-    return ext_result_msg(ctx, SQLITE_ERROR, "kg_import_jsonl", sqlite3_mprintf("text: expected the JSONL as text"));
-  const char *text = (const char *)sqlite3_value_text(argv[1]);
-  size_t len = (size_t)sqlite3_value_bytes(argv[1]);
-  import im;
-  memset(&im, 0, sizeof im);
-  im.db = db;
-  im.mt = mt;
-  im.st = h5mem_store_handle(h5mem_table_ms(mt));
-  /* all or nothing: a savepoint, unless a statement that writes is running
-  ** (then that statement's own transaction holds the import) */
-  int sp = sqlite3_exec(db, "SAVEPOINT kg_import_jsonl", NULL, NULL, NULL) == SQLITE_OK;
-  int64_t bad_line = 0;
-  int rc = import_run(&im, mt, text, len, &bad_line);
-  sqlite3_finalize(im.ins_ent);
-  sqlite3_finalize(im.ins_mem);
-  sqlite3_finalize(im.ins_men);
-  sqlite3_finalize(im.ins_rel);
-  bmap_free(&im.names);
-  bmap_free(&im.rels);
-  bmap_free(&im.obs);
-  bmap_free(&im.line);
-  strbuf_free(&im.key);
-  if (sp && rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO kg_import_jsonl", NULL, NULL, NULL);
-  if (sp) {
-    int r = sqlite3_exec(db, "RELEASE kg_import_jsonl", NULL, NULL, NULL);
-    if (rc == SQLITE_OK && r != SQLITE_OK) {
-      rc = r;
-      im.err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-    }
-  }
-  if (rc != SQLITE_OK) {
-    if (bad_line && im.err) {
-      char *m = sqlite3_mprintf("line %lld: %s", (long long)bad_line, im.err);
-      sqlite3_free(im.err);
-      im.err = m;
-    }
-    return ext_result_msg(ctx, rc, "kg_import_jsonl", im.err);
-  }
-  char *rep = sqlite3_mprintf("{\"lines\":%lld,\"entities\":%lld,\"entities_existing\":%lld,"
-                              "\"relations\":%lld,\"relations_existing\":%lld,"
-                              "\"observations\":%lld,\"observations_existing\":%lld}",
-                              (long long)im.lines, (long long)im.n_ent, (long long)im.n_ent_old,
-                              (long long)im.n_rel, (long long)im.n_rel_old, (long long)im.n_obs,
-                              (long long)im.n_obs_old);
-  if (!rep) return sqlite3_result_error_nomem(ctx);
-  sqlite3_result_text(ctx, rep, -1, sqlite3_free);
-  sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
-}
-
-/* ---- kg_export_jsonl ------------------------------------------------------------------ */
-
+/* (id, position) of the live records of table t, by id. */
 typedef struct pair {
   int64_t a, b;
 } pair;
@@ -462,7 +186,6 @@ static int by_pair(const void *x, const void *y) {
   return p->b < q->b ? -1 : p->b > q->b;
 }
 
-/* (id, position) of the live records of table t, by id. */
 static int live_by_id(store *st, int t, pair **out, size_t *n, char **err) {
   uint64_t np = store_g_npos(st, t);
   pair *v = sqlite3_malloc64(np * sizeof *v + 1);
@@ -483,14 +206,488 @@ static int live_by_id(store *st, int t, pair **out, size_t *n, char **err) {
   return SQLITE_OK;
 }
 
-/* The text of JSON string s, or "" for NULL. */
-static void json_str(strbuf *sb, const char *s, size_t n) { strbuf_json_string(sb, s ? s : "", s ? n : 0); }
+/* What the store holds already: entities (by id: the k-th of a name is
+** the k-th a file gives), placeholders, relations, observations. */
+static int import_scan(import *im) {
+  store *st = im->st;
+  pair *ent = NULL;
+  size_t nent = 0;
+  int rc = live_by_id(st, STORE_G_ENTITY, &ent, &nent, &im->err);
+  for (size_t i = 0; i < nent && rc == SQLITE_OK; i++) {
+    store_grec r;
+    store_g_get(st, STORE_G_ENTITY, (uint64_t)ent[i].b, &r);
+    ent_name(&im->form, &r);
+    int64_t *k;
+    if (strbuf_failed(&im->form)) {
+      rc = SQLITE_NOMEM;
+    } else if (util_js_placeholder(r.s[3], r.n[3])) {
+      if (bmap_put(&im->ph, im->form.buf, im->form.len, r.id) < 0) rc = SQLITE_NOMEM;
+    } else if (bmap_put(&im->first, im->form.buf, im->form.len, r.id) < 0 ||
+               !(k = bump(&im->kseen, im->form.buf, im->form.len))) {
+      rc = SQLITE_NOMEM;
+    } else {
+      nth_key(&im->key, im->form.buf, im->form.len, (*k)++);
+      if (strbuf_failed(&im->key) || bmap_put(&im->nth, im->key.buf, im->key.len, r.id) < 0) rc = SQLITE_NOMEM;
+    }
+  }
+  sqlite3_free(ent);
+  bmap_free(&im->kseen); /* (it counts the file's lines from here) */
+  uint64_t n = store_g_npos(st, STORE_G_RELATION);
+  strbuf to = {0}, type = {0};
+  for (uint64_t p = 0; p < n && rc == SQLITE_OK; p++) {
+    store_grec r, a, b;
+    int gr = store_g_get(st, STORE_G_RELATION, p, &r);
+    if (gr == STORE_ENOTFOUND) continue;
+    if (gr != STORE_OK) {
+      rc = h5mem_store_err(st, gr, &im->err);
+      break;
+    }
+    if (graph_entity_get(st, r.a, &a) || graph_entity_get(st, r.b, &b)) continue; /* an end is gone */
+    ent_name(&im->form, &a);
+    ent_name(&to, &b);
+    type.len = 0;
+    if (r.s[1]) util_js_kept(&type, r.s[1], r.n[1], r.s[3], r.n[3], "relationType");
+    rel_key(&im->key, im->form.buf, im->form.len, to.buf, to.len, r.s[1] ? type.buf : NULL, type.len);
+    int64_t *k = strbuf_failed(&im->key) || strbuf_failed(&type) ? NULL : bump(&im->rels, im->key.buf, im->key.len);
+    if (!k) rc = SQLITE_NOMEM;
+    else ++*k;
+  }
+  strbuf_free(&to);
+  strbuf_free(&type);
+  n = store_g_npos(st, STORE_G_MENTION);
+  for (uint64_t p = 0; p < n && rc == SQLITE_OK; p++) {
+    store_grec r;
+    uint64_t mpos;
+    store_view v;
+    memset(&v, 0, sizeof v);
+    int sr = store_g_get(st, STORE_G_MENTION, p, &r);
+    if (sr == STORE_OK) sr = store_find(st, r.a, &mpos);
+    if (sr == STORE_OK) sr = store_get(st, mpos, STORE_V_TEXT | STORE_V_META, &v);
+    if (sr == STORE_ENOTFOUND) continue; /* a dead mention, or its memory is gone */
+    if (sr != STORE_OK) {
+      rc = h5mem_store_err(st, sr, &im->err);
+      break;
+    }
+    if (!v.text) continue;
+    im->form.len = 0;
+    util_js_kept(&im->form, v.text, v.text_len, v.meta, v.meta_len, "text");
+    obs_key(&im->key, r.b, im->form.buf, im->form.len);
+    int64_t *k = strbuf_failed(&im->form) || strbuf_failed(&im->key) ? NULL : bump(&im->obs, im->key.buf, im->key.len);
+    if (!k) rc = SQLITE_NOMEM;
+    else ++*k;
+  }
+  return rc;
+}
+
+/* s (JS-UTF-8) bound as text in its store form; its original, when that
+** differs, kept in im->meta as member name. */
+static int bind_js(import *im, sqlite3_stmt *st, int col, const char *s, size_t n, const char *name) {
+  if (!s) return sqlite3_bind_null(st, col);
+  if (!util_js_keep(&im->meta, name, s, n)) return sqlite3_bind_text64(st, col, s, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+  strbuf f = {0};
+  util_js_to_utf8(&f, s, n);
+  int rc = strbuf_failed(&f) ? SQLITE_NOMEM : sqlite3_bind_text64(st, col, f.buf, f.len, SQLITE_TRANSIENT, SQLITE_UTF8);
+  strbuf_free(&f);
+  im->n.kept++;
+  return rc;
+}
+
+/* im->meta (closed) bound to col, or NULL when empty; emptied. */
+static int bind_meta(import *im, sqlite3_stmt *st, int col) {
+  if (!im->meta.len) return sqlite3_bind_null(st, col);
+  util_js_meta_close(&im->meta);
+  int rc = strbuf_failed(&im->meta) ? SQLITE_NOMEM
+                                    : sqlite3_bind_text64(st, col, im->meta.buf, im->meta.len, SQLITE_TRANSIENT, SQLITE_UTF8);
+  im->meta.len = 0;
+  return rc;
+}
+
+/* One observation of im->entity: a memory (text, source 'mcp') that
+** mentions it, unless the entity has that observation already as many
+** times as the line gives it so far (a line repeating an observation
+** keeps the repeats, as the MCP memory server does). */
+static int import_obs(void *ctx, const char *s, size_t n) {
+  import *im = ctx;
+  int64_t *seen = bump(&im->line, s, n), *have;
+  obs_key(&im->key, im->entity, s, n);
+  if (!seen || strbuf_failed(&im->key) || !(have = bump(&im->obs, im->key.buf, im->key.len))) return SQLITE_NOMEM;
+  if (*have >= ++*seen) {
+    im->n.obs_old++;
+    return SQLITE_OK;
+  }
+  ++*have;
+  int64_t mid;
+  int rc = graph_next_id(im->mt, -1, store_max_id(im->st), &mid, &im->err);
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_bind_int64(im->ins_mem, 1, mid);
+  sqlite3_bind_text(im->ins_mem, 3, "mcp", 3, SQLITE_STATIC);
+  if ((rc = bind_js(im, im->ins_mem, 2, s, n, "text")) || (rc = bind_meta(im, im->ins_mem, 4))) return rc;
+  rc = graph_run_insert(im->db, im->ins_mem, &im->err);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_int64(im->ins_men, 1, mid);
+    sqlite3_bind_int64(im->ins_men, 2, im->entity);
+    rc = graph_run_insert(im->db, im->ins_men, &im->err);
+  }
+  if (rc == SQLITE_OK) im->n.obs++;
+  return rc;
+}
+
+/* A line (valid JSON, an object) and its strings decoded (JS-UTF-8) into
+** buf, which has room for them all (len + 1 bytes: a decoded string, with
+** its NUL, is shorter than its JSON form, and each member is decoded once). */
+typedef struct jline {
+  const char *s;
+  size_t len;
+  char *buf;
+  size_t used;
+} jline;
+
+/* The type (UTIL_JSON_*) of member key of the line, -1 when it is not
+** there; its span in *v0, *v1.  The last of a key given twice, as
+** JSON.parse takes it; keys compare decoded. */
+static int line_member(const jline *l, const char *key, size_t *v0, size_t *v1) {
+  util_json_iter it;
+  size_t kl = strlen(key), i = util_json_ws(l->s, 0, l->len);
+  int found = -1;
+  char kb[32];
+  util_json_iter_init(&it, l->s, i, l->len);
+  while (util_json_next(&it)) {
+    size_t e = util_json_end(l->s, it.key, l->len), n;
+    if (e - it.key > sizeof kb) continue; /* (longer than any key sought) */
+    util_json_string_js(l->s, it.key, l->len, kb, &n);
+    if (n != kl || memcmp(kb, key, kl)) continue;
+    *v0 = it.v0;
+    *v1 = it.v1;
+    found = util_json_type(l->s, it.v0, l->len);
+  }
+  return found;
+}
+
+/* The string at l->s[v0] decoded into l->buf (NUL-terminated). */
+static const char *line_text(jline *l, size_t v0, size_t v1, size_t *n) {
+  if (l->used + (v1 - v0) > l->len + 1) return NULL; /* (not with each member decoded once) */
+  char *out = l->buf + l->used;
+  util_json_string_js(l->s, v0, l->len, out, n);
+  out[*n] = 0;
+  l->used += *n + 1;
+  return out;
+}
+
+/* A string member that must be there (or, optional, may be absent or
+** null: counted as missing): its text into *s (NULL when absent). */
+static int member(import *im, jline *l, const char *name, int optional, const char **s, size_t *n) {
+  size_t v0, v1;
+  int t = line_member(l, name, &v0, &v1);
+  *s = NULL;
+  *n = 0;
+  if ((t < 0 || t == UTIL_JSON_NULL) && optional) {
+    im->n.missing++;
+    return SQLITE_OK;
+  }
+  if (t != UTIL_JSON_TEXT) {
+    im->err = sqlite3_mprintf("\"%s\" must be a string%s", name, optional ? " or null" : "");
+    return SQLITE_ERROR;
+  }
+  *s = line_text(l, v0, v1, n);
+  return *s ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* The entity a relation end names: the first entity of that name, else
+** its placeholder (made when there is none). */
+static int rel_end(import *im, const char *name, size_t n, int64_t *id, int *dangling) {
+  if (bmap_get(&im->first, name, n, id)) return SQLITE_OK;
+  *dangling = 1;
+  if (bmap_get(&im->ph, name, n, id) && *id >= 0) return SQLITE_OK;
+  int rc = graph_next_id(im->mt, 0, store_g_max_id(im->st, STORE_G_ENTITY), id, &im->err);
+  if (rc) return rc;
+  sqlite3_bind_int64(im->ins_ent, 1, *id);
+  strbuf_puts(&im->meta, UTIL_JS_META_PLACEHOLDER);
+  if ((rc = bind_js(im, im->ins_ent, 2, name, n, "name")) || (rc = bind_meta(im, im->ins_ent, 4)) ||
+      (rc = graph_run_insert(im->db, im->ins_ent, &im->err)))
+    return rc;
+  im->n.placeholders++;
+  return bmap_put(&im->ph, name, n, *id) < 0 ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* A new entity of a name that a placeholder stood for: the placeholder's
+** relations move to it and the placeholder goes. */
+static int take_placeholder(import *im, const char *name, size_t n, int64_t id) {
+  int64_t ph;
+  if (!bmap_get(&im->ph, name, n, &ph) || ph < 0) return SQLITE_OK;
+  sqlite3_stmt *sts[] = {im->mv_src, im->mv_dst, im->del_ent};
+  int rc = SQLITE_OK;
+  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+    sqlite3_bind_int64(sts[k], 1, ph);
+    if (k < 2) sqlite3_bind_int64(sts[k], 2, id);
+    rc = graph_run_insert(im->db, sts[k], &im->err);
+  }
+  return rc == SQLITE_OK && bmap_put(&im->ph, name, n, -1) < 0 ? SQLITE_NOMEM : rc; /* (-1: gone) */
+}
+
+static int import_entity(import *im, jline *l) {
+  const char *name, *etype;
+  size_t nn, tn, v0, v1;
+  int64_t id, *k;
+  int rc;
+  if ((rc = member(im, l, "name", 0, &name, &nn)) || (rc = member(im, l, "entityType", 1, &etype, &tn))) return rc;
+  int ot = line_member(l, "observations", &v0, &v1);
+  if (ot >= 0 && ot != UTIL_JSON_NULL && ot != UTIL_JSON_ARRAY) {
+    im->err = sqlite3_mprintf("\"observations\" must be an array of strings");
+    return SQLITE_ERROR;
+  }
+  if (!(k = bump(&im->kseen, name, nn))) return SQLITE_NOMEM;
+  nth_key(&im->key, name, nn, (*k)++);
+  if (strbuf_failed(&im->key)) return SQLITE_NOMEM;
+  if (bmap_get(&im->nth, im->key.buf, im->key.len, &id)) { /* the store's k-th entity of the name */
+    im->n.ent_old++;
+  } else {
+    if ((rc = graph_next_id(im->mt, 0, store_g_max_id(im->st, STORE_G_ENTITY), &id, &im->err))) return rc;
+    sqlite3_bind_int64(im->ins_ent, 1, id);
+    if ((rc = bind_js(im, im->ins_ent, 2, name, nn, "name")) ||
+        (rc = bind_js(im, im->ins_ent, 3, etype, tn, "entityType")) || (rc = bind_meta(im, im->ins_ent, 4)) ||
+        (rc = graph_run_insert(im->db, im->ins_ent, &im->err)))
+      return rc;
+    im->n.ent++;
+    int first = bmap_put(&im->first, name, nn, id);
+    if (first < 0) return SQLITE_NOMEM;
+    if (first && (rc = take_placeholder(im, name, nn, id))) return rc;
+  }
+  if (ot != UTIL_JSON_ARRAY) {
+    im->n.missing++;
+    return SQLITE_OK;
+  }
+  char e[200];
+  im->entity = id;
+  bmap_free(&im->line); /* (counts per line) */
+  int r = util_json_strings_js(l->s + v0, v1 - v0, import_obs, im, e, sizeof e);
+  if (r == UTIL_EINVAL) {
+    im->err = sqlite3_mprintf("\"observations\" must be an array of strings");
+    return SQLITE_ERROR;
+  }
+  return r == UTIL_ENOMEM ? SQLITE_NOMEM : r;
+}
+
+static int import_relation(import *im, jline *l) {
+  const char *from, *to, *rtype;
+  size_t fn, tn, rn;
+  int64_t src, dst, *have, *seen;
+  int rc, dangling = 0;
+  if ((rc = member(im, l, "from", 0, &from, &fn)) || (rc = member(im, l, "to", 0, &to, &tn)) ||
+      (rc = member(im, l, "relationType", 1, &rtype, &rn)))
+    return rc;
+  rel_key(&im->key, from, fn, to, tn, rtype, rn);
+  if (strbuf_failed(&im->key) || !(have = bump(&im->rels, im->key.buf, im->key.len)) ||
+      !(seen = bump(&im->rseen, im->key.buf, im->key.len)))
+    return SQLITE_NOMEM;
+  if (*have >= ++*seen) { /* the store has it as many times as the file so far */
+    im->n.rel_old++;
+    return SQLITE_OK;
+  }
+  ++*have;
+  if ((rc = rel_end(im, from, fn, &src, &dangling)) || (rc = rel_end(im, to, tn, &dst, &dangling))) return rc;
+  sqlite3_bind_int64(im->ins_rel, 1, src);
+  sqlite3_bind_int64(im->ins_rel, 2, dst);
+  if ((rc = bind_js(im, im->ins_rel, 3, rtype, rn, "relationType")) || (rc = bind_meta(im, im->ins_rel, 4)) ||
+      (rc = graph_run_insert(im->db, im->ins_rel, &im->err)))
+    return rc;
+  im->n.rel++;
+  im->n.dangling += dangling;
+  return SQLITE_OK;
+}
+
+/* Whether s[0..n) is all white space as JavaScript's trim() sees it (the
+** reference skips such lines): ASCII \t..\r and space, U+00A0, U+1680,
+** U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF. */
+static int js_blank(const char *s, size_t n) {
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == ' ' || (c >= '\t' && c <= '\r')) {
+      i++;
+      continue;
+    }
+    int ok;
+    size_t k = util_utf8_span((const unsigned char *)s + i, n - i, &ok);
+    unsigned long cp = 0;
+    if (ok && k == 2) cp = (c & 0x1Ful) << 6 | ((unsigned char)s[i + 1] & 0x3Ful);
+    else if (ok && k == 3)
+      cp = (c & 0x0Ful) << 12 | ((unsigned char)s[i + 1] & 0x3Ful) << 6 | ((unsigned char)s[i + 2] & 0x3Ful);
+    if (!(cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+          cp == 0x202F || cp == 0x205F || cp == 0x3000 || cp == 0xFEFF))
+      return 0;
+    i += k;
+  }
+  return 1;
+}
+
+/* One line, in pass 1 (entities) or 2 (relations); *ignored when it is
+** neither an entity nor a relation (left out, as the reference does). */
+static int import_line(import *im, const char *line, size_t len, int pass, int *ignored) {
+  char verr[200];
+  if (util_json_valid_js(line, len, verr, sizeof verr)) {
+    im->err = sqlite3_mprintf("malformed JSON: %s", verr);
+    return SQLITE_ERROR;
+  }
+  jline l = {line, len, NULL, 0};
+  size_t v0, v1, tn;
+  const char *type = NULL;
+  if (util_json_type(line, util_json_ws(line, 0, len), len) == UTIL_JSON_OBJECT) {
+    if (!(l.buf = sqlite3_malloc64(len + 1))) return SQLITE_NOMEM;
+    if (line_member(&l, "type", &v0, &v1) == UTIL_JSON_TEXT) type = line_text(&l, v0, v1, &tn);
+  }
+  int rc = SQLITE_OK, entity = type && !strcmp(type, "entity"), relation = type && !strcmp(type, "relation");
+  *ignored = !entity && !relation;
+  if (entity && pass == 1) rc = import_entity(im, &l);
+  else if (relation && pass == 2) rc = import_relation(im, &l);
+  sqlite3_free(l.buf);
+  return rc;
+}
+
+/* Both passes over the lines: entities (and their observations) first, so
+** that relations may name entities of later lines. */
+static int import_run(import *im, memvt *mt, const char *text, size_t len, int64_t *bad_line) {
+  int rc;
+  if ((rc = graph_companion_insert(im->db, mt, 0, "id, name, type, meta", 4, &im->ins_ent, &im->err)) ||
+      (rc = graph_companion_insert(im->db, mt, 1, "src, dst, type, meta", 4, &im->ins_rel, &im->err)) ||
+      (rc = graph_companion_insert(im->db, mt, 2, "memory_id, entity_id", 2, &im->ins_men, &im->err)))
+    return rc;
+  const char *sch = h5mem_table_schema(mt), *tab = h5mem_table_name(mt);
+  char *sql[4] = {
+      sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(id, text, source, meta) VALUES (?1, ?2, ?3, ?4)", sch, tab),
+      sqlite3_mprintf("UPDATE \"%w\".\"%w_relations\" SET src = ?2 WHERE src = ?1", sch, tab),
+      sqlite3_mprintf("UPDATE \"%w\".\"%w_relations\" SET dst = ?2 WHERE dst = ?1", sch, tab),
+      sqlite3_mprintf("DELETE FROM \"%w\".\"%w_entities\" WHERE id = ?1", sch, tab)};
+  sqlite3_stmt **sts[4] = {&im->ins_mem, &im->mv_src, &im->mv_dst, &im->del_ent};
+  for (int k = 0; k < 4; k++) {
+    if (rc == SQLITE_OK) rc = sql[k] ? sqlite3_prepare_v2(im->db, sql[k], -1, sts[k], NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql[k]);
+  }
+  if (rc != SQLITE_OK) {
+    if (rc != SQLITE_NOMEM) im->err = sqlite3_mprintf("%s", sqlite3_errmsg(im->db));
+    return rc;
+  }
+  if ((rc = import_scan(im)) != SQLITE_OK) return rc;
+  for (int pass = 1; pass <= 2 && rc == SQLITE_OK; pass++) {
+    int64_t ln = 0;
+    for (size_t i = 0; i < len && rc == SQLITE_OK;) {
+      size_t e = i;
+      while (e < len && text[e] != '\n') e++;
+      ln++;
+      if (!js_blank(text + i, e - i)) {
+        int ignored;
+        if (pass == 1) im->n.lines++;
+        rc = import_line(im, text + i, e - i, pass, &ignored);
+        if (rc != SQLITE_OK) *bad_line = ln;
+        else if (ignored && pass == 1 && im->n.ignored++ < IMPORT_SAY_LINES)
+          strbuf_printf(&im->ignored, "%s%lld", im->ignored.len ? "," : "", (long long)ln);
+      }
+      i = e + 1;
+    }
+  }
+  return rc;
+}
+
+/* kg_import_jsonl(store, text): the MCP memory server's JSONL (lines
+** {"type":"entity","name","entityType","observations"} and
+** {"type":"relation","from","to","relationType"}) into the store, all or
+** nothing, as that server reads it (docs/SQL.md); a JSON report of what
+** was added, what was there already, and what was adjusted. */
+static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  memvt *mt = graph_fn_store(ctx, argv[0], "kg_import_jsonl");
+  if (!mt) return;
+  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT)
+    return ext_result_msg(ctx, SQLITE_ERROR, "kg_import_jsonl", sqlite3_mprintf("text: expected the JSONL as text"));
+  const char *text = (const char *)sqlite3_value_text(argv[1]);
+  size_t len = (size_t)sqlite3_value_bytes(argv[1]);
+  import im;
+  memset(&im, 0, sizeof im);
+  im.db = db;
+  im.mt = mt;
+  im.st = h5mem_store_handle(h5mem_table_ms(mt));
+  /* ill-formed UTF-8 is read as the reference reads its file (Node's
+     UTF-8 decoder): each maximal ill-formed subpart one U+FFFD */
+  strbuf fixed = {0};
+  if (util_utf8_check(text, len, 1) != len) {
+    im.n.invalid_utf8 = (int64_t)util_utf8_repair(&fixed, text, len);
+    if (strbuf_failed(&fixed)) {
+      strbuf_free(&fixed);
+      return sqlite3_result_error_nomem(ctx);
+    }
+    text = fixed.buf;
+    len = fixed.len;
+  }
+  /* all or nothing: a savepoint, unless a statement that writes is running
+  ** (then that statement's own transaction holds the import) */
+  int sp = sqlite3_exec(db, "SAVEPOINT kg_import_jsonl", NULL, NULL, NULL) == SQLITE_OK;
+  int64_t bad_line = 0;
+  int rc = import_run(&im, mt, text, len, &bad_line);
+  sqlite3_stmt *sts[] = {im.ins_ent, im.ins_mem, im.ins_men, im.ins_rel, im.mv_src, im.mv_dst, im.del_ent};
+  for (size_t k = 0; k < sizeof sts / sizeof *sts; k++) sqlite3_finalize(sts[k]);
+  bmap *maps[] = {&im.first, &im.nth, &im.kseen, &im.ph, &im.rels, &im.rseen, &im.obs, &im.line};
+  for (size_t k = 0; k < sizeof maps / sizeof *maps; k++) bmap_free(maps[k]);
+  strbuf_free(&im.key);
+  strbuf_free(&im.meta);
+  strbuf_free(&im.form);
+  strbuf_free(&fixed);
+  if (sp && rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO kg_import_jsonl", NULL, NULL, NULL);
+  if (sp) {
+    int r = sqlite3_exec(db, "RELEASE kg_import_jsonl", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && r != SQLITE_OK) {
+      rc = r;
+      im.err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    }
+  }
+  if (rc == SQLITE_OK && strbuf_failed(&im.ignored)) rc = SQLITE_NOMEM;
+  if (rc != SQLITE_OK) {
+    strbuf_free(&im.ignored);
+    if (bad_line && im.err) {
+      char *m = sqlite3_mprintf("line %lld: %s", (long long)bad_line, im.err);
+      sqlite3_free(im.err);
+      im.err = m;
+    }
+    return ext_result_msg(ctx, rc, "kg_import_jsonl", im.err);
+  }
+  const import_counts *c = &im.n;
+  char *rep = sqlite3_mprintf("{\"lines\":%lld,\"entities\":%lld,\"entities_existing\":%lld,"
+                              "\"relations\":%lld,\"relations_existing\":%lld,"
+                              "\"observations\":%lld,\"observations_existing\":%lld,"
+                              "\"dangling_relations\":%lld,\"placeholders\":%lld,"
+                              "\"adjusted\":{\"lines_ignored\":%lld,\"ignored_lines\":[%s],\"strings_kept_in_meta\":%lld,"
+                              "\"invalid_utf8\":%lld,\"members_missing\":%lld}}",
+                              (long long)c->lines, (long long)c->ent, (long long)c->ent_old, (long long)c->rel,
+                              (long long)c->rel_old, (long long)c->obs, (long long)c->obs_old,
+                              (long long)c->dangling, (long long)c->placeholders, (long long)c->ignored,
+                              im.ignored.buf ? im.ignored.buf : "", (long long)c->kept,
+                              (long long)c->invalid_utf8, (long long)c->missing);
+  strbuf_free(&im.ignored);
+  if (!rep) return sqlite3_result_error_nomem(ctx);
+  sqlite3_result_text(ctx, rep, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
+}
+
+/* ---- kg_export_jsonl ------------------------------------------------------------------ */
+
+/* JSON.stringify of a string the store keeps (NULL: ""), its original
+** taken from meta when meta keeps one for field. */
+static void put_kept(strbuf *sb, strbuf *tmp, const char *s, size_t n, const char *meta, size_t mn, const char *field) {
+  tmp->len = 0;
+  if (s) util_js_kept(tmp, s, n, meta, mn, field);
+  util_js_stringify(sb, tmp->buf ? tmp->buf : "", tmp->len);
+}
+
+/* A line separator before each line but the first, as the reference joins
+** its lines. */
+static void next_line(strbuf *sb) {
+  if (sb->len) strbuf_putc(sb, '\n');
+}
 
 /* A record or text that cannot be read fails the export (with the
 ** store's code, the message in *err): only dead records are left out. */
 static int export_graph(store *st, strbuf *sb, char **err) {
   pair *ent = NULL, *rel = NULL, *men = NULL;
   size_t nent = 0, nrel = 0, nmen = 0;
+  strbuf tmp = {0};
   int rc = live_by_id(st, STORE_G_ENTITY, &ent, &nent, err);
   if (rc == SQLITE_OK) rc = live_by_id(st, STORE_G_RELATION, &rel, &nrel, err);
   if (rc == SQLITE_OK) { /* (entity, memory) of each mention, sorted */
@@ -506,10 +703,12 @@ static int export_graph(store *st, strbuf *sb, char **err) {
   for (size_t i = 0; i < nent && rc == SQLITE_OK; i++) {
     store_grec e;
     store_g_get(st, STORE_G_ENTITY, (uint64_t)ent[i].b, &e);
+    if (util_js_placeholder(e.s[3], e.n[3])) continue; /* (a name only relations use) */
+    next_line(sb);
     strbuf_puts(sb, "{\"type\":\"entity\",\"name\":");
-    json_str(sb, e.s[0], e.n[0]);
+    put_kept(sb, &tmp, e.s[0], e.n[0], e.s[3], e.n[3], "name");
     strbuf_puts(sb, ",\"entityType\":");
-    json_str(sb, e.s[1], e.n[1]);
+    put_kept(sb, &tmp, e.s[1], e.n[1], e.s[3], e.n[3], "entityType");
     strbuf_puts(sb, ",\"observations\":[");
     while (m < nmen && men[m].a < e.id) m++;
     int first = 1;
@@ -518,7 +717,7 @@ static int export_graph(store *st, strbuf *sb, char **err) {
       store_view v;
       memset(&v, 0, sizeof v);
       int sr = store_find(st, men[m].b, &pos);
-      if (sr == STORE_OK) sr = store_get(st, pos, STORE_V_TEXT, &v);
+      if (sr == STORE_OK) sr = store_get(st, pos, STORE_V_TEXT | STORE_V_META, &v);
       if (sr == STORE_ENOTFOUND) continue; /* the memory is gone */
       if (sr != STORE_OK) {
         rc = h5mem_store_err(st, sr, err);
@@ -527,31 +726,36 @@ static int export_graph(store *st, strbuf *sb, char **err) {
       if (!v.text) continue;
       if (!first) strbuf_putc(sb, ',');
       first = 0;
-      strbuf_json_string(sb, v.text, v.text_len);
+      put_kept(sb, &tmp, v.text, v.text_len, v.meta, v.meta_len, "text");
     }
-    strbuf_puts(sb, "]}\n");
+    strbuf_puts(sb, "]}");
   }
   for (size_t i = 0; i < nrel && rc == SQLITE_OK; i++) {
     store_grec r, a, b;
     store_g_get(st, STORE_G_RELATION, (uint64_t)rel[i].b, &r);
     if (graph_entity_get(st, r.a, &a) || graph_entity_get(st, r.b, &b)) continue; /* an end is gone */
+    next_line(sb);
     strbuf_puts(sb, "{\"type\":\"relation\",\"from\":");
-    json_str(sb, a.s[0], a.n[0]);
+    put_kept(sb, &tmp, a.s[0], a.n[0], a.s[3], a.n[3], "name");
     strbuf_puts(sb, ",\"to\":");
-    json_str(sb, b.s[0], b.n[0]);
+    put_kept(sb, &tmp, b.s[0], b.n[0], b.s[3], b.n[3], "name");
     strbuf_puts(sb, ",\"relationType\":");
-    json_str(sb, r.s[1], r.n[1]);
-    strbuf_puts(sb, "}\n");
+    put_kept(sb, &tmp, r.s[1], r.n[1], r.s[3], r.n[3], "relationType");
+    strbuf_putc(sb, '}');
   }
   sqlite3_free(ent);
   sqlite3_free(rel);
   sqlite3_free(men);
+  if (rc == SQLITE_OK && strbuf_failed(&tmp)) rc = SQLITE_NOMEM;
+  strbuf_free(&tmp);
   return rc == SQLITE_OK && strbuf_failed(sb) ? SQLITE_NOMEM : rc;
 }
 
-/* kg_export_jsonl(store): entities by id (observations: the text of the
-** memories that mention each, by memory id), then relations by id (those
-** whose two ends are live), one JSON object a line. */
+/* kg_export_jsonl(store): the graph as the MCP memory server writes its
+** file: entities by id (observations: the text of the memories that
+** mention each, by memory id), then relations by id (those whose two ends
+** are live), one JSON object a line, lines joined by "\n" (none after the
+** last), strings as JSON.stringify writes them (docs/SQL.md). */
 static void fn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   (void)argc;
   memvt *mt = graph_fn_store(ctx, argv[0], "kg_export_jsonl");

@@ -409,7 +409,7 @@ static int record_from(gvt *vt, sqlite3_value **col, int64_t id, store_grec *r) 
     int k = str_slot(f);
     if (k >= 0) {
       rc = h5mem_value_text(v, &r->s[k], &r->n[k]);
-      if (rc == SQLITE_OK && f == F_NAME && (!r->s[k] || !r->n[k]))
+      if (rc == SQLITE_OK && f == F_NAME && !r->s[k]) /* ('' is a name: the MCP memory server has it) */
         rc = g_err(vt, SQLITE_CONSTRAINT, "NOT NULL constraint failed: %s.name (an entity needs a name)",
                    vt->name);
       if (rc == SQLITE_OK && (f == F_ALIASES || f == F_META)) rc = json_col(vt, f, g->col[i], r->s[k], r->n[k]);

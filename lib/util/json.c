@@ -25,6 +25,7 @@ typedef struct json_scan {
   size_t len;
   char *err; /* the caller's; may be NULL */
   size_t errlen;
+  int lone_ok; /* lone surrogate escapes allowed (util_json_valid_js) */
 } json_scan;
 
 static int json_fail(json_scan *js, const char *fmt, ...)
@@ -139,9 +140,9 @@ static int json_string(json_scan *js, size_t i, size_t *end) {
     }
     long u = json_u_escape(js, i);
     if (u < 0) return -1;
-    if (u >= 0xdc00 && u <= 0xdfff)
+    if (u >= 0xdc00 && u <= 0xdfff && !js->lone_ok)
       return json_fail(js, "lone surrogate \\u%04lX at byte %zu", u, i);
-    if (u >= 0xd800 && u <= 0xdbff) {
+    if (u >= 0xd800 && u <= 0xdbff && !js->lone_ok) {
       /* a high surrogate: a low one must follow as the next escape */
       size_t j = i + 6;
       long lo = -2;
@@ -284,14 +285,21 @@ static int json_document(json_scan *js, char *top) {
 }
 
 int util_json_valid(const char *s, size_t len, char *err, size_t errlen) {
-  json_scan js = {s ? s : "", s ? len : 0, err, errlen};
+  json_scan js = {s ? s : "", s ? len : 0, err, errlen, 0};
+  char top;
+  if (err && errlen) err[0] = '\0';
+  return json_document(&js, &top);
+}
+
+int util_json_valid_js(const char *s, size_t len, char *err, size_t errlen) {
+  json_scan js = {s ? s : "", s ? len : 0, err, errlen, 1};
   char top;
   if (err && errlen) err[0] = '\0';
   return json_document(&js, &top);
 }
 
 int util_json_is_object(const char *s, size_t len) {
-  json_scan js = {s ? s : "", s ? len : 0, NULL, 0};
+  json_scan js = {s ? s : "", s ? len : 0, NULL, 0, 0};
   char top;
   return json_document(&js, &top) == 0 && top == '{';
 }
@@ -299,7 +307,7 @@ int util_json_is_object(const char *s, size_t len) {
 /* ---- reading valid JSON ---------------------------------------------------- */
 
 size_t util_json_ws(const char *s, size_t i, size_t len) {
-  json_scan js = {s, len, NULL, 0};
+  json_scan js = {s, len, NULL, 0, 0};
   return json_skip_ws(&js, i);
 }
 
@@ -334,7 +342,10 @@ static unsigned long hex4(const char *s, size_t i, size_t len) {
   return v;
 }
 
-size_t util_json_string(const char *s, size_t i, size_t len, char *out, size_t *outlen) {
+/* The string at s[i] decoded; js: lone surrogates as their 3-byte
+** generalized UTF-8 and U+0000 as C0 80 (util_json_string_js), else
+** lone surrogates as U+FFFD and U+0000 as a NUL byte. */
+static size_t json_decode(const char *s, size_t i, size_t len, char *out, size_t *outlen, int js) {
   size_t n = 0;
   for (i++; i < len && s[i] != '"';) {
     if (s[i] != '\\') {
@@ -352,18 +363,42 @@ size_t util_json_string(const char *s, size_t i, size_t len, char *out, size_t *
     case 'u': {
       unsigned long cp = hex4(s, i, len);
       i += 4;
-      if (cp >= 0xD800 && cp < 0xDC00) { /* a pair (util_json_valid checked it) */
-        cp = 0x10000 + ((cp - 0xD800) << 10) + (hex4(s, i + 2, len) - 0xDC00);
-        i += 6;
+      if (cp >= 0xD800 && cp < 0xDC00 && i + 5 < len && s[i] == '\\' && s[i + 1] == 'u') {
+        unsigned long lo = hex4(s, i + 2, len);
+        if (lo >= 0xDC00 && lo < 0xE000) { /* a pair */
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          i += 6;
+        }
       }
-      n += util_utf8_put(out + n, cp);
+      if (cp >= 0xD800 && cp < 0xE000) { /* lone (util_json_valid_js lets it through) */
+        if (js) {
+          out[n++] = (char)0xED;
+          out[n++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+          out[n++] = (char)(0x80 | (cp & 0x3F));
+        } else {
+          n += util_utf8_put(out + n, 0xFFFD);
+        }
+      } else if (cp == 0 && js) {
+        out[n++] = (char)0xC0;
+        out[n++] = (char)0x80;
+      } else {
+        n += util_utf8_put(out + n, cp);
+      }
       break;
     }
-    default: out[n++] = e; /* " \ / */
+    default: out[n++] = e; /* " \\ / */
     }
   }
   *outlen = n;
   return i < len ? i + 1 : len;
+}
+
+size_t util_json_string(const char *s, size_t i, size_t len, char *out, size_t *outlen) {
+  return json_decode(s, i, len, out, outlen, 0);
+}
+
+size_t util_json_string_js(const char *s, size_t i, size_t len, char *out, size_t *outlen) {
+  return json_decode(s, i, len, out, outlen, 1);
 }
 
 int util_json_at_path(const char *s, size_t len, const char *path, size_t *v0, size_t *v1) {
@@ -413,10 +448,10 @@ int util_json_at_path(const char *s, size_t len, const char *path, size_t *v0, s
   return 0;
 }
 
-int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n),
-                      void *ctx, char *err, size_t errlen) {
+static int json_strings(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n), void *ctx,
+                        char *err, size_t errlen, int js) {
   char verr[200];
-  if (util_json_valid(s, len, verr, sizeof verr)) {
+  if ((js ? util_json_valid_js : util_json_valid)(s, len, verr, sizeof verr)) {
     snprintf(err, errlen, "malformed JSON: %s", verr);
     return UTIL_EINVAL;
   }
@@ -438,7 +473,7 @@ int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const ch
       break;
     }
     size_t n;
-    i = util_json_string(s, i, len, buf, &n);
+    i = json_decode(s, i, len, buf, &n, js);
     buf[n] = 0;
     rc = each(ctx, buf, n);
     i = util_json_ws(s, i, len);
@@ -447,6 +482,16 @@ int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const ch
   }
   free(buf);
   return rc;
+}
+
+int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n), void *ctx,
+                      char *err, size_t errlen) {
+  return json_strings(s, len, each, ctx, err, errlen, 0);
+}
+
+int util_json_strings_js(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n), void *ctx,
+                         char *err, size_t errlen) {
+  return json_strings(s, len, each, ctx, err, errlen, 1);
 }
 
 int util_json_type(const char *s, size_t i, size_t len) {

@@ -44,6 +44,12 @@
 ** s may be NULL when len is 0.  Linear in len. */
 int util_json_valid(const char *s, size_t len, char *err, size_t errlen);
 
+/* The same, as JavaScript's JSON.parse reads JSON: a \u escape of a lone
+** surrogate (\ud800 without its pair, as JSON.stringify writes a string
+** holding one) is allowed.  Read such text with util_json_string_js, or
+** util_json_string, which makes each a U+FFFD. */
+int util_json_valid_js(const char *s, size_t len, char *err, size_t errlen);
+
 /* 1 when s[0..len) is valid JSON (as util_json_valid) and its top value is
 ** an object, 0 otherwise. */
 int util_json_is_object(const char *s, size_t len);
@@ -57,10 +63,15 @@ size_t util_json_ws(const char *s, size_t i, size_t len);
 size_t util_json_end(const char *s, size_t i, size_t len);
 
 /* The string that starts at s[i] (a '"') decoded into out: escapes and
-** surrogate pairs become UTF-8, \u0000 a NUL byte.  out needs room for the
-** string's raw length (a decoded string is never longer); the decoded
-** length goes to *outlen.  Returns the offset past the closing quote. */
+** surrogate pairs become UTF-8, \u0000 a NUL byte, a lone surrogate
+** U+FFFD.  out needs room for the string's raw length (a decoded string is
+** never longer); the decoded length goes to *outlen.  Returns the offset
+** past the closing quote. */
 size_t util_json_string(const char *s, size_t i, size_t len, char *out, size_t *outlen);
+/* The same into the JS-UTF-8 form of lib/util/jsstr.h, which keeps every
+** JavaScript string exactly: a lone surrogate as its 3 bytes (ED A0 80 ..
+** ED BF BF), \u0000 as C0 80. */
+size_t util_json_string_js(const char *s, size_t i, size_t len, char *out, size_t *outlen);
 
 /* The value at a dotted path in s[0..len): "$" is the top value, "a.b"
 ** member b of member a, "content.0" element 0 of member content (members
@@ -78,6 +89,10 @@ int util_json_at_path(const char *s, size_t len, const char *path, size_t *v0, s
 ** neither). */
 int util_json_strings(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n),
                       void *ctx, char *err, size_t errlen);
+/* The same for JavaScript's JSON (util_json_valid_js), each string in
+** JS-UTF-8 (util_json_string_js). */
+int util_json_strings_js(const char *s, size_t len, int (*each)(void *ctx, const char *str, size_t n), void *ctx,
+                         char *err, size_t errlen);
 
 /* The type of a value, by the names SQLite's json_type() and json_each
 ** use (util_json_type_name). */

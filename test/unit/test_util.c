@@ -24,6 +24,7 @@
 #include "text/hashembed.h"
 #include "util/err.h"
 #include "util/json.h"
+#include "util/jsstr.h"
 #include "util/le.h"
 #include "util/strbuf.h"
 #include "util/timefmt.h"
@@ -872,6 +873,83 @@ START_TEST(test_json_cstr) {
 }
 END_TEST
 
+/* JSON text as JSON.parse reads it, JS-UTF-8, and back as JSON.stringify
+** writes it. */
+static void js_is(const char *json, const char *want, size_t wn, const char *again) {
+  size_t n = strlen(json), m;
+  T_CHECK(util_json_valid_js(json, n, NULL, 0) == 0, "%s refused", json);
+  char *js = util_js_cstr(json, 0, n, &m);
+  ck_assert_ptr_nonnull(js);
+  T_CHECK(m == wn && !memcmp(js, want, wn), "%s decoded to %zu bytes", json, m);
+  T_CHECK(strlen(js) == m, "%s: a NUL byte in JS-UTF-8", json);
+  strbuf b = {0};
+  util_js_stringify(&b, js, m);
+  T_CHECK(!strcmp(b.buf, again), "%s stringified as %s, not %s", json, b.buf, again);
+  strbuf_free(&b);
+  free(js);
+}
+
+START_TEST(test_js_strings) {
+  /* what JSON.stringify writes, unchanged */
+  js_is("\"plain\"", "plain", 5, "\"plain\"");
+  js_is("\"a\\ud800b\"", "a\xed\xa0\x80" "b", 5, "\"a\\ud800b\"");          /* a lone high surrogate */
+  js_is("\"\\udfff\"", "\xed\xbf\xbf", 3, "\"\\udfff\"");                    /* a lone low one */
+  js_is("\"\\ude00\\ud83d\"", "\xed\xb8\x80\xed\xa0\xbd", 6, "\"\\ude00\\ud83d\""); /* the wrong order: two */
+  js_is("\"c\\u0000d\"", "c\xc0\x80" "d", 4, "\"c\\u0000d\"");               /* U+0000 */
+  js_is("\"\\u0001\\u001f\\b\\t\\n\\f\\r\\\"\\\\\"", "\x01\x1f\b\t\n\f\r\"\\", 9,
+        "\"\\u0001\\u001f\\b\\t\\n\\f\\r\\\"\\\\\"");
+  js_is("\"\x7f\xe2\x80\xa8\"", "\x7f\xe2\x80\xa8", 4, "\"\x7f\xe2\x80\xa8\""); /* DEL, U+2028 raw */
+  /* what it writes otherwise: a pair and other escapes raw */
+  js_is("\"\\ud83d\\ude00\\u0041\\/\"", "\xf0\x9f\x98\x80" "A/", 6, "\"\xf0\x9f\x98\x80" "A/\"");
+  js_is("\"\\uD83D\\uDE00\"", "\xf0\x9f\x98\x80", 4, "\"\xf0\x9f\x98\x80\"");
+  /* the store's form: each lone surrogate and U+0000 a U+FFFD */
+  strbuf f = {0};
+  ck_assert_uint_eq(util_js_to_utf8(&f, "a\xed\xa0\x80" "b\xc0\x80", 7), 2);
+  ck_assert_str_eq(f.buf, "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+  f.len = 0;
+  ck_assert_uint_eq(util_js_to_utf8(&f, "\xf0\x9f\x98\x80\xed\x9f\xbf", 7), 0); /* U+D7FF is no surrogate */
+  ck_assert_uint_eq(f.len, 7);
+  strbuf_free(&f);
+  ck_assert_int_eq(util_js_special("a\xed\xa0\x80", 4), 1);
+  ck_assert_int_eq(util_js_special("a\xc0\x80", 3), 1);
+  ck_assert_int_eq(util_js_special("\xed\x9f\xbf\xc3\xa9", 5), 0);
+  ck_assert_int_eq(util_js_special("\xed\xa0", 2), 0); /* (cut short: no surrogate) */
+  /* the strict readers: lone surrogates refused, or read as U+FFFD */
+  ck_assert_int_eq(util_json_valid("\"\\ud800\"", 8, NULL, 0), -1);
+  char out[16];
+  size_t n;
+  util_json_string("\"\\ud800x\\u0000\"", 0, 15, out, &n);
+  T_CHECK(n == 5 && !memcmp(out, "\xef\xbf\xbdx\0", 5), "strict decoding: %zu bytes", n);
+  /* keeping an original in meta, and reading it back */
+  strbuf meta = {0}, got = {0};
+  ck_assert_int_eq(util_js_keep(&meta, "name", "plain", 5), 0);
+  ck_assert_uint_eq(meta.len, 0);
+  ck_assert_int_eq(util_js_keep(&meta, "name", "a\xed\xa0\x80", 4), 1);
+  util_js_meta_close(&meta);
+  ck_assert_str_eq(meta.buf, "{\"jsonl\":{\"name\":\"\\\"a\\\\ud800\\\"\"}}");
+  ck_assert_int_eq(util_json_valid(meta.buf, meta.len, NULL, 0), 0);
+  util_js_kept(&got, "a\xef\xbf\xbd", 4, meta.buf, meta.len, "name");
+  T_CHECK(got.len == 4 && !memcmp(got.buf, "a\xed\xa0\x80", 4), "kept: %zu bytes", got.len);
+  got.len = 0;
+  util_js_kept(&got, "b\xef\xbf\xbd", 4, meta.buf, meta.len, "name"); /* stale: the text changed */
+  ck_assert_str_eq(got.buf, "b\xef\xbf\xbd");
+  got.len = 0;
+  util_js_kept(&got, "a\xef\xbf\xbd", 4, meta.buf, meta.len, "entityType"); /* not kept for that field */
+  ck_assert_str_eq(got.buf, "a\xef\xbf\xbd");
+  got.len = 0;
+  util_js_kept(&got, "x", 1, "{\"jsonl\":{\"name\":\"not a literal\"}}", 34, "name");
+  ck_assert_str_eq(got.buf, "x");
+  got.len = 0;
+  util_js_kept(&got, "x", 1, "{broken", 7, "name");
+  ck_assert_str_eq(got.buf, "x");
+  ck_assert_int_eq(util_js_placeholder("{\"jsonl\":{\"placeholder\":true}}", 30), 1);
+  ck_assert_int_eq(util_js_placeholder("{\"jsonl\":{\"placeholder\":1}}", 27), 0);
+  ck_assert_int_eq(util_js_placeholder(NULL, 0), 0);
+  strbuf_free(&meta);
+  strbuf_free(&got);
+}
+END_TEST
+
 /* The next member of it: the key decoded (or "-" for an element) and the
 ** value's text, "key=value". */
 static void member_text(const util_json_iter *it, char *out, size_t size) {
@@ -1532,6 +1610,7 @@ int main(void) {
   tcase_add_test(tc, test_json_number);
   tcase_add_test(tc, test_json_number_locale);
   tcase_add_test(tc, test_json_cstr);
+  tcase_add_test(tc, test_js_strings);
   tcase_add_test(tc, test_json_iter);
   tcase_add_test(tc, test_json_fuzz);
   suite_add_tcase(s, tc);
