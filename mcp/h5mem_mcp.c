@@ -329,6 +329,7 @@ int main(int argc, char **argv) {
   m.embedder = emb;
   if (open_store(&m, store, dim, emb, emodel, ekey)) return 1;
   if (m.verbose) fprintf(stderr, "h5mem-mcp: serving %s on stdio\n", store);
+  mcp_graph_start(&m); /* (read while the client starts) */
   char *line = NULL;
   size_t cap = 0;
   ssize_t n;

@@ -24,7 +24,7 @@
 #define MCP_REF_NTOOLS 9
 extern const char *const mcp_ref_tools[MCP_REF_NTOOLS];
 
-typedef struct graph graph; /* the graph as the reference sees it (mcp_graph.c) */
+typedef struct graph graph; /* the graph as the reference sees it (mcp_kept.h) */
 
 /* The server's state. */
 typedef struct mcp {
@@ -34,7 +34,8 @@ typedef struct mcp {
   const char *embedder; /* the embedder named (NULL: the store's) */
   const char *import;   /* a JSONL graph for a new store */
   int import_given;     /* (by --import: a missing file is an error) */
-  graph *graph;         /* the graph, kept between calls (NULL: load it) */
+  graph *graph;         /* the graph, kept between calls (NULL: read it) */
+  struct mcp_loader *loader; /* the thread that reads it (mcp_kept.c) */
   int verbose;
 } mcp;
 
@@ -55,8 +56,15 @@ void mcp_out_error(mcp_out *o, const char *fmt, ...) __attribute__((format(print
 ** the tool is one of the reference's (o filled), -1 when no tool has
 ** that name. */
 int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o);
-/* The kept graph dropped: the next graph tool loads it again. */
+/* The kept graph dropped (its reading thread stopped first): the next
+** graph tool reads it again. */
 void mcp_graph_forget(mcp *m);
+/* Start reading the graph in a thread of its own (when the store opens,
+** and after a call that writes); nothing when it is kept or being read. */
+void mcp_graph_start(mcp *m);
+/* Wait until that thread is off the SQLite connection (before any other
+** use of it). */
+void mcp_graph_quiet(mcp *m);
 
 /* The same for h5mem-mcp's own memory tools (mcp_memory.c). */
 #define MCP_MEM_NTOOLS 4

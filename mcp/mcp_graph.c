@@ -20,126 +20,9 @@
 #include <time.h>
 
 #include "mcp.h"
+#include "mcp_kept.h"
 #include "util/json.h"
 #include "util/jsstr.h"
-
-/* ---- the graph as the reference sees it ------------------------------------ */
-
-/* Names, types and observations are JavaScript strings, as the reference
-** has them (JS-UTF-8, util/jsstr.h: a lone surrogate or U+0000 too), kept
-** in the store's form with the original in meta (kg_import_jsonl's way). */
-typedef struct gent {
-  int64_t id;
-  char *name, *type;
-  char **obs;
-  int64_t *mid; /* the memory each observation is */
-  size_t nobs, cap;
-  size_t canon;    /* the first entity of this name (the reference knows entities by name) */
-  int placeholder; /* a name relations use that no entity has: no entity to the reference */
-  char *hay;       /* name, type and observations lowercased, 0x01 between (search_nodes) */
-  size_t hayn;
-} gent;
-
-typedef struct grel {
-  int64_t id;
-  size_t a, b; /* the ends (entities' indexes) */
-  char *type;
-  int gone;    /* deleted by the running call */
-} grel;
-
-struct graph {
-  gent *e;
-  size_t ne;
-  grel *r;
-  size_t nr;
-  size_t *names; /* open addressing over the names: entity index + 1, 0 empty */
-  size_t ncap;
-  /* the haystacks' trigrams (search_nodes): open addressing, key the three
-     bytes + 1 (0 empty), each with the entities holding it, ascending */
-  struct tri {
-    uint32_t key;
-    uint32_t n, cap;
-    uint32_t *ents;
-  } *tri;
-  size_t tcap, tn;
-};
-
-static void graph_clear(graph *g) {
-  for (size_t i = 0; i < g->ne; i++) {
-    free(g->e[i].name);
-    free(g->e[i].type);
-    for (size_t k = 0; k < g->e[i].nobs; k++) free(g->e[i].obs[k]);
-    free(g->e[i].obs);
-    free(g->e[i].mid);
-    free(g->e[i].hay);
-  }
-  for (size_t i = 0; i < g->nr; i++) free(g->r[i].type);
-  for (size_t i = 0; i < g->tcap; i++) free(g->tri[i].ents);
-  free(g->tri);
-  free(g->e);
-  free(g->r);
-  free(g->names);
-  memset(g, 0, sizeof *g);
-}
-
-void mcp_graph_forget(mcp *m) {
-  if (!m->graph) return;
-  graph_clear(m->graph);
-  free(m->graph);
-  m->graph = NULL;
-}
-
-static uint64_t name_hash(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-  return h;
-}
-
-static size_t *name_slot(const graph *g, const char *name) {
-  size_t k = name_hash(name) & (g->ncap - 1);
-  while (g->names[k] && strcmp(g->e[g->names[k] - 1].name, name)) k = (k + 1) & (g->ncap - 1);
-  return &g->names[k];
-}
-
-/* The names' index: each name to its first entity (a placeholder only
-** when no entity has the name); canon of each. */
-static int graph_index(graph *g) {
-  g->ncap = 16;
-  while (g->ncap < 2 * g->ne + 2) g->ncap *= 2;
-  g->names = calloc(g->ncap, sizeof *g->names);
-  if (!g->names) return -1;
-  for (size_t i = 0; i < g->ne; i++) {
-    size_t *k = name_slot(g, g->e[i].name);
-    if (!*k || (g->e[*k - 1].placeholder && !g->e[i].placeholder)) *k = i + 1;
-  }
-  for (size_t i = 0; i < g->ne; i++) g->e[i].canon = *name_slot(g, g->e[i].name) - 1;
-  return 0;
-}
-
-/* Column c as a JavaScript string (malloc'd; NULL: ""): the original the
-** meta in column mc keeps for field, else the text. */
-static char *col_js(sqlite3_stmt *st, int c, int mc, const char *field) {
-  const char *s = (const char *)sqlite3_column_text(st, c);
-  size_t n = (size_t)sqlite3_column_bytes(st, c);
-  const char *meta = (const char *)sqlite3_column_text(st, mc);
-  strbuf b = {0};
-  strbuf_putc(&b, 0); /* (a buffer even for "") */
-  b.len = 0;
-  if (s) util_js_kept(&b, s, n, meta, (size_t)sqlite3_column_bytes(st, mc), field);
-  if (!strbuf_failed(&b)) return b.buf;
-  strbuf_free(&b);
-  return NULL;
-}
-
-static gent *ent_by_id(graph *g, int64_t id) {
-  size_t lo = 0, hi = g->ne;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (g->e[mid].id < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < g->ne && g->e[lo].id == id ? &g->e[lo] : NULL;
-}
 
 /* sql with {T}, {E}, {R}, {M} replaced by the quoted names of the table
 ** and its entities, relations and mentions tables, {N} by the table's name
@@ -174,89 +57,7 @@ static int nomem(mcp_out *o) {
   return SQLITE_NOMEM;
 }
 
-/* The graph: entities by id with their observations (memories by id),
-** relations by id (those whose ends are both live entities). */
-static int graph_load(mcp *m, graph *g, mcp_out *o) {
-  sqlite3_stmt *st = NULL;
-  int rc = mcp_prepare(m, &st, o, "SELECT id, name, type, meta FROM {E} ORDER BY id");
-  size_t cap = 0;
-  while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-    if (g->ne == cap) {
-      cap = cap ? 2 * cap : 64;
-      gent *ne = realloc(g->e, cap * sizeof *ne);
-      if (!ne) {
-        rc = nomem(o);
-        break;
-      }
-      g->e = ne;
-    }
-    gent *e = &g->e[g->ne++];
-    memset(e, 0, sizeof *e);
-    e->id = sqlite3_column_int64(st, 0);
-    e->name = col_js(st, 1, 3, "name");
-    e->type = col_js(st, 2, 3, "entityType");
-    e->placeholder = util_js_placeholder((const char *)sqlite3_column_text(st, 3), (size_t)sqlite3_column_bytes(st, 3));
-    if (!e->name || !e->type) rc = nomem(o);
-  }
-  if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
-  else if (rc) sqlite3_finalize(st);
-  st = NULL;
-  if (!rc)
-    rc = mcp_prepare(m, &st, o, "SELECT x.entity_id, t.id, t.text, t.meta FROM {M} x JOIN {T} t ON t.id = x.memory_id "
-              "ORDER BY x.entity_id, t.id");
-  while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-    gent *e = ent_by_id(g, sqlite3_column_int64(st, 0));
-    if (!e) continue;
-    if (e->nobs == e->cap) {
-      e->cap = e->cap ? 2 * e->cap : 4;
-      char **no = realloc(e->obs, e->cap * sizeof *no);
-      if (no) e->obs = no;
-      int64_t *nm = no ? realloc(e->mid, e->cap * sizeof *nm) : NULL;
-      if (!nm) {
-        rc = nomem(o);
-        break;
-      }
-      e->mid = nm;
-    }
-    e->mid[e->nobs] = sqlite3_column_int64(st, 1);
-    if (!(e->obs[e->nobs++] = col_js(st, 2, 3, "text"))) rc = nomem(o);
-  }
-  if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
-  else if (rc) sqlite3_finalize(st);
-  st = NULL;
-  if (!rc) rc = mcp_prepare(m, &st, o, "SELECT id, src, dst, type, meta FROM {R} ORDER BY id");
-  cap = 0;
-  while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-    gent *a = ent_by_id(g, sqlite3_column_int64(st, 1)), *b = ent_by_id(g, sqlite3_column_int64(st, 2));
-    if (!a || !b) continue;
-    if (g->nr == cap) {
-      cap = cap ? 2 * cap : 64;
-      grel *nr = realloc(g->r, cap * sizeof *nr);
-      if (!nr) {
-        rc = nomem(o);
-        break;
-      }
-      g->r = nr;
-    }
-    g->r[g->nr++] = (grel){sqlite3_column_int64(st, 0), (size_t)(a - g->e), (size_t)(b - g->e),
-                           col_js(st, 3, 4, "relationType"), 0};
-    if (!g->r[g->nr - 1].type) rc = nomem(o);
-  }
-  if (!rc && (rc = sqlite3_finalize(st)) != SQLITE_OK) mcp_out_error(o, "%s", sqlite3_errmsg(m->db));
-  else if (rc) sqlite3_finalize(st);
-  if (!rc && graph_index(g)) rc = nomem(o);
-  return rc;
-}
-
-/* The first entity of that name (as the reference finds it), or NULL; a
-** placeholder of the name with ph. */
-static gent *ent_named(graph *g, const char *name, int ph) {
-  if (!g->ncap) return NULL;
-  size_t k = *name_slot(g, name);
-  return k && g->e[k - 1].placeholder == ph ? &g->e[k - 1] : NULL;
-}
-
-static gent *ent_by_name(graph *g, const char *name) { return ent_named(g, name, 0); }
+static gent *ent_by_name(graph *g, const char *name) { return kept_named(g, name, 0); }
 
 /* ---- JSON out -------------------------------------------------------------- */
 
@@ -470,7 +271,7 @@ static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
     char **obs = type ? mcp_jstrs("create_entities", args, it.v0, it.v1, "observations", path, 0, &nobs, o) : NULL;
     if (obs && !ent_by_name(g, name)) { /* (new: not in the graph before the call) */
       int64_t eid;
-      gent *ph = ent_named(g, name, 1);
+      gent *ph = kept_named(g, name, 1);
       if (!insert_entity(m, o, name, type, 0, &eid)) {
         for (size_t k = 0; k < nobs && !o->error; k++) add_obs(m, o, eid, obs[k]);
         if (ph && !o->error) { /* the relations that named it move to the entity, which comes last, as there */
@@ -498,7 +299,7 @@ static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
 static int rel_end(mcp *m, graph *g, const char *name, char ***made, int64_t **ids, size_t *nmade, int64_t *id,
                    mcp_out *o) {
   gent *e = ent_by_name(g, name);
-  if (!e) e = ent_named(g, name, 1);
+  if (!e) e = kept_named(g, name, 1);
   if (e) {
     *id = e->id;
     return 0;
@@ -609,7 +410,7 @@ static int t_add_observations(mcp *m, graph *g, const char *args, size_t n, mcp_
           e->mid = nm;
         }
         e->mid[e->nobs] = 0; /* (not deleted in this call: no tool does both) */
-        if (!(e->obs[e->nobs++] = strdup(c[k]))) nomem(o);
+        if (!(e->obs[e->nobs++] = kept_strdup(g, c[k], strlen(c[k])))) nomem(o);
       }
       strbuf_puts(&o->result, "]}");
     }
@@ -705,146 +506,20 @@ static int t_read_graph(mcp *m, graph *g, const char *args, size_t n, mcp_out *o
   return 0;
 }
 
-/* JavaScript's toLowerCase for ASCII; other bytes as they are (UTF-8). */
-/* s lowercased (ASCII letters; other bytes as they are) onto b. */
-static void put_lower(strbuf *b, const char *s) {
-  size_t n = strlen(s), at = b->len;
-  strbuf_append(b, s, n);
-  for (size_t i = 0; b->buf && i < n; i++)
-    if (b->buf[at + i] >= 'A' && b->buf[at + i] <= 'Z') b->buf[at + i] = (char)(b->buf[at + i] - 'A' + 'a');
-}
-
-static uint32_t tri_key(const char *p) {
-  return ((uint32_t)(uint8_t)p[0] << 16 | (uint32_t)(uint8_t)p[1] << 8 | (uint8_t)p[2]) + 1;
-}
-
-static struct tri *tri_slot(const graph *g, uint32_t key) {
-  size_t k = (key * 2654435761u) & (g->tcap - 1);
-  while (g->tri[k].key && g->tri[k].key != key) k = (k + 1) & (g->tcap - 1);
-  return &g->tri[k];
-}
-
-/* Entity i into the list of each trigram of its haystack (not spanning a
-** 0x01 separator). */
-static int tri_add(graph *g, size_t i) {
-  const gent *e = &g->e[i];
-  for (size_t k = 0; k + 3 <= e->hayn; k++) {
-    if (e->hay[k] == 1 || e->hay[k + 1] == 1 || e->hay[k + 2] == 1) continue;
-    if (2 * (g->tn + 1) > g->tcap) { /* grow */
-      graph old = *g;
-      g->tcap = g->tcap ? 2 * g->tcap : 4096;
-      g->tri = calloc(g->tcap, sizeof *g->tri);
-      if (!g->tri) {
-        g->tri = old.tri, g->tcap = old.tcap;
-        return -1;
-      }
-      for (size_t j = 0; j < old.tcap; j++)
-        if (old.tri[j].key) *tri_slot(g, old.tri[j].key) = old.tri[j];
-      free(old.tri);
-    }
-    uint32_t key = tri_key(e->hay + k);
-    struct tri *t = tri_slot(g, key);
-    if (!t->key) {
-      t->key = key;
-      g->tn++;
-    }
-    if (t->n && t->ents[t->n - 1] == (uint32_t)i) continue;
-    if (t->n == t->cap) {
-      uint32_t *ne = realloc(t->ents, (t->cap = t->cap ? 2 * t->cap : 4) * sizeof *ne);
-      if (!ne) return -1;
-      t->ents = ne;
-    }
-    t->ents[t->n++] = (uint32_t)i;
-  }
-  return 0;
-}
-
-/* Each entity's haystack and the trigrams' lists, made at the first search
-** of a loaded graph (how long it took on stderr, when verbose).  On
-** failure the graph is half indexed: the caller drops it. */
-static int graph_hay(graph *g, int verbose) {
-  if (!g->ne || g->e[g->ne - 1].hay) return 0; /* (made already) */
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (size_t i = 0; i < g->ne; i++) {
-    gent *e = &g->e[i];
-    strbuf b = {0};
-    if (e->placeholder) { /* (no entity: never found) */
-      if (!(e->hay = calloc(1, 1))) return -1;
-      continue;
-    }
-    put_lower(&b, e->name);
-    strbuf_putc(&b, 1);
-    put_lower(&b, e->type);
-    for (size_t k = 0; k < e->nobs; k++) {
-      strbuf_putc(&b, 1);
-      put_lower(&b, e->obs[k]);
-    }
-    if (strbuf_failed(&b)) {
-      strbuf_free(&b);
-      return -1;
-    }
-    e->hay = b.buf;
-    e->hayn = b.len;
-    if (tri_add(g, i)) return -1;
-  }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (verbose)
-    fprintf(stderr, "h5mem-mcp: search index: %zu trigrams, %.1f ms\n", g->tn,
-            (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-  return 0;
-}
-
 static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
   size_t v0, v1;
   int is = 0;
   char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_jstr(args, v0, v1, &is) : NULL;
   if (!q) {
-    mcp_bad_arg(o, "search_nodes", NULL, "query", "string");
+    if (is) nomem(o);
+    else mcp_bad_arg(o, "search_nodes", NULL, "query", "string");
     return -1;
   }
   strbuf ql = {0};
-  put_lower(&ql, q);
+  kept_lower(&ql, q);
   uint8_t *keep = calloc(g->ne + 1, 1);
-  /* a substring of one of the fields: of the haystack, unless the match
-     spans a 0x01 separator (only a query holding one can) */
-  int sep = strchr(q, 1) != NULL;
-  if (!keep || strbuf_failed(&ql) || graph_hay(g, m->verbose)) {
-    mcp_out_error(o, "out of memory");
-    g = NULL;
-    mcp_graph_forget(m); /* (half-built haystacks or trigrams: read it again next time) */
-  } else {
-    /* the candidates: with 3 bytes or more (and no separator), the
-       entities holding the query's rarest trigram; else all */
-    const uint32_t *cand = NULL;
-    size_t nc = g->ne;
-    for (size_t k = 0; !sep && k + 3 <= ql.len && g->tcap; k++) {
-      struct tri *t = tri_slot(g, tri_key(ql.buf + k));
-      if (!t->key) { /* a trigram no entity has: none matches */
-        nc = 0;
-        break;
-      }
-      if (!cand || t->n < nc) cand = t->ents, nc = t->n;
-    }
-    for (size_t c = 0; c < nc; c++) {
-      size_t i = cand ? cand[c] : c;
-      gent *e = &g->e[i];
-      keep[i] = !e->placeholder && (!ql.len || memmem(e->hay, e->hayn, ql.buf, ql.len) != NULL);
-      if (keep[i] && sep) { /* (rare: field by field) */
-        strbuf f = {0};
-        put_lower(&f, e->name);
-        int hit = f.buf && strstr(f.buf, ql.buf);
-        for (size_t k = 0; !hit && k <= e->nobs; k++) {
-          f.len = 0;
-          put_lower(&f, k ? e->obs[k - 1] : e->type);
-          hit = f.buf && strstr(f.buf, ql.buf);
-        }
-        strbuf_free(&f);
-        keep[i] = (uint8_t)hit;
-      }
-    }
-    put_graph(&o->result, g, keep);
-  }
+  if (!keep || strbuf_failed(&ql) || kept_search(m, g, ql.buf ? ql.buf : "", ql.len, keep)) nomem(o);
+  else put_graph(&o->result, g, keep);
   free(keep);
   strbuf_free(&ql);
   free(q);
@@ -887,25 +562,17 @@ int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out
     if (strcmp(tools[t].name, name)) continue;
     /* the graph is kept between calls (the server is the store's one
        writer while it runs: nobody else changes it); a writing tool
-       starts from it and drops it after (it changed, or was rolled back) */
+       starts from it and drops it after (it changed, or was rolled back),
+       and it is read again, in its thread, while the answer goes out */
+    graph *g = mcp_kept(m, o); /* (the reading thread is off the connection now) */
+    if (!g) return 0;
     int rc = tools[t].writes ? mcp_exec(m, o, "BEGIN") : 0;
-    if (!rc && !m->graph && !(m->graph = calloc(1, sizeof *m->graph))) {
-      mcp_out_error(o, "out of memory");
-      rc = SQLITE_NOMEM;
-    } else if (!rc && !m->graph->e) {
-      struct timespec t0, t1;
-      clock_gettime(CLOCK_MONOTONIC, &t0);
-      if ((rc = graph_load(m, m->graph, o)) != SQLITE_OK) mcp_graph_forget(m);
-      clock_gettime(CLOCK_MONOTONIC, &t1);
-      if (m->verbose && !rc)
-        fprintf(stderr, "h5mem-mcp: graph read: %zu entities, %zu relations, %.1f ms\n", m->graph->ne, m->graph->nr,
-                (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-    }
-    if (!rc) rc = tools[t].fn(m, m->graph, args, n, o);
+    if (!rc) rc = tools[t].fn(m, g, args, n, o);
     if (tools[t].writes) {
       if (rc || o->error) sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
       else mcp_exec(m, o, "COMMIT");
       mcp_graph_forget(m);
+      mcp_graph_start(m);
     }
     return 0;
   }

@@ -350,12 +350,14 @@ static const struct {
 int mcp_memory_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o) {
   for (size_t t = 0; t < sizeof tools / sizeof *tools; t++) {
     if (strcmp(tools[t].name, name)) continue;
+    mcp_graph_quiet(m); /* (the graph's reading thread off the connection) */
     int rc = tools[t].writes ? mcp_exec(m, o, "BEGIN") : 0;
     if (!rc) rc = tools[t].fn(m, args, n, o);
     if (tools[t].writes) {
       if (rc || o->error) sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
       else mcp_exec(m, o, "COMMIT");
       mcp_graph_forget(m); /* (a memory mentioning an entity is one of its observations) */
+      mcp_graph_start(m);
     }
     return 0;
   }

@@ -21,6 +21,7 @@
 #include "util/jsstr.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
+#include "../kg_walk.h"
 #include "vtab_int.h"
 
 /* ---- kg_import_jsonl ---------------------------------------------------------------- */
@@ -666,89 +667,157 @@ static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_subtype(ctx, EXT_SUBTYPE_JSON);
 }
 
-/* ---- kg_export_jsonl ------------------------------------------------------------------ */
+/* ---- walking the graph: the export, and h5mem-mcp through h5mem_kg_walk ---------- */
 
-/* JSON.stringify of a string the store keeps (NULL: ""), its original
-** taken from meta when meta keeps one for field. */
-static void put_kept(strbuf *sb, strbuf *tmp, const char *s, size_t n, const char *meta, size_t mn, const char *field) {
-  tmp->len = 0;
-  if (s) util_js_kept(tmp, s, n, meta, mn, field);
-  util_js_stringify(sb, tmp->buf ? tmp->buf : "", tmp->len);
+/* Whether v (by .a then .b) is sorted already (then no sort is needed:
+** records are appended in id order unless ids were given out of order). */
+static int pairs_sorted(const pair *v, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (by_pair(&v[i - 1], &v[i]) > 0) return 0;
+  return 1;
 }
 
-/* A line separator before each line but the first, as the reference joins
-** its lines. */
-static void next_line(strbuf *sb) {
-  if (sb->len) strbuf_putc(sb, '\n');
-}
-
-/* A record or text that cannot be read fails the export (with the
-** store's code, the message in *err): only dead records are left out. */
-static int export_graph(store *st, strbuf *sb, char **err) {
+int kg_walk(store *st, const kg_walker *w, char **err) {
   pair *ent = NULL, *rel = NULL, *men = NULL;
   size_t nent = 0, nrel = 0, nmen = 0;
-  strbuf tmp = {0};
   int rc = live_by_id(st, STORE_G_ENTITY, &ent, &nent, err);
   if (rc == SQLITE_OK) rc = live_by_id(st, STORE_G_RELATION, &rel, &nrel, err);
   if (rc == SQLITE_OK) { /* (entity, memory) of each mention, sorted */
-    rc = live_by_id(st, STORE_G_MENTION, &men, &nmen, err);
-    for (size_t i = 0; i < nmen && rc == SQLITE_OK; i++) {
+    uint64_t np = store_g_npos(st, STORE_G_MENTION);
+    men = sqlite3_malloc64(np * sizeof *men + 1);
+    if (!men) rc = SQLITE_NOMEM;
+    for (uint64_t p = 0; p < np && rc == SQLITE_OK; p++) {
       store_grec r;
-      store_g_get(st, STORE_G_MENTION, (uint64_t)men[i].b, &r);
-      men[i] = (pair){r.b, r.a};
+      int gr = store_g_get(st, STORE_G_MENTION, p, &r);
+      if (gr == STORE_OK) men[nmen++] = (pair){r.b, r.a};
+      else if (gr != STORE_ENOTFOUND) rc = h5mem_store_err(st, gr, err);
     }
-    if (men) qsort(men, nmen, sizeof *men, by_pair);
+    if (rc == SQLITE_OK && !pairs_sorted(men, nmen)) qsort(men, nmen, sizeof *men, by_pair);
   }
   size_t m = 0;
   for (size_t i = 0; i < nent && rc == SQLITE_OK; i++) {
     store_grec e;
     store_g_get(st, STORE_G_ENTITY, (uint64_t)ent[i].b, &e);
-    if (util_js_placeholder(e.s[3], e.n[3])) continue; /* (a name only relations use) */
-    next_line(sb);
-    strbuf_puts(sb, "{\"type\":\"entity\",\"name\":");
-    put_kept(sb, &tmp, e.s[0], e.n[0], e.s[3], e.n[3], "name");
-    strbuf_puts(sb, ",\"entityType\":");
-    put_kept(sb, &tmp, e.s[1], e.n[1], e.s[3], e.n[3], "entityType");
-    strbuf_puts(sb, ",\"observations\":[");
+    if ((rc = w->entity(w->ctx, &e)) != SQLITE_OK) break;
     while (m < nmen && men[m].a < e.id) m++;
-    int first = 1;
-    for (; m < nmen && men[m].a == e.id; m++) {
+    for (; m < nmen && men[m].a == e.id && rc == SQLITE_OK; m++) {
       uint64_t pos;
       store_view v;
       memset(&v, 0, sizeof v);
       int sr = store_find(st, men[m].b, &pos);
       if (sr == STORE_OK) sr = store_get(st, pos, STORE_V_TEXT | STORE_V_META, &v);
       if (sr == STORE_ENOTFOUND) continue; /* the memory is gone */
-      if (sr != STORE_OK) {
-        rc = h5mem_store_err(st, sr, err);
-        break;
-      }
-      if (!v.text) continue;
-      if (!first) strbuf_putc(sb, ',');
-      first = 0;
-      put_kept(sb, &tmp, v.text, v.text_len, v.meta, v.meta_len, "text");
+      if (sr != STORE_OK) rc = h5mem_store_err(st, sr, err);
+      else if (v.text) rc = w->observation(w->ctx, e.id, men[m].b, &v);
     }
-    strbuf_puts(sb, "]}");
   }
   for (size_t i = 0; i < nrel && rc == SQLITE_OK; i++) {
     store_grec r, a, b;
     store_g_get(st, STORE_G_RELATION, (uint64_t)rel[i].b, &r);
     if (graph_entity_get(st, r.a, &a) || graph_entity_get(st, r.b, &b)) continue; /* an end is gone */
-    next_line(sb);
-    strbuf_puts(sb, "{\"type\":\"relation\",\"from\":");
-    put_kept(sb, &tmp, a.s[0], a.n[0], a.s[3], a.n[3], "name");
-    strbuf_puts(sb, ",\"to\":");
-    put_kept(sb, &tmp, b.s[0], b.n[0], b.s[3], b.n[3], "name");
-    strbuf_puts(sb, ",\"relationType\":");
-    put_kept(sb, &tmp, r.s[1], r.n[1], r.s[3], r.n[3], "relationType");
-    strbuf_putc(sb, '}');
+    rc = w->relation(w->ctx, &r, &a, &b);
   }
   sqlite3_free(ent);
   sqlite3_free(rel);
   sqlite3_free(men);
-  if (rc == SQLITE_OK && strbuf_failed(&tmp)) rc = SQLITE_NOMEM;
-  strbuf_free(&tmp);
-  return rc == SQLITE_OK && strbuf_failed(sb) ? SQLITE_NOMEM : rc;
+  if (rc != SQLITE_OK && !*err && w->err) *err = w->err(w->ctx);
+  return rc;
+}
+
+/* h5mem_kg_walk(store, walker): kg_walk for a C caller, the walker passed
+** as a pointer (sqlite3_bind_pointer, type "h5mem_kg_walker"): h5mem-mcp
+** reads the graph so.  From SQL the pointer is NULL: an error. */
+static void fn_walk(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  memvt *mt = graph_fn_store(ctx, argv[0], "h5mem_kg_walk");
+  if (!mt) return;
+  const kg_walker *w = sqlite3_value_pointer(argv[1], "h5mem_kg_walker");
+  if (!w)
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_kg_walk",
+                          sqlite3_mprintf("walker: a kg_walker pointer (sqlite3_bind_pointer) from C"));
+  char *err = NULL;
+  int rc = kg_walk(h5mem_store_handle(h5mem_table_ms(mt)), w, &err);
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_kg_walk", err);
+  sqlite3_result_null(ctx);
+}
+
+/* ---- kg_export_jsonl ------------------------------------------------------------------ */
+
+typedef struct exporter {
+  strbuf *sb, tmp;
+  int open; /* an entity's line is open (its observations being written) */
+  int nobs; /* its observations so far */
+} exporter;
+
+/* JSON.stringify of a string the store keeps (NULL: ""), its original
+** taken from meta when meta keeps one for field. */
+static void put_kept(exporter *x, const char *s, size_t n, const char *meta, size_t mn, const char *field) {
+  x->tmp.len = 0;
+  if (s) util_js_kept(&x->tmp, s, n, meta, mn, field);
+  util_js_stringify(x->sb, x->tmp.buf ? x->tmp.buf : "", x->tmp.len);
+}
+
+static void close_entity(exporter *x) {
+  if (x->open) strbuf_puts(x->sb, "]}");
+  x->open = 0;
+}
+
+/* A new line: the open entity's closed, and "\n" before each line but the
+** first, as the reference joins its lines. */
+static void next_line(exporter *x) {
+  close_entity(x);
+  if (x->sb->len) strbuf_putc(x->sb, '\n');
+}
+
+static int ex_entity(void *ctx, const store_grec *e) {
+  exporter *x = ctx;
+  if (util_js_placeholder(e->s[3], e->n[3])) { /* (a name only relations use: no line) */
+    close_entity(x);
+    return SQLITE_OK;
+  }
+  next_line(x);
+  strbuf_puts(x->sb, "{\"type\":\"entity\",\"name\":");
+  put_kept(x, e->s[0], e->n[0], e->s[3], e->n[3], "name");
+  strbuf_puts(x->sb, ",\"entityType\":");
+  put_kept(x, e->s[1], e->n[1], e->s[3], e->n[3], "entityType");
+  strbuf_puts(x->sb, ",\"observations\":[");
+  x->open = 1;
+  x->nobs = 0;
+  return SQLITE_OK;
+}
+
+static int ex_observation(void *ctx, int64_t entity, int64_t memory, const store_view *v) {
+  exporter *x = ctx;
+  (void)entity, (void)memory;
+  if (!x->open) return SQLITE_OK; /* (a placeholder's) */
+  if (x->nobs++) strbuf_putc(x->sb, ',');
+  put_kept(x, v->text, v->text_len, v->meta, v->meta_len, "text");
+  return SQLITE_OK;
+}
+
+static int ex_relation(void *ctx, const store_grec *r, const store_grec *a, const store_grec *b) {
+  exporter *x = ctx;
+  next_line(x);
+  strbuf_puts(x->sb, "{\"type\":\"relation\",\"from\":");
+  put_kept(x, a->s[0], a->n[0], a->s[3], a->n[3], "name");
+  strbuf_puts(x->sb, ",\"to\":");
+  put_kept(x, b->s[0], b->n[0], b->s[3], b->n[3], "name");
+  strbuf_puts(x->sb, ",\"relationType\":");
+  put_kept(x, r->s[1], r->n[1], r->s[3], r->n[3], "relationType");
+  strbuf_putc(x->sb, '}');
+  return SQLITE_OK;
+}
+
+/* A record or text that cannot be read fails the export (with the
+** store's code, the message in *err): only dead records are left out. */
+static int export_graph(store *st, strbuf *sb, char **err) {
+  exporter x = {sb, {0}, 0, 0};
+  kg_walker w = {&x, ex_entity, ex_observation, ex_relation, NULL};
+  int rc = kg_walk(st, &w, err);
+  close_entity(&x);
+  if (rc == SQLITE_OK && (strbuf_failed(&x.tmp) || strbuf_failed(sb))) rc = SQLITE_NOMEM;
+  strbuf_free(&x.tmp);
+  return rc;
 }
 
 /* kg_export_jsonl(store): the graph as the MCP memory server writes its
@@ -782,6 +851,7 @@ int graph_jsonl_register(sqlite3 *db, registry *reg) {
   } fns[] = {
       {"kg_import_jsonl", 2, SQLITE_DIRECTONLY, fn_import},
       {"kg_export_jsonl", 1, SQLITE_DIRECTONLY, fn_export}, /* all read or write a store */
+      {"h5mem_kg_walk", 2, SQLITE_DIRECTONLY, fn_walk},
   };
   for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
     rc = h5mem_registry_function(db, reg, fns[k].name, fns[k].nargs, fns[k].flags, fns[k].fn);

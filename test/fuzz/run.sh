@@ -11,6 +11,9 @@
 #   ivf    the IVF image (ivf_load, ...)
 #   bm25   the text index image (bm25_img_open, postings, a rebuild)
 #   embed  a static word-vector model file (embed_model_open, embeddings)
+#   jsonl  the MCP memory server's JSONL as JSON.parse reads it, and its
+#          JavaScript strings (lib/util json.c, jsstr.c: kg_import_jsonl's
+#          and h5mem-mcp's readers)
 # Each target but h5 writes its own seeds (valid images and logs) at start.
 # Exits non-zero on any finding, after running every target; the input
 # is left as $TMPDIR/h5mem-fuzz/TARGET-crash-* (or -leak-, -timeout-, ...).
@@ -26,7 +29,7 @@
 set -eu
 secs=${1:-180}
 [ $# -gt 0 ] && shift
-targets=${*:-"h5 wal store hnsw ivf bm25 embed"}
+targets=${*:-"h5 wal store hnsw ivf bm25 embed jsonl"}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${H5MEM_BUILD:-$top}

@@ -35,7 +35,11 @@ const check = (cond, what) => { assert.ok(cond, what); checks++; };
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5mem_mcp_'));
+  // h5mem-mcp three times: search_nodes as it comes (the trigram index
+  // built in the background, a scan until then), always by scan, always by index
   const ours = await connect(server, ['--store', path.join(dir, 'memory.h5')], {});
+  const others = [await connect(server, ['--store', path.join(dir, 'scan.h5')], {H5MEM_MCP_SEARCH: 'scan'}),
+                  await connect(server, ['--store', path.join(dir, 'index.h5')], {H5MEM_MCP_SEARCH: 'index'})];
   const ref = await connect(process.execPath, [reference], {MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl')});
   try {
     check(ours.getServerVersion().name === 'h5mem-mcp', 'server name');
@@ -89,6 +93,7 @@ async function main() {
     for (const [name, args] of calls) {
       const [a, b] = [await ours.callTool({name, arguments: args}), await ref.callTool({name, arguments: args})];
       const what = `${name} ${JSON.stringify(args).slice(0, 80)}`;
+      for (const c of others) assert.deepEqual(await c.callTool({name, arguments: args}), a, `${what}: scan and index`);
       check(!!a.isError === !!b.isError, `${what}: isError ${a.isError} vs ${b.isError}`);
       if (b.isError) {
         // the same failure; the reference's zod message is its own
@@ -145,6 +150,7 @@ async function main() {
   } finally {
     await ours.close();
     await ref.close();
+    for (const c of others) await c.close();
   }
 
   // a new store imports the reference's file (MEMORY_FILE_PATH, as the

@@ -8,8 +8,9 @@ strings back:
   continuation bytes, bytes that never occur) is an error naming the column
   and the byte; a NUL byte too; the store is unchanged (an UPDATE keeps its
   old row, in a transaction and outside one);
-- the graph tables' strings (name, type, aliases, meta), kg_entity and
-  kg_import_jsonl;
+- the graph tables' strings (name, type, aliases, meta) and kg_entity;
+  kg_import_jsonl reads ill-formed UTF-8 as U+FFFD (as the MCP memory
+  server's Node does) and keeps U+0000 as U+FFFD with the string in meta;
 - the h5 table's UTF-8 string columns (variable and fixed length; ASCII
   fixed-length strings still take any bytes);
 - the edges of the valid range are accepted and round-trip byte for byte;
@@ -18,6 +19,7 @@ strings back:
 
 Run by make check with Debian's /usr/bin/python3.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -171,30 +173,41 @@ def test_graph(d):
         ("UPDATE mem_relations SET type = %s WHERE id = 1", hexlit, "mem_relations: type", 0),
         ("SELECT kg_entity('mem', %s)", as_text, "kg_entity: mem_entities: name", 0),
         ("SELECT kg_entity('mem', 'Carol', %s)", as_text, "kg_entity: mem_entities: type", 0),
-        ("SELECT kg_import_jsonl('mem', %s)", lambda b: as_text(b'{"type":"entity","name":"' + b + b'"}'),
-         "kg_import_jsonl: line 1: malformed JSON", 25),
     ]
     for b, at, _ in INVALID:
         for sql, val, word, off in writes:
             expect_error(db, sql % val(b), "%s: invalid UTF-8 at byte %d" % (word, at + off))
     expect_error(db, "INSERT INTO mem_entities(name) VALUES (%s)" % as_text(b"a\0b"),
                  "mem_entities: name: a NUL byte at byte 1")
-    # a NUL (\u0000) in any string of a line, an observation (a memory's
-    # text) or a name SQLite's json_extract would cut short: the whole import
-    # is refused
-    nul = "kg_import_jsonl: line %d: a string holds \\u0000: strings must be UTF-8 without NUL"
-    for lines, at in [
-        ('{"type":"entity","name":"Dan","observations":["x\\u0000y"]}', 1),
-        ('{"type":"entity","name":"D\\u0000an"}', 1),
-        ('{"type":"entity","name":"Dan","entityType":"p\\u0000"}', 1),
-        ('{"type":"entity","name":"Dan"}\n{"type":"relation","from":"Dan","to":"Alice",'
-         '"relationType":"k\\u0000nows"}', 2),
-    ]:
-        expect_error(db, "SELECT kg_import_jsonl('mem', %s)" % as_text(lines.encode()), nul % at)
     check(dump(db, "mem_entities", ["id", "name", "type", "aliases", "meta"]) == ents,
           "refused writes changed mem_entities")
     check(dump(db, "mem_relations", ["id", "type", "meta"]) == rels, "refused writes changed mem_relations")
-    check(db.execute("SELECT count(*) FROM mem").fetchone()[0] == 0, "a refused import left a memory")
+    # kg_import_jsonl reads the MCP memory server's file as that server
+    # (Node) reads it: each ill-formed sequence one U+FFFD, counted
+    for i, (b, at, _) in enumerate(INVALID):
+        line = b'{"type":"entity","name":"bad' + str(i).encode() + b + b'"}'
+        rep = json.loads(db.execute("SELECT kg_import_jsonl('mem', %s)" % as_text(line)).fetchone()[0])
+        want = ("bad%d".encode() % i + b).decode("utf-8", "replace")  # (Python replaces as WHATWG does)
+        check(rep["entities"] == 1 and rep["adjusted"]["invalid_utf8"] == want.count("\ufffd"),
+              "import of %r: %r" % (b, rep))
+        check(db.execute("SELECT count(*) FROM mem_entities WHERE name = ?", (want,)).fetchone()[0] == 1,
+              "%r read as %r" % (b, want))
+    # a NUL (\u0000) in any string of a line (an observation, a name, a
+    # type): the store keeps U+FFFD, and meta the string itself, which the
+    # export gives back
+    lines = ('{"type":"entity","name":"Dan","observations":["x\\u0000y"]}\n'
+             '{"type":"entity","name":"D\\u0000an","entityType":"p\\u0000"}\n'
+             '{"type":"relation","from":"Dan","to":"Alice","relationType":"k\\u0000nows"}')
+    rep = json.loads(db.execute("SELECT kg_import_jsonl('mem', ?)", (lines,)).fetchone()[0])
+    check(rep["adjusted"]["strings_kept_in_meta"] == 4, "kept in meta: %r" % rep)
+    check(db.execute("SELECT name, type, meta FROM mem_entities WHERE name = ?", ("D\ufffdan",)).fetchall() ==
+          [("D\ufffdan", "p\ufffd", '{"jsonl":{"name":"\\"D\\\\u0000an\\"","entityType":"\\"p\\\\u0000\\""}}')],
+          "U+0000 stored as U+FFFD, the string in meta")
+    check(db.execute("SELECT text FROM mem").fetchall() == [("x\ufffdy",)], "an observation's U+0000")
+    out = db.execute("SELECT kg_export_jsonl('mem')").fetchone()[0].split("\n")
+    for want in ('"observations":["x\\u0000y"]', '"name":"D\\u0000an","entityType":"p\\u0000"',
+                 '"relationType":"k\\u0000nows"'):
+        check(any(want in l for l in out), "exported as it was: %s in %r" % (want, out))
     # an escaped backslash before u0000 is no NUL: the name is those 7 characters
     db.execute("SELECT kg_import_jsonl('mem', '{\"type\":\"entity\",\"name\":\"B\\\\u0000\"}')")
     check(db.execute("SELECT count(*) FROM mem_entities WHERE name = 'B\\u0000'").fetchone()[0] == 1,

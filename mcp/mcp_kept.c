@@ -1,0 +1,529 @@
+/*
+** mcp/mcp_kept.c - the graph h5mem-mcp keeps between calls (mcp_kept.h):
+** read through h5mem_kg_walk in a thread of its own, its strings in one
+** arena, the names' index, the lowercased haystacks of search_nodes and
+** their trigram index.
+**
+** The reading thread uses the SQLite connection until the graph is read
+** (stage READ); the main thread touches the connection only after that
+** (mcp_graph_quiet).  The trigram index is built after, on the haystacks
+** alone, and published with a release store that search_nodes reads with
+** an acquire load; the main thread never changes the haystacks, and
+** stops the thread (cancel, join) before it frees the graph.
+*/
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ext/kg_walk.h"
+#include "mcp_kept.h"
+#include "util/jsstr.h"
+
+/* ---- strings ------------------------------------------------------------------ */
+
+struct arena {
+  struct arena *next;
+  size_t used, cap;
+  char data[];
+};
+
+char *kept_strdup(graph *g, const char *s, size_t n) {
+  struct arena *a = g->strings;
+  if (!a || a->cap - a->used < n + 1) {
+    size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+    if (!(a = malloc(sizeof *a + cap))) return NULL;
+    a->next = g->strings;
+    a->used = 0;
+    a->cap = cap;
+    g->strings = a;
+  }
+  char *p = a->data + a->used;
+  if (n) memcpy(p, s, n);
+  p[n] = 0;
+  a->used += n + 1;
+  return p;
+}
+
+/* ---- the trigram index ------------------------------------------------------------ */
+
+struct trigrams {
+  struct tslot {
+    uint32_t key; /* the three bytes + 1 (0: empty) */
+    uint32_t id;  /* the trigram's number */
+  } *slot;
+  uint32_t cap, n;
+  uint32_t *off;  /* trigram t's entities: ents[off[t] .. off[t + 1]) */
+  uint32_t *ents;
+};
+
+static void tri_free(struct trigrams *t) {
+  if (!t) return;
+  free(t->slot);
+  free(t->off);
+  free(t->ents);
+  free(t);
+}
+
+static uint32_t tri_key(const char *p) {
+  return ((uint32_t)(uint8_t)p[0] << 16 | (uint32_t)(uint8_t)p[1] << 8 | (uint8_t)p[2]) + 1;
+}
+
+static struct tslot *tri_slot(const struct trigrams *t, uint32_t key) {
+  uint32_t k = (key * 2654435761u) & (t->cap - 1);
+  while (t->slot[k].key && t->slot[k].key != key) k = (k + 1) & (t->cap - 1);
+  return &t->slot[k];
+}
+
+/* The number of trigram key, made when absent (UINT32_MAX: out of memory). */
+static uint32_t tri_id(struct trigrams *t, uint32_t key) {
+  if (2 * (t->n + 1) > t->cap) {
+    struct trigrams old = *t;
+    t->cap = t->cap ? 2 * t->cap : 4096;
+    if (!(t->slot = calloc(t->cap, sizeof *t->slot))) {
+      *t = old;
+      return UINT32_MAX;
+    }
+    for (uint32_t k = 0; k < old.cap; k++)
+      if (old.slot[k].key) *tri_slot(t, old.slot[k].key) = old.slot[k];
+    free(old.slot);
+  }
+  struct tslot *s = tri_slot(t, key);
+  if (!s->key) {
+    s->key = key;
+    s->id = t->n++;
+  }
+  return s->id;
+}
+
+/* Each entity into the list of each trigram of its haystack (not spanning a
+** 0x01): a pass that numbers the trigrams and counts their entities, and
+** one that fills the lists.  NULL when out of memory or cancelled. */
+static struct trigrams *tri_build(const graph *g, const int *cancel) {
+  struct trigrams *t = calloc(1, sizeof *t);
+  uint32_t *cnt = NULL, *last = NULL, cap = 0;
+  int ok = t != NULL;
+  for (int pass = 0; pass < 2 && ok; pass++) {
+    if (pass == 1) { /* the lists' offsets */
+      if (!(t->off = malloc(((size_t)t->n + 1) * sizeof *t->off))) break;
+      size_t sum = 0;
+      for (uint32_t k = 0; k < t->n; k++) {
+        t->off[k] = (uint32_t)sum;
+        sum += cnt[k];
+        cnt[k] = t->off[k];
+      }
+      t->off[t->n] = (uint32_t)sum;
+      if (!(t->ents = malloc(sum * sizeof *t->ents + 1))) break;
+      if (t->n) memset(last, 0, (size_t)t->n * sizeof *last);
+    }
+    for (size_t i = 0; i < g->ne && ok; i++) {
+      if ((i & 1023) == 0 && __atomic_load_n(cancel, __ATOMIC_RELAXED)) ok = 0;
+      const char *h = g->hay + g->hay_at[i];
+      size_t n = g->hay_at[i + 1] - g->hay_at[i];
+      for (size_t k = 0; k + 3 <= n && ok; k++) {
+        if (h[k] == 1 || h[k + 1] == 1 || h[k + 2] == 1) continue;
+        uint32_t id = pass ? tri_slot(t, tri_key(h + k))->id : tri_id(t, tri_key(h + k));
+        if (id == UINT32_MAX) {
+          ok = 0;
+        } else if (pass == 0 && id >= cap) { /* (a new trigram: room for its count) */
+          uint32_t nc = cap ? 2 * cap : 4096;
+          uint32_t *a = realloc(cnt, nc * sizeof *a), *b = a ? realloc(last, nc * sizeof *b) : NULL;
+          if (a) cnt = a;
+          if (b) last = b;
+          if (!a || !b) {
+            ok = 0;
+            break;
+          }
+          memset(cnt + cap, 0, (nc - cap) * sizeof *cnt);
+          memset(last + cap, 0, (nc - cap) * sizeof *last);
+          cap = nc;
+        }
+        if (!ok || last[id] == i + 1) continue; /* (the entity is in its list already) */
+        last[id] = (uint32_t)i + 1;
+        if (pass == 0) cnt[id]++;
+        else t->ents[cnt[id]++] = (uint32_t)i;
+      }
+    }
+  }
+  free(cnt);
+  free(last);
+  if (ok && t && t->ents) return t;
+  tri_free(t);
+  return NULL;
+}
+
+/* ---- search ------------------------------------------------------------------- */
+
+void kept_lower(strbuf *b, const char *s) {
+  size_t n = strlen(s), at = b->len;
+  strbuf_append(b, s, n);
+  for (size_t i = 0; !strbuf_failed(b) && i < n; i++)
+    if (b->buf[at + i] >= 'A' && b->buf[at + i] <= 'Z') b->buf[at + i] = (char)(b->buf[at + i] - 'A' + 'a');
+}
+
+/* The entity whose haystack holds offset off. */
+static size_t hay_entity(const graph *g, size_t off) {
+  size_t lo = 0, hi = g->ne; /* the last i with hay_at[i] <= off */
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (g->hay_at[mid] <= off) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep) {
+  (void)m;
+  const struct trigrams *t = __atomic_load_n(&g->tri, __ATOMIC_ACQUIRE);
+  if (!qn) {
+    for (size_t i = 0; i < g->ne; i++) keep[i] = !g->e[i].placeholder;
+  } else if (memchr(ql, 1, qn)) { /* (a query holding a 0x01: field by field) */
+    strbuf f = {0};
+    for (size_t i = 0; i < g->ne; i++) {
+      const gent *e = &g->e[i];
+      int hit = 0;
+      for (size_t k = 0; !e->placeholder && !hit && k < e->nobs + 2; k++) {
+        f.len = 0;
+        kept_lower(&f, k == 0 ? e->name : k == 1 ? e->type : e->obs[k - 2]);
+        if (strbuf_failed(&f)) break;
+        hit = memmem(f.buf, f.len, ql, qn) != NULL;
+      }
+      keep[i] = (uint8_t)hit;
+    }
+    int bad = strbuf_failed(&f);
+    strbuf_free(&f);
+    if (bad) return -1;
+  } else if (t && qn >= 3) { /* the entities holding the query's rarest trigram */
+    const uint32_t *cand = NULL;
+    size_t nc = 0;
+    for (size_t k = 0; k + 3 <= qn; k++) {
+      const struct tslot *s = tri_slot(t, tri_key(ql + k));
+      if (!s->key) return 0; /* a trigram no entity has: none matches */
+      size_t c = t->off[s->id + 1] - t->off[s->id];
+      if (!cand || c < nc) cand = t->ents + t->off[s->id], nc = c;
+    }
+    for (size_t c = 0; c < nc; c++) {
+      size_t i = cand[c];
+      keep[i] = memmem(g->hay + g->hay_at[i], g->hay_at[i + 1] - g->hay_at[i], ql, qn) != NULL;
+    }
+  } else { /* one pass over all the haystacks (a match never spans a 0x01) */
+    size_t off = 0, end = g->hay_at[g->ne];
+    const char *p;
+    while (off < end && (p = memmem(g->hay + off, end - off, ql, qn))) {
+      size_t i = hay_entity(g, (size_t)(p - g->hay));
+      keep[i] = 1;
+      off = g->hay_at[i + 1];
+    }
+  }
+  return 0;
+}
+
+/* The haystacks: each entity's lowercased name, type and observations,
+** 0x01 after each (a placeholder: the 0x01 alone). */
+static int hay_build(graph *g) {
+  strbuf h = {0};
+  if (!(g->hay_at = malloc((g->ne + 1) * sizeof *g->hay_at))) return -1;
+  for (size_t i = 0; i < g->ne; i++) {
+    const gent *e = &g->e[i];
+    g->hay_at[i] = h.len;
+    if (!e->placeholder) {
+      kept_lower(&h, e->name);
+      strbuf_putc(&h, 1);
+      kept_lower(&h, e->type);
+      for (size_t k = 0; k < e->nobs; k++) {
+        strbuf_putc(&h, 1);
+        kept_lower(&h, e->obs[k]);
+      }
+    }
+    strbuf_putc(&h, 1);
+  }
+  g->hay_at[g->ne] = h.len;
+  if (strbuf_failed(&h)) {
+    strbuf_free(&h);
+    return -1;
+  }
+  g->hay = h.buf ? h.buf : calloc(1, 1);
+  return g->hay ? 0 : -1;
+}
+
+/* ---- reading the graph ------------------------------------------------------------ */
+
+static size_t name_hash(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+  return (size_t)h;
+}
+
+static size_t *name_slot(const graph *g, const char *name) {
+  size_t k = name_hash(name) & (g->ncap - 1);
+  while (g->names[k] && strcmp(g->e[g->names[k] - 1].name, name)) k = (k + 1) & (g->ncap - 1);
+  return &g->names[k];
+}
+
+gent *kept_named(graph *g, const char *name, int ph) {
+  if (!g->ncap) return NULL;
+  size_t k = *name_slot(g, name);
+  return k && g->e[k - 1].placeholder == ph ? &g->e[k - 1] : NULL;
+}
+
+gent *kept_by_id(graph *g, int64_t id) {
+  size_t lo = 0, hi = g->ne;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (g->e[mid].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < g->ne && g->e[lo].id == id ? &g->e[lo] : NULL;
+}
+
+/* The names' index: each name to its first entity (a placeholder only
+** when no entity has the name); canon of each. */
+static int names_build(graph *g) {
+  g->ncap = 16;
+  while (g->ncap < 2 * g->ne + 2) g->ncap *= 2;
+  if (!(g->names = calloc(g->ncap, sizeof *g->names))) return -1;
+  for (size_t i = 0; i < g->ne; i++) {
+    size_t *k = name_slot(g, g->e[i].name);
+    if (!*k || (g->e[*k - 1].placeholder && !g->e[i].placeholder)) *k = i + 1;
+  }
+  for (size_t i = 0; i < g->ne; i++) g->e[i].canon = *name_slot(g, g->e[i].name) - 1;
+  return 0;
+}
+
+typedef struct reader {
+  graph *g;
+  strbuf tmp;
+} reader;
+
+/* A string of a record as a JavaScript string (NULL: ""), in the arena. */
+static char *read_str(reader *r, const char *s, size_t n, const char *meta, size_t mn, const char *field) {
+  if (!s) return kept_strdup(r->g, "", 0);
+  if (!meta) return kept_strdup(r->g, s, n);
+  r->tmp.len = 0;
+  util_js_kept(&r->tmp, s, n, meta, mn, field);
+  return strbuf_failed(&r->tmp) ? NULL : kept_strdup(r->g, r->tmp.buf, r->tmp.len);
+}
+
+static int rd_entity(void *ctx, const store_grec *s) {
+  reader *r = ctx;
+  graph *g = r->g;
+  if (g->ne == g->ecap) {
+    size_t cap = g->ecap ? 2 * g->ecap : 256;
+    gent *ne = realloc(g->e, cap * sizeof *ne);
+    if (!ne) return SQLITE_NOMEM;
+    g->e = ne;
+    g->ecap = cap;
+  }
+  gent *e = &g->e[g->ne++];
+  memset(e, 0, sizeof *e);
+  e->id = s->id;
+  e->name = read_str(r, s->s[0], s->n[0], s->s[3], s->n[3], "name");
+  e->type = read_str(r, s->s[1], s->n[1], s->s[3], s->n[3], "entityType");
+  e->placeholder = util_js_placeholder(s->s[3], s->n[3]);
+  return e->name && e->type ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+static int rd_observation(void *ctx, int64_t entity, int64_t memory, const store_view *v) {
+  reader *r = ctx;
+  graph *g = r->g;
+  gent *e = g->ne && g->e[g->ne - 1].id == entity ? &g->e[g->ne - 1] : kept_by_id(g, entity);
+  if (!e) return SQLITE_OK;
+  if (e->nobs == e->cap) {
+    size_t cap = e->cap ? 2 * e->cap : 4;
+    char **no = realloc(e->obs, cap * sizeof *no);
+    if (no) e->obs = no;
+    int64_t *nm = no ? realloc(e->mid, cap * sizeof *nm) : NULL;
+    if (!nm) return SQLITE_NOMEM;
+    e->mid = nm;
+    e->cap = cap;
+  }
+  e->mid[e->nobs] = memory;
+  return (e->obs[e->nobs++] = read_str(r, v->text, v->text_len, v->meta, v->meta_len, "text")) ? SQLITE_OK
+                                                                                                  : SQLITE_NOMEM;
+}
+
+static int rd_relation(void *ctx, const store_grec *s, const store_grec *from, const store_grec *to) {
+  reader *r = ctx;
+  graph *g = r->g;
+  gent *a = kept_by_id(g, from->id), *b = kept_by_id(g, to->id);
+  if (!a || !b) return SQLITE_OK;
+  if (g->nr == g->rcap) {
+    size_t cap = g->rcap ? 2 * g->rcap : 256;
+    grel *nr = realloc(g->r, cap * sizeof *nr);
+    if (!nr) return SQLITE_NOMEM;
+    g->r = nr;
+    g->rcap = cap;
+  }
+  char *type = read_str(r, s->s[1], s->n[1], s->s[3], s->n[3], "relationType");
+  g->r[g->nr++] = (grel){s->id, (size_t)(a - g->e), (size_t)(b - g->e), type, 0};
+  return type ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* The graph read (h5mem_kg_walk), indexed by name, its haystacks made; an
+** SQLite code, the message in *err (malloc'd). */
+static int graph_read(mcp *m, graph *g, char **err) {
+  reader r = {g, {0}};
+  kg_walker w = {&r, rd_entity, rd_observation, rd_relation, NULL};
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(m->db, "SELECT h5mem_kg_walk(?1, ?2)", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, m->table, -1, SQLITE_STATIC);
+    sqlite3_bind_pointer(st, 2, &w, "h5mem_kg_walker", NULL);
+    rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : sqlite3_errcode(m->db);
+  }
+  if (rc != SQLITE_OK) *err = strdup(rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(m->db));
+  sqlite3_finalize(st);
+  strbuf_free(&r.tmp);
+  if (rc == SQLITE_OK && (names_build(g) || hay_build(g))) {
+    rc = SQLITE_NOMEM;
+    *err = strdup("out of memory");
+  }
+  return rc;
+}
+
+static void graph_free(graph *g) {
+  if (!g) return;
+  for (size_t i = 0; i < g->ne; i++) {
+    free(g->e[i].obs);
+    free(g->e[i].mid);
+  }
+  while (g->strings) {
+    struct arena *a = g->strings;
+    g->strings = a->next;
+    free(a);
+  }
+  tri_free(g->tri);
+  free(g->e);
+  free(g->r);
+  free(g->names);
+  free(g->hay);
+  free(g->hay_at);
+  free(g);
+}
+
+/* ---- the reading thread ----------------------------------------------------------- */
+
+enum { READING, READ, DONE }; /* READ: the connection is free again; DONE: indexed, or stopped */
+
+typedef struct mcp_loader {
+  mcp *m;
+  graph *g;
+  pthread_t th;
+  int threaded;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stage;
+  int cancel;
+  int rc;
+  char *err;
+} mcp_loader;
+
+static double ms_since(const struct timespec *t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void set_stage(mcp_loader *L, int stage) {
+  pthread_mutex_lock(&L->mu);
+  L->stage = stage;
+  pthread_cond_broadcast(&L->cv);
+  pthread_mutex_unlock(&L->mu);
+}
+
+static void wait_stage(mcp_loader *L, int stage) {
+  pthread_mutex_lock(&L->mu);
+  while (L->stage < stage) pthread_cond_wait(&L->cv, &L->mu);
+  pthread_mutex_unlock(&L->mu);
+}
+
+/* H5MEM_MCP_SEARCH (for the tests: both ways of search_nodes, each every
+** time): "scan" never builds the index, "index" builds it before the
+** graph is served; unset, the index comes after, in the thread. */
+static const char *search_mode(void) {
+  const char *s = getenv("H5MEM_MCP_SEARCH");
+  return s ? s : "";
+}
+
+static void *load_main(void *arg) {
+  mcp_loader *L = arg;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  L->rc = graph_read(L->m, L->g, &L->err);
+  if (L->m->verbose && !L->rc)
+    fprintf(stderr, "h5mem-mcp: graph read: %zu entities, %zu relations, %.1f ms\n", L->g->ne, L->g->nr,
+            ms_since(&t0));
+  int late = strcmp(search_mode(), "index") != 0;
+  if (late) set_stage(L, READ);
+  if (!L->rc && strcmp(search_mode(), "scan")) {
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct trigrams *t = tri_build(L->g, &L->cancel);
+    if (t) __atomic_store_n(&L->g->tri, t, __ATOMIC_RELEASE);
+    if (L->m->verbose)
+      fprintf(stderr, "h5mem-mcp: search index: %s, %.1f ms\n", t ? "built" : "not built", ms_since(&t0));
+  }
+  if (!late) set_stage(L, READ);
+  set_stage(L, DONE);
+  return NULL;
+}
+
+void mcp_graph_start(mcp *m) {
+  if (m->graph || m->loader) return;
+  mcp_loader *L = calloc(1, sizeof *L);
+  graph *g = L ? calloc(1, sizeof *g) : NULL;
+  if (!g) {
+    free(L);
+    return; /* (mcp_kept says out of memory) */
+  }
+  L->m = m;
+  L->g = g;
+  pthread_mutex_init(&L->mu, NULL);
+  pthread_cond_init(&L->cv, NULL);
+  m->loader = L;
+  L->threaded = pthread_create(&L->th, NULL, load_main, L) == 0;
+  if (!L->threaded) load_main(L); /* (no thread: read it now) */
+}
+
+/* The reading thread stopped and gone; its graph, unless published, freed. */
+static void loader_end(mcp *m) {
+  mcp_loader *L = m->loader;
+  if (!L) return;
+  __atomic_store_n(&L->cancel, 1, __ATOMIC_RELAXED);
+  if (L->threaded) pthread_join(L->th, NULL);
+  if (L->g != m->graph) graph_free(L->g);
+  pthread_mutex_destroy(&L->mu);
+  pthread_cond_destroy(&L->cv);
+  free(L->err);
+  free(L);
+  m->loader = NULL;
+}
+
+void mcp_graph_quiet(mcp *m) {
+  if (m->loader) wait_stage(m->loader, READ);
+}
+
+graph *mcp_kept(mcp *m, mcp_out *o) {
+  if (m->graph) return m->graph;
+  mcp_graph_start(m);
+  mcp_loader *L = m->loader;
+  if (!L) {
+    mcp_out_error(o, "out of memory");
+    return NULL;
+  }
+  wait_stage(L, READ);
+  if (L->rc) {
+    mcp_out_error(o, "%s", L->err ? L->err : "the graph cannot be read");
+    loader_end(m); /* (the next call reads it again) */
+    return NULL;
+  }
+  return m->graph = L->g;
+}
+
+void mcp_graph_forget(mcp *m) {
+  loader_end(m);
+  graph_free(m->graph);
+  m->graph = NULL;
+}
