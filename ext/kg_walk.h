@@ -13,7 +13,9 @@
 
 #include "store/store.h"
 
-/* The callbacks: each live entity by id, each followed by its
+/* The callbacks: begin (may be NULL) with how many live entities,
+** relations and mentions there are (at most that many of each come);
+** each live entity by id, each followed by its
 ** observations (the texts of the live memories that mention it, by memory
 ** id: the view has text and meta); then each relation whose two ends are
 ** live, by id, with its ends.  Records and strings are the store's, valid
@@ -22,6 +24,7 @@
 ** or NULL). */
 typedef struct kg_walker {
   void *ctx;
+  int (*begin)(void *ctx, size_t entities, size_t relations, size_t mentions);
   int (*entity)(void *ctx, const store_grec *e);
   int (*observation)(void *ctx, int64_t entity, int64_t memory, const store_view *v);
   int (*relation)(void *ctx, const store_grec *r, const store_grec *from, const store_grec *to);

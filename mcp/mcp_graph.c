@@ -398,19 +398,10 @@ static int t_add_observations(mcp *m, graph *g, const char *args, size_t n, mcp_
         int has = 0;
         for (size_t j = 0; j < before && !has; j++) has = !strcmp(e->obs[j], c[k]);
         if (has) continue;
-        if (e->nobs == e->cap) {
-          e->cap = e->cap ? 2 * e->cap : 4;
-          char **no = realloc(e->obs, e->cap * sizeof *no);
-          if (no) e->obs = no;
-          int64_t *nm = no ? realloc(e->mid, e->cap * sizeof *nm) : NULL;
-          if (!nm) {
-            nomem(o);
-            break;
-          }
-          e->mid = nm;
+        if (kept_add_obs(g, e, c[k])) { /* (memory 0: not deleted in this call; no tool does both) */
+          nomem(o);
+          break;
         }
-        e->mid[e->nobs] = 0; /* (not deleted in this call: no tool does both) */
-        if (!(e->obs[e->nobs++] = kept_strdup(g, c[k], strlen(c[k])))) nomem(o);
       }
       strbuf_puts(&o->result, "]}");
     }

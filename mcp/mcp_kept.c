@@ -34,7 +34,7 @@ struct arena {
 char *kept_strdup(graph *g, const char *s, size_t n) {
   struct arena *a = g->strings;
   if (!a || a->cap - a->used < n + 1) {
-    size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+    size_t cap = n + 1 > (1u << 20) ? n + 1 : (1u << 20);
     if (!(a = malloc(sizeof *a + cap))) return NULL;
     a->next = g->strings;
     a->used = 0;
@@ -42,6 +42,7 @@ char *kept_strdup(graph *g, const char *s, size_t n) {
     g->strings = a;
   }
   char *p = a->data + a->used;
+  g->bytes += n + 1;
   if (n) memcpy(p, s, n);
   p[n] = 0;
   a->used += n + 1;
@@ -197,6 +198,7 @@ int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep) {
     strbuf_free(&f);
     if (bad) return -1;
   } else if (t && qn >= 3) { /* the entities holding the query's rarest trigram */
+    if (!t->n) return 0; /* (no trigrams at all: none matches) */
     const uint32_t *cand = NULL;
     size_t nc = 0;
     for (size_t k = 0; k + 3 <= qn; k++) {
@@ -226,6 +228,8 @@ int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep) {
 static int hay_build(graph *g) {
   strbuf h = {0};
   if (!(g->hay_at = malloc((g->ne + 1) * sizeof *g->hay_at))) return -1;
+  if (!(h.buf = malloc(g->bytes + g->ne + 1))) return -1; /* (its size: each string lowercased, a 0x01 after it) */
+  h.cap = g->bytes + g->ne + 1;
   for (size_t i = 0; i < g->ne; i++) {
     const gent *e = &g->e[i];
     g->hay_at[i] = h.len;
@@ -279,6 +283,33 @@ gent *kept_by_id(graph *g, int64_t id) {
   return lo < g->ne && g->e[lo].id == id ? &g->e[lo] : NULL;
 }
 
+int kept_add_obs(graph *g, gent *e, const char *text) {
+  if (e->nobs == e->cap || !e->cap) { /* (a slice of the graph's arrays: its own from now on) */
+    size_t cap = e->nobs ? 2 * e->nobs : 4;
+    char **no = malloc(cap * sizeof *no);
+    int64_t *nm = malloc(cap * sizeof *nm);
+    if (!no || !nm) {
+      free(no);
+      free(nm);
+      return -1;
+    }
+    if (e->nobs) {
+      memcpy(no, e->obs, e->nobs * sizeof *no);
+      memcpy(nm, e->mid, e->nobs * sizeof *nm);
+    }
+    if (e->cap) {
+      free(e->obs);
+      free(e->mid);
+    }
+    e->obs = no, e->mid = nm, e->cap = cap;
+  }
+  char *t = kept_strdup(g, text, strlen(text));
+  if (!t) return -1;
+  e->obs[e->nobs] = t;
+  e->mid[e->nobs++] = 0;
+  return 0;
+}
+
 /* The names' index: each name to its first entity (a placeholder only
 ** when no entity has the name); canon of each. */
 static int names_build(graph *g) {
@@ -307,19 +338,26 @@ static char *read_str(reader *r, const char *s, size_t n, const char *meta, size
   return strbuf_failed(&r->tmp) ? NULL : kept_strdup(r->g, r->tmp.buf, r->tmp.len);
 }
 
+/* The arrays at their size: no copies as they fill. */
+static int rd_begin(void *ctx, size_t nent, size_t nrel, size_t nmen) {
+  graph *g = ((reader *)ctx)->g;
+  g->e = malloc((nent + 1) * sizeof *g->e);
+  g->r = malloc((nrel + 1) * sizeof *g->r);
+  g->obs = malloc((nmen + 1) * sizeof *g->obs);
+  g->mid = malloc((nmen + 1) * sizeof *g->mid);
+  g->ecap = nent, g->rcap = nrel, g->obscap = nmen;
+  return g->e && g->r && g->obs && g->mid ? SQLITE_OK : SQLITE_NOMEM;
+}
+
 static int rd_entity(void *ctx, const store_grec *s) {
   reader *r = ctx;
   graph *g = r->g;
-  if (g->ne == g->ecap) {
-    size_t cap = g->ecap ? 2 * g->ecap : 256;
-    gent *ne = realloc(g->e, cap * sizeof *ne);
-    if (!ne) return SQLITE_NOMEM;
-    g->e = ne;
-    g->ecap = cap;
-  }
+  if (g->ne == g->ecap) return SQLITE_INTERNAL; /* (more than begin said) */
   gent *e = &g->e[g->ne++];
   memset(e, 0, sizeof *e);
   e->id = s->id;
+  e->obs = g->obs + g->nobs; /* (its observations come next) */
+  e->mid = g->mid + g->nobs;
   e->name = read_str(r, s->s[0], s->n[0], s->s[3], s->n[3], "name");
   e->type = read_str(r, s->s[1], s->n[1], s->s[3], s->n[3], "entityType");
   e->placeholder = util_js_placeholder(s->s[3], s->n[3]);
@@ -329,20 +367,14 @@ static int rd_entity(void *ctx, const store_grec *s) {
 static int rd_observation(void *ctx, int64_t entity, int64_t memory, const store_view *v) {
   reader *r = ctx;
   graph *g = r->g;
-  gent *e = g->ne && g->e[g->ne - 1].id == entity ? &g->e[g->ne - 1] : kept_by_id(g, entity);
-  if (!e) return SQLITE_OK;
-  if (e->nobs == e->cap) {
-    size_t cap = e->cap ? 2 * e->cap : 4;
-    char **no = realloc(e->obs, cap * sizeof *no);
-    if (no) e->obs = no;
-    int64_t *nm = no ? realloc(e->mid, cap * sizeof *nm) : NULL;
-    if (!nm) return SQLITE_NOMEM;
-    e->mid = nm;
-    e->cap = cap;
-  }
-  e->mid[e->nobs] = memory;
-  return (e->obs[e->nobs++] = read_str(r, v->text, v->text_len, v->meta, v->meta_len, "text")) ? SQLITE_OK
-                                                                                                  : SQLITE_NOMEM;
+  gent *e = g->ne ? &g->e[g->ne - 1] : NULL; /* (the walk gives an entity's observations right after it) */
+  if (!e || e->id != entity || g->nobs == g->obscap) return SQLITE_INTERNAL;
+  char *t = read_str(r, v->text, v->text_len, v->meta, v->meta_len, "text");
+  if (!t) return SQLITE_NOMEM;
+  g->obs[g->nobs] = t;
+  g->mid[g->nobs++] = memory;
+  e->nobs++;
+  return SQLITE_OK;
 }
 
 static int rd_relation(void *ctx, const store_grec *s, const store_grec *from, const store_grec *to) {
@@ -350,23 +382,21 @@ static int rd_relation(void *ctx, const store_grec *s, const store_grec *from, c
   graph *g = r->g;
   gent *a = kept_by_id(g, from->id), *b = kept_by_id(g, to->id);
   if (!a || !b) return SQLITE_OK;
-  if (g->nr == g->rcap) {
-    size_t cap = g->rcap ? 2 * g->rcap : 256;
-    grel *nr = realloc(g->r, cap * sizeof *nr);
-    if (!nr) return SQLITE_NOMEM;
-    g->r = nr;
-    g->rcap = cap;
-  }
+  if (g->nr == g->rcap) return SQLITE_INTERNAL;
   char *type = read_str(r, s->s[1], s->n[1], s->s[3], s->n[3], "relationType");
   g->r[g->nr++] = (grel){s->id, (size_t)(a - g->e), (size_t)(b - g->e), type, 0};
   return type ? SQLITE_OK : SQLITE_NOMEM;
 }
 
+static double ms_since(const struct timespec *t0);
+
 /* The graph read (h5mem_kg_walk), indexed by name, its haystacks made; an
-** SQLite code, the message in *err (malloc'd). */
-static int graph_read(mcp *m, graph *g, char **err) {
+** SQLite code, the message in *err (malloc'd); how long each took in ms[3]. */
+static int graph_read(mcp *m, graph *g, char **err, double ms[3]) {
   reader r = {g, {0}};
-  kg_walker w = {&r, rd_entity, rd_observation, rd_relation, NULL};
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  kg_walker w = {&r, rd_begin, rd_entity, rd_observation, rd_relation, NULL};
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(m->db, "SELECT h5mem_kg_walk(?1, ?2)", -1, &st, NULL);
   if (rc == SQLITE_OK) {
@@ -377,19 +407,24 @@ static int graph_read(mcp *m, graph *g, char **err) {
   if (rc != SQLITE_OK) *err = strdup(rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(m->db));
   sqlite3_finalize(st);
   strbuf_free(&r.tmp);
-  if (rc == SQLITE_OK && (names_build(g) || hay_build(g))) {
-    rc = SQLITE_NOMEM;
-    *err = strdup("out of memory");
-  }
+  ms[0] = ms_since(&t0);
+  if (rc == SQLITE_OK && names_build(g)) rc = SQLITE_NOMEM;
+  ms[1] = ms_since(&t0) - ms[0];
+  if (rc == SQLITE_OK && hay_build(g)) rc = SQLITE_NOMEM;
+  ms[2] = ms_since(&t0) - ms[0] - ms[1];
+  if (rc == SQLITE_NOMEM && !*err) *err = strdup("out of memory");
   return rc;
 }
 
 static void graph_free(graph *g) {
   if (!g) return;
-  for (size_t i = 0; i < g->ne; i++) {
-    free(g->e[i].obs);
-    free(g->e[i].mid);
-  }
+  for (size_t i = 0; i < g->ne; i++)
+    if (g->e[i].cap) {
+      free(g->e[i].obs);
+      free(g->e[i].mid);
+    }
+  free(g->obs);
+  free(g->mid);
   while (g->strings) {
     struct arena *a = g->strings;
     g->strings = a->next;
@@ -452,10 +487,11 @@ static void *load_main(void *arg) {
   mcp_loader *L = arg;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  L->rc = graph_read(L->m, L->g, &L->err);
+  double ms[3];
+  L->rc = graph_read(L->m, L->g, &L->err, ms);
   if (L->m->verbose && !L->rc)
-    fprintf(stderr, "h5mem-mcp: graph read: %zu entities, %zu relations, %.1f ms\n", L->g->ne, L->g->nr,
-            ms_since(&t0));
+    fprintf(stderr, "h5mem-mcp: graph read: %zu entities, %zu relations, %.1f ms (store %.1f, names %.1f, "
+            "haystacks %.1f)\n", L->g->ne, L->g->nr, ms_since(&t0), ms[0], ms[1], ms[2]);
   int late = strcmp(search_mode(), "index") != 0;
   if (late) set_stage(L, READ);
   if (!L->rc && strcmp(search_mode(), "scan")) {

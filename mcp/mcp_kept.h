@@ -26,7 +26,8 @@ typedef struct gent {
   char *name, *type;
   char **obs;
   int64_t *mid; /* the memory each observation is (0: deleted by the running call) */
-  size_t nobs, cap;
+  size_t nobs;
+  size_t cap; /* 0: obs and mid are slices of the graph's (as read); else its own */
   size_t canon;    /* the first entity of this name (the reference knows entities by name) */
   int placeholder; /* 1: a name relations use that no entity has (no entity to the
                       reference); 2: gone in the running call */
@@ -44,6 +45,10 @@ struct graph {
   size_t ne, ecap;
   grel *r; /* by id */
   size_t nr, rcap;
+  char **obs;   /* the observations as read, entity by entity (gent.obs slices) */
+  int64_t *mid; /* and their memories */
+  size_t nobs, obscap;
+  size_t bytes; /* of the strings (the haystacks' size, about) */
   size_t *names; /* open addressing over the names: entity index + 1, 0 empty */
   size_t ncap;
   struct arena *strings; /* the strings above */
@@ -63,6 +68,8 @@ char *kept_strdup(graph *g, const char *s, size_t n);
 ** placeholder (ph 1) or not (ph 0), or NULL. */
 gent *kept_named(graph *g, const char *name, int ph);
 gent *kept_by_id(graph *g, int64_t id);
+/* Observation text (memory 0) added to e's; 0, or -1 out of memory. */
+int kept_add_obs(graph *g, gent *e, const char *text);
 
 /* The kept graph, read if need be (waiting for the reading thread, or
 ** starting it); NULL with the message in o. */

@@ -694,6 +694,7 @@ int kg_walk(store *st, const kg_walker *w, char **err) {
     }
     if (rc == SQLITE_OK && !pairs_sorted(men, nmen)) qsort(men, nmen, sizeof *men, by_pair);
   }
+  if (rc == SQLITE_OK && w->begin) rc = w->begin(w->ctx, nent, nrel, nmen);
   size_t m = 0;
   for (size_t i = 0; i < nent && rc == SQLITE_OK; i++) {
     store_grec e;
@@ -812,7 +813,7 @@ static int ex_relation(void *ctx, const store_grec *r, const store_grec *a, cons
 ** store's code, the message in *err): only dead records are left out. */
 static int export_graph(store *st, strbuf *sb, char **err) {
   exporter x = {sb, {0}, 0, 0};
-  kg_walker w = {&x, ex_entity, ex_observation, ex_relation, NULL};
+  kg_walker w = {&x, NULL, ex_entity, ex_observation, ex_relation, NULL};
   int rc = kg_walk(st, &w, err);
   close_entity(&x);
   if (rc == SQLITE_OK && (strbuf_failed(&x.tmp) || strbuf_failed(sb))) rc = SQLITE_NOMEM;

@@ -51,6 +51,7 @@ async function main() {
 
     const calls = [
       ['read_graph', {}],
+      ['search_nodes', {query: 'abc'}],  // an empty graph (its index has no trigrams)
       ['create_entities', {entities: [
         {name: 'Alice', entityType: 'person', observations: ['Likes green tea', 'Runs marathons']},
         {name: 'Acme', entityType: 'company', observations: ['Makes widgets']},
