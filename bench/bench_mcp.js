@@ -9,8 +9,11 @@
 // run from the build directory (./h5mem-mcp).  For each size N: N entities
 // (5 types, 2 observations each, words from a 200-word vocabulary, seeded)
 // and N relations, made through create_entities / create_relations in
-// batches of 1000 on both servers.  Then each server is started again and
-// timed: its first call (search_nodes, on a graph it has to read), then
+// batches of 1000 on both servers (timed: "made in").  Then each server is
+// started again and timed: the connection (spawn to the initialize
+// handshake's end, the SDK's connect), its first call (search_nodes, on a
+// graph it has to read; h5mem-mcp starts reading it when its store is
+// open, while the client connects), then
 // `calls` search_nodes calls (a query naming an entity, e.g. "e123": up to
 // 11 entities match) and, for h5mem-mcp, recall calls (two vocabulary
 // words, k = 10); `calls` pings give the round trip's floor (the SDK, the
@@ -49,7 +52,9 @@ async function start(which, dir) {
                                 env: {PATH: process.env.PATH, MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl')},
                                 stderr: 'ignore'});
   const c = new Client({name: 'bench', version: '1.0.0'});
+  const t0 = process.hrtime.bigint();
   await c.connect(t);
+  c.connectMs = Number(process.hrtime.bigint() - t0) / 1e6;
   return c;
 }
 
@@ -67,8 +72,9 @@ async function main() {
   const commit = require('node:child_process').execSync('git rev-parse --short=12 HEAD', {cwd: path.join(__dirname, '..')})
     .toString().trim();
   console.log(`# ${new Date().toISOString().slice(0, 10)}, commit ${commit}, node ${process.version}, ${ncalls} calls a row`);
-  console.log('\n| N | server | ping p50 µs | first call µs | search_nodes p50 µs | p99 µs | recall p50 µs | p99 µs |');
-  console.log('|---:|---|---:|---:|---:|---:|---:|---:|');
+  console.log('\n| N | server | made in s | connect ms | first call ms | ping p50 µs | search_nodes p50 µs | p99 µs | ' +
+              'recall p50 µs | p99 µs | close ms |');
+  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const n of sizes) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench_mcp_'));
     const types = ['person', 'place', 'project', 'tool', 'event'];
@@ -76,11 +82,14 @@ async function main() {
                                                    observations: [sentence(), sentence()]}));
     const rels = Array.from({length: n}, () => ({from: `e${Math.floor(rand() * n)}`, to: `e${Math.floor(rand() * n)}`,
                                                relationType: pick(['knows', 'uses', 'part_of'])}));
+    const made = {};
     for (const which of ['ours', 'reference']) {
+      const t0 = process.hrtime.bigint();
       const c = await start(which, dir);
       for (let i = 0; i < n; i += 1000) await c.callTool({name: 'create_entities', arguments: {entities: ents.slice(i, i + 1000)}});
       for (let i = 0; i < n; i += 1000) await c.callTool({name: 'create_relations', arguments: {relations: rels.slice(i, i + 1000)}});
       await c.close();
+      made[which] = Number(process.hrtime.bigint() - t0) / 1e9;
     }
     const queries = Array.from({length: ncalls}, () => `e${Math.floor(rand() * n)}`);
     const recalls = Array.from({length: ncalls}, () => `${pick(vocab)} ${pick(vocab)}`);
@@ -97,11 +106,14 @@ async function main() {
       for (const q of queries) s.push(await timed(c, 'search_nodes', {query: q}));
       const r = [];
       if (which === 'ours') for (const q of recalls) r.push(await timed(c, 'recall', {query: q, k: 10}));
-      await c.close();
-      const f = (x) => x.toFixed(0);
-      console.log(`| ${n} | ${which === 'ours' ? 'h5mem-mcp' : 'server-memory 2026.8.31'} | ${f(pct(pings, 0.5))} | ` +
-                  `${f(first)} | ${f(pct(s, 0.5))} | ` +
-                  `${f(pct(s, 0.99))} | ${r.length ? f(pct(r, 0.5)) : '-'} | ${r.length ? f(pct(r, 0.99)) : '-'} |`);
+      const t0 = process.hrtime.bigint();
+      await c.close(); // (the SDK's close: stdin ends, the process is waited for)
+      const closeMs = Number(process.hrtime.bigint() - t0) / 1e6;
+      const f = (x) => x.toFixed(0), f1 = (x) => x.toFixed(1);
+      console.log(`| ${n} | ${which === 'ours' ? 'h5mem-mcp' : 'server-memory 2026.8.31'} | ${f1(made[which])} | ` +
+                  `${f1(c.connectMs)} | ${f1(first / 1000)} | ${f(pct(pings, 0.5))} | ${f(pct(s, 0.5))} | ` +
+                  `${f(pct(s, 0.99))} | ${r.length ? f(pct(r, 0.5)) : '-'} | ${r.length ? f(pct(r, 0.99)) : '-'} | ` +
+                  `${f1(closeMs)} |`);
     }
     fs.rmSync(dir, {recursive: true, force: true});
   }

@@ -557,6 +557,7 @@ int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out
        and it is read again, in its thread, while the answer goes out */
     graph *g = mcp_kept(m, o); /* (the reading thread is off the connection now) */
     if (!g) return 0;
+    if (tools[t].writes) mcp_graph_settle(m); /* (the thread stopped: the tool changes the graph) */
     int rc = tools[t].writes ? mcp_exec(m, o, "BEGIN") : 0;
     if (!rc) rc = tools[t].fn(m, g, args, n, o);
     if (tools[t].writes) {

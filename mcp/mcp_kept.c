@@ -6,10 +6,11 @@
 **
 ** The reading thread uses the SQLite connection until the graph is read
 ** (stage READ); the main thread touches the connection only after that
-** (mcp_graph_quiet).  The trigram index is built after, on the haystacks
-** alone, and published with a release store that search_nodes reads with
-** an acquire load; the main thread never changes the haystacks, and
-** stops the thread (cancel, join) before it frees the graph.
+** (mcp_graph_quiet).  Then the thread makes the haystacks and the trigram
+** index, each published with a release store that search_nodes reads with
+** an acquire load (until then it searches field by field).  Only the
+** writing tools change the graph; they stop the thread first (cancel,
+** join), as does anything that frees the graph.
 */
 #include "config.h"
 
@@ -179,9 +180,10 @@ static size_t hay_entity(const graph *g, size_t off) {
 int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep) {
   (void)m;
   const struct trigrams *t = __atomic_load_n(&g->tri, __ATOMIC_ACQUIRE);
+  const char *hay = __atomic_load_n(&g->hay, __ATOMIC_ACQUIRE);
   if (!qn) {
     for (size_t i = 0; i < g->ne; i++) keep[i] = !g->e[i].placeholder;
-  } else if (memchr(ql, 1, qn)) { /* (a query holding a 0x01: field by field) */
+  } else if (!hay || memchr(ql, 1, qn)) { /* (no haystacks yet, or a query holding a 0x01: field by field) */
     strbuf f = {0};
     for (size_t i = 0; i < g->ne; i++) {
       const gent *e = &g->e[i];
@@ -209,13 +211,13 @@ int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep) {
     }
     for (size_t c = 0; c < nc; c++) {
       size_t i = cand[c];
-      keep[i] = memmem(g->hay + g->hay_at[i], g->hay_at[i + 1] - g->hay_at[i], ql, qn) != NULL;
+      keep[i] = memmem(hay + g->hay_at[i], g->hay_at[i + 1] - g->hay_at[i], ql, qn) != NULL;
     }
   } else { /* one pass over all the haystacks (a match never spans a 0x01) */
     size_t off = 0, end = g->hay_at[g->ne];
     const char *p;
-    while (off < end && (p = memmem(g->hay + off, end - off, ql, qn))) {
-      size_t i = hay_entity(g, (size_t)(p - g->hay));
+    while (off < end && (p = memmem(hay + off, end - off, ql, qn))) {
+      size_t i = hay_entity(g, (size_t)(p - hay));
       keep[i] = 1;
       off = g->hay_at[i + 1];
     }
@@ -225,13 +227,17 @@ int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep) {
 
 /* The haystacks: each entity's lowercased name, type and observations,
 ** 0x01 after each (a placeholder: the 0x01 alone). */
-static int hay_build(graph *g) {
+static int hay_build(graph *g, const int *cancel) {
   strbuf h = {0};
   if (!(g->hay_at = malloc((g->ne + 1) * sizeof *g->hay_at))) return -1;
   if (!(h.buf = malloc(g->bytes + g->ne + 1))) return -1; /* (its size: each string lowercased, a 0x01 after it) */
   h.cap = g->bytes + g->ne + 1;
   for (size_t i = 0; i < g->ne; i++) {
     const gent *e = &g->e[i];
+    if ((i & 1023) == 0 && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+      strbuf_free(&h);
+      return -1;
+    }
     g->hay_at[i] = h.len;
     if (!e->placeholder) {
       kept_lower(&h, e->name);
@@ -249,8 +255,9 @@ static int hay_build(graph *g) {
     strbuf_free(&h);
     return -1;
   }
-  g->hay = h.buf ? h.buf : calloc(1, 1);
-  return g->hay ? 0 : -1;
+  char *hay = h.buf ? h.buf : calloc(1, 1);
+  if (hay) __atomic_store_n(&g->hay, hay, __ATOMIC_RELEASE); /* (hay_at first: search_nodes reads hay first) */
+  return hay ? 0 : -1;
 }
 
 /* ---- reading the graph ------------------------------------------------------------ */
@@ -390,9 +397,9 @@ static int rd_relation(void *ctx, const store_grec *s, const store_grec *from, c
 
 static double ms_since(const struct timespec *t0);
 
-/* The graph read (h5mem_kg_walk), indexed by name, its haystacks made; an
-** SQLite code, the message in *err (malloc'd); how long each took in ms[3]. */
-static int graph_read(mcp *m, graph *g, char **err, double ms[3]) {
+/* The graph read (h5mem_kg_walk) and indexed by name; an SQLite code, the
+** message in *err (malloc'd); how long each took in ms[2]. */
+static int graph_read(mcp *m, graph *g, char **err, double ms[2]) {
   reader r = {g, {0}};
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -410,8 +417,6 @@ static int graph_read(mcp *m, graph *g, char **err, double ms[3]) {
   ms[0] = ms_since(&t0);
   if (rc == SQLITE_OK && names_build(g)) rc = SQLITE_NOMEM;
   ms[1] = ms_since(&t0) - ms[0];
-  if (rc == SQLITE_OK && hay_build(g)) rc = SQLITE_NOMEM;
-  ms[2] = ms_since(&t0) - ms[0] - ms[1];
   if (rc == SQLITE_NOMEM && !*err) *err = strdup("out of memory");
   return rc;
 }
@@ -475,9 +480,10 @@ static void wait_stage(mcp_loader *L, int stage) {
   pthread_mutex_unlock(&L->mu);
 }
 
-/* H5MEM_MCP_SEARCH (for the tests: both ways of search_nodes, each every
-** time): "scan" never builds the index, "index" builds it before the
-** graph is served; unset, the index comes after, in the thread. */
+/* H5MEM_MCP_SEARCH (for the tests: each way of search_nodes, every time):
+** "fields" makes neither haystacks nor index (field by field), "scan" no
+** index (the haystacks scanned), "index" both before the graph is served;
+** unset, both come after, in the thread. */
 static const char *search_mode(void) {
   const char *s = getenv("H5MEM_MCP_SEARCH");
   return s ? s : "";
@@ -485,21 +491,28 @@ static const char *search_mode(void) {
 
 static void *load_main(void *arg) {
   mcp_loader *L = arg;
+  graph *g = L->g;
+  const char *mode = search_mode();
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  double ms[3];
-  L->rc = graph_read(L->m, L->g, &L->err, ms);
+  double ms[2];
+  L->rc = graph_read(L->m, g, &L->err, ms);
   if (L->m->verbose && !L->rc)
-    fprintf(stderr, "h5mem-mcp: graph read: %zu entities, %zu relations, %.1f ms (store %.1f, names %.1f, "
-            "haystacks %.1f)\n", L->g->ne, L->g->nr, ms_since(&t0), ms[0], ms[1], ms[2]);
-  int late = strcmp(search_mode(), "index") != 0;
+    fprintf(stderr, "h5mem-mcp: graph read: %zu entities, %zu relations, %.1f ms (store %.1f, names %.1f)\n", g->ne,
+            g->nr, ms_since(&t0), ms[0], ms[1]);
+  int late = strcmp(mode, "index") != 0;
   if (late) set_stage(L, READ);
-  if (!L->rc && strcmp(search_mode(), "scan")) {
+  if (!L->rc && strcmp(mode, "fields")) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    struct trigrams *t = tri_build(L->g, &L->cancel);
-    if (t) __atomic_store_n(&L->g->tri, t, __ATOMIC_RELEASE);
+    int hr = hay_build(g, &L->cancel);
+    double hms = ms_since(&t0);
+    struct trigrams *t = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!hr && strcmp(mode, "scan") && (t = tri_build(g, &L->cancel)))
+      __atomic_store_n(&g->tri, t, __ATOMIC_RELEASE);
     if (L->m->verbose)
-      fprintf(stderr, "h5mem-mcp: search index: %s, %.1f ms\n", t ? "built" : "not built", ms_since(&t0));
+      fprintf(stderr, "h5mem-mcp: search: haystacks %s in %.1f ms, index %s in %.1f ms\n", hr ? "not made" : "made",
+              hms, t ? "built" : "not built", ms_since(&t0));
   }
   if (!late) set_stage(L, READ);
   set_stage(L, DONE);
@@ -535,6 +548,10 @@ static void loader_end(mcp *m) {
   free(L->err);
   free(L);
   m->loader = NULL;
+}
+
+void mcp_graph_settle(mcp *m) {
+  if (m->graph) loader_end(m); /* (the graph is published: it stays) */
 }
 
 void mcp_graph_quiet(mcp *m) {

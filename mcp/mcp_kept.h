@@ -52,9 +52,9 @@ struct graph {
   size_t *names; /* open addressing over the names: entity index + 1, 0 empty */
   size_t ncap;
   struct arena *strings; /* the strings above */
-  /* search_nodes: each entity's name, type and observations lowercased,
-     0x01 between fields and after each entity: entity i's at
-     hay[hay_at[i] .. hay_at[i + 1] - 1) */
+  /* search_nodes, once made (mcp_kept.c): each entity's name, type and
+     observations lowercased, 0x01 between fields and after each entity:
+     entity i's at hay[hay_at[i] .. hay_at[i + 1] - 1) */
   char *hay;
   size_t *hay_at;
   /* and once `indexed` (mcp_kept.c): each trigram of the haystacks, the
@@ -74,6 +74,9 @@ int kept_add_obs(graph *g, gent *e, const char *text);
 /* The kept graph, read if need be (waiting for the reading thread, or
 ** starting it); NULL with the message in o. */
 graph *mcp_kept(mcp *m, mcp_out *o);
+/* The reading thread stopped (its haystacks or index, if not made yet,
+** are not made), the graph kept: before a tool changes it. */
+void mcp_graph_settle(mcp *m);
 
 /* search_nodes' matches: keep[i] = 1 for each entity (not a placeholder)
 ** whose name, type or an observation holds q (lowercased, as the

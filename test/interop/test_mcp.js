@@ -35,11 +35,13 @@ const check = (cond, what) => { assert.ok(cond, what); checks++; };
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5mem_mcp_'));
-  // h5mem-mcp three times: search_nodes as it comes (the trigram index
-  // built in the background, a scan until then), always by scan, always by index
+  // h5mem-mcp four times: search_nodes as it comes (field by field, then
+  // the haystacks scanned, then the trigram index, as the background thread
+  // makes them), and always each of those ways
   const ours = await connect(server, ['--store', path.join(dir, 'memory.h5')], {});
-  const others = [await connect(server, ['--store', path.join(dir, 'scan.h5')], {H5MEM_MCP_SEARCH: 'scan'}),
-                  await connect(server, ['--store', path.join(dir, 'index.h5')], {H5MEM_MCP_SEARCH: 'index'})];
+  const others = [];
+  for (const mode of ['fields', 'scan', 'index'])
+    others.push(await connect(server, ['--store', path.join(dir, `${mode}.h5`)], {H5MEM_MCP_SEARCH: mode}));
   const ref = await connect(process.execPath, [reference], {MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl')});
   try {
     check(ours.getServerVersion().name === 'h5mem-mcp', 'server name');
