@@ -16,8 +16,11 @@
 ** variable) when that file exists (kg_import_jsonl).
 **
 ** Methods: initialize (the client's protocol version when this server
-** knows it, else the latest), ping, tools/list, tools/call; notifications
-** get no answer; any other request gets -32601.  A line that is not JSON
+** knows it, else the latest), ping, tools/list, tools/call, and the
+** reference's resource memory://knowledge-graph (resources/list, read,
+** templates/list, subscribe, unsubscribe: a subscriber is notified of each
+** call that changes the graph); notifications get no answer; any other
+** request gets -32601.  A line that is not JSON
 ** gets -32700, one that is not a JSON-RPC request -32600.  Tool failures
 ** are tool results with isError, never a dead server.
 */
@@ -50,6 +53,10 @@ static void usage(FILE *f) {
         "memory.jsonl given by --import or MEMORY_FILE_PATH.\n",
         f);
 }
+
+/* The reference's one resource: the whole graph, JSON.stringify(graph,
+** null, 2), as read_graph gives it. */
+#define GRAPH_URI "memory://knowledge-graph"
 
 /* ---- output ------------------------------------------------------------------ */
 
@@ -97,7 +104,8 @@ static void m_initialize(const char *p, size_t pn, strbuf *r) {
   for (size_t i = 0; want && i < sizeof versions / sizeof *versions; i++)
     if (!strcmp(want, versions[i])) ver = versions[i];
   free(want);
-  strbuf_printf(r, "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":true}},"
+  strbuf_printf(r, "{\"protocolVersion\":\"%s\",\"capabilities\":{\"tools\":{\"listChanged\":true},"
+                "\"resources\":{\"listChanged\":true,\"subscribe\":true}},"
                    "\"serverInfo\":{\"name\":\"h5mem-mcp\",\"version\":\"%s\"}}",
                 ver, PACKAGE_VERSION);
 }
@@ -134,6 +142,13 @@ static void m_tools_call(mcp *m, const char *p, size_t pn, strbuf *r) {
     mcp_out_error(&o, "MCP error -32602: Tool %s not found", name);
   if (m->verbose) fprintf(stderr, "h5mem-mcp: tools/call %s%s%s\n", name ? name : "?", o.error ? ": " : "",
                           o.error ? o.error : "");
+  if (!o.error && o.changed && m->subscribed) { /* (before the result, as the reference sends it) */
+    strbuf nb = {0};
+    strbuf_puts(&nb, "{\"method\":\"notifications/resources/updated\",\"params\":{\"uri\":\"" GRAPH_URI
+                     "\"},\"jsonrpc\":\"2.0\"}");
+    send_line(&nb);
+    strbuf_free(&nb);
+  }
   if (o.error) {
     strbuf_puts(r, "{\"content\":[{\"type\":\"text\",\"text\":");
     strbuf_json_string(r, o.error, strlen(o.error));
@@ -159,6 +174,59 @@ static void m_tools_call(mcp *m, const char *p, size_t pn, strbuf *r) {
   free(o.error);
   strbuf_free(&o.result);
   strbuf_free(&o.text);
+}
+
+static void m_resources_list(strbuf *r) {
+  strbuf_puts(r, "{\"resources\":[{\"uri\":\"" GRAPH_URI "\",\"name\":\"knowledge-graph\",\"title\":"
+                 "\"Knowledge Graph\",\"description\":\"The full knowledge graph with all entities and "
+                 "relations\",\"mimeType\":\"application/json\"}]}");
+}
+
+/* The uri parameter (malloc'd), or NULL. */
+static char *uri_param(const char *p, size_t pn) {
+  size_t v0, v1;
+  int is = 0;
+  return p && !mcp_member(p, pn, "uri", &v0, &v1) ? mcp_str(p, v0, v1, &is) : NULL;
+}
+
+/* resources/read: the result, or an error (code, message) in *code, msg. */
+static void m_resources_read(mcp *m, const char *p, size_t pn, strbuf *r, int *code, char **msg) {
+  char *uri = uri_param(p, pn);
+  if (!uri || strcmp(uri, GRAPH_URI)) {
+    *code = -32602; /* (no uri: "Invalid params") */
+    size_t n = uri ? strlen(uri) + 64 : 0;
+    if (uri && (*msg = malloc(n))) snprintf(*msg, n, "MCP error -32602: Resource %s not found", uri);
+    free(uri);
+    return;
+  }
+  free(uri);
+  mcp_out o;
+  memset(&o, 0, sizeof o);
+  if (mcp_graph_json(m, &o) == 0) {
+    strbuf text = {0};
+    mcp_pretty(o.result.buf, o.result.len, &text);
+    strbuf_puts(r, "{\"contents\":[{\"uri\":\"" GRAPH_URI "\",\"mimeType\":\"application/json\",\"text\":");
+    strbuf_json_string(r, text.buf ? text.buf : "", text.len);
+    strbuf_puts(r, "}]}");
+    strbuf_free(&text);
+  } else {
+    *code = -32603;
+    *msg = strdup(o.error ? o.error : "the graph cannot be read");
+  }
+  free(o.error);
+  strbuf_free(&o.result);
+  strbuf_free(&o.text);
+}
+
+/* resources/subscribe and unsubscribe: any uri is taken (as the reference
+** takes it); the graph's changes are notified while it is subscribed. */
+static int m_subscribe(mcp *m, const char *p, size_t pn, int on, strbuf *r) {
+  char *uri = uri_param(p, pn);
+  if (!uri) return -1;
+  if (!strcmp(uri, GRAPH_URI)) m->subscribed = on;
+  free(uri);
+  strbuf_puts(r, "{}");
+  return 0;
 }
 
 /* One message (a line). */
@@ -187,13 +255,23 @@ static void handle(mcp *m, const char *s, size_t n) {
     if (m->verbose) fprintf(stderr, "h5mem-mcp: notification %s\n", method);
   } else {
     strbuf r = {0};
+    int code = 0;
+    char *msg = NULL;
     if (m->verbose) fprintf(stderr, "h5mem-mcp: %s\n", method);
     if (!strcmp(method, "initialize")) m_initialize(p, pn, &r);
     else if (!strcmp(method, "ping")) strbuf_puts(&r, "{}");
     else if (!strcmp(method, "tools/list")) m_tools_list(&r);
     else if (!strcmp(method, "tools/call")) m_tools_call(m, p, pn, &r);
-    if (r.len) send_result(s + i0, i1 - i0, &r);
+    else if (!strcmp(method, "resources/list")) m_resources_list(&r);
+    else if (!strcmp(method, "resources/templates/list")) strbuf_puts(&r, "{\"resourceTemplates\":[]}");
+    else if (!strcmp(method, "resources/read")) m_resources_read(m, p, pn, &r, &code, &msg);
+    else if (!strcmp(method, "resources/subscribe") || !strcmp(method, "resources/unsubscribe")) {
+      if (m_subscribe(m, p, pn, method[10] == 's', &r)) code = -32602;
+    }
+    if (code) send_error(s + i0, i1 - i0, code, msg ? msg : "Invalid params");
+    else if (r.len) send_result(s + i0, i1 - i0, &r);
     else send_error(s + i0, i1 - i0, -32601, "Method not found");
+    free(msg);
     strbuf_free(&r);
   }
   free(ver);

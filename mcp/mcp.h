@@ -37,6 +37,7 @@ typedef struct mcp {
   graph *graph;         /* the graph, kept between calls (NULL: read it) */
   struct mcp_loader *loader; /* the thread that reads it (mcp_kept.c) */
   int verbose;
+  int subscribed; /* to memory://knowledge-graph: its changes are notified */
 } mcp;
 
 /* A tool call's outcome: result (compact JSON, the structured content),
@@ -48,6 +49,7 @@ typedef struct mcp_out {
   int inner;   /* the text is the result's one member's value pretty-printed (the
                   reference's create_* and add_observations answer with the array) */
   char *error; /* malloc'd */
+  int changed; /* a tool that writes ran and committed (the graph resource changed) */
 } mcp_out;
 
 void mcp_out_error(mcp_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -56,6 +58,9 @@ void mcp_out_error(mcp_out *o, const char *fmt, ...) __attribute__((format(print
 ** the tool is one of the reference's (o filled), -1 when no tool has
 ** that name. */
 int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o);
+/* The whole graph as read_graph's result into o->result (the
+** knowledge-graph resource): 0, or -1 with o->error. */
+int mcp_graph_json(mcp *m, mcp_out *o);
 /* The kept graph dropped (its reading thread stopped first): the next
 ** graph tool reads it again. */
 void mcp_graph_forget(mcp *m);

@@ -562,11 +562,18 @@ int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out
     if (!rc) rc = tools[t].fn(m, g, args, n, o);
     if (tools[t].writes) {
       if (rc || o->error) sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
-      else mcp_exec(m, o, "COMMIT");
+      else o->changed = mcp_exec(m, o, "COMMIT") == SQLITE_OK;
       mcp_graph_forget(m);
       mcp_graph_start(m);
     }
     return 0;
   }
   return -1;
+}
+
+int mcp_graph_json(mcp *m, mcp_out *o) {
+  graph *g = mcp_kept(m, o);
+  if (!g) return -1;
+  put_graph(&o->result, g, NULL);
+  return 0;
 }

@@ -159,12 +159,7 @@ static struct trigrams *tri_build(const graph *g, const int *cancel) {
 
 /* ---- search ------------------------------------------------------------------- */
 
-void kept_lower(strbuf *b, const char *s) {
-  size_t n = strlen(s), at = b->len;
-  strbuf_append(b, s, n);
-  for (size_t i = 0; !strbuf_failed(b) && i < n; i++)
-    if (b->buf[at + i] >= 'A' && b->buf[at + i] <= 'Z') b->buf[at + i] = (char)(b->buf[at + i] - 'A' + 'a');
-}
+void kept_lower(strbuf *b, const char *s) { util_js_lower(b, s, strlen(s)); }
 
 /* The entity whose haystack holds offset off. */
 static size_t hay_entity(const graph *g, size_t off) {

@@ -83,8 +83,8 @@ void mcp_graph_settle(mcp *m);
 ** reference lowercases, bytes ql[0..qn)) as a substring.  keep has ne
 ** bytes, zeroed.  0, or -1 out of memory. */
 int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep);
-/* s lowercased as search_nodes compares (ASCII letters; other bytes as
-** they are) appended to b. */
+/* s lowercased as search_nodes compares (JavaScript's toLowerCase:
+** util_js_lower) appended to b. */
 void kept_lower(strbuf *b, const char *s);
 
 #endif /* H5MEM_MCP_KEPT_H */

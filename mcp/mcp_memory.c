@@ -355,7 +355,7 @@ int mcp_memory_call(mcp *m, const char *name, const char *args, size_t n, mcp_ou
     if (!rc) rc = tools[t].fn(m, args, n, o);
     if (tools[t].writes) {
       if (rc || o->error) sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
-      else mcp_exec(m, o, "COMMIT");
+      else o->changed = mcp_exec(m, o, "COMMIT") == SQLITE_OK;
       mcp_graph_forget(m); /* (a memory mentioning an entity is one of its observations) */
       mcp_graph_start(m);
     }

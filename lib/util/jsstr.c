@@ -3,12 +3,14 @@
 */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "jsstr.h"
+#include "utf8.h"
 
 /* The length of the JS-UTF-8 sequence at s[i] that is not the store's
 ** form: 3 for a lone surrogate, 2 for U+0000, else 0. */
@@ -124,4 +126,103 @@ void util_js_kept(strbuf *out, const char *stored, size_t n, const char *meta, s
   strbuf_free(&t);
   free(js);
   free(lit);
+}
+
+/* ---- toLowerCase ------------------------------------------------------------ */
+
+/* jslower_data.c */
+extern const size_t util_js_lower_n, util_js_cased_n, util_js_ignorable_n;
+extern const uint32_t util_js_lower_map[][2], util_js_cased[][2], util_js_ignorable[][2];
+
+static int in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (r[mid][1] < cp) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && r[lo][0] <= cp;
+}
+
+static uint32_t lower_of(uint32_t cp) {
+  size_t lo = 0, hi = util_js_lower_n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (util_js_lower_map[mid][0] < cp) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < util_js_lower_n && util_js_lower_map[lo][0] == cp ? util_js_lower_map[lo][1] : cp;
+}
+
+/* The code point at s[i] (JS-UTF-8, i < n) and its length; a lone
+** surrogate or U+0000 (or a byte that starts no sequence) as UINT32_MAX:
+** neither cased nor case-ignorable, never mapped. */
+static size_t cp_at(const char *s, size_t i, size_t n, uint32_t *cp) {
+  const unsigned char *p = (const unsigned char *)s + i;
+  int ok;
+  size_t k = util_utf8_span(p, n - i, &ok);
+  if (!ok) {
+    size_t sp = special_at(s, i, n);
+    *cp = UINT32_MAX;
+    return sp ? sp : k;
+  }
+  uint32_t v = k == 1 ? p[0] : k == 2 ? p[0] & 0x1Fu : k == 3 ? p[0] & 0x0Fu : p[0] & 0x07u;
+  for (size_t j = 1; j < k; j++) v = v << 6 | (p[j] & 0x3Fu);
+  *cp = v;
+  return k;
+}
+
+/* Final_Sigma's context of the U+03A3 at s[i .. i + 2). */
+static int final_sigma(const char *s, size_t i, size_t n) {
+  int before = 0;
+  for (size_t j = i; j > 0;) {
+    size_t b = j - 1;
+    while (b > 0 && ((unsigned char)s[b] & 0xC0) == 0x80) b--; /* (the start of the one before) */
+    uint32_t cp;
+    cp_at(s, b, n, &cp);
+    j = b;
+    if (cp != UINT32_MAX && in_ranges(util_js_ignorable, util_js_ignorable_n, cp)) continue;
+    before = cp != UINT32_MAX && in_ranges(util_js_cased, util_js_cased_n, cp);
+    break;
+  }
+  if (!before) return 0;
+  for (size_t j = i + 2; j < n;) {
+    uint32_t cp;
+    j += cp_at(s, j, n, &cp);
+    if (cp != UINT32_MAX && in_ranges(util_js_ignorable, util_js_ignorable_n, cp)) continue;
+    return !(cp != UINT32_MAX && in_ranges(util_js_cased, util_js_cased_n, cp));
+  }
+  return 1;
+}
+
+void util_js_lower(strbuf *out, const char *s, size_t n) {
+  size_t run = 0;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    char rep[8];
+    size_t rn = 0, k = 1;
+    if (c < 0x80) {
+      if (c >= 'A' && c <= 'Z') rep[0] = (char)(c + 32), rn = 1;
+    } else {
+      uint32_t cp;
+      k = cp_at(s, i, n, &cp);
+      if (cp == 0x130) {
+        memcpy(rep, "i\xCC\x87", 3);
+        rn = 3;
+      } else if (cp == 0x3A3) {
+        memcpy(rep, final_sigma(s, i, n) ? "\xCF\x82" : "\xCF\x83", 2);
+        rn = 2;
+      } else if (cp != UINT32_MAX) {
+        uint32_t l = lower_of(cp);
+        if (l != cp) rn = util_utf8_put(rep, l);
+      }
+    }
+    if (rn) {
+      strbuf_append(out, s + run, i - run);
+      strbuf_append(out, rep, rn);
+      run = i + k;
+    }
+    i += k;
+  }
+  strbuf_append(out, s + run, n - run);
 }

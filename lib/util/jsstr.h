@@ -37,6 +37,14 @@ size_t util_js_to_utf8(strbuf *out, const char *s, size_t n);
 ** differs), else 0. */
 int util_js_special(const char *s, size_t n);
 
+/* s[0..n) lowercased as JavaScript's toLowerCase() does, appended to out:
+** Unicode's default lowercase mapping (tables lib/util/jslower_data.c,
+** from Node: scripts/gen_jslower.js), U+0130 as i U+0307, and U+03A3 as
+** final sigma U+03C2 after a cased letter not followed by one (case-
+** ignorable characters skipped both ways), else U+03C3.  Lone surrogates
+** and U+0000 stay as they are. */
+void util_js_lower(strbuf *out, const char *s, size_t n);
+
 /* ---- how the store keeps them ---------------------------------------------
 ** A string that is not its own store form is stored in that form, and its
 ** record's meta keeps the original: {"jsonl": {FIELD: "<its JSON.stringify

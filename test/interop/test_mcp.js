@@ -9,10 +9,11 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-let Client, StdioClientTransport;
+let Client, StdioClientTransport, ResourceUpdatedNotificationSchema;
 try {
   ({Client} = require('@modelcontextprotocol/sdk/client/index.js'));
   ({StdioClientTransport} = require('@modelcontextprotocol/sdk/client/stdio.js'));
+  ({ResourceUpdatedNotificationSchema} = require('@modelcontextprotocol/sdk/types.js'));
 } catch (e) {
   const dir = path.join(process.env.H5MEM_SRCDIR || path.join(__dirname, '..', '..'), 'test', 'interop');
   console.log(`FAIL: the MCP SDK is not installed; run: npm ci --prefix ${dir}`);
@@ -61,7 +62,8 @@ async function main() {
       ['create_entities', {entities: [  // existing names skipped; a repeat within the call is kept
         {name: 'Alice', entityType: 'robot', observations: ['x']},
         {name: 'Chamonix', entityType: 'place', observations: ['In the Alps', 'In the Alps']},
-        {name: 'Dora', entityType: 'person', observations: ['Ünïcode ✓ "quoted"\n\ttabbed']}]}],
+        {name: 'Dora', entityType: 'person', observations: ['Ünïcode ✓ "quoted"\n\ttabbed']},
+        {name: 'ÉCOLE ΟΔΟΣ', entityType: 'PLACE', observations: ['İstanbul ǄA ẞ 𐐀 Ꭰ ΑΣ\'Α']}]}],
       ['create_relations', {relations: [
         {from: 'Alice', to: 'Acme', relationType: 'works_at'},
         {from: 'Bob', to: 'Alice', relationType: 'knows'},
@@ -82,6 +84,10 @@ async function main() {
       ['search_nodes', {query: 'n the al'}],    // across words
       ['search_nodes', {query: 'zzq'}],         // a trigram nobody has
       ['search_nodes', {query: '"quoted"'}],
+      ['search_nodes', {query: 'école οδος'}],  // toLowerCase beyond ASCII: É, final sigma
+      ['search_nodes', {query: 'οδοσ'}],        // (no: the final sigma is ς)
+      ['search_nodes', {query: 'i\u0307stanbul ǆa ß 𐐨 ꭰ ασ\'α'}],
+      ['search_nodes', {query: 'ÜNÏCODE'}],
       ['open_nodes', {names: ['Bob', 'Nobody']}],
       ['delete_observations', {deletions: [{entityName: 'Alice', observations: ['Runs marathons']},
                                            {entityName: 'Nobody', observations: ['x']}]}],
@@ -109,6 +115,39 @@ async function main() {
       checks += 2;
     }
     console.log(`ok   the same ${calls.length} calls give the same results on both servers`);
+
+    // the knowledge-graph resource, as the reference serves it, and the
+    // notifications a subscriber gets when a tool changes the graph
+    const uri = 'memory://knowledge-graph';
+    assert.deepEqual(ours.getServerCapabilities(), ref.getServerCapabilities(), 'capabilities');
+    assert.deepEqual(await ours.listResources(), await ref.listResources(), 'resources/list');
+    assert.deepEqual(await ours.listResourceTemplates(), await ref.listResourceTemplates(), 'resources/templates/list');
+    assert.deepEqual(await ours.readResource({uri}), await ref.readResource({uri}), 'resources/read');
+    const [eo, er] = await Promise.all([ours, ref].map((c) => c.readResource({uri: 'memory://other'}).catch((e) => e.message)));
+    assert.equal(eo, er, 'an unknown resource');
+    checks += 5;
+    const seen = {ours: 0, ref: 0};
+    ours.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { assert.equal(n.params.uri, uri); seen.ours++; });
+    ref.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { assert.equal(n.params.uri, uri); seen.ref++; });
+    for (const c of [ours, ref]) await c.subscribeResource({uri});
+    const changes = [
+      ['create_entities', {entities: [{name: 'Fay', entityType: 'person', observations: ['new']}]}],  // notified
+      ['add_observations', {observations: [{entityName: 'Nobody', contents: ['x']}]}],                // fails: not
+      ['read_graph', {}],                                                                              // reads: not
+      ['delete_relations', {relations: []}],                                                           // notified
+    ];
+    for (const [name, args] of changes)
+      for (const c of [ours, ref]) await c.callTool({name, arguments: args});
+    check(seen.ours === 2 && seen.ref === 2, `notifications: ${JSON.stringify(seen)}`);
+    for (const c of [ours, ref]) await c.unsubscribeResource({uri});
+    for (const c of [ours, ref]) await c.callTool({name: 'delete_relations', arguments: {relations: []}});
+    check(seen.ours === 2 && seen.ref === 2, `none after unsubscribing: ${JSON.stringify(seen)}`);
+    assert.deepEqual(await ours.readResource({uri}), await ref.readResource({uri}), 'resources/read after changes');
+    await ours.subscribeResource({uri});
+    await ours.callTool({name: 'remember', arguments: {text: 'Fay paints murals in the old harbour', entities: ['Fay']}});
+    check(seen.ours === 3, 'remember changes the graph: notified');
+    await ours.unsubscribeResource({uri});
+    console.log('ok   the knowledge-graph resource and its notifications, as the reference');
 
     // the memory tools
     const call = async (name, args) => {

@@ -889,6 +889,36 @@ static void js_is(const char *json, const char *want, size_t wn, const char *aga
   free(js);
 }
 
+static void lower_is(const char *s, const char *want) {
+  strbuf b = {0};
+  util_js_lower(&b, s, strlen(s));
+  T_CHECK(!strcmp(b.buf ? b.buf : "", want), "lower(%s) = %s, not %s", s, b.buf, want);
+  strbuf_free(&b);
+}
+
+/* toLowerCase as Node's (these answers are Node 20's, ICU 78) */
+START_TEST(test_js_lower) {
+  lower_is("\xc3\x89" "COLE Zo\xc3\xab", "\xc3\xa9" "cole zo\xc3\xab");
+  lower_is("\xce\x9f\xce\x94\xce\x9f\xce\xa3", "\xce\xbf\xce\xb4\xce\xbf\xcf\x82");
+  lower_is("\xce\x9f\xce\x94\xce\x9f\xce\xa3.", "\xce\xbf\xce\xb4\xce\xbf\xcf\x82.");
+  lower_is("\xce\xa3", "\xcf\x83");
+  lower_is("A\xce\xa3'", "a\xcf\x82'");
+  lower_is("\xce\x91\xce\xa3'\xce\x91", "\xce\xb1\xcf\x83'\xce\xb1");
+  lower_is("\xce\x91\xce\xa3\xcc\x81", "\xce\xb1\xcf\x82\xcc\x81");
+  lower_is("\xc4\xb0stanbul", "i\xcc\x87stanbul");
+  lower_is("\xc7\x85 \xc7\x84" "A", "\xc7\x86 \xc7\x86" "a");
+  lower_is("\xf0\x90\x90\x80x", "\xf0\x90\x90\xa8x");
+  lower_is("\xe1\x8e\xa0", "\xea\xad\xb0");
+  lower_is("\xe1\xba\x9e", "\xc3\x9f");
+  lower_is("\xce\x91\xce\xa3\xce\xa3", "\xce\xb1\xcf\x83\xcf\x82");
+  lower_is("a\xc2\xad\xce\xa3", "a\xc2\xad\xcf\x82");
+  lower_is("\xce\xa3\xce\x91", "\xcf\x83\xce\xb1");
+  lower_is("A\xed\xa0\x80" "B\xc0\x80" "C", "a\xed\xa0\x80" "b\xc0\x80" "c"); /* lone surrogates, U+0000 stay */
+  lower_is("\xed\xa0\x80\xce\xa3", "\xed\xa0\x80\xcf\x83");                 /* (no cased letter before) */
+  lower_is("", "");
+}
+END_TEST
+
 START_TEST(test_js_strings) {
   /* what JSON.stringify writes, unchanged */
   js_is("\"plain\"", "plain", 5, "\"plain\"");
@@ -1611,6 +1641,7 @@ int main(void) {
   tcase_add_test(tc, test_json_number_locale);
   tcase_add_test(tc, test_json_cstr);
   tcase_add_test(tc, test_js_strings);
+  tcase_add_test(tc, test_js_lower);
   tcase_add_test(tc, test_json_iter);
   tcase_add_test(tc, test_json_fuzz);
   suite_add_tcase(s, tc);
