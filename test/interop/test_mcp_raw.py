@@ -55,7 +55,7 @@ def main():
             '{"jsonrpc": "2.0", "id": 5, "method": "ping"',            # cut short
             json.dumps({"id": 6, "method": "ping"}),                     # no jsonrpc
             json.dumps({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": [1]}),
-            req(8, "resources/templates/list"),
+            req(8, "prompts/list"),
             req("nine", "tools/call", {"name": "no_such_tool", "arguments": {}}),
             req(10, "tools/call", {"name": "search_nodes", "arguments": {"query": 3}}),
             req(11, "tools/call", {"name": "create_entities", "arguments": {"entities": [
@@ -64,6 +64,11 @@ def main():
             req(13, "tools/list"),
             "",
             req(14, "ping"),
+            req(15, "resources/read", {"uri": "memory://other"}),
+            req(16, "resources/read", {}),
+            req(17, "resources/subscribe", {"uri": "memory://knowledge-graph"}),
+            req(18, "tools/call", {"name": "create_entities", "arguments": {"entities": [
+                {"name": "B", "entityType": "t", "observations": []}]}}),
         ])
         check(rc == 0, "exit status 0 at the end of input: %d (%s)" % (rc, err))
         by = {m.get("id"): m for m in out}
@@ -76,6 +81,13 @@ def main():
         check(len(parse) == 2 and all(m["id"] is None for m in parse), "two parse errors, id null: %r" % parse)
         check(by[6]["error"]["code"] == -32600 and by[7]["error"]["code"] == -32600, "invalid requests")
         check(by[8]["error"]["code"] == -32601, "method not found")
+        check(by[15]["error"] == {"code": -32602, "message": "MCP error -32602: Resource memory://other not found"},
+              "an unknown resource: %r" % by[15])
+        check(by[16]["error"]["code"] == -32602, "resources/read without a uri: %r" % by[16])
+        note = [i for i, m in enumerate(out) if m.get("method") == "notifications/resources/updated"]
+        check(by[17]["result"] == {} and len(note) == 1 and out[note[0] + 1].get("id") == 18 and
+              out[note[0]]["params"] == {"uri": "memory://knowledge-graph"},
+              "a subscriber is notified before the result: %r" % out[-3:])
         check(by["nine"]["result"]["isError"] and "no_such_tool" in by["nine"]["result"]["content"][0]["text"],
               "an unknown tool is a tool error: %r" % by["nine"])
         check(by[10]["result"]["isError"] and "query" in by[10]["result"]["content"][0]["text"], "a bad argument")
@@ -86,17 +98,19 @@ def main():
                             "delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes"]
               and names[9:] == ["remember", "recall", "forget", "memory_stats"], "tools: %r" % names)
         check(by[14]["result"] == {}, "still answering after all that")
-        check(len(out) == 14, "one answer per request, none for notifications and answers: %d" % len(out))
+        check(len([m for m in out if "id" in m]) == 18 and len(out) == 19,
+              "one answer per request (and the one notification), none for notifications and answers: %d" % len(out))
         # the store, checkpointed at the end: h5py reads the observation
         with h5py.File(store, "r") as f:
             texts = [t.decode() if isinstance(t, bytes) else t for t in f["memories/text"][:]]
             names = [t.decode() if isinstance(t, bytes) else t for t in f["graph/entities/name"][:]]
-        check(texts == ["x"] and names == ["A"], "the store holds the entity and observation: %r %r" % (texts, names))
+        check(texts == ["x"] and names == ["A", "B"], "the store holds the entities and observation: %r %r" % (texts, names))
         out, err, rc = run(["--store", store], [req(1, "tools/call", {"name": "read_graph", "arguments": {}}),
                                                 req(2, "tools/call", {"name": "search_nodes", "arguments": {"query": "ab"}})])
         check(rc == 0, "a clean exit with the graph kept in memory (LeakSanitizer in ASan builds): %d %s" % (rc, err[-300:]))
         g = out[0]["result"]["structuredContent"]
-        check(g == {"entities": [{"name": "A", "entityType": "t", "observations": ["x"]}], "relations": []},
+        check(g == {"entities": [{"name": "A", "entityType": "t", "observations": ["x"]},
+                                 {"name": "B", "entityType": "t", "observations": []}], "relations": []},
               "the graph kept across a restart: %r" % g)
 
         # mangled and random lines: answered or silent, never a crash
