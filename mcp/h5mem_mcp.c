@@ -304,7 +304,10 @@ static int open_store(mcp *m, const char *path, const char *dim, const char *emb
   struct stat sb;
   int fresh = stat(path, &sb) != 0;
   sqlite3_str *q = sqlite3_str_new(m->db);
-  sqlite3_str_appendf(q, "CREATE VIRTUAL TABLE temp.\"%w\" USING h5mem(path=%Q", m->table, path);
+  /* the server is the store's writer while it runs (another writer would
+     change the graph it keeps between calls): writer=on takes the role as
+     the store opens (one read of the file) */
+  sqlite3_str_appendf(q, "CREATE VIRTUAL TABLE temp.\"%w\" USING h5mem(path=%Q, writer=on", m->table, path);
   if (dim) sqlite3_str_appendf(q, ", dim=%Q", dim);
   if (emb) sqlite3_str_appendf(q, ", embedder=%Q", emb);
   else if (fresh && !dim) {
@@ -321,17 +324,7 @@ static int open_store(mcp *m, const char *path, const char *dim, const char *emb
   if (rc != SQLITE_OK) {
     fprintf(stderr, "h5mem-mcp: %s\n", err ? err : sqlite3_errstr(rc));
     sqlite3_free(err);
-    return -1;
-  }
-  /* the server is the store's writer while it runs (another writer would
-     change the graph it keeps between calls): a checkpoint takes the role */
-  char *cq = sqlite3_mprintf("SELECT h5mem_checkpoint(%Q)", m->table);
-  rc = cq ? sqlite3_exec(m->db, cq, NULL, NULL, &err) : SQLITE_NOMEM;
-  sqlite3_free(cq);
-  if (rc != SQLITE_OK) {
-    fprintf(stderr, "h5mem-mcp: %s\n", err ? err : sqlite3_errstr(rc));
-    sqlite3_free(err);
-    if (fresh) remove_new_store(path);
+    if (fresh) remove_new_store(path); /* (one this run made) */
     return -1;
   }
   /* a new store takes the reference server's graph: --import FILE, or

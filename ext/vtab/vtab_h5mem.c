@@ -7,7 +7,7 @@
 **       [, index=flat|hnsw|ivf] [, M=16] [, ef_construction=128] [, ef_search=64]
 **       [, quantize=int8|none] [, nlist=0] [, nprobe=16] [, pq_m=0]
 **       [, tokenize='unicode61 remove_diacritics 1']
-**       [, sync=full|normal|off] [, agent='...'] [, embedder='...']
+**       [, sync=full|normal|off] [, writer=on] [, agent='...'] [, embedder='...']
 **       [, embedder_model='...'] [, embedder_key_env='...'] [, embedder_timeout=30]
 **       [, embedder_retries=3] [, embedder_batch=64]
 **       [, chunk=1024] [, autocheckpoint=67108864]
@@ -133,7 +133,7 @@ static const char *const opt_names[] = {
     "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
     "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
     "storage", "sync", "embedder_model", "embedder_key_env", "embedder_timeout", "embedder_retries",
-    "embedder_batch", NULL};
+    "embedder_batch", "writer", NULL};
 
 /* Whether arg declares a column (sqlite-vec's vec0 syntax: `user_id integer
 ** partition key`, `+payload blob`, `image float[512] distance_metric=l2`)
@@ -361,6 +361,13 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
         bad = 1;
         *pzErr = sqlite3_mprintf("%s: storage=%s: expected float16 or float32", WHO, v);
       }
+    } else if (KEY("writer")) {
+      if (!sqlite3_stricmp(v, "on") || !strcmp(v, "1")) m->o.writer = 1;
+      else if (!sqlite3_stricmp(v, "off") || !strcmp(v, "0")) m->o.writer = 0;
+      else {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: writer=%s: expected on or off", WHO, v);
+      }
     } else if (KEY("sync")) {
       if (!sqlite3_stricmp(v, "full")) m->o.sync = STORE_SYNC_FULL;
       else if (!sqlite3_stricmp(v, "normal")) m->o.sync = STORE_SYNC_NORMAL;
@@ -375,7 +382,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
                                "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
                                "tokenize, sync, agent, embedder, embedder_model, embedder_key_env, "
                                "embedder_timeout, embedder_retries, embedder_batch, "
-                               "chunk, autocheckpoint, " H5MEM_POLICY_KNOWN ")", WHO, (int)kl, k);
+                               "chunk, autocheckpoint, writer, " H5MEM_POLICY_KNOWN ")", WHO, (int)kl, k);
     }
 #undef KEY
     sqlite3_free(v);

@@ -108,6 +108,8 @@ int store_set_error(store *s, int code, const char *msg) { return store_fail(s, 
 
 /* ---- opening ----------------------------------------------------------------- */
 
+static int writer_lock(store *s);
+
 int store_open(const char *path, const store_opts *create, int readonly, store **out,
                char *err, size_t errlen) {
   *out = NULL;
@@ -156,7 +158,15 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
     else
       rc = store_write_new(s, create);
   }
-  if (rc == STORE_OK) rc = store_state_load(s, create, 0);
+  /* the writer role asked for at once: locked first, then loaded for
+  ** writing, as store_become_writer does, without a reader's load before */
+  int writer = create && create->writer && !readonly;
+  if (rc == STORE_OK && writer) rc = writer_lock(s);
+  if (rc == STORE_OK) rc = store_state_load(s, create, writer);
+  if (rc == STORE_OK && writer) {
+    s->writer = 1;
+    s->last_sync_ns = store_now_ns();
+  }
   if (rc != STORE_OK) {
     snprintf(err, errlen, "%s", s->err);
     store_close(s);
@@ -170,9 +180,9 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
 
 /* Become the writer: lock the store (its log file, which, unlike the .h5
 ** file, is never replaced), then load the current state for writing. */
-int store_become_writer(store *s) {
-  if (s->writer) return STORE_OK;
-  if (s->readonly) return store_fail(s, STORE_EINVAL, "%s is open read-only", s->path);
+/* The writer's lock: the log file opened (made when missing) and locked
+** exclusively, its descriptor in s->lockfd. */
+static int writer_lock(store *s) {
   /* the log, never through a link (a planted one must not be followed to
   ** another file), created exclusively when missing */
   int fd = open(s->walpath, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
@@ -197,9 +207,17 @@ int store_become_writer(store *s) {
                : store_fail(s, STORE_EIO, "cannot lock %s: %s", s->walpath, strerror(e));
   }
   s->lockfd = fd;
-  int rc = store_state_load(s, NULL, 1);
+  return STORE_OK;
+}
+
+int store_become_writer(store *s) {
+  if (s->writer) return STORE_OK;
+  if (s->readonly) return store_fail(s, STORE_EINVAL, "%s is open read-only", s->path);
+  int rc = writer_lock(s);
+  if (rc != STORE_OK) return rc;
+  rc = store_state_load(s, NULL, 1);
   if (rc != STORE_OK) {
-    close(fd);
+    close(s->lockfd);
     s->lockfd = -1;
     /* back to a consistent read view if we can */
     char keep[sizeof s->err];

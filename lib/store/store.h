@@ -92,6 +92,8 @@ typedef struct store_opts {
   ** message), never created, even with dim > 0; dim and the rest are still
   ** checked against an existing store */
   int no_create;
+  int writer;         /* take the writer role as the store opens: one load of the file, not a
+                         reader's and then a writer's (store_become_writer) */
   /* the columns declared beside the fixed ones (docs/FORMAT.md, "Declared
   ** columns"): ncols of them (0: none; opening an existing store with 0
   ** takes the file's, else they must be the file's: STORE_EMISMATCH

@@ -182,6 +182,26 @@ def test_transactions(d):
     db.close()
     check(other.execute("INSERT INTO mem(id, text) VALUES (10, 'x')").rowcount in (1, -1), "after the writer closes, another may write")
     other.close()
+    # writer=on: the role taken as the store opens (h5mem-mcp's way); a
+    # second such open, and a writer meanwhile, are refused; it goes with
+    # the table
+    w = connect()
+    w.execute("CREATE VIRTUAL TABLE temp.mem USING h5mem(path=%s, writer=on)" % q(fn))
+    other = connect()
+    msg = expect_error(other, "CREATE VIRTUAL TABLE temp.mem USING h5mem(path=%s, writer=on)" % q(fn), "being written")
+    check(fn in msg, "names the store: %s" % msg)
+    other.execute("CREATE VIRTUAL TABLE temp.mem USING h5mem(path=%s)" % q(fn))
+    check(other.execute("SELECT count(*) FROM mem").fetchone()[0] == 4, "a reader reads meanwhile")
+    expect_error(other, "INSERT INTO mem(id, text) VALUES (11, 'y')", "being written")
+    w.execute("INSERT INTO mem(id, text) VALUES (11, 'y')")
+    check(w.execute("SELECT count(*) FROM mem").fetchone()[0] == 5, "the writer=on table writes")
+    check(other.execute("SELECT count(*) FROM mem").fetchone()[0] == 5, "and the reader sees it")
+    w.execute("DROP TABLE temp.mem")
+    other.execute("INSERT INTO mem(id, text) VALUES (12, 'z')")
+    check(other.execute("SELECT count(*) FROM mem").fetchone()[0] == 6, "free again once that table is gone")
+    expect_error(w, "CREATE VIRTUAL TABLE temp.m2 USING h5mem(path=%s, writer=maybe)" % q(fn), "writer=maybe: expected on or off")
+    w.close()
+    other.close()
 
 
 def test_checkpoints(d):
