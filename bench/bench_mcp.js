@@ -70,6 +70,49 @@ async function timed(c, name, args) {
   return us;
 }
 
+// The same server driven without the SDK: JSON-RPC lines written to its
+// stdin and read from its stdout, one call at a time (what the server
+// itself costs, without the SDK's schema checks and parsing on the
+// client's side).
+async function rawStart(which, dir) {
+  const {spawn} = require('node:child_process');
+  const p = which === 'ours'
+    ? spawn(server, ['--store', path.join(dir, 'memory.h5')], {stdio: ['pipe', 'pipe', 'ignore']})
+    : spawn(process.execPath, [reference], {env: {...process.env, MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl')},
+                                            stdio: ['pipe', 'pipe', 'ignore']});
+  let buf = '', wake = null;
+  p.stdout.on('data', (d) => {
+    buf += d;
+    if (wake && buf.includes('\n')) wake();
+  });
+  let id = 0;
+  const call = async (method, params) => {
+    p.stdin.write(JSON.stringify({jsonrpc: '2.0', id: ++id, method, params}) + '\n');
+    for (;;) {
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const m = JSON.parse(line);
+        if (m.id === id) return m;
+        continue; // (a notification)
+      }
+      await new Promise((resolve) => { wake = resolve; });
+      wake = null;
+    }
+  };
+  await call('initialize', {protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {name: 'raw', version: '1'}});
+  p.stdin.write(JSON.stringify({jsonrpc: '2.0', method: 'notifications/initialized'}) + '\n');
+  return {call, close: () => new Promise((resolve) => { p.once('close', resolve); p.stdin.end(); })};
+}
+
+async function rawTimed(r, name, args) {
+  const t0 = process.hrtime.bigint();
+  const m = await r.call('tools/call', {name, arguments: args});
+  if (m.error || m.result.isError) throw new Error(`${name}: ${JSON.stringify(m).slice(0, 200)}`);
+  return Number(process.hrtime.bigint() - t0) / 1000;
+}
+
 const pct = (a, p) => { const s = [...a].sort((x, y) => x - y); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 
 async function main() {
@@ -78,8 +121,8 @@ async function main() {
   console.log(`# ${new Date().toISOString().slice(0, 10)}, commit ${commit}, node ${process.version}, ${ncalls} calls a row, ` +
               `${settle} ms settle`);
   console.log('\n| N | server | made in s | connect ms | first call ms | ping p50 µs | search_nodes p50 µs | p99 µs | ' +
-              'first recall ms | recall p50 µs | p99 µs | close ms |');
-  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+              'first recall ms | recall p50 µs | p99 µs | close ms | raw search_nodes p50 µs | raw recall p50 µs |');
+  console.log('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const n of sizes) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench_mcp_'));
     const types = ['person', 'place', 'project', 'tool', 'event'];
@@ -116,12 +159,23 @@ async function main() {
       const t0 = process.hrtime.bigint();
       await c.close(); // (the SDK's close: stdin ends, the process is waited for)
       const closeMs = Number(process.hrtime.bigint() - t0) / 1e6;
+      // the same calls without the SDK, on the server started again
+      const raw = await rawStart(which, dir);
+      await rawTimed(raw, 'search_nodes', {query: queries[0]});
+      await new Promise((resolve) => setTimeout(resolve, settle));
+      const rs = [], rr = [];
+      for (const q of queries) rs.push(await rawTimed(raw, 'search_nodes', {query: q}));
+      if (which === 'ours') {
+        await rawTimed(raw, 'recall', {query: recalls[0], k: 10});
+        for (const q of recalls) rr.push(await rawTimed(raw, 'recall', {query: q, k: 10}));
+      }
+      await raw.close();
       const f = (x) => x.toFixed(0), f1 = (x) => x.toFixed(1);
       console.log(`| ${n} | ${which === 'ours' ? 'h5mem-mcp' : 'server-memory 2026.8.31'} | ${f1(made[which])} | ` +
                   `${f1(c.connectMs)} | ${f1(first / 1000)} | ${f(pct(pings, 0.5))} | ${f(pct(s, 0.5))} | ` +
                   `${f(pct(s, 0.99))} | ${firstRecall === null ? '-' : f1(firstRecall / 1000)} | ` +
                   `${r.length ? f(pct(r, 0.5)) : '-'} | ${r.length ? f(pct(r, 0.99)) : '-'} | ` +
-                  `${f1(closeMs)} |`);
+                  `${f1(closeMs)} | ${f(pct(rs, 0.5))} | ${rr.length ? f(pct(rr, 0.5)) : '-'} |`);
     }
     fs.rmSync(dir, {recursive: true, force: true});
   }
