@@ -32,34 +32,20 @@ char *util_js_cstr(const char *s, size_t i, size_t len, size_t *n) {
 }
 
 void util_js_stringify(strbuf *sb, const char *s, size_t n) {
-  static const char hex[] = "0123456789abcdef";
   strbuf_putc(sb, '"');
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    size_t sp = c >= 0x80 ? special_at(s, i, n) : 0;
-    if (c >= 0x20 && c != '"' && c != '\\' && !sp) continue;
-    strbuf_append(sb, s + run, i - run);
-    char esc[7] = {'\\', 0, 0, 0, 0, 0, 0};
-    unsigned cp = sp == 3 ? (c & 0x0Fu) << 12 | ((unsigned char)s[i + 1] & 0x3Fu) << 6 | ((unsigned char)s[i + 2] & 0x3Fu)
-                          : sp == 2 ? 0 : c;
-    switch (sp ? -1 : c) {
-    case '"': esc[1] = '"'; break;
-    case '\\': esc[1] = '\\'; break;
-    case '\n': esc[1] = 'n'; break;
-    case '\r': esc[1] = 'r'; break;
-    case '\t': esc[1] = 't'; break;
-    case '\b': esc[1] = 'b'; break;
-    case '\f': esc[1] = 'f'; break;
-    default:
-      esc[1] = 'u';
-      for (int k = 0; k < 4; k++) esc[2 + k] = hex[(cp >> (12 - 4 * k)) & 15];
-    }
-    strbuf_puts(sb, esc);
-    if (sp) i += sp - 1;
+    size_t sp = (unsigned char)s[i] >= 0x80 ? special_at(s, i, n) : 0;
+    if (!sp) continue;
+    strbuf_json_escape(sb, s + run, i - run);
+    unsigned cp = sp == 2 ? 0
+                          : ((unsigned char)s[i] & 0x0Fu) << 12 | ((unsigned char)s[i + 1] & 0x3Fu) << 6 |
+                                ((unsigned char)s[i + 2] & 0x3Fu);
+    strbuf_printf(sb, "\\u%04x", cp);
+    i += sp - 1;
     run = i + 1;
   }
-  strbuf_append(sb, s + run, n - run);
+  strbuf_json_escape(sb, s + run, n - run);
   strbuf_putc(sb, '"');
 }
 

@@ -71,9 +71,8 @@ void strbuf_printf(strbuf *sb, const char *fmt, ...) {
   sb->len += (size_t)n;
 }
 
-void strbuf_json_string(strbuf *sb, const char *s, size_t n) {
+void strbuf_json_escape(strbuf *sb, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
-  strbuf_putc(sb, '"');
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
@@ -97,6 +96,11 @@ void strbuf_json_string(strbuf *sb, const char *s, size_t n) {
     strbuf_puts(sb, esc);
   }
   strbuf_append(sb, s + run, n - run);
+}
+
+void strbuf_json_string(strbuf *sb, const char *s, size_t n) {
+  strbuf_putc(sb, '"');
+  strbuf_json_escape(sb, s, n);
   strbuf_putc(sb, '"');
 }
 

@@ -29,8 +29,12 @@ void strbuf_putc(strbuf *sb, char c);
 void strbuf_put_le(strbuf *sb, uint64_t v, int n);
 void strbuf_printf(strbuf *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* s (n bytes) as a JSON string literal, quotes included; s must be UTF-8 */
+/* s (n bytes) as a JSON string literal, quotes included; s must be UTF-8.
+** As JSON.stringify writes it: " and \ escaped, \b \f \n \r \t, the other
+** bytes below 0x20 as \u00xx (lowercase), the rest as it is. */
 void strbuf_json_string(strbuf *sb, const char *s, size_t n);
+/* The same without the quotes. */
+void strbuf_json_escape(strbuf *sb, const char *s, size_t n);
 void strbuf_free(strbuf *sb);
 
 #endif

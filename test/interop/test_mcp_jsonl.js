@@ -20,29 +20,10 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const {betterSqlite3, extPath} = require('./nodeutil');
+const {betterSqlite3, extPath, mcpSdk} = require('./nodeutil');
 
-let Client, StdioClientTransport;
-try {
-  ({Client} = require('@modelcontextprotocol/sdk/client/index.js'));
-  ({StdioClientTransport} = require('@modelcontextprotocol/sdk/client/stdio.js'));
-} catch (e) {
-  const dir = path.join(process.env.H5MEM_SRCDIR || path.join(__dirname, '..', '..'), 'test', 'interop');
-  console.log(`FAIL: the MCP SDK is not installed; run: npm ci --prefix ${dir}`);
-  process.exit(1);
-}
+const {connect, server, reference} = mcpSdk();
 const Database = betterSqlite3();
-
-const build = process.env.H5MEM_BUILDDIR || path.join(__dirname, '..', '..');
-const server = path.join(build, 'h5mem-mcp');
-const reference = require.resolve('@modelcontextprotocol/server-memory/dist/index.js');
-
-async function connect(command, args, env) {
-  const transport = new StdioClientTransport({command, args, env: {...env, PATH: process.env.PATH}, stderr: 'pipe'});
-  const client = new Client({name: 'h5mem-test', version: '1.0.0'});
-  await client.connect(transport);
-  return client;
-}
 
 let checks = 0;
 const check = (cond, what) => { assert.ok(cond, what); checks++; };
