@@ -716,6 +716,9 @@ def test_jsonl(d):
     empty.execute("CREATE VIRTUAL TABLE e USING h5mem(path=%s, dim=2)" % q(os.path.join(d, "j4.h5")))
     check(empty.execute("SELECT kg_export_jsonl('e')").fetchone()[0] == "", "an empty graph: empty text")
     expect_error(empty, "SELECT kg_import_jsonl('e', NULL)", "text")
+    # the walk behind the export is for C callers (a pointer): from SQL, an error
+    expect_error(empty, "SELECT h5mem_kg_walk('e', NULL)", "walker: a kg_walker pointer (sqlite3_bind_pointer) from C")
+    expect_error(empty, "SELECT h5mem_kg_walk('e', 'x')", "walker: a kg_walker pointer")
     for c in (db, db2, db3, empty):
         c.close()
 

@@ -68,6 +68,7 @@ PAYLOADS = {
     "kg_entity": "SELECT kg_entity('mem', 'Mallory')",
     "kg_import_jsonl": "SELECT kg_import_jsonl('mem', '{\"type\":\"entity\",\"name\":\"M\",\"entityType\":\"x\",\"observations\":[]}')",
     "h5mem_score": "SELECT h5mem_score('mem', 1)",
+    "h5mem_kg_walk": "SELECT h5mem_kg_walk('mem', NULL)",
 }
 # what each must name in SQLite's "unsafe use of ..." message
 UNSAFE = {
@@ -78,7 +79,7 @@ UNSAFE = {
     "kg_activate": 'virtual table "kg_activate"', "kg_resolve": 'virtual table "kg_resolve"',
     "h5mem_index": "h5mem_index()", "h5mem_checkpoint": "h5mem_checkpoint()",
     "kg_export_jsonl": "kg_export_jsonl()", "kg_entity": "kg_entity()", "kg_import_jsonl": "kg_import_jsonl()",
-    "h5mem_score": "h5mem_score()",
+    "h5mem_score": "h5mem_score()", "h5mem_kg_walk": "h5mem_kg_walk()",
 }
 
 
