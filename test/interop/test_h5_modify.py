@@ -83,8 +83,10 @@ def check_rows(path, rows, label):
 
 
 def rows_in(path):
+    """The rows h5append crash has flushed: 0 in a file a run killed before
+    its first flush left without datasets (its superblock and root only)."""
     with h5py.File(path, "r") as f:
-        return f["plain"].shape[0]
+        return f["plain"].shape[0] if "plain" in f else 0
 
 
 def eoa(path):
@@ -307,7 +309,8 @@ def part3(tmp, kills=30):
                 continue
             rows = rows_in(path)
             check(rows >= last, f"crash {k}: {rows} rows, fewer than the last flushed {last}")
-            check_rows(path, rows, f"crash {k}")
+            if rows:
+                check_rows(path, rows, f"crash {k}")
             last = rows
             continue
         rows = rows_in(path)
