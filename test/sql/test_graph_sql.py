@@ -712,6 +712,20 @@ def test_jsonl(d):
           [("nobody", '{"jsonl":{"placeholder":true}}')], "a placeholder")
     check(db3.execute("SELECT kg_export_jsonl('m3')").fetchone()[0] ==
           out3 + '\n{"type":"relation","from":"e1","to":"nobody","relationType":"r"}', "exported as it was")
+    # an entity of that name comes later: it takes the placeholder's
+    # relations (as the reference, where the name now names an entity) and
+    # the placeholder goes; the entity comes last, as there
+    rep = json.loads(db3.execute("SELECT kg_import_jsonl('m3', ?)", (
+        '{"type":"entity","name":"nobody","entityType":"now","observations":["here"]}',)).fetchone()[0])
+    check(rep["entities"] == 1 and rep["placeholders"] == 0, "the placeholder's name imported: %r" % rep)
+    check(db3.execute("SELECT count(*) FROM m3_entities WHERE name = 'nobody'").fetchone()[0] == 1,
+          "one entity of the name, the placeholder gone")
+    nid = db3.execute("SELECT id FROM m3_entities WHERE name = 'nobody'").fetchone()[0]
+    check(db3.execute("SELECT count(*) FROM m3_relations WHERE dst = ?", (nid,)).fetchone()[0] == 1,
+          "the relation moved to the entity")
+    want = (lines[:200] + ['{"type":"entity","name":"nobody","entityType":"now","observations":["here"]}'] +
+            lines[200:] + ['{"type":"relation","from":"e1","to":"nobody","relationType":"r"}'])
+    check(db3.execute("SELECT kg_export_jsonl('m3')").fetchone()[0] == "\n".join(want), "exported with its entity")
     empty = connect()
     empty.execute("CREATE VIRTUAL TABLE e USING h5mem(path=%s, dim=2)" % q(os.path.join(d, "j4.h5")))
     check(empty.execute("SELECT kg_export_jsonl('e')").fetchone()[0] == "", "an empty graph: empty text")
