@@ -187,6 +187,14 @@ static int by_pair(const void *x, const void *y) {
   return p->b < q->b ? -1 : p->b > q->b;
 }
 
+/* Whether v (by .a then .b) is sorted already (then no sort is needed:
+** records are appended in id order unless ids were given out of order). */
+static int pairs_sorted(const pair *v, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    if (by_pair(&v[i - 1], &v[i]) > 0) return 0;
+  return 1;
+}
+
 static int live_by_id(store *st, int t, pair **out, size_t *n, char **err) {
   uint64_t np = store_g_npos(st, t);
   pair *v = sqlite3_malloc64(np * sizeof *v + 1);
@@ -201,86 +209,61 @@ static int live_by_id(store *st, int t, pair **out, size_t *n, char **err) {
       return h5mem_store_err(st, gr, err);
     }
   }
-  for (size_t i = 1; i < k; i++)
-    if (v[i - 1].a > v[i].a) { /* (records come in id order unless ids were given out of order) */
-      qsort(v, k, sizeof *v, by_pair);
-      break;
-    }
+  if (!pairs_sorted(v, k)) qsort(v, k, sizeof *v, by_pair);
   *out = v;
   *n = k;
   return SQLITE_OK;
 }
 
-/* What the store holds already: entities (by id: the k-th of a name is
-** the k-th a file gives), placeholders, relations, observations. */
-static int import_scan(import *im) {
-  store *st = im->st;
-  pair *ent = NULL;
-  size_t nent = 0;
-  int rc = live_by_id(st, STORE_G_ENTITY, &ent, &nent, &im->err);
-  for (size_t i = 0; i < nent && rc == SQLITE_OK; i++) {
-    store_grec r;
-    store_g_get(st, STORE_G_ENTITY, (uint64_t)ent[i].b, &r);
-    ent_name(&im->form, &r);
-    int64_t *k;
-    if (strbuf_failed(&im->form)) {
-      rc = SQLITE_NOMEM;
-    } else if (util_js_placeholder(r.s[3], r.n[3])) {
-      if (bmap_put(&im->ph, im->form.buf, im->form.len, r.id) < 0) rc = SQLITE_NOMEM;
-    } else if (bmap_put(&im->first, im->form.buf, im->form.len, r.id) < 0 ||
-               !(k = bump(&im->kseen, im->form.buf, im->form.len))) {
-      rc = SQLITE_NOMEM;
-    } else {
-      nth_key(&im->key, im->form.buf, im->form.len, (*k)++);
-      if (strbuf_failed(&im->key) || bmap_put(&im->nth, im->key.buf, im->key.len, r.id) < 0) rc = SQLITE_NOMEM;
-    }
-  }
-  sqlite3_free(ent);
-  bmap_free(&im->kseen); /* (it counts the file's lines from here) */
-  uint64_t n = store_g_npos(st, STORE_G_RELATION);
-  strbuf to = {0}, type = {0};
-  for (uint64_t p = 0; p < n && rc == SQLITE_OK; p++) {
-    store_grec r, a, b;
-    int gr = store_g_get(st, STORE_G_RELATION, p, &r);
-    if (gr == STORE_ENOTFOUND) continue;
-    if (gr != STORE_OK) {
-      rc = h5mem_store_err(st, gr, &im->err);
-      break;
-    }
-    if (graph_entity_get(st, r.a, &a) || graph_entity_get(st, r.b, &b)) continue; /* an end is gone */
-    ent_name(&im->form, &a);
-    ent_name(&to, &b);
-    type.len = 0;
-    if (r.s[1]) util_js_kept(&type, r.s[1], r.n[1], r.s[3], r.n[3], "relationType");
-    rel_key(&im->key, im->form.buf, im->form.len, to.buf, to.len, r.s[1] ? type.buf : NULL, type.len);
-    int64_t *k = strbuf_failed(&im->key) || strbuf_failed(&type) ? NULL : bump(&im->rels, im->key.buf, im->key.len);
-    if (!k) rc = SQLITE_NOMEM;
-    else ++*k;
-  }
-  strbuf_free(&to);
+/* What the store holds already, read by kg_walk (the export's walk):
+** entities by id (the k-th of a name is the k-th a file gives),
+** placeholders, relations, observations. */
+static int scan_entity(void *ctx, const store_grec *r) {
+  import *im = ctx;
+  int64_t *k;
+  ent_name(&im->form, r);
+  if (strbuf_failed(&im->form)) return SQLITE_NOMEM;
+  if (util_js_placeholder(r->s[3], r->n[3]))
+    return bmap_put(&im->ph, im->form.buf, im->form.len, r->id) < 0 ? SQLITE_NOMEM : SQLITE_OK;
+  if (bmap_put(&im->first, im->form.buf, im->form.len, r->id) < 0 || !(k = bump(&im->kseen, im->form.buf, im->form.len)))
+    return SQLITE_NOMEM;
+  nth_key(&im->key, im->form.buf, im->form.len, (*k)++);
+  return strbuf_failed(&im->key) || bmap_put(&im->nth, im->key.buf, im->key.len, r->id) < 0 ? SQLITE_NOMEM
+                                                                                              : SQLITE_OK;
+}
+
+static int scan_observation(void *ctx, int64_t entity, int64_t memory, const store_view *v) {
+  import *im = ctx;
+  (void)memory;
+  im->form.len = 0;
+  util_js_kept(&im->form, v->text, v->text_len, v->meta, v->meta_len, "text");
+  obs_key(&im->key, entity, im->form.buf, im->form.len);
+  int64_t *k = strbuf_failed(&im->form) || strbuf_failed(&im->key) ? NULL : bump(&im->obs, im->key.buf, im->key.len);
+  if (!k) return SQLITE_NOMEM;
+  ++*k;
+  return SQLITE_OK;
+}
+
+static int scan_relation(void *ctx, const store_grec *r, const store_grec *from, const store_grec *to) {
+  import *im = ctx;
+  strbuf t = {0}, type = {0};
+  ent_name(&im->form, from);
+  ent_name(&t, to);
+  if (r->s[1]) util_js_kept(&type, r->s[1], r->n[1], r->s[3], r->n[3], "relationType");
+  rel_key(&im->key, im->form.buf, im->form.len, t.buf, t.len, r->s[1] ? type.buf : NULL, type.len);
+  int64_t *k = strbuf_failed(&im->key) || strbuf_failed(&t) || strbuf_failed(&type)
+                   ? NULL : bump(&im->rels, im->key.buf, im->key.len);
+  strbuf_free(&t);
   strbuf_free(&type);
-  n = store_g_npos(st, STORE_G_MENTION);
-  for (uint64_t p = 0; p < n && rc == SQLITE_OK; p++) {
-    store_grec r;
-    uint64_t mpos;
-    store_view v;
-    memset(&v, 0, sizeof v);
-    int sr = store_g_get(st, STORE_G_MENTION, p, &r);
-    if (sr == STORE_OK) sr = store_find(st, r.a, &mpos);
-    if (sr == STORE_OK) sr = store_get(st, mpos, STORE_V_TEXT | STORE_V_META, &v);
-    if (sr == STORE_ENOTFOUND) continue; /* a dead mention, or its memory is gone */
-    if (sr != STORE_OK) {
-      rc = h5mem_store_err(st, sr, &im->err);
-      break;
-    }
-    if (!v.text) continue;
-    im->form.len = 0;
-    util_js_kept(&im->form, v.text, v.text_len, v.meta, v.meta_len, "text");
-    obs_key(&im->key, r.b, im->form.buf, im->form.len);
-    int64_t *k = strbuf_failed(&im->form) || strbuf_failed(&im->key) ? NULL : bump(&im->obs, im->key.buf, im->key.len);
-    if (!k) rc = SQLITE_NOMEM;
-    else ++*k;
-  }
+  if (!k) return SQLITE_NOMEM;
+  ++*k;
+  return SQLITE_OK;
+}
+
+static int import_scan(import *im) {
+  kg_walker w = {im, NULL, scan_entity, scan_observation, scan_relation, NULL};
+  int rc = kg_walk(im->st, &w, &im->err);
+  bmap_free(&im->kseen); /* (it counts the file's lines from here) */
   return rc;
 }
 
@@ -672,14 +655,6 @@ static void fn_import(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 }
 
 /* ---- walking the graph: the export, and h5mem-mcp through h5mem_kg_walk ---------- */
-
-/* Whether v (by .a then .b) is sorted already (then no sort is needed:
-** records are appended in id order unless ids were given out of order). */
-static int pairs_sorted(const pair *v, size_t n) {
-  for (size_t i = 1; i < n; i++)
-    if (by_pair(&v[i - 1], &v[i]) > 0) return 0;
-  return 1;
-}
 
 int kg_walk(store *st, const kg_walker *w, char **err) {
   pair *ent = NULL, *rel = NULL, *men = NULL;

@@ -94,11 +94,15 @@ int util_js_placeholder(const char *meta, size_t n) {
 }
 
 void util_js_kept(strbuf *out, const char *stored, size_t n, const char *meta, size_t metan, const char *field) {
+  if (!meta) { /* (most records: no original kept) */
+    strbuf_append(out, stored, n);
+    return;
+  }
   size_t v0, v1, ln, jn, i;
   char *lit = NULL, *js = NULL, path[64];
   strbuf t = {0};
   snprintf(path, sizeof path, "jsonl.%s", field);
-  if (meta && !util_json_valid(meta, metan, NULL, 0) && !util_json_at_path(meta, metan, path, &v0, &v1) &&
+  if (!util_json_valid(meta, metan, NULL, 0) && !util_json_at_path(meta, metan, path, &v0, &v1) &&
       util_json_type(meta, v0, metan) == UTIL_JSON_TEXT && (lit = util_json_cstr(meta, v0, metan, &ln)) &&
       !util_json_valid_js(lit, ln, NULL, 0) && lit[i = util_json_ws(lit, 0, ln)] == '"' &&
       (js = util_js_cstr(lit, i, ln, &jn))) {
