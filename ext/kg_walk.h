@@ -35,4 +35,8 @@ typedef struct kg_walker {
 ** *err, sqlite3_malloc'd) or a callback's. */
 int kg_walk(store *st, const kg_walker *w, char **err);
 
+/* h5mem_store_state(table, key): store_state_key_get (lib/store/store.h)
+** for a C caller, the store_state_key bound as a pointer (type
+** "h5mem_store_state_key"): h5mem-mcp names its search image so. */
+
 #endif /* H5MEM_KG_WALK_H */

@@ -413,6 +413,7 @@ int main(int argc, char **argv) {
   m.embedder = emb;
   if (open_store(&m, store, dim, emb, emodel, ekey, index)) return 1;
   if (m.verbose) fprintf(stderr, "h5mem-mcp: serving %s on stdio\n", store);
+  mcp_image_find(&m); /* (search_nodes answered from it until the graph is indexed) */
   mcp_graph_start(&m); /* (read while the client starts) */
   char *line = NULL;
   size_t cap = 0;
@@ -425,6 +426,7 @@ int main(int argc, char **argv) {
     handle(&m, line, len);
   }
   free(line);
+  mcp_image_save(&m); /* (for the next start, unless the one found still stands) */
   mcp_graph_forget(&m);
   sqlite3_close(m.db); /* (the store is checkpointed as it closes) */
   return 0;

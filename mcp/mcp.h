@@ -36,6 +36,10 @@ typedef struct mcp {
   int import_given;     /* (by --import: a missing file is an error) */
   graph *graph;         /* the graph, kept between calls (NULL: read it) */
   struct mcp_loader *loader; /* the thread that reads it (mcp_kept.c) */
+  struct mcp_image *image; /* the search image, while the store is as it was made from
+                              (mcp_image.h; NULL: none, or the store changed) */
+  void *image_map;         /* (its file, mapped) */
+  size_t image_len;
   int verbose;
   int subscribed; /* to memory://knowledge-graph: its changes are notified */
 } mcp;
@@ -64,6 +68,13 @@ int mcp_graph_json(mcp *m, mcp_out *o);
 /* The kept graph dropped (its reading thread stopped first): the next
 ** graph tool reads it again. */
 void mcp_graph_forget(mcp *m);
+/* The search image (<store>-mcp): looked for when the store opens (before
+** the graph's reading thread starts), dropped when the store changes,
+** written (when there was none, or the store changed) as the server ends
+** (mcp_graph.c). */
+void mcp_image_find(mcp *m);
+void mcp_image_drop(mcp *m);
+void mcp_image_save(mcp *m);
 /* Start reading the graph in a thread of its own (when the store opens,
 ** and after a call that writes); nothing when it is kept or being read. */
 void mcp_graph_start(mcp *m);

@@ -18,8 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mcp.h"
+#include "ext/kg_walk.h"
+#include "mcp_image.h"
 #include "mcp_kept.h"
 #include "util/json.h"
 #include "util/jsstr.h"
@@ -63,7 +70,7 @@ static gent *ent_by_name(graph *g, const char *name) { return kept_named(g, name
 
 static void put_str(strbuf *b, const char *s) { util_js_stringify(b, s, strlen(s)); }
 
-static void put_entity(strbuf *b, const char *name, const char *type, char *const *obs, size_t n) {
+void mcp_put_entity(strbuf *b, const char *name, const char *type, char *const *obs, size_t n) {
   strbuf_puts(b, "{\"name\":");
   put_str(b, name);
   strbuf_puts(b, ",\"entityType\":");
@@ -76,7 +83,7 @@ static void put_entity(strbuf *b, const char *name, const char *type, char *cons
   strbuf_puts(b, "]}");
 }
 
-static void put_relation(strbuf *b, const char *from, const char *to, const char *type) {
+void mcp_put_relation(strbuf *b, const char *from, const char *to, const char *type) {
   strbuf_puts(b, "{\"from\":");
   put_str(b, from);
   strbuf_puts(b, ",\"to\":");
@@ -98,7 +105,7 @@ static void put_graph(strbuf *b, graph *g, uint8_t *keep) {
     if ((keep && !(keep[i] & 1)) || g->e[i].placeholder) continue;
     if (!first) strbuf_putc(b, ',');
     first = 0;
-    put_entity(b, g->e[i].name, g->e[i].type, g->e[i].obs, g->e[i].nobs);
+    mcp_put_entity(b, g->e[i].name, g->e[i].type, g->e[i].obs, g->e[i].nobs);
   }
   strbuf_puts(b, "],\"relations\":[");
   first = 1;
@@ -107,7 +114,7 @@ static void put_graph(strbuf *b, graph *g, uint8_t *keep) {
     if (keep && !(keep[g->e[r->a].canon] & 2) && !(keep[g->e[r->b].canon] & 2)) continue;
     if (!first) strbuf_putc(b, ',');
     first = 0;
-    put_relation(b, g->e[r->a].name, g->e[r->b].name, r->type);
+    mcp_put_relation(b, g->e[r->a].name, g->e[r->b].name, r->type);
   }
   strbuf_puts(b, "]}");
 }
@@ -283,7 +290,7 @@ static int t_create_entities(mcp *m, graph *g, const char *args, size_t n, mcp_o
       }
       if (!first) strbuf_putc(&o->result, ',');
       first = 0;
-      put_entity(&o->result, name, type, obs, nobs);
+      mcp_put_entity(&o->result, name, type, obs, nobs);
     }
     free(name);
     free(type);
@@ -353,7 +360,7 @@ static int t_create_relations(mcp *m, graph *g, const char *args, size_t n, mcp_
       }
       if (!first) strbuf_putc(&o->result, ',');
       first = 0;
-      put_relation(&o->result, from, to, type);
+      mcp_put_relation(&o->result, from, to, type);
     }
     free(from);
     free(to);
@@ -548,9 +555,151 @@ static const struct {
     {"open_nodes", 0, t_open_nodes},
 };
 
+/* ---- the search image --------------------------------------------------------- */
+
+/* H5MEM_MCP_SEARCH=image (for the tests) answers every search_nodes from
+** the image while there is one; the other modes never do; unset, the image
+** answers until the kept graph is indexed. */
+static int image_mode(void) {
+  const char *s = getenv("H5MEM_MCP_SEARCH");
+  return !s || !*s ? 0 : !strcmp(s, "image") ? 1 : -1;
+}
+
+/* The store's state (store_state_key) through h5mem_store_state: 0, or -1. */
+static int state_key(mcp *m, store_state_key *k) {
+  sqlite3_stmt *st = NULL;
+  int rc = sqlite3_prepare_v2(m->db, "SELECT h5mem_store_state(?1, ?2)", -1, &st, NULL);
+  if (rc == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, m->table, -1, SQLITE_STATIC);
+    sqlite3_bind_pointer(st, 2, k, "h5mem_store_state_key", NULL);
+    rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : sqlite3_errcode(m->db);
+  }
+  if (rc != SQLITE_OK && m->verbose) fprintf(stderr, "h5mem-mcp: search image: %s\n", sqlite3_errmsg(m->db));
+  sqlite3_finalize(st);
+  return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* The image's file: <store>-mcp (malloc'd), with suffix. */
+static char *image_path(const mcp *m, const char *suffix) {
+  size_t n = strlen(m->store) + strlen(suffix) + 8;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s-mcp%s", m->store, suffix);
+  return p;
+}
+
+void mcp_image_find(mcp *m) {
+  if (m->image || image_mode() < 0) return;
+  store_state_key k;
+  char *path = image_path(m, "");
+  const char *why = NULL;
+  int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  struct stat sb;
+  void *map = MAP_FAILED;
+  mcp_image *im = NULL;
+  if (fd < 0) why = path ? "none written yet" : "out of memory";
+  else if (state_key(m, &k)) why = "the store's state cannot be read";
+  else if (!k.checkpointed) why = "the store changed since its last checkpoint";
+  else if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_size <= 0 || (uint64_t)sb.st_size > SIZE_MAX)
+    why = "not a regular file";
+  else if ((map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+    why = strerror(errno);
+  else if (!(im = malloc(sizeof *im)))
+    why = "out of memory";
+  else if (!mcp_image_open(im, map, (size_t)sb.st_size, &k, &why)) {
+    m->image = im;
+    m->image_map = map;
+    m->image_len = (size_t)sb.st_size;
+    if (m->verbose)
+      fprintf(stderr, "h5mem-mcp: search image: %llu entities, %llu relations, %zu bytes\n",
+              (unsigned long long)im->ne, (unsigned long long)im->nr, m->image_len);
+  }
+  if (!m->image) {
+    if (m->verbose) fprintf(stderr, "h5mem-mcp: no search image (%s): %s\n", path ? path : "", why);
+    free(im);
+    if (map != MAP_FAILED) munmap(map, (size_t)sb.st_size);
+  }
+  if (fd >= 0) close(fd);
+  free(path);
+}
+
+void mcp_image_drop(mcp *m) {
+  if (m->image) mcp_image_close(m->image);
+  free(m->image);
+  if (m->image_map) munmap(m->image_map, m->image_len);
+  m->image = NULL;
+  m->image_map = NULL;
+  m->image_len = 0;
+}
+
+/* img written to path through a new file renamed into place (not synced:
+** a crash may leave the new file with blocks unwritten, which their
+** checksums tell; the image is only ever a faster way to the answers the
+** store gives): 0 or -1. */
+static int write_file(mcp *m, const char *path, const uint8_t *img, size_t len) {
+  char *tmp = image_path(m, ".new");
+  int fd = tmp ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644) : -1;
+  int ok = fd >= 0;
+  for (size_t at = 0; ok && at < len;) {
+    ssize_t w = write(fd, img + at, len - at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) ok = 0;
+    else at += (size_t)w;
+  }
+  if (fd >= 0 && close(fd)) ok = 0;
+  if (ok && rename(tmp, path)) ok = 0;
+  if (!ok && m->verbose) fprintf(stderr, "h5mem-mcp: search image not written (%s): %s\n", path, strerror(errno));
+  if (!ok && tmp) unlink(tmp);
+  free(tmp);
+  return ok ? 0 : -1;
+}
+
+void mcp_image_save(mcp *m) {
+  /* (an image found at the start still stands: nothing changed the store;
+     one found damaged is written again) */
+  if ((m->image && !m->image->bad) || image_mode() < 0) return;
+  mcp_image_drop(m);
+  graph *g = mcp_kept_indexed(m);
+  if (!g || !g->ne) return;
+  /* the store checkpointed (as it closes anyway): its state named by the checkpoint */
+  char *ck = sqlite3_mprintf("INSERT INTO temp.\"%w\"(\"%w\") VALUES('checkpoint')", m->table, m->table);
+  int rc = ck ? sqlite3_exec(m->db, ck, NULL, NULL, NULL) : SQLITE_NOMEM;
+  sqlite3_free(ck);
+  store_state_key k;
+  if (rc != SQLITE_OK || state_key(m, &k) || !k.checkpointed) {
+    if (m->verbose) fprintf(stderr, "h5mem-mcp: search image not written: the store cannot checkpoint\n");
+    return;
+  }
+  uint8_t *img = NULL;
+  size_t len = 0;
+  char *path = image_path(m, "");
+  if (path && !kept_image(g, &k, &img, &len) && !write_file(m, path, img, len) && m->verbose)
+    fprintf(stderr, "h5mem-mcp: search image written (%s, %zu bytes)\n", path, len);
+  free(img);
+  free(path);
+}
+
+/* search_nodes from the image: 1 when it answered. */
+static int image_search(mcp *m, const char *args, size_t n, mcp_out *o) {
+  int mode = image_mode();
+  if (!m->image || m->image->bad || mode < 0 || (!mode && mcp_kept_ready(m))) return 0;
+  size_t v0, v1;
+  int is = 0;
+  char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_jstr(args, v0, v1, &is) : NULL;
+  if (!q) return 0; /* (the graph's way says what is wrong) */
+  strbuf ql = {0};
+  kept_lower(&ql, q);
+  int rc = strbuf_failed(&ql) ? -1 : mcp_image_search(m->image, ql.buf ? ql.buf : "", ql.len, &o->result);
+  strbuf_free(&ql);
+  free(q);
+  if (rc < 0) mcp_out_error(o, "out of memory");
+  if (rc > 0 && m->verbose) fprintf(stderr, "h5mem-mcp: search_nodes: the image cannot answer; the graph does\n");
+  return rc <= 0;
+}
+
 int mcp_graph_call(mcp *m, const char *name, const char *args, size_t n, mcp_out *o) {
   for (size_t t = 0; t < sizeof tools / sizeof *tools; t++) {
     if (strcmp(tools[t].name, name)) continue;
+    if (!strcmp(name, "search_nodes") && image_search(m, args, n, o)) return 0;
     /* the graph is kept between calls (the server is the store's one
        writer while it runs: nobody else changes it); a writing tool
        starts from it and drops it after (it changed, or was rolled back),

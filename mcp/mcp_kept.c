@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "ext/kg_walk.h"
+#include "mcp_image.h"
 #include "mcp_kept.h"
 #include "util/jsstr.h"
 
@@ -571,7 +572,113 @@ graph *mcp_kept(mcp *m, mcp_out *o) {
 }
 
 void mcp_graph_forget(mcp *m) {
+  mcp_image_drop(m); /* (the store changed, or the server ends) */
   loader_end(m);
   graph_free(m->graph);
   m->graph = NULL;
+}
+
+/* ---- the search image ------------------------------------------------------------- */
+
+static int key_cmp(const void *a, const void *b) {
+  uint32_t x = ((const struct tslot *)a)->key, y = ((const struct tslot *)b)->key;
+  return x < y ? -1 : x > y;
+}
+
+int kept_image(const graph *g, const store_state_key *key, uint8_t **img, size_t *len) {
+  *img = NULL;
+  *len = 0;
+  const struct trigrams *t = __atomic_load_n(&g->tri, __ATOMIC_ACQUIRE);
+  if (!t || !g->hay) return 1;
+  strbuf ej = {0}, rj = {0};
+  mcp_image_src src = {g->ne, g->nr, NULL, g->hay, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                       t->n, NULL, NULL, t->off[t->n], NULL};
+  uint64_t *hay_at = malloc((g->ne + 1) * 8), *ej_at = malloc((g->ne + 1) * 8), *rj_at = malloc((g->nr + 1) * 8);
+  uint64_t *adj_at = calloc(g->ne + 2, 8);
+  uint32_t *canon = malloc(g->ne * 4 + 4), *adj = malloc(g->nr * 8 + 4);
+  uint32_t *tkey = malloc((size_t)t->n * 4 + 4), *toff = malloc((size_t)t->n * 4 + 4);
+  uint32_t *tent = malloc((size_t)t->off[t->n] * 4 + 4);
+  struct tslot *keys = malloc(((size_t)t->n + 1) * sizeof *keys);
+  int rc = hay_at && ej_at && rj_at && adj_at && canon && adj && tkey && toff && tent && keys ? 0 : -1;
+  for (size_t i = 0; !rc && i < g->ne; i++) {
+    const gent *e = &g->e[i];
+    hay_at[i] = g->hay_at[i];
+    ej_at[i] = ej.len;
+    canon[i] = (uint32_t)e->canon;
+    if (!e->placeholder) mcp_put_entity(&ej, e->name, e->type, e->obs, e->nobs);
+  }
+  for (size_t i = 0; !rc && i < g->nr; i++) {
+    rj_at[i] = rj.len;
+    mcp_put_relation(&rj, g->e[g->r[i].a].name, g->e[g->r[i].b].name, g->r[i].type);
+  }
+  /* each name's relations (an end of the name's first entity), in order:
+     counted, then placed (a relation with both ends of one name once) */
+  for (int pass = 0; !rc && pass < 2; pass++) {
+    if (pass) {
+      for (size_t i = 0; i < g->ne; i++) adj_at[i + 1] += adj_at[i];
+      memmove(adj_at + 1, adj_at, g->ne * 8); /* (each list's start, moved on as it fills) */
+      adj_at[0] = 0;
+    }
+    for (size_t i = 0; i < g->nr; i++) {
+      size_t ca = g->e[g->r[i].a].canon, cb = g->e[g->r[i].b].canon;
+      for (int end = 0; end < 2; end++) {
+        size_t c = end ? cb : ca;
+        if (end && cb == ca) break;
+        if (pass) adj[adj_at[c + 1]++] = (uint32_t)i;
+        else adj_at[c + 1]++;
+      }
+    }
+  }
+  if (!rc && (strbuf_failed(&ej) || strbuf_failed(&rj))) rc = -1;
+  if (!rc) {
+    hay_at[g->ne] = g->hay_at[g->ne];
+    ej_at[g->ne] = ej.len;
+    rj_at[g->nr] = rj.len;
+    /* the trigrams by key, each with its entities */
+    size_t nk = 0;
+    for (uint32_t k = 0; k < t->cap; k++)
+      if (t->slot[k].key) keys[nk++] = t->slot[k];
+    qsort(keys, nk, sizeof *keys, key_cmp);
+    uint32_t at = 0;
+    for (size_t k = 0; k < nk; k++) {
+      uint32_t a = t->off[keys[k].id], n = t->off[keys[k].id + 1] - a;
+      tkey[k] = keys[k].key;
+      toff[k] = at;
+      memcpy(tent + at, t->ents + a, (size_t)n * 4);
+      at += n;
+    }
+    toff[nk] = at;
+    src.hay_at = hay_at, src.ej_at = ej_at, src.ej = ej.buf ? ej.buf : "", src.canon = canon;
+    src.rj_at = rj_at, src.rj = rj.buf ? rj.buf : "", src.adj_at = adj_at, src.adj = adj;
+    src.tkey = tkey, src.toff = toff, src.tent = tent;
+    rc = mcp_image_make(&src, key, img, len);
+  }
+  free(hay_at);
+  free(ej_at);
+  free(rj_at);
+  free(canon);
+  free(adj_at);
+  free(adj);
+  free(tkey);
+  free(toff);
+  free(tent);
+  free(keys);
+  strbuf_free(&ej);
+  strbuf_free(&rj);
+  return rc;
+}
+
+int mcp_kept_ready(const mcp *m) {
+  const graph *g = m->graph ? m->graph : m->loader ? m->loader->g : NULL;
+  return g && __atomic_load_n(&g->tri, __ATOMIC_ACQUIRE) != NULL;
+}
+
+graph *mcp_kept_indexed(mcp *m) {
+  mcp_out o;
+  memset(&o, 0, sizeof o);
+  graph *g = mcp_kept(m, &o);
+  free(o.error);
+  if (!g) return NULL;
+  if (m->loader) wait_stage(m->loader, DONE);
+  return __atomic_load_n(&g->tri, __ATOMIC_ACQUIRE) ? g : NULL;
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "mcp.h"
+#include "store/store.h"
 
 /* Names, types and observations are JavaScript strings, as the reference
 ** has them (JS-UTF-8, util/jsstr.h: a lone surrogate or U+0000 too), kept
@@ -86,5 +87,19 @@ int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep);
 /* s lowercased as search_nodes compares (JavaScript's toLowerCase:
 ** util_js_lower) appended to b. */
 void kept_lower(strbuf *b, const char *s);
+
+/* An entity's and a relation's JSON as the reference writes them (mcp_graph.c). */
+void mcp_put_entity(strbuf *b, const char *name, const char *type, char *const *obs, size_t n);
+void mcp_put_relation(strbuf *b, const char *from, const char *to, const char *type);
+
+/* The search image of g (mcp_image.h), made from the store in state k,
+** once g's haystacks and index are made: 0 with *img (malloc'd) and *len;
+** 1 when they are not made; -1 out of memory. */
+int kept_image(const graph *g, const store_state_key *k, uint8_t **img, size_t *len);
+/* The kept graph, read and indexed (waiting for the reading thread), or
+** NULL (it cannot be read, or is not indexed: H5MEM_MCP_SEARCH). */
+graph *mcp_kept_indexed(mcp *m);
+/* Whether search_nodes has the kept graph's index now (no waiting). */
+int mcp_kept_ready(const mcp *m);
 
 #endif /* H5MEM_MCP_KEPT_H */

@@ -721,6 +721,21 @@ static void fn_walk(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_null(ctx);
 }
 
+/* h5mem_store_state(store, key): store_state_key_get for a C caller, the
+** key passed as a pointer (kg_walk.h); from SQL the pointer is NULL: an
+** error. */
+static void fn_state(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  memvt *mt = graph_fn_store(ctx, argv[0], "h5mem_store_state");
+  if (!mt) return;
+  store_state_key *k = sqlite3_value_pointer(argv[1], "h5mem_store_state_key");
+  if (!k)
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_store_state",
+                          sqlite3_mprintf("key: a store_state_key pointer (sqlite3_bind_pointer) from C"));
+  store_state_key_get(h5mem_store_handle(h5mem_table_ms(mt)), k);
+  sqlite3_result_null(ctx);
+}
+
 /* ---- kg_export_jsonl ------------------------------------------------------------------ */
 
 typedef struct exporter {
@@ -832,6 +847,7 @@ int graph_jsonl_register(sqlite3 *db, registry *reg) {
       {"kg_import_jsonl", 2, SQLITE_DIRECTONLY, fn_import},
       {"kg_export_jsonl", 1, SQLITE_DIRECTONLY, fn_export}, /* all read or write a store */
       {"h5mem_kg_walk", 2, SQLITE_DIRECTONLY, fn_walk},
+      {"h5mem_store_state", 2, SQLITE_DIRECTONLY, fn_state},
   };
   for (size_t k = 0; k < sizeof fns / sizeof *fns && rc == SQLITE_OK; k++) {
     rc = h5mem_registry_function(db, reg, fns[k].name, fns[k].nargs, fns[k].flags, fns[k].fn);

@@ -432,3 +432,12 @@ int store_close(store *s) {
   free(s);
   return rc;
 }
+
+void store_state_key_get(const store *s, store_state_key *k) {
+  memset(k, 0, sizeof *k);
+  memcpy(k->id, s->store_id, sizeof k->id);
+  k->seq = s->ckpt_seq;
+  k->checkpointed = !s->in_txn && (!s->log || wal_frames(s->log) == 0) && s->ndelta == 0 && s->nnewdead == 0;
+  k->live[0] = store_count(s);
+  for (int t = 0; t < STORE_G_NTABLES; t++) k->live[1 + t] = store_g_count(s, t);
+}

@@ -593,4 +593,17 @@ int store_checkpoint(store *s);
 ** after a checkpoint: the file shrinks.  Outside a transaction. */
 int store_optimize(store *s);
 
+/* What names the store's state, for a program that keeps something derived
+** from it beside the store (h5mem-mcp's search image): the store's id, the
+** log frame its file's last checkpoint covers, whether the store is as that
+** checkpoint left it (nothing in the log since, no transaction open), and
+** its live records (memories, entities, relations, mentions). */
+typedef struct store_state_key {
+  uint8_t id[16];
+  uint64_t seq;
+  int checkpointed;
+  uint64_t live[4];
+} store_state_key;
+void store_state_key_get(const store *s, store_state_key *k);
+
 #endif

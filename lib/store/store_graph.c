@@ -45,14 +45,24 @@ static const char ops[STORE_G_NTABLES] = {'E', 'R', 'M'};
 typedef struct grow {
   int64_t id, a, b, ts;
   double weight;
-  char *s[4];   /* inside blk, NUL-terminated; NULL: absent */
+  char *s[4];   /* inside blk (or the table's arena), NUL-terminated; NULL: absent */
   uint32_t n[4];
-  char *blk;
+  char *blk;    /* NULL: no strings, or strings in the arena */
   int64_t row;  /* its row in the file; -1: not written yet */
   int dead;     /* deleted since the checkpoint (row >= 0: its row is to be marked) */
 } grow;
 
+/* The strings of the records read from the file, in chunks freed with
+** the table (a record deleted later leaves its bytes here until then: at
+** most what the file held when it was read). */
+typedef struct garena {
+  struct garena *next;
+  size_t used, cap;
+  char data[];
+} garena;
+
 typedef struct gtab {
+  garena *arena;
   grow *r;
   uint64_t n, cap;
   idmap ids;   /* live records */
@@ -99,6 +109,10 @@ void gstore_free(gstore *g) {
   if (!g) return;
   for (int t = 0; t < STORE_G_NTABLES; t++) {
     for (uint64_t i = 0; i < g->t[t].n; i++) free(g->t[t].r[i].blk);
+    for (garena *a = g->t[t].arena, *nx; a; a = nx) {
+      nx = a->next;
+      free(a);
+    }
     free(g->t[t].r);
     idmap_free(&g->t[t].ids);
     idmap_free(&g->t[t].pairs);
@@ -123,8 +137,26 @@ static uint64_t pair_find(const gtab *tb, int64_t a, int64_t b) {
   return UINT64_MAX;
 }
 
-/* A record of t from r: its strings copied into one block. */
-static int row_make(int t, const store_grec *r, grow *w) {
+/* n bytes in tb's arena, or NULL (out of memory). */
+static char *arena_take(gtab *tb, size_t n) {
+  garena *a = tb->arena;
+  if (!a || a->cap - a->used < n) {
+    size_t cap = n > (256u << 10) ? n : 256u << 10;
+    a = malloc(sizeof *a + cap);
+    if (!a) return NULL;
+    a->used = 0;
+    a->cap = cap;
+    a->next = tb->arena;
+    tb->arena = a;
+  }
+  char *p = a->data + a->used;
+  a->used += n;
+  return p;
+}
+
+/* A record of t from r: its strings copied into one block, taken from
+** arena when given (a table's load), else from malloc (w->blk). */
+static int row_make(int t, const store_grec *r, grow *w, gtab *arena) {
   memset(w, 0, sizeof *w);
   w->id = r->id;
   w->row = -1;
@@ -144,9 +176,8 @@ static int row_make(int t, const store_grec *r, grow *w) {
     total += r->n[k] + 1;
   }
   if (!total) return STORE_OK;
-  w->blk = malloc(total);
-  if (!w->blk) return STORE_ENOMEM;
-  char *p = w->blk;
+  char *p = arena ? arena_take(arena, total) : (w->blk = malloc(total));
+  if (!p) return STORE_ENOMEM;
   for (int k = 0; k < 4; k++) {
     int used = t == STORE_G_ENTITY || (t == STORE_G_RELATION && (k == 1 || k == 3));
     if (!used || !r->s[k]) continue;
@@ -181,16 +212,21 @@ static int row_add(gstore *g, int t, grow *w) {
   return STORE_OK;
 }
 
-int gstore_put(gstore *g, int t, const store_grec *r) {
-  if (t < 0 || t >= STORE_G_NTABLES) return STORE_EINVAL;
+/* r put in t (its strings in t's arena when loading, else a block of its own). */
+static int gput(gstore *g, int t, const store_grec *r, int loading) {
   gtab *tb = &g->t[t];
   if (idmap_slot(&tb->ids, r->id)) return STORE_EEXISTS;
   if (t == STORE_G_MENTION && pair_find(tb, r->a, r->b) != UINT64_MAX) return STORE_EEXISTS;
   grow w;
-  int rc = row_make(t, r, &w);
+  int rc = row_make(t, r, &w, loading ? tb : NULL);
   if (!rc) rc = row_add(g, t, &w);
   if (rc) free(w.blk);
   return rc;
+}
+
+int gstore_put(gstore *g, int t, const store_grec *r) {
+  if (t < 0 || t >= STORE_G_NTABLES) return STORE_EINVAL;
+  return gput(g, t, r, 0);
 }
 
 int gstore_delete(gstore *g, int t, int64_t id, uint64_t *pos) {
@@ -492,11 +528,29 @@ static int load_table(gstore *g, h5_file *f, h5_obj *root, int t, char *err, siz
     }
   }
   gtab *tb = &g->t[t];
+  /* room for every live row at once: no array or map grown row by row
+  ** (each growth copies what is there into memory new to the process) */
+  if (!rc) {
+    uint64_t live = 0;
+    for (uint64_t i = 0; i < n; i++) live += !dead[i];
+    uint64_t want = tb->n + live;
+    if (want > tb->cap) {
+      grow *nr = want > SIZE_MAX / sizeof *nr ? NULL : realloc(tb->r, want * sizeof *nr);
+      if (!nr) rc = STORE_ENOMEM;
+      else {
+        tb->r = nr;
+        tb->cap = want;
+      }
+    }
+    if (!rc) rc = idmap_reserve(&tb->ids, tb->ids.n + live);
+    if (!rc && t == STORE_G_MENTION) rc = idmap_reserve(&tb->pairs, tb->pairs.n + live);
+  }
   for (uint64_t i = 0; !rc && i < n; i++) {
     store_grec r;
     memset(&r, 0, sizeof r);
     for (int c = 0; c < ncols[t] && !rc; c++) {
       int fl = cols[t][c].f;
+      if (dead[i] && fl != F_ID) continue; /* (only its id counts) */
       const uint8_t *e = col[c] + i * (col_kind(fl) == 1 ? 16 : 8);
       int64_t v;
       memcpy(&v, e, 8);
@@ -523,7 +577,7 @@ static int load_table(gstore *g, h5_file *f, h5_obj *root, int t, char *err, siz
     if (rc) break;
     if (r.id > tb->max_id) tb->max_id = r.id;
     if (dead[i]) continue;
-    rc = gstore_put(g, t, &r);
+    rc = gput(g, t, &r, 1);
     if (rc == STORE_EEXISTS) {
       snprintf(err, errlen, "/graph/%s: id %lld is live in two rows", tn, (long long)r.id);
       rc = STORE_ECORRUPT;

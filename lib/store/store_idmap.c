@@ -21,8 +21,8 @@ static uint64_t hash64(int64_t k) {
   return x;
 }
 
-static int idmap_grow(idmap *m) {
-  uint64_t cap = m->cap ? m->cap * 2 : 1024;
+/* The map rebuilt with room for cap slots (a power of two, > m->n). */
+static int idmap_resize(idmap *m, uint64_t cap) {
   int64_t *key = malloc(cap * sizeof *key);
   uint64_t *val = malloc(cap * sizeof *val);
   if (!key || !val) {
@@ -44,6 +44,17 @@ static int idmap_grow(idmap *m) {
   m->val = val;
   m->cap = cap;
   return STORE_OK;
+}
+
+static int idmap_grow(idmap *m) { return idmap_resize(m, m->cap ? m->cap * 2 : 1024); }
+
+int idmap_reserve(idmap *m, uint64_t n) {
+  uint64_t cap = m->cap ? m->cap : 1024;
+  while (n * 4 > cap * 3) {
+    if (cap > UINT64_MAX / 4) return STORE_ENOMEM;
+    cap *= 2;
+  }
+  return cap > m->cap ? idmap_resize(m, cap) : STORE_OK;
 }
 
 uint64_t *idmap_slot(const idmap *m, int64_t id) {

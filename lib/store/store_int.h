@@ -43,6 +43,9 @@ typedef struct idmap {
 uint64_t *idmap_slot(const idmap *m, int64_t id); /* NULL: absent */
 int idmap_put(idmap *m, int64_t id, uint64_t pos); /* STORE_OK or STORE_ENOMEM */
 void idmap_del(idmap *m, int64_t id);
+/* Room for n keys in all, so that putting up to n never allocates:
+** STORE_OK or STORE_ENOMEM (the map as it was). */
+int idmap_reserve(idmap *m, uint64_t n);
 /* Empty the map, keeping its room: putting at most as many keys as it held
 ** then never allocates (so never fails). */
 void idmap_clear(idmap *m);

@@ -14,6 +14,8 @@
 #   jsonl  the MCP memory server's JSONL as JSON.parse reads it, and its
 #          JavaScript strings (lib/util json.c, jsstr.c: kg_import_jsonl's
 #          and h5mem-mcp's readers)
+#   mcpimage  h5mem-mcp's search image (mcp/mcp_image.c: the file
+#          <store>-mcp it maps at start; opened, then searched)
 # Each target but h5 writes its own seeds (valid images and logs) at start.
 # Exits non-zero on any finding, after running every target; the input
 # is left as $TMPDIR/h5mem-fuzz/TARGET-crash-* (or -leak-, -timeout-, ...).
@@ -29,7 +31,7 @@
 set -eu
 secs=${1:-180}
 [ $# -gt 0 ] && shift
-targets=${*:-"h5 wal store hnsw ivf bm25 embed jsonl"}
+targets=${*:-"h5 wal store hnsw ivf bm25 embed jsonl mcpimage"}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${H5MEM_BUILD:-$top}
@@ -91,7 +93,9 @@ for t in $targets; do
   src="$here/fuzz_$t.c"
   test -f "$src" || { echo "no target $t ($src)"; exit 2; }
   echo "=== fuzz_$t: building"
-  clang $cflags -fsanitize=fuzzer -I"$here" "$src" "$work"/obj/*.o -o "$work/fuzz_$t" $libs
+  more=""
+  [ "$t" = mcpimage ] && more="-I$top/mcp $top/mcp/mcp_image.c" # (h5mem-mcp's, not the library's)
+  clang $cflags -fsanitize=fuzzer -I"$here" $more "$src" "$work"/obj/*.o -o "$work/fuzz_$t" $libs
   corpus="$work/corpus/$t"
   mkdir -p "$corpus"
   extra=""

@@ -39,6 +39,11 @@ function mcpSdk() {
     const transport = new sdk.StdioClientTransport({command, args, env: {...env, PATH: process.env.PATH},
                                                     stderr: 'pipe'});
     const client = new sdk.Client({name: 'h5mem-test', version: '1.0.0'});
+    // what the server wrote to stderr, read as it comes (all of it once
+    // `stderrEnd` resolves, after close)
+    client.stderrText = '';
+    transport.stderr.on('data', (d) => { client.stderrText += d; });
+    client.stderrEnd = new Promise((resolve) => transport.stderr.on('end', resolve));
     await client.connect(transport);
     return client;
   };

@@ -9,7 +9,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const {mcpSdk} = require('./nodeutil');
+const {betterSqlite3, extPath, mcpSdk} = require('./nodeutil');
 
 const {connect, server, reference, types: {ResourceUpdatedNotificationSchema}} = mcpSdk();
 
@@ -194,6 +194,78 @@ async function main() {
     assert.deepEqual(got, want, round ? 'kept across a restart' : 'imported');
     checks++;
   }
+
+  // the search image (mcp/mcp_image.h): written beside the store
+  // (<store>-mcp) as the server ends, mapped at the next start; with H5MEM_MCP_SEARCH=image it
+  // answers every search_nodes (else only until the graph is indexed): the
+  // same answers as the reference's on the same graph
+  const store = path.join(dir, 'imported.h5');
+  const queries = ['TEA', 'ÜNÏCODE', 'person', '', 'nothing matches this', 'Al', 'a', 'ICE', 'n the al', 'zzq',
+                   '"quoted"', 'école οδος', 'οδοσ', 'i\u0307stanbul ǆa ß 𐐨 ꭰ ασ\'α', 'in the alps', 'PLAYS', 'fay',
+                   '\u0001', 'ay'];
+  const searchBoth = async (c, r, what) => {
+    for (const query of queries) {
+      const [a, b] = [await c.callTool({name: 'search_nodes', arguments: {query}}),
+                      await r.callTool({name: 'search_nodes', arguments: {query}})];
+      assert.deepEqual(a, b, `${what}: search_nodes ${JSON.stringify(query)}`);
+      checks++;
+    }
+  };
+  const refNow = await connect(process.execPath, [reference], {MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl')});
+  check(fs.statSync(`${store}-mcp`).size > 128, 'the image beside the store');
+  let c = await connect(server, ['--store', store, '--verbose'], {H5MEM_MCP_SEARCH: 'image'});
+  await searchBoth(c, refNow, 'from the image');
+  await c.close();
+  await c.stderrEnd;
+  check(/search image: \d+ entities/.test(c.stderrText), `the image was read: ${c.stderrText.slice(0, 300)}`);
+  check((c.stderrText.match(/the image cannot answer/g) || []).length === 1, 'only the query holding 0x01 went to the graph');
+  // a store changed by another program after the image was saved: the
+  // image is stale and not used (a new entity is found), and the server
+  // saves a new one as it ends
+  const Database = betterSqlite3();
+  const db = new Database(':memory:');
+  db.loadExtension(extPath);
+  db.exec(`CREATE VIRTUAL TABLE temp.m USING h5mem(path='${store}')`);
+  db.prepare("SELECT kg_entity('m', 'Fayette', 'town')").get();
+  db.exec("INSERT INTO m(m) VALUES('checkpoint')");
+  db.close();
+  await refNow.callTool({name: 'create_entities', arguments: {entities: [{name: 'Fayette', entityType: 'town', observations: []}]}});
+  c = await connect(server, ['--store', store, '--verbose'], {H5MEM_MCP_SEARCH: 'image'});
+  await searchBoth(c, refNow, 'after a change by another program');
+  await c.close();
+  await c.stderrEnd;
+  check(/no search image [(].*[)]: made before the store last changed/.test(c.stderrText), `stale: ${c.stderrText.slice(0, 300)}`);
+  check(/search image written/.test(c.stderrText), `a new image saved: ${c.stderrText.slice(-500)}`);
+  // ... which the next start uses; a write through the server sets it aside at once
+  c = await connect(server, ['--store', store, '--verbose'], {H5MEM_MCP_SEARCH: 'image'});
+  await searchBoth(c, refNow, 'from the new image');
+  const add = {entities: [{name: 'Fabian', entityType: 'person', observations: ['says hay']}]};
+  await c.callTool({name: 'create_entities', arguments: add});
+  await refNow.callTool({name: 'create_entities', arguments: add});
+  await searchBoth(c, refNow, 'after a write');
+  await c.close();
+  await c.stderrEnd;
+  check(/search image: \d+ entities/.test(c.stderrText), 'the new image was read');
+  // a damaged image: a byte of its sections changed (its block's checksum
+  // fails at the first search that reads it: the graph answers), its
+  // header changed, the file cut short; the answers stay the reference's
+  const img = fs.readFileSync(`${store}-mcp`);
+  const damaged = [
+    [(b) => { b[200] ^= 0x20; return b; }, /the image cannot answer/],
+    [(b) => { b[b.length - 3] ^= 1; return b; }, /no search image [(].*[)]: its header's checksum is wrong/],
+    [(b) => b.subarray(0, b.length - 9), /no search image [(].*[)]: its sections do not fit its length/],
+    [() => Buffer.from('not an image'), /no search image [(].*[)]: not a search image/],
+  ];
+  for (const [spoil, said] of damaged) {
+    fs.writeFileSync(`${store}-mcp`, spoil(Buffer.from(img)));
+    c = await connect(server, ['--store', store, '--verbose'], {H5MEM_MCP_SEARCH: 'image'});
+    await searchBoth(c, refNow, `a damaged image (${said})`);
+    await c.close();
+    await c.stderrEnd;
+    check(said.test(c.stderrText), `${said}: ${c.stderrText.slice(0, 300)}`);
+    check(/search image written/.test(c.stderrText), `a damaged image is written again: ${c.stderrText.slice(-300)}`);
+  }
+  await refNow.close();
   fs.rmSync(dir, {recursive: true, force: true});
   console.log(`${checks} checks passed`);
 }

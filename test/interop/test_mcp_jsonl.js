@@ -158,6 +158,33 @@ async function main() {
   }
   console.log('ok   h5mem-mcp imports them (MEMORY_FILE_PATH) and reads back the same graph');
 
+  // the search image (mcp/mcp_image.h) of each graph the reference wrote
+  // (placeholders, names repeated, "" and JavaScript strings kept in meta):
+  // written as h5mem-mcp ends, and answering search_nodes as the reference
+  // does when the server starts again (H5MEM_MCP_SEARCH=image: every search
+  // from the image)
+  const queries = ['ghost', '', '\ud800', 'nul \u0000', 'ONE', 'o', 'dup', 'sur\udc00', 'zo', 'Zoë', '"q"', '😀',
+                   '\u2028', 'boo', 'x\ud83d', 'nameless', '\u0001'];
+  for (let i = 0; i < written.length; i++) {
+    const file = path.join(dir, `im${i}.jsonl`), store = path.join(dir, `im${i}.h5`);
+    fs.writeFileSync(file, written[i]);
+    let c = await connect(server, ['--store', store], {MEMORY_FILE_PATH: file});
+    await c.close();
+    c = await connect(server, ['--store', store, '--verbose'], {H5MEM_MCP_SEARCH: 'image'});
+    const r = await connect(process.execPath, [reference], {MEMORY_FILE_PATH: file});
+    for (const query of queries) {
+      const [a, b] = [await c.callTool({name: 'search_nodes', arguments: {query}}),
+                      await r.callTool({name: 'search_nodes', arguments: {query}})];
+      assert.deepEqual(a, b, `file ${i}: search_nodes ${JSON.stringify(query)} from the image`);
+      checks++;
+    }
+    await c.close();
+    await r.close();
+    await c.stderrEnd;
+    check(/search image: \d+ entities/.test(c.stderrText), `file ${i}: the image was read: ${c.stderrText.slice(0, 200)}`);
+  }
+  console.log(`ok   the search images of the ${written.length} graphs answer search_nodes as the reference`);
+
   // hand-made files: the export is what the reference writes after reading them
   const E = (o) => JSON.stringify(o);
   const odd = {
