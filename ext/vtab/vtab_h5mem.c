@@ -133,7 +133,7 @@ static const char *const opt_names[] = {
     "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
     "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
     "storage", "sync", "embedder_model", "embedder_key_env", "embedder_timeout", "embedder_retries",
-    "embedder_batch", "writer", NULL};
+    "embedder_batch", "writer", "ephemeral", NULL};
 
 /* Whether arg declares a column (sqlite-vec's vec0 syntax: `user_id integer
 ** partition key`, `+payload blob`, `image float[512] distance_metric=l2`)
@@ -361,6 +361,13 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
         bad = 1;
         *pzErr = sqlite3_mprintf("%s: storage=%s: expected float16 or float32", WHO, v);
       }
+    } else if (KEY("ephemeral")) {
+      if (!sqlite3_stricmp(v, "on") || !strcmp(v, "1")) m->o.ephemeral = 1;
+      else if (!sqlite3_stricmp(v, "off") || !strcmp(v, "0")) m->o.ephemeral = 0;
+      else {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: ephemeral=%s: expected on or off", WHO, v);
+      }
     } else if (KEY("writer")) {
       if (!sqlite3_stricmp(v, "on") || !strcmp(v, "1")) m->o.writer = 1;
       else if (!sqlite3_stricmp(v, "off") || !strcmp(v, "0")) m->o.writer = 0;
@@ -382,13 +389,23 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
                                "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
                                "tokenize, sync, agent, embedder, embedder_model, embedder_key_env, "
                                "embedder_timeout, embedder_retries, embedder_batch, "
-                               "chunk, autocheckpoint, writer, " H5MEM_POLICY_KNOWN ")", WHO, (int)kl, k);
+                               "chunk, autocheckpoint, writer, ephemeral, " H5MEM_POLICY_KNOWN ")", WHO,
+                               (int)kl, k);
     }
 #undef KEY
     sqlite3_free(v);
     if (bad) return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
-  if (!m->path || !*m->path) {
+  if (m->o.ephemeral && m->path) {
+    *pzErr = sqlite3_mprintf("%s: an ephemeral store has no file: path= goes with ephemeral=off", WHO);
+    return SQLITE_ERROR;
+  }
+  if (m->o.ephemeral && m->o.dim <= 0) {
+    *pzErr = sqlite3_mprintf("%s: an ephemeral store is made at once: dim= is required, e.g. USING "
+                             "h5mem(ephemeral=on, dim=384)", WHO);
+    return SQLITE_ERROR;
+  }
+  if (!m->o.ephemeral && (!m->path || !*m->path)) {
     *pzErr = sqlite3_mprintf("%s: path= is required, e.g. USING h5mem(path='agent.h5', dim=384)", WHO);
     return SQLITE_ERROR;
   }
@@ -609,6 +626,10 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
   vt->schema = sqlite3_mprintf("%s", argv[1]);
   vt->name = sqlite3_mprintf("%s", argv[2]);
   char *key = sqlite3_mprintf("%s.%s", argv[1], argv[2]);
+  if (m.o.ephemeral && key && !m.path) { /* (no file: the table's name names it) */
+    m.path = sqlite3_mprintf("%s", key);
+    if (!m.path) rc = SQLITE_NOMEM;
+  }
   char err[600];
   store_opts o = m.o;
   if (!m.o.dim) o.dim = 0; /* open only; then metric/storage are not checked */
@@ -618,7 +639,9 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     rc = SQLITE_NOMEM;
   } else if ((vt->tx.ms = h5mem_store_find(reg, key, m.path)) != NULL) {
     vt->st = h5mem_store_handle(vt->tx.ms); /* connected again while a companion holds the store */
-  } else if (!creating && stat(m.path, &sb) != 0 && errno == ENOENT) {
+  } else if (rc != SQLITE_OK) {
+    /* (out of memory above) */
+  } else if (!creating && !m.o.ephemeral && stat(m.path, &sb) != 0 && errno == ENOENT) {
     vt->missing = sqlite3_mprintf("%s", m.path); /* (a store made later is found at the next connect) */
     if (!vt->missing) rc = SQLITE_NOMEM;
   } else {

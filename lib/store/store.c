@@ -70,6 +70,12 @@ const char *store_index_name(int kind) {
 }
 
 int store_attr(const store *s, const char *name, char *buf, size_t n) {
+  static const char *const kept[4] = {"agent", "embedder", "embedder_digest", "embedder_model"};
+  for (int i = 0; s->ephemeral && i < 4; i++) /* (an ephemeral store keeps its own) */
+    if (!strcmp(name, kept[i]) && s->eattr[i] && strlen(s->eattr[i]) < n) {
+      memcpy(buf, s->eattr[i], strlen(s->eattr[i]) + 1);
+      return STORE_OK;
+    }
   h5_obj *root;
   if (!s->f || h5_root(s->f, &root) != H5_OK) return STORE_ENOTFOUND;
   return store_attr_str(s->f, root, name, buf, n) > 0 ? STORE_OK : STORE_ENOTFOUND;
@@ -150,6 +156,17 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
     snprintf(err, errlen, "%s", terr);
     store_close(s);
     return STORE_EINVAL;
+  }
+  if (create && create->ephemeral) { /* (no file: every record in memory) */
+    rc = readonly ? store_fail(s, STORE_EINVAL, "an ephemeral store cannot be opened read-only")
+                  : store_ephemeral_load(s, create);
+    if (rc != STORE_OK) {
+      snprintf(err, errlen, "%s", s->err);
+      store_close(s);
+      return rc;
+    }
+    *out = s;
+    return STORE_OK;
   }
   if (stat(path, &st) != 0) {
     if (errno != ENOENT || !create || create->dim <= 0 || create->no_create || readonly)
@@ -234,6 +251,10 @@ int store_become_writer(store *s) {
 void store_log(const store *s, store_log_info *info, char *note, size_t n) {
   info->frames = wal_frames(s->log);
   info->bytes = wal_bytes(s->log);
+  if (s->ephemeral) { /* (no log at all) */
+    note[0] = 0;
+    return;
+  }
   const char *w = wal_note(s->log);
   if (*w) {
     snprintf(note, n, "%s", w);
@@ -378,7 +399,7 @@ int store_undo_to(store *s, uint64_t mark) {
 
 int store_prepare(store *s) {
   if (!s->in_txn) return STORE_OK; /* (SQLite commits a table it just created) */
-  if (s->nul == 0) {
+  if (s->nul == 0 || s->ephemeral) { /* (nothing to log, or no log) */
     s->prepared = 1;
     return STORE_OK;
   }
@@ -427,6 +448,7 @@ int store_close(store *s) {
   if (s->gatefd >= 0) close(s->gatefd);
   free(s->ul);
   free(s->frame);
+  for (int i = 0; i < 4; i++) free(s->eattr[i]);
   free(s->path);
   free(s->walpath);
   free(s);

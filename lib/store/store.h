@@ -100,6 +100,10 @@ typedef struct store_opts {
   ** naming the difference) */
   const struct store_coldef *cols;
   int ncols;
+  /* no file and no log: every record in memory, gone when the store is
+  ** closed (the ephemeral tier, docs/SQL.md); the path only names it.
+  ** The writer's role is the handle's at once; index must be flat */
+  int ephemeral;
 } store_opts;
 
 /* ---- declared columns (store_cols.c) ----------------------------------- */

@@ -132,10 +132,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   return hr ? store_fail(s, store_h5_code(hr), "cannot lay out %s: %s", s->path, h5w_errmsg(w)) : STORE_OK;
 }
 
-/* Create the file: written under a temporary name, then linked into place
-** (link fails if someone else created it first), so a store file is never
-** seen half-written. */
-int store_write_new(store *s, const store_opts *o) {
+int store_new_check(store *s, const store_opts *o) {
   if (o->dim < 1 || o->dim > 65536) return store_fail(s, STORE_EINVAL, "dim=%d: expected 1..65536", o->dim);
   if (o->storage != STORE_F16 && o->storage != STORE_F32)
     return store_fail(s, STORE_EINVAL, "storage must be float16 or float32");
@@ -153,6 +150,15 @@ int store_write_new(store *s, const store_opts *o) {
     return STORE_EINVAL;
   for (const char *const *a = o->attrs; a && a[0]; a += 2)
     if (store_str_check(s, a[0], a[1], strlen(a[1]))) return STORE_EINVAL;
+  return STORE_OK;
+}
+
+/* Create the file: written under a temporary name, then linked into place
+** (link fails if someone else created it first), so a store file is never
+** seen half-written. */
+int store_write_new(store *s, const store_opts *o) {
+  int crc = store_new_check(s, o);
+  if (crc != STORE_OK) return crc;
   uint8_t id[16];
   if (getrandom(id, sizeof id, 0) != (ssize_t)sizeof id) {
     struct timespec t;
@@ -363,6 +369,7 @@ static int index_save(store *s, int force) {
 }
 
 int store_checkpoint(store *s) {
+  if (s->ephemeral) return store_fail(s, STORE_EINVAL, "%s is an ephemeral store: it has no file to checkpoint", s->path);
   if (s->in_txn) return store_fail(s, STORE_EINVAL, "cannot checkpoint inside a transaction");
   if (!s->writer) {
     int rc = store_become_writer(s);
@@ -491,6 +498,7 @@ static void extra_attrs_free(extra_attrs *ex) {
 }
 
 int store_optimize(store *s) {
+  if (s->ephemeral) return store_fail(s, STORE_EINVAL, "%s is an ephemeral store: it has no file to rewrite", s->path);
   int rc = store_checkpoint(s);
   if (rc) return rc;
   if (!s->writer) return STORE_OK;

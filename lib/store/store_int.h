@@ -354,6 +354,8 @@ typedef struct ovstrs {
 
 struct store {
   char *path, *walpath;
+  int ephemeral;     /* no file, no log: store_opts.ephemeral */
+  char *eattr[4];    /* an ephemeral store's agent, embedder, embedder_digest, embedder_model */
   int readonly, writer, lockfd;
   int gatefd;        /* readers: the log, open to take the gate's read side (-1: none) */
   int gated;         /* the writer holds the gate's write side (gate_write_begin's result + 1),
@@ -605,6 +607,14 @@ int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len);
 
 /* Create the store's file from o (under a temporary name, then linked). */
 int store_write_new(store *s, const store_opts *o);
+/* The options o checked as a new store's (store_write_new checks them so). */
+int store_new_check(store *s, const store_opts *o);
+
+/* ---- interface to code in store_load.c (beyond the state's load) --------- */
+
+/* An ephemeral store's state from o: no file, no log, nothing in it; the
+** writer's role taken. */
+int store_ephemeral_load(store *s, const store_opts *o);
 
 /* ---- interface to code in store_int.c ------------------------------------ */
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -491,5 +492,49 @@ static int state_load1(store *s, const store_opts *want, int for_write) {
   ** anew): number its frames after it, or replay would skip them */
   if (for_write && wal_last_seq(s->log) < s->ckpt_seq && (wr = wal_reset(s->log, s->ckpt_seq)) != WAL_OK)
     return store_fail(s, wr, "%s", wal_errmsg(s->log));
+  return STORE_OK;
+}
+
+/* ---- an ephemeral store ------------------------------------------------------------ */
+
+int store_ephemeral_load(store *s, const store_opts *o) {
+  int rc = store_new_check(s, o);
+  if (rc != STORE_OK) return rc;
+  if (o->index != STORE_INDEX_FLAT)
+    return store_fail(s, STORE_EINVAL, "an ephemeral store searches exactly: index=%s is for stores with a file",
+                      store_index_name(o->index));
+  int porter = 0, rd = 1;
+  char norm[64], terr[256];
+  if (o->tokenize && store_tokenize_parse(o->tokenize, &porter, &rd, norm, terr, sizeof terr))
+    return store_fail(s, STORE_EINVAL, "%s", terr);
+  s->ephemeral = 1;
+  s->dim = o->dim;
+  s->metric = o->metric;
+  s->storage = o->storage;
+  s->icfg = (sindex_cfg){STORE_INDEX_FLAT, 16, 128, o->ef_search ? o->ef_search : 64, 0, 0, 16, 0};
+  s->tcfg.porter = porter;
+  s->tcfg.remove_diacritics = rd;
+  snprintf(s->tokenize, sizeof s->tokenize, "%sunicode61 remove_diacritics %d", porter ? "porter " : "", rd);
+  if (getrandom(s->store_id, sizeof s->store_id, 0) != (ssize_t)sizeof s->store_id) { /* (its id names it only) */
+    uintptr_t a = (uintptr_t)s;
+    memcpy(s->store_id, &a, sizeof a);
+  }
+  const char *attr[4] = {o->agent, o->embedder, o->embedder_digest, o->embedder_model};
+  for (int i = 0; i < 4; i++)
+    if (attr[i] && !(s->eattr[i] = strdup(attr[i]))) return store_fail(s, STORE_ENOMEM, "out of memory");
+  if (o->ncols > 0) { /* the declared columns, as a file would hold them (no rows) */
+    s->cdef = malloc((size_t)o->ncols * sizeof *s->cdef);
+    s->ucol = calloc((size_t)o->ncols, sizeof *s->ucol);
+    s->umiss = calloc((size_t)o->ncols, sizeof *s->umiss);
+    if (!s->cdef || !s->ucol || !s->umiss) return store_fail(s, STORE_ENOMEM, "out of memory");
+    memcpy(s->cdef, o->cols, (size_t)o->ncols * sizeof *s->cdef);
+    s->ncols = o->ncols;
+  }
+  s->nbase = 0;
+  if ((rc = sindex_load(s, NULL, &s->icfg, 0, &s->ix)) || (rc = tindex_load(s, NULL, &s->tcfg, 0, &s->tx)) ||
+      (rc = gstore_new(&s->g, 1)))
+    return store_fail(s, rc, "out of memory");
+  s->loaded = 1;
+  s->writer = 1;
   return STORE_OK;
 }

@@ -132,8 +132,8 @@ int tindex_load(store *s, h5_file *f, const text_tok_opts *o, uint64_t nbase, ti
   x->s = s;
   x->o = *o;
   x->flags = (uint32_t)(o->porter ? 1 : 0) | (uint32_t)o->remove_diacritics << 8;
-  const char *why;
-  int rc = simage_load(f, "text", &x->im, &why);
+  const char *why = "an ephemeral store keeps no saved index";
+  int rc = f ? simage_load(f, "text", &x->im, &why) : STORE_ENOTFOUND;
   if (rc == STORE_ENOMEM) {
     free(x);
     return rc;
