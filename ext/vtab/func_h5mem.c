@@ -58,6 +58,28 @@ static void fn_checkpoint(sqlite3_context *ctx, int argc, sqlite3_value **argv) 
   sqlite3_result_int64(ctx, (sqlite3_int64)store_count(st));
 }
 
+/* ---- h5mem_clock(name [, now]) ------------------------------------------------ */
+
+/* An ephemeral store's clock (store_clock): now (unix seconds) sets it, a
+** fixed time for tests of expiry; NULL gives the time back to it; the
+** clock's reading is the result. */
+static void fn_clock(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_clock");
+  if (!vt) return;
+  store *st = h5mem_table_store(vt);
+  if (!store_is_ephemeral(st))
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_clock",
+                          sqlite3_mprintf("%s is not an ephemeral store: its records do not expire", store_path(st)));
+  if (argc > 1) {
+    int t = sqlite3_value_type(argv[1]);
+    if (t != SQLITE_NULL && (t != SQLITE_INTEGER || sqlite3_value_int64(argv[1]) <= 0))
+      return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_clock",
+                            sqlite3_mprintf("now: expected unix seconds (a positive integer) or NULL"));
+    store_set_clock(st, t == SQLITE_NULL ? 0 : sqlite3_value_int64(argv[1]));
+  }
+  sqlite3_result_int64(ctx, store_clock(st));
+}
+
 /* ---- h5mem_score(name, id [, options]) ---------------------------------------- */
 
 /* The decay score of memory id (lib/life, docs/SQL.md "Memory lifecycle"),
@@ -384,6 +406,8 @@ static void fn_embed(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 int h5mem_func_register(sqlite3 *db, registry *reg) {
   int rc = h5mem_registry_function(db, reg, "h5mem_checkpoint", 1, SQLITE_DIRECTONLY, fn_checkpoint);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_index", 1, SQLITE_DIRECTONLY, fn_index);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_clock", 1, SQLITE_DIRECTONLY, fn_clock);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_clock", 2, SQLITE_DIRECTONLY, fn_clock);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 2, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 3, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 2, SQLITE_DIRECTONLY, fn_touch);

@@ -133,7 +133,7 @@ static const char *const opt_names[] = {
     "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
     "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
     "storage", "sync", "embedder_model", "embedder_key_env", "embedder_timeout", "embedder_retries",
-    "embedder_batch", "writer", "ephemeral", NULL};
+    "embedder_batch", "writer", "ephemeral", "ttl", NULL};
 
 /* Whether arg declares a column (sqlite-vec's vec0 syntax: `user_id integer
 ** partition key`, `+payload blob`, `image float[512] distance_metric=l2`)
@@ -303,14 +303,14 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       }
     } else if (KEY("dim") || KEY("chunk") || KEY("autocheckpoint") || KEY("M") ||
                KEY("ef_construction") || KEY("ef_search") || KEY("nlist") || KEY("nprobe") ||
-               KEY("pq_m")) {
+               KEY("pq_m") || KEY("ttl")) {
       char *end;
       long long n = strtoll(v, &end, 10);
       long long lo = KEY("M") ? 2 : KEY("nlist") || KEY("pq_m") ? 0 : 1; /* nlist, pq_m: 0 is the default */
       long long hi = KEY("dim") || KEY("pq_m") ? 65536
                    : KEY("chunk") || KEY("ef_construction") ? (1 << 20)
                    : KEY("nlist") || KEY("nprobe") ? (1 << 24)
-                   : KEY("M") ? 512 : KEY("ef_search") ? 100000 : (1LL << 40);
+                   : KEY("M") ? 512 : KEY("ef_search") ? 100000 : KEY("ttl") ? 100LL * 365 * 86400 : (1LL << 40);
       bad = end == v || *end || n < lo || n > hi;
       if (!bad && KEY("dim") && m->have_emb_decl && n != m->o.dim) {
         *pzErr = sqlite3_mprintf("%s: dim=%lld, but the embedding is declared float[%d]", WHO, n, m->o.dim);
@@ -325,6 +325,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       else if (!bad && KEY("nlist")) m->o.ivf_nlist = (uint32_t)n;
       else if (!bad && KEY("nprobe")) m->o.ivf_nprobe = (int)n;
       else if (!bad && KEY("pq_m")) m->o.ivf_pq_m = (int)n;
+      else if (!bad && KEY("ttl")) m->o.ttl = n;
       else if (!bad) m->o.autocheckpoint = (uint64_t)n;
       if (bad)
         *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in %lld..%lld", WHO, (int)kl, k, v, lo, hi);
@@ -389,7 +390,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
                                "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
                                "tokenize, sync, agent, embedder, embedder_model, embedder_key_env, "
                                "embedder_timeout, embedder_retries, embedder_batch, "
-                               "chunk, autocheckpoint, writer, ephemeral, " H5MEM_POLICY_KNOWN ")", WHO,
+                               "chunk, autocheckpoint, writer, ephemeral, ttl, " H5MEM_POLICY_KNOWN ")", WHO,
                                (int)kl, k);
     }
 #undef KEY
@@ -399,6 +400,34 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
   if (m->o.ephemeral && m->path) {
     *pzErr = sqlite3_mprintf("%s: an ephemeral store has no file: path= goes with ephemeral=off", WHO);
     return SQLITE_ERROR;
+  }
+  if (m->o.ttl && !m->o.ephemeral) {
+    *pzErr = sqlite3_mprintf("%s: ttl= goes with ephemeral=on (a store with a file keeps its records)", WHO);
+    return SQLITE_ERROR;
+  }
+  if (m->o.ephemeral) { /* (its records' expiry: a declared column, made when not declared) */
+    int at = -1;
+    for (int i = 0; i < m->o.ncols; i++)
+      if (!sqlite3_stricmp(m->cols[i].name, "expires_at")) at = i;
+    if (at >= 0 && (m->cols[at].type != STORE_T_INTEGER || m->cols[at].role != STORE_R_METADATA)) {
+      *pzErr = sqlite3_mprintf("%s: expires_at: an ephemeral store's expiry is an integer column "
+                               "(unix seconds; declare it `expires_at integer` or leave it out)", WHO);
+      return SQLITE_ERROR;
+    }
+    if (at < 0 && m->o.ncols >= STORE_COLS_MAX) {
+      *pzErr = sqlite3_mprintf("%s: at most %d declared columns (an ephemeral store adds expires_at)", WHO,
+                               STORE_COLS_MAX - 1);
+      return SQLITE_ERROR;
+    }
+    if (at < 0) {
+      store_coldef c;
+      memset(&c, 0, sizeof c);
+      snprintf(c.name, sizeof c.name, "expires_at");
+      c.type = STORE_T_INTEGER;
+      c.role = STORE_R_METADATA;
+      m->cols[m->o.ncols++] = c;
+      m->o.cols = m->cols;
+    }
   }
   if (m->o.ephemeral && m->o.dim <= 0) {
     *pzErr = sqlite3_mprintf("%s: an ephemeral store is made at once: dim= is required, e.g. USING "

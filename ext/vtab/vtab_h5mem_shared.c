@@ -216,7 +216,12 @@ int h5mem_store_refresh(memstore *ms, int own, char **pzErr) {
   int rc = h5mem_tx_flush(ms, pzErr);
   if (rc == SQLITE_OK && ms->state == MS_WANTED) rc = h5mem_tx_begin(ms, pzErr);
   if (rc != SQLITE_OK) return rc;
-  return h5mem_store_err(ms->st, ms->holds > own ? STORE_OK : store_refresh(ms->st), pzErr);
+  if (ms->holds > own) return SQLITE_OK;
+  int src = store_refresh(ms->st);
+  /* an ephemeral store's expired records go before it is read (and
+     outside a transaction: one sees the records as of its start) */
+  if (src == STORE_OK) src = store_expire(ms->st);
+  return h5mem_store_err(ms->st, src, pzErr);
 }
 
 /* ---- the shared transaction ------------------------------------------------ */

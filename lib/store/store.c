@@ -126,6 +126,7 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
   }
   s->lockfd = -1;
   s->gatefd = -1;
+  s->expcol = -1;
   s->readonly = readonly;
   s->sync = create ? create->sync : STORE_SYNC_FULL;
   s->chunk_rows = create && create->chunk_rows > 0 ? create->chunk_rows : DEFAULT_CHUNK;
@@ -426,6 +427,11 @@ int store_commit(store *s, int may_checkpoint) {
   s->nul = 0;
   store_patch_commit(s);
   if (may_checkpoint && wal_bytes(s->log) >= s->autockpt) return store_checkpoint(s);
+  /* an ephemeral store gives the memory of its deleted records back once
+     they outnumber the live ones (each record copied once for as many
+     deletes, at most) */
+  uint64_t dead = s->ndelta - s->live;
+  if (may_checkpoint && s->ephemeral && dead >= 1024 && dead > s->live) return store_compact(s);
   return STORE_OK;
 }
 
@@ -449,6 +455,7 @@ int store_close(store *s) {
   free(s->ul);
   free(s->frame);
   for (int i = 0; i < 4; i++) free(s->eattr[i]);
+  free(s->xh);
   free(s->path);
   free(s->walpath);
   free(s);

@@ -104,6 +104,10 @@ typedef struct store_opts {
   ** closed (the ephemeral tier, docs/SQL.md); the path only names it.
   ** The writer's role is the handle's at once; index must be flat */
   int ephemeral;
+  /* ephemeral: a record's expiry is its declared column expires_at
+  ** (integer, unix seconds; NULL: never); one inserted without gets now +
+  ** ttl when ttl > 0 (store_clock) */
+  int64_t ttl;
 } store_opts;
 
 /* ---- declared columns (store_cols.c) ----------------------------------- */
@@ -593,6 +597,16 @@ int store_update_at(store *s, uint64_t pos, const store_patch *p);
 
 /* Checkpoint now (the writer only; outside a transaction). */
 int store_checkpoint(store *s);
+
+/* An ephemeral store's clock, unix seconds: the time, unless set (a test's
+** fixed time; store_set_clock(s, 0): the time again).  Expired records
+** (expires_at <= the clock) are deleted by store_expire, which a reader
+** calls before it reads, outside a transaction (a transaction sees the
+** records as of its start); for other stores both do nothing. */
+int64_t store_clock(const store *s);
+void store_set_clock(store *s, int64_t now);
+int store_expire(store *s);
+int store_is_ephemeral(const store *s);
 /* Rewrite the file without dead records (a new file renamed into place),
 ** after a checkpoint: the file shrinks.  Outside a transaction. */
 int store_optimize(store *s);

@@ -498,7 +498,10 @@ static void extra_attrs_free(extra_attrs *ex) {
 }
 
 int store_optimize(store *s) {
-  if (s->ephemeral) return store_fail(s, STORE_EINVAL, "%s is an ephemeral store: it has no file to rewrite", s->path);
+  if (s->ephemeral) { /* (no file: its memory given back) */
+    if (s->in_txn) return store_fail(s, STORE_EINVAL, "cannot optimize inside a transaction");
+    return store_compact(s);
+  }
   int rc = store_checkpoint(s);
   if (rc) return rc;
   if (!s->writer) return STORE_OK;

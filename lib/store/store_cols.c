@@ -369,6 +369,8 @@ static void pkmap_free(store *s) {
   s->pk = NULL;
 }
 
+void store_cols_positions_moved(store *s) { pkmap_free(s); }
+
 void store_cols_base_free(store *s) {
   store_vgraphs_free(s); /* (they read the mapped file: first) */
   for (int i = 0; i < s->ncols; i++) {

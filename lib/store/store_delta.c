@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "k.h"
 #include "store_int.h"
@@ -74,6 +75,59 @@ int store_ul_push(store *s, int insert, uint64_t pos) {
   return STORE_OK;
 }
 
+/* ---- expiry (an ephemeral store) ---------------------------------------------- */
+
+static void xh_push(store *s, int64_t at, int64_t id) { /* (room made by the caller) */
+  uint64_t i = s->nxh++;
+  while (i > 0 && s->xh[(i - 1) / 2].at > at) {
+    s->xh[i] = s->xh[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  s->xh[i].at = at;
+  s->xh[i].id = id;
+}
+
+static struct xent xh_pop(store *s) {
+  struct xent top = s->xh[0], last = s->xh[--s->nxh];
+  uint64_t i = 0;
+  for (;;) {
+    uint64_t c = 2 * i + 1;
+    if (c >= s->nxh) break;
+    if (c + 1 < s->nxh && s->xh[c + 1].at < s->xh[c].at) c++;
+    if (s->xh[c].at >= last.at) break;
+    s->xh[i] = s->xh[c];
+    i = c;
+  }
+  if (s->nxh) s->xh[i] = last;
+  return top;
+}
+
+int64_t store_clock(const store *s) { return s->clock_set ? s->clock_set : (int64_t)time(NULL); }
+void store_set_clock(store *s, int64_t now) { s->clock_set = now; }
+int store_is_ephemeral(const store *s) { return s->ephemeral; }
+
+int store_expire(store *s) {
+  if (!s->ephemeral || s->in_txn || s->expcol < 0) return STORE_OK;
+  int64_t now = store_clock(s);
+  while (s->nxh && s->xh[0].at <= now) {
+    struct xent e = xh_pop(s);
+    const uint64_t *v = idmap_slot(&s->map, e.id);
+    if (!v) continue; /* (deleted, or its insert taken back) */
+    uint64_t pos = *v;
+    drec *d = s->delta[pos];
+    /* (an entry its record no longer has: it was put again with another expiry) */
+    if (!d->cv || d->cv[s->expcol].type != STORE_T_INTEGER || d->cv[s->expcol].i != e.at) continue;
+    store_cols_note(s, pos, 0);
+    d->dead = 1;
+    idmap_del(&s->map, e.id);
+    s->live--;
+    s->changes++;
+  }
+  /* (the caller holds no position: the memory given back as at a commit) */
+  uint64_t dead = s->ndelta - s->live;
+  return dead >= 1024 && dead > s->live ? store_compact(s) : STORE_OK;
+}
+
 /* Insert without the checks the public entry does. */
 int store_apply_put(store *s, const store_rec *r) {
   if (idmap_slot(&s->map, r->id)) return store_fail(s, STORE_EEXISTS, "id %lld exists", (long long)r->id);
@@ -89,6 +143,13 @@ int store_apply_put(store *s, const store_rec *r) {
     if (rc) return rc;
     s->nul--;
   }
+  if (s->expcol >= 0 && s->nxh == s->capxh) { /* room for its expiry first */
+    uint64_t cap = s->capxh ? 2 * s->capxh : 256;
+    struct xent *n = realloc(s->xh, cap * sizeof *n);
+    if (!n) return store_fail(s, STORE_ENOMEM, "out of memory");
+    s->xh = n;
+    s->capxh = cap;
+  }
   drec *d = drec_new(s, r);
   if (!d) return store_fail(s, STORE_ENOMEM, "out of memory");
   uint64_t pos = s->nbase + s->ndelta;
@@ -100,6 +161,14 @@ int store_apply_put(store *s, const store_rec *r) {
   s->live++;
   s->changes++;
   if (r->id > s->max_id) s->max_id = r->id;
+  if (s->expcol >= 0) { /* its expiry: given, or the default ttl's */
+    store_val *x = &d->cv[s->expcol];
+    if (!x->type && s->ttl > 0) {
+      x->type = STORE_T_INTEGER;
+      x->i = store_clock(s) + s->ttl;
+    }
+    if (x->type) xh_push(s, x->i, d->id);
+  }
   store_cols_note(s, pos, 1);
   return store_ul_push(s, 1, pos);
 }
@@ -178,4 +247,79 @@ void store_delta_free(store *s) {
   free(s->newdead);
   s->newdead = NULL;
   s->nnewdead = s->capnewdead = 0;
+}
+
+/* ---- an ephemeral store's memory given back ------------------------------------ */
+
+/* d with the overlay's entry e folded in (a new record when its tier
+** changes, the old one freed), or NULL out of memory (d kept). */
+static drec *fold(store *s, drec *d, const ovent *e) {
+  if (e->set & STORE_P_ACCESS_COUNT) d->access_count = e->ac;
+  if (e->set & STORE_P_LAST_ACCESS) d->last_access = e->la;
+  if (e->set & STORE_P_IMPORTANCE) d->importance = e->imp;
+  if (!(e->set & STORE_P_TIER)) return d;
+  float *emb = NULL;
+  if (d->emb) { /* (drec_new takes float32) */
+    if (!(emb = malloc((size_t)s->dim * sizeof *emb))) return NULL;
+    if (s->storage == STORE_F32) memcpy(emb, d->emb, (size_t)s->dim * sizeof *emb);
+    else k_get()->f16_to_f32((const uint16_t *)d->emb, emb, (size_t)s->dim);
+  }
+  store_rec r;
+  memset(&r, 0, sizeof r);
+  r.id = d->id, r.ts = d->ts, r.importance = d->importance;
+  r.access_count = d->access_count, r.last_access = d->last_access;
+  r.text = d->str[0], r.text_len = d->len[0];
+  r.source = d->str[1], r.source_len = d->len[1];
+  r.session = d->str[2], r.session_len = d->len[2];
+  r.tags = d->str[3], r.tags_len = d->len[3];
+  r.tier = e->tier, r.tier_len = e->tier_len;
+  r.meta = d->str[5], r.meta_len = d->len[5];
+  r.emb = emb;
+  r.cols = d->cv;
+  drec *n = drec_new(s, &r);
+  free(emb);
+  if (!n) return NULL;
+  store_drec_free(d);
+  return n;
+}
+
+int store_compact(store *s) {
+  if (!s->ephemeral || s->in_txn) return STORE_OK;
+  /* the overlay's values into the records first (it is keyed by position) */
+  for (uint64_t i = 0; s->nov && i < s->ndelta; i++) {
+    const ovent *e = store_patch_at(s, i);
+    if (!e || s->delta[i]->dead) continue;
+    drec *n = fold(s, s->delta[i], e);
+    if (!n) return store_fail(s, STORE_ENOMEM, "out of memory");
+    s->delta[i] = n;
+  }
+  store_patch_clear(s);
+  uint64_t j = 0;
+  for (uint64_t i = 0; i < s->ndelta; i++) {
+    if (s->delta[i]->dead) store_drec_free(s->delta[i]);
+    else s->delta[j++] = s->delta[i];
+  }
+  s->ndelta = j;
+  idmap_clear(&s->map); /* (it held every live id: putting them again never allocates) */
+  for (uint64_t i = 0; i < j; i++) {
+    int rc = idmap_put(&s->map, s->delta[i]->id, i);
+    UTIL_ASSERT(rc == STORE_OK);
+  }
+  if (s->capdelta > 2 * j + 256) { /* the array shrunk with the records */
+    drec **n = realloc(s->delta, (j + 256) * sizeof *n);
+    if (n) {
+      s->delta = n;
+      s->capdelta = j + 256;
+    }
+  }
+  /* what is kept by position is made again when next needed */
+  store_cols_positions_moved(s);
+  for (int k = 0; k < 6; k++) store_codes_free(&s->sc[k]);
+  free(s->tsc);
+  s->tsc = NULL;
+  store_time_free(s);
+  s->reuses++;
+  s->changes++;
+  gstore_rebase(s->g);
+  return STORE_OK;
 }

@@ -355,6 +355,10 @@ typedef struct ovstrs {
 struct store {
   char *path, *walpath;
   int ephemeral;     /* no file, no log: store_opts.ephemeral */
+  int expcol;        /* ephemeral: the declared column expires_at (-1: none) */
+  int64_t ttl, clock_set;
+  struct xent { int64_t at, id; } *xh; /* a min-heap of (expiry, id), a record's put at its insert */
+  uint64_t nxh, capxh;
   char *eattr[4];    /* an ephemeral store's agent, embedder, embedder_digest, embedder_model */
   int readonly, writer, lockfd;
   int gatefd;        /* readers: the log, open to take the gate's read side (-1: none) */
@@ -479,6 +483,9 @@ int store_str_check(store *s, const char *col, const char *p, size_t n);
 /* Row r of base column col in the mapped file (NULL: outside the file). */
 const uint8_t *store_base_row(const store *s, int col, uint64_t r);
 void store_codes_free(strcodes *c);
+/* The positions of records moved (store_compact): what store_cols.c keeps
+** by position dropped. */
+void store_cols_positions_moved(store *s);
 void store_base_free(store *s);
 int store_read_attr_str(store *s, h5_obj *o, const char *name, char *buf, size_t n);
 const char *store_metric_name(int m);
@@ -615,6 +622,15 @@ int store_new_check(store *s, const store_opts *o);
 /* An ephemeral store's state from o: no file, no log, nothing in it; the
 ** writer's role taken. */
 int store_ephemeral_load(store *s, const store_opts *o);
+
+/* ---- interface to code in store_delta.c (beyond the delta's changes) ------ */
+
+/* An ephemeral store's deleted records freed and the live ones numbered
+** again from 0 (the overlay folded into them, what is kept by position
+** dropped, to be made again when needed): outside a transaction, with no
+** position held by a reader.  Anything else: a no-op.  STORE_OK or
+** STORE_ENOMEM (nothing lost: the records stay as they were). */
+int store_compact(store *s);
 
 /* ---- interface to code in store_int.c ------------------------------------ */
 

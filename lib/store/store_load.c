@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -530,6 +531,15 @@ int store_ephemeral_load(store *s, const store_opts *o) {
     memcpy(s->cdef, o->cols, (size_t)o->ncols * sizeof *s->cdef);
     s->ncols = o->ncols;
   }
+  s->expcol = -1;
+  for (int i = 0; i < s->ncols; i++)
+    if (!strcasecmp(s->cdef[i].name, "expires_at") && s->cdef[i].type == STORE_T_INTEGER &&
+        s->cdef[i].role == STORE_R_METADATA)
+      s->expcol = i;
+  if (o->ttl < 0) return store_fail(s, STORE_EINVAL, "ttl=%lld: expected seconds >= 0", (long long)o->ttl);
+  if (o->ttl > 0 && s->expcol < 0)
+    return store_fail(s, STORE_EINVAL, "ttl= needs the declared column expires_at integer");
+  s->ttl = o->ttl;
   s->nbase = 0;
   if ((rc = sindex_load(s, NULL, &s->icfg, 0, &s->ix)) || (rc = tindex_load(s, NULL, &s->tcfg, 0, &s->tx)) ||
       (rc = gstore_new(&s->g, 1)))

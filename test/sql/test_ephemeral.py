@@ -11,8 +11,16 @@ a store with no file and no log.
   and DELETE by key;
 - a database file that declares the table connects it again empty (the
   records lived in the process that made them); DROP TABLE works;
-- errors: path= with ephemeral=on, no dim=, index=hnsw, a checkpoint or
-  optimize, a bad ephemeral= value.
+- memory: deleted records freed at COMMIT once they outnumber the live
+  ones, and by 'optimize' (h5mem_index's exact_rows), values changed in
+  place kept, the answers still the persistent store's;
+- expiry: expires_at given or from ttl=, a fixed clock (h5mem_clock);
+  expired records gone for every read, their keys free again; INSERT OR
+  REPLACE and UPDATE set a new expiry; a write transaction sees the
+  records as of its start; 3000 expired records freed;
+- errors: path= with ephemeral=on, no dim=, index=hnsw, a checkpoint, a
+  bad ephemeral= value, ttl= without ephemeral, a text expires_at,
+  h5mem_clock on a persistent store.
 """
 import os
 import random
@@ -97,37 +105,148 @@ def main():
         b = db.execute(sql.format(t="mem")).fetchall()
         check(a == b and a, "%s: %s vs %s" % (sql, a, b))
 
-    # transactions
-    n0 = db.execute("SELECT count(*) FROM scratch").fetchone()[0]
-    db.execute("BEGIN")
-    db.execute("DELETE FROM scratch WHERE id <= 10")
-    db.execute("INSERT INTO scratch(text, embedding, key) VALUES ('gone soon', ?, 'knew')", (vec(rng),))
-    check(db.execute("SELECT count(*) FROM scratch").fetchone()[0] == n0 - 9, "inside the transaction")
-    db.execute("ROLLBACK")
-    check(db.execute("SELECT count(*) FROM scratch").fetchone()[0] == n0, "rolled back")
-    check(db.execute("SELECT count(*) FROM scratch WHERE key = 'knew'").fetchone()[0] == 0, "the insert undone")
-    db.execute("BEGIN")
-    db.execute("DELETE FROM scratch WHERE id = 1")
-    db.execute("SAVEPOINT a")
-    db.execute("DELETE FROM scratch WHERE id = 2")
-    db.execute("ROLLBACK TO a")
-    db.execute("COMMIT")
-    ids = {r[0] for r in db.execute("SELECT id FROM scratch WHERE id <= 3")}
-    check(ids == {2, 3}, "savepoint: %s" % ids)
+    # transactions (the same on the persistent table, which keeps the two alike)
+    for t in ("scratch", "mem"):
+        n0 = db.execute("SELECT count(*) FROM %s" % t).fetchone()[0]
+        db.execute("BEGIN")
+        db.execute("DELETE FROM %s WHERE id <= 10" % t)
+        db.execute("INSERT INTO %s(text, embedding, key) VALUES ('gone soon', ?, 'knew')" % t, (vec(rng),))
+        check(db.execute("SELECT count(*) FROM %s" % t).fetchone()[0] == n0 - 9, "%s: inside the transaction" % t)
+        db.execute("ROLLBACK")
+        check(db.execute("SELECT count(*) FROM %s" % t).fetchone()[0] == n0, "%s: rolled back" % t)
+        check(db.execute("SELECT count(*) FROM %s WHERE key = 'knew'" % t).fetchone()[0] == 0, "the insert undone")
+        db.execute("BEGIN")
+        db.execute("DELETE FROM %s WHERE id = 1" % t)
+        db.execute("SAVEPOINT a")
+        db.execute("DELETE FROM %s WHERE id = 2" % t)
+        db.execute("ROLLBACK TO a")
+        db.execute("COMMIT")
+        ids = {r[0] for r in db.execute("SELECT id FROM %s WHERE id <= 3" % t)}
+        check(ids == {2, 3}, "%s: savepoint: %s" % (t, ids))
 
-    # key-value use: by the text primary key
-    db.execute("INSERT OR REPLACE INTO scratch(text, embedding, key) VALUES ('v1', ?, 'session:42')", (vec(rng),))
-    db.execute("INSERT OR REPLACE INTO scratch(text, embedding, key) VALUES ('v2', ?, 'session:42')", (vec(rng),))
-    rows = db.execute("SELECT text FROM scratch WHERE key = 'session:42'").fetchall()
-    check(rows == [("v2",)], "INSERT OR REPLACE by key: %s" % rows)
-    expect_error(db, "INSERT INTO scratch(text, embedding, key) VALUES ('v3', ?, 'session:42')", "is taken",
-                 (vec(rng),))
-    db.execute("DELETE FROM scratch WHERE key = 'session:42'")
-    check(db.execute("SELECT count(*) FROM scratch WHERE key = 'session:42'").fetchone()[0] == 0, "deleted by key")
+    # key-value use: by the text primary key (the same on the persistent table)
+    for t in ("scratch", "mem"):
+        v = [vec(random.Random(k)) for k in range(3)]
+        db.execute("INSERT OR REPLACE INTO %s(text, embedding, key) VALUES ('v1', ?, 'session:42')" % t, (v[0],))
+        db.execute("INSERT OR REPLACE INTO %s(text, embedding, key) VALUES ('v2', ?, 'session:42')" % t, (v[1],))
+        rows = db.execute("SELECT text FROM %s WHERE key = 'session:42'" % t).fetchall()
+        check(rows == [("v2",)], "%s: INSERT OR REPLACE by key: %s" % (t, rows))
+        expect_error(db, "INSERT INTO %s(text, embedding, key) VALUES ('v3', ?, 'session:42')" % t, "is taken",
+                     (v[2],))
+        db.execute("DELETE FROM %s WHERE key = 'session:42'" % t)
+        check(db.execute("SELECT count(*) FROM %s WHERE key = 'session:42'" % t).fetchone()[0] == 0,
+              "%s: deleted by key" % t)
+
+    # memory given back: deleted records freed once they outnumber the live
+    # ones (at COMMIT), or at once by 'optimize'; values changed in place
+    # (importance, tier, access) kept; the same answers as the persistent store
+    def rows_of(t):
+        return db.execute("SELECT id, text, tier, importance, access_count, last_access, key, user_id FROM %s "
+                          "ORDER BY id" % t).fetchall()
+
+    def exact_rows(t):
+        import json
+        return json.loads(db.execute("SELECT h5mem_index('%s')" % t).fetchone()[0])["exact_rows"]
+
+    for t in ("scratch", "mem"):
+        db.execute("UPDATE %s SET importance = 0.25, tier = 'warm' WHERE id IN (20, 21)" % t)
+        db.execute("BEGIN")
+        crng = random.Random(77)
+        for i in range(3000):
+            db.execute("INSERT INTO %s(text, embedding, key, user_id) VALUES (?, ?, ?, ?)" % t,
+                       ("churn %d %s" % (i, crng.choice(WORDS)), vec(crng), "c%d" % i, i % 7))
+        db.execute("COMMIT")
+        db.execute("DELETE FROM %s WHERE key LIKE 'c%%' AND (user_id != 3 OR id %% 2 = 0)" % t)
+    live = db.execute("SELECT count(*) FROM scratch").fetchone()[0]
+    check(exact_rows("scratch") == live, "deleted records freed at commit: %d rows kept, %d live"
+          % (exact_rows("scratch"), live))
+    check(rows_of("scratch") == rows_of("mem"), "after the churn: the same rows")
+    check(db.execute("SELECT tier, importance FROM scratch WHERE id = 20").fetchone() == ("warm", 0.25),
+          "a value changed in place, kept through the compaction")
+    for what, sql, args in same:
+        a = db.execute(sql.format(t="scratch"), args).fetchall()
+        b = db.execute(sql.format(t="mem"), args).fetchall()
+        check(a == b, "after the churn, %s: ephemeral %s vs persistent %s" % (what, a[:3], b[:3]))
+    n_mem = db.execute("SELECT count(*) FROM mem").fetchone()[0]
+    db.execute("DELETE FROM scratch WHERE id % 3 = 0")
+    before_opt = exact_rows("scratch")
+    db.execute("INSERT INTO scratch(scratch) VALUES ('optimize')")
+    live = db.execute("SELECT count(*) FROM scratch").fetchone()[0]
+    check(before_opt > live and exact_rows("scratch") == live, "optimize frees them at once: %d -> %d (%d live)"
+          % (before_opt, exact_rows("scratch"), live))
+    k40 = db.execute("SELECT id, text FROM scratch WHERE key = 'k40'").fetchall()
+    check(k40 == db.execute("SELECT id, text FROM mem WHERE key = 'k40'").fetchall() and k40, "by key after optimize")
+    check(db.execute("SELECT count(*) FROM scratch_relations").fetchone()[0] == 1, "the graph kept")
+
+    # expiry: the column expires_at (unix seconds), a table's default ttl,
+    # a controllable clock; expired records invisible at once to every read
+    db.execute("CREATE VIRTUAL TABLE kv USING h5mem(ephemeral=on, dim=%d, ttl=60, key text primary key)" % DIM)
+    check(db.execute("SELECT h5mem_clock('kv', 1000)").fetchone()[0] == 1000, "the clock set")
+    kvv = [vec(random.Random(100 + i)) for i in range(4)]
+    db.execute("INSERT INTO kv(text, embedding, key) VALUES ('alpha tea', ?, 'a')", (kvv[0],))
+    db.execute("INSERT INTO kv(text, embedding, key, expires_at) VALUES ('beta tea', ?, 'b', 1010)", (kvv[1],))
+    db.execute("INSERT INTO kv(text, embedding, key, expires_at) VALUES ('gamma tea', ?, 'c', 5000)", (kvv[2],))
+    rows = db.execute("SELECT key, expires_at FROM kv ORDER BY id").fetchall()
+    check(rows == [("a", 1060), ("b", 1010), ("c", 5000)], "expires_at given or from ttl: %s" % rows)
+    db.execute("SELECT h5mem_clock('kv', 1009)")
+    check(db.execute("SELECT count(*) FROM kv").fetchone()[0] == 3, "nothing expired before its time")
+    db.execute("SELECT h5mem_clock('kv', 1010)")
+    reads = {
+        "scan": "SELECT key FROM kv ORDER BY key",
+        "by key": "SELECT key FROM kv WHERE key IN ('a', 'b', 'c') ORDER BY key",
+        "vec_search": "SELECT k.key FROM vec_search('kv', ?, 10) v JOIN kv k ON k.id = v.id ORDER BY k.key",
+        "KNN": "SELECT key FROM kv WHERE embedding MATCH ? AND k = 10 ORDER BY key",
+        "bm25": "SELECT k.key FROM bm25('kv', 'tea', 10) b JOIN kv k ON k.id = b.id ORDER BY k.key",
+        "hybrid": "SELECT k.key FROM hybrid('kv', 'tea', ?, 10) h JOIN kv k ON k.id = h.id ORDER BY k.key",
+    }
+    for what, sql in reads.items():
+        got = [r[0] for r in db.execute(sql, (kvv[1],) if "?" in sql else ()).fetchall()]
+        check(got == ["a", "c"], "expired at its time, %s: %s" % (what, got))
+    check(db.execute("SELECT key FROM kv WHERE key = 'b'").fetchall() == [], "gone by key")
+    db.execute("INSERT INTO kv(text, embedding, key) VALUES ('beta again', ?, 'b')", (kvv[1],))
+    check(db.execute("SELECT expires_at FROM kv WHERE key = 'b'").fetchone() == (1070,), "its key free again")
+    # INSERT OR REPLACE and UPDATE set a new expiry; the old one does nothing
+    db.execute("INSERT OR REPLACE INTO kv(text, embedding, key) VALUES ('alpha 2', ?, 'a')", (kvv[0],))
+    db.execute("UPDATE kv SET expires_at = 2000 WHERE key = 'b'")
+    db.execute("SELECT h5mem_clock('kv', 1069)")
+    got = db.execute("SELECT key, expires_at FROM kv ORDER BY key").fetchall()
+    check(got == [("a", 1070), ("b", 2000), ("c", 5000)], "new expiries (the old ones do nothing): %s" % got)
+    db.execute("SELECT h5mem_clock('kv', 1130)")
+    check([r[0] for r in db.execute("SELECT key FROM kv ORDER BY key")] == ["b", "c"], "replaced: the new expiry")
+    # a write transaction sees the records as of its start; they go after it
+    db.execute("BEGIN")
+    db.execute("INSERT INTO kv(text, embedding, key, expires_at) VALUES ('delta', ?, 'd', 1135)", (kvv[3],))
+    db.execute("SELECT h5mem_clock('kv', 3000)")
+    check(db.execute("SELECT count(*) FROM kv").fetchone()[0] == 3, "inside a write transaction: as at its start")
+    db.execute("COMMIT")
+    check([r[0] for r in db.execute("SELECT key FROM kv ORDER BY key")] == ["c"], "after it: expired")
+    db.execute("BEGIN")
+    db.execute("INSERT INTO kv(text, embedding, key, expires_at) VALUES ('epsilon', ?, 'e', 3001)", (kvv[3],))
+    db.execute("ROLLBACK")
+    db.execute("SELECT h5mem_clock('kv', 3002)")
+    check([r[0] for r in db.execute("SELECT key FROM kv ORDER BY key")] == ["c"], "a rolled back insert's expiry")
+    # many records expiring: their memory given back (the deleted outnumber the live)
+    db.execute("BEGIN")
+    for i in range(3000):
+        db.execute("INSERT INTO kv(text, embedding, key) VALUES (?, ?, ?)", ("churn %d" % i, kvv[i % 4], "t%d" % i))
+    db.execute("COMMIT")
+    check(exact_rows("kv") >= 3001, "3000 added")
+    db.execute("SELECT h5mem_clock('kv', 3062)")
+    check(db.execute("SELECT count(*) FROM kv").fetchone()[0] == 1, "3000 expired")
+    check(exact_rows("kv") == 1, "their memory given back: %d rows kept" % exact_rows("kv"))
+    check(db.execute("SELECT key FROM kv").fetchall() == [("c",)], "the one left")
+    db.execute("SELECT h5mem_clock('kv', NULL)")
+    import time
+    check(abs(db.execute("SELECT h5mem_clock('kv')").fetchone()[0] - time.time()) < 5, "the clock given back")
+    expect_error(db, "SELECT h5mem_clock('mem', 5)", "not an ephemeral store")
+    expect_error(db, "SELECT h5mem_clock('kv', -5)", "unix seconds")
+    expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(path='e2.h5', dim=4, ttl=5)", "goes with ephemeral=on")
+    expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, dim=4, expires_at text)", "integer column")
+    expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, dim=4, ttl=-1)", "ttl=-1")
+    db.execute("DROP TABLE kv")
 
     # errors
     expect_error(db, "SELECT h5mem_checkpoint('scratch')", "ephemeral store: it has no file to checkpoint")
-    expect_error(db, "INSERT INTO scratch(scratch) VALUES ('optimize')", "no file to rewrite")
     expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, path='x.h5', dim=4)", "has no file")
     expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on)", "dim= is required")
     expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, dim=4, index=hnsw)", "searches exactly")
@@ -143,7 +262,7 @@ def main():
     # one is empty (its records lived in the process that made them)
     db = connect(dbfile)
     check(db.execute("SELECT count(*) FROM scratch").fetchone()[0] == 0, "empty when connected again")
-    check(db.execute("SELECT count(*) FROM mem").fetchone()[0] == 300, "the persistent one kept its records")
+    check(db.execute("SELECT count(*) FROM mem").fetchone()[0] == n_mem, "the persistent one kept its records")
     db.execute("INSERT INTO scratch(text, embedding, key) VALUES ('again', ?, 'a')", (vec(rng),))
     check(db.execute("SELECT id, text FROM scratch").fetchall() == [(1, "again")], "usable again")
     db.execute("DROP TABLE scratch")
