@@ -14,7 +14,8 @@
 ** for its header full; the gate's lock failing an I/O error, not busy;
 ** time ranges (store_time_range, store_time_range_session) against a brute force;
 ** changes in place (store_update): the model through transactions, the
-** log, checkpoints and a crash, the log's and the file's growth.
+** log, checkpoints and a crash, the log's and the file's growth; an
+** ephemeral store (no file): the model, its memory given back, expiry.
 **
 ** Every test works in a directory of its own under $TMPDIR (or /tmp) and
 ** removes it at the end.  A model of the records (an array) is what every
@@ -1127,6 +1128,71 @@ END_TEST
 /* Optimize after deleting most records: the file shrinks, positions are
 ** only the live records, every record is as it was, before and after
 ** reopening. */
+/* An ephemeral store (no file, no log): the model through puts, deletes,
+** a rollback, the memory of deleted records given back (at a commit once
+** they outnumber the live, and by optimize) and expiry by a set clock;
+** nothing made on disk; a checkpoint refused. */
+START_TEST(test_ephemeral) {
+  tdir t;
+  t_rng r;
+  store_opts o = opts(DIM, STORE_L2, STORE_F32);
+  store_coldef ex;
+  memset(&ex, 0, sizeof ex);
+  snprintf(ex.name, sizeof ex.name, "expires_at");
+  ex.type = STORE_T_INTEGER;
+  ex.role = STORE_R_METADATA;
+  o.ephemeral = 1;
+  o.cols = &ex;
+  o.ncols = 1;
+  o.ttl = 100;
+  o.agent = "scratch-agent";
+  store *s = start(&t, &r, 41, o);
+  ck_assert_int_eq(nfiles(&t), 0);
+  char buf[64];
+  ck_assert_int_eq(store_attr(s, "agent", buf, sizeof buf), STORE_OK);
+  ck_assert_str_eq(buf, "scratch-agent");
+  store_set_clock(s, 1000);
+  ck_assert_int_eq(store_clock(s), 1000);
+  int64_t next = put_commit(s, &r, 1, 1500); /* (each expires at 1000 + ttl) */
+  check_model(s);
+  /* deleted records outnumbering the live: freed at the commit */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int64_t id = 1; id <= 1200; id++) delete_ok(s, id);
+  ck_assert_int_eq(store_commit(s, 1), STORE_OK);
+  ck_assert_uint_eq(store_npos(s), store_count(s));
+  check_model(s);
+  /* a rollback */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  int64_t undone = put_new(s, &r, next, 5);
+  delete_ok(s, 1300);
+  store_rollback(s);
+  for (int64_t id = next; id < undone; id++) model[id].live = 0;
+  model[1300].live = 1;
+  check_model(s);
+  /* fewer deleted: kept until optimize */
+  ck_assert_int_eq(store_begin(s), STORE_OK);
+  for (int64_t id = 1201; id <= 1250; id++) delete_ok(s, id);
+  ck_assert_int_eq(store_commit(s, 1), STORE_OK);
+  ck_assert_uint_gt(store_npos(s), store_count(s));
+  ck_assert_int_eq(store_optimize(s), STORE_OK);
+  ck_assert_uint_eq(store_npos(s), store_count(s));
+  check_model(s);
+  /* expiry by the clock */
+  store_set_clock(s, 1099);
+  ck_assert_int_eq(store_expire(s), STORE_OK);
+  check_model(s);
+  store_set_clock(s, 1100);
+  ck_assert_int_eq(store_expire(s), STORE_OK);
+  for (int64_t id = 1; id < next; id++) model[id].live = 0;
+  check_model(s);
+  ck_assert_uint_eq(store_count(s), 0);
+  ck_assert_int_eq(store_checkpoint(s), STORE_EINVAL);
+  ck_assert_ptr_nonnull(strstr(store_errmsg(s), "ephemeral store"));
+  ck_assert_int_eq(nfiles(&t), 0);
+  finish(s, &t);
+}
+END_TEST
+
 START_TEST(test_optimize) {
   tdir t;
   t_rng r;
@@ -2285,6 +2351,7 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_time_range_session);
   tcase_add_test(tc, test_partition_null_key);
   tcase_add_test(tc, test_vector_column_l1_nulls);
+  tcase_add_test(tc, test_ephemeral);
   suite_add_tcase(su, tc);
   return su;
 }
