@@ -130,7 +130,10 @@ int h5mem_policy_arg(h5mem_policy *p, const char *k, size_t kl, const char *v, u
   } else if (KEY("evict")) {
     if (!sqlite3_stricmp(v, "archive")) p->evict_delete = 0;
     else if (!sqlite3_stricmp(v, "delete")) p->evict_delete = 1;
-    else BAD("%s: evict=%s: expected archive or delete", WHO, v);
+    else if (!sqlite3_stricmp(v, "lru")) p->evict_order = 1; /* (an ephemeral store's capacity) */
+    else if (!sqlite3_stricmp(v, "score")) p->evict_order = 2;
+    else BAD("%s: evict=%s: expected archive or delete (consolidation), or lru or score (an ephemeral "
+             "store's capacity)", WHO, v);
   } else if (KEY("merge_scope")) {
     if (!sqlite3_stricmp(v, "working")) p->merge_all = 0;
     else if (!sqlite3_stricmp(v, "all")) p->merge_all = 1;

@@ -133,7 +133,7 @@ static const char *const opt_names[] = {
     "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
     "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
     "storage", "sync", "embedder_model", "embedder_key_env", "embedder_timeout", "embedder_retries",
-    "embedder_batch", "writer", "ephemeral", "ttl", NULL};
+    "embedder_batch", "writer", "ephemeral", "ttl", "capacity", NULL};
 
 /* Whether arg declares a column (sqlite-vec's vec0 syntax: `user_id integer
 ** partition key`, `+payload blob`, `image float[512] distance_metric=l2`)
@@ -303,14 +303,15 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       }
     } else if (KEY("dim") || KEY("chunk") || KEY("autocheckpoint") || KEY("M") ||
                KEY("ef_construction") || KEY("ef_search") || KEY("nlist") || KEY("nprobe") ||
-               KEY("pq_m") || KEY("ttl")) {
+               KEY("pq_m") || KEY("ttl") || KEY("capacity")) {
       char *end;
       long long n = strtoll(v, &end, 10);
       long long lo = KEY("M") ? 2 : KEY("nlist") || KEY("pq_m") ? 0 : 1; /* nlist, pq_m: 0 is the default */
       long long hi = KEY("dim") || KEY("pq_m") ? 65536
                    : KEY("chunk") || KEY("ef_construction") ? (1 << 20)
                    : KEY("nlist") || KEY("nprobe") ? (1 << 24)
-                   : KEY("M") ? 512 : KEY("ef_search") ? 100000 : KEY("ttl") ? 100LL * 365 * 86400 : (1LL << 40);
+                   : KEY("M") ? 512 : KEY("ef_search") ? 100000 : KEY("ttl") ? 100LL * 365 * 86400
+                   : KEY("capacity") ? (1LL << 40) : (1LL << 40);
       bad = end == v || *end || n < lo || n > hi;
       if (!bad && KEY("dim") && m->have_emb_decl && n != m->o.dim) {
         *pzErr = sqlite3_mprintf("%s: dim=%lld, but the embedding is declared float[%d]", WHO, n, m->o.dim);
@@ -326,6 +327,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
       else if (!bad && KEY("nprobe")) m->o.ivf_nprobe = (int)n;
       else if (!bad && KEY("pq_m")) m->o.ivf_pq_m = (int)n;
       else if (!bad && KEY("ttl")) m->o.ttl = n;
+      else if (!bad && KEY("capacity")) m->o.capacity = (uint64_t)n;
       else if (!bad) m->o.autocheckpoint = (uint64_t)n;
       if (bad)
         *pzErr = sqlite3_mprintf("%s: %.*s=%s: expected an integer in %lld..%lld", WHO, (int)kl, k, v, lo, hi);
@@ -390,7 +392,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
                                "index, M, ef_construction, ef_search, quantize, nlist, nprobe, pq_m, "
                                "tokenize, sync, agent, embedder, embedder_model, embedder_key_env, "
                                "embedder_timeout, embedder_retries, embedder_batch, "
-                               "chunk, autocheckpoint, writer, ephemeral, ttl, " H5MEM_POLICY_KNOWN ")", WHO,
+                               "chunk, autocheckpoint, writer, ephemeral, ttl, capacity, " H5MEM_POLICY_KNOWN ")", WHO,
                                (int)kl, k);
     }
 #undef KEY
@@ -401,6 +403,18 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     *pzErr = sqlite3_mprintf("%s: an ephemeral store has no file: path= goes with ephemeral=off", WHO);
     return SQLITE_ERROR;
   }
+  if ((m->o.capacity || m->policy.evict_order) && !m->o.ephemeral) {
+    *pzErr = sqlite3_mprintf("%s: %s goes with ephemeral=on", WHO,
+                             m->o.capacity ? "capacity=" : "evict=lru|score (a capacity's order)");
+    return SQLITE_ERROR;
+  }
+  if (m->policy.evict_order && !m->o.capacity) {
+    *pzErr = sqlite3_mprintf("%s: evict=%s orders what goes past a capacity: give capacity=N", WHO,
+                             m->policy.evict_order == 2 ? "score" : "lru");
+    return SQLITE_ERROR;
+  }
+  m->o.evict_by = m->policy.evict_order == 2 ? STORE_EVICT_SCORE : STORE_EVICT_LRU;
+  m->o.evict_half_life = m->policy.half_life_days * 86400.0;
   if (m->o.ttl && !m->o.ephemeral) {
     *pzErr = sqlite3_mprintf("%s: ttl= goes with ephemeral=on (a store with a file keeps its records)", WHO);
     return SQLITE_ERROR;

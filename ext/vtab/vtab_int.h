@@ -263,6 +263,7 @@ typedef struct h5mem_policy {
   double half_life_days;    /* half_life_days=X: the decay score's half-life (7) */
   double merge_threshold;   /* merge_threshold=X: near-duplicates' cosine distance (0.05; < 0: off) */
   int evict_delete;         /* evict=delete (1) or archive (0, the default) */
+  int evict_order;          /* an ephemeral store's capacity: evict=lru (1) or score (2); 0: not given */
   int merge_all;            /* merge_scope=all (1): a cycle compares the working tier with every
                                non-archive memory; working (0, the default): with itself */
   int64_t consolidate_every; /* consolidate=auto[:N]: a cycle every N memories h5mem_remember
@@ -294,7 +295,7 @@ void h5mem_policy_default(h5mem_policy *p);
 /* One CREATE VIRTUAL TABLE argument key=value (key[0..klen), value
 ** unquoted): SQLITE_OK when it is a policy option and good, SQLITE_ERROR
 ** with the message in *pzErr naming the option ("h5mem: evict=x: expected
-** archive or delete"), SEARCH_UNKNOWN when the key is no policy option.
+** archive, delete, lru or score"), SEARCH_UNKNOWN when the key is no policy option.
 ** *seen marks the options given (each once). */
 int h5mem_policy_arg(h5mem_policy *p, const char *key, size_t klen, const char *value, unsigned *seen,
                      char **pzErr);

@@ -430,6 +430,10 @@ int store_commit(store *s, int may_checkpoint) {
   /* an ephemeral store gives the memory of its deleted records back once
      they outnumber the live ones (each record copied once for as many
      deletes, at most) */
+  if (s->ephemeral) { /* (records past its capacity go: not undoable, the transaction done) */
+    int erc = store_evict(s);
+    if (erc) return erc;
+  }
   uint64_t dead = s->ndelta - s->live;
   if (may_checkpoint && s->ephemeral && dead >= 1024 && dead > s->live) return store_compact(s);
   return STORE_OK;

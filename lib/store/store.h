@@ -108,7 +108,15 @@ typedef struct store_opts {
   ** (integer, unix seconds; NULL: never); one inserted without gets now +
   ** ttl when ttl > 0 (store_clock) */
   int64_t ttl;
+  /* ephemeral: at most capacity live records (0: no limit); past it, at
+  ** each commit, the least recently used go (STORE_EVICT_LRU: put or read,
+  ** store_get) or those of the lowest decay score (STORE_EVICT_SCORE:
+  ** lib/life's, half life evict_half_life seconds, 0: its default) */
+  uint64_t capacity;
+  int evict_by;
+  double evict_half_life;
 } store_opts;
+enum { STORE_EVICT_LRU = 0, STORE_EVICT_SCORE = 1 };
 
 /* ---- declared columns (store_cols.c) ----------------------------------- */
 

@@ -7,10 +7,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
 
 #include "k.h"
 #include "store_int.h"
+#include "life/life.h"
 #include "util/check.h"
 
 /* ---- records in memory ------------------------------------------------------ */
@@ -128,6 +130,89 @@ int store_expire(store *s) {
   return dead >= 1024 && dead > s->live ? store_compact(s) : STORE_OK;
 }
 
+/* ---- capacity (an ephemeral store) --------------------------------------------- */
+
+typedef struct victim {
+  double key; /* lower goes first */
+  int64_t id;
+  uint64_t pos;
+} victim;
+
+static int victim_less(const victim *a, const victim *b) {
+  return a->key < b->key || (a->key == b->key && a->id < b->id);
+}
+
+/* The k lowest of v[0..n) moved to v[0..k): a max-heap of the k lowest
+** so far (n log k; k is what went past the capacity, often 1). */
+static void select_lowest(victim *v, uint64_t n, uint64_t k) {
+  if (!k) return;
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t at;
+    if (i < k) { /* (the heap fills: sift up) */
+      at = i;
+      victim x = v[i];
+      while (at > 0 && victim_less(&v[(at - 1) / 2], &x)) {
+        v[at] = v[(at - 1) / 2];
+        at = (at - 1) / 2;
+      }
+      v[at] = x;
+      continue;
+    }
+    if (!victim_less(&v[i], &v[0])) continue; /* (not below the highest kept) */
+    victim x = v[i];
+    v[i] = v[0];
+    at = 0; /* (sift down from the root) */
+    for (;;) {
+      uint64_t c = 2 * at + 1;
+      if (c >= k) break;
+      if (c + 1 < k && victim_less(&v[c], &v[c + 1])) c++;
+      if (!victim_less(&x, &v[c])) break;
+      v[at] = v[c];
+      at = c;
+    }
+    v[at] = x;
+  }
+}
+
+int store_evict(store *s) {
+  if (!s->ephemeral || s->in_txn || !s->capacity || s->live <= s->capacity) return STORE_OK;
+  uint64_t n = 0, k = s->live - s->capacity;
+  victim *v = malloc(s->live * sizeof *v);
+  if (!v) return store_fail(s, STORE_ENOMEM, "out of memory");
+  life_score_opts lo;
+  life_score_opts_default(&lo);
+  if (s->evict_half_life > 0) lo.half_life = s->evict_half_life;
+  int64_t now = store_clock(s);
+  for (uint64_t pos = 0; pos < s->ndelta; pos++) {
+    const drec *d = s->delta[pos];
+    if (d->dead) continue;
+    double key = (double)d->used;
+    if (s->evict_by == STORE_EVICT_SCORE) { /* (the values changed in place too) */
+      store_view w;
+      memset(&w, 0, sizeof w);
+      w.importance = d->importance, w.access_count = d->access_count, w.last_access = d->last_access;
+      store_patch_view(s, pos, &w);
+      life_record r = {!isnan(w.importance), w.importance, 1, d->ts, w.access_count,
+                       w.last_access != STORE_NULL_TIME, w.last_access};
+      key = life_score(&lo, &r, now, NULL);
+    }
+    v[n++] = (victim){key, d->id, pos};
+  }
+  if (k > n) k = n;
+  select_lowest(v, n, k);
+  for (uint64_t i = 0; i < k; i++) {
+    drec *d = s->delta[v[i].pos];
+    store_cols_note(s, v[i].pos, 0);
+    d->dead = 1;
+    idmap_del(&s->map, d->id);
+    s->live--;
+    s->changes++;
+    s->evicted++;
+  }
+  free(v);
+  return STORE_OK;
+}
+
 /* Insert without the checks the public entry does. */
 int store_apply_put(store *s, const store_rec *r) {
   if (idmap_slot(&s->map, r->id)) return store_fail(s, STORE_EEXISTS, "id %lld exists", (long long)r->id);
@@ -160,6 +245,7 @@ int store_apply_put(store *s, const store_rec *r) {
   s->delta[s->ndelta++] = d;
   s->live++;
   s->changes++;
+  d->used = ++s->tick;
   if (r->id > s->max_id) s->max_id = r->id;
   if (s->expcol >= 0) { /* its expiry: given, or the default ttl's */
     store_val *x = &d->cv[s->expcol];
@@ -279,6 +365,7 @@ static drec *fold(store *s, drec *d, const ovent *e) {
   drec *n = drec_new(s, &r);
   free(emb);
   if (!n) return NULL;
+  n->used = d->used;
   store_drec_free(d);
   return n;
 }

@@ -309,6 +309,7 @@ typedef struct strcodes {
 /* A record of the delta: one allocation, strings NUL-terminated inside. */
 typedef struct drec {
   int64_t id, ts, access_count, last_access;
+  uint64_t used; /* an ephemeral store's use number (put, store_get): the least recently used go first */
   double importance;
   int dead;
   char *str[6];
@@ -357,6 +358,10 @@ struct store {
   int ephemeral;     /* no file, no log: store_opts.ephemeral */
   int expcol;        /* ephemeral: the declared column expires_at (-1: none) */
   int64_t ttl, clock_set;
+  uint64_t capacity, tick; /* tick: the last use's number (drec.used) */
+  uint64_t evicted;        /* records evicted since the store opened */
+  int evict_by;
+  double evict_half_life;
   struct xent { int64_t at, id; } *xh; /* a min-heap of (expiry, id), a record's put at its insert */
   uint64_t nxh, capxh;
   char *eattr[4];    /* an ephemeral store's agent, embedder, embedder_digest, embedder_model */
@@ -631,6 +636,10 @@ int store_ephemeral_load(store *s, const store_opts *o);
 ** position held by a reader.  Anything else: a no-op.  STORE_OK or
 ** STORE_ENOMEM (nothing lost: the records stay as they were). */
 int store_compact(store *s);
+/* An ephemeral store past its capacity: the records over it deleted (not
+** undoable), the least recently used or those of the lowest decay score
+** first (ties: the lowest id); outside a transaction.  Else a no-op. */
+int store_evict(store *s);
 
 /* ---- interface to code in store_int.c ------------------------------------ */
 

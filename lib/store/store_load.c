@@ -540,6 +540,11 @@ int store_ephemeral_load(store *s, const store_opts *o) {
   if (o->ttl > 0 && s->expcol < 0)
     return store_fail(s, STORE_EINVAL, "ttl= needs the declared column expires_at integer");
   s->ttl = o->ttl;
+  if (o->evict_by != STORE_EVICT_LRU && o->evict_by != STORE_EVICT_SCORE)
+    return store_fail(s, STORE_EINVAL, "evict: expected lru or score");
+  s->capacity = o->capacity;
+  s->evict_by = o->evict_by;
+  s->evict_half_life = o->evict_half_life;
   s->nbase = 0;
   if ((rc = sindex_load(s, NULL, &s->icfg, 0, &s->ix)) || (rc = tindex_load(s, NULL, &s->tcfg, 0, &s->tx)) ||
       (rc = gstore_new(&s->g, 1)))

@@ -18,6 +18,8 @@ a store with no file and no log.
   expired records gone for every read, their keys free again; INSERT OR
   REPLACE and UPDATE set a new expiry; a write transaction sees the
   records as of its start; 3000 expired records freed;
+- capacity: the least recently used go past it at COMMIT (a read is a
+  use), not at ROLLBACK; evict=score: the lowest decay score;
 - errors: path= with ephemeral=on, no dim=, index=hnsw, a checkpoint, a
   bad ephemeral= value, ttl= without ephemeral, a text expires_at,
   h5mem_clock on a persistent store.
@@ -244,6 +246,39 @@ def main():
     expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, dim=4, expires_at text)", "integer column")
     expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, dim=4, ttl=-1)", "ttl=-1")
     db.execute("DROP TABLE kv")
+
+    # capacity: past it, at each commit, the least recently used go (a put
+    # or a read is a use), or those of the lowest decay score
+    db.execute("CREATE VIRTUAL TABLE lru USING h5mem(ephemeral=on, dim=%d, capacity=3, key text primary key)" % DIM)
+    for k in "abc":
+        db.execute("INSERT INTO lru(text, embedding, key) VALUES (?, ?, ?)", ("v" + k, kvv[0], k))
+    check(db.execute("SELECT text FROM lru WHERE key = 'a'").fetchone() == ("va",), "a read")
+    db.execute("INSERT INTO lru(text, embedding, key) VALUES ('vd', ?, 'd')", (kvv[0],))
+    keys = [r[0] for r in db.execute("SELECT key FROM lru ORDER BY key")]
+    check(keys == ["a", "c", "d"], "the least recently used went (b; a was read): %s" % keys)
+    db.execute("BEGIN")
+    for k in "efgh":
+        db.execute("INSERT INTO lru(text, embedding, key) VALUES (?, ?, ?)", ("v" + k, kvv[0], k))
+    check(db.execute("SELECT count(*) FROM lru").fetchone()[0] == 7, "past the capacity inside a transaction")
+    db.execute("ROLLBACK")
+    check([r[0] for r in db.execute("SELECT key FROM lru ORDER BY key")] == ["a", "c", "d"], "a rollback evicts nothing")
+    db.execute("BEGIN")
+    for k in "efgh":
+        db.execute("INSERT INTO lru(text, embedding, key) VALUES (?, ?, ?)", ("v" + k, kvv[0], k))
+    db.execute("COMMIT")
+    keys = [r[0] for r in db.execute("SELECT key FROM lru ORDER BY key")]
+    check(keys == ["f", "g", "h"], "after the commit: the capacity's newest: %s" % keys)
+    db.execute("CREATE VIRTUAL TABLE sc USING h5mem(ephemeral=on, dim=%d, capacity=2, evict=score)" % DIM)
+    for t, imp in (("low", 0.1), ("high", 0.9), ("mid", 0.5)):
+        db.execute("INSERT INTO sc(text, embedding, importance, ts) VALUES (?, ?, ?, 1700000000)", (t, kvv[0], imp))
+    texts = sorted(r[0] for r in db.execute("SELECT text FROM sc"))
+    check(texts == ["high", "mid"], "the lowest decay score went: %s" % texts)
+    expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(path='e2.h5', dim=4, capacity=5)", "goes with ephemeral=on")
+    expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, dim=4, evict=lru)", "give capacity=N")
+    expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, dim=4, capacity=5, evict=newest)",
+                 "lru or score")
+    db.execute("DROP TABLE lru")
+    db.execute("DROP TABLE sc")
 
     # errors
     expect_error(db, "SELECT h5mem_checkpoint('scratch')", "ephemeral store: it has no file to checkpoint")
