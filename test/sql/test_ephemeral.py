@@ -155,8 +155,8 @@ def main():
         db.execute("BEGIN")
         crng = random.Random(77)
         for i in range(3000):
-            db.execute("INSERT INTO %s(text, embedding, key, user_id) VALUES (?, ?, ?, ?)" % t,
-                       ("churn %d %s" % (i, crng.choice(WORDS)), vec(crng), "c%d" % i, i % 7))
+            db.execute("INSERT INTO %s(text, embedding, key, user_id, ts) VALUES (?, ?, ?, ?, ?)" % t,
+                       ("churn %d %s" % (i, crng.choice(WORDS)), vec(crng), "c%d" % i, i % 7, 1_750_000_000 + i))
         db.execute("COMMIT")
         db.execute("DELETE FROM %s WHERE key LIKE 'c%%' AND (user_id != 3 OR id %% 2 = 0)" % t)
     live = db.execute("SELECT count(*) FROM scratch").fetchone()[0]
