@@ -80,6 +80,78 @@ static void fn_clock(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_int64(ctx, store_clock(st));
 }
 
+/* ---- h5mem_promote(from, to [, id | condition]) -------------------------------- */
+
+/* Records of table `from` moved into table `to` in one savepoint: inserted
+** there (new ids: the target's own) with every column both have (the
+** fixed ones but id, and the declared columns of the same name), then
+** deleted here; all of them, the one of that id, or those an SQL condition
+** on `from`'s columns selects.  Either both happen or neither: the
+** savepoint is rolled back on any failure, and the two tables commit with
+** the connection's transaction (a process killed before leaves the target
+** as it was; an ephemeral source dies with the process).  The number of
+** records moved. */
+static void fn_promote(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  memvt *from = h5mem_fn_table(ctx, argv[0], "h5mem_promote");
+  if (!from) return;
+  memvt *to = h5mem_fn_table(ctx, argv[1], "h5mem_promote");
+  if (!to) return;
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  store *fs = h5mem_table_store(from), *ts = h5mem_table_store(to);
+  if (fs == ts)
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_promote", sqlite3_mprintf("from and to are one store"));
+  if (store_dim(fs) != store_dim(ts))
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_promote",
+                          sqlite3_mprintf("%s has dim=%d, %s dim=%d: the embeddings do not fit", h5mem_table_name(from),
+                                          store_dim(fs), h5mem_table_name(to), store_dim(ts)));
+  int t = argc > 2 ? sqlite3_value_type(argv[2]) : SQLITE_NULL;
+  if (t != SQLITE_NULL && t != SQLITE_INTEGER && t != SQLITE_TEXT)
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_promote",
+                          sqlite3_mprintf("the third argument: an id, or an SQL condition on %s's columns as text",
+                                          h5mem_table_name(from)));
+  /* the columns both have */
+  sqlite3_str *cols = sqlite3_str_new(db);
+  sqlite3_str_appendall(cols, "text, embedding, source, session, tags, ts, tier, importance, access_count, "
+                              "last_access, meta");
+  for (int i = 0; i < store_ncols(fs); i++) {
+    const store_coldef *c = store_col(fs, i);
+    int j = store_col_find(ts, c->name, strlen(c->name));
+    if (j >= 0 && store_col(ts, j)->type == c->type) sqlite3_str_appendf(cols, ", \"%w\"", c->name);
+  }
+  char *cl = sqlite3_str_finish(cols);
+  const char *fsc = h5mem_table_schema(from), *fnm = h5mem_table_name(from);
+  const char *tsc = h5mem_table_schema(to), *tnm = h5mem_table_name(to);
+  char *where = t == SQLITE_INTEGER ? sqlite3_mprintf("id = %lld", (long long)sqlite3_value_int64(argv[2]))
+              : t == SQLITE_TEXT    ? sqlite3_mprintf("(%s)", (const char *)sqlite3_value_text(argv[2]))
+                                    : sqlite3_mprintf("1");
+  char *ins = cl && where ? sqlite3_mprintf("INSERT INTO \"%w\".\"%w\"(%s) SELECT %s FROM \"%w\".\"%w\" WHERE %s "
+                                            "ORDER BY id", tsc, tnm, cl, cl, fsc, fnm, where) : NULL;
+  char *del = where ? sqlite3_mprintf("DELETE FROM \"%w\".\"%w\" WHERE %s", fsc, fnm, where) : NULL;
+  int rc = ins && del ? sqlite3_exec(db, "SAVEPOINT h5mem_promote", NULL, NULL, NULL) : SQLITE_NOMEM;
+  sqlite3_int64 moved = 0;
+  char *err = NULL;
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_exec(db, ins, NULL, NULL, NULL);
+    moved = sqlite3_changes64(db);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, del, NULL, NULL, NULL);
+    if (rc == SQLITE_OK && sqlite3_changes64(db) != moved) rc = SQLITE_ERROR; /* (the condition changed its mind) */
+    if (rc != SQLITE_OK)
+      err = sqlite3_mprintf("%s", rc == SQLITE_ERROR && !sqlite3_errmsg(db)[0] ? "the records changed meanwhile"
+                                                                               : sqlite3_errmsg(db));
+    if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO h5mem_promote", NULL, NULL, NULL);
+    int rrc = sqlite3_exec(db, "RELEASE h5mem_promote", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = rrc;
+  } else if (rc != SQLITE_NOMEM) {
+    err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }
+  sqlite3_free(cl);
+  sqlite3_free(where);
+  sqlite3_free(ins);
+  sqlite3_free(del);
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_promote", err);
+  sqlite3_result_int64(ctx, moved);
+}
+
 /* ---- h5mem_score(name, id [, options]) ---------------------------------------- */
 
 /* The decay score of memory id (lib/life, docs/SQL.md "Memory lifecycle"),
@@ -408,6 +480,8 @@ int h5mem_func_register(sqlite3 *db, registry *reg) {
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_index", 1, SQLITE_DIRECTONLY, fn_index);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_clock", 1, SQLITE_DIRECTONLY, fn_clock);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_clock", 2, SQLITE_DIRECTONLY, fn_clock);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_promote", 2, SQLITE_DIRECTONLY, fn_promote);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_promote", 3, SQLITE_DIRECTONLY, fn_promote);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 2, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 3, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 2, SQLITE_DIRECTONLY, fn_touch);

@@ -18,6 +18,10 @@ a store with no file and no log.
   expired records gone for every read, their keys free again; INSERT OR
   REPLACE and UPDATE set a new expiry; a write transaction sees the
   records as of its start; 3000 expired records freed;
+- h5mem_promote: by id, by a condition, all; the columns both tables
+  have; moved, not copied; a rolled back or failed promotion changes
+  nothing; a process killed before its commit leaves the persistent store
+  without them, after it with all;
 - capacity: the least recently used go past it at COMMIT (a read is a
   use), not at ROLLBACK; evict=score: the lowest decay score;
 - errors: path= with ephemeral=on, no dim=, index=hnsw, a checkpoint, a
@@ -280,6 +284,63 @@ def main():
     db.execute("DROP TABLE lru")
     db.execute("DROP TABLE sc")
 
+    # h5mem_promote: records moved into a persistent store (new ids there,
+    # the columns both have), in one savepoint
+    prom = os.path.join(tmp, "prom.h5")
+    db.execute("CREATE VIRTUAL TABLE ps USING h5mem(ephemeral=on, dim=%d, key text primary key, user_id integer)" % DIM)
+    db.execute("CREATE VIRTUAL TABLE pm USING h5mem(path='%s', dim=%d, key text, note text)" % (prom, DIM))
+    for i in range(10):
+        db.execute("INSERT INTO ps(text, embedding, key, user_id, session, ts, importance) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   ("m%d" % i, kvv[i % 4], "k%d" % i, i, "s%d" % (i % 2), 1_700_000_000 + i, i / 10))
+    check(db.execute("SELECT h5mem_promote('ps', 'pm', 3)").fetchone()[0] == 1, "promote one id (m2's)")
+    check(db.execute("SELECT h5mem_promote('ps', 'pm', 'session = ''s0''')").fetchone()[0] == 4,
+          "promote by a condition (s0 but the id taken already)")
+    got = db.execute("SELECT text, key, note, session, ts, importance, embedding FROM pm ORDER BY id").fetchall()
+    want = [("m%d" % i, "k%d" % i, None, "s%d" % (i % 2), 1_700_000_000 + i, i / 10, kvv[i % 4])
+            for i in (2, 0, 4, 6, 8)]
+    check(got == want,
+          "the promoted records, their columns: %s" % [g[:2] for g in got])
+    left = [r[0] for r in db.execute("SELECT text FROM ps ORDER BY id")]
+    check(left == ["m1", "m3", "m5", "m7", "m9"], "moved, not copied: %s" % left)
+    db.execute("BEGIN")
+    check(db.execute("SELECT h5mem_promote('ps', 'pm')").fetchone()[0] == 5, "promote all")
+    db.execute("ROLLBACK")
+    check(db.execute("SELECT count(*) FROM ps").fetchone()[0] == 5 and
+          db.execute("SELECT count(*) FROM pm").fetchone()[0] == 5, "a rolled back promotion: both as they were")
+    expect_error(db, "SELECT h5mem_promote('ps', 'pm', 'no_such_column = 1')", "no such column")
+    check(db.execute("SELECT count(*) FROM ps").fetchone()[0] == 5, "a failed promotion moves nothing")
+    expect_error(db, "SELECT h5mem_promote('ps', 'ps')", "one store")
+    expect_error(db, "SELECT h5mem_promote('ps', 'pm', 1.5)", "an id, or an SQL condition")
+    db.execute("CREATE VIRTUAL TABLE p3 USING h5mem(ephemeral=on, dim=3)")
+    expect_error(db, "SELECT h5mem_promote('ps', 'p3')", "do not fit")
+    db.execute("DROP TABLE p3")
+    # a process killed in the middle: the persistent store has all of them or none
+    import subprocess
+    child = '''
+import os, signal, sqlite3, struct, sys
+db = sqlite3.connect(":memory:", isolation_level=None)
+db.enable_load_extension(True)
+db.load_extension(sys.argv[1])
+db.execute("CREATE VIRTUAL TABLE s USING h5mem(ephemeral=on, dim=%d)")
+db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%%s', dim=%d, sync=full)" %% sys.argv[2])
+for i in range(200):
+    db.execute("INSERT INTO s(text, embedding) VALUES (?, ?)", ("r%%d" %% i, struct.pack("%df", *([0.5] * %d))))
+if sys.argv[3] == "before":
+    db.execute("BEGIN")
+db.execute("SELECT h5mem_promote('s', 'm')").fetchone()
+os.kill(os.getpid(), signal.SIGKILL)
+''' % (DIM, DIM, DIM, DIM)
+    from sqltest import EXT
+    for when, n in (("before", 0), ("after", 200)):
+        path = os.path.join(tmp, "kill_%s.h5" % when)
+        subprocess.run([sys.executable, "-c", child, EXT, path, when])
+        d2 = connect()
+        d2.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % path)
+        got = d2.execute("SELECT count(*) FROM m").fetchone()[0]
+        check(got == n, "killed %s its commit: %d records in the persistent store, not %d" % (when, got, n))
+        d2.close()
+    db.execute("DROP TABLE ps")
+
     # errors
     expect_error(db, "SELECT h5mem_checkpoint('scratch')", "ephemeral store: it has no file to checkpoint")
     expect_error(db, "CREATE VIRTUAL TABLE e2 USING h5mem(ephemeral=on, path='x.h5', dim=4)", "has no file")
@@ -305,7 +366,8 @@ def main():
     db.close()
     after = listing(tmp)
     made = set(after[tmp]) - set(before[tmp])
-    check(made <= {"app.db", "p.h5", "p.h5-wal"}, "files at the end: %s" % sorted(made))
+    check(made <= {"app.db", "p.h5", "p.h5-wal", "prom.h5", "prom.h5-wal", "kill_before.h5", "kill_before.h5-wal",
+                   "kill_after.h5", "kill_after.h5-wal"}, "files at the end: %s" % sorted(made))
     os.chdir(cwd)
     finish()
 
