@@ -82,6 +82,25 @@ static void fn_clock(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* ---- h5mem_promote(from, to [, id | condition]) -------------------------------- */
 
+/* One statement sql run (a condition that ends it and starts another is
+** refused: nothing of it runs). */
+static int run_one(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  const char *tail = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, &tail);
+  if (rc == SQLITE_OK && tail && *tail) {
+    sqlite3_finalize(st);
+    return SQLITE_MISUSE;
+  }
+  if (rc == SQLITE_OK) {
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
 /* Records of table `from` moved into table `to` in one savepoint: inserted
 ** there (new ids: the target's own) with every column both have (the
 ** fixed ones but id, and the declared columns of the same name), then
@@ -131,13 +150,16 @@ static void fn_promote(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_int64 moved = 0;
   char *err = NULL;
   if (rc == SQLITE_OK) {
-    rc = sqlite3_exec(db, ins, NULL, NULL, NULL);
+    rc = run_one(db, ins);
     moved = sqlite3_changes64(db);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(db, del, NULL, NULL, NULL);
-    if (rc == SQLITE_OK && sqlite3_changes64(db) != moved) rc = SQLITE_ERROR; /* (the condition changed its mind) */
+    int same = 1;
+    if (rc == SQLITE_OK) rc = run_one(db, del);
+    if (rc == SQLITE_OK && sqlite3_changes64(db) != moved) same = 0, rc = SQLITE_ERROR; /* (the condition changed its mind) */
     if (rc != SQLITE_OK)
-      err = sqlite3_mprintf("%s", rc == SQLITE_ERROR && !sqlite3_errmsg(db)[0] ? "the records changed meanwhile"
-                                                                               : sqlite3_errmsg(db));
+      err = rc == SQLITE_MISUSE ? sqlite3_mprintf("the condition is one SQL expression (no ';' and more)")
+            : !same ? sqlite3_mprintf("the records the condition selects changed meanwhile")
+                    : sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    if (rc == SQLITE_MISUSE) rc = SQLITE_ERROR;
     if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK TO h5mem_promote", NULL, NULL, NULL);
     int rrc = sqlite3_exec(db, "RELEASE h5mem_promote", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = rrc;

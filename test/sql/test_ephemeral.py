@@ -309,6 +309,8 @@ def main():
           db.execute("SELECT count(*) FROM pm").fetchone()[0] == 5, "a rolled back promotion: both as they were")
     expect_error(db, "SELECT h5mem_promote('ps', 'pm', 'no_such_column = 1')", "no such column")
     check(db.execute("SELECT count(*) FROM ps").fetchone()[0] == 5, "a failed promotion moves nothing")
+    expect_error(db, "SELECT h5mem_promote('ps', 'pm', '1); DROP TABLE pm; --')", "one SQL expression")
+    check(db.execute("SELECT count(*) FROM pm").fetchone()[0] == 5, "a condition with a second statement runs nothing")
     expect_error(db, "SELECT h5mem_promote('ps', 'ps')", "one store")
     expect_error(db, "SELECT h5mem_promote('ps', 'pm', 1.5)", "an id, or an SQL condition")
     db.execute("CREATE VIRTUAL TABLE p3 USING h5mem(ephemeral=on, dim=3)")
