@@ -110,4 +110,37 @@ test('semantic search offline: the store embeds with a static model', () => {
   }
 });
 
+test('an ephemeral store: key-value use, expiry, a search, a promotion', () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'h5mem_node_eph_'));
+  try {
+    db.exec('create virtual table scratch using h5mem(ephemeral=on, dim=4, ttl=60, key text primary key)');
+    one("select h5mem_clock('scratch', 1000)");
+    const put = db.prepare('insert or replace into scratch(text, embedding, key) values (?, ?, ?)');
+    const get = db.prepare('select text from scratch where key = ?').pluck();
+    const vec = (a) => Buffer.from(new Float32Array(a).buffer);
+    put.run('one', vec([1, 0, 0, 0]), 'k1');
+    put.run('two', vec([0, 1, 0, 0]), 'k2');
+    put.run('one again', vec([1, 0.1, 0, 0]), 'k1');
+    assert.equal(get.get('k1'), 'one again');
+    assert.equal(get.get('nope'), undefined);
+    const near = db.prepare("select id from vec_search('scratch', ?, 1)").pluck().get(vec([0, 1, 0, 0]));
+    assert.equal(db.prepare('select key from scratch where id = ?').pluck().get(near), 'k2');
+    one("select h5mem_clock('scratch', 1060)");
+    assert.equal(one('select count(*) from scratch'), 0);
+    put.run('three', vec([0, 0, 1, 0]), 'k3');
+    db.exec(`create virtual table kept using h5mem(path='${path.join(dir, 'kept.h5')}', dim=4)`);
+    assert.equal(one("select h5mem_promote('scratch', 'kept')"), 1);
+    assert.equal(one('select text from kept'), 'three');
+    assert.equal(one('select count(*) from scratch'), 0);
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['kept.h5', 'kept.h5-wal']);
+    db.exec('drop table scratch');
+    db.exec('drop table kept');
+  } finally {
+    fs.rmSync(dir, {recursive: true, force: true});
+  }
+});
+
 console.log(`${checks} checks passed`);
