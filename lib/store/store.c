@@ -427,15 +427,15 @@ int store_commit(store *s, int may_checkpoint) {
   s->nul = 0;
   store_patch_commit(s);
   if (may_checkpoint && wal_bytes(s->log) >= s->autockpt) return store_checkpoint(s);
-  /* an ephemeral store gives the memory of its deleted records back once
-     they outnumber the live ones (each record copied once for as many
-     deletes, at most) */
-  if (s->ephemeral) { /* (records past its capacity go: not undoable, the transaction done) */
-    int erc = store_evict(s);
-    if (erc) return erc;
-  }
+  if (!s->ephemeral) return STORE_OK;
+  /* an ephemeral store: the records past its capacity go (not undoable:
+     the transaction is done), and the memory of its deleted records is
+     given back once they outnumber the live ones (each record copied once
+     for as many deletes, at most) */
+  int erc = store_evict(s);
+  if (erc) return erc;
   uint64_t dead = s->ndelta - s->live;
-  if (may_checkpoint && s->ephemeral && dead >= 1024 && dead > s->live) return store_compact(s);
+  if (may_checkpoint && dead >= 1024 && dead > s->live) return store_compact(s);
   return STORE_OK;
 }
 

@@ -456,9 +456,12 @@ def test_crash_q8(d, rounds, seed):
     last = 0
     for r in range(rounds):
         p = subprocess.Popen([sys.executable, script, EXT, fn, str(seed)], stdout=subprocess.PIPE)
+        # (its first commit awaited: on a loaded machine, under a sanitizer,
+        # a child can take longer than the kill's delay to start at all)
+        first = p.stdout.readline()
         time.sleep(rng.uniform(0.02, 0.3))
         p.send_signal(signal.SIGKILL)
-        out = p.stdout.read().decode().split()
+        out = (first + p.stdout.read()).decode().split()
         p.wait()
         reported = int(out[-1]) if out else last
         if not os.path.exists(fn):
