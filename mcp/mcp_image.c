@@ -210,10 +210,6 @@ static int u32(mcp_image *im, const uint32_t *p, uint32_t *v) {
   return 1;
 }
 
-static uint32_t tri_key(const char *p) {
-  return ((uint32_t)(uint8_t)p[0] << 16 | (uint32_t)(uint8_t)p[1] << 8 | (uint8_t)p[2]) + 1;
-}
-
 /* Trigram key's number in *t (ntri: absent): 0, or -1 damaged. */
 static int tri_find(mcp_image *im, uint32_t key, uint64_t *t) {
   uint64_t lo = 0, hi = im->ntri;
@@ -283,7 +279,7 @@ static int match(mcp_image *im, const char *ql, size_t qn, u32s *h) {
   for (size_t k = 0; k + 3 <= qn; k++) {
     uint64_t t;
     uint32_t a, z;
-    if (tri_find(im, tri_key(ql + k), &t)) return -1;
+    if (tri_find(im, mcp_tri_key(ql + k), &t)) return -1;
     if (t == im->ntri) return 0; /* a trigram no entity has: none matches */
     if (!u32(im, im->toff + t, &a) || !u32(im, im->toff + t + 1, &z) || a > z || z > im->npost) return -1;
     if (best == im->ntri || z - a < bz - ba) best = t, ba = a, bz = z;

@@ -28,6 +28,12 @@
 #define MCP_IMAGE_NCOUNTS 8
 #define MCP_IMAGE_BLOCK 4096u /* (each block's checksum checked when first read) */
 
+/* A trigram's key: its bytes b0 b1 b2 as b0 << 16 | b1 << 8 | b2, plus 1
+** (0 stays free: an empty slot of mcp_kept.c's table). */
+static inline uint32_t mcp_tri_key(const char *p) {
+  return ((uint32_t)(uint8_t)p[0] << 16 | (uint32_t)(uint8_t)p[1] << 8 | (uint8_t)p[2]) + 1;
+}
+
 typedef struct mcp_image {
   const uint8_t *p; /* the image */
   uint64_t end;     /* of the sections (the checksums follow) */

@@ -71,10 +71,6 @@ static void tri_free(struct trigrams *t) {
   free(t);
 }
 
-static uint32_t tri_key(const char *p) {
-  return ((uint32_t)(uint8_t)p[0] << 16 | (uint32_t)(uint8_t)p[1] << 8 | (uint8_t)p[2]) + 1;
-}
-
 static struct tslot *tri_slot(const struct trigrams *t, uint32_t key) {
   uint32_t k = (key * 2654435761u) & (t->cap - 1);
   while (t->slot[k].key && t->slot[k].key != key) k = (k + 1) & (t->cap - 1);
@@ -128,7 +124,7 @@ static struct trigrams *tri_build(const graph *g, const int *cancel) {
       size_t n = g->hay_at[i + 1] - g->hay_at[i];
       for (size_t k = 0; k + 3 <= n && ok; k++) {
         if (h[k] == 1 || h[k + 1] == 1 || h[k + 2] == 1) continue;
-        uint32_t id = pass ? tri_slot(t, tri_key(h + k))->id : tri_id(t, tri_key(h + k));
+        uint32_t id = pass ? tri_slot(t, mcp_tri_key(h + k))->id : tri_id(t, mcp_tri_key(h + k));
         if (id == UINT32_MAX) {
           ok = 0;
         } else if (pass == 0 && id >= cap) { /* (a new trigram: room for its count) */
@@ -200,7 +196,7 @@ int kept_search(mcp *m, graph *g, const char *ql, size_t qn, uint8_t *keep) {
     const uint32_t *cand = NULL;
     size_t nc = 0;
     for (size_t k = 0; k + 3 <= qn; k++) {
-      const struct tslot *s = tri_slot(t, tri_key(ql + k));
+      const struct tslot *s = tri_slot(t, mcp_tri_key(ql + k));
       if (!s->key) return 0; /* a trigram no entity has: none matches */
       size_t c = t->off[s->id + 1] - t->off[s->id];
       if (!cand || c < nc) cand = t->ents + t->off[s->id], nc = c;

@@ -434,9 +434,7 @@ int store_commit(store *s, int may_checkpoint) {
      for as many deletes, at most) */
   int erc = store_evict(s);
   if (erc) return erc;
-  uint64_t dead = s->ndelta - s->live;
-  if (may_checkpoint && dead >= 1024 && dead > s->live) return store_compact(s);
-  return STORE_OK;
+  return may_checkpoint ? store_compact_due(s) : STORE_OK;
 }
 
 void store_rollback(store *s) {

@@ -104,6 +104,22 @@ static struct xent xh_pop(store *s) {
   return top;
 }
 
+/* The record at pos deleted for good, outside a transaction (expiry,
+** eviction: nothing to undo). */
+static void gone(store *s, uint64_t pos) {
+  drec *d = s->delta[pos];
+  store_cols_note(s, pos, 0);
+  d->dead = 1;
+  idmap_del(&s->map, d->id);
+  s->live--;
+  s->changes++;
+}
+
+int store_compact_due(store *s) {
+  uint64_t dead = s->ndelta - s->live;
+  return dead >= 1024 && dead > s->live ? store_compact(s) : STORE_OK;
+}
+
 int64_t store_clock(const store *s) { return s->clock_set ? s->clock_set : (int64_t)time(NULL); }
 void store_set_clock(store *s, int64_t now) { s->clock_set = now; }
 int store_is_ephemeral(const store *s) { return s->ephemeral; }
@@ -119,15 +135,9 @@ int store_expire(store *s) {
     drec *d = s->delta[pos];
     /* (an entry its record no longer has: it was put again with another expiry) */
     if (!d->cv || d->cv[s->expcol].type != STORE_T_INTEGER || d->cv[s->expcol].i != e.at) continue;
-    store_cols_note(s, pos, 0);
-    d->dead = 1;
-    idmap_del(&s->map, e.id);
-    s->live--;
-    s->changes++;
+    gone(s, pos);
   }
-  /* (the caller holds no position: the memory given back as at a commit) */
-  uint64_t dead = s->ndelta - s->live;
-  return dead >= 1024 && dead > s->live ? store_compact(s) : STORE_OK;
+  return store_compact_due(s); /* (the caller holds no position: as at a commit) */
 }
 
 /* ---- capacity (an ephemeral store) --------------------------------------------- */
@@ -200,15 +210,7 @@ int store_evict(store *s) {
   }
   if (k > n) k = n;
   select_lowest(v, n, k);
-  for (uint64_t i = 0; i < k; i++) {
-    drec *d = s->delta[v[i].pos];
-    store_cols_note(s, v[i].pos, 0);
-    d->dead = 1;
-    idmap_del(&s->map, d->id);
-    s->live--;
-    s->changes++;
-    s->evicted++;
-  }
+  for (uint64_t i = 0; i < k; i++) gone(s, v[i].pos);
   free(v);
   return STORE_OK;
 }

@@ -359,7 +359,6 @@ struct store {
   int expcol;        /* ephemeral: the declared column expires_at (-1: none) */
   int64_t ttl, clock_set;
   uint64_t capacity, tick; /* tick: the last use's number (drec.used) */
-  uint64_t evicted;        /* records evicted since the store opened */
   int evict_by;
   double evict_half_life;
   struct xent { int64_t at, id; } *xh; /* a min-heap of (expiry, id), a record's put at its insert */
@@ -636,6 +635,9 @@ int store_ephemeral_load(store *s, const store_opts *o);
 ** position held by a reader.  Anything else: a no-op.  STORE_OK or
 ** STORE_ENOMEM (nothing lost: the records stay as they were). */
 int store_compact(store *s);
+/* store_compact when the deleted records outnumber the live ones (at least
+** 1024 of them): each record copied once for as many deletes, at most. */
+int store_compact_due(store *s);
 /* An ephemeral store past its capacity: the records over it deleted (not
 ** undoable), the least recently used or those of the lowest decay score
 ** first (ties: the lowest id); outside a transaction.  Else a no-op. */
