@@ -504,23 +504,31 @@ static int t_read_graph(mcp *m, graph *g, const char *args, size_t n, mcp_out *o
   return 0;
 }
 
-static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+/* search_nodes' query lowercased (kept_lower) into ql: 0; -1 when args
+** has no string query (*is: it has one, and memory ran out). */
+static int search_query(const char *args, size_t n, strbuf *ql, int *is) {
   size_t v0, v1;
-  int is = 0;
-  char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_jstr(args, v0, v1, &is) : NULL;
-  if (!q) {
+  *is = 0;
+  char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_jstr(args, v0, v1, is) : NULL;
+  if (!q) return -1;
+  kept_lower(ql, q);
+  free(q);
+  return 0;
+}
+
+static int t_search_nodes(mcp *m, graph *g, const char *args, size_t n, mcp_out *o) {
+  int is;
+  strbuf ql = {0};
+  if (search_query(args, n, &ql, &is)) {
     if (is) nomem(o);
     else mcp_bad_arg(o, "search_nodes", NULL, "query", "string");
     return -1;
   }
-  strbuf ql = {0};
-  kept_lower(&ql, q);
   uint8_t *keep = calloc(g->ne + 1, 1);
   if (!keep || strbuf_failed(&ql) || kept_search(m, g, ql.buf ? ql.buf : "", ql.len, keep)) nomem(o);
   else put_graph(&o->result, g, keep);
   free(keep);
   strbuf_free(&ql);
-  free(q);
   return o->error ? -1 : 0;
 }
 
@@ -682,15 +690,11 @@ void mcp_image_save(mcp *m) {
 static int image_search(mcp *m, const char *args, size_t n, mcp_out *o) {
   int mode = image_mode();
   if (!m->image || m->image->bad || mode < 0 || (!mode && mcp_kept_ready(m))) return 0;
-  size_t v0, v1;
-  int is = 0;
-  char *q = !mcp_member(args, n, "query", &v0, &v1) ? mcp_jstr(args, v0, v1, &is) : NULL;
-  if (!q) return 0; /* (the graph's way says what is wrong) */
+  int is;
   strbuf ql = {0};
-  kept_lower(&ql, q);
+  if (search_query(args, n, &ql, &is)) return 0; /* (the graph's way says what is wrong) */
   int rc = strbuf_failed(&ql) ? -1 : mcp_image_search(m->image, ql.buf ? ql.buf : "", ql.len, &o->result);
   strbuf_free(&ql);
-  free(q);
   if (rc < 0) mcp_out_error(o, "out of memory");
   if (rc > 0 && m->verbose) fprintf(stderr, "h5mem-mcp: search_nodes: the image cannot answer; the graph does\n");
   return rc <= 0;

@@ -311,7 +311,7 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
                    : KEY("chunk") || KEY("ef_construction") ? (1 << 20)
                    : KEY("nlist") || KEY("nprobe") ? (1 << 24)
                    : KEY("M") ? 512 : KEY("ef_search") ? 100000 : KEY("ttl") ? 100LL * 365 * 86400
-                   : KEY("capacity") ? (1LL << 40) : (1LL << 40);
+                   : (1LL << 40); /* (capacity, autocheckpoint) */
       bad = end == v || *end || n < lo || n > hi;
       if (!bad && KEY("dim") && m->have_emb_decl && n != m->o.dim) {
         *pzErr = sqlite3_mprintf("%s: dim=%lld, but the embedding is declared float[%d]", WHO, n, m->o.dim);
