@@ -268,8 +268,12 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                     (unsigned long long)store_sketch_rows(st, c));
     strbuf_puts(&sb, "}");
   }
-  strbuf_printf(&sb, "],\"log\":{\"frames\":%llu,\"bytes\":%llu,\"note\":",
-                (unsigned long long)li.frames, (unsigned long long)li.bytes);
+  strbuf_printf(&sb, "],\"log\":{\"frames\":%llu,\"bytes\":%llu,", (unsigned long long)li.frames,
+                (unsigned long long)li.bytes);
+  if (store_is_ephemeral(st)) /* (its log is in memory, shared by the process's connections) */
+    strbuf_printf(&sb, "\"connections\":%llu,\"snapshots\":%llu,\"reloads\":%llu,", (unsigned long long)li.handles,
+                  (unsigned long long)li.snapshots, (unsigned long long)li.reloads);
+  strbuf_puts(&sb, "\"note\":");
   strbuf_json_string(&sb, lnote, strlen(lnote));
   strbuf_puts(&sb, "}}");
   if (strbuf_failed(&sb)) {

@@ -669,8 +669,8 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
   vt->schema = sqlite3_mprintf("%s", argv[1]);
   vt->name = sqlite3_mprintf("%s", argv[2]);
   char *key = sqlite3_mprintf("%s.%s", argv[1], argv[2]);
-  if (m.o.ephemeral && key && !m.path) { /* (no file: the table's name names it) */
-    m.path = sqlite3_mprintf("%s", key);
+  if (m.o.ephemeral && !m.path) { /* (no file: the table's name names it, in the whole process) */
+    m.path = sqlite3_mprintf("%s", argv[2]);
     if (!m.path) rc = SQLITE_NOMEM;
   }
   char err[600];

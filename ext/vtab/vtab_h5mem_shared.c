@@ -229,6 +229,7 @@ int h5mem_store_refresh(memstore *ms, int own, char **pzErr) {
 int h5mem_tx_begin(memstore *ms, char **pzErr) {
   if (ms->state != MS_IDLE && ms->state != MS_WANTED) return SQLITE_OK; /* another table of the store began it */
   ms->nsp = 0;
+  store_set_held(ms->st, ms->holds); /* (an ephemeral store reloads only with none held) */
   int rc = store_begin(ms->st);
   if (rc) return h5mem_store_err(ms->st, rc, pzErr);
   ms->state = MS_OPEN;

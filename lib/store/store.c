@@ -161,6 +161,7 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
   if (create && create->ephemeral) { /* (no file: every record in memory) */
     rc = readonly ? store_fail(s, STORE_EINVAL, "an ephemeral store cannot be opened read-only")
                   : store_ephemeral_load(s, create);
+    if (rc == STORE_OK) rc = store_eph_join(s); /* (the process's other handles of its name) */
     if (rc != STORE_OK) {
       snprintf(err, errlen, "%s", s->err);
       store_close(s);
@@ -250,9 +251,11 @@ int store_become_writer(store *s) {
 }
 
 void store_log(const store *s, store_log_info *info, char *note, size_t n) {
+  memset(info, 0, sizeof *info);
   info->frames = wal_frames(s->log);
   info->bytes = wal_bytes(s->log);
-  if (s->ephemeral) { /* (no log at all) */
+  if (s->ephemeral) { /* (its log in memory) */
+    store_eph_log(s, info);
     note[0] = 0;
     return;
   }
@@ -280,7 +283,12 @@ void store_log(const store *s, store_log_info *info, char *note, size_t n) {
 }
 
 int store_refresh(store *s) {
-  if (s->writer || s->in_txn) return STORE_OK;
+  if (s->in_txn) return STORE_OK;
+  if (s->ephemeral) { /* what the other connections committed (this handle's expired records gone first) */
+    store_expire_now(s);
+    return store_eph_catch_up(s, 1);
+  }
+  if (s->writer) return STORE_OK;
   if (s->loaded) {
     struct stat st;
     if (stat(s->path, &st) != 0) return store_fail(s, STORE_EIO, "%s: %s", s->path, strerror(errno));
@@ -294,7 +302,7 @@ int store_refresh(store *s) {
 
 int store_begin(store *s) {
   if (s->in_txn) return store_fail(s, STORE_EINVAL, "a transaction is open");
-  int rc = store_become_writer(s);
+  int rc = s->ephemeral ? store_eph_begin(s) : store_become_writer(s);
   if (rc) return rc;
   s->in_txn = 1;
   s->prepared = 0;
@@ -400,7 +408,12 @@ int store_undo_to(store *s, uint64_t mark) {
 
 int store_prepare(store *s) {
   if (!s->in_txn) return STORE_OK; /* (SQLite commits a table it just created) */
-  if (s->nul == 0 || s->ephemeral) { /* (nothing to log, or no log) */
+  if (s->ephemeral) { /* (no file log: the frame waits for the commit to publish it) */
+    int rc = store_eph_prepare(s);
+    if (rc == STORE_OK) s->prepared = 1;
+    return rc;
+  }
+  if (s->nul == 0) { /* (nothing to log) */
     s->prepared = 1;
     return STORE_OK;
   }
@@ -428,12 +441,11 @@ int store_commit(store *s, int may_checkpoint) {
   store_patch_commit(s);
   if (may_checkpoint && wal_bytes(s->log) >= s->autockpt) return store_checkpoint(s);
   if (!s->ephemeral) return STORE_OK;
-  /* an ephemeral store: the records past its capacity go (not undoable:
-     the transaction is done), and the memory of its deleted records is
-     given back once they outnumber the live ones (each record copied once
-     for as many deletes, at most) */
-  int erc = store_evict(s);
-  if (erc) return erc;
+  /* an ephemeral store: its frame published (the records past its
+     capacity, picked at prepare, go with it: not undoable), and the memory
+     of its deleted records given back once they outnumber the live ones
+     (each record copied once for as many deletes, at most) */
+  store_eph_commit(s);
   return may_checkpoint ? store_compact_due(s) : STORE_OK;
 }
 
@@ -442,12 +454,14 @@ void store_rollback(store *s) {
   store_undo_to(s, 0);
   s->in_txn = 0;
   s->prepared = 0;
+  if (s->ephemeral) store_eph_rollback(s);
 }
 
 int store_close(store *s) {
   if (!s) return STORE_OK;
   int rc = STORE_OK;
   if (s->in_txn) store_rollback(s);
+  store_eph_leave(s);
   if (s->writer && s->log && (s->ndelta || s->nnewdead || wal_frames(s->log))) rc = store_checkpoint(s);
   if (s->writer && s->log && s->sync == STORE_SYNC_NORMAL) wal_sync(s->log);
   store_state_free(s);

@@ -228,6 +228,9 @@ const char *store_index_name(int kind);
 ** copies found beside the store. */
 typedef struct store_log_info {
   uint64_t frames, bytes;
+  /* an ephemeral store's log in memory: the handles sharing it, the
+  ** snapshots written to it, and this handle's reloads from one */
+  uint64_t handles, snapshots, reloads;
 } store_log_info;
 void store_log(const store *s, store_log_info *info, char *note, size_t n);
 
@@ -615,6 +618,10 @@ int64_t store_clock(const store *s);
 void store_set_clock(store *s, int64_t now);
 int store_expire(store *s);
 int store_is_ephemeral(const store *s);
+/* How many readers hold positions of s now (said before store_begin): an
+** ephemeral store that fell behind the other connections reloads (and so
+** renumbers) at the transaction's start only when none does. */
+void store_set_held(store *s, int held);
 /* Rewrite the file without dead records (a new file renamed into place),
 ** after a checkpoint: the file shrinks.  Outside a transaction. */
 int store_optimize(store *s);

@@ -1169,7 +1169,7 @@ int store_col_filter(store *s, const store_cond *cond, uint64_t npos, uint8_t *b
 
 /* ---- the text primary key ---------------------------------------------------------------- */
 
-static int pk_col(const store *s) {
+int store_pk_col(const store *s) {
   for (int i = 0; i < s->ncols; i++)
     if (s->cdef[i].role == STORE_R_PKEY) return i;
   return -1;
@@ -1220,7 +1220,7 @@ static int pk_add(store *s, uint64_t h, uint64_t p) {
 ** store_cols_note until the base changes). */
 static int pk_build(store *s) {
   if (s->pk) return STORE_OK;
-  int c = pk_col(s);
+  int c = store_pk_col(s);
   if (c < 0) return STORE_ENOTFOUND;
   if (!(s->pk = calloc(1, sizeof *s->pk))) return store_fail(s, STORE_ENOMEM, "out of memory");
   uint64_t np = s->nbase + s->ndelta;
@@ -1238,7 +1238,7 @@ static int pk_build(store *s) {
 }
 
 int store_pkey_find(store *s, const char *key, size_t n, uint64_t *pos) {
-  int c = pk_col(s);
+  int c = store_pk_col(s);
   if (c < 0 || !key) return STORE_ENOTFOUND;
   int rc = pk_build(s);
   if (rc) return rc;
@@ -1257,7 +1257,7 @@ int store_pkey_find(store *s, const char *key, size_t n, uint64_t *pos) {
 }
 
 int store_cols_pkey_free(store *s, const store_val *cv) {
-  int c = pk_col(s);
+  int c = store_pk_col(s);
   if (c < 0 || !cv || !cv[c].type) return STORE_OK;
   uint64_t pos;
   int rc = store_pkey_find(s, cv[c].p, cv[c].n, &pos);
@@ -1269,7 +1269,7 @@ int store_cols_pkey_free(store *s, const store_val *cv) {
 
 void store_cols_note(store *s, uint64_t pos, int live) {
   if (!s->pk) return;
-  int c = pk_col(s);
+  int c = store_pk_col(s);
   store_val v;
   memset(&v, 0, sizeof v);
   if (pos >= s->nbase) {

@@ -120,12 +120,29 @@ int store_compact_due(store *s) {
   return dead >= 1024 && dead > s->live ? store_compact(s) : STORE_OK;
 }
 
-int64_t store_clock(const store *s) { return s->clock_set ? s->clock_set : (int64_t)time(NULL); }
-void store_set_clock(store *s, int64_t now) { s->clock_set = now; }
+int64_t store_clock(const store *s) {
+  int64_t set = s->eph ? store_eph_clock(s) : s->clock_set;
+  return set ? set : (int64_t)time(NULL);
+}
+void store_set_clock(store *s, int64_t now) {
+  if (s->eph) store_eph_set_clock(s, now);
+  else s->clock_set = now;
+}
 int store_is_ephemeral(const store *s) { return s->ephemeral; }
+void store_set_held(store *s, int held) { s->held = held; }
+
+void store_gone_id(store *s, int64_t id) {
+  const uint64_t *v = idmap_slot(&s->map, id);
+  if (v) gone(s, *v);
+}
 
 int store_expire(store *s) {
-  if (!s->ephemeral || s->in_txn || s->expcol < 0) return STORE_OK;
+  store_expire_now(s);
+  return store_compact_due(s); /* (the caller holds no position: as at a commit) */
+}
+
+void store_expire_now(store *s) {
+  if (!s->ephemeral || s->in_txn || s->expcol < 0) return;
   int64_t now = store_clock(s);
   while (s->nxh && s->xh[0].at <= now) {
     struct xent e = xh_pop(s);
@@ -137,7 +154,18 @@ int store_expire(store *s) {
     if (!d->cv || d->cv[s->expcol].type != STORE_T_INTEGER || d->cv[s->expcol].i != e.at) continue;
     gone(s, pos);
   }
-  return store_compact_due(s); /* (the caller holds no position: as at a commit) */
+}
+
+int store_clear(store *s) {
+  gstore *g = NULL;
+  if (gstore_new(&g, gstore_version(s->g) + 1)) return store_fail(s, STORE_ENOMEM, "out of memory");
+  gstore_free(s->g);
+  s->g = g;
+  for (uint64_t pos = 0; pos < s->ndelta; pos++)
+    if (!s->delta[pos]->dead) gone(s, pos);
+  s->nxh = 0;
+  s->max_id = 0;
+  return store_compact(s);
 }
 
 /* ---- capacity (an ephemeral store) --------------------------------------------- */
@@ -184,11 +212,18 @@ static void select_lowest(victim *v, uint64_t n, uint64_t k) {
   }
 }
 
-int store_evict(store *s) {
-  if (!s->ephemeral || s->in_txn || !s->capacity || s->live <= s->capacity) return STORE_OK;
+int store_evict_pick(store *s, int64_t **ids, uint64_t *nids) {
+  *ids = NULL;
+  *nids = 0;
+  if (!s->ephemeral || !s->capacity || s->live <= s->capacity) return STORE_OK;
   uint64_t n = 0, k = s->live - s->capacity;
   victim *v = malloc(s->live * sizeof *v);
-  if (!v) return store_fail(s, STORE_ENOMEM, "out of memory");
+  int64_t *out = malloc(k * sizeof *out);
+  if (!v || !out) {
+    free(v);
+    free(out);
+    return store_fail(s, STORE_ENOMEM, "out of memory");
+  }
   life_score_opts lo;
   life_score_opts_default(&lo);
   if (s->evict_half_life > 0) lo.half_life = s->evict_half_life;
@@ -210,8 +245,10 @@ int store_evict(store *s) {
   }
   if (k > n) k = n;
   select_lowest(v, n, k);
-  for (uint64_t i = 0; i < k; i++) gone(s, v[i].pos);
+  for (uint64_t i = 0; i < k; i++) out[i] = v[i].id;
   free(v);
+  *ids = out;
+  *nids = k;
   return STORE_OK;
 }
 

@@ -448,6 +448,16 @@ struct store {
   uint64_t nul, capul;
   uint8_t *frame;
   size_t frame_len, frame_cap;
+  /* an ephemeral store: the process's log it shares with the other
+  ** connections' handles of its name (store_eph.c) */
+  struct eph *eph;
+  uint64_t eph_seq;        /* the last of its frames this handle has applied */
+  int eph_stale;           /* (under the log's lock) it fell behind: reloaded from the last snapshot */
+  struct eframe *eph_pend; /* the prepared transaction's frame, published at commit */
+  int64_t *evict_ids;      /* the records the prepared transaction evicts (capacity) */
+  uint64_t nevict;
+  int held;                /* readers holding positions at store_begin (store_set_held) */
+  uint64_t eph_reloads;    /* times it reloaded from a snapshot */
 };
 
 /* ---- interface to code in store.c ---------------------------------------- */
@@ -582,6 +592,8 @@ int store_cols_copy_rows(store *s, h5w *w, uint64_t r0, uint64_t r1, uint64_t m)
 void store_cols_note(store *s, uint64_t pos, int live);
 /* The key of pos's record is free (store_put): STORE_OK or STORE_EEXISTS. */
 int store_cols_pkey_free(store *s, const store_val *cv);
+/* The text primary key's column (-1: none). */
+int store_pk_col(const store *s);
 
 /* ---- interface to code in store_vcol.c ----------------------------------- */
 
@@ -611,6 +623,12 @@ void store_sketches_free(store *s);
 
 /* The open transaction as a frame in s->frame. */
 int store_frame_build(store *s);
+/* The whole state as one frame in s->frame (an ephemeral store's
+** snapshot): its live records (with their changes), then its entities,
+** relations and mentions. */
+int store_snapshot_build(store *s);
+/* A delete of record id appended to s->frame. */
+int store_frame_delete(store *s, int64_t id);
 /* Apply a frame of the log (wal_replay's callback; ctx is the store). */
 int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len);
 
@@ -627,6 +645,37 @@ int store_new_check(store *s, const store_opts *o);
 ** writer's role taken. */
 int store_ephemeral_load(store *s, const store_opts *o);
 
+/* ---- interface to code in store_eph.c ------------------------------------- */
+
+/* An ephemeral store's handle joins the log of its name (s->path) in this
+** process, made when no handle has it: STORE_EMISMATCH when the log's
+** store was made with other options (the message names both), else its
+** records (the last snapshot and the frames after it) replayed. */
+int store_eph_join(store *s);
+/* The handle leaves its log (the last one frees it); a write transaction's
+** role given back. */
+void store_eph_leave(store *s);
+/* The frames other handles published since this one last looked,
+** replayed (a handle that fell behind is reloaded from the last snapshot
+** when may_reload: no reader holds a position). */
+int store_eph_catch_up(store *s, int may_reload);
+/* The writer's role of the log (waiting up to STORE_EPH_WAIT_MS for
+** another thread's transaction; STORE_EBUSY after that, or at once when
+** it is this thread's), then caught up. */
+int store_eph_begin(store *s);
+/* The transaction's frame (and its evictions') made ready to publish. */
+int store_eph_prepare(store *s);
+/* Published (the evictions applied here too), the role given back, a
+** snapshot added when the log since the last one outgrew it. */
+void store_eph_commit(store *s);
+/* The prepared frame dropped and the role given back. */
+void store_eph_rollback(store *s);
+/* The log's frames and bytes held, handles, snapshots, this handle's reloads. */
+void store_eph_log(const store *s, store_log_info *info);
+int64_t store_eph_clock(const store *s);
+void store_eph_set_clock(store *s, int64_t now);
+#define STORE_EPH_WAIT_MS 5000
+
 /* ---- interface to code in store_delta.c (beyond the delta's changes) ------ */
 
 /* An ephemeral store's deleted records freed and the live ones numbered
@@ -638,10 +687,18 @@ int store_compact(store *s);
 /* store_compact when the deleted records outnumber the live ones (at least
 ** 1024 of them): each record copied once for as many deletes, at most. */
 int store_compact_due(store *s);
-/* An ephemeral store past its capacity: the records over it deleted (not
-** undoable), the least recently used or those of the lowest decay score
-** first (ties: the lowest id); outside a transaction.  Else a no-op. */
-int store_evict(store *s);
+/* An ephemeral store past its capacity: the ids of the records over it in
+** *ids (malloc'd, *n of them), the least recently used or those of the
+** lowest decay score first (ties: the lowest id).  None: *ids NULL. */
+int store_evict_pick(store *s, int64_t **ids, uint64_t *n);
+/* The live record id deleted for good (not undoable: expiry, eviction,
+** outside a transaction); none: a no-op. */
+void store_gone_id(store *s, int64_t id);
+/* The expired records deleted (not undoable), nothing moved (no
+** compaction: a position held stays valid). */
+void store_expire_now(store *s);
+/* Every record and graph row of an ephemeral store dropped (a reload). */
+int store_clear(store *s);
 
 /* ---- interface to code in store_int.c ------------------------------------ */
 

@@ -34,6 +34,24 @@ static int frame_u32(store *s, uint32_t v) { return frame_put(s, &v, 4); }
 static int frame_cb(void *ctx, const void *p, size_t n) { return frame_put(ctx, p, n); }
 static int frame_i64(store *s, int64_t v) { return frame_put(s, &v, 8); }
 
+/* The delta record d as a put ('P'). */
+static int frame_rec(store *s, const drec *d) {
+  uint8_t has_emb = d->emb != NULL;
+  int bad = frame_put(s, "P", 1) | frame_i64(s, d->id) | frame_i64(s, d->ts) |
+            frame_i64(s, d->access_count) | frame_i64(s, d->last_access) |
+            frame_put(s, &d->importance, 8) | frame_put(s, &has_emb, 1);
+  for (int k = 0; k < 6; k++) {
+    if (!d->str[k]) {
+      bad |= frame_u32(s, UINT32_MAX);
+    } else {
+      bad |= frame_u32(s, (uint32_t)d->len[k]) | frame_put(s, d->str[k], d->len[k]);
+    }
+  }
+  if (has_emb) bad |= frame_put(s, d->emb, (size_t)s->dim * (size_t)s->storage);
+  if (s->ncols) bad |= store_cols_encode(s, d, frame_cb, s); /* (the declared columns) */
+  return bad;
+}
+
 int store_frame_build(store *s) {
   s->frame_len = 0;
   int bad = 0;
@@ -51,20 +69,30 @@ int store_frame_build(store *s) {
       bad |= frame_put(s, "D", 1) | frame_i64(s, store_pos_id(s, u->pos));
       continue;
     }
-    const drec *d = s->delta[u->pos - s->nbase];
-    uint8_t has_emb = d->emb != NULL;
-    bad |= frame_put(s, "P", 1) | frame_i64(s, d->id) | frame_i64(s, d->ts) |
-           frame_i64(s, d->access_count) | frame_i64(s, d->last_access) |
-           frame_put(s, &d->importance, 8) | frame_put(s, &has_emb, 1);
-    for (int k = 0; k < 6; k++) {
-      if (!d->str[k]) {
-        bad |= frame_u32(s, UINT32_MAX);
-      } else {
-        bad |= frame_u32(s, (uint32_t)d->len[k]) | frame_put(s, d->str[k], d->len[k]);
-      }
+    bad |= frame_rec(s, s->delta[u->pos - s->nbase]);
+  }
+  return bad ? store_fail(s, STORE_ENOMEM, "out of memory") : STORE_OK;
+}
+
+int store_frame_delete(store *s, int64_t id) {
+  return frame_put(s, "D", 1) | frame_i64(s, id) ? store_fail(s, STORE_ENOMEM, "out of memory") : STORE_OK;
+}
+
+int store_snapshot_build(store *s) {
+  s->frame_len = 0;
+  int bad = 0;
+  for (uint64_t i = 0; i < s->ndelta && !bad; i++) { /* (an ephemeral store has no base) */
+    if (s->delta[i]->dead) continue;
+    bad |= frame_rec(s, s->delta[i]);
+    bad |= store_patch_encode(s, s->nbase + i, frame_cb, s); /* (its changes, if any) */
+  }
+  /* the entities before the relations and mentions that name them */
+  for (int t = 0; t < STORE_G_NTABLES && !bad; t++) {
+    uint64_t n = store_g_npos(s, t);
+    for (uint64_t pos = 0; pos < n && !bad; pos++) {
+      store_grec r;
+      if (store_g_get(s, t, pos, &r) == STORE_OK) bad |= gstore_encode(s->g, t, 1, pos, frame_cb, s);
     }
-    if (has_emb) bad |= frame_put(s, d->emb, (size_t)s->dim * (size_t)s->storage);
-    if (s->ncols) bad |= store_cols_encode(s, d, frame_cb, s); /* (the declared columns) */
   }
   return bad ? store_fail(s, STORE_ENOMEM, "out of memory") : STORE_OK;
 }
@@ -103,6 +131,9 @@ int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
     if (*op == 'D') {
       int64_t id = take_i64(&r);
       if (!r.bad) rc = store_apply_delete(s, id);
+      /* (an ephemeral store's handle expires records on its own clock: one
+         may be gone here that the writer deleted or changed) */
+      if (rc == STORE_ENOTFOUND && s->ephemeral) rc = STORE_OK;
       continue;
     }
     if (gstore_is_op(*op)) {
@@ -150,7 +181,9 @@ int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
       else if ((pa.set & STORE_P_IMPORTANCE) && !isnan(pa.importance) && !isfinite(pa.importance))
         rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu: record %lld: importance is not finite",
                         s->walpath, (unsigned long long)seq, (long long)id);
-      else if ((rc = store_patch_apply(s, id, &pa)) == STORE_ENOTFOUND)
+      else if ((rc = store_patch_apply(s, id, &pa)) == STORE_ENOTFOUND && s->ephemeral)
+        rc = STORE_OK;
+      else if (rc == STORE_ENOTFOUND)
         rc = store_fail(s, STORE_ECORRUPT, "%s: log frame %llu: a change of record %lld, which is not there",
                         s->walpath, (unsigned long long)seq, (long long)id);
       continue;
@@ -221,6 +254,12 @@ int store_replay_frame(void *ctx, uint64_t seq, const uint8_t *p, size_t len) {
         break;
       }
       rec.cols = cv;
+      /* an ephemeral store's key still held here by a record the writer
+         had expired already: the writer's view wins */
+      uint64_t kpos;
+      int kc = s->ephemeral ? store_pk_col(s) : -1;
+      if (kc >= 0 && cv[kc].type && store_pkey_find(s, cv[kc].p, cv[kc].n, &kpos) == STORE_OK)
+        store_gone_id(s, store_pos_id(s, kpos));
     }
     rc = store_apply_put(s, &rec);
   }
