@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2318,6 +2319,125 @@ START_TEST(test_vector_column_l1_nulls) {
 }
 END_TEST
 
+
+/* Ephemeral handles of one name in several threads (the connections of a
+** process): each thread opens its own, puts and deletes ids of its own
+** range in short transactions (the writer's role taken in turn; now and
+** then one rolled back), and reads after each; at the end every handle
+** holds the same records, the union of the threads' models. */
+#define ETH_THREADS 4
+#define ETH_IDS 64
+#define ETH_OPS 300
+typedef struct eth_arg {
+  int i;
+  int fails;
+  unsigned char live[ETH_IDS];
+  uint64_t count_end;
+  int64_t sum_end;
+} eth_arg;
+static pthread_barrier_t eth_bar;
+
+static store_opts eth_opts(void) {
+  store_opts o = opts(DIM, STORE_L2, STORE_F32);
+  o.ephemeral = 1;
+  return o;
+}
+
+static void *eth_run(void *p) {
+  eth_arg *a = p;
+  store_opts o = eth_opts();
+  char err[512];
+  store *s = NULL;
+  if (store_open("eth", &o, 0, &s, err, sizeof err) != STORE_OK) {
+    a->fails++;
+    pthread_barrier_wait(&eth_bar);
+    pthread_barrier_wait(&eth_bar);
+    return NULL;
+  }
+  uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(a->i + 1);
+  float emb[DIM];
+  for (int op = 0; op < ETH_OPS; op++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int k = (int)(x % ETH_IDS);
+    int64_t id = 1 + (int64_t)a->i * ETH_IDS + k;
+    if (store_begin(s) != STORE_OK) {
+      a->fails++;
+      continue;
+    }
+    int rc;
+    if (a->live[k]) {
+      rc = store_delete(s, id);
+    } else {
+      for (int d = 0; d < DIM; d++) emb[d] = (float)((x >> d) & 7);
+      store_rec r;
+      memset(&r, 0, sizeof r);
+      r.id = id;
+      r.text = "t";
+      r.text_len = 1;
+      r.emb = emb;
+      rc = store_put(s, &r);
+    }
+    if (rc == STORE_OK && op % 7 == 0) { /* (now and then a rollback) */
+      store_rollback(s);
+      continue;
+    }
+    if (rc == STORE_OK) rc = store_commit(s, 1);
+    if (rc != STORE_OK) {
+      a->fails++;
+      store_rollback(s);
+      continue;
+    }
+    a->live[k] ^= 1;
+    /* read: this thread's ids as it left them */
+    if (store_refresh(s) != STORE_OK) a->fails++;
+    for (int j = 0; j < ETH_IDS; j++) {
+      uint64_t pos;
+      int there = store_find(s, 1 + (int64_t)a->i * ETH_IDS + j, &pos) == STORE_OK;
+      if (there != a->live[j]) a->fails++;
+    }
+  }
+  pthread_barrier_wait(&eth_bar); /* (every write made) */
+  if (store_refresh(s) != STORE_OK) a->fails++;
+  a->count_end = store_count(s);
+  for (int64_t id = 1; id <= ETH_THREADS * ETH_IDS; id++) {
+    uint64_t pos;
+    if (store_find(s, id, &pos) == STORE_OK) a->sum_end += id;
+  }
+  pthread_barrier_wait(&eth_bar);
+  store_close(s);
+  return NULL;
+}
+
+START_TEST(test_ephemeral_threads) {
+  pthread_t th[ETH_THREADS];
+  eth_arg a[ETH_THREADS];
+  memset(a, 0, sizeof a);
+  ck_assert_int_eq(pthread_barrier_init(&eth_bar, NULL, ETH_THREADS), 0);
+  for (int i = 0; i < ETH_THREADS; i++) {
+    a[i].i = i;
+    ck_assert_int_eq(pthread_create(&th[i], NULL, eth_run, &a[i]), 0);
+  }
+  for (int i = 0; i < ETH_THREADS; i++) pthread_join(th[i], NULL);
+  pthread_barrier_destroy(&eth_bar);
+  uint64_t want = 0;
+  int64_t sum = 0;
+  for (int i = 0; i < ETH_THREADS; i++)
+    for (int k = 0; k < ETH_IDS; k++)
+      if (a[i].live[k]) want++, sum += 1 + (int64_t)i * ETH_IDS + k;
+  ck_assert_uint_gt(want, 0);
+  for (int i = 0; i < ETH_THREADS; i++) {
+    ck_assert_msg(a[i].fails == 0, "thread %d: %d failures", i, a[i].fails);
+    ck_assert_uint_eq(a[i].count_end, want);
+    ck_assert_int_eq(a[i].sum_end, sum);
+  }
+  /* the last handle gone, so is the store: a new one is empty */
+  store_opts o = eth_opts();
+  store *s = open_ok("eth", &o, 0);
+  ck_assert_uint_eq(store_count(s), 0);
+  ck_assert_int_eq(store_close(s), STORE_OK);
+}
+END_TEST
+
 Suite *store_api_suite(void);
 Suite *store_api_suite(void) {
   Suite *su = suite_create("store_api");
@@ -2352,6 +2472,7 @@ Suite *store_api_suite(void) {
   tcase_add_test(tc, test_partition_null_key);
   tcase_add_test(tc, test_vector_column_l1_nulls);
   tcase_add_test(tc, test_ephemeral);
+  tcase_add_test(tc, test_ephemeral_threads);
   suite_add_tcase(su, tc);
   return su;
 }
