@@ -472,6 +472,7 @@ int store_close(store *s) {
   free(s->frame);
   for (int i = 0; i < 4; i++) free(s->eattr[i]);
   free(s->xh);
+  free(s->lq);
   free(s->path);
   free(s->walpath);
   free(s);

@@ -212,11 +212,90 @@ static void select_lowest(victim *v, uint64_t n, uint64_t k) {
   }
 }
 
+/* Whether the queue's entry u is its record's last use (live, not used since). */
+static int lq_current(const store *s, const struct luse *u) {
+  const uint64_t *v = idmap_slot(&s->map, u->id);
+  return v && s->delta[*v]->used == u->tick;
+}
+
+/* The stale entries dropped (the current kept in order). */
+static void lq_squeeze(store *s) {
+  uint64_t j = 0;
+  for (uint64_t i = s->lq_head; i < s->lq_end; i++)
+    if (lq_current(s, &s->lq[i])) s->lq[j++] = s->lq[i];
+  s->lq_head = 0;
+  s->lq_end = j;
+}
+
+void store_use(store *s, drec *d, int read) {
+  d->used = ++s->tick;
+  if (!s->capacity || s->evict_by != STORE_EVICT_LRU) return;
+  if (s->lq_end == s->lq_cap) { /* full: the stale dropped first, else more room */
+    if (s->lq_end - s->lq_head > 2 * s->live + 1024 || s->lq_head > s->lq_cap / 2) lq_squeeze(s);
+    if (s->lq_end == s->lq_cap) {
+      uint64_t cap = s->lq_cap ? 2 * s->lq_cap : 1024;
+      struct luse *n = realloc(s->lq, cap * sizeof *n);
+      if (!n) { /* (out of memory: evictions scan the records until the queue is made again) */
+        s->lq_lost = 1;
+        return;
+      }
+      s->lq = n;
+      s->lq_cap = cap;
+    }
+  }
+  s->lq[s->lq_end++] = (struct luse){d->id, d->used};
+  if (read && s->eph) store_eph_use(s, d->id);
+}
+
+/* The least recently used live records first, from the queue: k of them
+** into out (fewer when the queue holds fewer), nothing changed. */
+static uint64_t lru_pick(store *s, int64_t *out, uint64_t k) {
+  uint64_t n = 0;
+  for (uint64_t i = s->lq_head; i < s->lq_end && n < k; i++)
+    if (lq_current(s, &s->lq[i])) out[n++] = s->lq[i].id;
+  return n;
+}
+
+/* After a commit: the stale entries at the queue's front (the evicted
+** among them) dropped. */
+static int by_tick(const void *a, const void *b) {
+  uint64_t x = ((const struct luse *)a)->tick, y = ((const struct luse *)b)->tick;
+  return x < y ? -1 : x > y;
+}
+
+void store_lru_commit(store *s) {
+  if (!s->capacity || s->evict_by != STORE_EVICT_LRU) return;
+  if (s->lq_lost) { /* the queue made again from the records, if there is room now */
+    struct luse *n = malloc((s->live + 1024) * sizeof *n);
+    if (!n) return;
+    uint64_t j = 0;
+    for (uint64_t pos = 0; pos < s->ndelta; pos++)
+      if (!s->delta[pos]->dead) n[j++] = (struct luse){s->delta[pos]->id, s->delta[pos]->used};
+    qsort(n, j, sizeof *n, by_tick);
+    free(s->lq);
+    s->lq = n;
+    s->lq_cap = s->live + 1024;
+    s->lq_head = 0;
+    s->lq_end = j;
+    s->lq_lost = 0;
+    return;
+  }
+  while (s->lq_head < s->lq_end && !lq_current(s, &s->lq[s->lq_head])) s->lq_head++;
+  if (s->lq_head == s->lq_end) s->lq_head = s->lq_end = 0;
+}
+
 int store_evict_pick(store *s, int64_t **ids, uint64_t *nids) {
   *ids = NULL;
   *nids = 0;
   if (!s->ephemeral || !s->capacity || s->live <= s->capacity) return STORE_OK;
   uint64_t n = 0, k = s->live - s->capacity;
+  if (s->evict_by == STORE_EVICT_LRU && !s->lq_lost) { /* (from the queue of uses: as many steps as stale entries and victims) */
+    int64_t *out = malloc(k * sizeof *out);
+    if (!out) return store_fail(s, STORE_ENOMEM, "out of memory");
+    *nids = lru_pick(s, out, k);
+    *ids = out;
+    return STORE_OK;
+  }
   victim *v = malloc(s->live * sizeof *v);
   int64_t *out = malloc(k * sizeof *out);
   if (!v || !out) {
@@ -284,7 +363,7 @@ int store_apply_put(store *s, const store_rec *r) {
   s->delta[s->ndelta++] = d;
   s->live++;
   s->changes++;
-  d->used = ++s->tick;
+  store_use(s, d, 0);
   if (r->id > s->max_id) s->max_id = r->id;
   if (s->expcol >= 0) { /* its expiry: given, or the default ttl's */
     store_val *x = &d->cv[s->expcol];

@@ -55,10 +55,16 @@ typedef struct eph {
   pthread_cond_t cv;
   int64_t clock_set;
   uint64_t snapshots;
+  /* the last EPH_RING reads of every handle (capacity with evict=lru), for
+  ** the writer's choice of the least recently used */
+  struct ruse { int64_t id; uint64_t who; } ring[4096];
+  uint64_t ring_n;
 } eph;
+#define EPH_RING 4096u
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static eph *reg;
+static uint64_t handles_made; /* (under mu: each handle's number, never 0) */
 
 /* A snapshot is added once the frames since the last one hold this many
 ** bytes and as many as the snapshot does; a handle behind the published
@@ -249,6 +255,7 @@ int store_eph_join(store *s) {
   e->h[e->nh++] = s;
   e->refs++;
   s->eph = e;
+  s->eph_who = ++handles_made;
   eframe **pin;
   size_t n;
   int rc = pin_frames(s, 1, &pin, &n);
@@ -263,6 +270,30 @@ static void give_back(eph *e, store *s) { /* (under mu) the writer's role */
   e->writer = NULL;
   pthread_cond_broadcast(&e->cv);
 }
+
+void store_eph_use(store *s, int64_t id) { /* (no lock: a slot taken, then filled) */
+  eph *e = s->eph;
+  uint64_t i = __atomic_fetch_add(&e->ring_n, 1, __ATOMIC_ACQ_REL);
+  __atomic_store_n(&e->ring[i % EPH_RING].id, id, __ATOMIC_RELAXED);
+  __atomic_store_n(&e->ring[i % EPH_RING].who, s->eph_who, __ATOMIC_RELEASE);
+}
+
+/* (a slot taken and not yet filled reads as what it held before: one more
+   use of a record read earlier, harmless) */
+void store_eph_uses(store *s) {
+  eph *e = s->eph;
+  if (!e || !s->capacity || s->evict_by != STORE_EVICT_LRU) return;
+  uint64_t n = __atomic_load_n(&e->ring_n, __ATOMIC_ACQUIRE);
+  uint64_t from = n - s->ring_seen > EPH_RING ? n - EPH_RING : s->ring_seen;
+  for (uint64_t i = from; i < n; i++) {
+    uint64_t pos;
+    if (__atomic_load_n(&e->ring[i % EPH_RING].who, __ATOMIC_ACQUIRE) == s->eph_who) continue; /* (counted here) */
+    int64_t id = __atomic_load_n(&e->ring[i % EPH_RING].id, __ATOMIC_RELAXED);
+    if (store_find(s, id, &pos) == STORE_OK && pos >= s->nbase) store_use(s, s->delta[pos - s->nbase], 0);
+  }
+  s->ring_seen = n;
+}
+
 
 void store_eph_leave(store *s) {
   eph *e = s->eph;
@@ -346,6 +377,7 @@ int store_eph_begin(store *s) {
      wrote since (a key put again, say) finds it gone as they did */
   store_expire_now(s);
   int rc = store_eph_catch_up(s, s->held == 0);
+  store_eph_uses(s); /* (the others' reads count for the records it evicts) */
   if (rc) {
     pthread_mutex_lock(&mu);
     give_back(e, s);
@@ -378,6 +410,7 @@ int store_eph_prepare(store *s) {
 void store_eph_commit(store *s) {
   eph *e = s->eph;
   for (uint64_t i = 0; i < s->nevict; i++) store_gone_id(s, s->evict_ids[i]);
+  store_lru_commit(s);
   free(s->evict_ids);
   s->evict_ids = NULL;
   s->nevict = 0;

@@ -458,6 +458,15 @@ struct store {
   uint64_t nevict;
   int held;                /* readers holding positions at store_begin (store_set_held) */
   uint64_t eph_reloads;    /* times it reloaded from a snapshot */
+  /* capacity with evict=lru: the uses in order, (id, use number); an entry
+  ** whose record is gone or used again since is stale, skipped (and
+  ** dropped from the front, or all at once when they outnumber the live),
+  ** so the least recently used are found from the front */
+  struct luse { int64_t id; uint64_t tick; } *lq;
+  uint64_t lq_head, lq_end, lq_cap;
+  int lq_lost;             /* a use not queued (out of memory): evictions scan until it is made again */
+  uint64_t ring_seen;      /* the process's reads applied here (store_eph_uses) */
+  uint64_t eph_who;        /* this handle's number in the process (its reads' in the ring) */
 };
 
 /* ---- interface to code in store.c ---------------------------------------- */
@@ -670,6 +679,14 @@ int store_eph_prepare(store *s);
 void store_eph_commit(store *s);
 /* The prepared frame dropped and the role given back. */
 void store_eph_rollback(store *s);
+/* A use of the record d: its use number bumped (and, with capacity and
+** evict=lru, queued); a read also told to the other handles. */
+void store_use(store *s, drec *d, int read);
+/* A read of record id put in the log's ring of the last reads (no lock). */
+void store_eph_use(store *s, int64_t id);
+/* The ring's reads since this handle last looked applied here (the
+** writer's evictions count every handle's reads). */
+void store_eph_uses(store *s);
 /* The log's frames and bytes held, handles, snapshots, this handle's reloads. */
 void store_eph_log(const store *s, store_log_info *info);
 int64_t store_eph_clock(const store *s);
@@ -697,6 +714,9 @@ void store_gone_id(store *s, int64_t id);
 /* The expired records deleted (not undoable), nothing moved (no
 ** compaction: a position held stays valid). */
 void store_expire_now(store *s);
+/* After a commit's evictions: the stale entries at the front of the queue
+** of uses dropped (or the queue made again, when a use was lost). */
+void store_lru_commit(store *s);
 /* Every record and graph row of an ephemeral store dropped (a reload). */
 int store_clear(store *s);
 

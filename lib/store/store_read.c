@@ -52,7 +52,7 @@ int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
   size_t *lp[6] = {&v->text_len, &v->source_len, &v->session_len, &v->tags_len, &v->tier_len, &v->meta_len};
   if (pos >= s->nbase) {
     drec *d = s->delta[pos - s->nbase];
-    if (s->ephemeral) d->used = ++s->tick; /* (a use: the least recently used go first) */
+    if (s->ephemeral) store_use(s, d, 1); /* (a use: the least recently used go first) */
     v->id = d->id;
     for (int k = 0; k < 6; k++) {
       *sp[k] = d->str[k];

@@ -31,6 +31,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sqltest  # noqa: E402
 from sqltest import check, connect, expect_error, finish  # noqa: E402
 
 DIM = 8
@@ -39,6 +40,10 @@ WORDS = "tea coffee garden river mountain city train memory agent note plan task
 
 def vec(rng):
     return struct.pack("%df" % DIM, *[rng.uniform(-1, 1) for _ in range(DIM)])
+
+
+def failures_now():
+    return len(sqltest.failures) > 0
 
 
 def rows(db, t="kv"):
@@ -157,6 +162,22 @@ def expiry_and_capacity():
     b.execute("INSERT INTO cap(text, key) VALUES ('f', 'f')")
     check([r[0] for r in a.execute("SELECT key FROM cap ORDER BY key")] == ["d", "e", "f"],
           "b's commit evicts for a")
+    # least recent use across connections: b reads d, then a's insert evicts e (not d)
+    check(b.execute("SELECT text FROM cap WHERE key = 'd'").fetchone() == ("d",), "b reads d")
+    a.execute("INSERT INTO cap(text, key) VALUES ('g', 'g')")
+    check([r[0] for r in b.execute("SELECT key FROM cap ORDER BY key")] == ["d", "f", "g"],
+          "b's read counted for a's eviction")
+    # many records: each commit past the capacity evicts the oldest use
+    a.execute("CREATE VIRTUAL TABLE cap2 USING h5mem(ephemeral=on, dim=%d, capacity=100, key text primary key)" % DIM)
+    b.execute("CREATE VIRTUAL TABLE cap2 USING h5mem(ephemeral=on, dim=%d, capacity=100, key text primary key)" % DIM)
+    for i in range(100):
+        a.execute("INSERT INTO cap2(text, key) VALUES (?, ?)", (str(i), "c%d" % i))
+    for i in range(0, 100, 2):  # b reads the even ones
+        b.execute("SELECT text FROM cap2 WHERE key = ?", ("c%d" % i,)).fetchone()
+    for i in range(100, 150):
+        a.execute("INSERT INTO cap2(text, key) VALUES (?, ?)", (str(i), "c%d" % i))
+    left = sorted(int(r[0][1:]) for r in b.execute("SELECT key FROM cap2"))
+    check(left == list(range(0, 100, 2)) + list(range(100, 150)), "the odd ones evicted, read ones kept: %s" % left[:10])
     a.close()
     b.close()
 
