@@ -143,4 +143,40 @@ test('an ephemeral store: key-value use, expiry, a search, a promotion', () => {
   }
 });
 
+test('an ephemeral store shared by two connections of the process', () => {
+  const a = new Database(':memory:');
+  const b = new Database(':memory:');
+  a.loadExtension(ext);
+  b.loadExtension(ext);
+  try {
+    const decl = 'create virtual table shared using h5mem(ephemeral=on, dim=4, key text primary key)';
+    a.exec(decl);
+    b.exec(decl);
+    const vec = (v) => Buffer.from(new Float32Array(v).buffer);
+    a.prepare('insert into shared(text, embedding, key) values (?, ?, ?)').run('from a', vec([1, 0, 0, 0]), 'ka');
+    const getB = b.prepare('select text from shared where key = ?').pluck();
+    assert.equal(getB.get('ka'), 'from a');
+    b.prepare('insert or replace into shared(text, embedding, key) values (?, ?, ?)').run('from b', vec([0, 1, 0, 0]), 'ka');
+    assert.equal(a.prepare('select text from shared where key = ?').pluck().get('ka'), 'from b');
+    // a's open transaction is its own until it commits; b cannot write meanwhile
+    a.exec('begin');
+    a.prepare('insert into shared(text, key) values (?, ?)').run('pending', 'kp');
+    assert.equal(getB.get('kp'), undefined);
+    assert.throws(() => b.prepare('insert into shared(text, key) values (?, ?)').run('b', 'kb'),
+                  /being written by another connection of this thread/);
+    a.exec('commit');
+    assert.equal(getB.get('kp'), 'pending');
+    assert.equal(b.prepare("select s.text from vec_search('shared', ?, 1) v join shared s on s.id = v.id").pluck()
+                  .get(vec([0, 1, 0, 0])), 'from b');
+    // another declaration of the name is refused
+    const c = new Database(':memory:');
+    c.loadExtension(ext);
+    assert.throws(() => c.exec('create virtual table shared using h5mem(ephemeral=on, dim=8)'), /is open in this process/);
+    c.close();
+  } finally {
+    a.close();
+    b.close();
+  }
+});
+
 console.log(`${checks} checks passed`);
