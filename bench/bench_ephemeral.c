@@ -18,6 +18,9 @@
 ** table's latency is a function call's, Redis's a request's; both are
 ** what an application sees.  Each row: the mean time of an operation (µs)
 ** and operations a second; pipelined Redis sends them in batches of 100.
+** Then two connections of this process sharing one table (a SET on one,
+** a GET of that key on the other), against two Redis clients; and SETs
+** into a table at its capacity (10,000, evict=lru), each evicting one.
 */
 #define _GNU_SOURCE
 #include <hiredis/hiredis.h>
@@ -151,6 +154,62 @@ static void bench_h5mem(const char *ext, long n, const char *val, float *embs) {
   sqlite3_close(db);
 }
 
+static sqlite3 *open_ext(const char *ext, const char *create) {
+  sqlite3 *db;
+  char *err = NULL;
+  if (sqlite3_open(":memory:", &db) != SQLITE_OK) die("sqlite3_open", "failed");
+  sqlite3_enable_load_extension(db, 1);
+  if (sqlite3_load_extension(db, ext, NULL, &err) != SQLITE_OK) die(ext, err);
+  if (sqlite3_exec(db, create, NULL, NULL, &err) != SQLITE_OK) die("create", err);
+  return db;
+}
+
+/* Two connections of the process sharing one store: a SET on one, then a
+** GET of that key on the other (which first replays the SET's frame); and
+** SETs past a capacity of 10,000 (each commit evicts the least recently
+** used). */
+static void bench_h5mem_shared(const char *ext, long n, const char *val) {
+  const char *create = "CREATE VIRTUAL TABLE kv2 USING h5mem(ephemeral=on, dim=384, ttl=600, key text primary key)";
+  sqlite3 *a = open_ext(ext, create), *b = open_ext(ext, create);
+  sqlite3_stmt *set = prep(a, "INSERT OR REPLACE INTO kv2(key, text) VALUES (?1, ?2)");
+  sqlite3_stmt *get = prep(b, "SELECT text FROM kv2 WHERE key = ?1");
+  char key[32];
+  long hits = 0;
+  double t0 = now_s();
+  for (long i = 0; i < n; i++) {
+    int kl = snprintf(key, sizeof key, "key:%ld", i);
+    sqlite3_bind_text(set, 1, key, kl, SQLITE_STATIC);
+    sqlite3_bind_text(set, 2, val, 100, SQLITE_STATIC);
+    step_done(a, set);
+    sqlite3_bind_text(get, 1, key, kl, SQLITE_STATIC);
+    if (sqlite3_step(get) == SQLITE_ROW) hits += sqlite3_column_bytes(get, 0) == 100;
+    sqlite3_reset(get);
+  }
+  row("h5mem, two connections", "SET on one, GET on the other", now_s() - t0, n);
+  if (hits != n) die("SET then GET", "the other connection missed a key");
+  sqlite3_finalize(set);
+  sqlite3_finalize(get);
+  sqlite3_close(a);
+  sqlite3_close(b);
+  sqlite3 *c = open_ext(ext, "CREATE VIRTUAL TABLE cap USING h5mem(ephemeral=on, dim=384, capacity=10000, "
+                              "evict=lru, key text primary key)");
+  set = prep(c, "INSERT OR REPLACE INTO cap(key, text) VALUES (?1, ?2)");
+  t0 = now_s();
+  for (long i = 0; i < n; i++) {
+    int kl = snprintf(key, sizeof key, "key:%ld", i);
+    sqlite3_bind_text(set, 1, key, kl, SQLITE_STATIC);
+    sqlite3_bind_text(set, 2, val, 100, SQLITE_STATIC);
+    step_done(c, set);
+  }
+  row("h5mem, in-process SQL", "SET past capacity=10000 (lru: one evicted each)", now_s() - t0, n);
+  sqlite3_stmt *cnt = prep(c, "SELECT count(*) FROM cap");
+  if (sqlite3_step(cnt) != SQLITE_ROW || sqlite3_column_int64(cnt, 0) != (n < 10000 ? n : 10000))
+    die("capacity", "not the capacity's count");
+  sqlite3_finalize(cnt);
+  sqlite3_finalize(set);
+  sqlite3_close(c);
+}
+
 /* ---- Redis ------------------------------------------------------------------ */
 
 static void reply_ok(redisContext *c, redisReply *r, const char *what) {
@@ -206,6 +265,22 @@ static void bench_redis(redisContext *c, const char *how, long n, const char *va
   }
 }
 
+/* A SET on one client, then a GET of that key on another. */
+static void bench_redis_two(redisContext *c1, redisContext *c2, const char *how, long n, const char *val) {
+  char key[32], name[64];
+  snprintf(name, sizeof name, "Redis 7, %s, two clients", how);
+  reply_ok(c1, redisCommand(c1, "FLUSHALL"), "FLUSHALL");
+  double t0 = now_s();
+  for (long i = 0; i < n; i++) {
+    snprintf(key, sizeof key, "key:%ld", i);
+    reply_ok(c1, redisCommand(c1, "SET %s %b EX 600", key, val, (size_t)100), "SET");
+    redisReply *r = redisCommand(c2, "GET %s", key);
+    if (!r || r->type != REDIS_REPLY_STRING || r->len != 100) die("SET then GET", "the other client missed a key");
+    freeReplyObject(r);
+  }
+  row(name, "SET on one, GET on the other", now_s() - t0, n);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: bench_ephemeral ./h5mem [ops]\n");
@@ -250,10 +325,15 @@ int main(int argc, char **argv) {
          sqlite3_libversion());
   printf("| system | operation | µs per op | ops per second |\n|---|---|---:|---:|\n");
   bench_h5mem(argv[1], n, val, embs);
+  bench_h5mem_shared(argv[1], n, val);
   bench_redis(cu, "Unix socket", n, val, embs, 0);
   bench_redis(cu, "Unix socket", n, val, embs, 1);
   bench_redis(ct, "loopback TCP", n, val, embs, 0);
   bench_redis(ct, "loopback TCP", n, val, embs, 1);
+  redisContext *cu2 = redisConnectUnix(sock);
+  if (!cu2 || cu2->err) die("a second Redis client", cu2 ? cu2->errstr : "no context");
+  bench_redis_two(cu, cu2, "Unix socket", n, val);
+  redisFree(cu2);
   redisFree(cu);
   redisFree(ct);
   kill(pid, SIGTERM);
