@@ -35,7 +35,7 @@ typedef struct eframe {
   int refs;        /* the log's and the replaying handles' (under mu) */
   uint64_t at;     /* the bytes published before it */
   size_t len;
-  uint8_t b[];
+  uint8_t *b;      /* after the header, or (a snapshot) the builder's buffer, taken over */
 } eframe;
 
 typedef struct eph {
@@ -72,7 +72,9 @@ static uint64_t handles_made; /* (under mu: each handle's number, never 0) */
 #define SNAP_MIN ((uint64_t)1 << 20)
 
 static void frame_unref(eframe *f) {
-  if (f && --f->refs == 0) free(f);
+  if (!f || --f->refs) return;
+  if (f->b != (uint8_t *)(f + 1)) free(f->b);
+  free(f);
 }
 
 /* What a handle of the name must agree on, in words (the message names it). */
@@ -167,7 +169,21 @@ static eframe *frame_copy(store *s) {
   if (!f) return NULL;
   memset(f, 0, sizeof *f);
   f->len = s->frame_len;
+  f->b = (uint8_t *)(f + 1);
   memcpy(f->b, s->frame, s->frame_len);
+  return f;
+}
+
+/* s->frame itself as a frame (a snapshot's: no copy of a large buffer);
+** the handle's next frame gets a buffer of its own. */
+static eframe *frame_take(store *s) {
+  eframe *f = malloc(sizeof *f);
+  if (!f) return NULL;
+  memset(f, 0, sizeof *f);
+  f->len = s->frame_len;
+  f->b = s->frame;
+  s->frame = NULL;
+  s->frame_len = s->frame_cap = 0;
   return f;
 }
 
@@ -425,7 +441,9 @@ void store_eph_commit(store *s) {
   int due = since >= SNAP_MIN && since >= snap;
   pthread_mutex_unlock(&mu);
   eframe *sf = NULL;
-  if (due && store_snapshot_build(s) == STORE_OK) sf = frame_copy(s); /* (none: the log grows; tried again) */
+  /* (the room the last snapshot and the frames since took, at most:
+     built in place, without growing by copies) */
+  if (due && store_snapshot_build(s, snap + since) == STORE_OK) sf = frame_take(s); /* (none: the log grows; tried again) */
   pthread_mutex_lock(&mu);
   if (sf && room(e) == 0) {
     sf->snap = 1;

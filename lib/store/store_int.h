@@ -634,8 +634,8 @@ void store_sketches_free(store *s);
 int store_frame_build(store *s);
 /* The whole state as one frame in s->frame (an ephemeral store's
 ** snapshot): its live records (with their changes), then its entities,
-** relations and mentions. */
-int store_snapshot_build(store *s);
+** relations and mentions; hint: the bytes it will likely take. */
+int store_snapshot_build(store *s, size_t hint);
 /* A delete of record id appended to s->frame. */
 int store_frame_delete(store *s, int64_t id);
 /* Apply a frame of the log (wal_replay's callback; ctx is the store). */

@@ -78,9 +78,16 @@ int store_frame_delete(store *s, int64_t id) {
   return frame_put(s, "D", 1) | frame_i64(s, id) ? store_fail(s, STORE_ENOMEM, "out of memory") : STORE_OK;
 }
 
-int store_snapshot_build(store *s) {
+int store_snapshot_build(store *s, size_t hint) {
   s->frame_len = 0;
   int bad = 0;
+  if (hint > s->frame_cap) { /* (room at once: a copy at each doubling would cost more than the build) */
+    uint8_t *b = realloc(s->frame, hint);
+    if (b) {
+      s->frame = b;
+      s->frame_cap = hint;
+    }
+  }
   for (uint64_t i = 0; i < s->ndelta && !bad; i++) { /* (an ephemeral store has no base) */
     if (s->delta[i]->dead) continue;
     bad |= frame_rec(s, s->delta[i]);
