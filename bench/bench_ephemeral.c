@@ -44,8 +44,11 @@ static double now_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static pid_t redis_pid; /* (stopped by die too) */
+
 static void die(const char *what, const char *msg) {
   fprintf(stderr, "bench_ephemeral: %s: %s\n", what, msg);
+  if (redis_pid > 0) kill(redis_pid, SIGTERM);
   exit(1);
 }
 
@@ -299,6 +302,7 @@ int main(int argc, char **argv) {
   snprintf(sock, sizeof sock, "%s/redis.sock", dir);
   snprintf(port, sizeof port, "%d", 26379 + (int)(getpid() % 1000));
   pid_t pid = fork();
+  redis_pid = pid;
   if (pid == 0) {
     execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--unixsocket", sock,
            "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning",

@@ -34,8 +34,8 @@ typedef struct eframe {
   int snap;        /* the whole state as of seq - 1 (replayed into an emptied handle only) */
   int refs;        /* the log's and the replaying handles' (under mu) */
   uint64_t at;     /* the bytes published before it */
-  size_t len;
-  uint8_t *b;      /* after the header, or (a snapshot) the builder's buffer, taken over */
+  size_t len, cap;
+  uint8_t *b;      /* after the header, or (a snapshot) the builder's buffer, taken over (cap bytes) */
 } eframe;
 
 typedef struct eph {
@@ -55,6 +55,11 @@ typedef struct eph {
   pthread_cond_t cv;
   int64_t clock_set;
   uint64_t snapshots;
+  /* the buffer of a snapshot dropped, kept for the next one (its pages
+  ** are the process's already: a new buffer of that size costs a page
+  ** fault per page) */
+  uint8_t *spare;
+  size_t spare_cap;
   /* the last EPH_RING reads of every handle (capacity with evict=lru), for
   ** the writer's choice of the least recently used */
   struct ruse { int64_t id; uint64_t who; } ring[4096];
@@ -71,9 +76,18 @@ static uint64_t handles_made; /* (under mu: each handle's number, never 0) */
 ** bytes by more than twice that is marked stale. */
 #define SNAP_MIN ((uint64_t)1 << 20)
 
-static void frame_unref(eframe *f) {
+/* (under mu) e: the log, to keep a snapshot's buffer as its spare */
+static void frame_unref(eph *e, eframe *f) {
   if (!f || --f->refs) return;
-  if (f->b != (uint8_t *)(f + 1)) free(f->b);
+  if (f->b != (uint8_t *)(f + 1)) {
+    if (e && f->cap > e->spare_cap) {
+      free(e->spare);
+      e->spare = f->b;
+      e->spare_cap = f->cap;
+    } else {
+      free(f->b);
+    }
+  }
   free(f);
 }
 
@@ -105,7 +119,8 @@ static char *config_of(const store *s) {
 #undef ADD
 
 static void eph_free(eph *e) {
-  for (size_t i = 0; i < e->nf; i++) frame_unref(e->f[i]);
+  for (size_t i = 0; i < e->nf; i++) frame_unref(NULL, e->f[i]);
+  free(e->spare);
   free(e->f);
   free(e->h);
   free(e->name);
@@ -137,7 +152,7 @@ static void trim(eph *e) {
     }
   }
   size_t drop = 0;
-  while (drop < e->snap && e->f[drop]->seq <= min) frame_unref(e->f[drop++]);
+  while (drop < e->snap && e->f[drop]->seq <= min) frame_unref(e, e->f[drop++]);
   if (!drop) return;
   memmove(e->f, e->f + drop, (e->nf - drop) * sizeof *e->f);
   e->nf -= drop;
@@ -181,6 +196,7 @@ static eframe *frame_take(store *s) {
   if (!f) return NULL;
   memset(f, 0, sizeof *f);
   f->len = s->frame_len;
+  f->cap = s->frame_cap;
   f->b = s->frame;
   s->frame = NULL;
   s->frame_len = s->frame_cap = 0;
@@ -197,7 +213,7 @@ static int replay(store *s, eframe **pin, size_t n, int whole, int clear) {
     if (store_replay_frame(s, pin[i]->seq, pin[i]->b, pin[i]->len)) rc = s->replay_rc ? s->replay_rc : STORE_ECORRUPT;
   }
   pthread_mutex_lock(&mu);
-  for (size_t i = 0; i < n; i++) frame_unref(pin[i]);
+  for (size_t i = 0; i < n; i++) frame_unref(s->eph, pin[i]);
   if (rc) __atomic_store_n(&s->eph_stale, 1, __ATOMIC_RELEASE); /* (half applied: reloaded next time) */
   pthread_mutex_unlock(&mu);
   return rc;
@@ -439,6 +455,13 @@ void store_eph_commit(store *s) {
   uint64_t since = e->has_snap ? e->total - e->f[e->snap]->at - e->f[e->snap]->len : e->total;
   uint64_t snap = e->has_snap ? e->f[e->snap]->len : 0;
   int due = since >= SNAP_MIN && since >= snap;
+  if (due && e->spare && e->spare_cap > s->frame_cap) { /* (built in the spare: its pages are there) */
+    free(s->frame);
+    s->frame = e->spare;
+    s->frame_cap = e->spare_cap;
+    e->spare = NULL;
+    e->spare_cap = 0;
+  }
   pthread_mutex_unlock(&mu);
   eframe *sf = NULL;
   /* (the room the last snapshot and the frames since took, at most:

@@ -229,6 +229,23 @@ def snapshots():
     # then the one opened afterwards writes, and the others read it
     late.execute("INSERT INTO big(text, key) VALUES ('from late', 'late')")
     check(idle.execute("SELECT text FROM big WHERE key = 'late'").fetchone() == ("from late",), "late's write seen")
+    # a connection holding a cursor open while the others write far more
+    # than the log keeps cannot reload under it: its write says so; once
+    # the statement is done it reloads and writes
+    cur = some.execute("SELECT key FROM big ORDER BY id")
+    held = cur.fetchone()
+    for rnd in range(12):
+        w.execute("BEGIN")
+        for i in range(400):
+            w.execute("INSERT OR REPLACE INTO big(text, key) VALUES (?, ?)",
+                      ("again %d %s" % (rnd, pad), "k%d" % rng.randrange(1500)))
+        w.execute("COMMIT")
+    expect_error(some, "INSERT INTO big(text, key) VALUES ('while held', 'held')", "changed too much")
+    rest = cur.fetchall()
+    check(held is not None and len(rest) + 1 == len(want) + 1, "the held cursor read its records to the end")
+    some.execute("INSERT INTO big(text, key) VALUES ('after', 'held')")
+    check(log(some, "big")["reloads"] == 1, "then reloaded: %s" % log(some, "big"))
+    check(rows(some, "big") == rows(w, "big") == rows(idle, "big"), "and all read the same records")
     for db in (w, idle, some, late):
         db.close()
 
