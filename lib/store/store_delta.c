@@ -256,13 +256,13 @@ static uint64_t lru_pick(store *s, int64_t *out, uint64_t k) {
   return n;
 }
 
-/* After a commit: the stale entries at the queue's front (the evicted
-** among them) dropped. */
 static int by_tick(const void *a, const void *b) {
   uint64_t x = ((const struct luse *)a)->tick, y = ((const struct luse *)b)->tick;
   return x < y ? -1 : x > y;
 }
 
+/* After a commit: the stale entries at the queue's front (the evicted
+** among them) dropped, or the queue made again when a use was lost. */
 void store_lru_commit(store *s) {
   if (!s->capacity || s->evict_by != STORE_EVICT_LRU) return;
   if (s->lq_lost) { /* the queue made again from the records, if there is room now */
