@@ -641,6 +641,11 @@ static int vt_cols(memvt *vt, const memopts *m) {
   return vt->cbuf ? SQLITE_OK : SQLITE_NOMEM;
 }
 
+/* An ephemeral store's owner lock (store_opts.owner): the connection's
+** mutex, free when no thread is in a call on the connection. */
+static int db_mutex_try(void *m) { return sqlite3_mutex_try(m) == SQLITE_OK; }
+static void db_mutex_unlock(void *m) { sqlite3_mutex_leave(m); }
+
 /* The table, opening its store.  Only xCreate (creating) makes a store
 ** that does not exist: xConnect runs when a database file declaring the
 ** table is opened, and must not make files wherever that file says.  A
@@ -676,6 +681,10 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
   char err[600];
   store_opts o = m.o;
   if (!m.o.dim) o.dim = 0; /* open only; then metric/storage are not checked */
+  if (m.o.ephemeral && (o.owner = sqlite3_db_mutex(db)) != NULL) { /* (NULL: SQLite built without mutexes) */
+    o.owner_try = db_mutex_try;
+    o.owner_unlock = db_mutex_unlock;
+  }
   o.no_create = !creating;
   struct stat sb;
   if (!vt->schema || !vt->name || !key) {

@@ -161,6 +161,7 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
   if (create && create->ephemeral) { /* (no file: every record in memory) */
     rc = readonly ? store_fail(s, STORE_EINVAL, "an ephemeral store cannot be opened read-only")
                   : store_ephemeral_load(s, create);
+    s->own_try = create->owner_try, s->own_unlock = create->owner_unlock, s->own = create->owner;
     if (rc == STORE_OK) rc = store_eph_join(s); /* (the process's other handles of its name) */
     if (rc != STORE_OK) {
       snprintf(err, errlen, "%s", s->err);

@@ -115,6 +115,14 @@ typedef struct store_opts {
   uint64_t capacity;
   int evict_by;
   double evict_half_life;
+  /* ephemeral: the lock of whoever uses the handle (an SQLite connection's
+  ** sqlite3_db_mutex): owner_try takes it without waiting (1: taken) and
+  ** owner_unlock gives it back.  A handle of the name opened later takes it
+  ** to read this one's records when this one is alone (it keeps no log
+  ** then); NULL: read when its last call was that thread's, else asked for */
+  int (*owner_try)(void *owner);
+  void (*owner_unlock)(void *owner);
+  void *owner;
 } store_opts;
 enum { STORE_EVICT_LRU = 0, STORE_EVICT_SCORE = 1 };
 

@@ -55,6 +55,11 @@ typedef struct eph {
   pthread_cond_t cv;
   int64_t clock_set;
   uint64_t snapshots;
+  /* frames are kept only while another handle may need them: a handle
+  ** alone keeps none (its commits cost no copy), and one joining it has
+  ** the log started from its state (base_from) */
+  int logging;
+  int want_snap;    /* a handle joining waits for the lone one to add a snapshot */
   /* the buffer of a snapshot dropped, kept for the next one (its pages
   ** are the process's already: a new buffer of that size costs a page
   ** fault per page) */
@@ -179,6 +184,19 @@ static void publish(eph *e, eframe *f) { /* (under mu, with room) */
   e->f[e->nf++] = f;
 }
 
+/* Under mu: the log dropped when its one handle has applied all of it
+** (nothing to keep for: the next handle to join starts it again). */
+static void drop_if_alone(eph *e) {
+  if (!e->logging || e->nh != 1 || e->writer || e->h[0]->eph_seq != e->last) return;
+  for (size_t i = 0; i < e->nf; i++) frame_unref(e, e->f[i]); /* (one still replaying holds its own count) */
+  e->nf = 0;
+  e->has_snap = 0;
+  __atomic_store_n(&e->logging, 0, __ATOMIC_RELEASE);
+  free(e->spare);
+  e->spare = NULL;
+  e->spare_cap = 0;
+}
+
 static eframe *frame_copy(store *s) {
   eframe *f = malloc(sizeof *f + s->frame_len);
   if (!f) return NULL;
@@ -215,6 +233,7 @@ static int replay(store *s, eframe **pin, size_t n, int whole, int clear) {
   pthread_mutex_lock(&mu);
   for (size_t i = 0; i < n; i++) frame_unref(s->eph, pin[i]);
   if (rc) __atomic_store_n(&s->eph_stale, 1, __ATOMIC_RELEASE); /* (half applied: reloaded next time) */
+  else drop_if_alone(s->eph); /* (the others gone, and this one has all) */
   pthread_mutex_unlock(&mu);
   return rc;
 }
@@ -234,6 +253,91 @@ static int pin_frames(store *s, int reload, eframe ***pin, size_t *n) {
   s->eph_seq = e->last;
   __atomic_store_n(&s->eph_stale, 0, __ATOMIC_RELEASE);
   return STORE_OK;
+}
+
+/* Under mu: a snapshot of h's state (h idle, outside a transaction, its
+** frames all applied) published as the log's start. */
+static int snapshot_from(eph *e, store *h) {
+  eframe *sf = NULL;
+  if (room(e) || store_snapshot_build(h, 0) || !(sf = frame_take(h))) return STORE_ENOMEM;
+  sf->snap = 1;
+  publish(e, sf);
+  e->snap = e->nf - 1;
+  e->has_snap = 1;
+  e->snapshots++;
+  h->eph_seq = e->last;
+  __atomic_store_n(&e->logging, 1, __ATOMIC_RELEASE);
+  __atomic_store_n(&e->want_snap, 0, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&e->cv);
+  return STORE_OK;
+}
+
+static struct timespec after_ms(long ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_sec += ms / 1000;
+  t.tv_nsec += (ms % 1000) * 1000000L;
+  if (t.tv_nsec >= 1000000000L) {
+    t.tv_sec++;
+    t.tv_nsec -= 1000000000L;
+  }
+  return t;
+}
+
+static int before(const struct timespec *a, const struct timespec *b) {
+  return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* Under mu: s joins a log whose one handle keeps no frames; the log is
+** started from that handle's state.  It is read here when its owner's
+** lock is free (an SQLite connection between calls: sqlite3_db_mutex),
+** or, without one, when its last call was this thread's; else the handle
+** is asked to add the snapshot at its next call.  It must be outside a
+** write transaction.  Waits up to STORE_EPH_WAIT_MS. */
+static int base_from(store *s, eph *e) {
+  struct timespec until = after_ms(STORE_EPH_WAIT_MS);
+  for (;;) {
+    if (e->logging || e->nh == 0) return STORE_OK; /* (started, or the handle went: nothing to take) */
+    store *h = e->h[0];
+    int self = pthread_equal(__atomic_load_n(&h->eph_thr, __ATOMIC_ACQUIRE), pthread_self());
+    if (e->writer == h && self)
+      return store_fail(s, STORE_EBUSY, "the ephemeral store '%s' is being written by another connection of "
+                        "this thread (end its transaction first)", s->path);
+    if (e->writer != h) {
+      int locked = h->own_try && h->own_try(h->own);
+      if (locked || (!h->own_try && self)) {
+        int rc = snapshot_from(e, h);
+        if (locked) h->own_unlock(h->own);
+        return rc ? store_fail(s, rc, "out of memory") : STORE_OK;
+      }
+    }
+    __atomic_store_n(&e->want_snap, 1, __ATOMIC_RELEASE);
+    struct timespec slice = after_ms(10), now = after_ms(0);
+    if (!before(&now, &until))
+      return store_fail(s, STORE_EBUSY, "the ephemeral store '%s' is busy in another connection (waited %d s "
+                        "for it)", s->path, STORE_EPH_WAIT_MS / 1000);
+    pthread_cond_timedwait(&e->cv, &mu, before(&slice, &until) ? &slice : &until);
+  }
+}
+
+/* The lone handle, asked by one joining (want_snap), adds the snapshot. */
+static void serve(store *s) {
+  eph *e = s->eph;
+  if (!__atomic_load_n(&e->want_snap, __ATOMIC_ACQUIRE) || s->in_txn) return;
+  pthread_mutex_lock(&mu);
+  if (!e->logging && e->nh == 1 && e->h[0] == s && !e->writer) snapshot_from(e, s); /* (no room: asked again) */
+  pthread_mutex_unlock(&mu);
+}
+
+/* Under mu: one count of e less; the last frees it. */
+static void eph_release(eph *e) {
+  if (--e->refs) return;
+  for (eph **p = &reg; *p; p = &(*p)->next)
+    if (*p == e) {
+      *p = e->next;
+      break;
+    }
+  eph_free(e);
 }
 
 int store_eph_join(store *s) {
@@ -262,19 +366,6 @@ int store_eph_join(store *s) {
       e = NULL;
     }
   }
-  if (e && e->nh == e->caph) {
-    size_t cap = e->caph ? 2 * e->caph : 4;
-    store **n = realloc(e->h, cap * sizeof *n);
-    if (n) {
-      e->h = n;
-      e->caph = cap;
-    } else if (made) {
-      eph_free(e);
-      e = NULL;
-    } else {
-      e = NULL;
-    }
-  }
   free(cfg);
   if (!e) {
     pthread_mutex_unlock(&mu);
@@ -284,13 +375,31 @@ int store_eph_join(store *s) {
     e->next = reg;
     reg = e;
   }
-  e->h[e->nh++] = s;
-  e->refs++;
+  e->refs++; /* (the log lives while we wait) */
   s->eph = e;
   s->eph_who = ++handles_made;
+  __atomic_store_n(&s->eph_thr, pthread_self(), __ATOMIC_RELEASE);
+  int rc = e->nh == 1 && !e->logging ? base_from(s, e) : STORE_OK;
+  if (rc == STORE_OK && e->nh == e->caph) {
+    size_t cap = e->caph ? 2 * e->caph : 4;
+    store **n = realloc(e->h, cap * sizeof *n);
+    if (n) {
+      e->h = n;
+      e->caph = cap;
+    } else {
+      rc = store_fail(s, STORE_ENOMEM, "out of memory");
+    }
+  }
+  if (rc != STORE_OK) {
+    eph_release(e);
+    s->eph = NULL;
+    pthread_mutex_unlock(&mu);
+    return rc;
+  }
+  e->h[e->nh++] = s;
   eframe **pin;
   size_t n;
-  int rc = pin_frames(s, 1, &pin, &n);
+  rc = pin_frames(s, 1, &pin, &n);
   pthread_mutex_unlock(&mu);
   if (rc == STORE_OK) rc = replay(s, pin, n, 1, 0); /* (an empty handle: nothing to clear) */
   free(pin);
@@ -337,16 +446,11 @@ void store_eph_leave(store *s) {
       e->h[i] = e->h[--e->nh];
       break;
     }
-  if (--e->refs == 0) {
-    for (eph **p = &reg; *p; p = &(*p)->next)
-      if (*p == e) {
-        *p = e->next;
-        break;
-      }
-    eph_free(e);
-  } else {
+  if (e->refs > 1) {
     trim(e);
+    drop_if_alone(e);
   }
+  eph_release(e);
   pthread_mutex_unlock(&mu);
   free(s->eph_pend);
   s->eph_pend = NULL;
@@ -358,6 +462,8 @@ void store_eph_leave(store *s) {
 int store_eph_catch_up(store *s, int may_reload) {
   eph *e = s->eph;
   if (!e) return STORE_OK;
+  __atomic_store_n(&s->eph_thr, pthread_self(), __ATOMIC_RELEASE); /* (its calls' thread: base_from) */
+  serve(s);
   /* (the usual case, without the lock: nothing published since) */
   if (__atomic_load_n(&e->last, __ATOMIC_ACQUIRE) == s->eph_seq && !__atomic_load_n(&s->eph_stale, __ATOMIC_ACQUIRE))
     return STORE_OK;
@@ -419,15 +525,18 @@ int store_eph_begin(store *s) {
 }
 
 int store_eph_prepare(store *s) {
-  int rc = s->nul ? store_frame_build(s) : STORE_OK;
-  if (!s->nul) s->frame_len = 0;
+  /* a handle alone makes no frame (the writer's role keeps one from
+     joining, and so the log from starting, until the commit) */
+  int logging = __atomic_load_n(&s->eph->logging, __ATOMIC_ACQUIRE);
+  int rc = s->nul && logging ? store_frame_build(s) : STORE_OK;
+  if (!s->nul || !logging) s->frame_len = 0;
   free(s->evict_ids);
   s->evict_ids = NULL;
   s->nevict = 0;
   /* the records past the capacity, as the transaction leaves it: deleted
      in the same frame, so that every handle drops the same ones */
   if (!rc) rc = store_evict_pick(s, &s->evict_ids, &s->nevict);
-  for (uint64_t i = 0; !rc && i < s->nevict; i++) rc = store_frame_delete(s, s->evict_ids[i]);
+  for (uint64_t i = 0; !rc && logging && i < s->nevict; i++) rc = store_frame_delete(s, s->evict_ids[i]);
   free(s->eph_pend);
   s->eph_pend = NULL;
   if (!rc && s->frame_len && !(s->eph_pend = frame_copy(s))) rc = store_fail(s, STORE_ENOMEM, "out of memory");
@@ -454,7 +563,7 @@ void store_eph_commit(store *s) {
   }
   uint64_t since = e->has_snap ? e->total - e->f[e->snap]->at - e->f[e->snap]->len : e->total;
   uint64_t snap = e->has_snap ? e->f[e->snap]->len : 0;
-  int due = since >= SNAP_MIN && since >= snap;
+  int due = e->logging && since >= SNAP_MIN && since >= snap;
   if (due && e->spare && e->spare_cap > s->frame_cap) { /* (built in the spare: its pages are there) */
     free(s->frame);
     s->frame = e->spare;
@@ -480,7 +589,9 @@ void store_eph_commit(store *s) {
     free(sf);
   }
   give_back(e, s);
+  drop_if_alone(e);
   pthread_mutex_unlock(&mu);
+  serve(s);
 }
 
 void store_eph_rollback(store *s) {

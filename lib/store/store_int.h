@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include "h5/h5.h"
@@ -467,6 +468,11 @@ struct store {
   int lq_lost;             /* a use not queued (out of memory): evictions scan until it is made again */
   uint64_t ring_seen;      /* the process's reads applied here (store_eph_uses) */
   uint64_t eph_who;        /* this handle's number in the process (its reads' in the ring) */
+  pthread_t eph_thr;       /* the thread of its last call (atomic) */
+  /* its owner's lock (an SQLite connection's mutex: store_opts.owner) */
+  int (*own_try)(void *own);
+  void (*own_unlock)(void *own);
+  void *own;
 };
 
 /* ---- interface to code in store.c ---------------------------------------- */

@@ -8,6 +8,10 @@ every connection that has an ephemeral table of a name shares its store.
   COMMIT, never after ROLLBACK; a second writer in the same thread is
   refused at once with a clear message, and succeeds after the COMMIT;
 - a table of the name with other options is refused, naming both;
+- a connection alone keeps no log (h5mem_index: no frames); one that joins
+  it later reads all its records, graph and changes (a snapshot of them
+  starts the log), but not while it has a write transaction open in the
+  same thread; alone again, the log is dropped;
 - the store is gone when its last connection closes (a new one is empty);
 - expiry: one clock for the process (h5mem_clock on one connection is the
   other's), expired records gone for both, a key expired and put again;
@@ -302,7 +306,49 @@ def threads():
         check(got == want, "connection %d reads the model (%d records, %d wanted)" % (i, len(got or []), len(want)))
 
 
+def lone_then_joined():
+    """A connection alone keeps no log; one that joins it later reads its
+    records (a snapshot of them starts the log), not while it writes."""
+    a = connect()
+    a.execute("CREATE VIRTUAL TABLE solo USING " + DECL.replace("h5mem(", "h5mem(ttl=600, "))
+    rng = random.Random(3)
+    for i in range(300):
+        a.execute("INSERT OR REPLACE INTO solo(text, embedding, key) VALUES (?, ?, ?)",
+                  ("t%d" % i, vec(rng), "k%d" % (i % 200)))
+    a.execute("INSERT INTO solo_entities(id, name, type) VALUES (1, 'Alice', 'person')")
+    a.execute("UPDATE solo SET importance = 0.5, tier = 'warm' WHERE key = 'k5'")
+    la = log(a, "solo")
+    check(la["frames"] == 0 and la["bytes"] == 0 and la["connections"] == 1 and la["snapshots"] == 0,
+          "alone: no log kept: %s" % la)
+    # a write transaction open on a: a connection of the same thread cannot join now
+    a.execute("BEGIN")
+    a.execute("INSERT INTO solo(text, key) VALUES ('pending', 'p')")
+    b = connect()
+    expect_error(b, "CREATE VIRTUAL TABLE solo USING " + DECL.replace("h5mem(", "h5mem(ttl=600, "),
+                 "another connection of this thread")
+    a.execute("COMMIT")
+    b.execute("CREATE VIRTUAL TABLE solo USING " + DECL.replace("h5mem(", "h5mem(ttl=600, "))
+    check(rows(b, "solo") == rows(a, "solo") and len(rows(b, "solo")) == 201, "b joins with a's records")
+    check(graph(b, "solo") == graph(a, "solo"), "and a's graph")
+    check(b.execute("SELECT importance, tier FROM solo WHERE key = 'k5'").fetchone() == (0.5, "warm"),
+          "and a's changes in place")
+    lb = log(b, "solo")
+    check(lb["connections"] == 2 and lb["snapshots"] == 1, "the log started from a snapshot: %s" % lb)
+    b.execute("INSERT INTO solo(text, key) VALUES ('from b', 'fb')")
+    check(a.execute("SELECT text FROM solo WHERE key = 'fb'").fetchone() == ("from b",), "a reads b's write")
+    b.close()
+    a.execute("INSERT INTO solo(text, key) VALUES ('alone again', 'aa')")
+    la = log(a, "solo")
+    check(la["frames"] == 0 and la["connections"] == 1, "alone again: the log dropped: %s" % la)
+    c = connect()
+    c.execute("CREATE VIRTUAL TABLE solo USING " + DECL.replace("h5mem(", "h5mem(ttl=600, "))
+    check(rows(c, "solo") == rows(a, "solo"), "a third joins with everything")
+    a.close()
+    c.close()
+
+
 two_connections()
+lone_then_joined()
 expiry_and_capacity()
 snapshots()
 threads()
