@@ -15,6 +15,11 @@
 ** that falls too far behind is marked stale and reloads from the snapshot
 ** at its next read.  The log so holds about twice the live records.
 **
+** A handle alone keeps no log at all.  One that joins it has the log
+** started from the lone handle's state: a snapshot read while that
+** handle's owner (its SQLite connection) is between calls, or added by
+** the lone handle itself at its next call when asked (base_from).
+**
 ** Locking: one mutex for the registry and every log; frames are immutable
 ** once published and counted (a handle replays them outside the lock).
 */
@@ -187,7 +192,7 @@ static void publish(eph *e, eframe *f) { /* (under mu, with room) */
 /* Under mu: the log dropped when its one handle has applied all of it
 ** (nothing to keep for: the next handle to join starts it again). */
 static void drop_if_alone(eph *e) {
-  if (!e->logging || e->nh != 1 || e->writer || e->h[0]->eph_seq != e->last) return;
+  if (!e->logging || e->nh != 1 || e->writer || e->h[0]->eph_seq != e->last || e->h[0]->eph_stale) return;
   for (size_t i = 0; i < e->nf; i++) frame_unref(e, e->f[i]); /* (one still replaying holds its own count) */
   e->nf = 0;
   e->has_snap = 0;
