@@ -1,4 +1,4 @@
-"""The ephemeral tier (issue 24, in progress): h5mem(ephemeral=on, dim=N),
+"""The ephemeral tier (issue 24): h5mem(ephemeral=on, dim=N),
 a store with no file and no log.
 
 - no file is made anywhere (the working directory and the database's
