@@ -79,6 +79,17 @@ static void step_done(sqlite3 *db, sqlite3_stmt *st) {
   sqlite3_reset(st);
 }
 
+/* n SETs of keys key:0 .. key:<n-1> (value val, 100 bytes) through set. */
+static void set_keys(sqlite3 *db, sqlite3_stmt *set, long n, const char *val) {
+  char key[32];
+  for (long i = 0; i < n; i++) {
+    int kl = snprintf(key, sizeof key, "key:%ld", i);
+    sqlite3_bind_text(set, 1, key, kl, SQLITE_STATIC); /* (rebound before each step) */
+    sqlite3_bind_text(set, 2, val, 100, SQLITE_STATIC);
+    step_done(db, set);
+  }
+}
+
 static void bench_h5mem(const char *ext, long n, const char *val, float *embs) {
   sqlite3 *db;
   char *err = NULL;
@@ -94,12 +105,7 @@ static void bench_h5mem(const char *ext, long n, const char *val, float *embs) {
   sqlite3_stmt *del = prep(db, "DELETE FROM kv WHERE key = ?1");
   char key[32];
   double t0 = now_s();
-  for (long i = 0; i < n; i++) {
-    int kl = snprintf(key, sizeof key, "key:%ld", i);
-    sqlite3_bind_text(set, 1, key, kl, SQLITE_STATIC);
-    sqlite3_bind_text(set, 2, val, 100, SQLITE_STATIC);
-    step_done(db, set);
-  }
+  set_keys(db, set, n, val);
   row("h5mem, in-process SQL", "SET with TTL", now_s() - t0, n);
   long hits = 0;
   t0 = now_s();
@@ -198,12 +204,7 @@ static void bench_h5mem_shared(const char *ext, long n, const char *val) {
                               "evict=lru, key text primary key)");
   set = prep(c, "INSERT OR REPLACE INTO cap(key, text) VALUES (?1, ?2)");
   t0 = now_s();
-  for (long i = 0; i < n; i++) {
-    int kl = snprintf(key, sizeof key, "key:%ld", i);
-    sqlite3_bind_text(set, 1, key, kl, SQLITE_STATIC);
-    sqlite3_bind_text(set, 2, val, 100, SQLITE_STATIC);
-    step_done(c, set);
-  }
+  set_keys(c, set, n, val);
   row("h5mem, in-process SQL", "SET past capacity=10000 (lru: one evicted each)", now_s() - t0, n);
   sqlite3_stmt *cnt = prep(c, "SELECT count(*) FROM cap");
   if (sqlite3_step(cnt) != SQLITE_ROW || sqlite3_column_int64(cnt, 0) != (n < 10000 ? n : 10000))

@@ -202,6 +202,16 @@ static void drop_if_alone(eph *e) {
   e->spare_cap = 0;
 }
 
+/* (under mu, with room) sf, h's state, published as the log's last snapshot */
+static void publish_snapshot(eph *e, store *h, eframe *sf) {
+  sf->snap = 1;
+  publish(e, sf);
+  e->snap = e->nf - 1;
+  e->has_snap = 1;
+  e->snapshots++;
+  h->eph_seq = e->last;
+}
+
 static eframe *frame_copy(store *s) {
   eframe *f = malloc(sizeof *f + s->frame_len);
   if (!f) return NULL;
@@ -265,12 +275,7 @@ static int pin_frames(store *s, int reload, eframe ***pin, size_t *n) {
 static int snapshot_from(eph *e, store *h) {
   eframe *sf = NULL;
   if (room(e) || store_snapshot_build(h, 0) || !(sf = frame_take(h))) return STORE_ENOMEM;
-  sf->snap = 1;
-  publish(e, sf);
-  e->snap = e->nf - 1;
-  e->has_snap = 1;
-  e->snapshots++;
-  h->eph_seq = e->last;
+  publish_snapshot(e, h, sf);
   __atomic_store_n(&e->logging, 1, __ATOMIC_RELEASE);
   __atomic_store_n(&e->want_snap, 0, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&e->cv);
@@ -411,6 +416,15 @@ int store_eph_join(store *s) {
   return rc;
 }
 
+/* The prepared frame and evictions dropped. */
+static void pend_free(store *s) {
+  free(s->eph_pend);
+  s->eph_pend = NULL;
+  free(s->evict_ids);
+  s->evict_ids = NULL;
+  s->nevict = 0;
+}
+
 static void give_back(eph *e, store *s) { /* (under mu) the writer's role */
   if (e->writer != s) return;
   e->writer = NULL;
@@ -457,10 +471,7 @@ void store_eph_leave(store *s) {
   }
   eph_release(e);
   pthread_mutex_unlock(&mu);
-  free(s->eph_pend);
-  s->eph_pend = NULL;
-  free(s->evict_ids);
-  s->evict_ids = NULL;
+  pend_free(s);
   s->eph = NULL;
 }
 
@@ -583,12 +594,7 @@ void store_eph_commit(store *s) {
   if (due && store_snapshot_build(s, snap + since) == STORE_OK) sf = frame_take(s); /* (none: the log grows; tried again) */
   pthread_mutex_lock(&mu);
   if (sf && room(e) == 0) {
-    sf->snap = 1;
-    publish(e, sf);
-    e->snap = e->nf - 1;
-    e->has_snap = 1;
-    e->snapshots++;
-    s->eph_seq = e->last;
+    publish_snapshot(e, s, sf);
     trim(e);
   } else {
     free(sf);
@@ -600,11 +606,7 @@ void store_eph_commit(store *s) {
 }
 
 void store_eph_rollback(store *s) {
-  free(s->eph_pend);
-  s->eph_pend = NULL;
-  free(s->evict_ids);
-  s->evict_ids = NULL;
-  s->nevict = 0;
+  pend_free(s);
   if (!s->eph) return;
   pthread_mutex_lock(&mu);
   give_back(s->eph, s);
