@@ -21,6 +21,7 @@ SQLITE_EXTENSION_INIT1
 #include <zlib.h>
 
 #include "embed/embedder.h"
+#include "sign/sign.h"
 #include "ext.h"
 #include "h5mem_commit.h"
 #include "k.h"
@@ -125,6 +126,7 @@ static void fn_info(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                       sqlite3_libversion(), zlibVersion(), xxh / 10000,
                       xxh / 100 % 100, xxh % 100);
   sqlite3_str_appendf(s, ",\"libcurl\":%s", embed_http_available() ? "true" : "false");
+  sqlite3_str_appendf(s, ",\"libsodium\":%s", sign_available() ? "true" : "false");
 #if defined(__clang__)
   sqlite3_str_appendf(s, ",\"compiler\":\"clang %s\"", __clang_version__);
 #elif defined(__GNUC__)

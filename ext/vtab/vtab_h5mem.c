@@ -2489,6 +2489,7 @@ int ext_vtab_h5mem_register(sqlite3 *db) {
   if (!reg) return SQLITE_NOMEM;
   int rc = h5mem_registry_module(db, reg, "h5mem", &mem_module);
   if (rc == SQLITE_OK) rc = h5mem_func_register(db, reg);
+  if (rc == SQLITE_OK) rc = h5mem_sign_register(db, reg);
   if (rc == SQLITE_OK) rc = h5mem_life_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_vtab_search_register(db, reg);
   if (rc == SQLITE_OK) rc = ext_vtab_graph_register(db, reg);

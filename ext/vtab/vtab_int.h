@@ -240,6 +240,7 @@ const char *h5mem_table_schema(const memvt *vt);
 
 /* h5mem_checkpoint, h5mem_index and h5mem_score, with reg as their data. */
 int h5mem_func_register(sqlite3 *db, registry *reg); /* (h5mem_embed too) */
+int h5mem_sign_register(sqlite3 *db, registry *reg);  /* h5mem_keygen (func_sign.c) */
 
 /* Record a use of each memory of ids[0..n) (access_count + 1, last_access
 ** = now, unix seconds) in the connection's transaction, all or none (a

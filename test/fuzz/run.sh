@@ -47,6 +47,8 @@ libs="-lxxhash -lz -lpthread -lm"
 grep -q "define HAVE_LIBDEFLATE 1" "$build/config.h" && libs="-ldeflate $libs"
 # libcurl, when configured (lib/embed/http.c; not instrumented)
 grep -q "define HAVE_LIBCURL 1" "$build/config.h" && libs="-lcurl $libs"
+# libsodium, when configured (lib/sign; not instrumented)
+grep -q "define HAVE_LIBSODIUM 1" "$build/config.h" && libs="-lsodium $libs"
 # the HDF5 codecs configure found (their libraries are not instrumented)
 codec_libs=$(sed -n 's/^CODEC_LIBS = //p' "$build/Makefile" 2>/dev/null)
 libs="$codec_libs $libs"
