@@ -2411,6 +2411,10 @@ static int rename_companions(memvt *vt, const char *name) {
 static int mem_rename(sqlite3_vtab *base, const char *name) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (it has no store to go by the new name) */
+  if (vt->st && store_is_ephemeral(vt->st)) /* (its name is its store's in the whole process) */
+    return vt_err(vt, SQLITE_ERROR, "%s is an ephemeral table: its name names its store in the process (the "
+                   "other connections' tables of that name share it), so it is not renamed; make a new one and "
+                   "INSERT INTO new SELECT ... FROM %s", vt->name, vt->name);
   char *n = sqlite3_mprintf("%s", name);
   /* the store goes by the new key too: SQLite connects the renamed table
   ** before it lets go of this one, which must not open the store twice */

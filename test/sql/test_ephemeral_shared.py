@@ -7,7 +7,8 @@ every connection that has an ephemeral table of a name shares its store.
 - isolation: an open transaction's changes are not seen elsewhere until
   COMMIT, never after ROLLBACK; a second writer in the same thread is
   refused at once with a clear message, and succeeds after the COMMIT;
-- a table of the name with other options is refused, naming both;
+- a table of the name with other options is refused, naming both; a
+  rename is refused (the name names the store);
 - a connection alone keeps no log (h5mem_index: no frames); one that joins
   it later reads all its records, graph and changes (a snapshot of them
   starts the log), but not while it has a write transaction open in the
@@ -114,6 +115,11 @@ def two_connections():
     msg = expect_error(c, "CREATE VIRTUAL TABLE kv USING h5mem(ephemeral=on, dim=%d)" % DIM, "is open in this process")
     check("key text primary key" in msg, "the message names the other's columns: " + msg)
     c.close()
+
+    # renaming would part the table from the store its name names: refused
+    expect_error(a, "ALTER TABLE kv RENAME TO kv2", "is an ephemeral table: its name names its store")
+    check(rows(a) == rows(b) and a.execute("SELECT count(*) FROM sqlite_master WHERE name = 'kv'").fetchone()[0] == 1,
+          "the table as it was after a refused rename")
 
     # a cursor open in b while a writes: b's statement reads as of its start
     cur = b.execute("SELECT key FROM kv ORDER BY id")
