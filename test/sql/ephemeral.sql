@@ -1,7 +1,7 @@
 -- An ephemeral store in the sqlite3 shell (issue 24): no file, key-value
 -- use by a text primary key, expiry by a stopped clock, capacity, a
--- search, and a promotion into a persistent store (sql_shell.sh removes
--- the files before each run).
+-- search, a promotion into a persistent store (sql_shell.sh removes
+-- the files before each run), and a second connection sharing it.
 .load ./h5mem
 .headers off
 .mode list
@@ -22,3 +22,14 @@ SELECT h5mem_promote('scratch', 'mem', 'key LIKE ''x:%''');
 SELECT key, text FROM mem ORDER BY id;
 SELECT count(*) FROM scratch;
 SELECT h5mem_checkpoint('scratch');
+-- a second connection of the shell (.connection 1) shares the store by its
+-- name: it reads what the first wrote and the first reads what it writes
+INSERT INTO scratch(text, embedding, key) VALUES ('from the first', '[1, 1, 0]', 'c:0');
+.connection 1
+.load ./h5mem
+CREATE VIRTUAL TABLE scratch USING h5mem(ephemeral=on, dim=3, ttl=600, capacity=3, key text primary key);
+SELECT key, text FROM scratch ORDER BY key;
+INSERT INTO scratch(text, embedding, key) VALUES ('from the second', '[1, 0, 1]', 'c:1');
+.connection 0
+SELECT key, text FROM scratch ORDER BY key;
+SELECT json_extract(h5mem_index('scratch'), '$.log.connections');
