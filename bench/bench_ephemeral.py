@@ -10,7 +10,9 @@ A redis-server of its own is started on a Unix socket (no persistence) and
 stopped at the end.  The same operations as the C benchmark, ops of each
 (default 20000): SET with a TTL, GET hit, GET miss, DELETE, SET with a
 384-d float32 embedding; Redis one request at a time and in pipelines of
-100.  Each row: the mean time of an operation (µs) and operations a second.
+100; then a SET on one connection and the GET of that key on another (two
+connections sharing the table; two Redis clients).  Each row: the mean
+time of an operation (µs) and operations a second.
 """
 import os
 import random
@@ -40,12 +42,17 @@ def timed(fn):
     return time.perf_counter() - t0
 
 
-def h5mem():
+def table(name):
     import sqlite3
     db = sqlite3.connect(":memory:", isolation_level=None)
     db.enable_load_extension(True)
     db.load_extension(EXT)
-    db.execute("CREATE VIRTUAL TABLE kv USING h5mem(ephemeral=on, dim=384, ttl=600, key text primary key)")
+    db.execute("CREATE VIRTUAL TABLE %s USING h5mem(ephemeral=on, dim=384, ttl=600, key text primary key)" % name)
+    return db
+
+
+def h5mem():
+    db = table("kv")
     ex = db.execute
     keys = ["key:%d" % i for i in range(N)]
     miss = ["nokey:%d" % i for i in range(N)]
@@ -59,6 +66,17 @@ def h5mem():
         timed(lambda: [ex("INSERT OR REPLACE INTO kv(key, text, embedding) VALUES (?, ?, ?)",
                           ("vec:%d" % (i % 1000), VAL, EMBS[i % 1000])) for i in range(N)]), N)
     db.close()
+    # two connections sharing one table: a SET on one, the GET on the other
+    a, b = table("kv2"), table("kv2")
+
+    def set_get():
+        for k in keys:
+            a.execute("INSERT OR REPLACE INTO kv2(key, text) VALUES (?, ?)", (k, VAL))
+            if b.execute("SELECT text FROM kv2 WHERE key = ?", (k,)).fetchone() is None:
+                raise SystemExit("the other connection missed " + k)
+    row("h5mem, two Python sqlite3 connections", "SET on one, GET on the other", timed(set_get), N)
+    a.close()
+    b.close()
 
 
 def redis_rows(r, how):
@@ -108,6 +126,16 @@ def main():
         print("| system | operation | µs per op | ops per second |\n|---|---|---:|---:|")
         h5mem()
         redis_rows(r, "Unix socket")
+        r2 = redis.Redis(unix_socket_path=sock)
+        r.flushall()
+        keys = ["key:%d" % i for i in range(N)]
+
+        def set_get():
+            for k in keys:
+                r.set(k, VAL, ex=600)
+                if r2.get(k) is None:
+                    raise SystemExit("the other client missed " + k)
+        row("Redis 7, redis-py, Unix socket, two clients", "SET on one, GET on the other", timed(set_get), N)
     finally:
         srv.terminate()
         srv.wait()
