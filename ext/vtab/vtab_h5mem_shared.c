@@ -214,7 +214,9 @@ int h5mem_store_err(const store *st, int rc, char **pzErr) {
 ** took it. */
 int h5mem_store_refresh(memstore *ms, int own, char **pzErr) {
   int rc = h5mem_tx_flush(ms, pzErr);
+  ms->own = own; /* (the caller's own positions, about to be reset: h5mem_tx_begin) */
   if (rc == SQLITE_OK && ms->state == MS_WANTED) rc = h5mem_tx_begin(ms, pzErr);
+  ms->own = 0;
   if (rc != SQLITE_OK) return rc;
   if (ms->holds > own) return SQLITE_OK;
   int src = store_refresh(ms->st);
@@ -229,7 +231,7 @@ int h5mem_store_refresh(memstore *ms, int own, char **pzErr) {
 int h5mem_tx_begin(memstore *ms, char **pzErr) {
   if (ms->state != MS_IDLE && ms->state != MS_WANTED) return SQLITE_OK; /* another table of the store began it */
   ms->nsp = 0;
-  store_set_held(ms->st, ms->holds); /* (an ephemeral store reloads only with none held) */
+  store_set_held(ms->st, ms->holds - ms->own); /* (an ephemeral store reloads only with none held) */
   int rc = store_begin(ms->st);
   if (rc) return h5mem_store_err(ms->st, rc, pzErr);
   ms->state = MS_OPEN;

@@ -99,6 +99,7 @@ struct memstore {
   store *st;
   int refs;
   int holds;        /* readers holding positions: no checkpoint moves rows under them */
+  int own;          /* of them, the refreshing reader's own (h5mem_store_refresh, for h5mem_tx_begin) */
   int state;        /* MS_*: the store transaction */
   int nsp;          /* savepoints 0 .. nsp-1 have marks, sp[i] */
   int spcap;

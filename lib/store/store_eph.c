@@ -65,6 +65,7 @@ typedef struct eph {
   ** the log started from its state (base_from) */
   int logging;
   int want_snap;    /* a handle joining waits for the lone one to add a snapshot */
+  int joining;      /* handles waiting in base_from */
   /* the buffer of a snapshot dropped, kept for the next one (its pages
   ** are the process's already: a new buffer of that size costs a page
   ** fault per page) */
@@ -192,7 +193,11 @@ static void publish(eph *e, eframe *f) { /* (under mu, with room) */
 /* Under mu: the log dropped when its one handle has applied all of it
 ** (nothing to keep for: the next handle to join starts it again). */
 static void drop_if_alone(eph *e) {
-  if (!e->logging || e->nh != 1 || e->writer || e->h[0]->eph_seq != e->last || e->h[0]->eph_stale) return;
+  if (!e->logging || e->nh != 1 || (size_t)e->refs != e->nh || e->writer || e->h[0]->eph_seq != e->last ||
+      e->h[0]->eph_stale)
+    return; /* (another handle, one joining, one behind or not whole) */
+  for (size_t i = 0; i < e->nf; i++)
+    if (e->f[i]->refs != 1) return; /* (a replay still holds frames: it may yet fail and need them) */
   for (size_t i = 0; i < e->nf; i++) frame_unref(e, e->f[i]); /* (one still replaying holds its own count) */
   e->nf = 0;
   e->has_snap = 0;
@@ -304,7 +309,16 @@ static int before(const struct timespec *a, const struct timespec *b) {
 ** or, without one, when its last call was this thread's; else the handle
 ** is asked to add the snapshot at its next call.  It must be outside a
 ** write transaction.  Waits up to STORE_EPH_WAIT_MS. */
+static int base_wait(store *s, eph *e);
+
 static int base_from(store *s, eph *e) {
+  e->joining++;
+  int rc = base_wait(s, e);
+  if (--e->joining == 0) __atomic_store_n(&e->want_snap, 0, __ATOMIC_RELEASE); /* (no one asks any more) */
+  return rc;
+}
+
+static int base_wait(store *s, eph *e) {
   struct timespec until = after_ms(STORE_EPH_WAIT_MS);
   for (;;) {
     if (e->logging || e->nh == 0) return STORE_OK; /* (started, or the handle went: nothing to take) */
@@ -485,6 +499,11 @@ int store_eph_catch_up(store *s, int may_reload) {
     return STORE_OK;
   pthread_mutex_lock(&mu);
   int reload = __atomic_load_n(&s->eph_stale, __ATOMIC_ACQUIRE);
+  if (reload && !e->has_snap) { /* (nothing to reload from: never empty the handle) */
+    pthread_mutex_unlock(&mu);
+    return store_fail(s, STORE_ECORRUPT, "the ephemeral store '%s' cannot be reloaded in this connection (an "
+                      "earlier replay failed and no snapshot is left): close it and open it again", s->path);
+  }
   if (reload && !may_reload) {
     pthread_mutex_unlock(&mu);
     return store_fail(s, STORE_EBUSY, "the ephemeral store '%s' changed too much in other connections while a "
@@ -596,7 +615,8 @@ void store_eph_commit(store *s) {
   if (sf && room(e) == 0) {
     publish_snapshot(e, s, sf);
     trim(e);
-  } else {
+  } else if (sf) { /* (no room: the log grows; tried again at the next commit) */
+    free(sf->b);
     free(sf);
   }
   give_back(e, s);
