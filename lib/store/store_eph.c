@@ -198,7 +198,7 @@ static void drop_if_alone(eph *e) {
     return; /* (another handle, one joining, one behind or not whole) */
   for (size_t i = 0; i < e->nf; i++)
     if (e->f[i]->refs != 1) return; /* (a replay still holds frames: it may yet fail and need them) */
-  for (size_t i = 0; i < e->nf; i++) frame_unref(e, e->f[i]); /* (one still replaying holds its own count) */
+  for (size_t i = 0; i < e->nf; i++) frame_unref(e, e->f[i]);
   e->nf = 0;
   e->has_snap = 0;
   __atomic_store_n(&e->logging, 0, __ATOMIC_RELEASE);
