@@ -121,47 +121,10 @@ static int cons_option(void *ctx, const char *key, const search_opt *v, char **e
   return SEARCH_UNKNOWN;
 }
 
-/* ---- the evicted: the lowest (score, id) ------------------------------------- */
-
-typedef struct cand {
-  double score;
-  int64_t id;
-  uint64_t pos;
-} cand;
-
-static int cand_less(const cand *a, const cand *b) {
-  return a->score < b->score || (a->score == b->score && a->id < b->id);
-}
-
-static void cswap(cand *a, cand *b) {
-  cand t = *a;
-  *a = *b;
-  *b = t;
-}
-
-/* Reorder c[0..n) so that its k lowest come first (in any order):
-** quickselect, median of three, O(n) expected. */
-static void select_lowest(cand *c, size_t n, size_t k) {
-  size_t lo = 0, hi = n; /* the k-th lies in [lo, hi) */
-  while (hi - lo > 1 && k > lo && k < hi) {
-    size_t mid = lo + (hi - lo) / 2, last = hi - 1;
-    if (cand_less(&c[mid], &c[lo])) cswap(&c[mid], &c[lo]);
-    if (cand_less(&c[last], &c[lo])) cswap(&c[last], &c[lo]);
-    if (cand_less(&c[last], &c[mid])) cswap(&c[last], &c[mid]);
-    cswap(&c[mid], &c[last]); /* the pivot at the end */
-    cand p = c[last];
-    size_t s = lo;
-    for (size_t i = lo; i < last; i++)
-      if (cand_less(&c[i], &p)) cswap(&c[i], &c[s++]);
-    cswap(&c[s], &c[last]);
-    if (s == k || s + 1 == k) return;
-    if (s > k) hi = s;
-    else lo = s + 1;
-  }
-}
+/* ---- the evicted: the lowest (score, id), life_select_lowest --------------------- */
 
 static int by_id(const void *a, const void *b) {
-  int64_t x = ((const cand *)a)->id, y = ((const cand *)b)->id;
+  int64_t x = ((const life_cand *)a)->id, y = ((const life_cand *)b)->id;
   return (x > y) - (x < y);
 }
 
@@ -229,7 +192,7 @@ typedef struct cyc {
   uint64_t nbits_cap, nallow;
   int64_t cnt[CL_N];
   int64_t promoted_e, promoted_s, evicted, merged;
-  cand *left; /* the working memories after eviction, by id */
+  life_cand *left; /* the working memories after eviction, by id */
   size_t nleft;
   uint8_t *gone; /* left[i] merged away */
 } cyc;
@@ -337,8 +300,8 @@ static int merge_pair(cyc *c, uint64_t pa, uint64_t pb) {
     c->cnt[lcl]--;
     c->merged++;
     /* the working memories still to compare: where they are now */
-    cand key = {.id = lid};
-    cand *g = bsearch(&key, c->left, c->nleft, sizeof *c->left, by_id);
+    life_cand key = {.id = lid};
+    life_cand *g = bsearch(&key, c->left, c->nleft, sizeof *c->left, by_id);
     if (g) c->gone[g - c->left] = 1;
     key.id = r.id;
     if ((g = bsearch(&key, c->left, c->nleft, sizeof *c->left, by_id)) != NULL) g->pos = npos;
@@ -493,7 +456,7 @@ static int cycle(cyc *c) {
     c->cnt[cl]++;
     nw += cl == CL_WORK;
   }
-  cand *w = rc == STORE_OK ? malloc((nw + 1) * sizeof *w) : NULL;
+  life_cand *w = rc == STORE_OK ? malloc((nw + 1) * sizeof *w) : NULL;
   if (rc == STORE_OK && !w) rc = STORE_ENOMEM;
   /* 2. promotions and the working tier's scores */
   life_score_opts so;
@@ -528,7 +491,7 @@ static int cycle(cyc *c) {
     life_record lr = {.has_importance = !isnan(v.importance), .importance = v.importance, .has_ts = 1,
                       .ts = v.ts, .access_count = v.access_count,
                       .has_last_access = v.last_access != STORE_NULL_TIME, .last_access = v.last_access};
-    w[n].score = life_score(&so, &lr, c->o.now, NULL);
+    w[n].key = life_score(&so, &lr, c->o.now, NULL);
     w[n].id = v.id;
     w[n].pos = p;
     n++;
@@ -536,7 +499,7 @@ static int cycle(cyc *c) {
   /* 3. eviction: the lowest (score, id) beyond the capacity */
   if (rc == STORE_OK && (int64_t)n > c->o.capacity) {
     size_t ne = n - (size_t)c->o.capacity;
-    select_lowest(w, n, ne);
+    life_select_lowest(w, n, ne);
     store_patch pa = {.set = STORE_P_TIER, .tier = "archive", .tier_len = 7};
     for (size_t i = 0; i < ne && rc == STORE_OK; i++) {
       rc = c->o.evict_delete ? store_delete(st, w[i].id) : store_update_at(st, w[i].pos, &pa);

@@ -163,6 +163,19 @@ int life_score_check(const life_score_opts *o);
 double life_score(const life_score_opts *o, const life_record *r, int64_t now,
                   life_score_parts *parts);
 
+/* A candidate for eviction: the lower key goes first, ties by the lower id
+** (pos: the caller's, carried along). */
+typedef struct life_cand {
+  double key;
+  int64_t id;
+  uint64_t pos;
+} life_cand;
+
+/* Reorder c[0..n) so that its k lowest (key, id) come first, in any order
+** (consolidation's eviction, an ephemeral store's capacity): quickselect,
+** median of three, O(n) expected. */
+void life_select_lowest(life_cand *c, size_t n, size_t k);
+
 /* ---- importance and the save strategies --------------------------------- */
 
 /* The least cosine distance (0 .. 2) from emb to the n rows of dim floats

@@ -116,3 +116,34 @@ int life_should_save(life_strategy s, const life_gate_result *g, const float *em
   if (distance) *distance = d;
   return save;
 }
+
+/* ---- the lowest candidates ------------------------------------------------ */
+
+static int cand_less(const life_cand *a, const life_cand *b) {
+  return a->key < b->key || (a->key == b->key && a->id < b->id);
+}
+
+static void cswap(life_cand *a, life_cand *b) {
+  life_cand t = *a;
+  *a = *b;
+  *b = t;
+}
+
+void life_select_lowest(life_cand *c, size_t n, size_t k) {
+  size_t lo = 0, hi = n; /* the k-th lies in [lo, hi) */
+  while (hi - lo > 1 && k > lo && k < hi) {
+    size_t mid = lo + (hi - lo) / 2, last = hi - 1;
+    if (cand_less(&c[mid], &c[lo])) cswap(&c[mid], &c[lo]);
+    if (cand_less(&c[last], &c[lo])) cswap(&c[last], &c[lo]);
+    if (cand_less(&c[last], &c[mid])) cswap(&c[last], &c[mid]);
+    cswap(&c[mid], &c[last]); /* the pivot at the end */
+    life_cand p = c[last];
+    size_t s = lo;
+    for (size_t i = lo; i < last; i++)
+      if (cand_less(&c[i], &p)) cswap(&c[i], &c[s++]);
+    cswap(&c[s], &c[last]);
+    if (s == k || s + 1 == k) return;
+    if (s > k) hi = s;
+    else lo = s + 1;
+  }
+}

@@ -170,48 +170,6 @@ int store_clear(store *s) {
 
 /* ---- capacity (an ephemeral store) --------------------------------------------- */
 
-typedef struct victim {
-  double key; /* lower goes first */
-  int64_t id;
-  uint64_t pos;
-} victim;
-
-static int victim_less(const victim *a, const victim *b) {
-  return a->key < b->key || (a->key == b->key && a->id < b->id);
-}
-
-/* The k lowest of v[0..n) moved to v[0..k): a max-heap of the k lowest
-** so far (n log k; k is what went past the capacity, often 1). */
-static void select_lowest(victim *v, uint64_t n, uint64_t k) {
-  if (!k) return;
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t at;
-    if (i < k) { /* (the heap fills: sift up) */
-      at = i;
-      victim x = v[i];
-      while (at > 0 && victim_less(&v[(at - 1) / 2], &x)) {
-        v[at] = v[(at - 1) / 2];
-        at = (at - 1) / 2;
-      }
-      v[at] = x;
-      continue;
-    }
-    if (!victim_less(&v[i], &v[0])) continue; /* (not below the highest kept) */
-    victim x = v[i];
-    v[i] = v[0];
-    at = 0; /* (sift down from the root) */
-    for (;;) {
-      uint64_t c = 2 * at + 1;
-      if (c >= k) break;
-      if (c + 1 < k && victim_less(&v[c], &v[c + 1])) c++;
-      if (!victim_less(&x, &v[c])) break;
-      v[at] = v[c];
-      at = c;
-    }
-    v[at] = x;
-  }
-}
-
 /* Whether the queue's entry u is its record's last use (live, not used since). */
 static int lq_current(const store *s, const struct luse *u) {
   const uint64_t *v = idmap_slot(&s->map, u->id);
@@ -296,7 +254,7 @@ int store_evict_pick(store *s, int64_t **ids, uint64_t *nids) {
     *ids = out;
     return STORE_OK;
   }
-  victim *v = malloc(s->live * sizeof *v);
+  life_cand *v = malloc(s->live * sizeof *v);
   int64_t *out = malloc(k * sizeof *out);
   if (!v || !out) {
     free(v);
@@ -320,10 +278,10 @@ int store_evict_pick(store *s, int64_t **ids, uint64_t *nids) {
                        w.last_access != STORE_NULL_TIME, w.last_access};
       key = life_score(&lo, &r, now, NULL);
     }
-    v[n++] = (victim){key, d->id, pos};
+    v[n++] = (life_cand){key, d->id, pos};
   }
   if (k > n) k = n;
-  select_lowest(v, n, k);
+  life_select_lowest(v, n, k);
   for (uint64_t i = 0; i < k; i++) out[i] = v[i].id;
   free(v);
   *ids = out;
