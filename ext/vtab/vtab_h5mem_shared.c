@@ -219,11 +219,8 @@ int h5mem_store_refresh(memstore *ms, int own, char **pzErr) {
   ms->own = 0;
   if (rc != SQLITE_OK) return rc;
   if (ms->holds > own) return SQLITE_OK;
-  int src = store_refresh(ms->st);
-  /* an ephemeral store's expired records go before it is read (and
-     outside a transaction: one sees the records as of its start) */
-  if (src == STORE_OK) src = store_expire(ms->st);
-  return h5mem_store_err(ms->st, src, pzErr);
+  /* (an ephemeral store's expired records go too: store_refresh) */
+  return h5mem_store_err(ms->st, store_refresh(ms->st), pzErr);
 }
 
 /* ---- the shared transaction ------------------------------------------------ */

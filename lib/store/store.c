@@ -285,9 +285,11 @@ void store_log(const store *s, store_log_info *info, char *note, size_t n) {
 
 int store_refresh(store *s) {
   if (s->in_txn) return STORE_OK;
-  if (s->ephemeral) { /* what the other connections committed (this handle's expired records gone first) */
-    store_expire_now(s);
-    return store_eph_catch_up(s, 1);
+  if (s->ephemeral) { /* what the other connections committed, and nothing expired among what is read */
+    int rc = store_eph_catch_up(s, 1); /* (which expires first what this handle holds) */
+    if (rc) return rc;
+    store_expire_now(s); /* (then what it replayed) */
+    return store_compact_due(s); /* (the caller holds no position: as at a commit) */
   }
   if (s->writer) return STORE_OK;
   if (s->loaded) {

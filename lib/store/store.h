@@ -243,7 +243,11 @@ typedef struct store_log_info {
 void store_log(const store *s, store_log_info *info, char *note, size_t n);
 
 /* Re-read the file and log if they changed on disk (readers only; a no-op
-** for the writer, whose view is always current). */
+** for the writer, whose view is always current).  An ephemeral store:
+** what the other handles committed replayed, its expired records deleted
+** and, once the dead outnumber the live, its memory given back (so the
+** caller holds no position of it); inside a transaction nothing (one sees
+** the records as of its start). */
 int store_refresh(store *s);
 
 /* ---- reading --------------------------------------------------------- */
@@ -618,13 +622,10 @@ int store_update_at(store *s, uint64_t pos, const store_patch *p);
 int store_checkpoint(store *s);
 
 /* An ephemeral store's clock, unix seconds: the time, unless set (a test's
-** fixed time; store_set_clock(s, 0): the time again).  Expired records
-** (expires_at <= the clock) are deleted by store_expire, which a reader
-** calls before it reads, outside a transaction (a transaction sees the
-** records as of its start); for other stores both do nothing. */
+** fixed time; store_set_clock(s, 0): the time again).  Records with
+** expires_at <= the clock are deleted by store_refresh. */
 int64_t store_clock(const store *s);
 void store_set_clock(store *s, int64_t now);
-int store_expire(store *s);
 int store_is_ephemeral(const store *s);
 /* How many readers hold positions of s now (said before store_begin): an
 ** ephemeral store that fell behind the other connections reloads (and so

@@ -136,11 +136,6 @@ void store_gone_id(store *s, int64_t id) {
   if (v) gone(s, *v);
 }
 
-int store_expire(store *s) {
-  store_expire_now(s);
-  return store_compact_due(s); /* (the caller holds no position: as at a commit) */
-}
-
 void store_expire_now(store *s) {
   if (!s->ephemeral || s->in_txn || s->expcol < 0) return;
   int64_t now = store_clock(s);

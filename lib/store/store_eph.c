@@ -492,6 +492,9 @@ void store_eph_leave(store *s) {
 int store_eph_catch_up(store *s, int may_reload) {
   eph *e = s->eph;
   if (!e) return STORE_OK;
+  /* what this handle has expired goes first, so that what the others
+     wrote since (a key put again, say) finds it gone as they did */
+  store_expire_now(s);
   __atomic_store_n(&s->eph_thr, pthread_self(), __ATOMIC_RELEASE); /* (its calls' thread: base_from) */
   serve(s);
   /* (the usual case, without the lock: nothing published since) */
@@ -522,14 +525,7 @@ int store_eph_catch_up(store *s, int may_reload) {
 int store_eph_begin(store *s) {
   eph *e = s->eph;
   pthread_mutex_lock(&mu);
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
-  until.tv_sec += STORE_EPH_WAIT_MS / 1000;
-  until.tv_nsec += (long)(STORE_EPH_WAIT_MS % 1000) * 1000000L;
-  if (until.tv_nsec >= 1000000000L) {
-    until.tv_sec++;
-    until.tv_nsec -= 1000000000L;
-  }
+  struct timespec until = after_ms(STORE_EPH_WAIT_MS);
   while (e->writer && e->writer != s) {
     /* (this thread's other connection cannot end its transaction while we wait) */
     if (pthread_equal(e->wthread, pthread_self()) ||
@@ -546,9 +542,6 @@ int store_eph_begin(store *s) {
   e->writer = s;
   e->wthread = pthread_self();
   pthread_mutex_unlock(&mu);
-  /* what this handle has expired goes first, so that what the others
-     wrote since (a key put again, say) finds it gone as they did */
-  store_expire_now(s);
   int rc = store_eph_catch_up(s, s->held == 0);
   store_eph_uses(s); /* (the others' reads count for the records it evicts) */
   if (rc) {

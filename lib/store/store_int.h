@@ -670,9 +670,10 @@ int store_eph_join(store *s);
 /* The handle leaves its log (the last one frees it); a write transaction's
 ** role given back. */
 void store_eph_leave(store *s);
-/* The frames other handles published since this one last looked,
-** replayed (a handle that fell behind is reloaded from the last snapshot
-** when may_reload: no reader holds a position). */
+/* This handle's expired records deleted, then the frames other handles
+** published since it last looked replayed (a handle that fell behind is
+** reloaded from the last snapshot when may_reload: no reader holds a
+** position). */
 int store_eph_catch_up(store *s, int may_reload);
 /* The writer's role of the log (waiting up to STORE_EPH_WAIT_MS for
 ** another thread's transaction; STORE_EBUSY after that, or at once when

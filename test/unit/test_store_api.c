@@ -1180,10 +1180,10 @@ START_TEST(test_ephemeral) {
   check_model(s);
   /* expiry by the clock */
   store_set_clock(s, 1099);
-  ck_assert_int_eq(store_expire(s), STORE_OK);
+  ck_assert_int_eq(store_refresh(s), STORE_OK);
   check_model(s);
   store_set_clock(s, 1100);
-  ck_assert_int_eq(store_expire(s), STORE_OK);
+  ck_assert_int_eq(store_refresh(s), STORE_OK);
   for (int64_t id = 1; id < next; id++) model[id].live = 0;
   check_model(s);
   ck_assert_uint_eq(store_count(s), 0);
