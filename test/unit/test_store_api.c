@@ -37,6 +37,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/gate.h"
@@ -2321,15 +2322,21 @@ END_TEST
 
 
 /* Ephemeral handles of one name in several threads (the connections of a
-** process): each thread opens its own, puts and deletes ids of its own
-** range in short transactions (the writer's role taken in turn; now and
-** then one rolled back), and reads after each; at the end every handle
-** holds the same records, the union of the threads' models. */
+** process).  First a lone handle busy in its own thread is joined from
+** another (without an owner lock: the joiner asks, the lone one adds the
+** snapshot at its next call).  Then four handles, opened by the main
+** thread (a handle alone and idle in another thread could never be
+** joined without its owner's lock), each used by a thread of its own:
+** puts and deletes of ids of its own range in short transactions (the
+** writer's role taken in turn; now and then one rolled back), reading
+** after each; at the end every handle holds the same records, the union
+** of the threads' models. */
 #define ETH_THREADS 4
 #define ETH_IDS 64
 #define ETH_OPS 300
 typedef struct eth_arg {
   int i;
+  store *s;
   int fails;
   unsigned char live[ETH_IDS];
   uint64_t count_end;
@@ -2343,17 +2350,39 @@ static store_opts eth_opts(void) {
   return o;
 }
 
+/* One transaction of a put; STORE_OK or its code. */
+static int eth_put(store *s, int64_t id, const float *emb) {
+  int rc = store_begin(s);
+  if (rc) return rc;
+  store_rec r;
+  memset(&r, 0, sizeof r);
+  r.id = id;
+  r.text = "t";
+  r.text_len = 1;
+  r.emb = emb;
+  rc = store_put(s, &r);
+  if (rc == STORE_OK) rc = store_commit(s, 1);
+  if (rc) store_rollback(s);
+  return rc;
+}
+
+static int eth_begun, eth_joined;
+
+/* The lone handle: puts until the other thread has joined (at most 20 s). */
+static void *eth_lone(void *p) {
+  store *s = p;
+  float emb[DIM] = {1};
+  int64_t id = 1;
+  for (int64_t t0 = time(NULL); !__atomic_load_n(&eth_joined, __ATOMIC_ACQUIRE) && time(NULL) - t0 < 20; id++) {
+    if (eth_put(s, id, emb) != STORE_OK || store_refresh(s) != STORE_OK) break;
+    if (id == 1) __atomic_store_n(&eth_begun, 1, __ATOMIC_RELEASE); /* (it has begun: join now) */
+  }
+  return NULL;
+}
+
 static void *eth_run(void *p) {
   eth_arg *a = p;
-  store_opts o = eth_opts();
-  char err[512];
-  store *s = NULL;
-  if (store_open("eth", &o, 0, &s, err, sizeof err) != STORE_OK) {
-    a->fails++;
-    pthread_barrier_wait(&eth_bar);
-    pthread_barrier_wait(&eth_bar);
-    return NULL;
-  }
+  store *s = a->s;
   uint64_t x = 0x9e3779b97f4a7c15ULL * (uint64_t)(a->i + 1);
   float emb[DIM];
   for (int op = 0; op < ETH_OPS; op++) {
@@ -2404,20 +2433,37 @@ static void *eth_run(void *p) {
     if (store_find(s, id, &pos) == STORE_OK) a->sum_end += id;
   }
   pthread_barrier_wait(&eth_bar);
-  store_close(s);
   return NULL;
 }
 
 START_TEST(test_ephemeral_threads) {
+  /* a lone handle busy in another thread, joined from this one */
+  store_opts o = eth_opts();
+  store *lone = open_ok("eth-lone", &o, 0);
+  pthread_t lt;
+  eth_begun = eth_joined = 0;
+  ck_assert_int_eq(pthread_create(&lt, NULL, eth_lone, lone), 0);
+  while (!__atomic_load_n(&eth_begun, __ATOMIC_ACQUIRE)) usleep(1000);
+  store *j = open_ok("eth-lone", &o, 0);
+  __atomic_store_n(&eth_joined, 1, __ATOMIC_RELEASE);
+  pthread_join(lt, NULL);
+  ck_assert_uint_gt(store_count(j), 0);
+  ck_assert_int_eq(store_refresh(j), STORE_OK);
+  ck_assert_uint_eq(store_count(j), store_count(lone));
+  ck_assert_int_eq(store_close(lone), STORE_OK);
+  ck_assert_int_eq(store_close(j), STORE_OK);
+  /* four handles, a thread each */
   pthread_t th[ETH_THREADS];
   eth_arg a[ETH_THREADS];
   memset(a, 0, sizeof a);
   ck_assert_int_eq(pthread_barrier_init(&eth_bar, NULL, ETH_THREADS), 0);
   for (int i = 0; i < ETH_THREADS; i++) {
     a[i].i = i;
-    ck_assert_int_eq(pthread_create(&th[i], NULL, eth_run, &a[i]), 0);
+    a[i].s = open_ok("eth", &o, 0);
   }
+  for (int i = 0; i < ETH_THREADS; i++) ck_assert_int_eq(pthread_create(&th[i], NULL, eth_run, &a[i]), 0);
   for (int i = 0; i < ETH_THREADS; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < ETH_THREADS; i++) ck_assert_int_eq(store_close(a[i].s), STORE_OK);
   pthread_barrier_destroy(&eth_bar);
   uint64_t want = 0;
   int64_t sum = 0;
@@ -2431,7 +2477,6 @@ START_TEST(test_ephemeral_threads) {
     ck_assert_int_eq(a[i].sum_end, sum);
   }
   /* the last handle gone, so is the store: a new one is empty */
-  store_opts o = eth_opts();
   store *s = open_ok("eth", &o, 0);
   ck_assert_uint_eq(store_count(s), 0);
   ck_assert_int_eq(store_close(s), STORE_OK);
