@@ -2350,17 +2350,22 @@ static store_opts eth_opts(void) {
   return o;
 }
 
-/* One transaction of a put; STORE_OK or its code. */
-static int eth_put(store *s, int64_t id, const float *emb) {
-  int rc = store_begin(s);
-  if (rc) return rc;
+/* Record id with text "t" and emb, put in the open transaction. */
+static int eth_rec_put(store *s, int64_t id, const float *emb) {
   store_rec r;
   memset(&r, 0, sizeof r);
   r.id = id;
   r.text = "t";
   r.text_len = 1;
   r.emb = emb;
-  rc = store_put(s, &r);
+  return store_put(s, &r);
+}
+
+/* One transaction of a put; STORE_OK or its code. */
+static int eth_put(store *s, int64_t id, const float *emb) {
+  int rc = store_begin(s);
+  if (rc) return rc;
+  rc = eth_rec_put(s, id, emb);
   if (rc == STORE_OK) rc = store_commit(s, 1);
   if (rc) store_rollback(s);
   return rc;
@@ -2398,13 +2403,7 @@ static void *eth_run(void *p) {
       rc = store_delete(s, id);
     } else {
       for (int d = 0; d < DIM; d++) emb[d] = (float)((x >> d) & 7);
-      store_rec r;
-      memset(&r, 0, sizeof r);
-      r.id = id;
-      r.text = "t";
-      r.text_len = 1;
-      r.emb = emb;
-      rc = store_put(s, &r);
+      rc = eth_rec_put(s, id, emb);
     }
     if (rc == STORE_OK && op % 7 == 0) { /* (now and then a rollback) */
       store_rollback(s);
