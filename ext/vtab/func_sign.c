@@ -13,6 +13,8 @@
 
 #include "../ext_err.h"
 #include "sign/sign.h"
+#include "store/store.h"
+#include "util/strbuf.h"
 #include "vtab_int.h"
 
 static void fn_keygen(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -29,7 +31,41 @@ static void fn_keygen(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_text(ctx, pub, -1, SQLITE_TRANSIENT);
 }
 
+/* WIP (branch wip/sign-leaves): every row's leaf, hex, as a JSON array,
+** for the independent verifier's test. */
+static void fn_leaves(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_leaves");
+  if (!vt) return;
+  store *st = h5mem_table_store(vt);
+  char *err = NULL;
+  int rc = h5mem_store_refresh(h5mem_table_ms(vt), 0, &err);
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_leaves", err);
+  strbuf sb = {0};
+  strbuf_puts(&sb, "[");
+  for (uint64_t pos = 0; pos < store_npos(st); pos++) {
+    uint8_t leaf[32];
+    int lr = store_leaf(st, pos, leaf);
+    if (lr) {
+      strbuf_free(&sb);
+      return ext_result_msg(ctx, ext_err_rc(lr), "h5mem_leaves", sqlite3_mprintf("%s", store_errmsg(st)));
+    }
+    strbuf_puts(&sb, pos ? ",\"" : "\"");
+    for (int i = 0; i < 32; i++) strbuf_printf(&sb, "%02x", leaf[i]);
+    strbuf_puts(&sb, "\"");
+  }
+  strbuf_puts(&sb, "]");
+  if (strbuf_failed(&sb)) {
+    strbuf_free(&sb);
+    return sqlite3_result_error_nomem(ctx);
+  }
+  sqlite3_result_text(ctx, sb.buf, (int)sb.len, SQLITE_TRANSIENT);
+  strbuf_free(&sb);
+}
+
 int h5mem_sign_register(sqlite3 *db, registry *reg) {
+  int rc0 = h5mem_registry_function(db, reg, "h5mem_leaves", 1, SQLITE_DIRECTONLY, fn_leaves);
+  if (rc0 != SQLITE_OK) return rc0;
   /* (it writes files: never from a trigger, view or schema) */
   return h5mem_registry_function(db, reg, "h5mem_keygen", 1, SQLITE_DIRECTONLY, fn_keygen);
 }

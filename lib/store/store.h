@@ -46,7 +46,8 @@ enum {
   STORE_ENOTFOUND = UTIL_ENOTFOUND,
   STORE_EEXISTS = UTIL_EEXISTS,       /* the id is taken */
   STORE_EFULL = UTIL_EFULL,           /* no space left (disk full, file size limit) */
-  STORE_ETOOBIG = UTIL_ETOOBIG        /* beyond a format's limit (the text index's 32-bit fields) */
+  STORE_ETOOBIG = UTIL_ETOOBIG,       /* beyond a format's limit (the text index's 32-bit fields) */
+  STORE_EUNSUPPORTED = UTIL_EUNSUPPORTED /* this build cannot (signing without libsodium) */
 };
 
 enum { STORE_COSINE = 0, STORE_L2 = 1, STORE_DOT = 2 };
@@ -617,6 +618,10 @@ int store_update(store *s, int64_t id, const store_patch *p);
 /* The same for the live record at position pos (STORE_ENOTFOUND: none):
 ** for a pass over the positions, without the id's lookup. */
 int store_update_at(store *s, uint64_t pos, const store_patch *p);
+
+/* The leaf of the row at pos for signed checkpoints (store_sign.c: the
+** encoding; WIP): 32 bytes.  STORE_EUNSUPPORTED without libsodium. */
+int store_leaf(store *s, uint64_t pos, uint8_t out[32]);
 
 /* Checkpoint now (the writer only; outside a transaction). */
 int store_checkpoint(store *s);
