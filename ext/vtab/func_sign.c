@@ -9,6 +9,7 @@
 */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "../ext_err.h"
@@ -42,19 +43,31 @@ static void fn_leaves(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   int rc = h5mem_store_refresh(h5mem_table_ms(vt), 0, &err);
   if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_leaves", err);
   strbuf sb = {0};
-  strbuf_puts(&sb, "[");
-  for (uint64_t pos = 0; pos < store_npos(st); pos++) {
-    uint8_t leaf[32];
+  uint64_t n = store_npos(st);
+  uint8_t *all = malloc((size_t)(n ? n : 1) * 32), root[32];
+  if (!all) return sqlite3_result_error_nomem(ctx);
+  strbuf_puts(&sb, "{\"leaves\":[");
+  for (uint64_t pos = 0; pos < n; pos++) {
+    uint8_t *leaf = all + pos * 32;
     int lr = store_leaf(st, pos, leaf);
     if (lr) {
       strbuf_free(&sb);
+      free(all);
       return ext_result_msg(ctx, ext_err_rc(lr), "h5mem_leaves", sqlite3_mprintf("%s", store_errmsg(st)));
     }
     strbuf_puts(&sb, pos ? ",\"" : "\"");
     for (int i = 0; i < 32; i++) strbuf_printf(&sb, "%02x", leaf[i]);
     strbuf_puts(&sb, "\"");
   }
-  strbuf_puts(&sb, "]");
+  int mr = store_merkle_root(all, n, root);
+  free(all);
+  if (mr) {
+    strbuf_free(&sb);
+    return ext_result_msg(ctx, ext_err_rc(mr), "h5mem_leaves", sqlite3_mprintf("no root"));
+  }
+  strbuf_puts(&sb, "],\"root\":\"");
+  for (int i = 0; i < 32; i++) strbuf_printf(&sb, "%02x", root[i]);
+  strbuf_puts(&sb, "\"}");
   if (strbuf_failed(&sb)) {
     strbuf_free(&sb);
     return sqlite3_result_error_nomem(ctx);

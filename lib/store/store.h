@@ -622,6 +622,8 @@ int store_update_at(store *s, uint64_t pos, const store_patch *p);
 /* The leaf of the row at pos for signed checkpoints (store_sign.c: the
 ** encoding; WIP): 32 bytes.  STORE_EUNSUPPORTED without libsodium. */
 int store_leaf(store *s, uint64_t pos, uint8_t out[32]);
+/* The root over n leaves (32 bytes each, in row order). */
+int store_merkle_root(const uint8_t *leaves, uint64_t n, uint8_t out[32]);
 
 /* Checkpoint now (the writer only; outside a transaction). */
 int store_checkpoint(store *s);

@@ -29,8 +29,25 @@ for storage in ("float32", "float16"):
     db.execute("UPDATE mem SET tier = 'warm', importance = 0.25 WHERE id = 6")
     db.execute("UPDATE mem SET text = 'changed' WHERE id = 7")
     db.execute("SELECT h5mem_checkpoint('mem')")
-    ours = json.loads(db.execute("SELECT h5mem_leaves('mem')").fetchone()[0])
+    got = json.loads(db.execute("SELECT h5mem_leaves('mem')").fetchone()[0])
+    ours = got["leaves"]
     theirs = h5mem_leaves.leaves(p)
+    assert got["root"] == h5mem_leaves.root(theirs), "roots differ"
+    for k in (0, 1, 2, 3, 5, 8):  # the tree's shapes: odd levels carried up
+        assert h5mem_leaves.root(theirs[:k]) is not None
     bad = [i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b]
-    print(storage, len(ours), len(theirs), "mismatched rows:", bad[:10])
+    print(storage, len(ours), len(theirs), "mismatched rows:", bad[:10], "root", got["root"][:16])
+    assert not bad and len(ours) == len(theirs)
     db.close()
+# the tree's shapes: 0 to 9 rows (odd levels carried up), C against Python
+for k in range(10):
+    p = os.path.join(d, "k%d.h5" % k)
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE s USING h5mem(path='%s', dim=2)" % p)
+    for i in range(k):
+        db.execute("INSERT INTO s(text) VALUES (?)", ("r%d" % i,))
+    db.execute("SELECT h5mem_checkpoint('s')")
+    got = json.loads(db.execute("SELECT h5mem_leaves('s')").fetchone()[0])
+    assert got["root"] == h5mem_leaves.root(h5mem_leaves.leaves(p)), "root of %d rows" % k
+    db.close()
+print("roots of 0 to 9 rows agree")

@@ -87,6 +87,20 @@ def leaves(path):
     return out
 
 
+def root(hex_leaves):
+    """The root over the leaves (lib/store/store_sign.c's tree)."""
+    if not hex_leaves:
+        return hashlib.blake2b(b"h5mem-empty-v1\0", digest_size=32).hexdigest()
+    lv = [bytes.fromhex(x) for x in hex_leaves]
+    while len(lv) > 1:
+        nxt = [hashlib.blake2b(b"h5mem-node-v1\0" + lv[i] + lv[i + 1], digest_size=32).digest()
+               for i in range(0, len(lv) - 1, 2)]
+        if len(lv) % 2:
+            nxt.append(lv[-1])
+        lv = nxt
+    return lv[0].hex()
+
+
 if __name__ == "__main__":
     for leaf in leaves(sys.argv[1]):
         print(leaf)
