@@ -119,6 +119,7 @@ static int st_err(memvt *vt, int rc) {
 typedef struct memopts {
   char *path, *agent, *embedder, *tokenize;
   char *emodel, *ekey;  /* embedder_model, embedder_key_env */
+  char *skey;           /* signing_key: the secret key file's path */
   double etimeout;      /* embedder_timeout (0: the default) */
   int eretries, ebatch; /* embedder_retries (-1: the default), embedder_batch (0: the default) */
   store_opts o;
@@ -133,7 +134,7 @@ static const char *const opt_names[] = {
     "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
     "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
     "storage", "sync", "embedder_model", "embedder_key_env", "embedder_timeout", "embedder_retries",
-    "embedder_batch", "writer", "ephemeral", "ttl", "capacity", NULL};
+    "embedder_batch", "writer", "ephemeral", "ttl", "capacity", "signing_key", NULL};
 
 /* Whether arg declares a column (sqlite-vec's vec0 syntax: `user_id integer
 ** partition key`, `+payload blob`, `image float[512] distance_metric=l2`)
@@ -262,6 +263,14 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     } else if (KEY("agent")) {
       sqlite3_free(m->agent);
       m->agent = v;
+      continue;
+    } else if (KEY("signing_key")) {
+      sqlite3_free(m->skey);
+      m->skey = v;
+      if (!*v) {
+        *pzErr = sqlite3_mprintf("%s: signing_key= names a secret key file (h5mem_keygen makes one)", WHO);
+        return SQLITE_ERROR;
+      }
       continue;
     } else if (KEY("embedder")) {
       sqlite3_free(m->embedder);
@@ -452,6 +461,11 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
     *pzErr = sqlite3_mprintf("%s: path= is required, e.g. USING h5mem(path='agent.h5', dim=384)", WHO);
     return SQLITE_ERROR;
   }
+  if (m->o.ephemeral && m->skey) {
+    *pzErr = sqlite3_mprintf("%s: an ephemeral store has no file to sign: signing_key= is for stores with a file", WHO);
+    return SQLITE_ERROR;
+  }
+  m->o.signing_key = m->skey;
   m->o.agent = m->agent;
   m->o.embedder = m->embedder;
   m->o.tokenize = m->tokenize;
@@ -470,6 +484,7 @@ static void opts_free(memopts *m) {
   sqlite3_free(m->tokenize);
   sqlite3_free(m->emodel);
   sqlite3_free(m->ekey);
+  sqlite3_free(m->skey);
 }
 
 /* The embedder the options name, as lib/embed takes it. */
@@ -720,6 +735,18 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     }
   }
   sqlite3_free(key);
+  /* signing_key= at CREATE: a store not yet signed is signed now; a signed
+  ** one must be signed with this key (later connects only note the path) */
+  if (rc == SQLITE_OK && vt->st && creating && m.skey) {
+    int64_t seq = store_sign_seq(vt->st);
+    int sr = seq < 0 ? (int)-seq : seq == 0 ? store_sign_now(vt->st, m.skey) : store_sign_key(vt->st, m.skey);
+    if (sr != STORE_OK) {
+      rc = ext_err_rc(sr) == SQLITE_CONSTRAINT ? SQLITE_ERROR : ext_err_rc(sr);
+      *pzErr = sqlite3_mprintf("%s: %s", WHO, store_errmsg(vt->st));
+    }
+  } else if (rc == SQLITE_OK && vt->st && m.skey) {
+    store_sign_note(vt->st, m.skey);
+  }
   if (rc == SQLITE_OK && vt->st) rc = vt_embedder_setup(vt, &m, pzErr);
   if (rc == SQLITE_OK) rc = vt_cols(vt, &m);
   opts_free(&m);

@@ -175,6 +175,22 @@ int sign_key_read(const char *path, uint8_t seed[SIGN_SEED_BYTES], uint8_t pk[SI
   return rc;
 }
 
+int sign_detached(const uint8_t seed[SIGN_SEED_BYTES], const uint8_t *msg, size_t n, uint8_t sig[SIGN_SIG_BYTES]) {
+  if (sodium_init() < 0) return SIGN_EUNSUPPORTED;
+  uint8_t pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+  crypto_sign_seed_keypair(pk, sk, seed);
+  int rc = crypto_sign_detached(sig, NULL, msg, n, sk) == 0 ? SIGN_OK : SIGN_EINVAL;
+  sodium_memzero(sk, sizeof sk);
+  return rc;
+}
+
+int sign_check(const uint8_t pk[SIGN_PK_BYTES], const uint8_t *msg, size_t n, const uint8_t sig[SIGN_SIG_BYTES]) {
+  if (sodium_init() < 0) return SIGN_EUNSUPPORTED;
+  return crypto_sign_verify_detached(sig, msg, n, pk) == 0 ? SIGN_OK : SIGN_ECORRUPT;
+}
+
+void sign_wipe(void *p, size_t n) { sodium_memzero(p, n); }
+
 #else /* no libsodium */
 
 #define NO_SODIUM "signing needs libsodium, which this build of h5mem has not (install libsodium-dev and build again)"
@@ -192,6 +208,21 @@ int sign_key_read(const char *path, uint8_t seed[SIGN_SEED_BYTES], uint8_t pk[SI
   (void)path, (void)seed, (void)pk;
   snprintf(err, errlen, NO_SODIUM);
   return SIGN_EUNSUPPORTED;
+}
+
+int sign_detached(const uint8_t seed[SIGN_SEED_BYTES], const uint8_t *msg, size_t n, uint8_t sig[SIGN_SIG_BYTES]) {
+  (void)seed, (void)msg, (void)n, (void)sig;
+  return SIGN_EUNSUPPORTED;
+}
+
+int sign_check(const uint8_t pk[SIGN_PK_BYTES], const uint8_t *msg, size_t n, const uint8_t sig[SIGN_SIG_BYTES]) {
+  (void)pk, (void)msg, (void)n, (void)sig;
+  return SIGN_EUNSUPPORTED;
+}
+
+void sign_wipe(void *p, size_t n) {
+  volatile uint8_t *v = p;
+  while (n--) *v++ = 0;
 }
 
 #endif

@@ -31,6 +31,7 @@ enum {
 
 #define SIGN_PK_BYTES 32
 #define SIGN_SEED_BYTES 32
+#define SIGN_SIG_BYTES 64
 
 /* Whether this build signs (it has libsodium). */
 int sign_available(void);
@@ -49,6 +50,13 @@ int sign_key_read(const char *path, uint8_t seed[SIGN_SEED_BYTES], uint8_t pk[SI
 
 /* A public key file ("ed25519:<hex>") or the text itself read into pk. */
 int sign_pub_parse(const char *text, size_t n, uint8_t pk[SIGN_PK_BYTES], char *err, size_t errlen);
+
+/* The Ed25519 signature of msg (n bytes) by the key of seed. */
+int sign_detached(const uint8_t seed[SIGN_SEED_BYTES], const uint8_t *msg, size_t n, uint8_t sig[SIGN_SIG_BYTES]);
+/* Whether sig is pk's signature of msg: SIGN_OK, or SIGN_ECORRUPT when it is not. */
+int sign_check(const uint8_t pk[SIGN_PK_BYTES], const uint8_t *msg, size_t n, const uint8_t sig[SIGN_SIG_BYTES]);
+/* Zero n bytes at p (a seed read), in a way the compiler keeps. */
+void sign_wipe(void *p, size_t n);
 
 /* pk as "ed25519:<64 hex>" (72 characters and a NUL). */
 void sign_pub_format(const uint8_t pk[SIGN_PK_BYTES], char out[73]);

@@ -143,7 +143,7 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
   memcpy(s->walpath, path, n);
   memcpy(s->walpath + n, "-wal", 5);
   struct stat st;
-  int rc = STORE_OK, porter, rd;
+  int rc = STORE_OK, porter, rd, made = 0;
   char norm[64], terr[256];
   for (const char *const *a = create ? create->attrs : NULL; a && a[0]; a += 2)
     if (strncmp(a[0], MIGRATED_PREFIX, strlen(MIGRATED_PREFIX)) != 0 || !a[1]) {
@@ -158,6 +158,17 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
     store_close(s);
     return STORE_EINVAL;
   }
+  if (create && create->ephemeral && create->signing_key) {
+    snprintf(err, errlen, "an ephemeral store has no file: it is not signed (signing_key= is for stores with a file)");
+    store_close(s);
+    return STORE_EINVAL;
+  }
+  if (create && create->file_only && !readonly) {
+    snprintf(err, errlen, "a store opened without its log is opened read-only");
+    store_close(s);
+    return STORE_EINVAL;
+  }
+  s->file_only = create && create->file_only;
   if (create && create->ephemeral) { /* (no file: every record in memory) */
     rc = readonly ? store_fail(s, STORE_EINVAL, "an ephemeral store cannot be opened read-only")
                   : store_ephemeral_load(s, create);
@@ -175,8 +186,9 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
     if (errno != ENOENT || !create || create->dim <= 0 || create->no_create || readonly)
       rc = store_fail(s, STORE_EIO, "%s: %s%s", path, strerror(errno),
                 errno == ENOENT && (!create || create->dim <= 0) ? " (give dim= to create a store)" : "");
-    else
-      rc = store_write_new(s, create);
+    else if ((rc = create->signing_key ? store_sign_key(s, create->signing_key) : STORE_OK) == STORE_OK &&
+             (rc = store_write_new(s, create)) == STORE_OK)
+      made = 1;
   }
   /* the writer role asked for at once: locked first, then loaded for
   ** writing, as store_become_writer does, without a reader's load before */
@@ -186,6 +198,15 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
   if (rc == STORE_OK && writer) {
     s->writer = 1;
     s->last_sync_ns = store_now_ns();
+  }
+  /* the key to sign with: a store made with it is signed at once, empty;
+  ** for one that exists, its path is kept and read at each checkpoint */
+  if (rc == STORE_OK && create && create->signing_key && !readonly) {
+    if (made) {
+      rc = store_sign_now(s, NULL);
+    } else if (!s->sign_path && !(s->sign_path = strdup(create->signing_key))) {
+      rc = store_fail(s, STORE_ENOMEM, "out of memory");
+    }
   }
   if (rc != STORE_OK) {
     snprintf(err, errlen, "%s", s->err);
@@ -476,6 +497,7 @@ int store_close(store *s) {
   for (int i = 0; i < 4; i++) free(s->eattr[i]);
   free(s->xh);
   free(s->lq);
+  free(s->sign_path);
   free(s->path);
   free(s->walpath);
   free(s);

@@ -124,6 +124,14 @@ typedef struct store_opts {
   int (*owner_try)(void *owner);
   void (*owner_unlock)(void *owner);
   void *owner;
+  /* the secret key file (lib/sign) every checkpoint is signed with (NULL:
+  ** the one the file's last signature names, if it is signed); read at each
+  ** checkpoint, never kept.  Creating a store with it reads it first and
+  ** signs the empty store; opening one only notes the path */
+  const char *signing_key;
+  /* open only, readonly: the file as its last checkpoint left it, its log
+  ** neither opened nor read (store_verify) */
+  int file_only;
 } store_opts;
 enum { STORE_EVICT_LRU = 0, STORE_EVICT_SCORE = 1 };
 
@@ -619,11 +627,34 @@ int store_update(store *s, int64_t id, const store_patch *p);
 ** for a pass over the positions, without the id's lookup. */
 int store_update_at(store *s, uint64_t pos, const store_patch *p);
 
-/* The leaf of the row at pos for signed checkpoints (store_sign.c: the
-** encoding; WIP): 32 bytes.  STORE_EUNSUPPORTED without libsodium. */
+/* ---- signed checkpoints (store_sign.c; docs/FORMAT.md, "Signed checkpoints") ---- */
+
+/* The leaf of the record at pos: 32 bytes (STORE_EUNSUPPORTED without libsodium). */
 int store_leaf(store *s, uint64_t pos, uint8_t out[32]);
 /* The root over n leaves (32 bytes each, in row order). */
 int store_merkle_root(const uint8_t *leaves, uint64_t n, uint8_t out[32]);
+/* The number of the file's last signed checkpoint: 0 when it is not
+** signed (STORE_ECORRUPT and the like as negative codes). */
+int64_t store_sign_seq(store *s);
+/* Sign with the secret key file at path from now on (NULL: the file's
+** own): the key is read now, and must be the store's if it is signed. */
+int store_sign_key(store *s, const char *path);
+/* The same, the key file only noted: read at the next checkpoint (a
+** table connected from a schema, whose key may be elsewhere now). */
+int store_sign_note(store *s, const char *path);
+/* Sign now: a checkpoint that hashes every row again and signs the store
+** as it is, with the key file at path (NULL: the one set or the file's). */
+int store_sign_now(store *s, const char *path);
+/* Verify the store file at path: its signatures, their chain, and its
+** rows against the last signed root (docs/SQL.md, h5mem_verify), as JSON
+** into out.  pk: the public key it must be signed with, or NULL;
+** min_seq: the sequence number of a signed checkpoint the caller saw
+** (an older file fails: rolled back), or 0.  tail: a handle of the store
+** whose unsigned log is reported (NULL: none).  STORE_OK whatever the
+** verdict; an error only when it cannot say (no file, out of memory). */
+struct strbuf;
+int store_verify(const char *path, const uint8_t *pk, int64_t min_seq, store *tail, struct strbuf *out,
+                 char *err, size_t errlen);
 
 /* Checkpoint now (the writer only; outside a transaction). */
 int store_checkpoint(store *s);

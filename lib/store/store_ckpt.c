@@ -378,15 +378,22 @@ int store_checkpoint(store *s) {
   /* nothing to write: but an index a writer killed after its checkpoint
   ** did not save may be due (store_close and the automatic checkpoint
   ** come here only with something to write) */
-  if (s->ndelta == 0 && s->nnewdead == 0 && wal_frames(s->log) == 0) return index_save(s, 0);
+  if (s->ndelta == 0 && s->nnewdead == 0 && wal_frames(s->log) == 0 && !s->sign_force) return index_save(s, 0);
+  /* a signed store signs every checkpoint: its key read, and the file
+  ** checked to be as its last signature left it, before anything is written */
+  store_signer sg;
+  int src = store_sign_begin(s, &sg);
+  if (src) return src;
   uint64_t nlive = 0;
   for (uint64_t i = 0; i < s->ndelta; i++) nlive += !s->delta[i]->dead;
   uint64_t upto = wal_last_seq(s->log);
   char err[512];
   h5w *w;
   int orc = h5w_open(s->path, 1, &w, err, sizeof err);
-  if (orc != H5_OK) /* (a damaged file: STORE_ECORRUPT) */
+  if (orc != H5_OK) { /* (a damaged file: STORE_ECORRUPT) */
+    store_sign_end(s, &sg, 0);
     return store_fail(s, store_h5_code(orc), "checkpoint of %s: %s", s->path, err);
+  }
   h5w_on_commit(w, store_gate_take, s, "readers kept the store busy");
   int rc = STORE_OK;
   for (int k = 0; rc == STORE_OK && k < NCOL + 3; k++) {
@@ -435,7 +442,10 @@ int store_checkpoint(store *s) {
     int gr = gstore_checkpoint(s->g, w, err, sizeof err);
     if (gr) rc = store_fail(s, gr, "checkpoint of %s: %s", s->path, err);
   }
+  /* the leaves of the rows written and changed, the root, the signature (docs/FORMAT.md) */
+  if (rc == STORE_OK && sg.on) rc = store_sign_write(s, w, &sg, upto, nlive);
   if (rc == STORE_OK && h5w_flush(w, s->sync != STORE_SYNC_OFF) != H5_OK) rc = store_wfail(s, w, "checkpoint of");
+  store_sign_end(s, &sg, rc == STORE_OK);
   if (rc != STORE_OK) {
     /* the file is as it was (its failed tail cut off); the log still holds everything */
     store_gate_release(s);
@@ -505,6 +515,8 @@ int store_optimize(store *s) {
   int rc = store_checkpoint(s);
   if (rc) return rc;
   if (!s->writer) return STORE_OK;
+  store_signer sg; /* (a signed store: its history and leaves carried over, the new file signed) */
+  if ((rc = store_sign_begin(s, &sg))) return rc;
   /* a new file with the live rows only, under a temporary name */
   size_t n = strlen(s->path) + 40;
   char *tmp = malloc(n); /* the base of the temporary name, then the name made */
@@ -543,6 +555,7 @@ int store_optimize(store *s) {
   if (ex.oom) {
     extra_attrs_free(&ex);
     free(tmp);
+    store_sign_end(s, &sg, 0);
     return store_fail(s, STORE_ENOMEM, "out of memory");
   }
   o.attrs = (const char *const *)ex.v;
@@ -553,6 +566,7 @@ int store_optimize(store *s) {
   free(base);
   if (hr != H5_OK) {
     extra_attrs_free(&ex);
+    store_sign_end(s, &sg, 0);
     return store_fail(s, store_h5_code(hr), "optimize %s: %s", s->path, err);
   }
   rc = write_layout(s, w, &o, s->store_id);
@@ -633,6 +647,8 @@ int store_optimize(store *s) {
                          h5w_lookup(w, "/h5mem/max_id", &mx) != H5_OK ||
                          h5w_append(w, mx, &s->max_id, 1) != H5_OK))
     rc = store_wfail(s, w, "optimize");
+  if (rc == STORE_OK && sg.on) rc = store_sign_optimize(s, w, &sg, store_count(s));
+  store_sign_end(s, &sg, 0); /* (the tree is the old file's: built again for the new one) */
   if (rc == STORE_OK && h5w_close(w, s->sync != STORE_SYNC_OFF) != H5_OK) rc = store_wfail(s, w, "optimize");
   h5w_free(w);
   /* the new file replaces the old inside the gate: no reader is between

@@ -473,7 +473,40 @@ struct store {
   int (*own_try)(void *own);
   void (*own_unlock)(void *own);
   void *own;
+  /* signed checkpoints (store_sign.c) */
+  char *sign_path;         /* the secret key file given (NULL: the one the file's last signature names) */
+  int sign_force;          /* the next checkpoint signs and hashes every row (store_sign_now) */
+  struct store_mtree *mt;  /* the Merkle tree over the file's leaves, once a checkpoint built it */
+  int file_only;           /* opened as the file alone, without its log (store_opts.file_only) */
 };
+
+/* ---- signed checkpoints (store_sign.c) ---------------------------------------- */
+
+typedef struct store_mtree store_mtree;
+
+/* What a checkpoint needs to sign, found before it writes anything. */
+typedef struct store_signer {
+  int on;             /* this checkpoint signs */
+  int full;           /* every row is hashed (the first signature, store_sign_now) */
+  int64_t n;          /* signed checkpoints in the file */
+  uint64_t nleaves;   /* rows of /sign/leaves */
+  uint8_t last[32];   /* the last signed root (zeros: none) */
+  uint8_t pk[32], seed[32];
+  char *key_file;     /* the key file's path as recorded (malloc'd) */
+} store_signer;
+
+/* Whether the checkpoint signs (a key given, or the file signed), reading
+** the key and checking that the file is as its last signature left it. */
+int store_sign_begin(store *s, store_signer *sg);
+/* Hash the rows the checkpoint changes and adds (nlive of the delta's
+** records) and write their leaves, the root and the signature into w. */
+int store_sign_write(store *s, h5w *w, store_signer *sg, uint64_t upto, uint64_t nlive);
+/* optimize: the history and the live rows' leaves copied into w, the new
+** file's rows signed (nlive live rows of the base). */
+int store_sign_optimize(store *s, h5w *w, store_signer *sg, uint64_t nlive);
+/* After the checkpoint: ok, or failed (the tree, built past the file, goes). */
+void store_sign_end(store *s, store_signer *sg, int ok);
+void store_mtree_free(store_mtree *t);
 
 /* ---- interface to code in store.c ---------------------------------------- */
 

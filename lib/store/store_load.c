@@ -327,6 +327,8 @@ void store_state_free(store *s) {
   store_delta_free(s);
   store_patch_free(s);
   store_base_free(s);
+  store_mtree_free(s->mt); /* (built again from the file's leaves when needed) */
+  s->mt = NULL;
   idmap_free(&s->map);
   wal_close(s->log);
   s->log = NULL;
@@ -427,7 +429,7 @@ int store_state_load(store *s, const store_opts *want, int for_write) {
     file_id(s->walpath, &wbefore);
     int g = gate_read_begin(reader_gatefd(s));
     int rc = state_load1(s, want, 0);
-    int gap = rc == STORE_OK && log_gap(s);
+    int gap = rc == STORE_OK && s->log && log_gap(s);
     int moved = 0;
     if (g != GATE_OK) { /* (a failure before the log was read: did it change at all?) */
       file_id(s->path, &after);
@@ -476,6 +478,7 @@ static int state_load1(store *s, const store_opts *want, int for_write) {
   if (gstore_new(&s->g, gversion)) return store_fail(s, STORE_ENOMEM, "out of memory");
   if ((rc = gstore_load(s->g, s->f, err, sizeof err)))
     return store_fail(s, rc, "%s: %s", s->path, rc == STORE_ENOMEM ? "out of memory" : err);
+  if (s->file_only) return STORE_OK; /* (store_verify: the file alone) */
   /* (the log's codes are the store's: WAL_EFULL, a log made where there is
   ** no room for its header, is STORE_EFULL) */
   int wr = wal_open(s->walpath, s->store_id, !for_write, &s->log, err, sizeof err);

@@ -44,6 +44,11 @@
 ** of each vector column (store_knn_col against distances computed here).
 ** A damaged file may fail to open (STORE_ECORRUPT and the like, never
 ** STORE_ENOMEM or a crash) or fail a read with STORE_ECORRUPT.
+** The third store is signed (issue 25: its /sign group, leaves and
+** signatures are damaged like the rest): after every input store_verify
+** reads it, and must find an undamaged file valid, whatever frames were
+** replayed and checkpointed into it; a damaged one gets a verdict or
+** STORE_ECORRUPT, never a crash.
 ** Seeds (H5MEM_FUZZ_SEEDS): the payloads of the frames the store itself
 ** writes for puts (with declared columns), deletes, changes in place and
 ** graph changes; and single-byte patches of each store's regions.
@@ -59,8 +64,10 @@
 
 #include "fuzz.h"
 #include "h5/h5.h"
+#include "sign/sign.h"
 #include "store/store.h"
 #include "store/wal.h"
+#include "util/strbuf.h"
 #include "util/utf8.h"
 
 #define NREC 300
@@ -77,7 +84,7 @@ typedef struct tmpl {
   size_t nreg, ncolreg;
 } tmpl;
 
-static char dir[512], path[600], walpath[640];
+static char dir[512], path[600], walpath[640], keypath[600];
 static tmpl stores[NSTORES];
 static int h5_dirty = -1; /* the store whose file is in place (-1: none, or changed) */
 
@@ -299,6 +306,7 @@ static void make_store(int which) {
     o.cols = cdefs;
     o.ncols = NDECL;
     o.chunk_rows = 64; /* (rows over several chunks) */
+    o.signing_key = keypath;
   }
   unlink(path);
   unlink(walpath);
@@ -1003,6 +1011,28 @@ static int write_more(store *s) {
   return store_checkpoint(s);
 }
 
+/* The signed store's verdict: an undamaged file valid, a damaged one a
+** verdict or ECORRUPT (or, when its layout no longer says it is a store,
+** what opening it says). */
+static void verify_check(int which, int damaged) {
+  if (which != 2) return;
+  strbuf sb = {0};
+  char err[512];
+  int rc = store_verify(path, NULL, 0, NULL, &sb, err, sizeof err);
+  if (rc == STORE_OK) {
+    FUZZ_ASSERT(!strbuf_failed(&sb) && sb.buf);
+    if (!damaged && strncmp(sb.buf, "{\"valid\":true,", 14) != 0) {
+      fprintf(stderr, "an undamaged signed store does not verify: %s\n", sb.buf);
+      abort();
+    }
+  } else {
+    if (!damaged) fail_msg("verifying", rc, err);
+    FUZZ_ASSERT(damaged && (rc == STORE_ECORRUPT || rc == STORE_EINVAL || rc == STORE_ENOTFOUND ||
+                            rc == STORE_EMISMATCH || rc == STORE_EEXISTS));
+  }
+  strbuf_free(&sb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_in in = {data, size};
   unsigned mode = fuzz_u8(&in);
@@ -1018,12 +1048,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fail_msg("opening", rc, err);
     FUZZ_ASSERT(rc == STORE_ECORRUPT || rc == STORE_EINVAL || rc == STORE_ENOTFOUND ||
                 rc == STORE_EEXISTS || (damaged && rc == STORE_EMISMATCH));
+    verify_check(which, damaged); /* (frames that do not open leave the file as signed) */
     return 0;
   }
   read_all(s, !damaged);
   read_cols(s, !damaged);
   if (!writer) {
     store_close(s);
+    verify_check(which, damaged);
     return 0;
   }
   h5_dirty = -1;
@@ -1039,6 +1071,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rc = store_open(path, NULL, 1, &s, err, sizeof err);
   if (damaged && (rc != STORE_OK || ckpt != STORE_OK)) {
     if (rc == STORE_OK) store_close(s);
+    verify_check(which, 1);
     return 0;
   }
   if (rc != STORE_OK) fail_msg("reopening", rc, err);
@@ -1047,6 +1080,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   read_all(s, !damaged);
   read_cols(s, !damaged);
   store_close(s);
+  verify_check(which, damaged);
   return 0;
 }
 
@@ -1199,7 +1233,10 @@ static void seeds(const char *sdir) {
 static void done(void) {
   unlink(path);
   unlink(walpath);
+  unlink(keypath);
   char p[700];
+  snprintf(p, sizeof p, "%s.pub", keypath);
+  unlink(p);
   for (int k = 1; k < 10; k++) {
     snprintf(p, sizeof p, "%s.corrupt-%d", walpath, k);
     unlink(p);
@@ -1217,6 +1254,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   }
   snprintf(path, sizeof path, "%s/agent.h5", dir);
   snprintf(walpath, sizeof walpath, "%s-wal", path);
+  snprintf(keypath, sizeof keypath, "%s/agent.key", dir);
+  uint8_t pk[SIGN_PK_BYTES];
+  char kerr[512];
+  if (sign_keygen(keypath, pk, kerr, sizeof kerr) != SIGN_OK) {
+    fprintf(stderr, "%s\n", kerr);
+    abort();
+  }
   for (int i = 0; i < NDECL; i++) {
     char err[256];
     if (store_coldef_parse(col_decls[i], strlen(col_decls[i]), &cdefs[i], err, sizeof err) != STORE_OK) {
