@@ -60,6 +60,9 @@ void h5_close(h5_file *f);
 
 /* The message of the last failure on f (never NULL). */
 const char *h5_errmsg(const h5_file *f);
+/* About to read the whole file: map all its pages now (one call, not a
+** page fault each), or at least start reading them. */
+void h5_file_prefault(h5_file *f);
 
 /* Facts from the superblock. */
 typedef struct h5_file_info {

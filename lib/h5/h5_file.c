@@ -198,6 +198,14 @@ int h5_open(const char *path, h5_file **out, char *err, size_t errlen) {
   return H5_OK;
 }
 
+void h5_file_prefault(h5_file *f) {
+  if (!f->mapped) return;
+#ifdef MADV_POPULATE_READ
+  if (madvise((void *)f->map, (size_t)f->size, MADV_POPULATE_READ) == 0) return;
+#endif
+  madvise((void *)f->map, (size_t)f->size, MADV_WILLNEED);
+}
+
 int h5_open_mem(const void *data, size_t len, h5_file **out, char *err,
                 size_t errlen) {
   *out = NULL;
