@@ -277,7 +277,10 @@ enum {
   STORE_V_TEXT = 1, STORE_V_SOURCE = 2, STORE_V_SESSION = 4, STORE_V_TAGS = 8,
   STORE_V_TIER = 16, STORE_V_META = 32, STORE_V_EMB = 64,
   STORE_V_NUM = 128, /* ts, importance, access_count, last_access */
-  STORE_V_ALL = 255
+  STORE_V_ALL = 255,
+  /* a base row as its file holds it, without the changes in place made
+  ** since the checkpoint (a signed checkpoint's check of a row it signs again) */
+  STORE_V_FILE = 256
 };
 typedef struct store_view {
   int64_t id;

@@ -106,7 +106,7 @@ int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
   }
 #undef ROW
   v->have |= want;
-  store_patch_view(s, pos, v);
+  if (!(want & STORE_V_FILE)) store_patch_view(s, pos, v);
   return STORE_OK;
 }
 

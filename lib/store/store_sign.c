@@ -55,13 +55,13 @@ typedef struct leafsrc {
   store_val *cv; /* its declared columns' values */
 } leafsrc;
 
-static int gather(store *s, uint64_t pos, leafsrc *src, store_val *cv) {
+static int gather(store *s, uint64_t pos, leafsrc *src, store_val *cv, unsigned how) {
   src->live = store_pos_live(s, pos);
   src->id = store_pos_id(s, pos);
   src->cv = cv;
   if (!src->live) return STORE_OK;
   memset(&src->v, 0, sizeof src->v);
-  int rc = store_get(s, pos, STORE_V_ALL, &src->v);
+  int rc = store_get(s, pos, STORE_V_ALL | how, &src->v);
   for (int c = 0; rc == STORE_OK && c < s->ncols; c++) rc = store_get_col(s, pos, c, &cv[c]);
   return rc;
 }
@@ -214,7 +214,7 @@ int store_leaf(store *s, uint64_t pos, uint8_t out[32]) {
   if (!have_hash()) return store_fail(s, STORE_EUNSUPPORTED, "%s", NO_SODIUM);
   store_val cv[STORE_COLS_MAX];
   leafsrc src;
-  int rc = gather(s, pos, &src, cv);
+  int rc = gather(s, pos, &src, cv, 0);
   if (rc == STORE_OK) hash_leaf(s, &src, out);
   return rc;
 }
@@ -246,7 +246,7 @@ static int store_leaves(store *s, const uint64_t *pos, uint64_t first, uint64_t 
   for (uint64_t b0 = 0; rc == STORE_OK && b0 < n; b0 += LB) {
     uint64_t m = n - b0 < LB ? n - b0 : LB;
     for (uint64_t i = 0; rc == STORE_OK && i < m; i++)
-      rc = gather(s, pos ? pos[b0 + i] : first + b0 + i, &src[i], cv + i * (size_t)s->ncols);
+      rc = gather(s, pos ? pos[b0 + i] : first + b0 + i, &src[i], cv + i * (size_t)s->ncols, 0);
     hjob j = {s, src, out + 32 * b0, m};
     if (rc == STORE_OK) util_parallel_for(m >= 256 ? threads : 1, (size_t)((m + 63) / 64), hash_block, &j);
   }
@@ -728,9 +728,32 @@ int store_sign_write(store *s, h5w *w, store_signer *sg, uint64_t upto, uint64_t
     uint64_t j = nchg;
     for (uint64_t i = 0; i < s->ndelta; i++)
       if (!s->delta[i]->dead) pos[j++] = nb + i;
-    rc = store_leaves(s, pos, 0, nchg + nlive, lf, util_ncpu());
-    for (uint64_t i = 0; i < nlive; i++) pos[nchg + i] = nb + i; /* (the rows they become) */
   }
+  /* the tree over the file's leaves (kept by this handle from its last checkpoint) */
+  if (rc == STORE_OK && !sg->full && (!s->mt || s->mt->n[0] != nb)) {
+    store_mtree_free(s->mt);
+    s->mt = NULL;
+    uint8_t *all = NULL;
+    if ((rc = read_leaves(s, nb, &all)) == STORE_OK && !(s->mt = mt_build(all, nb)))
+      rc = store_fail(s, STORE_ENOMEM, "out of memory");
+    free(all);
+  }
+  /* a row changed in place is signed again: first it must be as signed */
+  for (uint64_t i = 0; rc == STORE_OK && !sg->full && i < nchg; i++) {
+    if (!store_pos_live(s, pos[i])) continue;
+    store_val cv[STORE_COLS_MAX];
+    leafsrc src;
+    uint8_t was[32];
+    if ((rc = gather(s, pos[i], &src, cv, STORE_V_FILE))) break;
+    hash_leaf(s, &src, was);
+    if (memcmp(was, s->mt->lv[0] + 32 * pos[i], 32))
+      rc = store_fail(s, STORE_EMISMATCH, "%s: the record of id %lld (row %llu) is not as it was signed: it was "
+                      "changed in the file, not through h5mem, and a checkpoint does not sign it again (h5mem_verify "
+                      "shows every such row; h5mem_sign signs the store as it is)",
+                      s->path, (long long)src.id, (unsigned long long)pos[i]);
+  }
+  if (rc == STORE_OK) rc = store_leaves(s, pos, 0, nchg + nlive, lf, util_ncpu());
+  for (uint64_t i = 0; rc == STORE_OK && i < nlive; i++) pos[nchg + i] = nb + i; /* (the rows they become) */
   h5w_obj *dl;
   if (rc == STORE_OK) rc = leaves_dset(s, w, &dl);
   if (rc == STORE_OK) {
@@ -741,18 +764,9 @@ int store_sign_write(store *s, h5w *w, store_signer *sg, uint64_t upto, uint64_t
       rc = store_wfail(s, w, "signing");
   }
   /* the tree */
-  if (rc == STORE_OK && (sg->full || !s->mt || s->mt->n[0] != nb)) {
+  if (rc == STORE_OK && sg->full) {
     store_mtree_free(s->mt);
-    s->mt = NULL;
-    uint8_t *all = NULL;
-    if (sg->full) {
-      s->mt = mt_build(lf, nb + nlive);
-      if (!s->mt) rc = store_fail(s, STORE_ENOMEM, "out of memory");
-    } else if ((rc = read_leaves(s, nb, &all)) == STORE_OK) {
-      s->mt = mt_build(all, nb);
-      if (!s->mt) rc = store_fail(s, STORE_ENOMEM, "out of memory");
-    }
-    free(all);
+    if (!(s->mt = mt_build(lf, nb + nlive))) rc = store_fail(s, STORE_ENOMEM, "out of memory");
   }
   if (rc == STORE_OK && !sg->full) {
     store_mtree *t = s->mt;

@@ -15,7 +15,8 @@ checked against the independent verifier test/tools/h5mem_verify.py
   text, an edited embedding byte, a deleted row, two rows swapped, a
   replaced public key, a store signed again with another key (found when
   the key is pinned), a rolled-back file; later checkpoints do not
-  launder an edit;
+  launder an edit, and one that changes an edited row in place refuses
+  to sign it again;
 - errors: a signed store whose key file is gone keeps its changes in the
   log until the key is back; another key is refused; an ephemeral table
   refuses signing_key=; h5mem_sign without a key.
@@ -331,6 +332,22 @@ for i in range(5):
     db.execute("SELECT h5mem_checkpoint('mem')")
 v = verify_both(p, pub, db=db, name="mem")
 check(not v["valid"] and v["edited"] == [9], "an edit still found after later checkpoints: %r" % v)
+db.close()
+
+# a row edited behind h5mem's back, then changed in place through h5mem: the
+# checkpoint does not sign it again (the change stays in the log), until
+# h5mem_sign accepts the store as it is
+p = tampered("resign_refused", lambda f: f["memories"]["text"].__setitem__(row_of(f, 9), "edited behind its back"))
+db = connect()
+db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % p)
+db.execute("UPDATE mem SET importance = 0.75 WHERE id = 9")
+expect_error(db, "SELECT h5mem_checkpoint('mem')", "not as it was signed")
+check(db.execute("SELECT importance FROM mem WHERE id = 9").fetchone()[0] == 0.75, "the change is kept (in the log)")
+v = verify_both(p, pub, db=db, name="mem")
+check(not v["valid"] and v["edited"] == [9] and v["unsigned"]["ids"] == [9], "found, and the change unsigned: %r" % v)
+db.execute("SELECT h5mem_sign('mem')")
+v = verify_both(p, pub)
+check(v["valid"] and v["seq"] == 4, "h5mem_sign accepts the store as it is: %r" % v)
 db.close()
 
 # a damaged /sign: a verdict, never a crash
