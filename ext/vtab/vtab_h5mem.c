@@ -735,11 +735,13 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
     }
   }
   sqlite3_free(key);
-  /* signing_key= at CREATE: a store not yet signed is signed now; a signed
-  ** one must be signed with this key (later connects only note the path) */
+  /* signing_key= at CREATE: the key is read now, and must be a signed
+  ** store's (a store it made was signed empty by store_open; one that exists
+  ** unsigned is signed only by h5mem_sign, so that a store whose signatures
+  ** were removed is never signed anew unasked); later connects note the path */
   if (rc == SQLITE_OK && vt->st && creating && m.skey) {
     int64_t seq = store_sign_seq(vt->st);
-    int sr = seq < 0 ? (int)-seq : seq == 0 ? store_sign_now(vt->st, m.skey) : store_sign_key(vt->st, m.skey);
+    int sr = seq < 0 ? (int)-seq : store_sign_key(vt->st, m.skey);
     if (sr != STORE_OK) {
       rc = ext_err_rc(sr) == SQLITE_CONSTRAINT ? SQLITE_ERROR : ext_err_rc(sr);
       *pzErr = sqlite3_mprintf("%s: %s", WHO, store_errmsg(vt->st));

@@ -138,7 +138,8 @@ int sign_key_read(const char *path, uint8_t seed[SIGN_SEED_BYTES], uint8_t pk[SI
     snprintf(err, errlen, "libsodium could not start");
     return SIGN_EUNSUPPORTED;
   }
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  /* (non-blocking: a FIFO at the path must not hang a checkpoint; a regular file is required below) */
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     snprintf(err, errlen, "%s: %s", path,
              errno == ELOOP ? "a symbolic link (a key file is never read through one)" : strerror(errno));

@@ -279,7 +279,8 @@ enum {
   STORE_V_NUM = 128, /* ts, importance, access_count, last_access */
   STORE_V_ALL = 255,
   /* a base row as its file holds it, without the changes in place made
-  ** since the checkpoint (a signed checkpoint's check of a row it signs again) */
+  ** since the checkpoint, and read even when deleted since (a signed
+  ** checkpoint's check of a row it signs again) */
   STORE_V_FILE = 256
 };
 typedef struct store_view {

@@ -517,10 +517,17 @@ int store_optimize(store *s) {
   if (!s->writer) return STORE_OK;
   store_signer sg; /* (a signed store: its history and leaves carried over, the new file signed) */
   if ((rc = store_sign_begin(s, &sg))) return rc;
+  if (sg.on && sg.full) { /* (the checkpoint just made signed it: cannot be) */
+    store_sign_end(s, &sg, 0);
+    return store_fail(s, STORE_ECORRUPT, "optimize %s: the store is not signed as its key says", s->path);
+  }
   /* a new file with the live rows only, under a temporary name */
   size_t n = strlen(s->path) + 40;
   char *tmp = malloc(n); /* the base of the temporary name, then the name made */
-  if (!tmp) return store_fail(s, STORE_ENOMEM, "out of memory");
+  if (!tmp) {
+    store_sign_end(s, &sg, 0);
+    return store_fail(s, STORE_ENOMEM, "out of memory");
+  }
   snprintf(tmp, n, "%s.optimize-%d", s->path, (int)getpid());
   char err[512], agent[1024] = "", embedder[1024] = "", edigest[64] = "", emodel[1024] = "";
   h5_obj *root;

@@ -781,6 +781,12 @@ static int base_val(store *s, uint64_t r, int i, store_val *v) {
   return STORE_OK;
 }
 
+int store_get_col_file(store *s, uint64_t pos, int c, store_val *v) {
+  if (c < 0 || c >= s->ncols || pos >= s->nbase)
+    return store_fail(s, STORE_EINVAL, "no declared column %d of a base row at %llu", c, (unsigned long long)pos);
+  return base_val(s, pos, c, v);
+}
+
 int store_get_col(store *s, uint64_t pos, int c, store_val *v) {
   if (c < 0 || c >= s->ncols) return store_fail(s, STORE_EINVAL, "no declared column %d", c);
   if (!store_pos_live(s, pos))

@@ -46,8 +46,19 @@ int64_t store_get_i64(const uint8_t *p) {
   return v;
 }
 
+int store_row_strings_agree(store *s, uint64_t pos) {
+  for (int k = 0; k < 6; k++) {
+    const uint8_t *p = store_base_row(s, store_str_cols[k], pos), *data;
+    size_t len;
+    uint32_t cnt;
+    if (!p || h5_vlen_get(s->f, p, &data, &len, &cnt) != H5_OK || (data && cnt != len)) return 0;
+  }
+  return 1;
+}
+
 int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {
-  if (!store_pos_live(s, pos)) return store_fail(s, STORE_ENOTFOUND, "no record at position %llu", (unsigned long long)pos);
+  if (!store_pos_live(s, pos) && !((want & STORE_V_FILE) && pos < s->nbase))
+    return store_fail(s, STORE_ENOTFOUND, "no record at position %llu", (unsigned long long)pos);
   const char **sp[6] = {&v->text, &v->source, &v->session, &v->tags, &v->tier, &v->meta};
   size_t *lp[6] = {&v->text_len, &v->source_len, &v->session_len, &v->tags_len, &v->tier_len, &v->meta_len};
   if (pos >= s->nbase) {

@@ -50,19 +50,33 @@
 ** as it goes), then hashed on several threads. */
 typedef struct leafsrc {
   int live;
+  int bad;       /* a string's element and heap object disagree: no leaf signed can match */
   int64_t id;
   store_view v;
   store_val *cv; /* its declared columns' values */
 } leafsrc;
 
+/* how: 0, or STORE_V_FILE for a base row as its file holds it (dead since or not). */
 static int gather(store *s, uint64_t pos, leafsrc *src, store_val *cv, unsigned how) {
-  src->live = store_pos_live(s, pos);
+  int file = (how & STORE_V_FILE) && pos < s->nbase;
+  src->live = file || store_pos_live(s, pos);
   src->id = store_pos_id(s, pos);
   src->cv = cv;
+  src->bad = 0;
   if (!src->live) return STORE_OK;
   memset(&src->v, 0, sizeof src->v);
   int rc = store_get(s, pos, STORE_V_ALL | how, &src->v);
-  for (int c = 0; rc == STORE_OK && c < s->ncols; c++) rc = store_get_col(s, pos, c, &cv[c]);
+  for (int c = 0; rc == STORE_OK && c < s->ncols; c++)
+    rc = file ? store_get_col_file(s, pos, c, &cv[c]) : store_get_col(s, pos, c, &cv[c]);
+  if (rc == STORE_OK && pos < s->nbase) src->bad = !store_row_strings_agree(s, pos);
+  for (int c = 0; rc == STORE_OK && pos >= s->nbase && c < s->ncols; c++) /* (as the file will hold them) */
+    if (s->cdef[c].type == STORE_T_BOOLEAN && cv[c].type) {
+      int8_t b = (int8_t)cv[c].i;
+      if (b == -1) cv[c].type = 0; /* (the file's NULL) */
+      cv[c].i = b;
+    } else if (s->cdef[c].type == STORE_T_INTEGER && cv[c].type && cv[c].i == INT64_MIN) {
+      cv[c].type = 0;
+    }
   return rc;
 }
 
@@ -119,10 +133,10 @@ static void put_f64(enc *h, double v) {
 }
 
 static void put_str(enc *h, const void *p, size_t n) {
-  if (!p) n = 0;
-  uint8_t b[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+  uint32_t m = p ? (uint32_t)n : UINT32_MAX; /* (NULL: 0xFFFFFFFF, no bytes; an empty string: 0) */
+  uint8_t b[4] = {(uint8_t)m, (uint8_t)(m >> 8), (uint8_t)(m >> 16), (uint8_t)(m >> 24)};
   put(h, b, 4);
-  if (n) put(h, p, n);
+  if (p && n) put(h, p, n);
 }
 
 /* A record's leaf from its fields, gathered (leafsrc); reads nothing
@@ -131,8 +145,8 @@ static void hash_leaf(const store *s, const leafsrc *src, uint8_t out[32]) {
   enc e, *h = &e;
   e.started = 0;
   e.n = 0;
-  if (!src->live) {
-    put(h, "h5mem-dead-v1", 14);
+  if (!src->live || src->bad) {
+    put(h, src->bad ? "h5mem-bad-v1\0" : "h5mem-dead-v1", 14);
     put_i64(h, src->id);
     put_final(h, out);
     return;
@@ -161,7 +175,7 @@ static void hash_leaf(const store *s, const leafsrc *src, uint8_t out[32]) {
     case STORE_T_INTEGER: put_i64(h, x->type ? x->i : INT64_MIN); break;
     case STORE_T_FLOAT: put_f64(h, x->type ? x->f : NAN); break;
     case STORE_T_BOOLEAN: {
-      int8_t b = x->type ? (int8_t)(x->i != 0) : -1;
+      int8_t b = x->type ? (int8_t)x->i : -1; /* (as stored: a byte other than 0 or 1 is not what was signed) */
       put(h, &b, 1);
       break;
     }
@@ -175,6 +189,26 @@ static void hash_leaf(const store *s, const leafsrc *src, uint8_t out[32]) {
     }
   }
   put_final(h, out);
+}
+
+/* The store's schema as its signatures cover it: dim, metric, storage and
+** the declared columns' declarations (the root's `columns`, "" when none). */
+static int schema_hash(store *s, uint8_t out[32]) {
+  enc e;
+  e.started = 0;
+  e.n = 0;
+  put(&e, "h5mem-schema-v1", 16);
+  put_i64(&e, s->dim);
+  const char *m = store_metric_name(s->metric), *st = s->storage == STORE_F16 ? "float16" : "float32";
+  put_str(&e, m, strlen(m));
+  put_str(&e, st, strlen(st));
+  char *cols = malloc(65536);
+  if (!cols) return STORE_ENOMEM;
+  if (s->ncols == 0 || store_attr(s, "columns", cols, 65536) != STORE_OK) cols[0] = 0;
+  put_str(&e, cols, strlen(cols));
+  free(cols);
+  put_final(&e, out);
+  return STORE_OK;
 }
 
 static int have_hash(void) { return sodium_init() >= 0; }
@@ -194,6 +228,11 @@ static void hash_empty(uint8_t out[32]) {
 #else
 
 static int have_hash(void) { return 0; }
+static int schema_hash(store *s, uint8_t out[32]) {
+  (void)s;
+  memset(out, 0, 32);
+  return STORE_OK;
+}
 /* (never called: have_hash() is checked first) */
 static void hash_node(const uint8_t *l, const uint8_t *r, uint8_t out[32]) {
   (void)l, (void)r;
@@ -373,6 +412,7 @@ typedef struct sign_hist {
   uint8_t *b[NBYTES];
   char **key_file;
   uint64_t nleaves;    /* rows of /sign/leaves */
+  int present;         /* the file has /sign (with n 0: emptied) */
 } sign_hist;
 
 static void hist_free(sign_hist *h) {
@@ -397,7 +437,10 @@ static int sdset(store *s, const char *name, int kind, uint64_t width, h5_obj **
            : kind == SK_U8  ? in.rank == 2 && in.dims[1] == width && in.type->cls == H5_CLASS_INTEGER && in.type->size == 1
                             : in.rank == 1 && in.type->cls == H5_CLASS_VLEN && in.type->vlen_kind == 1;
   if (!ok) return store_fail(s, STORE_ECORRUPT, "%s: %s is not as h5mem writes it", s->path, path);
-  if (in.dims[0] > (uint64_t)s->fst.st_size)
+  uint64_t rowb = kind == SK_I64 ? 8 : kind == SK_U8 ? width : 16;
+  if (kind == SK_STR && in.type->size != 16)
+    return store_fail(s, STORE_ECORRUPT, "%s: %s is not as h5mem writes it", s->path, path);
+  if (in.dims[0] > (uint64_t)s->fst.st_size / rowb)
     return store_fail(s, STORE_ECORRUPT, "%s: %s claims more rows than the file has bytes", s->path, path);
   *rows = in.dims[0];
   return STORE_OK;
@@ -424,7 +467,10 @@ static int sread(store *s, h5_obj *d, int rank, uint64_t from, uint64_t rows, si
 static int read_hist(store *s, int last, sign_hist *h) {
   memset(h, 0, sizeof *h);
   h5_obj *g;
-  if (h5_obj_open_path(s->f, "/sign", &g) != H5_OK) return STORE_OK; /* not signed */
+  int hr = h5_obj_open_path(s->f, "/sign", &g);
+  if (hr == H5_ENOTFOUND) return STORE_OK; /* not signed */
+  if (hr != H5_OK) return store_fail(s, STORE_ECORRUPT, "%s: /sign: %s", s->path, h5_errmsg(s->f));
+  h->present = 1;
   h5_obj *d;
   uint64_t rows;
   int rc = STORE_OK;
@@ -516,10 +562,11 @@ static int read_leaves(store *s, uint64_t n, uint8_t **out) {
 }
 
 /* What is signed: a tag, the store's id, seq, wal_seq, rows and time
-** (int64, little-endian), the root, the root before and the public key. */
-#define MSG_LEN (20 + 16 + 8 * NI64 + 3 * 32)
+** (int64, little-endian), the root, the root before, the public key and
+** the schema's hash. */
+#define MSG_LEN (20 + 16 + 8 * NI64 + 4 * 32)
 static void ckpt_msg(uint8_t m[MSG_LEN], const uint8_t id[16], const int64_t v[NI64], const uint8_t *root,
-                     const uint8_t *prev, const uint8_t *key) {
+                     const uint8_t *prev, const uint8_t *key, const uint8_t *schema) {
   memcpy(m, "h5mem-checkpoint-v1", 20);
   memcpy(m + 20, id, 16);
   for (int k = 0; k < NI64; k++)
@@ -527,6 +574,7 @@ static void ckpt_msg(uint8_t m[MSG_LEN], const uint8_t id[16], const int64_t v[N
   memcpy(m + 36 + 8 * NI64, root, 32);
   memcpy(m + 68 + 8 * NI64, prev, 32);
   memcpy(m + 100 + 8 * NI64, key, 32);
+  memcpy(m + 132 + 8 * NI64, schema, 32);
 }
 
 /* Append one checkpoint's row to /sign's datasets in w (made when missing). */
@@ -563,8 +611,9 @@ static int leaves_dset(store *s, h5w *w, h5w_obj **d) {
 
 /* Sign the checkpoint's row v (v[H_SEQ] .. v[H_TIME] set) over root, and append it. */
 static int sign_append(store *s, h5w *w, store_signer *sg, int64_t v[NI64], const uint8_t root[32]) {
-  uint8_t msg[MSG_LEN], sig[SIGN_SIG_BYTES];
-  ckpt_msg(msg, s->store_id, v, root, sg->last, sg->pk);
+  uint8_t msg[MSG_LEN], sig[SIGN_SIG_BYTES], schema[32];
+  if (schema_hash(s, schema)) return store_fail(s, STORE_ENOMEM, "out of memory");
+  ckpt_msg(msg, s->store_id, v, root, sg->last, sg->pk, schema);
   if (sign_detached(sg->seed, msg, sizeof msg, sig) != SIGN_OK)
     return store_fail(s, STORE_EUNSUPPORTED, "%s", NO_SODIUM);
   const uint8_t *b[NBYTES] = {root, sg->last, sg->pk, sig};
@@ -642,6 +691,16 @@ int store_sign_begin(store *s, store_signer *sg) {
   sg->n = (int64_t)h.n;
   sg->nleaves = h.nleaves;
   const char *path = s->sign_path ? s->sign_path : h.m ? h.key_file[0] : NULL;
+  if (!s->sign_force && h.present && !h.n) { /* (only h5mem_sign starts signing anew) */
+    hist_free(&h);
+    return store_fail(s, STORE_ECORRUPT, "%s: /sign holds no signed checkpoint: it was emptied; h5mem_verify shows "
+                      "the store, and h5mem_sign signs it as it is", s->path);
+  }
+  if (!s->sign_force && !h.present && path) {
+    hist_free(&h);
+    return store_fail(s, STORE_EMISMATCH, "%s has no signatures, but its table gives signing_key= (were they removed?): "
+                      "h5mem_verify shows the store, and h5mem_sign signs it as it is", s->path);
+  }
   if (!path || !*path) {
     hist_free(&h);
     return s->sign_force ? store_fail(s, STORE_EINVAL, "%s: no key to sign with: give a secret key file (h5mem_keygen makes one)", s->path)
@@ -672,6 +731,19 @@ int store_sign_begin(store *s, store_signer *sg) {
   } else if (h.m && !s->sign_force && h.i[H_SEQ][0] != (int64_t)h.n) {
     rc = store_fail(s, STORE_ECORRUPT, "%s: /sign/seq ends with %lld, expected %llu", s->path,
                     (long long)h.i[H_SEQ][0], (unsigned long long)h.n);
+  } else if (h.m && !s->sign_force) { /* the last signature, which this one chains to, must hold */
+    uint8_t msg[MSG_LEN], schema[32];
+    int64_t v[NI64];
+    for (int k = 0; k < NI64; k++) v[k] = h.i[k][0];
+    if (schema_hash(s, schema)) {
+      rc = store_fail(s, STORE_ENOMEM, "out of memory");
+    } else {
+      ckpt_msg(msg, s->store_id, v, h.b[H_ROOT], h.b[H_PREV], h.b[H_KEY], schema);
+      if (sign_check(h.b[H_KEY], msg, sizeof msg, h.b[H_SIG]) != SIGN_OK)
+        rc = store_fail(s, STORE_ECORRUPT, "%s: the signature of its last signed checkpoint (%lld) does not verify: "
+                        "/sign or the store's schema was changed; h5mem_verify shows what, and h5mem_sign signs the "
+                        "store as it is", s->path, (long long)h.i[H_SEQ][0]);
+    }
   }
   if (rc == STORE_OK) {
     if (h.m) memcpy(sg->last, h.b[H_ROOT], 32);
@@ -737,10 +809,15 @@ int store_sign_write(store *s, h5w *w, store_signer *sg, uint64_t upto, uint64_t
     if ((rc = read_leaves(s, nb, &all)) == STORE_OK && !(s->mt = mt_build(all, nb)))
       rc = store_fail(s, STORE_ENOMEM, "out of memory");
     free(all);
+    uint8_t got[32];
+    if (rc == STORE_OK && (mt_root(s->mt, got), memcmp(got, sg->last, 32)))
+      rc = store_fail(s, STORE_ECORRUPT, "%s: /sign/leaves does not give the last signed root: it was changed; "
+                      "h5mem_verify shows the store, and h5mem_sign signs it as it is", s->path);
   }
-  /* a row changed in place is signed again: first it must be as signed */
+  /* a row changed in place or deleted (an UPDATE of other columns is a
+  ** delete and a put of the row's values) is signed again: first it must be
+  ** as signed, or an edit made in the file would be signed over */
   for (uint64_t i = 0; rc == STORE_OK && !sg->full && i < nchg; i++) {
-    if (!store_pos_live(s, pos[i])) continue;
     store_val cv[STORE_COLS_MAX];
     leafsrc src;
     uint8_t was[32];
@@ -748,8 +825,8 @@ int store_sign_write(store *s, h5w *w, store_signer *sg, uint64_t upto, uint64_t
     hash_leaf(s, &src, was);
     if (memcmp(was, s->mt->lv[0] + 32 * pos[i], 32))
       rc = store_fail(s, STORE_EMISMATCH, "%s: the record of id %lld (row %llu) is not as it was signed: it was "
-                      "changed in the file, not through h5mem, and a checkpoint does not sign it again (h5mem_verify "
-                      "shows every such row; h5mem_sign signs the store as it is)",
+                      "changed in the file, not through h5mem, and a checkpoint does not sign it, or what was made "
+                      "from it, again (h5mem_verify shows every such row; h5mem_sign signs the store as it is)",
                       s->path, (long long)src.id, (unsigned long long)pos[i]);
   }
   if (rc == STORE_OK) rc = store_leaves(s, pos, 0, nchg + nlive, lf, util_ncpu());
@@ -806,6 +883,10 @@ int store_sign_optimize(store *s, h5w *w, store_signer *sg, uint64_t nlive) {
   /* the live rows' leaves, as signed (a row changed in the file since
   ** keeps its signed leaf, and h5mem_verify still finds it) */
   if (rc == STORE_OK) rc = read_leaves(s, s->nbase, &old);
+  uint8_t got[32];
+  if (rc == STORE_OK && (rc = store_merkle_root(old, s->nbase, got)) == STORE_OK && memcmp(got, sg->last, 32))
+    rc = store_fail(s, STORE_ECORRUPT, "%s: /sign/leaves does not give the last signed root: it was changed; "
+                    "h5mem_verify shows the store, and h5mem_sign signs it as it is", s->path);
   uint64_t j = 0;
   for (uint64_t r = 0; rc == STORE_OK && r < s->nbase; r++)
     if (!s->base_dead[r] && j < nlive) memcpy(lf + 32 * j++, old + 32 * r, 32);
@@ -984,13 +1065,15 @@ int store_verify(const char *path, const uint8_t *pin, int64_t min_seq, store *t
     problem(&errs, "%s is not signed", path);
   } else {
     /* the chain: each checkpoint's signature, and its link to the one before */
+    uint8_t schema[32];
+    if (schema_hash(s, schema)) goto oom;
     for (uint64_t r = 0; r < h.n; r++) {
       int64_t v[NI64];
       for (int k = 0; k < NI64; k++) v[k] = h.i[k][r];
       const uint8_t *root = h.b[H_ROOT] + 32 * r, *prev = h.b[H_PREV] + 32 * r, *key = h.b[H_KEY] + 32 * r;
       static const uint8_t zero[32];
       uint8_t msg[MSG_LEN];
-      ckpt_msg(msg, s->store_id, v, root, prev, key);
+      ckpt_msg(msg, s->store_id, v, root, prev, key, schema);
       char kt[73];
       sign_pub_format(key, kt);
       if (v[H_SEQ] != (int64_t)r + 1) {
@@ -1003,7 +1086,8 @@ int store_verify(const char *path, const uint8_t *pin, int64_t min_seq, store *t
         break;
       }
       if (sign_check(key, msg, sizeof msg, h.b[H_SIG] + 64 * r) != SIGN_OK) {
-        problem(&errs, "checkpoint %llu: the signature does not verify with its key %s", (unsigned long long)r + 1, kt);
+        problem(&errs, "checkpoint %llu: the signature does not verify with its key %s (its fields, or the "
+                "store's id, dim, metric, storage or declared columns, were changed)", (unsigned long long)r + 1, kt);
         break;
       }
       if (pin && memcmp(pin, key, 32)) {

@@ -15,8 +15,11 @@ checked against the independent verifier test/tools/h5mem_verify.py
   text, an edited embedding byte, a deleted row, two rows swapped, a
   replaced public key, a store signed again with another key (found when
   the key is pinned), a rolled-back file; later checkpoints do not
-  launder an edit, and one that changes an edited row in place refuses
-  to sign it again;
+  launder an edit, and one that changes an edited row (in place, by an
+  UPDATE of another column, or by a delete) refuses to sign it again; a
+  NULL made '' is found; a store whose /sign was removed is not signed
+  anew by a table that gives signing_key=; leaves forged to match an
+  edit are found, and not built on;
 - errors: a signed store whose key file is gone keeps its changes in the
   log until the key is back; another key is refused; an ephemeral table
   refuses signing_key=; h5mem_sign without a key.
@@ -307,7 +310,7 @@ def resign(f):
         g["prev"][r] = np.frombuffer(prev, "u1")
         g["key"][r] = np.frombuffer(bytes(osk.verify_key), "u1")
         msg = twin.MSG_TAG + sid + struct.pack("<qqqq", *(int(g[k][r]) for k in ("seq", "wal_seq", "rows", "time")))
-        msg += root + prev + bytes(osk.verify_key)
+        msg += root + prev + bytes(osk.verify_key) + twin.schema_hash(f)
         g["sig"][r] = np.frombuffer(osk.sign(msg).signature, "u1")
         prev = root
 
@@ -348,6 +351,51 @@ check(not v["valid"] and v["edited"] == [9] and v["unsigned"]["ids"] == [9], "fo
 db.execute("SELECT h5mem_sign('mem')")
 v = verify_both(p, pub)
 check(v["valid"] and v["seq"] == 4, "h5mem_sign accepts the store as it is: %r" % v)
+db.close()
+
+# ... nor through an UPDATE of another column (a delete and a put of the row's values)
+p = tampered("reput_refused", lambda f: f["memories"]["source"].__setitem__(row_of(f, 7), "admin"))
+db = connect()
+db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % p)
+db.execute("UPDATE mem SET text = 'rewritten' WHERE id = 7")
+expect_error(db, "SELECT h5mem_checkpoint('mem')", "not as it was signed")
+db.execute("DELETE FROM mem WHERE id = 7")
+expect_error(db, "SELECT h5mem_checkpoint('mem')", "not as it was signed")
+db.close()
+check(verify_both(p, pub)["edited"] == [7], "the edit behind an UPDATE is still found")
+
+# NULL and '' differ: a NULL session made '' is an edit
+p = tampered("null", lambda f: f["memories"]["session"].__setitem__(row_of(f, 11), ""))
+v = verify_both(p, pub)
+check(not v["valid"] and v["edited"] == [11], "NULL made '': %r" % v)
+
+# /sign removed: a table that gives signing_key= refuses to checkpoint rather than sign anew
+p = tampered("stripped", lambda f: f.__delitem__("sign"))
+db = connect()
+db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s', signing_key='%s')" % (p, key))
+db.execute("INSERT INTO mem(text) VALUES ('after the strip')")
+expect_error(db, "SELECT h5mem_checkpoint('mem')", "no signatures")
+db.close()
+v = verify_both(p, pub)
+check(not v["valid"] and not v["signed"], "a stripped store is not valid: %r" % v)
+
+
+def forge_leaf(f):
+    r = row_of(f, 5)
+    f["memories"]["text"][r] = "forged with its leaf"
+    leaf = twin.leaves_of(f)[r]
+    f["sign"]["leaves"][r] = np.frombuffer(bytes.fromhex(leaf), "u1")
+
+
+# an edit with its leaf forged to match: verify finds the rows and leaves both changed, and a
+# checkpoint refuses to build on leaves that do not give the signed root
+p = tampered("forged_leaf", forge_leaf)
+v = verify_both(p, pub)
+check(not v["valid"] and not v["leaves_intact"], "a forged leaf: %r" % v)
+db = connect()
+db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % p)
+db.execute("INSERT INTO mem(text) VALUES ('more')")
+expect_error(db, "SELECT h5mem_checkpoint('mem')", "does not give the last signed root")
 db.close()
 
 # a damaged /sign: a verdict, never a crash

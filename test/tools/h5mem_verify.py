@@ -27,11 +27,47 @@ def f64(v):
     return NAN if math.isnan(v) else struct.pack("<d", v)
 
 
-def s32(b):
+def s32(b, null=False):
+    """A string as the leaf holds it: a uint32 length and the bytes; NULL as 0xFFFFFFFF alone."""
+    if null:
+        return struct.pack("<I", 0xFFFFFFFF)
     b = b or b""
     if isinstance(b, str):
         b = b.encode()
     return struct.pack("<I", len(b)) + bytes(b)
+
+
+def null_mask(ds):
+    """Which rows of a variable-length dataset are NULL, which h5py reads as
+    b'' like an empty string: from each row's stored element (a uint32
+    length, the global heap collection's address, the object's index), read
+    raw from the dataset's chunks."""
+    n = ds.shape[0]
+    mask = np.zeros(n, bool)
+    crows = ds.chunks[0]
+    for i in range(ds.id.get_num_chunks()):
+        info = ds.id.get_chunk_info(i)
+        r0 = info.chunk_offset[0]
+        raw = np.frombuffer(ds.id.read_direct_chunk(info.chunk_offset)[1], np.uint8).reshape(-1, 16)
+        raw = raw[:max(0, min(crows, n - r0))]
+        cnt = raw[:, 0:4].copy().view("<u4")[:, 0]
+        addr = raw[:, 4:12].copy().view("<u8")[:, 0]
+        idx = raw[:, 12:16].copy().view("<u4")[:, 0]
+        mask[r0:r0 + len(raw)] = (addr == 0) | (addr == 0xFFFFFFFFFFFFFFFF) | ((idx == 0) & (cnt == 0))
+    return mask
+
+
+def text_attr(f, name, default=""):
+    v = f.attrs.get(name, default)
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def schema_hash(f):
+    """dim, metric, storage and the declared columns, as the signatures cover them."""
+    b = b"h5mem-schema-v1\0" + struct.pack("<q", int(f.attrs["dim"]))
+    for name in ("metric", "storage", "columns"):
+        b += s32(text_attr(f, name))
+    return hashlib.blake2b(b, digest_size=32).digest()
 
 
 def columns(f):
@@ -59,9 +95,12 @@ def leaves_of(f):
     dead = set(int(r) for r in m["deleted"][:]) if "deleted" in m else set()
     ids, ts = m["id"][:], m["ts"][:]
     ac, la, imp = m["access_count"][:], m["last_access"][:], m["importance"][:]
-    strs = [m[k][:] for k in ("text", "source", "session", "tags", "tier", "meta")]
+    names = ("text", "source", "session", "tags", "tier", "meta")
+    strs = [m[k][:] for k in names]
+    nulls = [null_mask(m[k]) for k in names]
     emb = m["embedding"]
     cols = columns(f)
+    cnull = {name: null_mask(m["columns"][name]) for name, typ in cols if typ in ("text", "blob")}
     out = []
     for r in range(n):
         h = hashlib.blake2b(digest_size=32)
@@ -72,8 +111,8 @@ def leaves_of(f):
         h.update(b"h5mem-leaf-v1\0")
         h.update(struct.pack("<qqqq", int(ids[r]), int(ts[r]), int(ac[r]), int(la[r])))
         h.update(f64(float(imp[r])))
-        for s in strs:
-            h.update(s32(s[r]))
+        for s, nl in zip(strs, nulls):
+            h.update(s32(s[r], nl[r]))
         e = emb[r]
         if math.isnan(float(e[0])):
             h.update(b"\0")
@@ -88,7 +127,7 @@ def leaves_of(f):
             elif typ in ("boolean", "bool"):
                 h.update(struct.pack("<b", int(v)))
             elif typ in ("text", "blob"):
-                h.update(s32(bytes(v) if not isinstance(v, (bytes, str)) else v))
+                h.update(s32(bytes(v) if not isinstance(v, (bytes, str)) else v, cnull[name][r]))
             else:  # a vector: missing flag, then the row's bytes
                 if int(m["columns"][name + ".missing"][r]):
                     h.update(b"\0")
@@ -136,7 +175,13 @@ def verify(path, key=None, seen=0):
     g = f["sign"]
     sid = f.attrs["store_id"]
     sid = bytes.fromhex(sid.decode() if isinstance(sid, bytes) else sid)
-    cols = {k: g[k][:] for k in ("seq", "wal_seq", "rows", "time", "root", "prev", "key", "sig")}
+    try:
+        cols = {k: g[k][:] for k in ("seq", "wal_seq", "rows", "time", "root", "prev", "key", "sig")}
+        stored = [bytes(x).hex() for x in g["leaves"][:]]
+    except KeyError as e:
+        out["problems"].append("/sign is damaged: %s" % e)
+        return out
+    schema = schema_hash(f)
     n = len(cols["seq"])
     out.update(signed=n > 0, checkpoints=n)
     if not n or any(len(v) != n for v in cols.values()):
@@ -151,7 +196,7 @@ def verify(path, key=None, seen=0):
             out["problems"].append("checkpoint %d does not follow checkpoint %d" % (r + 1, r))
             break
         msg = MSG_TAG + sid + struct.pack("<qqqq", *(int(cols[k][r]) for k in ("seq", "wal_seq", "rows", "time")))
-        msg += root + prev + pk
+        msg += root + prev + pk + schema
         try:
             nacl.signing.VerifyKey(pk).verify(msg, sig)
         except nacl.exceptions.BadSignatureError:
@@ -166,8 +211,7 @@ def verify(path, key=None, seen=0):
     out.update(seq=int(cols["seq"][last]), signed_rows=rows, root=root)
     if seen > out["seq"]:
         out["problems"].append("rolled back: checkpoint %d was seen, the file's last is %d" % (seen, out["seq"]))
-    stored = [bytes(x).hex() for x in g["leaves"][:]]
-    now = leaves(path)
+    now = leaves_of(f)
     ids = f["memories"]["id"][:]
     dead = set(int(r) for r in f["memories"]["deleted"][:])
     out["rows"] = len(now)
