@@ -956,7 +956,7 @@ static int tail_ids(store *t, idlist *l) {
   for (uint64_t i = 0; i < t->nov && !rc; i++)
     if (t->ov[i].pos < t->nbase) rc = ids_add(l, t->base_id[t->ov[i].pos]);
   if (rc) return rc;
-  qsort(l->v, l->n, sizeof *l->v, cmp_i64);
+  if (l->n > 1) qsort(l->v, l->n, sizeof *l->v, cmp_i64);
   uint64_t m = 0;
   for (uint64_t i = 0; i < l->n; i++)
     if (!m || l->v[m - 1] != l->v[i]) l->v[m++] = l->v[i];
