@@ -249,6 +249,25 @@ static void hash_leaf(const store *s, const leafsrc *src, uint8_t out[32]) {
 
 #define NO_SODIUM "signed checkpoints need libsodium, which this build of h5mem has not (install libsodium-dev and build again)"
 
+/* fn(ctx, i) for every i in [0, n), per of them to a task, on up to threads threads. */
+typedef struct blocks {
+  void (*fn)(const void *ctx, uint64_t i);
+  const void *ctx;
+  uint64_t n, per;
+} blocks;
+
+static int run_block(void *ctx, size_t b) {
+  const blocks *k = ctx;
+  uint64_t end = (b + 1) * k->per < k->n ? (b + 1) * k->per : k->n;
+  for (uint64_t i = b * k->per; i < end; i++) k->fn(k->ctx, i);
+  return 0;
+}
+
+static void in_blocks(int threads, uint64_t n, uint64_t per, void (*fn)(const void *, uint64_t), const void *ctx) {
+  blocks k = {fn, ctx, n, per};
+  util_parallel_for(threads, (size_t)((n + per - 1) / per), run_block, &k);
+}
+
 int store_leaf(store *s, uint64_t pos, uint8_t out[32]) {
   if (!have_hash()) return store_fail(s, STORE_EUNSUPPORTED, "%s", NO_SODIUM);
   store_val cv[STORE_COLS_MAX];
@@ -258,19 +277,16 @@ int store_leaf(store *s, uint64_t pos, uint8_t out[32]) {
   return rc;
 }
 
-/* Leaves hashed 64 to a task. */
+/* Leaves hashed on threads (hash_leaf reads nothing but its leafsrc). */
 typedef struct hjob {
   const store *s;
   const leafsrc *src;
   uint8_t *out;
-  uint64_t n;
 } hjob;
 
-static int hash_block(void *ctx, size_t b) {
+static void hash_one(const void *ctx, uint64_t i) {
   const hjob *j = ctx;
-  uint64_t i1 = (b + 1) * 64 < j->n ? (b + 1) * 64 : j->n;
-  for (uint64_t i = b * 64; i < i1; i++) hash_leaf(j->s, &j->src[i], j->out + 32 * i);
-  return 0;
+  hash_leaf(j->s, &j->src[i], j->out + 32 * i);
 }
 
 /* The leaves of the records at pos[0..n-1] (pos NULL: first..first+n-1)
@@ -286,8 +302,8 @@ static int store_leaves(store *s, const uint64_t *pos, uint64_t first, uint64_t 
     uint64_t m = n - b0 < LB ? n - b0 : LB;
     for (uint64_t i = 0; rc == STORE_OK && i < m; i++)
       rc = gather(s, pos ? pos[b0 + i] : first + b0 + i, &src[i], cv + i * (size_t)s->ncols, 0);
-    hjob j = {s, src, out + 32 * b0, m};
-    if (rc == STORE_OK) util_parallel_for(m >= 256 ? threads : 1, (size_t)((m + 63) / 64), hash_block, &j);
+    hjob j = {s, src, out + 32 * b0};
+    if (rc == STORE_OK) in_blocks(m >= 256 ? threads : 1, m, 64, hash_one, &j);
   }
   free(src);
   free(cv);
@@ -326,19 +342,16 @@ static void node_at(const uint8_t *c, uint64_t n, uint64_t j, uint8_t *out) {
   else memcpy(out, c + 2 * j * 32, 32);
 }
 
-/* A level's nodes made from the one below, 4096 to a task. */
+/* A level's nodes made from the one below (c: n nodes). */
 typedef struct lvjob {
   const uint8_t *c;
   uint64_t n;
   uint8_t *up;
-  uint64_t nup;
 } lvjob;
 
-static int level_block(void *ctx, size_t b) {
+static void node_one(const void *ctx, uint64_t i) {
   const lvjob *j = ctx;
-  uint64_t j1 = (b + 1) * 4096 < j->nup ? (b + 1) * 4096 : j->nup;
-  for (uint64_t i = b * 4096; i < j1; i++) node_at(j->c, j->n, i, j->up + i * 32);
-  return 0;
+  node_at(j->c, j->n, i, j->up + i * 32);
 }
 
 /* Level 0 now has n0 leaves, of which those at dirty (sorted, unique; NULL:
@@ -351,8 +364,8 @@ static int mt_update(store_mtree *t, uint64_t n0, uint64_t *dirty, uint64_t nd) 
     if (mt_room(t, l + 1, up)) return STORE_ENOMEM;
     t->n[l + 1] = up;
     if (!dirty) {
-      lvjob jb = {t->lv[l], n, t->lv[l + 1], up};
-      util_parallel_for(up >= 8192 ? util_ncpu() : 1, (size_t)((up + 4095) / 4096), level_block, &jb);
+      lvjob jb = {t->lv[l], n, t->lv[l + 1]};
+      in_blocks(up >= 8192 ? util_ncpu() : 1, up, 4096, node_one, &jb);
       continue;
     }
     uint64_t m = 0;
@@ -1013,13 +1026,7 @@ static int verify_part(void *ctx, size_t t) {
 }
 
 static int verify_leaves(store *s, const char *path, uint64_t n, uint8_t *out, char *err, size_t errlen) {
-  vjob j;
-  memset(&j, 0, sizeof j);
-  j.s0 = s;
-  j.path = path;
-  j.n = n;
-  j.out = out;
-  j.nt = n >= 16384 ? util_ncpu() : 1;
+  vjob j = {.s0 = s, .path = path, .n = n, .out = out, .nt = n >= 16384 ? util_ncpu() : 1};
   if (j.nt > 8) j.nt = 8;
   util_parallel_for(j.nt, (size_t)j.nt, verify_part, &j);
   for (int t = 0; t < j.nt; t++)

@@ -337,14 +337,24 @@ v = verify_both(p, pub, db=db, name="mem")
 check(not v["valid"] and v["edited"] == [9], "an edit still found after later checkpoints: %r" % v)
 db.close()
 
+
+
+def refused(name, edit, *sqls):
+    """A copy edited behind h5mem's back, then written through h5mem: its checkpoint refuses."""
+    p = tampered(name, edit)
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % p)
+    for sql in sqls:
+        db.execute(sql)
+        expect_error(db, "SELECT h5mem_checkpoint('mem')", "not as it was signed")
+    return p, db
+
+
 # a row edited behind h5mem's back, then changed in place through h5mem: the
 # checkpoint does not sign it again (the change stays in the log), until
 # h5mem_sign accepts the store as it is
-p = tampered("resign_refused", lambda f: f["memories"]["text"].__setitem__(row_of(f, 9), "edited behind its back"))
-db = connect()
-db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % p)
-db.execute("UPDATE mem SET importance = 0.75 WHERE id = 9")
-expect_error(db, "SELECT h5mem_checkpoint('mem')", "not as it was signed")
+p, db = refused("resign_refused", lambda f: f["memories"]["text"].__setitem__(row_of(f, 9), "edited behind its back"),
+                "UPDATE mem SET importance = 0.75 WHERE id = 9")
 check(db.execute("SELECT importance FROM mem WHERE id = 9").fetchone()[0] == 0.75, "the change is kept (in the log)")
 v = verify_both(p, pub, db=db, name="mem")
 check(not v["valid"] and v["edited"] == [9] and v["unsigned"]["ids"] == [9], "found, and the change unsigned: %r" % v)
@@ -353,14 +363,9 @@ v = verify_both(p, pub)
 check(v["valid"] and v["seq"] == 4, "h5mem_sign accepts the store as it is: %r" % v)
 db.close()
 
-# ... nor through an UPDATE of another column (a delete and a put of the row's values)
-p = tampered("reput_refused", lambda f: f["memories"]["source"].__setitem__(row_of(f, 7), "admin"))
-db = connect()
-db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % p)
-db.execute("UPDATE mem SET text = 'rewritten' WHERE id = 7")
-expect_error(db, "SELECT h5mem_checkpoint('mem')", "not as it was signed")
-db.execute("DELETE FROM mem WHERE id = 7")
-expect_error(db, "SELECT h5mem_checkpoint('mem')", "not as it was signed")
+# ... nor through an UPDATE of another column (a delete and a put of the row's values), nor a delete
+p, db = refused("reput_refused", lambda f: f["memories"]["source"].__setitem__(row_of(f, 7), "admin"),
+                "UPDATE mem SET text = 'rewritten' WHERE id = 7", "DELETE FROM mem WHERE id = 7")
 db.close()
 check(verify_both(p, pub)["edited"] == [7], "the edit behind an UPDATE is still found")
 
