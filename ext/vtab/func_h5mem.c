@@ -134,6 +134,7 @@ static void fn_promote(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                               "last_access, meta");
   for (int i = 0; i < store_ncols(fs); i++) {
     const store_coldef *c = store_col(fs, i);
+    if (store_has_provenance(ts) && !strcmp(c->name, "provenance")) continue; /* (the target writes its own) */
     int j = store_col_find(ts, c->name, strlen(c->name));
     if (j >= 0 && store_col(ts, j)->type == c->type) sqlite3_str_appendf(cols, ", \"%w\"", c->name);
   }

@@ -14,6 +14,10 @@
 **   h5mem_verify(table_or_path [, public_key [, seen_seq]])
 **                        check the store's signatures and records: JSON
 **                        (docs/SQL.md, "Signed checkpoints").
+**   h5mem_writer(table, writer [, tool])
+**                        who this connection's writes are by, recorded
+**                        in each record's history (docs/SQL.md,
+**                        "Provenance").
 */
 #include "config.h"
 
@@ -140,6 +144,27 @@ static void fn_verify(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   strbuf_free(&sb);
 }
 
+/* h5mem_writer(table, writer [, tool]): who this connection's writes are
+** by, in a store with provenance (NULL: the store's agent again). */
+static void fn_writer(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_writer");
+  if (!vt) return;
+  store *st = h5mem_table_store(vt);
+  for (int i = 1; i < argc; i++)
+    if (sqlite3_value_type(argv[i]) != SQLITE_NULL && sqlite3_value_type(argv[i]) != SQLITE_TEXT)
+      return ext_result_msg(ctx, SQLITE_MISMATCH, "h5mem_writer", sqlite3_mprintf("the %s is text or NULL",
+                                                                                  i == 1 ? "writer" : "tool"));
+  if (!store_has_provenance(st))
+    return ext_result_msg(ctx, SQLITE_ERROR, "h5mem_writer",
+                          sqlite3_mprintf("%s keeps no provenance (make it with provenance=on)", store_path(st)));
+  const char *w = (const char *)sqlite3_value_text(argv[1]);
+  const char *t = argc > 2 ? (const char *)sqlite3_value_text(argv[2]) : NULL;
+  int rc = store_prov_set(st, w, t);
+  if (rc) return fn_store_err(ctx, "h5mem_writer", st, rc);
+  if (w) sqlite3_result_text(ctx, w, -1, SQLITE_TRANSIENT);
+  else sqlite3_result_null(ctx);
+}
+
 int h5mem_sign_register(sqlite3 *db, registry *reg) {
   /* (they write or read files: never from a trigger, view or schema) */
   int rc = h5mem_registry_function(db, reg, "h5mem_keygen", 1, SQLITE_DIRECTONLY, fn_keygen);
@@ -147,5 +172,7 @@ int h5mem_sign_register(sqlite3 *db, registry *reg) {
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_sign", 2, SQLITE_DIRECTONLY, fn_sign);
   for (int n = 1; n <= 3 && rc == SQLITE_OK; n++)
     rc = h5mem_registry_function(db, reg, "h5mem_verify", n, SQLITE_DIRECTONLY, fn_verify);
+  for (int n = 2; n <= 3 && rc == SQLITE_OK; n++) /* (it says who writes: never from a schema's trigger) */
+    rc = h5mem_registry_function(db, reg, "h5mem_writer", n, SQLITE_DIRECTONLY, fn_writer);
   return rc;
 }

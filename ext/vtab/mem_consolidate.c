@@ -289,6 +289,9 @@ static int merge_pair(cyc *c, uint64_t pa, uint64_t pb) {
     r.access_count = ac;
     r.last_access = la;
     if ((rc = store_delete(st, lid)) == STORE_OK) rc = store_delete(st, r.id);
+    /* (with provenance: an update of what the merge changes) */
+    if (rc == STORE_OK && store_has_provenance(st))
+      rc = store_prov_fields(st, "[\"meta\",\"importance\",\"access_count\",\"last_access\"]");
     if (rc == STORE_OK) rc = store_put(st, &r);
   }
   uint64_t npos;

@@ -64,6 +64,7 @@
 #include "util/json.h"
 #include "util/timefmt.h"
 #include "util/vecjson.h"
+#include "util/strbuf.h"
 #include "vtab_int.h"
 
 #define WHO "h5mem"
@@ -134,7 +135,7 @@ static const char *const opt_names[] = {
     "path|file", "agent", "embedder", "tokenize", "dim", "chunk", "autocheckpoint", "M",
     "ef_construction", "ef_search", "nlist", "nprobe", "pq_m", "quantize", "index", "metric",
     "storage", "sync", "embedder_model", "embedder_key_env", "embedder_timeout", "embedder_retries",
-    "embedder_batch", "writer", "ephemeral", "ttl", "capacity", "signing_key", NULL};
+    "embedder_batch", "writer", "ephemeral", "ttl", "capacity", "signing_key", "provenance", NULL};
 
 /* Whether arg declares a column (sqlite-vec's vec0 syntax: `user_id integer
 ** partition key`, `+payload blob`, `image float[512] distance_metric=l2`)
@@ -380,6 +381,13 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
         bad = 1;
         *pzErr = sqlite3_mprintf("%s: ephemeral=%s: expected on or off", WHO, v);
       }
+    } else if (KEY("provenance")) {
+      if (!sqlite3_stricmp(v, "on") || !strcmp(v, "1")) m->o.provenance = 1;
+      else if (!sqlite3_stricmp(v, "off") || !strcmp(v, "0")) m->o.provenance = 0;
+      else {
+        bad = 1;
+        *pzErr = sqlite3_mprintf("%s: provenance=%s: expected on or off", WHO, v);
+      }
     } else if (KEY("writer")) {
       if (!sqlite3_stricmp(v, "on") || !strcmp(v, "1")) m->o.writer = 1;
       else if (!sqlite3_stricmp(v, "off") || !strcmp(v, "0")) m->o.writer = 0;
@@ -460,6 +468,19 @@ static int parse_opts(int argc, const char *const *argv, memopts *m, char **pzEr
   if (!m->o.ephemeral && (!m->path || !*m->path)) {
     *pzErr = sqlite3_mprintf("%s: path= is required, e.g. USING h5mem(path='agent.h5', dim=384)", WHO);
     return SQLITE_ERROR;
+  }
+  if (m->o.provenance) { /* (the history's column, declared last) */
+    char err[300];
+    if (m->o.ncols >= STORE_COLS_MAX) {
+      *pzErr = sqlite3_mprintf("%s: at most %d declared columns, provenance's among them", WHO, STORE_COLS_MAX);
+      return SQLITE_ERROR;
+    }
+    if (store_coldef_parse("+provenance text", 16, &m->cols[m->o.ncols], err, sizeof err) != STORE_OK) {
+      *pzErr = sqlite3_mprintf("%s: %s", WHO, err);
+      return SQLITE_ERROR;
+    }
+    m->o.ncols++;
+    m->o.cols = m->cols;
   }
   if (m->o.ephemeral && m->skey) {
     *pzErr = sqlite3_mprintf("%s: an ephemeral store has no file to sign: signing_key= is for stores with a file", WHO);
@@ -1930,8 +1951,17 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
 ** 0 or 1 for boolean, text (numbers as their text), a BLOB or text's bytes
 ** for blob, a vector.  Columns SQLite leaves unchanged (an UPDATE) are
 ** marked type -1, for keep_columns. */
+/* The table's provenance column (store_prov.c), or -1. */
+static int prov_col(const memvt *vt) {
+  if (!vt->st || !store_has_provenance(vt->st)) return -1;
+  for (int i = 0; i < vt->ncols; i++)
+    if (!strcmp(vt->cdef[i].name, "provenance")) return i;
+  return -1;
+}
+
 static int decl_values(memvt *vt, sqlite3_value **col, int update, store_rec *r) {
   uint8_t *vb = vt->cbuf;
+  int pc = prov_col(vt);
   for (int i = 0; i < vt->ncols; i++) {
     const store_coldef *c = &vt->cdef[i];
     sqlite3_value *x = col[NCOLS + i];
@@ -1942,6 +1972,8 @@ static int decl_values(memvt *vt, sqlite3_value **col, int update, store_rec *r)
       vb += store_coldef_width(c);
       continue;
     }
+    if (i == pc && sqlite3_value_type(x) != SQLITE_NULL) /* (UPDATE ... SET provenance = ...: the same) */
+      return vt_err(vt, SQLITE_CONSTRAINT, "provenance is written by h5mem, not given: leave the column out");
     if (sqlite3_value_type(x) == SQLITE_NULL) {
       vb += store_coldef_width(c);
       continue;
@@ -2267,6 +2299,35 @@ static int pend_add(memvt *vt, sqlite3_value **argv, int64_t id, int given, sqli
   return rc == SQLITE_OK ? SQLITE_OK : vt_msg(vt, rc, &msg);
 }
 
+/* An UPDATE's changed columns as the next put's provenance fields (a JSON
+** array of names): the fixed ones SQLite did not leave as they are (same:
+** those it did, as bits of COL_*), the declared ones set, id when it moved. */
+static int prov_fields(memvt *vt, unsigned same, int id_moved, char **out) {
+  static const char *const fixed[COL_META + 1] = {"id", "text", "embedding", "source", "session", "tags", "ts",
+                                                  "tier", "importance", "access_count", "last_access", "meta"};
+  strbuf sb = {0};
+  int n = 0, pc = prov_col(vt);
+  strbuf_putc(&sb, '[');
+  if (id_moved) strbuf_puts(&sb, n++ ? ",\"id\"" : "\"id\"");
+  for (int j = COL_TEXT; j <= COL_META; j++)
+    if (!(same & 1u << j)) {
+      if (n++) strbuf_putc(&sb, ',');
+      strbuf_json_string(&sb, fixed[j], strlen(fixed[j]));
+    }
+  for (int i = 0; i < vt->ncols; i++)
+    if (i != pc && vt->cv[i].type != -1) {
+      if (n++) strbuf_putc(&sb, ',');
+      strbuf_json_string(&sb, vt->cdef[i].name, strlen(vt->cdef[i].name));
+    }
+  strbuf_putc(&sb, ']');
+  if (strbuf_failed(&sb)) {
+    strbuf_free(&sb);
+    return SQLITE_NOMEM;
+  }
+  *out = sb.buf;
+  return SQLITE_OK;
+}
+
 static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt);
@@ -2313,9 +2374,10 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
       if (sqlite3_value_nochange(col[j])) same |= 1u << j;
     const unsigned lifecols = 1u << COL_ACCESS_COUNT | 1u << COL_LAST_ACCESS | 1u << COL_IMPORTANCE |
                               1u << COL_TIER, all = ((1u << (COL_META + 1)) - 1) & ~1u;
-    int decl_same = 1;
+    int decl_same = 1, pc = prov_col(vt);
     for (int i = 0; i < vt->ncols; i++) decl_same &= vt->cv[i].type == -1;
-    if (id == old && (same | lifecols) == all && decl_same) {
+    /* (with provenance every UPDATE is a put, which records it) */
+    if (id == old && (same | lifecols) == all && decl_same && pc < 0) {
       store_patch p = {0, r.access_count, r.last_access, r.importance, r.tier, r.tier_len};
       if (!(same & 1u << COL_ACCESS_COUNT)) p.set |= STORE_P_ACCESS_COUNT;
       if (!(same & 1u << COL_LAST_ACCESS)) p.set |= STORE_P_LAST_ACCESS;
@@ -2327,20 +2389,33 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
       *rowid = id;
       return SQLITE_OK;
     }
-    if (same && (rc = keep_columns(vt, old, same, &r))) return rc;
+    char *fields = NULL; /* (what the UPDATE sets, before the kept columns are filled in) */
+    if (pc >= 0 && (rc = prov_fields(vt, same, id != old, &fields))) return rc;
+    if (same && (rc = keep_columns(vt, old, same, &r))) {
+      free(fields);
+      return rc;
+    }
     if (vt->ncols) { /* (the declared columns SQLite left as they are) */
       uint64_t opos;
       int kept = 0;
       for (int i = 0; i < vt->ncols; i++) kept |= vt->cv[i].type == -1;
-      if (kept && store_find(s, old, &opos) == STORE_OK && (rc = keep_decl(vt, opos))) return rc;
+      if (kept && store_find(s, old, &opos) == STORE_OK && (rc = keep_decl(vt, opos))) {
+        free(fields);
+        return rc;
+      }
       for (int i = 0; i < vt->ncols; i++)
         if (vt->cv[i].type == -1) vt->cv[i].type = 0; /* (the record was gone) */
     }
     uint64_t pos;
     if (id != old && store_find(s, id, &pos) == STORE_OK &&
-        sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE)
+        sqlite3_vtab_on_conflict(vt->db) != SQLITE_REPLACE) {
+      free(fields);
       return vt_err(vt, SQLITE_CONSTRAINT, "UNIQUE constraint failed: %s.id (id %lld exists)",
                     vt->name, (long long)id);
+    }
+    rc = fields ? store_prov_fields(s, fields) : STORE_OK;
+    free(fields);
+    if (rc) return st_err(vt, rc);
     /* the deletes and the put succeed or fail together (SQLite has no
        statement savepoint to undo a failing UPDATE with) */
     uint64_t mark = store_mark(s);
@@ -2349,6 +2424,7 @@ static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite
         (rc = store_put(s, &r))) {
       rc = st_err(vt, rc);
       store_undo_to(s, mark);
+      store_prov_fields(s, NULL); /* (when the put was not reached) */
       return rc;
     }
     *rowid = id;

@@ -127,6 +127,7 @@ int store_open(const char *path, const store_opts *create, int readonly, store *
   s->lockfd = -1;
   s->gatefd = -1;
   s->expcol = -1;
+  s->prov_col = -1;
   s->readonly = readonly;
   s->sync = create ? create->sync : STORE_SYNC_FULL;
   s->chunk_rows = create && create->chunk_rows > 0 ? create->chunk_rows : DEFAULT_CHUNK;
@@ -369,8 +370,19 @@ int store_put(store *s, const store_rec *r) {
       (rc = store_str_check(s, "tier", r->tier, r->tier_len)) ||
       (rc = store_str_check(s, "meta", r->meta, r->meta_len)))
     return rc;
-  if (s->ncols && ((rc = store_cols_check(s, r->cols)) || (rc = store_cols_pkey_free(s, r->cols)))) return rc;
-  return store_apply_put(s, r);
+  void *pbuf = NULL; /* (a store with provenance: the record with its history filled) */
+  store_rec pr;
+  if (s->prov_col >= 0 || s->prov_fields) {
+    if ((rc = store_prov_fill(s, r, &pr, &pbuf))) return rc;
+    r = &pr;
+  }
+  if (s->ncols && ((rc = store_cols_check(s, r->cols)) || (rc = store_cols_pkey_free(s, r->cols)))) {
+    store_prov_buf_free(pbuf);
+    return rc;
+  }
+  rc = store_apply_put(s, r);
+  store_prov_buf_free(pbuf);
+  return rc;
 }
 
 int store_delete(store *s, int64_t id) {
@@ -498,6 +510,7 @@ int store_close(store *s) {
   free(s->xh);
   free(s->lq);
   free(s->sign_path);
+  store_prov_free(s);
   free(s->path);
   free(s->walpath);
   free(s);

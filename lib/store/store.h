@@ -132,6 +132,9 @@ typedef struct store_opts {
   /* open only, readonly: the file as its last checkpoint left it, its log
   ** neither opened nor read (store_verify) */
   int file_only;
+  /* create only: every record carries its history in the declared column
+  ** `+provenance text`, which cols must hold (store_prov.c) */
+  int provenance;
 } store_opts;
 enum { STORE_EVICT_LRU = 0, STORE_EVICT_SCORE = 1 };
 
@@ -630,6 +633,22 @@ int store_update(store *s, int64_t id, const store_patch *p);
 /* The same for the live record at position pos (STORE_ENOTFOUND: none):
 ** for a pass over the positions, without the id's lookup. */
 int store_update_at(store *s, uint64_t pos, const store_patch *p);
+
+/* ---- provenance (store_prov.c; docs/SQL.md, "Provenance") ---------------------- */
+
+/* A store made with provenance: store_put fills the declared column
+** `provenance` with the record's history, a JSON array of events, the
+** value the record had (an UPDATE keeps it) with one event appended:
+** {"op": "insert" (no history before) or "update", "by": the writer,
+** "at": unix seconds, "tool", "embedder", "model" (when known), "fields":
+** the columns changed (when the caller said)}.  The writer is the
+** store's agent attribute unless store_prov_set names another. */
+int store_has_provenance(const store *s);
+/* This handle's writer and tool (NULL: the store's agent; no tool). */
+int store_prov_set(store *s, const char *writer, const char *tool);
+/* The next put's changed columns, a JSON array of names (NULL: none); the
+** put clears it. */
+int store_prov_fields(store *s, const char *fields_json);
 
 /* ---- signed checkpoints (store_sign.c; docs/FORMAT.md, "Signed checkpoints") ---- */
 

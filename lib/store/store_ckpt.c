@@ -51,6 +51,7 @@ static int write_layout(store *s, h5w *w, const store_opts *o, const uint8_t id[
   if (!hr && o->embedder_digest) hr = attr_str(w, root, "embedder_digest", o->embedder_digest);
   if (!hr && o->embedder_model) hr = attr_str(w, root, "embedder_model", o->embedder_model);
   if (!hr) hr = attr_str(w, root, "created_by", "h5mem " PACKAGE_VERSION);
+  if (!hr && o->provenance) hr = attr_str(w, root, "provenance", "on");
   for (const char *const *a = o->attrs; !hr && a && a[0] && a[1]; a += 2)
     hr = attr_str(w, root, a[0], a[1]);
   sindex_cfg ic = {o->index, o->hnsw_m ? o->hnsw_m : 16, o->hnsw_efc ? o->hnsw_efc : 128,
@@ -150,6 +151,11 @@ int store_new_check(store *s, const store_opts *o) {
     return STORE_EINVAL;
   for (const char *const *a = o->attrs; a && a[0]; a += 2)
     if (store_str_check(s, a[0], a[1], strlen(a[1]))) return STORE_EINVAL;
+  int prov = 0;
+  for (int i = 0; i < o->ncols; i++)
+    prov |= !strcmp(o->cols[i].name, "provenance") && o->cols[i].type == STORE_T_TEXT && o->cols[i].role == STORE_R_AUX;
+  if (o->provenance && !prov)
+    return store_fail(s, STORE_EINVAL, "provenance needs the declared column +provenance text");
   return STORE_OK;
 }
 
@@ -557,6 +563,7 @@ int store_optimize(store *s) {
   o.tokenize = s->tokenize;
   o.cols = s->cdef;
   o.ncols = s->ncols;
+  o.provenance = s->prov_col >= 0;
   extra_attrs ex = {s, NULL, NULL, 0, 0};
   if (h5_root(s->f, &ex.root) == H5_OK) h5_attr_iter(ex.root, collect_migrated, &ex);
   if (ex.oom) {

@@ -473,12 +473,26 @@ struct store {
   int (*own_try)(void *own);
   void (*own_unlock)(void *own);
   void *own;
+  /* provenance (store_prov.c): the column (-1: none), this handle's writer,
+  ** tool and the next put's fields, the store's embedder and model */
+  int prov_col;
+  char *prov_writer, *prov_tool, *prov_fields, *prov_emb, *prov_model, *prov_agent;
+  int prov_known; /* prov_emb, prov_model and prov_agent read */
   /* signed checkpoints (store_sign.c) */
   char *sign_path;         /* the secret key file given (NULL: the one the file's last signature names) */
   int sign_force;          /* the next checkpoint signs and hashes every row (store_sign_now) */
   struct store_mtree *mt;  /* the Merkle tree over the file's leaves, once a checkpoint built it */
   int file_only;           /* opened as the file alone, without its log (store_opts.file_only) */
 };
+
+/* A put's record with its provenance filled (store_put): *out is r with
+** cols[prov_col] the history; *buf holds what out points to (freed by
+** the caller). */
+int store_prov_fill(store *s, const store_rec *r, store_rec *out, void **buf);
+void store_prov_buf_free(void *buf);
+void store_prov_free(store *s);
+/* The provenance column of a store whose root says provenance (-1: none). */
+int store_prov_find(store *s, int on);
 
 /* Base row pos's value of declared column c as the file holds it, dead
 ** or alive (store_sign.c's check of a row it signs again). */

@@ -270,6 +270,9 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
   }
   int ucr = store_cols_map(s, mem, n);
   if (ucr) return ucr;
+  char pv[8] = "";
+  store_read_attr_str(s, root, "provenance", pv, sizeof pv);
+  if ((ucr = store_prov_find(s, !strcmp(pv, "on")))) return ucr;
   s->nbase = n;
   int rc = sindex_load(s, s->f, &s->icfg, n, &s->ix);
   if (!rc) rc = tindex_load(s, s->f, &s->tcfg, n, &s->tx);
@@ -535,6 +538,7 @@ int store_ephemeral_load(store *s, const store_opts *o) {
     memcpy(s->cdef, o->cols, (size_t)o->ncols * sizeof *s->cdef);
     s->ncols = o->ncols;
   }
+  if (o->provenance && (rc = store_prov_find(s, 1))) return rc;
   s->expcol = -1;
   for (int i = 0; i < s->ncols; i++)
     if (!strcasecmp(s->cdef[i].name, "expires_at") && s->cdef[i].type == STORE_T_INTEGER &&
