@@ -83,6 +83,7 @@ struct gstore {
   size_t *tlen;
   uint32_t ntypes;
   idmap tmap; /* hash of a type -> code */
+  int checked; /* gstore_checked */
 };
 
 int gstore_new(gstore **out, uint64_t version) {
@@ -611,6 +612,52 @@ int gstore_load(gstore *g, h5_file *f, char *err, size_t errlen) {
   }
   g->version++;
   return STORE_OK;
+}
+
+/* The rows of table t that the file holds (file: its rows, deleted since
+** or not) or that it will after a checkpoint (the live ones), in id order:
+** cb gets each as its columns (docs/FORMAT.md, the graph's columns):
+** kinds[c] 0 int64, 1 string, 2 float64, and the values. */
+typedef struct idix {
+  int64_t id;
+  uint64_t i;
+} idix;
+
+static int by_id(const void *a, const void *b) {
+  int64_t x = ((const idix *)a)->id, y = ((const idix *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+int gstore_each(const gstore *g, int t, int file, gstore_row_cb cb, void *ctx) {
+  if (!g || t < 0 || t >= STORE_G_NTABLES) return STORE_EINVAL;
+  const gtab *tb = &g->t[t];
+  uint64_t m = 0;
+  idix *ix = malloc((tb->n ? tb->n : 1) * sizeof *ix);
+  if (!ix) return STORE_ENOMEM;
+  for (uint64_t i = 0; i < tb->n; i++)
+    if (file ? tb->r[i].row >= 0 : !tb->r[i].dead) ix[m++] = (idix){tb->r[i].id, i};
+  if (m > 1) qsort(ix, m, sizeof *ix, by_id);
+  int rc = STORE_OK;
+  for (uint64_t k = 0; k < m && !rc; k++) {
+    const grow *r = &tb->r[ix[k].i];
+    gstore_val v[7];
+    for (int c = 0; c < ncols[t]; c++) {
+      int f = cols[t][c].f;
+      v[c].kind = col_kind(f);
+      v[c].i = f == F_ID ? r->id : f == F_A ? r->a : f == F_B ? r->b : f == F_TS ? r->ts : 0;
+      v[c].f = r->weight;
+      v[c].s = f >= F_S0 ? r->s[f - F_S0] : NULL;
+      v[c].n = f >= F_S0 && r->s[f - F_S0] ? r->n[f - F_S0] : 0;
+    }
+    rc = cb(ctx, v, ncols[t]);
+  }
+  free(ix);
+  return rc;
+}
+
+int gstore_checked(const gstore *g) { return g && g->checked; }
+void gstore_mark_checked(gstore *g) {
+  if (g) g->checked = 1;
 }
 
 int gstore_dirty(const gstore *g) {

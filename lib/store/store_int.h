@@ -206,6 +206,21 @@ int gstore_replay(gstore *g, uint8_t op, const uint8_t **p, const uint8_t *end);
 
 /* Whether the tables changed since the file was written. */
 int gstore_dirty(const gstore *g);
+/* A graph row's column for gstore_each: kind 0 int64 (i), 1 string (s, n;
+** s NULL: NULL), 2 float64 (f). */
+typedef struct gstore_val {
+  int kind;
+  int64_t i;
+  double f;
+  const char *s;
+  size_t n;
+} gstore_val;
+typedef int (*gstore_row_cb)(void *ctx, const gstore_val *v, int ncols);
+int gstore_each(const gstore *g, int t, int file, gstore_row_cb cb, void *ctx);
+/* Whether a signed checkpoint found this graph, as loaded, to be the one
+** signed (store_sign.c); a graph loaded anew has not been. */
+int gstore_checked(const gstore *g);
+void gstore_mark_checked(gstore *g);
 /* Append the changes to w's /graph (made when missing); gstore_rebase once
 ** the file is written: the appended records become file rows. */
 int gstore_checkpoint(gstore *g, h5w *w, char *err, size_t errlen);
@@ -513,6 +528,7 @@ typedef struct store_signer {
   int64_t n;          /* signed checkpoints in the file */
   uint64_t nleaves;   /* rows of /sign/leaves */
   uint8_t last[32];   /* the last signed root (zeros: none) */
+  uint8_t last_graph[96]; /* the last signed graph hashes */
   uint8_t pk[32], seed[32];
   char *key_file;     /* the key file's path as recorded (malloc'd) */
 } store_signer;

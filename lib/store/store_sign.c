@@ -211,6 +211,34 @@ static int schema_hash(store *s, uint8_t out[32]) {
   return STORE_OK;
 }
 
+static int graph_row(void *ctx, const gstore_val *v, int n) {
+  enc *e = ctx;
+  for (int c = 0; c < n; c++) {
+    if (v[c].kind == 0) put_i64(e, v[c].i);
+    else if (v[c].kind == 2) put_f64(e, v[c].f);
+    else put_str(e, v[c].s, v[c].n);
+  }
+  return STORE_OK;
+}
+
+/* The knowledge graph's three hashes (entities, relations, mentions): of
+** the rows its file holds (file), or of those it will after a checkpoint. */
+static int graph_hash(store *s, int file, uint8_t out[96]) {
+  for (int t = 0; t < STORE_G_NTABLES; t++) {
+    enc e;
+    e.started = 0;
+    e.n = 0;
+    uint8_t tag[16];
+    memcpy(tag, "h5mem-graph-v1", 15);
+    tag[15] = (uint8_t)t;
+    put(&e, tag, 16);
+    int rc = s->g ? gstore_each(s->g, t, file, graph_row, &e) : STORE_OK;
+    if (rc) return rc;
+    put_final(&e, out + 32 * t);
+  }
+  return STORE_OK;
+}
+
 static int have_hash(void) { return sodium_init() >= 0; }
 
 static void hash_node(const uint8_t *l, const uint8_t *r, uint8_t out[32]) {
@@ -231,6 +259,11 @@ static int have_hash(void) { return 0; }
 static int schema_hash(store *s, uint8_t out[32]) {
   (void)s;
   memset(out, 0, 32);
+  return STORE_OK;
+}
+static int graph_hash(store *s, int file, uint8_t out[96]) {
+  (void)s, (void)file;
+  memset(out, 0, 96);
   return STORE_OK;
 }
 /* (never called: have_hash() is checked first) */
@@ -410,12 +443,12 @@ int store_merkle_root(const uint8_t *leaves, uint64_t n, uint8_t out[32]) {
 /* The per-checkpoint datasets: four int64, then four of bytes (their
 ** widths), then the key file's path (strings). */
 #define NI64 4
-#define NBYTES 4
+#define NBYTES 5
 static const char *const i64_name[NI64] = {"seq", "wal_seq", "rows", "time"};
-static const char *const b_name[NBYTES] = {"root", "prev", "key", "sig"};
-static const uint64_t b_width[NBYTES] = {32, 32, 32, 64};
+static const char *const b_name[NBYTES] = {"root", "prev", "key", "sig", "graph"};
+static const uint64_t b_width[NBYTES] = {32, 32, 32, 64, 96};
 enum { H_SEQ, H_WAL, H_ROWS, H_TIME };
-enum { H_ROOT, H_PREV, H_KEY, H_SIG };
+enum { H_ROOT, H_PREV, H_KEY, H_SIG, H_GRAPH };
 enum { SK_I64, SK_U8, SK_STR };
 
 /* /sign's rows from..n-1 (n: how many the file has). */
@@ -575,11 +608,11 @@ static int read_leaves(store *s, uint64_t n, uint8_t **out) {
 }
 
 /* What is signed: a tag, the store's id, seq, wal_seq, rows and time
-** (int64, little-endian), the root, the root before, the public key and
-** the schema's hash. */
-#define MSG_LEN (20 + 16 + 8 * NI64 + 4 * 32)
+** (int64, little-endian), the root, the root before, the public key, the
+** schema's hash and the graph's three hashes. */
+#define MSG_LEN (20 + 16 + 8 * NI64 + 4 * 32 + 96)
 static void ckpt_msg(uint8_t m[MSG_LEN], const uint8_t id[16], const int64_t v[NI64], const uint8_t *root,
-                     const uint8_t *prev, const uint8_t *key, const uint8_t *schema) {
+                     const uint8_t *prev, const uint8_t *key, const uint8_t *schema, const uint8_t *graph) {
   memcpy(m, "h5mem-checkpoint-v1", 20);
   memcpy(m + 20, id, 16);
   for (int k = 0; k < NI64; k++)
@@ -588,6 +621,7 @@ static void ckpt_msg(uint8_t m[MSG_LEN], const uint8_t id[16], const int64_t v[N
   memcpy(m + 68 + 8 * NI64, prev, 32);
   memcpy(m + 100 + 8 * NI64, key, 32);
   memcpy(m + 132 + 8 * NI64, schema, 32);
+  memcpy(m + 164 + 8 * NI64, graph, 96);
 }
 
 /* Append one checkpoint's row to /sign's datasets in w (made when missing). */
@@ -623,13 +657,14 @@ static int leaves_dset(store *s, h5w *w, h5w_obj **d) {
 }
 
 /* Sign the checkpoint's row v (v[H_SEQ] .. v[H_TIME] set) over root, and append it. */
-static int sign_append(store *s, h5w *w, store_signer *sg, int64_t v[NI64], const uint8_t root[32]) {
+static int sign_append(store *s, h5w *w, store_signer *sg, int64_t v[NI64], const uint8_t root[32],
+                       const uint8_t graph[96]) {
   uint8_t msg[MSG_LEN], sig[SIGN_SIG_BYTES], schema[32];
   if (schema_hash(s, schema)) return store_fail(s, STORE_ENOMEM, "out of memory");
-  ckpt_msg(msg, s->store_id, v, root, sg->last, sg->pk, schema);
+  ckpt_msg(msg, s->store_id, v, root, sg->last, sg->pk, schema, graph);
   if (sign_detached(sg->seed, msg, sizeof msg, sig) != SIGN_OK)
     return store_fail(s, STORE_EUNSUPPORTED, "%s", NO_SODIUM);
-  const uint8_t *b[NBYTES] = {root, sg->last, sg->pk, sig};
+  const uint8_t *b[NBYTES] = {root, sg->last, sg->pk, sig, graph};
   return append_ckpt(s, w, v, b, sg->key_file);
 }
 
@@ -751,7 +786,7 @@ int store_sign_begin(store *s, store_signer *sg) {
     if (schema_hash(s, schema)) {
       rc = store_fail(s, STORE_ENOMEM, "out of memory");
     } else {
-      ckpt_msg(msg, s->store_id, v, h.b[H_ROOT], h.b[H_PREV], h.b[H_KEY], schema);
+      ckpt_msg(msg, s->store_id, v, h.b[H_ROOT], h.b[H_PREV], h.b[H_KEY], schema, h.b[H_GRAPH]);
       if (sign_check(h.b[H_KEY], msg, sizeof msg, h.b[H_SIG]) != SIGN_OK)
         rc = store_fail(s, STORE_ECORRUPT, "%s: the signature of its last signed checkpoint (%lld) does not verify: "
                         "/sign or the store's schema was changed; h5mem_verify shows what, and h5mem_sign signs the "
@@ -760,6 +795,7 @@ int store_sign_begin(store *s, store_signer *sg) {
   }
   if (rc == STORE_OK) {
     if (h.m) memcpy(sg->last, h.b[H_ROOT], 32);
+    if (h.m) memcpy(sg->last_graph, h.b[H_GRAPH], 96);
     sg->full = !h.m || s->sign_force;
     char *rp = realpath(path, NULL); /* (recorded as a full path: the next writer may run elsewhere) */
     sg->key_file = rp ? rp : strdup(path);
@@ -784,6 +820,31 @@ void store_sign_end(store *s, store_signer *sg, int ok) {
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
+}
+
+/* The graph's hashes this checkpoint signs: the last signed ones when it
+** did not change; else those of the rows it will hold, after checking,
+** once per graph this handle loads, that the rows its file holds are the
+** ones signed (or a graph edited in the file would be signed over). */
+static int sign_graph(store *s, store_signer *sg, uint8_t graph[96]) {
+  if (!sg->full && !gstore_dirty(s->g)) {
+    memcpy(graph, sg->last_graph, 96);
+    return STORE_OK;
+  }
+  int rc;
+  if (!sg->full && !gstore_checked(s->g)) {
+    uint8_t was[96];
+    if ((rc = graph_hash(s, 1, was))) return store_fail(s, rc, "out of memory");
+    for (int t = 0; t < STORE_G_NTABLES; t++)
+      if (memcmp(was + 32 * t, sg->last_graph + 32 * t, 32))
+        return store_fail(s, STORE_EMISMATCH, "%s: the knowledge graph's %s are not as they were signed: they were "
+                          "changed in the file, not through h5mem, and a checkpoint does not sign them again "
+                          "(h5mem_verify; h5mem_sign signs the store as it is)",
+                          s->path, t == 0 ? "entities" : t == 1 ? "relations" : "mentions");
+  }
+  if ((rc = graph_hash(s, 0, graph))) return store_fail(s, rc, "out of memory");
+  gstore_mark_checked(s->g); /* (what it holds after the checkpoint is what is signed) */
+  return STORE_OK;
 }
 
 int store_sign_write(store *s, h5w *w, store_signer *sg, uint64_t upto, uint64_t nlive) {
@@ -871,7 +932,9 @@ int store_sign_write(store *s, h5w *w, store_signer *sg, uint64_t upto, uint64_t
     uint8_t root[32];
     mt_root(s->mt, root);
     int64_t v[NI64] = {sg->n + 1, (int64_t)upto, (int64_t)(nb + nlive), (int64_t)time(NULL)};
-    rc = sign_append(s, w, sg, v, root);
+    uint8_t graph[96];
+    rc = sign_graph(s, sg, graph);
+    if (rc == STORE_OK) rc = sign_append(s, w, sg, v, root, graph);
   }
   free(pos);
   free(lf);
@@ -915,7 +978,7 @@ int store_sign_optimize(store *s, h5w *w, store_signer *sg, uint64_t nlive) {
     if (rc) rc = store_fail(s, rc, "out of memory");
     int64_t v[NI64] = {(int64_t)h.n + 1, (int64_t)s->ckpt_seq, (int64_t)nlive, (int64_t)time(NULL)};
     sg->n = (int64_t)h.n;
-    if (rc == STORE_OK) rc = sign_append(s, w, sg, v, root);
+    if (rc == STORE_OK) rc = sign_append(s, w, sg, v, root, sg->last_graph); /* (the graph written as it was) */
   }
   free(old);
   free(lf);
@@ -1064,7 +1127,7 @@ int store_verify(const char *path, const uint8_t *pin, int64_t min_seq, store *t
   strbuf errs = {0};
   idlist edited = {0}, added = {0}, removed = {0}, unsig = {0};
   uint64_t verified = 0, R = s->nbase, missing = 0;
-  int intact = 0, data_ok = 0;
+  int intact = 0, data_ok = 0, gok[STORE_G_NTABLES] = {0, 0, 0};
   uint8_t *stored = NULL, *now = NULL;
   if (rc) {
     problem(&errs, "%s", store_errmsg(s));
@@ -1080,7 +1143,7 @@ int store_verify(const char *path, const uint8_t *pin, int64_t min_seq, store *t
       const uint8_t *root = h.b[H_ROOT] + 32 * r, *prev = h.b[H_PREV] + 32 * r, *key = h.b[H_KEY] + 32 * r;
       static const uint8_t zero[32];
       uint8_t msg[MSG_LEN];
-      ckpt_msg(msg, s->store_id, v, root, prev, key, schema);
+      ckpt_msg(msg, s->store_id, v, root, prev, key, schema, h.b[H_GRAPH] + 96 * r);
       char kt[73];
       sign_pub_format(key, kt);
       if (v[H_SEQ] != (int64_t)r + 1) {
@@ -1152,6 +1215,16 @@ int store_verify(const char *path, const uint8_t *pin, int64_t min_seq, store *t
     }
     if (rc == STORE_OK && data_ok && !intact)
       problem(&errs, "the rows are as signed, but /sign/leaves was changed");
+    /* the knowledge graph, table by table */
+    uint8_t gh[96];
+    int grc = graph_hash(s, 1, gh);
+    if (grc == STORE_ENOMEM) goto oom;
+    for (int t = 0; t < STORE_G_NTABLES; t++) {
+      gok[t] = !grc && !memcmp(gh + 32 * t, h.b[H_GRAPH] + 96 * L + 32 * t, 32);
+      if (!gok[t])
+        problem(&errs, "the knowledge graph's %s differ from checkpoint %llu's",
+                t == 0 ? "entities" : t == 1 ? "relations" : "mentions", (unsigned long long)L + 1);
+    }
   }
   if (tail && tail->log && tail_ids(tail, &unsig)) goto oom;
   {
@@ -1166,6 +1239,8 @@ int store_verify(const char *path, const uint8_t *pin, int64_t min_seq, store *t
                     (long long)h.i[H_TIME][L], kt);
       json_hex(out, h.b[H_ROOT] + 32 * L, 32);
       strbuf_printf(out, ",\"signed_rows\":%lld", (long long)h.i[H_ROWS][L]);
+      strbuf_printf(out, ",\"graph\":{\"entities\":%s,\"relations\":%s,\"mentions\":%s}", gok[0] ? "true" : "false",
+                    gok[1] ? "true" : "false", gok[2] ? "true" : "false");
     }
     strbuf_printf(out, ",\"rows\":%llu,\"pinned\":%s", (unsigned long long)R, pin ? "true" : "false");
     json_ids(out, "edited", edited.v, edited.n);

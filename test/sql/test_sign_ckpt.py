@@ -19,7 +19,8 @@ checked against the independent verifier test/tools/h5mem_verify.py
   UPDATE of another column, or by a delete) refuses to sign it again; a
   NULL made '' is found; a store whose /sign was removed is not signed
   anew by a table that gives signing_key=; leaves forged to match an
-  edit are found, and not built on;
+  edit are found, and not built on; the knowledge graph: an entity edited
+  in the file is found, and not signed over;
 - errors: a signed store whose key file is gone keeps its changes in the
   log until the key is back; another key is refused; an ephemeral table
   refuses signing_key=; h5mem_sign without a key.
@@ -67,8 +68,8 @@ def verify_both(path, pin=None, seen=0, db=None, name=None):
     ours = json.loads((db or db0).execute(sql, args).fetchone()[0])
     theirs = twin.verify(path, twin.parse_key(pin) if pin else None, seen)
     for k in ("valid", "signed", "checkpoints", "verified", "edited", "added", "removed", "missing_rows",
-              "leaves_intact"):
-        check(ours[k] == theirs[k], "%s: %s: h5mem %r, the twin %r" % (path, k, ours[k], theirs[k]))
+              "leaves_intact", "graph"):
+        check(ours.get(k) == theirs.get(k), "%s: %s: h5mem %r, the twin %r" % (path, k, ours.get(k), theirs.get(k)))
     if theirs.get("root"):
         check(ours["root"] == theirs["root"], "%s: roots differ" % path)
     return ours
@@ -310,7 +311,7 @@ def resign(f):
         g["prev"][r] = np.frombuffer(prev, "u1")
         g["key"][r] = np.frombuffer(bytes(osk.verify_key), "u1")
         msg = twin.MSG_TAG + sid + struct.pack("<qqqq", *(int(g[k][r]) for k in ("seq", "wal_seq", "rows", "time")))
-        msg += root + prev + bytes(osk.verify_key) + twin.schema_hash(f)
+        msg += root + prev + bytes(osk.verify_key) + twin.schema_hash(f) + bytes(g["graph"][r])
         g["sig"][r] = np.frombuffer(osk.sign(msg).signature, "u1")
         prev = root
 
@@ -401,6 +402,51 @@ db = connect()
 db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % p)
 db.execute("INSERT INTO mem(text) VALUES ('more')")
 expect_error(db, "SELECT h5mem_checkpoint('mem')", "does not give the last signed root")
+db.close()
+
+# the knowledge graph is signed too: an entity edited in the file is found (by table), and a
+# checkpoint that changes the graph does not sign it over
+gp = os.path.join(d, "graph.h5")
+db = connect()
+db.execute("CREATE VIRTUAL TABLE g USING h5mem(path='%s', dim=2, signing_key='%s')" % (gp, key))
+db.execute("INSERT INTO g_entities(name, type, aliases) VALUES ('Alice', 'person', '[\"Al\"]'), ('Bob', 'person', NULL), "
+           "('Acme', NULL, NULL)")
+db.execute("INSERT INTO g_relations(src, dst, type, weight) VALUES (1, 2, 'knows', 0.5), (2, 3, 'works_at', 1)")
+db.execute("INSERT INTO g(text) VALUES ('Alice met Bob')")
+db.execute("INSERT INTO g_mentions(memory_id, entity_id) VALUES (1, 1), (1, 2)")
+db.execute("SELECT h5mem_checkpoint('g')")
+db.execute("DELETE FROM g_relations WHERE id = 2")
+db.execute("INSERT INTO g_entities(name) VALUES ('Carol')")
+db.execute("SELECT h5mem_checkpoint('g')")
+db.execute("INSERT INTO g(text) VALUES ('no graph change')")
+db.execute("SELECT h5mem_checkpoint('g')")
+db.close()
+v = verify_both(gp, pub)
+check(v["valid"] and v["graph"] == {"entities": True, "relations": True, "mentions": True}, "a signed graph: %r" % v)
+
+
+def edit_entity(f):
+    e = f["graph"]["entities"]
+    r = list(e["id"][:]).index(2)
+    e["name"][r] = "Mallory"
+
+
+shutil.copy(gp, os.path.join(d, "graph_base.h5"))
+base_g = os.path.join(d, "graph_base.h5")
+ep = os.path.join(d, "graph_edit.h5")
+shutil.copy(base_g, ep)
+with h5py.File(ep, "r+") as f:
+    edit_entity(f)
+v = verify_both(ep, pub)
+check(not v["valid"] and v["graph"] == {"entities": False, "relations": True, "mentions": True}
+      and not v["edited"], "an edited entity: %r" % v)
+db = connect()
+db.execute("CREATE VIRTUAL TABLE g USING h5mem(path='%s')" % ep)
+db.execute("INSERT INTO g(text) VALUES ('no graph change')")
+db.execute("SELECT h5mem_checkpoint('g')")  # (the graph unchanged: signed as it was signed)
+check(verify_both(ep, pub)["graph"]["entities"] is False, "still found after a checkpoint")
+db.execute("INSERT INTO g_relations(src, dst, type) VALUES (1, 3, 'visits')")
+expect_error(db, "SELECT h5mem_checkpoint('g')", "entities are not as they were signed")
 db.close()
 
 # a damaged /sign: a verdict, never a crash

@@ -62,6 +62,37 @@ def text_attr(f, name, default=""):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
+# the graph's tables: their columns in order, and kinds (0 int64, 1 string, 2 float64)
+GRAPH = [("entities", [("id", 0), ("name", 1), ("type", 1), ("aliases", 1), ("meta", 1)]),
+         ("relations", [("id", 0), ("src", 0), ("dst", 0), ("type", 1), ("weight", 2), ("ts", 0), ("meta", 1)]),
+         ("mentions", [("id", 0), ("memory", 0), ("entity", 0)])]
+
+
+def graph_hash(f):
+    """The knowledge graph's three hashes (entities, relations, mentions): each
+    table's live rows in id order, their columns encoded as a leaf's are."""
+    out = b""
+    for t, (name, cols) in enumerate(GRAPH):
+        h = hashlib.blake2b(digest_size=32)
+        h.update(b"h5mem-graph-v1\0" + bytes([t]))
+        if "graph" in f and name in f["graph"]:
+            g = f["graph"][name]
+            n = g["id"].shape[0]
+            dead = set(int(x) for x in g["deleted"][:]) if "deleted" in g else set()
+            data = {c: g[c][:] for c, k in cols}
+            nulls = {c: null_mask(g[c]) for c, k in cols if k == 1}
+            for _, r in sorted((int(data["id"][r]), r) for r in range(n) if r not in dead):
+                for c, k in cols:
+                    if k == 0:
+                        h.update(struct.pack("<q", int(data[c][r])))
+                    elif k == 2:
+                        h.update(f64(float(data[c][r])))
+                    else:
+                        h.update(s32(data[c][r], nulls[c][r]))
+        out += h.digest()
+    return out
+
+
 def schema_hash(f):
     """dim, metric, storage and the declared columns, as the signatures cover them."""
     b = b"h5mem-schema-v1\0" + struct.pack("<q", int(f.attrs["dim"]))
@@ -176,7 +207,7 @@ def verify(path, key=None, seen=0):
     sid = f.attrs["store_id"]
     sid = bytes.fromhex(sid.decode() if isinstance(sid, bytes) else sid)
     try:
-        cols = {k: g[k][:] for k in ("seq", "wal_seq", "rows", "time", "root", "prev", "key", "sig")}
+        cols = {k: g[k][:] for k in ("seq", "wal_seq", "rows", "time", "root", "prev", "key", "sig", "graph")}
         stored = [bytes(x).hex() for x in g["leaves"][:]]
     except KeyError as e:
         out["problems"].append("/sign is damaged: %s" % e)
@@ -196,7 +227,7 @@ def verify(path, key=None, seen=0):
             out["problems"].append("checkpoint %d does not follow checkpoint %d" % (r + 1, r))
             break
         msg = MSG_TAG + sid + struct.pack("<qqqq", *(int(cols[k][r]) for k in ("seq", "wal_seq", "rows", "time")))
-        msg += root + prev + pk + schema
+        msg += root + prev + pk + schema + bytes(cols["graph"][r])
         try:
             nacl.signing.VerifyKey(pk).verify(msg, sig)
         except nacl.exceptions.BadSignatureError:
@@ -228,6 +259,11 @@ def verify(path, key=None, seen=0):
         out["problems"].append("the rows differ from the last signed checkpoint's")
     elif not out["leaves_intact"]:
         out["problems"].append("/sign/leaves was changed")
+    gh, signed = graph_hash(f), bytes(cols["graph"][last])
+    out["graph"] = {name: gh[32 * t:32 * t + 32] == signed[32 * t:32 * t + 32] for t, (name, _) in enumerate(GRAPH)}
+    for name, ok in out["graph"].items():
+        if not ok:
+            out["problems"].append("the knowledge graph's %s differ" % name)
     out["valid"] = not out["problems"]
     return out
 
