@@ -781,6 +781,17 @@ static int base_val(store *s, uint64_t r, int i, store_val *v) {
   return STORE_OK;
 }
 
+int store_cols_strings_agree(store *s, uint64_t pos) {
+  for (int i = 0; i < s->ncols; i++) {
+    if (s->cdef[i].type != STORE_T_TEXT && s->cdef[i].type != STORE_T_BLOB) continue;
+    const uint8_t *p = ucol_row(s, &s->ucol[i], pos), *data;
+    size_t len;
+    uint32_t cnt;
+    if (!p || h5_vlen_get(s->f, p, &data, &len, &cnt) != H5_OK || (data && cnt != len)) return 0;
+  }
+  return 1;
+}
+
 int store_get_col_file(store *s, uint64_t pos, int c, store_val *v) {
   if (c < 0 || c >= s->ncols || pos >= s->nbase)
     return store_fail(s, STORE_EINVAL, "no declared column %d of a base row at %llu", c, (unsigned long long)pos);

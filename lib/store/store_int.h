@@ -512,10 +512,13 @@ int store_prov_find(store *s, int on);
 /* Base row pos's value of declared column c as the file holds it, dead
 ** or alive (store_sign.c's check of a row it signs again). */
 int store_get_col_file(store *s, uint64_t pos, int c, store_val *v);
-/* Whether each string of base row pos has the length its element records
+/* Whether each string of base row pos (the six, and the declared text and
+** blob columns') has the length its element records
 ** (a string whose element and heap object disagree reads differently in
 ** other HDF5 readers). */
 int store_row_strings_agree(store *s, uint64_t pos);
+/* The same for the declared text and blob columns. */
+int store_cols_strings_agree(store *s, uint64_t pos);
 
 /* ---- signed checkpoints (store_sign.c) ---------------------------------------- */
 

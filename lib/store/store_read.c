@@ -53,7 +53,7 @@ int store_row_strings_agree(store *s, uint64_t pos) {
     uint32_t cnt;
     if (!p || h5_vlen_get(s->f, p, &data, &len, &cnt) != H5_OK || (data && cnt != len)) return 0;
   }
-  return 1;
+  return store_cols_strings_agree(s, pos);
 }
 
 int store_get(store *s, uint64_t pos, unsigned want, store_view *v) {

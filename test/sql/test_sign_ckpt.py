@@ -17,7 +17,7 @@ checked against the independent verifier test/tools/h5mem_verify.py
   the key is pinned), a rolled-back file; later checkpoints do not
   launder an edit, and one that changes an edited row (in place, by an
   UPDATE of another column, or by a delete) refuses to sign it again; a
-  NULL made '' is found; a store whose /sign was removed is not signed
+  NULL made '' is found; a string whose element's length was changed is found; a store whose /sign was removed is not signed
   anew by a table that gives signing_key=; leaves forged to match an
   edit are found, and not built on; the knowledge graph: an entity edited
   in the file is found, and not signed over;
@@ -374,6 +374,22 @@ check(verify_both(p, pub)["edited"] == [7], "the edit behind an UPDATE is still 
 p = tampered("null", lambda f: f["memories"]["session"].__setitem__(row_of(f, 11), ""))
 v = verify_both(p, pub)
 check(not v["valid"] and v["edited"] == [11], "NULL made '': %r" % v)
+
+# a string's element made to disagree with its heap object (other readers read another string)
+def shorten(f):
+    d = f["memories"]["text"]
+    r = row_of(f, 13)
+    info = d.id.get_chunk_info(r // d.chunks[0])
+    raw = bytearray(d.id.read_direct_chunk(info.chunk_offset)[1])
+    at = (r - info.chunk_offset[0]) * 16
+    n = int.from_bytes(raw[at:at + 4], "little")
+    raw[at:at + 4] = (n - 1).to_bytes(4, "little")
+    d.id.write_direct_chunk(info.chunk_offset, bytes(raw))
+
+
+p = tampered("shortened", shorten)
+v = verify_both(p, pub)
+check(not v["valid"] and v["edited"] == [13], "an element's length changed: %r" % v)
 
 # /sign removed: a table that gives signing_key= refuses to checkpoint rather than sign anew
 p = tampered("stripped", lambda f: f.__delitem__("sign"))
