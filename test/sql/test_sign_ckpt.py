@@ -21,6 +21,7 @@ checked against the independent verifier test/tools/h5mem_verify.py
   anew by a table that gives signing_key=; leaves forged to match an
   edit are found, and not built on; the knowledge graph: an entity edited
   in the file is found, and not signed over;
+- h5mem-mcp on a signed store signs its writes;
 - errors: a signed store whose key file is gone keeps its changes in the
   log until the key is back; another key is refused; an ephemeral table
   refuses signing_key=; h5mem_sign without a key.
@@ -464,6 +465,24 @@ check(verify_both(ep, pub)["graph"]["entities"] is False, "still found after a c
 db.execute("INSERT INTO g_relations(src, dst, type) VALUES (1, 3, 'visits')")
 expect_error(db, "SELECT h5mem_checkpoint('g')", "entities are not as they were signed")
 db.close()
+
+# h5mem-mcp on a signed store: its writes are checkpointed and signed with the key file the store names
+server = os.path.join(os.getcwd(), "h5mem-mcp")
+mp = os.path.join(d, "mcp.h5")
+db = connect()
+db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s', embedder='hash:64', signing_key='%s')" % (mp, key))
+db.close()
+msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "create_entities",
+                    "arguments": {"entities": [{"name": "Alice", "entityType": "person", "observations": ["tea"]}]}}}]
+out = subprocess.run([server, "--store", mp], input="\n".join(json.dumps(m) for m in msgs) + "\n", capture_output=True,
+                     text=True, timeout=60)
+check(out.returncode == 0 and '"id":2,"result"' in out.stdout, "h5mem-mcp wrote: %r" % out.stderr[-300:])
+v = verify_both(mp, pub)
+check(v["valid"] and v["checkpoints"] == 2 and v["graph"]["entities"], "h5mem-mcp's writes are signed: %r" % v)
 
 # a damaged /sign: a verdict, never a crash
 p = tampered("damaged", lambda f: f["sign"]["seq"].resize((1,)))
