@@ -1945,12 +1945,6 @@ static int vec_value(memvt *vt, const store_coldef *c, sqlite3_value *v, uint8_t
   return rc;
 }
 
-/* The declared columns' values from the INSERT/UPDATE arguments into
-** vt->cv (r->cols), as the table's types take them: an integer (or a text
-** that reads as one, as INTEGER affinity converts it), a number for float,
-** 0 or 1 for boolean, text (numbers as their text), a BLOB or text's bytes
-** for blob, a vector.  Columns SQLite leaves unchanged (an UPDATE) are
-** marked type -1, for keep_columns. */
 /* The table's provenance column (store_prov.c), or -1. */
 static int prov_col(const memvt *vt) {
   if (!vt->st || !store_has_provenance(vt->st)) return -1;
@@ -1959,6 +1953,12 @@ static int prov_col(const memvt *vt) {
   return -1;
 }
 
+/* The declared columns' values from the INSERT/UPDATE arguments into
+** vt->cv (r->cols), as the table's types take them: an integer (or a text
+** that reads as one, as INTEGER affinity converts it), a number for float,
+** 0 or 1 for boolean, text (numbers as their text), a BLOB or text's bytes
+** for blob, a vector.  Columns SQLite leaves unchanged (an UPDATE) are
+** marked type -1, for keep_columns. */
 static int decl_values(memvt *vt, sqlite3_value **col, int update, store_rec *r) {
   uint8_t *vb = vt->cbuf;
   int pc = prov_col(vt);
@@ -1972,7 +1972,7 @@ static int decl_values(memvt *vt, sqlite3_value **col, int update, store_rec *r)
       vb += store_coldef_width(c);
       continue;
     }
-    if (i == pc && sqlite3_value_type(x) != SQLITE_NULL) /* (UPDATE ... SET provenance = ...: the same) */
+    if (i == pc && (update || sqlite3_value_type(x) != SQLITE_NULL)) /* (SET provenance = NULL would erase it) */
       return vt_err(vt, SQLITE_CONSTRAINT, "provenance is written by h5mem, not given: leave the column out");
     if (sqlite3_value_type(x) == SQLITE_NULL) {
       vb += store_coldef_width(c);

@@ -62,6 +62,7 @@ check(r == ("alice", "bob", 3), "queried with ->>: %r" % (r,))
 # never given
 expect_error(db, "INSERT INTO m(text, provenance) VALUES ('x', '[]')", "written by h5mem")
 expect_error(db, "UPDATE m SET provenance = '[]' WHERE id = 1", "written by h5mem")
+expect_error(db, "UPDATE m SET provenance = NULL WHERE id = 1", "written by h5mem")
 # a failed UPDATE leaves nothing for the next write
 expect_error(db, "UPDATE m SET id = 2, text = 'clash' WHERE id = 1", "UNIQUE")
 db.execute("INSERT INTO m(text) VALUES ('third')")
