@@ -532,6 +532,7 @@ typedef struct store_signer {
   uint64_t nleaves;   /* rows of /sign/leaves */
   uint8_t last[32];   /* the last signed root (zeros: none) */
   uint8_t last_graph[96]; /* the last signed graph hashes */
+  uint8_t schema[32];     /* the schema's hash (store_sign.c: schema_hash), read once */
   uint8_t pk[32], seed[32];
   char *key_file;     /* the key file's path as recorded (malloc'd) */
 } store_signer;

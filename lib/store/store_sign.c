@@ -659,9 +659,8 @@ static int leaves_dset(store *s, h5w *w, h5w_obj **d) {
 /* Sign the checkpoint's row v (v[H_SEQ] .. v[H_TIME] set) over root, and append it. */
 static int sign_append(store *s, h5w *w, store_signer *sg, int64_t v[NI64], const uint8_t root[32],
                        const uint8_t graph[96]) {
-  uint8_t msg[MSG_LEN], sig[SIGN_SIG_BYTES], schema[32];
-  if (schema_hash(s, schema)) return store_fail(s, STORE_ENOMEM, "out of memory");
-  ckpt_msg(msg, s->store_id, v, root, sg->last, sg->pk, schema, graph);
+  uint8_t msg[MSG_LEN], sig[SIGN_SIG_BYTES];
+  ckpt_msg(msg, s->store_id, v, root, sg->last, sg->pk, sg->schema, graph);
   if (sign_detached(sg->seed, msg, sizeof msg, sig) != SIGN_OK)
     return store_fail(s, STORE_EUNSUPPORTED, "%s", NO_SODIUM);
   const uint8_t *b[NBYTES] = {root, sg->last, sg->pk, sig, graph};
@@ -779,19 +778,17 @@ int store_sign_begin(store *s, store_signer *sg) {
   } else if (h.m && !s->sign_force && h.i[H_SEQ][0] != (int64_t)h.n) {
     rc = store_fail(s, STORE_ECORRUPT, "%s: /sign/seq ends with %lld, expected %llu", s->path,
                     (long long)h.i[H_SEQ][0], (unsigned long long)h.n);
+  } else if (schema_hash(s, sg->schema)) { /* (what this checkpoint signs, and the last one must have) */
+    rc = store_fail(s, STORE_ENOMEM, "out of memory");
   } else if (h.m && !s->sign_force) { /* the last signature, which this one chains to, must hold */
-    uint8_t msg[MSG_LEN], schema[32];
+    uint8_t msg[MSG_LEN];
     int64_t v[NI64];
     for (int k = 0; k < NI64; k++) v[k] = h.i[k][0];
-    if (schema_hash(s, schema)) {
-      rc = store_fail(s, STORE_ENOMEM, "out of memory");
-    } else {
-      ckpt_msg(msg, s->store_id, v, h.b[H_ROOT], h.b[H_PREV], h.b[H_KEY], schema, h.b[H_GRAPH]);
-      if (sign_check(h.b[H_KEY], msg, sizeof msg, h.b[H_SIG]) != SIGN_OK)
-        rc = store_fail(s, STORE_ECORRUPT, "%s: the signature of its last signed checkpoint (%lld) does not verify: "
-                        "/sign or the store's schema was changed; h5mem_verify shows what, and h5mem_sign signs the "
-                        "store as it is", s->path, (long long)h.i[H_SEQ][0]);
-    }
+    ckpt_msg(msg, s->store_id, v, h.b[H_ROOT], h.b[H_PREV], h.b[H_KEY], sg->schema, h.b[H_GRAPH]);
+    if (sign_check(h.b[H_KEY], msg, sizeof msg, h.b[H_SIG]) != SIGN_OK)
+      rc = store_fail(s, STORE_ECORRUPT, "%s: the signature of its last signed checkpoint (%lld) does not verify: "
+                      "/sign or the store's schema was changed; h5mem_verify shows what, and h5mem_sign signs the "
+                      "store as it is", s->path, (long long)h.i[H_SEQ][0]);
   }
   if (rc == STORE_OK) {
     if (h.m) memcpy(sg->last, h.b[H_ROOT], 32);
