@@ -652,10 +652,6 @@ int store_prov_fields(store *s, const char *fields_json);
 
 /* ---- signed checkpoints (store_sign.c; docs/FORMAT.md, "Signed checkpoints") ---- */
 
-/* The leaf of the record at pos: 32 bytes (STORE_EUNSUPPORTED without libsodium). */
-int store_leaf(store *s, uint64_t pos, uint8_t out[32]);
-/* The root over n leaves (32 bytes each, in row order). */
-int store_merkle_root(const uint8_t *leaves, uint64_t n, uint8_t out[32]);
 /* The number of the file's last signed checkpoint: 0 when it is not
 ** signed (STORE_ECORRUPT and the like as negative codes). */
 int64_t store_sign_seq(store *s);

@@ -301,15 +301,6 @@ static void in_blocks(int threads, uint64_t n, uint64_t per, void (*fn)(const vo
   util_parallel_for(threads, (size_t)((n + per - 1) / per), run_block, &k);
 }
 
-int store_leaf(store *s, uint64_t pos, uint8_t out[32]) {
-  if (!have_hash()) return store_fail(s, STORE_EUNSUPPORTED, "%s", NO_SODIUM);
-  store_val cv[STORE_COLS_MAX];
-  leafsrc src;
-  int rc = gather(s, pos, &src, cv, 0);
-  if (rc == STORE_OK) hash_leaf(s, &src, out);
-  return rc;
-}
-
 /* Leaves hashed on threads (hash_leaf reads nothing but its leafsrc). */
 typedef struct hjob {
   const store *s;
@@ -429,7 +420,8 @@ static store_mtree *mt_build(const uint8_t *leaves, uint64_t n) {
   return t;
 }
 
-int store_merkle_root(const uint8_t *leaves, uint64_t n, uint8_t out[32]) {
+/* The root over n leaves (32 bytes each, in row order). */
+static int merkle_root(const uint8_t *leaves, uint64_t n, uint8_t out[32]) {
   if (!have_hash()) return STORE_EUNSUPPORTED;
   store_mtree *t = mt_build(leaves, n);
   if (!t) return STORE_ENOMEM;
@@ -957,7 +949,7 @@ int store_sign_optimize(store *s, h5w *w, store_signer *sg, uint64_t nlive) {
   ** keeps its signed leaf, and h5mem_verify still finds it) */
   if (rc == STORE_OK) rc = read_leaves(s, s->nbase, &old);
   uint8_t got[32];
-  if (rc == STORE_OK && (rc = store_merkle_root(old, s->nbase, got)) == STORE_OK && memcmp(got, sg->last, 32))
+  if (rc == STORE_OK && (rc = merkle_root(old, s->nbase, got)) == STORE_OK && memcmp(got, sg->last, 32))
     rc = store_fail(s, STORE_ECORRUPT, "%s: /sign/leaves does not give the last signed root: it was changed; "
                     "h5mem_verify shows the store, and h5mem_sign signs it as it is", s->path);
   uint64_t j = 0;
@@ -971,7 +963,7 @@ int store_sign_optimize(store *s, h5w *w, store_signer *sg, uint64_t nlive) {
   if (rc == STORE_OK && nlive && h5w_append(w, dl, lf, nlive) != H5_OK) rc = store_wfail(s, w, "signing");
   if (rc == STORE_OK) {
     uint8_t root[32];
-    rc = store_merkle_root(lf, nlive, root);
+    rc = merkle_root(lf, nlive, root);
     if (rc) rc = store_fail(s, rc, "out of memory");
     int64_t v[NI64] = {(int64_t)h.n + 1, (int64_t)s->ckpt_seq, (int64_t)nlive, (int64_t)time(NULL)};
     sg->n = (int64_t)h.n;
@@ -1079,8 +1071,7 @@ static int verify_part(void *ctx, size_t t) {
   }
   if (rc == STORE_OK) h5_file_prefault(s->f); /* (every row is read: no page fault each) */
   if (rc == STORE_OK) rc = store_leaves(s, NULL, a, b - a, j->out + 32 * a, 1);
-  if (rc && t && !j->err[t][0]) snprintf(j->err[t], sizeof j->err[t], "%s", store_errmsg(s));
-  if (rc && !t) snprintf(j->err[t], sizeof j->err[t], "%s", store_errmsg(s));
+  if (rc && !j->err[t][0]) snprintf(j->err[t], sizeof j->err[t], "%s", store_errmsg(s));
   if (t) store_close(s);
   return j->rc[t] = rc;
 }
@@ -1178,7 +1169,7 @@ int store_verify(const char *path, const uint8_t *pin, int64_t min_seq, store *t
     uint64_t ns = h.nleaves < rows ? h.nleaves : rows;
     uint8_t got[32];
     int sroot = 0; /* the stored leaves give the signed root */
-    if ((rc = read_leaves(s, ns, &stored)) == STORE_OK && (rc = store_merkle_root(stored, ns, got)) == STORE_OK)
+    if ((rc = read_leaves(s, ns, &stored)) == STORE_OK && (rc = merkle_root(stored, ns, got)) == STORE_OK)
       sroot = ns == rows && !memcmp(got, root, 32);
     intact = sroot && h.nleaves == rows;
     now = malloc((R ? R : 1) * 32);
@@ -1187,7 +1178,7 @@ int store_verify(const char *path, const uint8_t *pin, int64_t min_seq, store *t
     /* (the rows' leaves all as stored: the same root, computed once) */
     if (rc == STORE_OK && R == rows && ns == rows && !memcmp(now, stored, (size_t)R * 32))
       data_ok = sroot;
-    else if (rc == STORE_OK && (rc = store_merkle_root(now, R, got)) == STORE_OK)
+    else if (rc == STORE_OK && (rc = merkle_root(now, R, got)) == STORE_OK)
       data_ok = R == rows && !memcmp(got, root, 32);
     if (rc == STORE_ENOMEM) goto oom;
     if (rc) problem(&errs, "%s", store_errmsg(s));
