@@ -44,6 +44,9 @@ int search_opts_parse(sqlite3_value *v, const char *known,
 int search_opts_object(const search_opt *v, const char *known,
                        int (*each)(void *ctx, const char *key, const search_opt *v, char **err),
                        void *ctx, char **err);
+/* Whether the options object v has key (malformed options: 0, the run
+** that parses them says why). */
+int search_opts_has(sqlite3_value *v, const char *key);
 /* An option's value that must be a number in lo .. hi, into *out; else
 ** SQLITE_ERROR with a reason in *err. */
 int search_opts_num(const search_opt *v, double lo, double hi, double *out, char **err);

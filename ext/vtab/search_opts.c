@@ -186,3 +186,24 @@ int search_touch_option(search_touch *t, const char *key, const search_opt *v, c
   }
   return SEARCH_UNKNOWN;
 }
+
+typedef struct has_key {
+  const char *key;
+  int found;
+} has_key;
+
+static int has_each(void *ctx, const char *key, const search_opt *v, char **err) {
+  (void)v;
+  (void)err;
+  has_key *h = ctx;
+  h->found |= !strcmp(key, h->key);
+  return SQLITE_OK;
+}
+
+int search_opts_has(sqlite3_value *v, const char *key) {
+  has_key h = {key, 0};
+  char *err = NULL;
+  search_opts_parse(v, "", has_each, &h, &err);
+  sqlite3_free(err);
+  return h.found;
+}

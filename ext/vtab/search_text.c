@@ -51,16 +51,17 @@ static int query_text(sqlite3_value *v, const char **t, size_t *n, char **pzErr)
   return SQLITE_OK;
 }
 
-/* The k best keyword matches (all when k is 0 or more) allowed by al. */
+/* The k best keyword matches (all when k is 0 or more) allowed by al,
+** scored with corpus c's statistics (NULL: the store's own). */
 static int keyword_hits(store *st, const char *t, size_t n, uint64_t k, const knn_allow *al,
-                        store_hit **out, uint64_t *nout, char **pzErr) {
+                        const store_bm25_corpus *c, store_hit **out, uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
   if (!t || al->none || !k || !store_count(st)) return SQLITE_OK;
   if (k > store_count(st)) k = store_count(st);
   store_hit *h = sqlite3_malloc64(k * sizeof *h);
   if (!h) return SQLITE_NOMEM;
-  int rc = h5mem_store_err(st, store_bm25(st, t, n, k, &al->flt, h, nout), pzErr);
+  int rc = h5mem_store_err(st, store_bm25_in(st, t, n, k, &al->flt, c, h, nout), pzErr);
   if (rc == SQLITE_OK) rc = search_knn_allow_check(al, st, pzErr);
   if (rc != SQLITE_OK) {
     sqlite3_free(h);
@@ -71,32 +72,80 @@ static int keyword_hits(store *st, const char *t, size_t n, uint64_t k, const kn
   return SQLITE_OK;
 }
 
-int search_bm25_run(store *st, const search_args *a, const knn_filter *f, srow **out,
+/* An error of store i of a fleet prefixed with its path. */
+static int set_err(search_set *ss, int i, int rc, char **pzErr) {
+  if (rc != SQLITE_OK && ss->fl && *pzErr) {
+    char *m = sqlite3_mprintf("%s: %s", search_set_path(ss, i), *pzErr);
+    sqlite3_free(*pzErr);
+    *pzErr = m;
+  }
+  return rc;
+}
+
+/* The k best keyword matches of text t over the set allowed by f, merged
+** into *top (score first): a fleet's scored with the statistics of all
+** its stores, as one store holding them all would score them (held, hold:
+** search_set_merge's). */
+static int set_keyword(search_set *ss, const char *t, size_t tn, uint64_t k, const knn_filter *f, srow **top,
+                       uint64_t *ntop, uint32_t *held, const uint32_t *hold, char **pzErr) {
+  store_bm25_corpus corpus, *c = NULL;
+  memset(&corpus, 0, sizeof corpus);
+  int rc = SQLITE_OK;
+  if (ss->fl && t) {
+    c = &corpus;
+    for (int i = 0; i < ss->n && rc == SQLITE_OK; i++) {
+      store *st;
+      if ((rc = search_set_pin(ss, i, &st, pzErr)) != SQLITE_OK) break;
+      rc = set_err(ss, i, h5mem_store_err(st, store_bm25_corpus_add(st, t, tn, c), pzErr), pzErr);
+      if (!(hold && hold[i])) search_set_let(ss, i);
+    }
+  }
+  for (int i = 0; i < ss->n && rc == SQLITE_OK; i++) {
+    store *st;
+    if ((rc = search_set_pin(ss, i, &st, pzErr)) != SQLITE_OK) break;
+    knn_allow al;
+    store_hit *h = NULL;
+    uint64_t m = 0;
+    if ((rc = search_knn_allow_init(st, f, &al, pzErr)) == SQLITE_OK) {
+      rc = keyword_hits(st, t, tn, k, &al, c, &h, &m, pzErr);
+      search_knn_allow_free(&al);
+    }
+    rc = set_err(ss, i, rc, pzErr);
+    srow *r = rc == SQLITE_OK ? search_srow_alloc(m) : NULL;
+    if (rc == SQLITE_OK && !r) rc = SQLITE_NOMEM;
+    for (uint64_t j = 0; r && j < m; j++) {
+      r[j].pos = SEARCH_GPOS(i, h[j].pos);
+      r[j].v[0] = h[j].score;
+    }
+    sqlite3_free(h);
+    if (rc == SQLITE_OK) rc = search_set_merge(ss, i, r, m, k, 1, top, ntop, held, hold);
+    sqlite3_free(r);
+  }
+  free(corpus.df);
+  return rc;
+}
+
+int search_bm25_run(search_set *ss, const search_args *a, const knn_filter *f, srow **out,
                     uint64_t *nout, char **pzErr) {
+  *out = NULL;
+  *nout = 0;
   int rc = search_opts_parse(a->options, SEARCH_TOUCH_KNOWN, bm25_option, a->touch, pzErr);
   const char *t;
   size_t n;
   if (rc == SQLITE_OK) rc = query_text(a->qtext, &t, &n, pzErr);
-  if (rc != SQLITE_OK) return rc;
-  knn_allow al;
-  if ((rc = search_knn_allow_init(st, f, &al, pzErr)) != SQLITE_OK) return rc;
-  store_hit *h = NULL;
-  uint64_t m = 0;
-  rc = keyword_hits(st, t, n, (uint64_t)a->k, &al, &h, &m, pzErr);
-  search_knn_allow_free(&al);
-  if (rc != SQLITE_OK) return rc;
-  srow *r = search_srow_alloc(m);
-  if (!r) {
-    sqlite3_free(h);
-    return SQLITE_NOMEM;
+  if (rc != SQLITE_OK || !t || !ss->n || a->k == 0 || f->empty) return rc;
+  uint32_t *held = sqlite3_malloc64((uint64_t)ss->n * sizeof *held);
+  if (!held) return SQLITE_NOMEM;
+  srow *top = NULL;
+  uint64_t ntop = 0;
+  rc = set_keyword(ss, t, n, (uint64_t)a->k, f, &top, &ntop, held, NULL, pzErr);
+  sqlite3_free(held);
+  if (rc != SQLITE_OK) {
+    sqlite3_free(top);
+    return rc;
   }
-  for (uint64_t i = 0; i < m; i++) {
-    r[i].pos = h[i].pos;
-    r[i].v[0] = h[i].score;
-  }
-  sqlite3_free(h);
-  *out = r;
-  *nout = m;
+  *out = top;
+  *nout = ntop;
   return SQLITE_OK;
 }
 
@@ -258,12 +307,13 @@ static double authority(const hopts *o, const char *src, size_t n) {
 
 /* What re-ranking needs of each record of u[0..n), from the store: its
 ** times and uses, and its source's authority (only when it counts). */
-static int rerank_feats(store *st, const hopts *o, const hybrid_rec *u, uint64_t n, hybrid_feat *f,
+static int rerank_feats(search_set *ss, const hopts *o, const hybrid_rec *u, uint64_t n, hybrid_feat *f,
                         char **pzErr) {
   for (uint64_t i = 0; i < n; i++) {
     store_view v;
     memset(&v, 0, sizeof v);
-    int src = store_get(st, u[i].pos, STORE_V_NUM, &v);
+    store *st = ss->fl ? ss->st[SEARCH_SIDX(u[i].pos)] : ss->one;
+    int src = store_get(st, SEARCH_LPOS(u[i].pos), STORE_V_NUM, &v);
     if (src != STORE_OK) return h5mem_store_err(st, src, pzErr);
     f[i] = (hybrid_feat){v.ts, v.access_count, v.last_access, v.last_access != STORE_NULL_TIME,
                          o->h.auth_default};
@@ -272,7 +322,8 @@ static int rerank_feats(store *st, const hopts *o, const hybrid_rec *u, uint64_t
   for (uint64_t i = 0; i < n; i++) {
     store_view sv;
     memset(&sv, 0, sizeof sv);
-    int src = store_get(st, u[i].pos, STORE_V_SOURCE, &sv);
+    store *st = ss->fl ? ss->st[SEARCH_SIDX(u[i].pos)] : ss->one;
+    int src = store_get(st, SEARCH_LPOS(u[i].pos), STORE_V_SOURCE, &sv);
     if (src != STORE_OK) return h5mem_store_err(st, src, pzErr);
     f[i].authority = authority(o, sv.source, sv.source_len);
   }
@@ -280,21 +331,21 @@ static int rerank_feats(store *st, const hopts *o, const hybrid_rec *u, uint64_t
 }
 
 /* Re-rank u[0..n) in place (hybrid_rerank). */
-static int rerank(store *st, const hopts *o, hybrid_rec *u, uint64_t n, char **pzErr) {
+static int rerank(search_set *ss, const hopts *o, hybrid_rec *u, uint64_t n, char **pzErr) {
   hybrid_feat *f = sqlite3_malloc64(n * sizeof *f + 1);
   if (!f) return SQLITE_NOMEM;
-  int rc = rerank_feats(st, o, u, n, f, pzErr);
+  int rc = rerank_feats(ss, o, u, n, f, pzErr);
   if (rc == SQLITE_OK) hybrid_rerank(&o->h, u, f, n);
   sqlite3_free(f);
   return rc;
 }
 
-/* The vector scores of the union's records the vector side did not return
-** (keyword matches), computed exactly. */
-static int missing_scores(store *st, int vcol, const float *q, double unit, hybrid_rec *u, uint64_t nu,
+/* The vector scores of the union's records of store i the vector side did
+** not return (keyword matches), computed exactly. */
+static int missing_scores(store *st, int i, int vcol, const float *q, double unit, hybrid_rec *u, uint64_t nu,
                           char **pzErr) {
   uint64_t nmiss = 0;
-  for (uint64_t i = 0; i < nu; i++) nmiss += !u[i].has_v;
+  for (uint64_t j = 0; j < nu; j++) nmiss += !u[j].has_v && SEARCH_SIDX(u[j].pos) == i;
   if (!nmiss) return SQLITE_OK;
   uint64_t npos = store_npos(st);
   uint8_t *bits = sqlite3_malloc64(npos / 8 + 1);
@@ -302,8 +353,11 @@ static int missing_scores(store *st, int vcol, const float *q, double unit, hybr
   int rc = mr ? SQLITE_OK : SQLITE_NOMEM;
   if (rc == SQLITE_OK) {
     memset(bits, 0, npos / 8 + 1);
-    for (uint64_t i = 0; i < nu; i++)
-      if (!u[i].has_v) bits[u[i].pos / 8] |= (uint8_t)(1u << (u[i].pos % 8));
+    for (uint64_t j = 0; j < nu; j++)
+      if (!u[j].has_v && SEARCH_SIDX(u[j].pos) == i) {
+        uint64_t p = SEARCH_LPOS(u[j].pos);
+        bits[p / 8] |= (uint8_t)(1u << (p % 8));
+      }
     store_filter mf = {bits, nmiss, NULL, NULL, NULL};
     store_knn_opts ex;
     memset(&ex, 0, sizeof ex);
@@ -314,7 +368,7 @@ static int missing_scores(store *st, int vcol, const float *q, double unit, hybr
     if (rc == SQLITE_OK && vcol < 0) rc = search_knn_check(st, mr, got, pzErr);
     /* (mr is by distance: find each in the union, which is by position) */
     for (uint64_t j = 0; rc == SQLITE_OK && j < got; j++) {
-      hybrid_rec *e = hybrid_find(u, nu, mr[j].pos);
+      hybrid_rec *e = hybrid_find(u, nu, SEARCH_GPOS(i, mr[j].pos));
       if (e) {
         e->vs = vcol >= 0 ? search_col_score(store_col(st, vcol), mr[j].dist) : search_knn_score(st, mr[j].dist, unit);
         e->has_v = 1;
@@ -326,51 +380,108 @@ static int missing_scores(store *st, int vcol, const float *q, double unit, hybr
   return rc;
 }
 
+/* The vector side over the set: the nv nearest allowed by f, merged into
+** *top by vector score (held: search_set_merge's). */
+static int set_vector(search_set *ss, const hopts *o, const float *q, double unit, uint64_t nv,
+                      const knn_filter *f, srow **top, uint64_t *ntop, uint32_t *held, char **pzErr) {
+  int rc = SQLITE_OK;
+  for (int i = 0; i < ss->n && rc == SQLITE_OK; i++) {
+    store *st;
+    if ((rc = search_set_pin(ss, i, &st, pzErr)) != SQLITE_OK) break;
+    uint64_t kv = nv < store_count(st) ? nv : store_count(st), n = 0;
+    knn_allow al;
+    ann_res *vr = NULL;
+    if ((rc = search_knn_allow_init(st, f, &al, pzErr)) != SQLITE_OK) break;
+    if (!al.none && kv) {
+      vr = sqlite3_malloc64(kv * sizeof *vr + 1);
+      rc = vr ? h5mem_store_err(st, o->vcol >= 0 ? store_knn_col(st, o->vcol, q, kv, &al.flt, &o->knn, vr, &n)
+                                                 : store_knn(st, q, kv, &al.flt, &o->knn, vr, &n), pzErr)
+              : SQLITE_NOMEM;
+      if (rc == SQLITE_OK) rc = search_knn_allow_check(&al, st, pzErr);
+      if (rc == SQLITE_OK && o->vcol < 0) rc = search_knn_check(st, vr, n, pzErr);
+    }
+    search_knn_allow_free(&al);
+    rc = set_err(ss, i, rc, pzErr);
+    srow *r = rc == SQLITE_OK ? search_srow_alloc(n) : NULL;
+    if (rc == SQLITE_OK && !r) rc = SQLITE_NOMEM;
+    for (uint64_t j = 0; r && j < n; j++) {
+      r[j].pos = SEARCH_GPOS(i, vr[j].pos);
+      r[j].v[0] = o->vcol >= 0 ? search_col_score(store_col(st, o->vcol), vr[j].dist)
+                               : search_knn_score(st, vr[j].dist, unit);
+    }
+    sqlite3_free(vr);
+    if (rc == SQLITE_OK) rc = search_set_merge(ss, i, r, n, nv, 1, top, ntop, held, NULL);
+    sqlite3_free(r);
+  }
+  return rc;
+}
+
+/* A fleet's ids repeat from store to store, and the fusion breaks ties
+** by id: each id of u[0..n) becomes its rank in the fleet's order, by
+** store and then id (what a store holding every record would break them
+** by, its ids in that order). */
+typedef struct fleet_key {
+  int64_t id;
+  uint64_t pos, i;
+} fleet_key;
+
+static int by_store_id(const void *a, const void *b) {
+  const fleet_key *x = a, *y = b;
+  if (SEARCH_SIDX(x->pos) != SEARCH_SIDX(y->pos)) return SEARCH_SIDX(x->pos) < SEARCH_SIDX(y->pos) ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int fleet_ids(hybrid_rec *u, uint64_t n) {
+  fleet_key *k = sqlite3_malloc64(n * sizeof *k + 1);
+  if (!k) return SQLITE_NOMEM;
+  for (uint64_t i = 0; i < n; i++) k[i] = (fleet_key){u[i].id, u[i].pos, i};
+  qsort(k, n, sizeof *k, by_store_id);
+  for (uint64_t r = 0; r < n; r++) u[k[r].i].id = (int64_t)r;
+  sqlite3_free(k);
+  return SQLITE_OK;
+}
+
 /* Both sides' candidates for the k best allowed by f: the union of the
 ** vector side's (q NULL: none) and the keyword side's (t NULL: none), by
-** position, with ids, and every record's vector score when there is q. */
-static int candidates(store *st, const hopts *o, const float *q, double unit, const char *t, size_t tn,
+** position, with ids, and every record's vector score when there is q.
+** Over a fleet each side is the set's best, so the union is the one a
+** single store holding every record would give; its stores stay pinned. */
+static int candidates(search_set *ss, const hopts *o, const float *q, double unit, const char *t, size_t tn,
                       uint64_t k, const knn_filter *f, hybrid_rec **out, uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
   uint64_t nv, nk;
-  hybrid_pools(&o->h, k, store_count(st), &nv, &nk);
-  knn_allow al;
-  int rc = search_knn_allow_init(st, f, &al, pzErr);
-  if (rc != SQLITE_OK) return rc;
-  ann_res *vr = NULL;
-  store_hit *kh = NULL;
-  uint64_t nvr = 0, nkh = 0, nu = 0;
-  if (!al.none && q) { /* the vector side */
-    vr = sqlite3_malloc64(nv * sizeof *vr + 1);
-    rc = vr ? h5mem_store_err(st, o->vcol >= 0 ? store_knn_col(st, o->vcol, q, nv, &al.flt, &o->knn, vr, &nvr)
-                                               : store_knn(st, q, nv, &al.flt, &o->knn, vr, &nvr), pzErr)
-            : SQLITE_NOMEM;
-    if (rc == SQLITE_OK) rc = search_knn_allow_check(&al, st, pzErr);
-    if (rc == SQLITE_OK && o->vcol < 0) rc = search_knn_check(st, vr, nvr, pzErr);
-  }
-  if (rc == SQLITE_OK && !al.none && t) /* the keyword side */
-    rc = keyword_hits(st, t, tn, nk, &al, &kh, &nkh, pzErr);
-  search_knn_allow_free(&al);
+  hybrid_pools(&o->h, k, ss->fl ? UINT64_MAX : store_count(ss->one), &nv, &nk);
+  uint32_t *held = sqlite3_malloc64((uint64_t)ss->n * 2 * sizeof *held);
+  if (!held) return SQLITE_NOMEM;
+  srow *vt = NULL, *kt = NULL;
+  uint64_t nvt = 0, nkt = 0, nu = 0;
+  int rc = SQLITE_OK;
+  memset(held, 0, (size_t)ss->n * 2 * sizeof *held);
+  if (q && !f->empty) rc = set_vector(ss, o, q, unit, nv, f, &vt, &nvt, held, pzErr);
+  if (rc == SQLITE_OK && t && !f->empty) rc = set_keyword(ss, t, tn, nk, f, &kt, &nkt, held + ss->n, held, pzErr);
+  sqlite3_free(held);
   hybrid_rec *u = NULL;
   if (rc == SQLITE_OK) {
-    u = sqlite3_malloc64((nvr + nkh) * sizeof *u + 1);
+    u = sqlite3_malloc64((nvt + nkt) * sizeof *u + 1);
     if (!u) rc = SQLITE_NOMEM;
   }
   if (rc == SQLITE_OK) {
-    for (uint64_t i = 0; i < nvr; i++)
-      u[nu++] = (hybrid_rec){.pos = vr[i].pos,
-                             .vs = o->vcol >= 0 ? search_col_score(store_col(st, o->vcol), vr[i].dist)
-                                                : search_knn_score(st, vr[i].dist, unit),
-                             .has_v = 1};
-    for (uint64_t i = 0; i < nkh; i++)
-      u[nu++] = (hybrid_rec){.pos = kh[i].pos, .ks = kh[i].score, .has_k = 1};
+    for (uint64_t i = 0; i < nvt; i++) u[nu++] = (hybrid_rec){.pos = vt[i].pos, .vs = vt[i].v[0], .has_v = 1};
+    for (uint64_t i = 0; i < nkt; i++) u[nu++] = (hybrid_rec){.pos = kt[i].pos, .ks = kt[i].v[0], .has_k = 1};
     nu = hybrid_union(u, nu);
-    for (uint64_t i = 0; i < nu; i++) u[i].id = store_pos_id(st, u[i].pos);
-    if (q) rc = missing_scores(st, o->vcol, q, unit, u, nu, pzErr);
+    for (uint64_t i = 0; i < nu; i++) {
+      store *st = ss->fl ? ss->st[SEARCH_SIDX(u[i].pos)] : ss->one;
+      u[i].id = store_pos_id(st, SEARCH_LPOS(u[i].pos));
+    }
+    if (ss->fl) rc = fleet_ids(u, nu);
+    for (int i = 0; q && rc == SQLITE_OK && i < ss->n; i++) {
+      store *st = ss->fl ? ss->st[i] : ss->one;
+      if (st) rc = set_err(ss, i, missing_scores(st, i, o->vcol, q, unit, u, nu, pzErr), pzErr);
+    }
   }
-  sqlite3_free(vr);
-  sqlite3_free(kh);
+  sqlite3_free(vt);
+  sqlite3_free(kt);
   if (rc != SQLITE_OK) {
     sqlite3_free(u);
     return rc;
@@ -380,10 +491,11 @@ static int candidates(store *st, const hopts *o, const float *q, double unit, co
   return SQLITE_OK;
 }
 
-int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow **out,
+int search_hybrid_run(search_set *ss, const search_args *a, const knn_filter *f, srow **out,
                       uint64_t *nout, char **pzErr) {
   *out = NULL;
   *nout = 0;
+  if (!ss->n) return SQLITE_OK;
   hopts o;
   memset(&o, 0, sizeof o);
   hybrid_opts_default(&o.h);
@@ -399,25 +511,28 @@ int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow
   float *q = NULL;
   double unit = 1.0;
   o.vcol = -1;
+  store *st0 = NULL; /* the query's store: the table's, or a fleet's first */
+  if (rc == SQLITE_OK) rc = search_set_pin(ss, 0, &st0, pzErr);
   if (rc == SQLITE_OK && o.column && sqlite3_stricmp(o.column, "embedding")) {
-    int c = store_col_find(st, o.column, strlen(o.column));
-    const store_coldef *d = c >= 0 ? store_col(st, c) : NULL;
+    int c = ss->fl ? -1 : store_col_find(st0, o.column, strlen(o.column));
+    const store_coldef *d = c >= 0 ? store_col(st0, c) : NULL;
     if (!d || d->type != STORE_T_VECTOR) {
-      *pzErr = sqlite3_mprintf("options: column: '%s' is not a vector column of the table", o.column);
+      *pzErr = sqlite3_mprintf("options: column: '%s' is not a vector column of the table%s", o.column,
+                               ss->fl ? " (a fleet searches the embedding alone)" : "");
       rc = SQLITE_ERROR;
     }
     o.vcol = c;
   }
   if (rc == SQLITE_OK && a->query && sqlite3_value_type(a->query) != SQLITE_NULL)
-    rc = o.vcol >= 0 ? search_col_query(st, o.vcol, a->query, (void **)&q, pzErr)
-                     : search_knn_query(st, a->mt, a->query, &q, &unit, pzErr);
+    rc = o.vcol >= 0 ? search_col_query(st0, o.vcol, a->query, (void **)&q, pzErr)
+                     : search_knn_query(st0, a->mt, a->query, &q, &unit, pzErr);
   else if (rc == SQLITE_OK && t && o.vcol < 0 && a->qtext && a->mt && h5mem_table_embeds(a->mt))
-    rc = search_knn_query(st, a->mt, a->qtext, &q, &unit, pzErr); /* no vector: the text serves both sides */
+    rc = search_knn_query(st0, a->mt, a->qtext, &q, &unit, pzErr); /* no vector: the text serves both sides */
   if (rc == SQLITE_OK && !t && !q) {
     *pzErr = sqlite3_mprintf("give a query text, a query vector, or both");
     rc = SQLITE_ERROR;
   }
-  if (rc != SQLITE_OK || a->k == 0 || f->empty || !store_count(st)) {
+  if (rc != SQLITE_OK || a->k == 0 || f->empty || (!ss->fl && !store_count(st0))) {
     sqlite3_free(q);
     hopts_free(&o);
     return rc;
@@ -425,11 +540,11 @@ int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow
   if (!o.h.has_now) o.h.now = a->touch->has_now ? a->touch->now : (int64_t)time(NULL);
   uint64_t k = (uint64_t)a->k, nu = 0;
   hybrid_rec *u = NULL;
-  rc = candidates(st, &o, q, unit, t, tn, k, f, &u, &nu, pzErr);
+  rc = candidates(ss, &o, q, unit, t, tn, k, f, &u, &nu, pzErr);
   if (rc == SQLITE_OK && hybrid_rejects(&o.h, u, nu)) nu = 0;
   if (rc == SQLITE_OK && nu) {
     hybrid_fuse(&o.h, u, nu);
-    if (o.h.rerank) rc = rerank(st, &o, u, nu, pzErr);
+    if (o.h.rerank) rc = rerank(ss, &o, u, nu, pzErr);
   }
   srow *r = NULL;
   if (rc == SQLITE_OK) {

@@ -68,6 +68,8 @@
 #include "vtab_int.h"
 
 #define WHO "h5mem"
+/* a fleet (paths=): the module passes its calls to vtab_fleet.c */
+#define FLEET(vt) (((const h5mem_txvt *)(vt))->fleet)
 
 enum {
   COL_ID, COL_TEXT, COL_EMB, COL_SOURCE, COL_SESSION, COL_TAGS, COL_TS, COL_TIER,
@@ -689,6 +691,7 @@ static void db_mutex_unlock(void *m) { sqlite3_mutex_leave(m); }
 ** every use an error: DROP TABLE needs xConnect to succeed. */
 static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *const *argv,
                               sqlite3_vtab **out, char **pzErr, int creating) {
+  if (h5mem_fleet_args(argc, argv)) return h5mem_fleet_connect(db, aux, argc, argv, out, pzErr);
   registry *reg = aux;
   memopts m;
   int rc = parse_opts(argc, argv, &m, pzErr);
@@ -806,6 +809,7 @@ static int mem_connect_common(sqlite3 *db, void *aux, int argc, const char *cons
 }
 
 static int mem_disconnect(sqlite3_vtab *base) {
+  if (FLEET(base)) return h5mem_fleet_module.xDisconnect(base);
   memvt *vt = (memvt *)base;
   pend_discard(vt); /* (before the store goes: its ms->pend may point here) */
   h5mem_registry_remove(vt);
@@ -844,7 +848,7 @@ const char *const h5mem_companion_module[3] = {"h5mem_entities", "h5mem_relation
 static int mem_create(sqlite3 *db, void *aux, int argc, const char *const *argv,
                       sqlite3_vtab **out, char **pzErr) {
   int rc = mem_connect_common(db, aux, argc, argv, out, pzErr, 1);
-  for (int k = 0; k < 3 && rc == SQLITE_OK; k++) {
+  for (int k = 0; k < 3 && rc == SQLITE_OK && !h5mem_fleet_args(argc, argv); k++) {
     char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE IF NOT EXISTS \"%w\".\"%w_%s\" USING %s(\"%w\")",
                                 argv[1], argv[2], h5mem_companion[k], h5mem_companion_module[k], argv[2]);
     char *err = NULL;
@@ -886,6 +890,7 @@ static int is_companion(sqlite3 *db, const char *schema, const char *table, int 
 ** a transaction that changed the store and has not committed: those changes
 ** would have no table left to commit them. */
 static int mem_destroy(sqlite3_vtab *base) {
+  if (FLEET(base)) return h5mem_fleet_module.xDestroy(base);
   memvt *vt = (memvt *)base;
   if (vt->tx.ms && h5mem_tx_dirty(vt->tx.ms))
     return vt_err(vt, SQLITE_LOCKED, "cannot drop %s while this transaction has uncommitted changes "
@@ -1101,6 +1106,7 @@ static int decl_best_index(memvt *vt, sqlite3_index_info *info) {
 }
 
 static int mem_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
+  if (FLEET(base)) return h5mem_fleet_module.xBestIndex(base, info);
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (every query plans first) */
   int krc = knn_best_index(vt, info);
@@ -1146,6 +1152,7 @@ static int decl_scan_rows(memcur *c, memvt *vt, const char *idxStr, int argc, sq
 }
 
 static int mem_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
+  if (FLEET(base)) return h5mem_fleet_module.xOpen(base, out);
   memvt *vt = (memvt *)base;
   memcur *c = sqlite3_malloc(sizeof *c);
   if (!c) return SQLITE_NOMEM;
@@ -1156,6 +1163,7 @@ static int mem_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out) {
 }
 
 static int mem_close(sqlite3_vtab_cursor *cur) {
+  if (FLEET(cur->pVtab)) return h5mem_fleet_module.xClose(cur);
   memvt *vt = (memvt *)cur->pVtab;
   vt->tx.ms->holds--;
   sqlite3_free(((memcur *)cur)->res);
@@ -1375,6 +1383,7 @@ static void skip_dead(memcur *c, memvt *vt) {
 
 static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, int argc,
                       sqlite3_value **argv) {
+  if (FLEET(cur->pVtab)) return h5mem_fleet_module.xFilter(cur, plan, idxStr, argc, argv);
   (void)idxStr;
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
@@ -1427,6 +1436,7 @@ static int mem_filter(sqlite3_vtab_cursor *cur, int plan, const char *idxStr, in
 }
 
 static int mem_next(sqlite3_vtab_cursor *cur) {
+  if (FLEET(cur->pVtab)) return h5mem_fleet_module.xNext(cur);
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
   c->have_v = 0;
@@ -1445,6 +1455,7 @@ static int mem_next(sqlite3_vtab_cursor *cur) {
 }
 
 static int mem_eof(sqlite3_vtab_cursor *cur) {
+  if (FLEET(cur->pVtab)) return h5mem_fleet_module.xEof(cur);
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
   if (c->knn) return c->ires >= c->nres;
@@ -1462,7 +1473,7 @@ static int load(memcur *c, memvt *vt, unsigned want) {
   return rc ? st_err(vt, rc) : SQLITE_OK;
 }
 
-static unsigned col_part(int col) {
+unsigned h5mem_view_part(int col) {
   switch (col) {
   case COL_TEXT: return STORE_V_TEXT;
   case COL_SOURCE: return STORE_V_SOURCE;
@@ -1474,6 +1485,58 @@ static unsigned col_part(int col) {
   case COL_ID: return 0;
   default: return STORE_V_NUM;
   }
+}
+
+int h5mem_view_result(sqlite3_context *ctx, store *st, const store_view *v, int col) {
+  switch (col) {
+  case COL_ID: sqlite3_result_int64(ctx, v->id); break;
+  case COL_TEXT: h5mem_result_text(ctx, v->text, v->text_len); break;
+  case COL_SOURCE: h5mem_result_text(ctx, v->source, v->source_len); break;
+  case COL_SESSION: h5mem_result_text(ctx, v->session, v->session_len); break;
+  case COL_TAGS: h5mem_result_text(ctx, v->tags, v->tags_len); break;
+  case COL_TIER: h5mem_result_text(ctx, v->tier, v->tier_len); break;
+  case COL_META: h5mem_result_text(ctx, v->meta, v->meta_len); break;
+  case COL_TS: sqlite3_result_int64(ctx, v->ts); break;
+  case COL_IMPORTANCE:
+    if (isnan(v->importance)) sqlite3_result_null(ctx);
+    else sqlite3_result_double(ctx, v->importance);
+    break;
+  case COL_ACCESS_COUNT: sqlite3_result_int64(ctx, v->access_count); break;
+  case COL_LAST_ACCESS:
+    if (v->last_access == STORE_NULL_TIME) sqlite3_result_null(ctx);
+    else sqlite3_result_int64(ctx, v->last_access);
+    break;
+  case COL_EMB: {
+    if (!v->emb) {
+      sqlite3_result_null(ctx);
+      break;
+    }
+    size_t dim = (size_t)store_dim(st);
+    if (store_storage(st) == STORE_F32) {
+      sqlite3_result_blob64(ctx, v->emb, dim * 4, SQLITE_TRANSIENT);
+    } else {
+      float *f = sqlite3_malloc64(dim * 4);
+      if (!f) {
+        sqlite3_result_error_nomem(ctx);
+        return SQLITE_NOMEM;
+      }
+      uint16_t *h = sqlite3_malloc64(dim * 2);
+      if (!h) {
+        sqlite3_free(f);
+        sqlite3_result_error_nomem(ctx);
+        return SQLITE_NOMEM;
+      }
+      memcpy(h, v->emb, dim * 2); /* (mapped rows need not be aligned) */
+      k_get()->f16_to_f32(h, f, dim);
+      sqlite3_free(h);
+      sqlite3_result_blob64(ctx, f, dim * 4, sqlite3_free);
+    }
+    sqlite3_result_subtype(ctx, EXT_SUBTYPE_F32);
+    break;
+  }
+  default: sqlite3_result_null(ctx);
+  }
+  return SQLITE_OK;
 }
 
 /* A declared column's value of the cursor's record. */
@@ -1505,6 +1568,7 @@ static int decl_column(memvt *vt, memcur *c, sqlite3_context *ctx, int i) {
 }
 
 static int mem_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
+  if (FLEET(cur->pVtab)) return h5mem_fleet_module.xRowid(cur, rowid);
   memcur *c = (memcur *)cur;
   int rc = load(c, (memvt *)cur->pVtab, 0);
   if (rc) return rc;
@@ -1513,6 +1577,7 @@ static int mem_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid) {
 }
 
 static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  if (FLEET(cur->pVtab)) return h5mem_fleet_module.xColumn(cur, ctx, col);
   memcur *c = (memcur *)cur;
   memvt *vt = (memvt *)cur->pVtab;
   if (col != COL_ID && sqlite3_vtab_nochange(ctx)) /* an UPDATE leaves it: xUpdate reads */
@@ -1540,61 +1605,12 @@ static int mem_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     h5mem_result_text(ctx, c->sess, c->it.sesslen);
     return SQLITE_OK;
   }
-  int rc = load(c, vt, col_part(col));
+  int rc = load(c, vt, h5mem_view_part(col));
   if (rc) { /* the read's code, not SQLITE_ERROR: SQLITE_CORRUPT for a damaged store */
     ext_result_rc(ctx, rc, vt->tx.base.zErrMsg ? vt->tx.base.zErrMsg : WHO ": read failed");
     return rc;
   }
-  const store_view *v = &c->v;
-  switch (col) {
-  case COL_ID: sqlite3_result_int64(ctx, v->id); break;
-  case COL_TEXT: h5mem_result_text(ctx, v->text, v->text_len); break;
-  case COL_SOURCE: h5mem_result_text(ctx, v->source, v->source_len); break;
-  case COL_SESSION: h5mem_result_text(ctx, v->session, v->session_len); break;
-  case COL_TAGS: h5mem_result_text(ctx, v->tags, v->tags_len); break;
-  case COL_TIER: h5mem_result_text(ctx, v->tier, v->tier_len); break;
-  case COL_META: h5mem_result_text(ctx, v->meta, v->meta_len); break;
-  case COL_TS: sqlite3_result_int64(ctx, v->ts); break;
-  case COL_IMPORTANCE:
-    if (isnan(v->importance)) sqlite3_result_null(ctx);
-    else sqlite3_result_double(ctx, v->importance);
-    break;
-  case COL_ACCESS_COUNT: sqlite3_result_int64(ctx, v->access_count); break;
-  case COL_LAST_ACCESS:
-    if (v->last_access == STORE_NULL_TIME) sqlite3_result_null(ctx);
-    else sqlite3_result_int64(ctx, v->last_access);
-    break;
-  case COL_EMB: {
-    if (!v->emb) {
-      sqlite3_result_null(ctx);
-      break;
-    }
-    size_t dim = (size_t)store_dim(vt->st);
-    if (store_storage(vt->st) == STORE_F32) {
-      sqlite3_result_blob64(ctx, v->emb, dim * 4, SQLITE_TRANSIENT);
-    } else {
-      float *f = sqlite3_malloc64(dim * 4);
-      if (!f) {
-        sqlite3_result_error_nomem(ctx);
-        return SQLITE_NOMEM;
-      }
-      uint16_t *h = sqlite3_malloc64(dim * 2);
-      if (!h) {
-        sqlite3_free(f);
-        sqlite3_result_error_nomem(ctx);
-        return SQLITE_NOMEM;
-      }
-      memcpy(h, v->emb, dim * 2); /* (mapped rows need not be aligned) */
-      k_get()->f16_to_f32(h, f, dim);
-      sqlite3_free(h);
-      sqlite3_result_blob64(ctx, f, dim * 4, sqlite3_free);
-    }
-    sqlite3_result_subtype(ctx, EXT_SUBTYPE_F32);
-    break;
-  }
-  default: sqlite3_result_null(ctx);
-  }
-  return SQLITE_OK;
+  return h5mem_view_result(ctx, vt->st, &c->v, col);
 }
 
 /* ---- writing ------------------------------------------------------------- */
@@ -2329,6 +2345,7 @@ static int prov_fields(memvt *vt, unsigned same, int id_moved, char **out) {
 }
 
 static int mem_update(sqlite3_vtab *base, int argc, sqlite3_value **argv, sqlite3_int64 *rowid) {
+  if (FLEET(base)) return h5mem_fleet_module.xUpdate(base, argc, argv, rowid);
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt);
   store *s = vt->st;
@@ -2514,6 +2531,7 @@ static int rename_companions(memvt *vt, const char *name) {
 ** lock and the open transaction: what it wrote before the rename is seen
 ** after it and commits or rolls back with what it writes after it. */
 static int mem_rename(sqlite3_vtab *base, const char *name) {
+  if (FLEET(base)) return h5mem_fleet_module.xRename(base, name);
   memvt *vt = (memvt *)base;
   if (vt->missing) return vt_missing(vt); /* (it has no store to go by the new name) */
   if (vt->st && store_is_ephemeral(vt->st)) /* (its name is its store's in the whole process) */

@@ -361,35 +361,40 @@ int h5mem_vt_begin(sqlite3_vtab *base) {
 
 int h5mem_vt_sync(sqlite3_vtab *base) {
   h5mem_txvt *t = (h5mem_txvt *)base;
+  if (!t->ms) return SQLITE_OK; /* (a fleet, made in this transaction: no store of its own) */
   char *msg = NULL;
   return t->msg(base, h5mem_tx_sync(t->ms, &msg), &msg);
 }
 
 int h5mem_vt_commit(sqlite3_vtab *base) {
   h5mem_txvt *t = (h5mem_txvt *)base;
+  if (!t->ms) return SQLITE_OK; /* (a fleet, made in this transaction: no store of its own) */
   char *msg = NULL;
   return t->msg(base, h5mem_tx_commit(t->ms, &msg), &msg);
 }
 
 int h5mem_vt_rollback(sqlite3_vtab *base) {
-  h5mem_tx_rollback(((h5mem_txvt *)base)->ms);
+  if (((h5mem_txvt *)base)->ms) h5mem_tx_rollback(((h5mem_txvt *)base)->ms);
   return SQLITE_OK;
 }
 
 int h5mem_vt_savepoint(sqlite3_vtab *base, int i) {
   h5mem_txvt *t = (h5mem_txvt *)base;
+  if (!t->ms) return SQLITE_OK; /* (a fleet, made in this transaction: no store of its own) */
   char *msg = NULL;
   return t->msg(base, h5mem_tx_savepoint(t->ms, i, &msg), &msg);
 }
 
 int h5mem_vt_release(sqlite3_vtab *base, int i) {
   h5mem_txvt *t = (h5mem_txvt *)base;
+  if (!t->ms) return SQLITE_OK; /* (a fleet, made in this transaction: no store of its own) */
   char *msg = NULL;
   return t->msg(base, h5mem_tx_release(t->ms, i, &msg), &msg);
 }
 
 int h5mem_vt_rollback_to(sqlite3_vtab *base, int i) {
   h5mem_txvt *t = (h5mem_txvt *)base;
+  if (!t->ms) return SQLITE_OK; /* (a fleet, made in this transaction: no store of its own) */
   char *msg = NULL;
   return t->msg(base, h5mem_tx_rollback_to(t->ms, i, &msg), &msg);
 }

@@ -45,6 +45,7 @@ struct registry {
   int refs;
   sqlite3 *db; /* the connection (h5mem_store_find asks its schema) */
   struct embedder_cache *emb; /* the connection's embedders (tables and h5mem_embed share them) */
+  struct fleet *fleets; /* the fleets (h5mem tables of paths=) open on the connection */
 };
 #endif
 
@@ -183,6 +184,7 @@ int h5mem_tx_dirty(const memstore *ms);
 ** h5mem table, its companions), what the shared transaction methods read. */
 typedef struct h5mem_txvt {
   sqlite3_vtab base;
+  int fleet; /* a fleet (vtab_fleet.c), whose methods the h5mem module's pass it to */
   memstore *ms; /* NULL: the store does not exist (h5mem_table_missing) */
   /* A message of the shared functions (*msg, taken and NULLed) as the
   ** table's error (ext_vtab_msg: without a message SQLITE_ERROR becomes
@@ -385,6 +387,14 @@ const char *h5mem_table_command(const memvt *vt);
 ** mem_entities, mem_relations, mem_mentions, and their modules. */
 extern const char *const h5mem_companion[3];
 extern const char *const h5mem_companion_module[3];
+
+/* The h5mem table's first twelve columns (id, text, embedding, source,
+** session, tags, ts, tier, importance, access_count, last_access, meta),
+** which a fleet has too: column col of the record v of st as the result,
+** and the parts (STORE_V_*) of a view it needs. */
+int h5mem_view_result(sqlite3_context *ctx, store *st, const store_view *v, int col);
+unsigned h5mem_view_part(int col);
+#define H5MEM_VIEW_COLS 12
 
 /* A store's string (NULL: SQL NULL) as a result. */
 static inline void h5mem_result_text(sqlite3_context *ctx, const char *s, size_t n) {
@@ -608,14 +618,71 @@ srow *search_srow_alloc(uint64_t n);
 double search_knn_distance(const store *st, float d, double unit);
 double search_knn_score(const store *st, float d, double unit);
 
+/* ==== interface to code in vtab_fleet.c ================================== */
+
+/* A fleet: CREATE VIRTUAL TABLE fleet USING h5mem(paths='agents/agent-*.h5'),
+** a read-only union of many stores (docs/SQL.md, "Fleets").  The h5mem
+** module passes a fleet's calls to these (mem_connect_common and the
+** module's methods, when tx.fleet is set). */
+typedef struct fleet fleet;
+typedef struct fleet_ent fleet_ent;
+/* Whether argv[3..argc) has paths=: the table is a fleet. */
+int h5mem_fleet_args(int argc, const char *const *argv);
+int h5mem_fleet_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+                        char **pzErr);
+extern const sqlite3_module h5mem_fleet_module; /* (its xCreate and xConnect unused) */
+/* The fleet called name on this connection (connecting it first), or NULL. */
+fleet *h5mem_fleet_find(registry *reg, sqlite3 *db, const char *name);
+
+/* The stores a search runs over: a table's one store, or a fleet's stores
+** as listed when the statement began.  A fleet's store is opened (or
+** taken from the fleet's open ones) and pinned by search_set_store, and
+** let go by search_set_let; results name a record by SEARCH_GPOS(i, pos). */
+typedef struct search_set {
+  int n;
+  int vec;         /* a search: a fleet's stores must share dim and metric (dim, metric: the first's) */
+  int dim, metric;
+  store *one;      /* a table's store (not pinned: the table holds it) */
+  fleet *fl;       /* a fleet's: */
+  fleet_ent **ent; /* its stores (a reference each) */
+  store **st;      /* st[i]: store i while pinned, else NULL */
+} search_set;
+#define SEARCH_POS_BITS 40
+#define SEARCH_GPOS(i, pos) ((uint64_t)(i) << SEARCH_POS_BITS | (pos))
+#define SEARCH_SIDX(g) ((int)((g) >> SEARCH_POS_BITS))
+#define SEARCH_LPOS(g) ((g) & (((uint64_t)1 << SEARCH_POS_BITS) - 1))
+/* A table's set (its store alone). */
+void search_set_table(search_set *ss, store *st);
+/* The fleet's stores now (listed again if its folder changed), or only the
+** one whose path is only (none: an empty set).  An SQLite code. */
+int search_set_fleet(search_set *ss, fleet *fl, const char *only, char **pzErr);
+/* Store i, open and pinned (until search_set_let or search_set_free). */
+int search_set_store(search_set *ss, int i, store **out, char **pzErr);
+void search_set_let(search_set *ss, int i);
+/* Store i's path (a fleet's), or NULL (a table's). */
+const char *search_set_path(const search_set *ss, int i);
+void search_set_free(search_set *ss);
+
 /* ==== interface to code in search_text.c ================================== */
 
 /* bm25 and hybrid (search_text.c): the results for the arguments and the
 ** filter, sqlite3_malloc'd. */
-int search_bm25_run(store *st, const search_args *a, const knn_filter *f, srow **out,
+int search_bm25_run(search_set *ss, const search_args *a, const knn_filter *f, srow **out,
                     uint64_t *nout, char **pzErr);
-int search_hybrid_run(store *st, const search_args *a, const knn_filter *f, srow **out,
+int search_hybrid_run(search_set *ss, const search_args *a, const knn_filter *f, srow **out,
                       uint64_t *nout, char **pzErr);
+/* vec_search's run (vtab_search.c), for the KNN form of a fleet too. */
+int search_vec_run(search_set *ss, const search_args *a, const knn_filter *f, srow **out,
+                   uint64_t *nout, char **pzErr);
+/* Store i of ss (search_set_store), an error prefixed with its path (a fleet's). */
+int search_set_pin(search_set *ss, int i, store **st, char **pzErr);
+/* rows r[0..n) of store i (sorted, best first: by v[0], ascending unless
+** desc) merged into the best k of the set so far, *top[0..*ntop) (the
+** earlier store first among equals); stores whose rows all fell out let go
+** (held[j]: store j's rows in *top; hold: the rows of other lists that keep
+** a store pinned, or NULL). */
+int search_set_merge(search_set *ss, int i, srow *r, uint64_t n, uint64_t k, int desc, srow **top,
+                     uint64_t *ntop, uint32_t *held, const uint32_t *hold);
 
 
 /* ==== interface to code in search_opts.c ================================== */

@@ -1052,7 +1052,8 @@ void search_knn_plan(sqlite3_index_info *info, const int *colfield, int ncols, c
 ** computed whole in xFilter (srow) and read out by position. */
 enum {
   R_ID, R_DISTANCE, R_SCORE, R_VSCORE, R_KSCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER,
-  R_STORE, R_QUERY, R_QTEXT, R_K, R_OPTIONS
+  R_STORE, R_QUERY, R_QTEXT, R_K, R_OPTIONS,
+  R_PATH /* hidden, not an argument: the file of the row's store */
 };
 #define R_HIDDEN R_STORE
 
@@ -1063,48 +1064,46 @@ typedef struct fkind {
   int role[16];
   int order_col;  /* the column whose order the results come in */
   int order_desc;
-  int (*run)(store *st, const search_args *a, const knn_filter *f, srow **out,
+  int (*run)(search_set *ss, const search_args *a, const knn_filter *f, srow **out,
              uint64_t *nout, char **pzErr);
 } fkind;
-
-static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **out,
-                   uint64_t *nout, char **pzErr);
 
 static const fkind kinds[3] = {
     {"vec_search",
      "CREATE TABLE x(id INTEGER, distance REAL, score REAL, text TEXT, source TEXT, session TEXT, "
-     "ts INTEGER, tier TEXT, store HIDDEN, query HIDDEN, k HIDDEN, options HIDDEN)",
-     12,
+     "ts INTEGER, tier TEXT, store HIDDEN, query HIDDEN, k HIDDEN, options HIDDEN, path HIDDEN)",
+     13,
      {R_ID, R_DISTANCE, R_SCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE, R_QUERY, R_K,
-      R_OPTIONS},
-     1, 0, vec_run},
+      R_OPTIONS, R_PATH},
+     1, 0, search_vec_run},
     {"bm25",
      "CREATE TABLE x(id INTEGER, score REAL, text TEXT, source TEXT, session TEXT, ts INTEGER, "
-     "tier TEXT, store HIDDEN, query HIDDEN, k HIDDEN, options HIDDEN)",
-     11,
-     {R_ID, R_SCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE, R_QTEXT, R_K, R_OPTIONS},
+     "tier TEXT, store HIDDEN, query HIDDEN, k HIDDEN, options HIDDEN, path HIDDEN)",
+     12,
+     {R_ID, R_SCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE, R_QTEXT, R_K, R_OPTIONS, R_PATH},
      1, 1, search_bm25_run},
     {"hybrid",
      "CREATE TABLE x(id INTEGER, score REAL, vector_score REAL, keyword_score REAL, text TEXT, "
      "source TEXT, session TEXT, ts INTEGER, tier TEXT, store HIDDEN, query_text HIDDEN, "
-     "query_vec HIDDEN, k HIDDEN, options HIDDEN)",
-     14,
+     "query_vec HIDDEN, k HIDDEN, options HIDDEN, path HIDDEN)",
+     15,
      {R_ID, R_SCORE, R_VSCORE, R_KSCORE, R_TEXT, R_SOURCE, R_SESSION, R_TS, R_TIER, R_STORE,
-      R_QTEXT, R_QUERY, R_K, R_OPTIONS},
+      R_QTEXT, R_QUERY, R_K, R_OPTIONS, R_PATH},
      1, 1, search_hybrid_run},
 };
 
-static const int role_field[R_OPTIONS + 1] = {KNN_F_ID, -1, -1, -1, -1, -1, KNN_F_SOURCE,
-                                              KNN_F_SESSION, KNN_F_TS, KNN_F_TIER, -1, -1, -1,
-                                              -1, -1};
+static const int role_field[R_PATH + 1] = {KNN_F_ID, -1, -1, -1, -1, -1, KNN_F_SOURCE,
+                                           KNN_F_SESSION, KNN_F_TS, KNN_F_TIER, -1, -1, -1,
+                                           -1, -1, -1};
 
 /* The table object: an ext_tvf (vtab_int.h) whose kind is one of kinds. */
 static const fkind *kind_of(sqlite3_vtab *vt) { return ((const ext_tvf *)vt)->kind; }
 
 typedef struct scur {
   sqlite3_vtab_cursor base;
-  memvt *mt;
-  store *st;
+  memvt *mt;       /* a table's search (NULL: a fleet's) */
+  search_set ss;   /* its stores: those of the results stay pinned */
+  int have_ss;
   srow *res;
   uint64_t n, i;
   store_view v;
@@ -1125,12 +1124,12 @@ static int s_best_index(sqlite3_vtab *base, sqlite3_index_info *info) {
   int field[16];
   for (int c = 0; c < kd->ncol; c++) {
     field[c] = role_field[kd->role[c]];
-    if (kd->role[c] >= R_HIDDEN) has[kd->role[c] - R_HIDDEN] = 1;
+    if (kd->role[c] >= R_HIDDEN && kd->role[c] != R_PATH) has[kd->role[c] - R_HIDDEN] = 1;
   }
   for (int c = 0; c < info->nConstraint; c++) {
     const struct sqlite3_index_constraint *k = &info->aConstraint[c];
     if (k->iColumn < 0 || k->iColumn >= kd->ncol || kd->role[k->iColumn] < R_HIDDEN ||
-        k->op != SQLITE_INDEX_CONSTRAINT_EQ)
+        kd->role[k->iColumn] == R_PATH || k->op != SQLITE_INDEX_CONSTRAINT_EQ)
       continue;
     if (!k->usable) return SQLITE_CONSTRAINT;
     need[kd->role[k->iColumn] - R_HIDDEN] = c;
@@ -1175,7 +1174,8 @@ static void s_reset(scur *c) {
   c->n = c->i = 0;
   if (c->mt) h5mem_table_hold(c->mt, -1);
   c->mt = NULL;
-  c->st = NULL;
+  if (c->have_ss) search_set_free(&c->ss);
+  c->have_ss = 0;
 }
 
 static int s_close(sqlite3_vtab_cursor *cur) {
@@ -1336,41 +1336,111 @@ static int vec_run_cols(store *st, const search_args *a, const knn_filter *f, co
   return SQLITE_OK;
 }
 
+int search_set_pin(search_set *ss, int i, store **st, char **pzErr) {
+  char *err = NULL;
+  int rc = search_set_store(ss, i, st, &err);
+  if (rc != SQLITE_OK && ss->fl && err) {
+    *pzErr = sqlite3_mprintf("%s: %s", search_set_path(ss, i), err);
+    sqlite3_free(err);
+    if (!*pzErr) rc = SQLITE_NOMEM;
+  } else {
+    *pzErr = err;
+  }
+  return rc;
+}
+
+int search_set_merge(search_set *ss, int i, srow *r, uint64_t n, uint64_t k, int desc, srow **top,
+                     uint64_t *ntop, uint32_t *held, const uint32_t *hold) {
+  uint64_t m = *ntop + n < k ? *ntop + n : k, a = 0, b = 0, j = 0;
+  const srow *t = *top;
+  srow *o = search_srow_alloc(m);
+  if (!o) return SQLITE_NOMEM;
+  while (j < m && (a < *ntop || b < n)) {
+    int take = a >= *ntop || (b < n && (desc ? r[b].v[0] > t[a].v[0] : r[b].v[0] < t[a].v[0]));
+    o[j++] = take ? r[b++] : t[a++];
+  }
+  for (uint64_t x = 0; x < *ntop; x++) held[SEARCH_SIDX(t[x].pos)] = 0;
+  held[i] = 0;
+  for (uint64_t x = 0; x < j; x++) held[SEARCH_SIDX(o[x].pos)]++;
+  /* the stores that lost all their rows (and keep none elsewhere) */
+  for (uint64_t x = 0; x <= *ntop; x++) {
+    int s = x < *ntop ? SEARCH_SIDX(t[x].pos) : i;
+    if (!held[s] && !(hold && hold[s])) search_set_let(ss, s);
+  }
+  sqlite3_free(*top);
+  *top = o;
+  *ntop = j;
+  return SQLITE_OK;
+}
+
+/* The query vector of a set's search, prepared by its first store (the
+** stores of a fleet must share dim and metric: search_set_store checks). */
+static int set_query(search_set *ss, memvt *mt, sqlite3_value *v, float **q, double *unit, char **pzErr) {
+  store *st;
+  int rc = search_set_pin(ss, 0, &st, pzErr);
+  if (rc == SQLITE_OK) rc = search_knn_query(st, mt, v, q, unit, pzErr);
+  return rc;
+}
+
 /* vec_search: the k nearest; options {"exact": bool, "ef": n, "nprobe": n,
 ** "index": "flat"|"hnsw"|"ivf"} ("index": "flat" is "exact": true; the
 ** others, the store's index), "column"/"columns" (vector columns), and
-** touch, now (search_touch). */
-static int vec_run(store *st, const search_args *a, const knn_filter *f, srow **out,
+** touch, now (search_touch).  Over a fleet: each store's k nearest merged,
+** which is exact when each store's search is. */
+int search_vec_run(search_set *ss, const search_args *a, const knn_filter *f, srow **out,
                    uint64_t *nout, char **pzErr) {
+  *out = NULL;
+  *nout = 0;
   vec_opts vo;
   memset(&vo, 0, sizeof vo);
   vo.touch = a->touch;
   int rc = search_opts_parse(a->options, KNN_KNOWN, vec_option, &vo, pzErr);
   store_knn_opts ko = vo.ko;
-  if (rc == SQLITE_OK && vo.ncols) rc = vec_run_cols(st, a, f, &vo, out, nout, pzErr);
+  if (rc == SQLITE_OK && vo.ncols && ss->fl) {
+    *pzErr = sqlite3_mprintf("options: column(s): a fleet searches the embedding alone");
+    rc = SQLITE_ERROR;
+  } else if (rc == SQLITE_OK && vo.ncols) {
+    rc = vec_run_cols(ss->one, a, f, &vo, out, nout, pzErr);
+  }
   for (int i = 0; i < vo.ncols; i++) sqlite3_free(vo.cols[i]);
-  if (rc != SQLITE_OK || vo.ncols) return rc;
+  if (rc != SQLITE_OK || vo.ncols || !ss->n) return rc;
   float *q = NULL;
   double unit = 1.0;
-  if ((rc = search_knn_query(st, a->mt, a->query, &q, &unit, pzErr)) != SQLITE_OK) return rc;
-  ann_res *res = NULL;
-  uint64_t n = 0;
-  rc = search_knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
-  sqlite3_free(q);
-  if (rc != SQLITE_OK) return rc;
-  srow *r = search_srow_alloc(n);
-  if (!r) {
+  if ((rc = set_query(ss, a->mt, a->query, &q, &unit, pzErr)) != SQLITE_OK) return rc;
+  uint32_t *held = sqlite3_malloc64((uint64_t)ss->n * sizeof *held);
+  if (!held) rc = SQLITE_NOMEM;
+  srow *top = NULL;
+  uint64_t ntop = 0;
+  for (int i = 0; i < ss->n && rc == SQLITE_OK; i++) {
+    store *st;
+    ann_res *res = NULL;
+    uint64_t n = 0;
+    if ((rc = search_set_pin(ss, i, &st, pzErr)) != SQLITE_OK) break;
+    rc = search_knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
+    if (rc != SQLITE_OK && ss->fl && *pzErr) {
+      char *m = sqlite3_mprintf("%s: %s", search_set_path(ss, i), *pzErr);
+      sqlite3_free(*pzErr);
+      *pzErr = m;
+    }
+    srow *r = rc == SQLITE_OK ? search_srow_alloc(n) : NULL;
+    if (rc == SQLITE_OK && !r) rc = SQLITE_NOMEM;
+    for (uint64_t j = 0; r && j < n; j++) {
+      r[j].pos = SEARCH_GPOS(i, res[j].pos);
+      r[j].v[0] = search_knn_distance(st, res[j].dist, unit);
+      r[j].v[1] = search_knn_score(st, res[j].dist, unit);
+    }
     sqlite3_free(res);
-    return SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = search_set_merge(ss, i, r, n, (uint64_t)a->k, 0, &top, &ntop, held, NULL);
+    sqlite3_free(r);
   }
-  for (uint64_t i = 0; i < n; i++) {
-    r[i].pos = res[i].pos;
-    r[i].v[0] = search_knn_distance(st, res[i].dist, unit);
-    r[i].v[1] = search_knn_score(st, res[i].dist, unit);
+  sqlite3_free(q);
+  sqlite3_free(held);
+  if (rc != SQLITE_OK) {
+    sqlite3_free(top);
+    return rc;
   }
-  sqlite3_free(res);
-  *out = r;
-  *nout = n;
+  *out = top;
+  *nout = ntop;
   return SQLITE_OK;
 }
 
@@ -1385,11 +1455,11 @@ static int s_touch(scur *c, int64_t now, char **pzErr) {
   if (!c->n) return SQLITE_OK;
   int64_t *ids = sqlite3_malloc64(c->n * sizeof *ids);
   if (!ids) return SQLITE_NOMEM;
-  for (uint64_t i = 0; i < c->n; i++) ids[i] = store_pos_id(c->st, c->res[i].pos);
+  for (uint64_t i = 0; i < c->n; i++) ids[i] = store_pos_id(c->ss.one, c->res[i].pos);
   int rc = h5mem_touch_ids(c->mt, ids, (size_t)c->n, now, pzErr);
   for (uint64_t i = 0; rc == SQLITE_OK && i < c->n; i++) {
     uint64_t pos;
-    int src = store_find(c->st, ids[i], &pos);
+    int src = store_find(c->ss.one, ids[i], &pos);
     if (src != STORE_OK) {
       *pzErr = sqlite3_mprintf("memory %lld went away while its use was recorded", (long long)ids[i]);
       rc = SQLITE_ERROR;
@@ -1447,25 +1517,66 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
     }
     sa.k = sqlite3_value_int64(k_v);
   }
-  int trc;
-  memvt *mt = h5mem_table(vt->aux, vt->db, name, &err, &trc);
-  if (!mt) {
-    search_knn_filter_free(&f);
-    return s_msg(&vt->base, trc, &err);
-  }
-  store *st = h5mem_table_store(mt);
-  sa.mt = mt;
   search_touch tch;
   memset(&tch, 0, sizeof tch);
   sa.touch = &tch;
+  fleet *fl = h5mem_fleet_find(vt->aux, vt->db, name);
+  memvt *mt = NULL;
+  int trc = SQLITE_OK;
+  if (!fl && !(mt = h5mem_table(vt->aux, vt->db, name, &err, &trc))) {
+    if ((fl = h5mem_fleet_find(vt->aux, vt->db, name)) == NULL) { /* (connected by h5mem_table's look) */
+      search_knn_filter_free(&f);
+      return s_msg(&vt->base, trc, &err);
+    }
+    sqlite3_free(err);
+    err = NULL;
+  }
+  if (fl) { /* a fleet: read-only, its stores' own columns alone */
+    rc = search_set_fleet(&c->ss, fl, NULL, &err);
+    c->have_ss = rc == SQLITE_OK;
+    if (rc == SQLITE_OK && search_opts_has(sa.options, "where")) {
+      err = sqlite3_mprintf("options: where: a fleet has no declared columns (filter on source, session, "
+                            "ts, tier or id)");
+      rc = SQLITE_ERROR;
+    }
+    if (rc == SQLITE_OK) rc = kind_of(&vt->base)->run(&c->ss, &sa, &f, &c->res, &c->n, &err);
+    if (rc == SQLITE_OK && tch.has_touch && tch.touch) {
+      err = sqlite3_mprintf("options: touch: a fleet is read-only");
+      rc = SQLITE_ERROR;
+    }
+    search_knn_filter_free(&f);
+    if (rc != SQLITE_OK) {
+      s_reset(c);
+      return s_msg(&vt->base, rc, &err);
+    }
+    /* the stores of the results stay pinned, the others go */
+    uint8_t *keep = sqlite3_malloc64((uint64_t)c->ss.n + 1);
+    if (!keep) {
+      s_reset(c);
+      return SQLITE_NOMEM;
+    }
+    memset(keep, 0, (size_t)c->ss.n + 1);
+    for (uint64_t i = 0; i < c->n; i++) keep[SEARCH_SIDX(c->res[i].pos)] = 1;
+    for (int i = 0; i < c->ss.n; i++)
+      if (!keep[i]) search_set_let(&c->ss, i);
+    sqlite3_free(keep);
+    c->have_v = 0;
+    return SQLITE_OK;
+  }
+  store *st = h5mem_table_store(mt);
+  sa.mt = mt;
+  search_set_table(&c->ss, st);
+  c->have_ss = 1;
   /* a reader sees what others committed (not under another scan of the store) */
   if ((rc = h5mem_store_refresh(h5mem_table_ms(mt), 0, &err)) == SQLITE_OK &&
       (rc = search_where(st, sa.options, &f, &err)) == SQLITE_OK)
-    rc = kind_of(&vt->base)->run(st, &sa, &f, &c->res, &c->n, &err);
+    rc = kind_of(&vt->base)->run(&c->ss, &sa, &f, &c->res, &c->n, &err);
   search_knn_filter_free(&f);
-  if (rc != SQLITE_OK) return s_msg(&vt->base, rc, &err);
+  if (rc != SQLITE_OK) {
+    s_reset(c);
+    return s_msg(&vt->base, rc, &err);
+  }
   c->mt = mt;
-  c->st = st;
   h5mem_table_hold(mt, +1);
   c->have_v = 0;
   if (tch.has_touch ? tch.touch : h5mem_table_policy(mt)->reinforce) {
@@ -1507,6 +1618,11 @@ static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     else sqlite3_result_double(ctx, r->v[vi]);
     return SQLITE_OK;
   }
+  if (role == R_PATH) { /* the file of the row's store (a fleet's: its `store` column) */
+    const char *path = c->ss.fl ? search_set_path(&c->ss, SEARCH_SIDX(r->pos)) : store_path(c->ss.one);
+    sqlite3_result_text(ctx, path, -1, SQLITE_TRANSIENT);
+    return SQLITE_OK;
+  }
   if (role >= R_HIDDEN) {
     sqlite3_result_null(ctx);
     return SQLITE_OK;
@@ -1518,9 +1634,10 @@ static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   unsigned want = role == R_TEXT ? STORE_V_TEXT : role == R_SOURCE ? STORE_V_SOURCE
                   : role == R_SESSION ? STORE_V_SESSION : role == R_TIER ? STORE_V_TIER
                   : role == R_TS ? STORE_V_NUM : 0;
-  int src = store_get(c->st, r->pos, want, &c->v);
+  store *st = c->ss.fl ? c->ss.st[SEARCH_SIDX(r->pos)] : c->ss.one;
+  int src = st ? store_get(st, SEARCH_LPOS(r->pos), want, &c->v) : STORE_EINVAL;
   if (src != STORE_OK) { /* the read's code, not SQLITE_ERROR: SQLITE_CORRUPT for a damaged store */
-    char *m = sqlite3_mprintf("%s: %s", kd->name, store_errmsg(c->st));
+    char *m = sqlite3_mprintf("%s: %s", kd->name, st ? store_errmsg(st) : "the store was let go");
     ext_result_err(ctx, src, m);
     sqlite3_free(m);
     return ext_err_rc(src);

@@ -520,6 +520,24 @@ typedef struct store_hit {
 int store_bm25(store *s, const char *query, size_t n, uint64_t k, const store_filter *flt,
                store_hit *out, uint64_t *nout);
 
+/* BM25's statistics over several stores (a fleet searched as one): the
+** live records with text and their tokens, and for each distinct term of
+** a query, in the order store_bm25 takes them, the live records holding
+** it.  Zero it first; free df with free(). */
+typedef struct store_bm25_corpus {
+  uint64_t ndocs, ntok;
+  size_t nterms;
+  uint64_t *df;
+} store_bm25_corpus;
+/* Add the store's statistics for query[0..n) to c.  The stores added
+** must tokenize alike (store_tokenize): else STORE_EINVAL. */
+int store_bm25_corpus_add(store *s, const char *query, size_t n, store_bm25_corpus *c);
+/* store_bm25 scored with c's statistics (NULL: the store's own), so that
+** the scores of several stores' records are those of one store holding
+** them all. */
+int store_bm25_in(store *s, const char *query, size_t n, uint64_t k, const store_filter *flt,
+                  const store_bm25_corpus *c, store_hit *out, uint64_t *nout);
+
 typedef struct store_text_info {
   const char *tokenize;  /* the setting, normal form */
   uint64_t image_rows;   /* base rows the saved image covers (0: none) */

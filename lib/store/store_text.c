@@ -375,22 +375,96 @@ static int allowed(const store_filter *flt, uint64_t pos) {
   return 1;
 }
 
-int store_bm25(store *s, const char *query, size_t n, uint64_t k, const store_filter *flt,
-               store_hit *out, uint64_t *nout) {
-  *nout = 0;
-  tindex *x = store_tindex(s);
-  if (!x || k == 0) return STORE_OK;
+/* The query's distinct terms (q zeroed before; free its arrays after). */
+static int query_terms(tindex *x, const char *query, size_t n, qterms *q) {
+  int rc = text_tokenize(&x->o, query, n, add_qterm, q);
+  if (q->rc) return q->rc;
+  return rc ? STORE_ENOMEM : STORE_OK;
+}
+
+static void query_terms_free(qterms *q) {
+  free(q->buf);
+  free(q->off);
+  free(q->n);
+}
+
+/* Term t of q: its posting lists (c[0] the image's, c[1] the segment's)
+** and in *df the live records holding it (0: none). */
+static int term_df(store *s, tindex *x, const qterms *q, size_t t, int no_dead, bm25_cur c[2], uint64_t *df) {
+  *df = bm25_img_term(x->img, q->buf + q->off[t], q->n[t], &c[0]);
+  *df += bm25_seg_term(x->seg, q->buf + q->off[t], q->n[t], &c[1]);
+  if (!*df || no_dead) return STORE_OK;
+  bm25_cur d[2] = {c[0], c[1]}; /* records holding the term that are live */
+  *df = 0;
+  for (int j = 0; j < 2; j++) {
+    int r;
+    while ((r = bm25_next(&d[j])) == 1) *df += store_pos_live(s, d[j].doc);
+    if (r < 0) return STORE_ECORRUPT;
+  }
+  return STORE_OK;
+}
+
+/* The index checked and brought up to date, its statistics counted. */
+static int tindex_ready(store *s, tindex *x) {
   int rc = check_image(x);
   if (rc == STORE_OK) rc = seg_update(x);
   if (rc == STORE_ENOMEM) return store_set_error(s, rc, "out of memory");
   if (rc) return rc; /* (store_text_at set the message) */
   stats_update(x);
+  return STORE_OK;
+}
+
+int store_bm25_corpus_add(store *s, const char *query, size_t n, store_bm25_corpus *c) {
+  tindex *x = store_tindex(s);
+  qterms q;
+  memset(&q, 0, sizeof q);
+  int rc = x ? tindex_ready(s, x) : STORE_OK;
+  if (rc == STORE_OK && x) rc = query_terms(x, query, n, &q);
+  if (rc == STORE_OK && x && !c->df) {
+    c->nterms = q.nt;
+    if (!(c->df = calloc(q.nt + 1, sizeof *c->df))) rc = STORE_ENOMEM;
+  }
+  if (rc == STORE_OK && x && q.nt != c->nterms) {
+    rc = store_set_error(s, STORE_EINVAL, "the stores tokenize the query differently (tokenize= differs)");
+  } else if (rc == STORE_OK && x && x->ndocs) {
+    c->ndocs += x->ndocs;
+    c->ntok += x->ntok;
+    int no_dead = store_count(s) == store_npos(s);
+    for (size_t t = 0; rc == STORE_OK && t < q.nt; t++) {
+      bm25_cur cur[2];
+      uint64_t df = 0;
+      rc = term_df(s, x, &q, t, no_dead, cur, &df);
+      c->df[t] += df;
+    }
+  }
+  query_terms_free(&q);
+  if (rc == STORE_ECORRUPT) {
+    snprintf(x->note, sizeof x->note, "the saved text index is damaged (a posting list is "
+             "malformed); optimize rebuilds it");
+    return store_set_error(s, rc, x->note);
+  }
+  if (rc == STORE_ENOMEM) return store_set_error(s, rc, "out of memory");
+  return rc;
+}
+
+int store_bm25(store *s, const char *query, size_t n, uint64_t k, const store_filter *flt,
+               store_hit *out, uint64_t *nout) {
+  return store_bm25_in(s, query, n, k, flt, NULL, out, nout);
+}
+
+int store_bm25_in(store *s, const char *query, size_t n, uint64_t k, const store_filter *flt,
+                  const store_bm25_corpus *corpus, store_hit *out, uint64_t *nout) {
+  *nout = 0;
+  tindex *x = store_tindex(s);
+  if (!x || k == 0) return STORE_OK;
+  int rc = tindex_ready(s, x);
+  if (rc) return rc;
   if (!x->ndocs) return STORE_OK;
   qterms q;
   memset(&q, 0, sizeof q);
-  rc = text_tokenize(&x->o, query, n, add_qterm, &q);
-  if (q.rc) rc = q.rc;
-  else if (rc) rc = STORE_ENOMEM;
+  rc = query_terms(x, query, n, &q);
+  if (!rc && corpus && q.nt != corpus->nterms)
+    rc = store_set_error(s, STORE_EINVAL, "the stores tokenize the query differently (tokenize= differs)");
   uint64_t npos = store_npos(s);
   if (!rc && npos > x->acccap) {
     double *na = realloc(x->acc, npos * sizeof *na);
@@ -402,24 +476,17 @@ int store_bm25(store *s, const char *query, size_t n, uint64_t k, const store_fi
       x->acccap = npos;
     }
   }
-  double N = (double)x->ndocs, avgdl = (double)x->ntok / N;
+  double N = corpus ? (double)corpus->ndocs : (double)x->ndocs;
+  double avgdl = corpus ? (double)corpus->ntok / N : (double)x->ntok / N;
   int no_dead = store_count(s) == npos;
   x->ntouched = 0;
   for (size_t t = 0; !rc && t < q.nt; t++) {
     bm25_cur c[2];
-    uint64_t df = bm25_img_term(x->img, q.buf + q.off[t], q.n[t], &c[0]);
-    df += bm25_seg_term(x->seg, q.buf + q.off[t], q.n[t], &c[1]);
+    uint64_t df = 0;
+    /* (with a corpus the postings alone: its df counts the live records) */
+    if ((rc = term_df(s, x, &q, t, corpus ? 1 : no_dead, c, &df)) != STORE_OK || !df) continue;
+    if (corpus) df = corpus->df[t];
     if (!df) continue;
-    if (!no_dead) { /* records holding the term that are live */
-      bm25_cur d[2] = {c[0], c[1]};
-      df = 0;
-      for (int j = 0; j < 2 && !rc; j++) {
-        int r;
-        while ((r = bm25_next(&d[j])) == 1) df += store_pos_live(s, d[j].doc);
-        if (r < 0) rc = STORE_ECORRUPT;
-      }
-      if (rc || !df) continue;
-    }
     double idf = log((N - (double)df + 0.5) / ((double)df + 0.5));
     if (idf <= 0.0) idf = 1e-6;
     for (int j = 0; j < 2 && !rc; j++) {
@@ -450,9 +517,7 @@ int store_bm25(store *s, const char *query, size_t n, uint64_t k, const store_fi
       if (r < 0) rc = STORE_ECORRUPT;
     }
   }
-  free(q.buf);
-  free(q.off);
-  free(q.n);
+  query_terms_free(&q);
   /* the k best allowed */
   hitheap hp = {NULL, NULL, 0, k < x->ntouched ? k : x->ntouched};
   if (!rc && hp.k) {
