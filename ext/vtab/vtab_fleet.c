@@ -178,7 +178,7 @@ static int fleet_list(fleet *fl, char **pzErr) {
     }
     paths = g.gl_pathv;
     np = gr == GLOB_NOMATCH ? 0 : g.gl_pathc;
-    qsort(paths, np, sizeof *paths, by_path); /* (bytes, whatever the locale) */
+    if (np) qsort(paths, np, sizeof *paths, by_path); /* (bytes, whatever the locale) */
   }
   fleet_ent **ne = sqlite3_malloc64(np * sizeof *ne + 1);
   int rc = ne ? SQLITE_OK : SQLITE_NOMEM, m = 0, j = 0;
@@ -370,7 +370,7 @@ static int parse_list(fleet *fl, const char *v, char **pzErr) {
     free(p);
     if (!fl->list[fl->nlist++]) return SQLITE_NOMEM;
   }
-  qsort(fl->list, (size_t)fl->nlist, sizeof *fl->list, by_path);
+  if (fl->nlist) qsort(fl->list, (size_t)fl->nlist, sizeof *fl->list, by_path);
   return SQLITE_OK;
 }
 

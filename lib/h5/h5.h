@@ -64,6 +64,12 @@ const char *h5_errmsg(const h5_file *f);
 ** page fault each), or at least start reading them. */
 void h5_file_prefault(h5_file *f);
 
+/* Copy len bytes at file address addr into dst: read from the file (no
+** page of the mapping touched: a page fault each is what a scattered read
+** of the mapping costs), or copied from the image.  H5_OK, or H5_ECORRUPT
+** when they are not all in the file. */
+int h5_file_copy(h5_file *f, uint64_t addr, void *dst, uint64_t len);
+
 /* Facts from the superblock. */
 typedef struct h5_file_info {
   int superblock_version;

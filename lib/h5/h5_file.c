@@ -50,6 +50,21 @@ const uint8_t *h5_span_read(const h5_file *f, const uint8_t *p, uint64_t len, ui
   return b;
 }
 
+int h5_file_copy(h5_file *f, uint64_t addr, void *dst, uint64_t len) {
+  const uint8_t *p = h5_span(f, addr, len);
+  if (!p) return h5_err(f, H5_ECORRUPT, "%llu bytes at %llu are beyond the end of the file",
+                        (unsigned long long)len, (unsigned long long)addr);
+  size_t got = 0;
+  while (f->mapped && !f->overlaid && f->fd >= 0 && got < len) {
+    ssize_t r = pread(f->fd, (uint8_t *)dst + got, (size_t)(len - got), (off_t)(p - f->map) + (off_t)got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  if (got < len) memcpy((uint8_t *)dst + got, p + got, (size_t)(len - got)); /* (the map has them all the same) */
+  return H5_OK;
+}
+
 const uint8_t *h5_span(const h5_file *f, uint64_t addr, uint64_t len) {
   if (addr == H5_UNDEF_ADDR || addr > f->size || f->base > f->size - addr)
     return NULL;

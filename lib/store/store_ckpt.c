@@ -295,18 +295,42 @@ static int rebase(store *s, uint64_t upto) {
     free(dead);
     return rc;
   }
+  /* the base stays sorted when the rows appended continue its order (then
+  ** the map, which held the delta's ids alone, is emptied); else every live
+  ** base row goes into the map (room made first: nothing below fails) */
+  int sorted = s->base_sorted;
+  int64_t last = oldn ? ids[oldn - 1] : INT64_MIN;
+  for (uint64_t i = 0; sorted && i < s->ndelta; i++)
+    if (!s->delta[i]->dead) {
+      if (s->delta[i]->id <= last && (oldn || i)) sorted = 0;
+      last = s->delta[i]->id;
+    }
+  if (s->base_sorted && !sorted && idmap_reserve(&s->map, s->live)) {
+    free(ids);
+    free(dead);
+    return store_fail(s, STORE_ENOMEM, "out of memory");
+  }
+  for (uint64_t i = 0; s->base_sorted && !sorted && i < oldn; i++)
+    if (!dead[i]) {
+      int prc = idmap_put(&s->map, ids[i], i); /* (room was made) */
+      UTIL_ASSERT(prc == STORE_OK);
+    }
   uint64_t j = oldn;
   for (uint64_t i = 0; i < s->ndelta; i++) {
     drec *d = s->delta[i];
     if (!d->dead) {
       ids[j] = d->id;
       dead[j] = 0;
-      int prc = idmap_put(&s->map, d->id, j); /* (the id is in the map: no growth) */
-      UTIL_ASSERT(prc == STORE_OK);
+      if (!sorted) {
+        int prc = idmap_put(&s->map, d->id, j); /* (the id is in the map: no growth) */
+        UTIL_ASSERT(prc == STORE_OK);
+      }
       j++;
     }
     store_drec_free(d);
   }
+  if (sorted) idmap_clear(&s->map);
+  s->base_sorted = sorted;
   s->ndelta = 0;
   s->nnewdead = 0;
   gstore_rebase(s->g);

@@ -286,7 +286,8 @@ int store_evict_pick(store *s, int64_t **ids, uint64_t *nids) {
 
 /* Insert without the checks the public entry does. */
 int store_apply_put(store *s, const store_rec *r) {
-  if (idmap_slot(&s->map, r->id)) return store_fail(s, STORE_EEXISTS, "id %lld exists", (long long)r->id);
+  uint64_t at;
+  if (store_pos_of(s, r->id, &at)) return store_fail(s, STORE_EEXISTS, "id %lld exists", (long long)r->id);
   if (s->ndelta == s->capdelta) {
     uint64_t cap = s->capdelta ? s->capdelta * 2 : 256;
     drec **n = realloc(s->delta, cap * sizeof *n);
@@ -331,9 +332,8 @@ int store_apply_put(store *s, const store_rec *r) {
 }
 
 int store_apply_delete(store *s, int64_t id) {
-  uint64_t *v = idmap_slot(&s->map, id);
-  if (!v) return store_fail(s, STORE_ENOTFOUND, "no record with id %lld", (long long)id);
-  uint64_t pos = *v;
+  uint64_t pos;
+  if (!store_pos_of(s, id, &pos)) return store_fail(s, STORE_ENOTFOUND, "no record with id %lld", (long long)id);
   if (s->in_txn && s->nul == s->capul) {
     int rc = store_ul_push(s, 0, 0);
     if (rc) return rc;
@@ -353,7 +353,7 @@ int store_apply_delete(store *s, int64_t id) {
   } else {
     s->delta[pos - s->nbase]->dead = 1;
   }
-  idmap_del(&s->map, id);
+  idmap_del(&s->map, id); /* (a sorted base row is in no map) */
   s->live--;
   s->changes++;
   return store_ul_push(s, 0, pos);
@@ -389,8 +389,10 @@ void store_undo_one(store *s, const undo *u) {
     } else {
       s->delta[u->pos - s->nbase]->dead = 0;
     }
-    int prc = idmap_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
-    UTIL_ASSERT(prc == STORE_OK);
+    if (!(s->base_sorted && u->pos < s->nbase)) { /* (a sorted base row is found in base_id) */
+      int prc = idmap_put(&s->map, pos_id(s, u->pos), u->pos); /* (the slot was just freed: no growth) */
+      UTIL_ASSERT(prc == STORE_OK);
+    }
     s->live++;
     store_cols_note(s, u->pos, 1);
   }

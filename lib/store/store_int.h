@@ -32,6 +32,10 @@
 #include "text/tokenize.h"
 #include "wal.h"
 
+/* The live position of id (the map, then the sorted base rows): 1 found,
+** 0 not (store_read.c). */
+int store_pos_of(const store *s, int64_t id, uint64_t *pos);
+
 /* ---- interface to code in store_idmap.c ---------------------------------- */
 
 /* int64 key -> position, open addressing with linear probing (zero it
@@ -443,7 +447,11 @@ struct store {
   /* delta */
   drec **delta;
   uint64_t ndelta, capdelta;
+  /* the live records' ids -> positions: the delta's, and the base rows'
+  ** unless base_sorted (store_pos_of) */
   idmap map;
+  int base_sorted; /* base_id strictly increasing: a base row is found by binary search,
+                      so opening builds no map of them */
   uint64_t live;
   int64_t max_id;
   /* changes in place (store_patch.c): the overlay, ovix[pos] - 1 its entry in ov[] (0: none) */

@@ -170,9 +170,9 @@ static int apply(store *s, uint64_t pos, const store_patch *p) {
 }
 
 int store_patch_apply(store *s, int64_t id, const store_patch *p) {
-  const uint64_t *v = idmap_slot(&s->map, id);
-  if (!v) return store_fail(s, STORE_ENOTFOUND, "no record with id %lld", (long long)id);
-  return apply(s, *v, p);
+  uint64_t pos;
+  if (!store_pos_of(s, id, &pos)) return store_fail(s, STORE_ENOTFOUND, "no record with id %lld", (long long)id);
+  return apply(s, pos, p);
 }
 
 /* store_update's checks of p. */

@@ -33,11 +33,26 @@ int store_pos_live(const store *s, uint64_t pos) {
   return pos < s->ndelta && !s->delta[pos]->dead;
 }
 
-int store_find(const store *s, int64_t id, uint64_t *pos) {
+int store_pos_of(const store *s, int64_t id, uint64_t *pos) {
   const uint64_t *v = idmap_slot(&s->map, id);
-  if (!v) return STORE_ENOTFOUND;
-  *pos = *v;
-  return STORE_OK;
+  if (v) {
+    *pos = *v;
+    return 1;
+  }
+  if (!s->base_sorted || !s->base_id) return 0;
+  uint64_t lo = 0, hi = s->nbase;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (s->base_id[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == s->nbase || s->base_id[lo] != id || s->base_dead[lo]) return 0;
+  *pos = lo;
+  return 1;
+}
+
+int store_find(const store *s, int64_t id, uint64_t *pos) {
+  return store_pos_of(s, id, pos) ? STORE_OK : STORE_ENOTFOUND;
 }
 
 int64_t store_get_i64(const uint8_t *p) {

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -83,7 +84,10 @@ int util_ncpu(void) {
   static int cached;
   int n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
   if (!n) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    /* the CPUs this process may run on (taskset, a container's cpuset),
+    ** else those online */
+    cpu_set_t set;
+    long c = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
     n = c > 0 ? (int)c : 1;
     __atomic_store_n(&cached, n, __ATOMIC_RELAXED);
   }

@@ -1,0 +1,238 @@
+"""The measured limits of one store (issue 26): at N records x 384 (float16)
+its file size, open time, RSS after open, exact and HNSW search latency
+and recall, the HNSW build on 1 and 2 threads, a checkpoint of 1,000 new
+records and `optimize`.
+
+  /usr/bin/python3 bench/bench_scale.py --n 1000000 --n 10000000 [--hnsw-max 1000000] [--dir DIR]
+
+run from the build directory (it loads ./h5mem.so).  Records: random unit
+vectors (numpy, seed 26; 384-d, stored as float16), ~100 characters of
+English text (the licence texts in /usr/share/common-licenses), source,
+session and ts, written through Python's sqlite3 in transactions of
+10,000.  Each store is written once, flat (exact search); for N up to
+--hnsw-max the same records go into an `index=hnsw` store too, all in its
+log (autocheckpoint above its size), so that one checkpoint builds the
+whole graph: timed in a fresh process pinned to one CPU (taskset: the
+build uses the CPUs the process may run on) and in one on both.
+The open is measured in fresh processes (best of 3): `CREATE VIRTUAL
+TABLE` on the existing store, and the RSS it added.  Searches: 50 random
+unit queries, k = 10, each timed alone; the exact search's answers are the
+truth the HNSW recall@10 is measured against.
+"""
+import argparse
+import glob
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+BUILD = os.getcwd()
+EXT = os.path.join(BUILD, "h5mem")
+DIM = 384
+BATCH = 10000
+
+
+def connect():
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    db.enable_load_extension(True)
+    db.load_extension(EXT)
+    return db
+
+
+def words():
+    w = []
+    for fn in sorted(glob.glob("/usr/share/common-licenses/*")):
+        try:
+            with open(fn, encoding="utf-8", errors="ignore") as fh:
+                w += fh.read().split()
+        except (IsADirectoryError, PermissionError):
+            pass
+    return w
+
+
+def batches(n, seed=26):
+    """The records, BATCH at a time: the same for every store of one n."""
+    rng = np.random.default_rng(seed)
+    w = words()
+    for b in range(0, n, BATCH):
+        m = min(BATCH, n - b)
+        e = rng.standard_normal((m, DIM), dtype=np.float32)
+        e /= np.linalg.norm(e, axis=1, keepdims=True)
+        rows = []
+        for i in range(m):
+            j = ((b + i) * 7919) % (len(w) - 20)
+            rows.append((b + i + 1, " ".join(w[j:j + 16]), e[i].tobytes(), ("user", "agent", "web")[(b + i) % 3],
+                         "s%d" % ((b + i) % 1000), 1700000000 + b + i))
+        yield rows
+
+
+def fill(path, n, opts=""):
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s', dim=%d, storage=float16%s)" % (path, DIM, opts))
+    t0 = time.perf_counter()
+    for rows in batches(n):
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO m(id, text, embedding, source, session, ts) VALUES (?, ?, ?, ?, ?, ?)", rows)
+        db.execute("COMMIT")
+    t = time.perf_counter() - t0
+    return db, t
+
+
+OPEN = r'''
+import sqlite3, sys, time
+def rss():
+    return int([l for l in open('/proc/self/status') if l.startswith('VmRSS')][0].split()[1]) * 1024
+db = sqlite3.connect(':memory:', isolation_level=None)
+db.enable_load_extension(True); db.load_extension(sys.argv[1])
+r0 = rss(); t0 = time.perf_counter()
+db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % sys.argv[2])
+t1 = time.perf_counter(); r1 = rss()
+n = db.execute("SELECT count(*) FROM m").fetchone()[0]
+print((t1 - t0) * 1e3, (r1 - r0) / 2**20, n)
+'''
+
+
+def open_time(path):
+    best = None
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", OPEN, EXT, path], capture_output=True, text=True, check=True)
+        ms, mib, n = out.stdout.split()
+        if best is None or float(ms) < best[0]:
+            best = (float(ms), float(mib), int(n))
+    return best
+
+
+def queries(k=50, seed=7):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((k, DIM), dtype=np.float32)
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def search(db, qs, opts):
+    times, res = [], []
+    for q in qs:
+        t0 = time.perf_counter()
+        ids = [r[0] for r in db.execute("SELECT id FROM vec_search('m', ?, 10, ?)", (q.tobytes(), opts))]
+        times.append((time.perf_counter() - t0) * 1e3)
+        res.append(ids)
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.95) - 1], res
+
+
+BUILDG = r'''
+import sqlite3, sys, time
+db = sqlite3.connect(':memory:', isolation_level=None)
+db.enable_load_extension(True); db.load_extension(sys.argv[1])
+db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % sys.argv[2])
+t0 = time.perf_counter()
+db.execute("INSERT INTO m(m) VALUES('checkpoint')")
+print(time.perf_counter() - t0)
+'''
+
+
+def hnsw(tmp, n, qs, truth, out):
+    path = os.path.join(tmp, "hnsw.h5")
+    # the records in the log alone (autocheckpoint above its size), left
+    # there by a process that ends without closing (no checkpoint)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            db, _ = fill(path, n, ", index=hnsw, autocheckpoint=%d" % (1 << 40))
+            os._exit(0)
+        except BaseException:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0, status
+    shutil.copy(path, path + ".keep")
+    shutil.copy(path + "-wal", path + "-wal.keep")
+    for cpus in ("0", "0,1"):  # the same checkpoint, the graph built on 1 and on 2 CPUs
+        shutil.copy(path + ".keep", path)
+        shutil.copy(path + "-wal.keep", path + "-wal")
+        t = subprocess.run(["taskset", "-c", cpus, sys.executable, "-c", BUILDG, EXT, path],
+                           capture_output=True, text=True, check=True)
+        out["hnsw_build_%dcpu_s" % len(cpus.split(","))] = float(t.stdout)
+    os.remove(path + ".keep")
+    os.remove(path + "-wal.keep")
+    out["hnsw_file_mib"] = os.path.getsize(path) / 2**20
+    out["hnsw_open_ms"], out["hnsw_open_rss_mib"], _ = open_time(path)
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % path)
+    for ef in (64, 128):
+        p50, p95, res = search(db, qs, '{"ef": %d}' % ef)
+        rec = sum(len(set(a) & set(b)) for a, b in zip(res, truth)) / (10 * len(truth))
+        out["hnsw_ef%d" % ef] = {"p50_ms": p50, "p95_ms": p95, "recall10": rec}
+    db.close()
+    for f in glob.glob(path + "*"):
+        os.remove(f)
+
+
+def one(n, tmp, hnsw_max):
+    out = {"n": n}
+    path = os.path.join(tmp, "flat.h5")
+    db, t_fill = fill(path, n)
+    out["insert_s"] = t_fill
+    t0 = time.perf_counter()
+    db.execute("INSERT INTO m(m) VALUES('checkpoint')")
+    out["final_checkpoint_s"] = time.perf_counter() - t0
+    db.close()
+    out["file_mib"] = os.path.getsize(path) / 2**20
+    out["bytes_per_record"] = os.path.getsize(path) / n
+    out["open_ms"], out["open_rss_mib"], cnt = open_time(path)
+    assert cnt == n, (cnt, n)
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % path)
+    qs = queries()
+    p50, p95, truth = search(db, qs, '{"exact": true}')
+    out["exact"] = {"p50_ms": p50, "p95_ms": p95, "recall10": 1.0}
+    # a checkpoint of 1,000 new records
+    rows = next(batches(1000, seed=99))
+    rows = [(n + 1 + i,) + r[1:] for i, r in enumerate(rows)]
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO m(id, text, embedding, source, session, ts) VALUES (?, ?, ?, ?, ?, ?)", rows)
+    db.execute("COMMIT")
+    t0 = time.perf_counter()
+    db.execute("INSERT INTO m(m) VALUES('checkpoint')")
+    out["checkpoint_1k_ms"] = (time.perf_counter() - t0) * 1e3
+    # optimize after deleting 1,000 records (every n/1000-th)
+    db.execute("BEGIN")
+    db.executemany("DELETE FROM m WHERE id = ?", [(i,) for i in range(1, n + 1, max(1, n // 1000))])
+    db.execute("COMMIT")
+    t0 = time.perf_counter()
+    db.execute("INSERT INTO m(m) VALUES('optimize')")
+    out["optimize_s"] = time.perf_counter() - t0
+    db.close()
+    out["file_after_optimize_mib"] = os.path.getsize(path) / 2**20
+    for f in glob.glob(path + "*"):
+        os.remove(f)
+    if n <= hnsw_max:
+        hnsw(tmp, n, qs, truth, out)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, action="append", required=True)
+    ap.add_argument("--hnsw-max", type=int, default=1000000)
+    ap.add_argument("--dir", default=None)
+    a = ap.parse_args()
+    commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    print("# bench_scale: %s, %s, %d CPUs, commit %s" % (time.strftime("%Y-%m-%d %H:%M"), platform.platform(),
+                                                          os.cpu_count(), commit), flush=True)
+    for n in a.n:
+        tmp = tempfile.mkdtemp(prefix="h5mem_scale_", dir=a.dir)
+        try:
+            print(json.dumps(one(n, tmp, a.hnsw_max)), flush=True)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+main()
