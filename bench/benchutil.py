@@ -25,6 +25,20 @@ def clustered(rng, c, m):
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
+def licence_words():
+    """The words of the licence texts in /usr/share/common-licenses: English
+    for the records' texts."""
+    import glob
+    w = []
+    for fn in sorted(glob.glob("/usr/share/common-licenses/*")):
+        try:
+            with open(fn, encoding="utf-8", errors="ignore") as fh:
+                w += fh.read().split()
+        except (IsADirectoryError, PermissionError):
+            pass
+    return w
+
+
 def pct(xs, p):
     """The p-th percentile of xs (the element at that rank)."""
     xs = sorted(xs)

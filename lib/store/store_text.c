@@ -414,6 +414,18 @@ static int tindex_ready(store *s, tindex *x) {
   return STORE_OK;
 }
 
+/* A search's status rc with its message: a malformed posting list, out of
+** memory. */
+static int search_end(store *s, tindex *x, int rc) {
+  if (rc == STORE_ECORRUPT) {
+    snprintf(x->note, sizeof x->note, "the saved text index is damaged (a posting list is "
+             "malformed); optimize rebuilds it");
+    return store_set_error(s, rc, x->note);
+  }
+  if (rc == STORE_ENOMEM) return store_set_error(s, rc, "out of memory");
+  return rc;
+}
+
 int store_bm25_corpus_add(store *s, const char *query, size_t n, store_bm25_corpus *c) {
   tindex *x = store_tindex(s);
   qterms q;
@@ -438,13 +450,7 @@ int store_bm25_corpus_add(store *s, const char *query, size_t n, store_bm25_corp
     }
   }
   query_terms_free(&q);
-  if (rc == STORE_ECORRUPT) {
-    snprintf(x->note, sizeof x->note, "the saved text index is damaged (a posting list is "
-             "malformed); optimize rebuilds it");
-    return store_set_error(s, rc, x->note);
-  }
-  if (rc == STORE_ENOMEM) return store_set_error(s, rc, "out of memory");
-  return rc;
+  return search_end(s, x, rc);
 }
 
 int store_bm25(store *s, const char *query, size_t n, uint64_t k, const store_filter *flt,
@@ -548,13 +554,7 @@ int store_bm25_in(store *s, const char *query, size_t n, uint64_t k, const store
   }
   free(hp.h);
   free(hp.id);
-  if (rc == STORE_ECORRUPT) {
-    snprintf(x->note, sizeof x->note, "the saved text index is damaged (a posting list is "
-             "malformed); optimize rebuilds it");
-    return store_set_error(s, rc, x->note);
-  }
-  if (rc == STORE_ENOMEM) return store_set_error(s, rc, "out of memory");
-  return rc;
+  return search_end(s, x, rc);
 }
 
 /* ---- info -------------------------------------------------------------- */

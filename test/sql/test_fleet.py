@@ -25,7 +25,7 @@ import shutil
 import sqlite3
 import tempfile
 
-from sqltest import EXT, check, finish
+from sqltest import check, connect as conn, finish
 
 DIM = 8
 NSTORES = 12
@@ -33,13 +33,6 @@ WORDS = ("river mountain coffee tea garden alpha beta gamma delta apple storm ha
          "copper violet").split()
 TIERS = ("working", "episodic", "semantic")
 SOURCES = ("user", "agent", "web")
-
-
-def conn(path=":memory:"):
-    db = sqlite3.connect(path, isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
 
 
 def vec(rng):

@@ -34,7 +34,6 @@ H5MEM_REQUIRE_DASK=1.
 import datetime
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -46,11 +45,10 @@ os.environ["PYTHONDONTWRITEBYTECODE"] = "1"  # nor by the worker processes
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from sqltest import check, finish, q  # noqa: E402
+from sqltest import check, connect, finish, q  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-EXT = os.environ.get("H5MEM_EXT", os.path.join(os.getcwd(), "h5mem"))
 SRCDIR = os.environ.get("H5MEM_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
 SCRIPT = os.path.join(SRCDIR, "scripts", "fleet_dask.py")
 
@@ -60,13 +58,6 @@ TIERS = ["working", "episodic", "semantic", "archive", None]
 SEED = 20261204
 EMPTIED = 150  # this store's records are all deleted: no figures but its row
 TOL = 1e-9  # the same float16/float32 values summed in another order, in float64
-
-
-def connect():
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
 
 
 def blob(v):

@@ -16,17 +16,9 @@ Each step's every id is looked up, and the whole table compared.
 """
 import os
 import random
-import sqlite3
 import tempfile
 
-from sqltest import EXT, check, finish
-
-
-def conn():
-    db = sqlite3.connect(":memory:", isolation_level=None)
-    db.enable_load_extension(True)
-    db.load_extension(EXT)
-    return db
+from sqltest import check, connect as conn, finish
 
 
 def open_store(path):
