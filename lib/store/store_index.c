@@ -54,6 +54,10 @@ struct sindex {
   uint64_t q8n;     /* rows in q8c (0: the callback reads the file) */
   int warmed;       /* sindex_warm ran */
   int misaligned;   /* the mapped image is not on 4 bytes (the index copies it) */
+  /* the saved image not loaded yet (sindex_ready): loading checks the whole
+  ** graph (every node's links), which opening the store does not wait for */
+  h5_file *pending;
+  uint64_t pending_rows;
   char note[256];
 };
 
@@ -200,13 +204,35 @@ int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sinde
   x->s = s;
   x->elem = elem_of(s);
   x->metric = metric_of(s);
-  int rc = c->kind != STORE_INDEX_FLAT ? load_saved(x, f, nbase) : STORE_OK;
+  int rc = STORE_OK;
+  if (c->kind != STORE_INDEX_FLAT && f) { /* loaded at first use */
+    x->pending = f;
+    x->pending_rows = nbase;
+  } else if (c->kind != STORE_INDEX_FLAT) {
+    rc = load_saved(x, f, nbase);
+  }
   if (rc) {
     sindex_free(x);
     return rc;
   }
   *out = x;
   return STORE_OK;
+}
+
+/* The saved index loaded, the first time it is needed (out of memory: not
+** yet; the searches are exact meanwhile, and the next use tries again). */
+static void sindex_ready(sindex *x) {
+  if (!x || !x->pending) return;
+  if (load_saved(x, x->pending, x->pending_rows) == STORE_ENOMEM) {
+    hnsw_free(x->g);
+    ivf_free(x->v);
+    x->g = NULL;
+    x->v = NULL;
+    free(x->copy);
+    x->copy = NULL;
+    return;
+  }
+  x->pending = NULL;
 }
 
 void sindex_free(sindex *x) {
@@ -219,10 +245,22 @@ void sindex_free(sindex *x) {
   free(x);
 }
 
-uint64_t sindex_rows(const sindex *x) { return x && (x->g || x->v) ? x->rows : 0; }
-const char *sindex_note(const sindex *x) { return x ? x->note : ""; }
-int sindex_in_place(const sindex *x) { return x && (x->g || x->v) && !x->copy && !x->misaligned; }
-uint32_t sindex_nlist(const sindex *x) { return x && x->v ? ivf_nlist(x->v) : 0; }
+uint64_t sindex_rows(sindex *x) {
+  sindex_ready(x);
+  return x && (x->g || x->v) ? x->rows : 0;
+}
+const char *sindex_note(sindex *x) {
+  sindex_ready(x);
+  return x ? x->note : "";
+}
+int sindex_in_place(sindex *x) {
+  sindex_ready(x);
+  return x && (x->g || x->v) && !x->copy && !x->misaligned;
+}
+uint32_t sindex_nlist(sindex *x) {
+  sindex_ready(x);
+  return x && x->v ? ivf_nlist(x->v) : 0;
+}
 
 /* Before the first search of a loaded graph: the int8 rows it covers copied
 ** into one array (on 64-byte boundaries: a 384-byte row spans 6 cache
@@ -257,7 +295,7 @@ static void sindex_warm(sindex *x) {
 
 /* ---- saving ------------------------------------------------------------ */
 
-int sindex_wants_save(const sindex *x, uint64_t nbase) {
+int sindex_wants_save(sindex *x, uint64_t nbase) {
   if (!x || x->cfg.kind == STORE_INDEX_FLAT) return 0;
   uint64_t have = sindex_rows(x);
   if (nbase <= have) return 0;
@@ -323,6 +361,11 @@ static int save_ivf(sindex *x, uint64_t nbase, int threads, uint8_t **img, size_
 }
 
 int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_t errlen) {
+  sindex_ready(x);
+  if (x->pending) {
+    snprintf(err, errlen, "out of memory");
+    return STORE_ENOMEM;
+  }
   if (nbase > UINT32_MAX) {
     snprintf(err, errlen, "the index holds at most 2^32 - 1 rows");
     return STORE_EINVAL;

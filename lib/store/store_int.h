@@ -100,13 +100,14 @@ int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sinde
 void sindex_free(sindex *x);
 
 /* The base rows the loaded graph covers (0: none). */
-uint64_t sindex_rows(const sindex *x);
-const char *sindex_note(const sindex *x);
-int sindex_in_place(const sindex *x); /* the graph reads the mapped file */
-uint32_t sindex_nlist(const sindex *x); /* IVF lists (0: none, or not IVF) */
+/* (each loads the saved index first, if it is not loaded yet) */
+uint64_t sindex_rows(sindex *x);
+const char *sindex_note(sindex *x);
+int sindex_in_place(sindex *x); /* the graph reads the mapped file */
+uint32_t sindex_nlist(sindex *x); /* IVF lists (0: none, or not IVF) */
 
 /* Whether a checkpoint leaving nbase base rows should save a new graph. */
-int sindex_wants_save(const sindex *x, uint64_t nbase);
+int sindex_wants_save(sindex *x, uint64_t nbase);
 /* Bring the graph up to nbase rows (adding the rows past it, on threads
 ** threads) and append its image to w's /index datasets; the caller flushes
 ** w and then loads the file again.  STORE_OK or STORE_E* with a message. */
