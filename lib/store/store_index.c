@@ -152,6 +152,16 @@ static int no_graph(sindex *x, const char *why) {
 }
 
 /* The last saved image into x->g or x->v, or a note saying why there is none. */
+/* No graph, no lists (what a load made of them freed). */
+static void drop_index(sindex *x) {
+  hnsw_free(x->g);
+  ivf_free(x->v);
+  x->g = NULL;
+  x->v = NULL;
+  free(x->copy);
+  x->copy = NULL;
+}
+
 static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
   simage im;
   const char *why0;
@@ -182,12 +192,7 @@ static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
   if (!ok) {
     snprintf(x->note, sizeof x->note, "the saved index is damaged (%s); searches are exact until "
              "the next checkpoint saves a new one", why);
-    hnsw_free(x->g);
-    ivf_free(x->v);
-    x->g = NULL;
-    x->v = NULL;
-    free(x->copy);
-    x->copy = NULL;
+    drop_index(x);
     return STORE_OK;
   }
   if (x->g && x->cfg.q8) hnsw_set_q8(x->g, q8_fn, x);
@@ -224,12 +229,7 @@ int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sinde
 static void sindex_ready(sindex *x) {
   if (!x || !x->pending) return;
   if (load_saved(x, x->pending, x->pending_rows) == STORE_ENOMEM) {
-    hnsw_free(x->g);
-    ivf_free(x->v);
-    x->g = NULL;
-    x->v = NULL;
-    free(x->copy);
-    x->copy = NULL;
+    drop_index(x);
     return;
   }
   x->pending = NULL;

@@ -24,13 +24,8 @@ EXT = os.environ.get("H5MEM_EXT", os.path.join(os.getcwd(), "h5mem"))
 SO = EXT + ".so"
 MCP = os.path.join(os.path.dirname(EXT), "h5mem-mcp")
 NODE_MODULES = os.path.join(SRC, "test", "interop", "node_modules")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(SRC, "test", "sql"))
+from sqltest import check, failures  # noqa: E402
 
 
 def run(cmd, quiet=False, **kw):
