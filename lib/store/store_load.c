@@ -203,7 +203,8 @@ static int read_ids(store *s, uint64_t n) {
 }
 
 /* Open the file as the base: check it is a store, map its columns, and
-** unless columns_only read its ids and tombstones (and build the id map). */
+** unless columns_only read its ids and tombstones (and, when the ids are
+** out of order, build the id map). */
 int store_base_load(store *s, const store_opts *want, int columns_only) {
   char err[512];
   if (stat(s->path, &s->fst) != 0)
