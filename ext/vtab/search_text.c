@@ -72,22 +72,13 @@ static int keyword_hits(store *st, const char *t, size_t n, uint64_t k, const kn
   return SQLITE_OK;
 }
 
-/* An error of store i of a fleet prefixed with its path. */
-static int set_err(search_set *ss, int i, int rc, char **pzErr) {
-  if (rc != SQLITE_OK && ss->fl && *pzErr) {
-    char *m = sqlite3_mprintf("%s: %s", search_set_path(ss, i), *pzErr);
-    sqlite3_free(*pzErr);
-    *pzErr = m;
-  }
-  return rc;
-}
-
 /* The k best keyword matches of text t over the set allowed by f, merged
 ** into *top (score first): a fleet's scored with the statistics of all
 ** its stores, as one store holding them all would score them (held, hold:
-** search_set_merge's). */
+** search_set_merge's).  als (NULL: none): what f allows in each store, as
+** set_vector left it; used where the store stayed pinned since. */
 static int set_keyword(search_set *ss, const char *t, size_t tn, uint64_t k, const knn_filter *f, srow **top,
-                       uint64_t *ntop, uint32_t *held, const uint32_t *hold, char **pzErr) {
+                       uint64_t *ntop, uint32_t *held, const uint32_t *hold, knn_allow *als, char **pzErr) {
   store_bm25_corpus corpus, *c = NULL;
   memset(&corpus, 0, sizeof corpus);
   int rc = SQLITE_OK;
@@ -96,21 +87,22 @@ static int set_keyword(search_set *ss, const char *t, size_t tn, uint64_t k, con
     for (int i = 0; i < ss->n && rc == SQLITE_OK; i++) {
       store *st;
       if ((rc = search_set_pin(ss, i, &st, pzErr)) != SQLITE_OK) break;
-      rc = set_err(ss, i, h5mem_store_err(st, store_bm25_corpus_add(st, t, tn, c), pzErr), pzErr);
+      rc = search_set_err(ss, i, h5mem_store_err(st, store_bm25_corpus_add(st, t, tn, c), pzErr), pzErr);
       if (!(hold && hold[i])) search_set_let(ss, i);
     }
   }
   for (int i = 0; i < ss->n && rc == SQLITE_OK; i++) {
     store *st;
+    if (als && als[i].c && !ss->st[i]) search_knn_allow_free(&als[i]); /* (let go since: refreshed) */
+    knn_allow own, *al = als && als[i].c ? &als[i] : &own;
     if ((rc = search_set_pin(ss, i, &st, pzErr)) != SQLITE_OK) break;
-    knn_allow al;
     store_hit *h = NULL;
     uint64_t m = 0;
-    if ((rc = search_knn_allow_init(st, f, &al, pzErr)) == SQLITE_OK) {
-      rc = keyword_hits(st, t, tn, k, &al, c, &h, &m, pzErr);
-      search_knn_allow_free(&al);
+    if (al != &own || (rc = search_knn_allow_init(st, f, al, pzErr)) == SQLITE_OK) {
+      rc = keyword_hits(st, t, tn, k, al, c, &h, &m, pzErr);
+      if (al == &own) search_knn_allow_free(al);
     }
-    rc = set_err(ss, i, rc, pzErr);
+    rc = search_set_err(ss, i, rc, pzErr);
     srow *r = rc == SQLITE_OK ? search_srow_alloc(m) : NULL;
     if (rc == SQLITE_OK && !r) rc = SQLITE_NOMEM;
     for (uint64_t j = 0; r && j < m; j++) {
@@ -138,7 +130,7 @@ int search_bm25_run(search_set *ss, const search_args *a, const knn_filter *f, s
   if (!held) return SQLITE_NOMEM;
   srow *top = NULL;
   uint64_t ntop = 0;
-  rc = set_keyword(ss, t, n, (uint64_t)a->k, f, &top, &ntop, held, NULL, pzErr);
+  rc = set_keyword(ss, t, n, (uint64_t)a->k, f, &top, &ntop, held, NULL, NULL, pzErr);
   sqlite3_free(held);
   if (rc != SQLITE_OK) {
     sqlite3_free(top);
@@ -312,7 +304,7 @@ static int rerank_feats(search_set *ss, const hopts *o, const hybrid_rec *u, uin
   for (uint64_t i = 0; i < n; i++) {
     store_view v;
     memset(&v, 0, sizeof v);
-    store *st = ss->fl ? ss->st[SEARCH_SIDX(u[i].pos)] : ss->one;
+    store *st = ss->st[SEARCH_SIDX(u[i].pos)];
     int src = store_get(st, SEARCH_LPOS(u[i].pos), STORE_V_NUM, &v);
     if (src != STORE_OK) return h5mem_store_err(st, src, pzErr);
     f[i] = (hybrid_feat){v.ts, v.access_count, v.last_access, v.last_access != STORE_NULL_TIME,
@@ -322,7 +314,7 @@ static int rerank_feats(search_set *ss, const hopts *o, const hybrid_rec *u, uin
   for (uint64_t i = 0; i < n; i++) {
     store_view sv;
     memset(&sv, 0, sizeof sv);
-    store *st = ss->fl ? ss->st[SEARCH_SIDX(u[i].pos)] : ss->one;
+    store *st = ss->st[SEARCH_SIDX(u[i].pos)];
     int src = store_get(st, SEARCH_LPOS(u[i].pos), STORE_V_SOURCE, &sv);
     if (src != STORE_OK) return h5mem_store_err(st, src, pzErr);
     f[i].authority = authority(o, sv.source, sv.source_len);
@@ -381,27 +373,28 @@ static int missing_scores(store *st, int i, int vcol, const float *q, double uni
 }
 
 /* The vector side over the set: the nv nearest allowed by f, merged into
-** *top by vector score (held: search_set_merge's). */
+** *top by vector score (held: search_set_merge's); what f allows in each
+** store kept in als[i] for the keyword side. */
 static int set_vector(search_set *ss, const hopts *o, const float *q, double unit, uint64_t nv,
-                      const knn_filter *f, srow **top, uint64_t *ntop, uint32_t *held, char **pzErr) {
+                      const knn_filter *f, srow **top, uint64_t *ntop, uint32_t *held, knn_allow *als,
+                      char **pzErr) {
   int rc = SQLITE_OK;
   for (int i = 0; i < ss->n && rc == SQLITE_OK; i++) {
     store *st;
     if ((rc = search_set_pin(ss, i, &st, pzErr)) != SQLITE_OK) break;
     uint64_t kv = nv < store_count(st) ? nv : store_count(st), n = 0;
-    knn_allow al;
+    knn_allow *al = &als[i];
     ann_res *vr = NULL;
-    if ((rc = search_knn_allow_init(st, f, &al, pzErr)) != SQLITE_OK) break;
-    if (!al.none && kv) {
+    if ((rc = search_knn_allow_init(st, f, al, pzErr)) != SQLITE_OK) break;
+    if (!al->none && kv) {
       vr = sqlite3_malloc64(kv * sizeof *vr + 1);
-      rc = vr ? h5mem_store_err(st, o->vcol >= 0 ? store_knn_col(st, o->vcol, q, kv, &al.flt, &o->knn, vr, &n)
-                                                 : store_knn(st, q, kv, &al.flt, &o->knn, vr, &n), pzErr)
+      rc = vr ? h5mem_store_err(st, o->vcol >= 0 ? store_knn_col(st, o->vcol, q, kv, &al->flt, &o->knn, vr, &n)
+                                                 : store_knn(st, q, kv, &al->flt, &o->knn, vr, &n), pzErr)
               : SQLITE_NOMEM;
-      if (rc == SQLITE_OK) rc = search_knn_allow_check(&al, st, pzErr);
+      if (rc == SQLITE_OK) rc = search_knn_allow_check(al, st, pzErr);
       if (rc == SQLITE_OK && o->vcol < 0) rc = search_knn_check(st, vr, n, pzErr);
     }
-    search_knn_allow_free(&al);
-    rc = set_err(ss, i, rc, pzErr);
+    rc = search_set_err(ss, i, rc, pzErr);
     srow *r = rc == SQLITE_OK ? search_srow_alloc(n) : NULL;
     if (rc == SQLITE_OK && !r) rc = SQLITE_NOMEM;
     for (uint64_t j = 0; r && j < n; j++) {
@@ -453,13 +446,22 @@ static int candidates(search_set *ss, const hopts *o, const float *q, double uni
   uint64_t nv, nk;
   hybrid_pools(&o->h, k, ss->fl ? UINT64_MAX : store_count(ss->one), &nv, &nk);
   uint32_t *held = sqlite3_malloc64((uint64_t)ss->n * 2 * sizeof *held);
-  if (!held) return SQLITE_NOMEM;
+  knn_allow *als = sqlite3_malloc64((uint64_t)ss->n * sizeof *als); /* (one per store for both sides) */
+  if (!held || !als) {
+    sqlite3_free(held);
+    sqlite3_free(als);
+    return SQLITE_NOMEM;
+  }
   srow *vt = NULL, *kt = NULL;
   uint64_t nvt = 0, nkt = 0, nu = 0;
   int rc = SQLITE_OK;
   memset(held, 0, (size_t)ss->n * 2 * sizeof *held);
-  if (q && !f->empty) rc = set_vector(ss, o, q, unit, nv, f, &vt, &nvt, held, pzErr);
-  if (rc == SQLITE_OK && t && !f->empty) rc = set_keyword(ss, t, tn, nk, f, &kt, &nkt, held + ss->n, held, pzErr);
+  memset(als, 0, (size_t)ss->n * sizeof *als);
+  if (q && !f->empty) rc = set_vector(ss, o, q, unit, nv, f, &vt, &nvt, held, als, pzErr);
+  if (rc == SQLITE_OK && t && !f->empty)
+    rc = set_keyword(ss, t, tn, nk, f, &kt, &nkt, held + ss->n, held, als, pzErr);
+  for (int i = 0; i < ss->n; i++) search_knn_allow_free(&als[i]);
+  sqlite3_free(als);
   sqlite3_free(held);
   hybrid_rec *u = NULL;
   if (rc == SQLITE_OK) {
@@ -471,13 +473,13 @@ static int candidates(search_set *ss, const hopts *o, const float *q, double uni
     for (uint64_t i = 0; i < nkt; i++) u[nu++] = (hybrid_rec){.pos = kt[i].pos, .ks = kt[i].v[0], .has_k = 1};
     nu = hybrid_union(u, nu);
     for (uint64_t i = 0; i < nu; i++) {
-      store *st = ss->fl ? ss->st[SEARCH_SIDX(u[i].pos)] : ss->one;
+      store *st = ss->st[SEARCH_SIDX(u[i].pos)];
       u[i].id = store_pos_id(st, SEARCH_LPOS(u[i].pos));
     }
     if (ss->fl) rc = fleet_ids(u, nu);
     for (int i = 0; q && rc == SQLITE_OK && i < ss->n; i++) {
-      store *st = ss->fl ? ss->st[i] : ss->one;
-      if (st) rc = set_err(ss, i, missing_scores(st, i, o->vcol, q, unit, u, nu, pzErr), pzErr);
+      store *st = ss->st[i];
+      if (st) rc = search_set_err(ss, i, missing_scores(st, i, o->vcol, q, unit, u, nu, pzErr), pzErr);
     }
   }
   sqlite3_free(vt);

@@ -87,24 +87,22 @@ static void lru_append(fleet *fl, fleet_ent *e) {
   fl->lru_tail = e;
 }
 
+/* e's store closed (taken out of the LRU when idle there). */
+static void ent_close(fleet_ent *e) {
+  if (!e->pins) lru_remove(e->fl, e);
+  store_close(e->st);
+  e->st = NULL;
+  e->fl->nopen--;
+}
+
 /* Close the oldest idle stores while more than max are open. */
 static void evict(fleet *fl, int max) {
-  while (fl->nopen > max && fl->lru_head) {
-    fleet_ent *e = fl->lru_head;
-    lru_remove(fl, e);
-    store_close(e->st);
-    e->st = NULL;
-    fl->nopen--;
-  }
+  while (fl->nopen > max && fl->lru_head) ent_close(fl->lru_head);
 }
 
 static void ent_unref(fleet_ent *e) {
   if (--e->refs > 0) return;
-  if (e->st) {
-    if (!e->pins) lru_remove(e->fl, e);
-    store_close(e->st);
-    e->fl->nopen--;
-  }
+  if (e->st) ent_close(e);
   sqlite3_free(e->path);
   sqlite3_free(e);
 }
@@ -150,20 +148,20 @@ static int by_path(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Whether the pattern's folder is as it was at the last listing. */
-static int dir_same(fleet *fl, struct stat *sb) {
-  if (!fl->dir || stat(fl->dir, sb) != 0) return 0;
-  return fl->listed && sb->st_mtim.tv_sec == fl->dir_mtime.tv_sec &&
-         sb->st_mtim.tv_nsec == fl->dir_mtime.tv_nsec && sb->st_ctim.tv_sec == fl->dir_ctime.tv_sec &&
-         sb->st_ctim.tv_nsec == fl->dir_ctime.tv_nsec;
+/* Whether the pattern's folder, as sb shows it, is as it was at the last
+** listing. */
+static int dir_same(const fleet *fl, const struct stat *sb) {
+  return sb->st_mtim.tv_sec == fl->dir_mtime.tv_sec && sb->st_mtim.tv_nsec == fl->dir_mtime.tv_nsec &&
+         sb->st_ctim.tv_sec == fl->dir_ctime.tv_sec && sb->st_ctim.tv_nsec == fl->dir_ctime.tv_nsec;
 }
 
 /* The listing brought up to date: the paths the pattern matches now (or the
 ** list), sorted, each store that stays keeping its entry (and open handle). */
 static int fleet_list(fleet *fl, char **pzErr) {
-  struct stat sb;
-  if (fl->listed && (!fl->pattern || dir_same(fl, &sb))) return SQLITE_OK;
-  int have_dir = fl->dir && stat(fl->dir, &sb) == 0; /* (before the listing: a change during it lists again) */
+  if (fl->listed && !fl->pattern) return SQLITE_OK;
+  struct stat sb; /* (taken before the listing: a change during it lists again) */
+  int have_dir = fl->dir && stat(fl->dir, &sb) == 0;
+  if (fl->listed && have_dir && dir_same(fl, &sb)) return SQLITE_OK;
   glob_t g;
   memset(&g, 0, sizeof g);
   char **paths = fl->list;
@@ -228,6 +226,7 @@ void search_set_table(search_set *ss, store *st) {
   memset(ss, 0, sizeof *ss);
   ss->n = 1;
   ss->one = st;
+  ss->st = &ss->one;
 }
 
 int search_set_fleet(search_set *ss, fleet *fl, const char *only, char **pzErr) {
@@ -297,7 +296,8 @@ void search_set_let(search_set *ss, int i) {
 }
 
 const char *search_set_path(const search_set *ss, int i) {
-  return ss->fl && i >= 0 && i < ss->n ? ss->ent[i]->path : NULL;
+  if (!ss->fl) return store_path(ss->one);
+  return i >= 0 && i < ss->n ? ss->ent[i]->path : NULL;
 }
 
 void search_set_free(search_set *ss) {
@@ -478,8 +478,7 @@ int h5mem_fleet_connect(sqlite3 *db, void *aux, int argc, const char *const *arg
   return SQLITE_OK;
 }
 
-fleet *h5mem_fleet_find(registry *reg, sqlite3 *db, const char *name) {
-  (void)db;
+fleet *h5mem_fleet_find(registry *reg, const char *name) {
   const char *dot = strchr(name, '.');
   for (fleet *fl = reg->fleets; fl; fl = fl->next) {
     if (dot) {
@@ -673,14 +672,8 @@ static int fleet_knn(fcur *c, fleet *fl, const char *idxStr, int argc, sqlite3_v
     if (rc != SQLITE_OK) rc = fl_msg(fl, rc, &err);
   }
   search_knn_filter_free(&f);
+  if (rc == SQLITE_OK) rc = search_set_keep(&c->ss, c->res, c->nres);
   if (rc != SQLITE_OK) return rc;
-  uint8_t *keep = sqlite3_malloc64((uint64_t)c->ss.n + 1);
-  if (!keep) return SQLITE_NOMEM;
-  memset(keep, 0, (size_t)c->ss.n + 1);
-  for (uint64_t i = 0; i < c->nres; i++) keep[SEARCH_SIDX(c->res[i].pos)] = 1;
-  for (int i = 0; i < c->ss.n; i++)
-    if (!keep[i]) search_set_let(&c->ss, i);
-  sqlite3_free(keep);
   c->knn = 1;
   return SQLITE_OK;
 }
@@ -770,15 +763,12 @@ static int fleet_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
   }
   if (!c->have_v) memset(&c->v, 0, sizeof c->v);
   c->have_v = 1;
-  unsigned want = h5mem_view_part(col);
-  if (!st || ((c->v.have & want) != want || !(want || c->v.have))) {
-    int src = st ? store_get(st, pos, want, &c->v) : STORE_EINVAL;
-    if (src != STORE_OK) {
-      char *m = sqlite3_mprintf("%s: %s: %s", WHO, search_set_path(&c->ss, i), st ? store_errmsg(st) : "not open");
-      ext_result_err(ctx, src, m);
-      sqlite3_free(m);
-      return ext_err_rc(src);
-    }
+  int src = st ? store_get(st, pos, h5mem_view_part(col), &c->v) : STORE_EINVAL; /* (what v has is not read again) */
+  if (src != STORE_OK) {
+    char *m = sqlite3_mprintf("%s: %s: %s", WHO, search_set_path(&c->ss, i), st ? store_errmsg(st) : "not open");
+    ext_result_err(ctx, src, m);
+    sqlite3_free(m);
+    return ext_err_rc(src);
   }
   return h5mem_view_result(ctx, st, &c->v, col);
 }

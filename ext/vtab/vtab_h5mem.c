@@ -848,7 +848,7 @@ const char *const h5mem_companion_module[3] = {"h5mem_entities", "h5mem_relation
 static int mem_create(sqlite3 *db, void *aux, int argc, const char *const *argv,
                       sqlite3_vtab **out, char **pzErr) {
   int rc = mem_connect_common(db, aux, argc, argv, out, pzErr, 1);
-  for (int k = 0; k < 3 && rc == SQLITE_OK && !h5mem_fleet_args(argc, argv); k++) {
+  for (int k = 0; k < 3 && rc == SQLITE_OK && !FLEET(*out); k++) {
     char *sql = sqlite3_mprintf("CREATE VIRTUAL TABLE IF NOT EXISTS \"%w\".\"%w_%s\" USING %s(\"%w\")",
                                 argv[1], argv[2], h5mem_companion[k], h5mem_companion_module[k], argv[2]);
     char *err = NULL;

@@ -631,8 +631,9 @@ int h5mem_fleet_args(int argc, const char *const *argv);
 int h5mem_fleet_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
                         char **pzErr);
 extern const sqlite3_module h5mem_fleet_module; /* (its xCreate and xConnect unused) */
-/* The fleet called name on this connection (connecting it first), or NULL. */
-fleet *h5mem_fleet_find(registry *reg, sqlite3 *db, const char *name);
+/* The fleet called name ("table" or "schema.table") connected on this
+** connection, or NULL (one not used yet connects as h5mem_table looks). */
+fleet *h5mem_fleet_find(registry *reg, const char *name);
 
 /* The stores a search runs over: a table's one store, or a fleet's stores
 ** as listed when the statement began.  A fleet's store is opened (or
@@ -645,7 +646,7 @@ typedef struct search_set {
   store *one;      /* a table's store (not pinned: the table holds it) */
   fleet *fl;       /* a fleet's: */
   fleet_ent **ent; /* its stores (a reference each) */
-  store **st;      /* st[i]: store i while pinned, else NULL */
+  store **st;      /* st[i]: store i while pinned, else NULL (a table's: &one) */
 } search_set;
 #define SEARCH_POS_BITS 40
 #define SEARCH_GPOS(i, pos) ((uint64_t)(i) << SEARCH_POS_BITS | (pos))
@@ -659,7 +660,7 @@ int search_set_fleet(search_set *ss, fleet *fl, const char *only, char **pzErr);
 /* Store i, open and pinned (until search_set_let or search_set_free). */
 int search_set_store(search_set *ss, int i, store **out, char **pzErr);
 void search_set_let(search_set *ss, int i);
-/* Store i's path (a fleet's), or NULL (a table's). */
+/* Store i's path (a table's: its store's). */
 const char *search_set_path(const search_set *ss, int i);
 void search_set_free(search_set *ss);
 
@@ -676,6 +677,11 @@ int search_vec_run(search_set *ss, const search_args *a, const knn_filter *f, sr
                    uint64_t *nout, char **pzErr);
 /* Store i of ss (search_set_store), an error prefixed with its path (a fleet's). */
 int search_set_pin(search_set *ss, int i, store **st, char **pzErr);
+/* rc, and a fleet's message in *pzErr prefixed with store i's path. */
+int search_set_err(const search_set *ss, int i, int rc, char **pzErr);
+/* Let go the stores of ss that none of res[0..n) is from (the cursor keeps
+** the others pinned while it reads the rows).  SQLITE_OK or SQLITE_NOMEM. */
+int search_set_keep(search_set *ss, const srow *res, uint64_t n);
 /* rows r[0..n) of store i (sorted, best first: by v[0], ascending unless
 ** desc) merged into the best k of the set so far, *top[0..*ntop) (the
 ** earlier store first among equals); stores whose rows all fell out let go

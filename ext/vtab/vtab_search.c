@@ -1336,17 +1336,30 @@ static int vec_run_cols(store *st, const search_args *a, const knn_filter *f, co
   return SQLITE_OK;
 }
 
-int search_set_pin(search_set *ss, int i, store **st, char **pzErr) {
-  char *err = NULL;
-  int rc = search_set_store(ss, i, st, &err);
-  if (rc != SQLITE_OK && ss->fl && err) {
-    *pzErr = sqlite3_mprintf("%s: %s", search_set_path(ss, i), err);
-    sqlite3_free(err);
-    if (!*pzErr) rc = SQLITE_NOMEM;
-  } else {
-    *pzErr = err;
+int search_set_err(const search_set *ss, int i, int rc, char **pzErr) {
+  if (rc != SQLITE_OK && ss->fl && *pzErr) {
+    char *m = sqlite3_mprintf("%s: %s", search_set_path(ss, i), *pzErr);
+    sqlite3_free(*pzErr);
+    *pzErr = m;
+    if (!m) rc = SQLITE_NOMEM;
   }
   return rc;
+}
+
+int search_set_pin(search_set *ss, int i, store **st, char **pzErr) {
+  return search_set_err(ss, i, search_set_store(ss, i, st, pzErr), pzErr);
+}
+
+int search_set_keep(search_set *ss, const srow *res, uint64_t n) {
+  if (!ss->fl) return SQLITE_OK;
+  uint8_t *keep = sqlite3_malloc64((uint64_t)ss->n + 1);
+  if (!keep) return SQLITE_NOMEM;
+  memset(keep, 0, (size_t)ss->n + 1);
+  for (uint64_t i = 0; i < n; i++) keep[SEARCH_SIDX(res[i].pos)] = 1;
+  for (int i = 0; i < ss->n; i++)
+    if (!keep[i]) search_set_let(ss, i);
+  sqlite3_free(keep);
+  return SQLITE_OK;
 }
 
 int search_set_merge(search_set *ss, int i, srow *r, uint64_t n, uint64_t k, int desc, srow **top,
@@ -1416,12 +1429,7 @@ int search_vec_run(search_set *ss, const search_args *a, const knn_filter *f, sr
     ann_res *res = NULL;
     uint64_t n = 0;
     if ((rc = search_set_pin(ss, i, &st, pzErr)) != SQLITE_OK) break;
-    rc = search_knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr);
-    if (rc != SQLITE_OK && ss->fl && *pzErr) {
-      char *m = sqlite3_mprintf("%s: %s", search_set_path(ss, i), *pzErr);
-      sqlite3_free(*pzErr);
-      *pzErr = m;
-    }
+    rc = search_set_err(ss, i, search_knn_run(st, q, (uint64_t)a->k, f, &ko, &res, &n, pzErr), pzErr);
     srow *r = rc == SQLITE_OK ? search_srow_alloc(n) : NULL;
     if (rc == SQLITE_OK && !r) rc = SQLITE_NOMEM;
     for (uint64_t j = 0; r && j < n; j++) {
@@ -1520,11 +1528,11 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
   search_touch tch;
   memset(&tch, 0, sizeof tch);
   sa.touch = &tch;
-  fleet *fl = h5mem_fleet_find(vt->aux, vt->db, name);
+  fleet *fl = h5mem_fleet_find(vt->aux, name);
   memvt *mt = NULL;
   int trc = SQLITE_OK;
   if (!fl && !(mt = h5mem_table(vt->aux, vt->db, name, &err, &trc))) {
-    if ((fl = h5mem_fleet_find(vt->aux, vt->db, name)) == NULL) { /* (connected by h5mem_table's look) */
+    if ((fl = h5mem_fleet_find(vt->aux, name)) == NULL) { /* (connected by h5mem_table's look) */
       search_knn_filter_free(&f);
       return s_msg(&vt->base, trc, &err);
     }
@@ -1549,17 +1557,10 @@ static int s_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, in
       s_reset(c);
       return s_msg(&vt->base, rc, &err);
     }
-    /* the stores of the results stay pinned, the others go */
-    uint8_t *keep = sqlite3_malloc64((uint64_t)c->ss.n + 1);
-    if (!keep) {
+    if (search_set_keep(&c->ss, c->res, c->n) != SQLITE_OK) {
       s_reset(c);
       return SQLITE_NOMEM;
     }
-    memset(keep, 0, (size_t)c->ss.n + 1);
-    for (uint64_t i = 0; i < c->n; i++) keep[SEARCH_SIDX(c->res[i].pos)] = 1;
-    for (int i = 0; i < c->ss.n; i++)
-      if (!keep[i]) search_set_let(&c->ss, i);
-    sqlite3_free(keep);
     c->have_v = 0;
     return SQLITE_OK;
   }
@@ -1619,7 +1620,7 @@ static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     return SQLITE_OK;
   }
   if (role == R_PATH) { /* the file of the row's store (a fleet's: its `store` column) */
-    const char *path = c->ss.fl ? search_set_path(&c->ss, SEARCH_SIDX(r->pos)) : store_path(c->ss.one);
+    const char *path = search_set_path(&c->ss, SEARCH_SIDX(r->pos));
     sqlite3_result_text(ctx, path, -1, SQLITE_TRANSIENT);
     return SQLITE_OK;
   }
@@ -1634,7 +1635,7 @@ static int s_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   unsigned want = role == R_TEXT ? STORE_V_TEXT : role == R_SOURCE ? STORE_V_SOURCE
                   : role == R_SESSION ? STORE_V_SESSION : role == R_TIER ? STORE_V_TIER
                   : role == R_TS ? STORE_V_NUM : 0;
-  store *st = c->ss.fl ? c->ss.st[SEARCH_SIDX(r->pos)] : c->ss.one;
+  store *st = c->ss.st[SEARCH_SIDX(r->pos)];
   int src = st ? store_get(st, SEARCH_LPOS(r->pos), want, &c->v) : STORE_EINVAL;
   if (src != STORE_OK) { /* the read's code, not SQLITE_ERROR: SQLITE_CORRUPT for a damaged store */
     char *m = sqlite3_mprintf("%s: %s", kd->name, st ? store_errmsg(st) : "the store was let go");

@@ -29,19 +29,26 @@ int h5_err(h5_file *f, int code, const char *fmt, ...) {
 
 const char *h5_errmsg(const h5_file *f) { return f ? f->err : "no file"; }
 
+/* The bytes of the mapping at p .. p + len read from the file into b (no
+** page of the mapping touched): how many it read (all of them, unless the
+** file is not mapped from a descriptor or a read failed). */
+static size_t read_span(const h5_file *f, const uint8_t *p, uint8_t *b, uint64_t len) {
+  size_t got = 0;
+  while (f->mapped && !f->overlaid && f->fd >= 0 && got < len) {
+    ssize_t r = pread(f->fd, b + got, (size_t)(len - got), (off_t)(p - f->map) + (off_t)got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  return got;
+}
+
 const uint8_t *h5_span_read(const h5_file *f, const uint8_t *p, uint64_t len, uint8_t **copy) {
   *copy = NULL;
   if (!f->mapped || f->overlaid || f->fd < 0 || len < ((uint64_t)64 << 10) || len > SIZE_MAX) return p;
   uint8_t *b = h5_stage_alloc((size_t)len);
   if (!b) return p;
-  size_t got = 0;
-  off_t at = (off_t)(p - f->map);
-  while (got < len) {
-    ssize_t r = pread(f->fd, b + got, (size_t)(len - got), at + (off_t)got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += (size_t)r;
-  }
+  size_t got = read_span(f, p, b, len);
   if (got != len) { /* (the map has them all the same) */
     h5_stage_free(b);
     return p;
@@ -54,13 +61,7 @@ int h5_file_copy(h5_file *f, uint64_t addr, void *dst, uint64_t len) {
   const uint8_t *p = h5_span(f, addr, len);
   if (!p) return h5_err(f, H5_ECORRUPT, "%llu bytes at %llu are beyond the end of the file",
                         (unsigned long long)len, (unsigned long long)addr);
-  size_t got = 0;
-  while (f->mapped && !f->overlaid && f->fd >= 0 && got < len) {
-    ssize_t r = pread(f->fd, (uint8_t *)dst + got, (size_t)(len - got), (off_t)(p - f->map) + (off_t)got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += (size_t)r;
-  }
+  size_t got = read_span(f, p, dst, len);
   if (got < len) memcpy((uint8_t *)dst + got, p + got, (size_t)(len - got)); /* (the map has them all the same) */
   return H5_OK;
 }
