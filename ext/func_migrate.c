@@ -51,7 +51,7 @@
 #define MIG_KNOWN                                                                        \
   "dry_run, overwrite, append, dim, metric, storage, index, schema, table, query, "      \
   "columns, vector_column, encoding, batch, limit, progress, progress_every, "           \
-  "include_deleted, immutable, agent, embedder, declared_columns"
+  "include_deleted, immutable, agent, embedder, declared_columns, entities, history"
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -63,6 +63,7 @@ typedef struct mig_opts {
   int encoding;                    /* MIG_ENC_*, -1 unless given */
   sqlite3_int64 batch, limit, progress_every;
   char *schema, *table, *query, *vector_column, *progress, *agent, *embedder;
+  char *entities, *history; /* mem0's other files */
   char *col[MIG_NFIELD];
 } mig_opts;
 
@@ -74,6 +75,8 @@ static void opts_free(mig_opts *o) {
   sqlite3_free(o->progress);
   sqlite3_free(o->agent);
   sqlite3_free(o->embedder);
+  sqlite3_free(o->entities);
+  sqlite3_free(o->history);
   for (int i = 0; i < MIG_NFIELD; i++) sqlite3_free(o->col[i]);
 }
 
@@ -162,6 +165,8 @@ static int mig_option(void *ctx, const char *key, const search_opt *v, char **er
   if (!strcmp(key, "progress")) return opt_str(v, &o->progress);
   if (!strcmp(key, "agent")) return opt_str(v, &o->agent);
   if (!strcmp(key, "embedder")) return opt_str(v, &o->embedder);
+  if (!strcmp(key, "entities")) return opt_str(v, &o->entities);
+  if (!strcmp(key, "history")) return opt_str(v, &o->history);
   if (!strcmp(key, "columns")) {
     if (v->type != UTIL_JSON_OBJECT) return SQLITE_ERROR;
     char *e = NULL;
@@ -179,18 +184,18 @@ static int mig_option(void *ctx, const char *key, const search_opt *v, char **er
 /* Why rows were skipped; the report lists them in this order. */
 enum {
   R_DUPLICATE, R_WRONG_DIM, R_NAN, R_EMPTY_TEXT, R_BAD_EMB, R_BAD_TEXT, R_BAD_ID, R_F16_RANGE,
-  R_VEC_RANGE, R_COLUMN, R_OTHER, NREASON
+  R_VEC_RANGE, R_COLUMN, R_STALE, R_OTHER, NREASON
 };
 static const char *const reason_name[NREASON] = {
-    "duplicate", "wrong_dimension", "nan_or_inf", "empty_text", "bad_embedding",
-    "bad_text",  "bad_id",          "float16_range", "vector_range", "column_value", NULL};
+    "duplicate", "wrong_dimension", "nan_or_inf",    "empty_text",   "bad_embedding", "bad_text",
+    "bad_id",    "float16_range",   "vector_range",  "column_value", "stale_vector",  NULL};
 
 /* Encodings seen; the report counts each. */
 enum { E_F32, E_F64, E_JSON, E_I8, E_VEC0, NENC };
 static const char *const enc_name[NENC] = {"float32_blob", "float64_blob", "json", "int8_blob",
                                            "vec0_float32"};
 
-#define MAX_EXAMPLES 10
+#define EXAMPLES_PER_REASON 3
 #define MAX_OTHER 16
 
 /* One migration's state.  Owns everything it points to except db, src
@@ -209,6 +214,7 @@ typedef struct mig_run {
   /* counts */
   sqlite3_int64 read, written, skipped, no_emb, reason[NREASON], enc_seen[NENC];
   sqlite3_int64 ts_unparsed, meta_quoted, utf8_fixed, next_id, before;
+  sqlite3_int64 stale; /* rows written without their stale embedding (MIG_F_STALE) */
   int complete;
   strbuf fix[MIG_NFIELD]; /* a row's strings with their invalid UTF-8 replaced */
   /* the reader's declared columns (rd->decl): the store's column each
@@ -224,9 +230,11 @@ typedef struct mig_run {
   char other_name[MAX_OTHER][32];
   sqlite3_int64 other_count[MAX_OTHER];
   int nother, stopped_by_limit;
+  int remove_dest; /* a destination this run created and wrote nothing to: removed at the end */
   const char *dim_from; /* where dim came from, for the report */
   sqlite3_str *examples;
-  int nexamples;
+  int nexamples, nex[R_OTHER + MAX_OTHER];  /* examples kept: in all, of each reason */
+  char first[R_OTHER + MAX_OTHER][240];     /* each reason's first example */
   double t0;
   FILE *progress;
   char err[1600];
@@ -239,22 +247,33 @@ static double now_s(void) {
 }
 
 /* Count a skipped row under reason r (or the named reason why when r is
-** R_OTHER), keeping the first few as examples. */
+** R_OTHER), keeping the first EXAMPLES_PER_REASON of each reason as
+** examples; the first of each also for the error of a run that wrote
+** nothing (first[]). */
 static void skip(mig_run *m, int r, const char *why, const mig_cell *id, const char *detail) {
   m->skipped++;
   const char *name = reason_name[r];
+  int slot = r; /* its place in nex[] and first[] */
   if (r == R_OTHER) {
     int i = 0;
     while (i < m->nother && strcmp(m->other_name[i], why)) i++;
     if (i == m->nother && i < MAX_OTHER) snprintf(m->other_name[m->nother++], 32, "%s", why);
     if (i < MAX_OTHER) m->other_count[i]++;
     name = why;
+    slot = i < MAX_OTHER ? R_OTHER + i : -1;
   } else {
     m->reason[r]++;
   }
-  if (m->nexamples >= MAX_EXAMPLES) return;
-  m->nexamples++;
-  sqlite3_str_appendf(m->examples, "%s{\"id\":", m->nexamples > 1 ? "," : "");
+  if (slot < 0 || m->nex[slot] >= EXAMPLES_PER_REASON) return;
+  if (!m->nex[slot]++) {
+    if (id && id->type == SQLITE_INTEGER)
+      snprintf(m->first[slot], sizeof m->first[0], "row %lld, id %lld%s%s", (long long)m->read,
+               (long long)id->i, detail ? ": " : "", detail ? detail : "");
+    else
+      snprintf(m->first[slot], sizeof m->first[0], "row %lld%s%s", (long long)m->read,
+               detail ? ": " : "", detail ? detail : "");
+  }
+  sqlite3_str_appendf(m->examples, "%s{\"id\":", m->nexamples++ ? "," : "");
   if (id && id->type == SQLITE_INTEGER) sqlite3_str_appendf(m->examples, "%lld", (long long)id->i);
   else sqlite3_str_appendall(m->examples, "null");
   sqlite3_str_appendf(m->examples, ",\"row\":%lld,\"reason\":", (long long)m->read);
@@ -532,11 +551,14 @@ static int with_source_id(mig_run *m, const mig_cell *c, const char *meta, size_
 static int migrate_row(mig_run *m) {
   const mig_cell *idc = cell(m, MIG_F_ID), *sk = cell(m, MIG_F_SKIP);
   char detail[200], num[MIG_NFIELD][40];
-  if (sk->type != SQLITE_NULL) {
+  if (sk->type != SQLITE_NULL) { /* "reason" or "reason: detail" */
     char why[32];
-    snprintf(why, sizeof why, "%.*s", sk->type == SQLITE_TEXT ? sk->n : 0,
-             sk->type == SQLITE_TEXT ? (const char *)sk->p : "");
-    skip(m, R_OTHER, why[0] ? why : "skipped", idc, NULL);
+    int n = sk->type == SQLITE_TEXT ? sk->n : 0, k = 0;
+    const char *z = n ? sk->p : "";
+    while (k < n && z[k] != ':') k++;
+    snprintf(why, sizeof why, "%.*s", k, z);
+    if (k + 2 <= n) snprintf(detail, sizeof detail, "%.*s", n - k - 2, z + k + 2);
+    skip(m, R_OTHER, why[0] ? why : "skipped", idc, k + 2 <= n ? detail : NULL);
     return SQLITE_OK;
   }
   store_rec r;
@@ -552,7 +574,7 @@ static int migrate_row(mig_run *m) {
     }
     uint64_t pos;
     if (m->st && store_find(m->st, r.id, &pos) == STORE_OK) {
-      skip(m, R_DUPLICATE, NULL, idc, NULL);
+      skip(m, R_DUPLICATE, NULL, idc, "the id is in the destination already");
       return SQLITE_OK;
     }
   } else {
@@ -572,40 +594,42 @@ static int migrate_row(mig_run *m) {
     int t = text_of(cell(m, fld[k]), 0, num[fld[k]], sizeof num[0], &m->fix[fld[k]], dst[k], dlen[k]);
     if (t == -2) return SQLITE_NOMEM;
     if (t < 0) {
-      snprintf(detail, sizeof detail, "%s holds a NUL byte", mig_field_name[fld[k]]);
+      const mig_cell *c = cell(m, fld[k]);
+      const char *z = memchr(c->p, 0, (size_t)c->n);
+      snprintf(detail, sizeof detail, "%s holds a NUL byte (at byte %lld), which no HDF5 string "
+               "can hold", mig_field_name[fld[k]], z ? (long long)(z - (const char *)c->p) : 0LL);
       skip(m, R_BAD_TEXT, NULL, idc, detail);
       return SQLITE_OK;
     }
     fixed |= t;
   }
-  const mig_cell *tp = cell(m, MIG_F_TEXTPATH);
-  char *owned = NULL; /* the text, when unescaped from JSON here */
-  if (tp->type == SQLITE_TEXT && r.text) {
-    char path[512];
-    size_t v0, v1;
-    snprintf(path, sizeof path, "%.*s", tp->n, (const char *)tp->p);
-    if (util_json_valid(r.text, r.text_len, NULL, 0) ||
-        util_json_at_path(r.text, r.text_len, path, &v0, &v1)) {
-      r.text = NULL;
-    } else if (r.text[v0] == '"') { /* a JSON string: the text is its value */
-      /* up to a \u0000, where json_extract ended it */
-      if (!(owned = util_json_cstr(r.text, v0, v1, &r.text_len))) return SQLITE_NOMEM;
-      r.text = owned;
-    } else { /* a number, object, ...: its JSON text */
-      r.text += v0;
-      r.text_len = v1 - v0;
-    }
+  const mig_cell *tp = cell(m, MIG_F_TEXTPATH), *stale = cell(m, MIG_F_STALE);
+  char *owned = NULL; /* the text, when rebuilt here (sqlite3_malloc'd) */
+  if (tp->type == SQLITE_TEXT && r.text) { /* LangGraph: the text embedded for field_name */
+    int t = mig_langgraph_text(r.text, r.text_len, tp->p, (size_t)tp->n, &owned, &r.text_len);
+    if (t == -2) return SQLITE_NOMEM;
+    r.text = t == 1 ? owned : NULL;
   }
   if (m->plan.has_text && (!r.text || blank(r.text, r.text_len))) {
-    free(owned);
-    skip(m, R_EMPTY_TEXT, NULL, idc, NULL);
+    int gone = tp->type == SQLITE_TEXT && !r.text && cell(m, MIG_F_TEXT)->type != SQLITE_NULL;
+    if (gone && stale->type == SQLITE_TEXT)
+      snprintf(detail, sizeof detail, "the field %.*s is not in the item's value now: %.*s", tp->n,
+               (const char *)tp->p, stale->n, (const char *)stale->p);
+    else if (gone)
+      snprintf(detail, sizeof detail, "the field %.*s is not in the value", tp->n, (const char *)tp->p);
+    else
+      snprintf(detail, sizeof detail, "the text is %s", !r.text ? "NULL" : r.text_len ? "white space only"
+                                                                        : "empty");
+    sqlite3_free(owned);
+    if (gone && stale->type == SQLITE_TEXT) skip(m, R_STALE, NULL, idc, detail);
+    else skip(m, R_EMPTY_TEXT, NULL, idc, detail);
     return SQLITE_OK;
   }
   /* the embedding */
   int has = 0;
   int why = emb_decode(m, cell(m, MIG_F_EMB), &has, detail, sizeof detail);
   if (why >= 0) {
-    free(owned);
+    sqlite3_free(owned);
     skip(m, why, NULL, idc, detail);
     return SQLITE_OK;
   }
@@ -618,11 +642,11 @@ static int migrate_row(mig_run *m) {
     int dfixed = 0;
     why = decl_value(m, k, &m->rd->dcells[k], &dfixed, detail, sizeof detail);
     if (why == -2) {
-      free(owned);
+      sqlite3_free(owned);
       return SQLITE_NOMEM;
     }
     if (why >= 0) {
-      free(owned);
+      sqlite3_free(owned);
       skip(m, why, NULL, idc, detail);
       return SQLITE_OK;
     }
@@ -639,7 +663,7 @@ static int migrate_row(mig_run *m) {
     r.meta_len = (size_t)sqlite3_str_length(q);
     quoted = sqlite3_str_finish(q);
     if (!quoted) {
-      free(owned);
+      sqlite3_free(owned);
       return SQLITE_NOMEM;
     }
     r.meta = quoted;
@@ -651,7 +675,7 @@ static int migrate_row(mig_run *m) {
   if (sid->type != SQLITE_NULL) {
     int t = with_source_id(m, sid, r.meta, r.meta_len, &withid);
     if (t < 0) {
-      free(owned);
+      sqlite3_free(owned);
       sqlite3_free(quoted);
       return SQLITE_NOMEM;
     }
@@ -669,11 +693,11 @@ static int migrate_row(mig_run *m) {
   r.importance = (imp->type == SQLITE_INTEGER || imp->type == SQLITE_FLOAT) && isfinite(imp->d) ? imp->d : NAN;
   int rc = STORE_OK;
   if (m->st && !m->o.dry_run) rc = store_put(m->st, &r);
-  free(owned);
+  sqlite3_free(owned);
   sqlite3_free(quoted);
   sqlite3_free(withid);
   if (rc == STORE_EEXISTS) {
-    skip(m, R_DUPLICATE, NULL, idc, NULL);
+    skip(m, R_DUPLICATE, NULL, idc, "the id is in the destination already");
     return SQLITE_OK;
   }
   if (rc != STORE_OK) {
@@ -682,6 +706,7 @@ static int migrate_row(mig_run *m) {
   }
   m->written++;
   m->utf8_fixed += fixed;
+  m->stale += stale->type != SQLITE_NULL;
   return SQLITE_OK;
 }
 
@@ -706,17 +731,7 @@ static int source_rc(int rc) {
 
 /* The source opened read-only: file:<path>?mode=ro[&immutable=1]. */
 static int open_source(mig_run *m, const char *path) {
-  sqlite3_str *u = sqlite3_str_new(NULL);
-  sqlite3_str_appendall(u, "file:");
-  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-        strchr("/-._~", *p))
-      sqlite3_str_appendchar(u, 1, (char)*p);
-    else
-      sqlite3_str_appendf(u, "%%%02X", *p);
-  }
-  sqlite3_str_appendf(u, "?mode=ro%s", m->o.immutable ? "&immutable=1" : "");
-  char *uri = sqlite3_str_finish(u);
+  char *uri = mig_ro_uri(path, m->o.immutable);
   if (!uri) return SQLITE_NOMEM;
   int rc = sqlite3_open_v2(uri, &m->src, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
   sqlite3_free(uri);
@@ -976,6 +991,7 @@ static char *report(mig_run *m) {
   if (m->ts_unparsed) sqlite3_str_appendf(s, ",\"ts_unreadable\":%lld", (long long)m->ts_unparsed);
   if (m->meta_quoted) sqlite3_str_appendf(s, ",\"meta_not_json\":%lld", (long long)m->meta_quoted);
   if (m->utf8_fixed) sqlite3_str_appendf(s, ",\"utf8_repaired\":%lld", (long long)m->utf8_fixed);
+  if (m->stale) sqlite3_str_appendf(s, ",\"stale_vectors\":%lld", (long long)m->stale);
   char *info = sqlite3_str_finish(m->plan.info);
   m->plan.info = NULL;
   if (info) sqlite3_str_appendall(s, info);
@@ -995,6 +1011,29 @@ static char *report(mig_run *m) {
 
 /* ---- the function --------------------------------------------------------- */
 
+/* The error of a run that read rows and wrote none: how many were skipped
+** for each reason, with the first example of each. */
+static int nothing_written(mig_run *m) {
+  sqlite3_str *e = sqlite3_str_new(NULL);
+  sqlite3_str_appendf(e, "none of the %lld rows read from %s %s written:", (long long)m->read,
+                      m->plan.table ? m->plan.table : "the source", m->o.dry_run ? "would be" : "was");
+  const char *sep = " ";
+  for (int r = 0; r < R_OTHER + m->nother; r++) {
+    sqlite3_int64 n = r < R_OTHER ? m->reason[r] : m->other_count[r - R_OTHER];
+    if (!n) continue;
+    sqlite3_str_appendf(e, "%s%lld %s (%s)", sep, (long long)n,
+                        r < R_OTHER ? reason_name[r] : m->other_name[r - R_OTHER], m->first[r]);
+    sep = "; ";
+  }
+  if (m->created) sqlite3_str_appendall(e, "; the new destination is removed");
+  char *z = sqlite3_str_finish(e);
+  if (!z) return SQLITE_NOMEM;
+  snprintf(m->err, sizeof m->err, "%s", z);
+  sqlite3_free(z);
+  m->remove_dest = m->created;
+  return SQLITE_ERROR;
+}
+
 static int run(mig_run *m, const char *src, const char *dst) {
   int rc = open_source(m, src);
   if (rc != SQLITE_OK) return rc;
@@ -1006,6 +1045,10 @@ static int run(mig_run *m, const char *src, const char *dst) {
   w.vector_column = m->o.vector_column;
   w.include_deleted = m->o.include_deleted;
   w.no_declared = m->o.no_declared;
+  w.srcpath = m->srcpath;
+  w.entities = m->o.entities;
+  w.history = m->o.history;
+  w.immutable = m->o.immutable;
   for (int f = 0; f < MIG_NFIELD; f++) w.col[f] = m->o.col[f];
   char *err = NULL;
   rc = mig_detect(m->src, &w, &m->plan, &err);
@@ -1109,9 +1152,13 @@ static int run(mig_run *m, const char *src, const char *dst) {
       rc = ext_err_rc(sr);
     }
   }
-  if (rc == SQLITE_OK && !strcmp(m->plan.schema, "clawhdf5") && !m->stopped_by_limit) {
+  /* a source of which nothing came over (every row skipped, none there
+     already) is an error naming why, not a report */
+  if (rc == SQLITE_OK && !m->stopped_by_limit && m->read > 0 && m->written + m->reason[R_DUPLICATE] == 0)
+    rc = nothing_written(m);
+  if (rc == SQLITE_OK && m->plan.graph && !m->stopped_by_limit) {
     char *ge = NULL;
-    rc = mig_graph_write(m->src, writing ? m->st : NULL, &m->plan, &ge);
+    rc = m->plan.graph(m->src, writing ? m->st : NULL, &m->plan, &ge);
     if (rc != SQLITE_OK) snprintf(m->err, sizeof m->err, "%s", ge ? ge : sqlite3_errstr(rc));
     sqlite3_free(ge);
   }
@@ -1120,12 +1167,14 @@ static int run(mig_run *m, const char *src, const char *dst) {
     snprintf(m->err, sizeof m->err, "checkpoint of %s: %s", m->dstpath, store_errmsg(m->st));
     rc = ext_err_rc(cr);
   }
-  /* complete: read to the end, and something of a non-empty source is in
-     the destination (written now, or there already: a resumed run) */
-  m->complete = !m->stopped_by_limit && (m->read == 0 || m->written + m->reason[R_DUPLICATE] > 0);
-  if (!m->stopped_by_limit && !m->complete)
-    mig_note(&m->plan, "none of the %lld rows read %s written (see skipped): not complete",
-             (long long)m->read, m->o.dry_run ? "would be" : "was");
+  /* complete: read to the end (and, above, something of a non-empty
+     source is in the destination: written now, or there already) */
+  m->complete = !m->stopped_by_limit;
+  if (m->stale || m->reason[R_STALE])
+    mig_note(&m->plan, "%lld vectors are older than their item's last put (put again with index=False, "
+             "or a value that no longer gives the field): %lld written without the stale embedding "
+             "(meta.stale_vector), %lld skipped as stale_vector (the field is gone)",
+             (long long)(m->stale + m->reason[R_STALE]), (long long)m->stale, (long long)m->reason[R_STALE]);
   progress_line(m, 1);
   return rc;
 }
@@ -1186,6 +1235,12 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     snprintf(m->err, sizeof m->err, "closing %s failed (%s)", m->dstpath, util_err_name(xr));
     rc = ext_err_rc(xr);
   }
+  if (m->remove_dest) { /* (created by this run, and empty) */
+    char *wal = sqlite3_mprintf("%s-wal", m->dstpath);
+    unlink(m->dstpath);
+    if (wal) unlink(wal);
+    sqlite3_free(wal);
+  }
   if (m->rd) m->rd->close(m->rd);
   sqlite3_close(m->src);
   if (m->progress && m->progress != stderr) fclose(m->progress);
@@ -1210,9 +1265,29 @@ static void fn_migrate(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_free(m);
 }
 
+/* h5mem_langgraph_text(value, field_name): the text LangGraph embedded for
+** a store_vectors row (mig_langgraph_text); NULL when the value gives none. */
+static void fn_langgraph_text(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
+  const char *v = (const char *)sqlite3_value_text(argv[0]);
+  size_t vn = (size_t)sqlite3_value_bytes(argv[0]);
+  const char *f = (const char *)sqlite3_value_text(argv[1]);
+  size_t fn = (size_t)sqlite3_value_bytes(argv[1]);
+  if (!v || !f) return sqlite3_result_error_nomem(ctx);
+  char *out;
+  size_t n;
+  int t = mig_langgraph_text(v, vn, f, fn, &out, &n);
+  if (t == -2) return sqlite3_result_error_nomem(ctx);
+  if (t == -1) return sqlite3_result_error(ctx, "h5mem_langgraph_text: the value is not JSON", -1);
+  if (t == 1) sqlite3_result_text64(ctx, out, n, sqlite3_free, SQLITE_UTF8);
+}
+
 int ext_migrate_register(sqlite3 *db) {
-  if (!h5sql_directonly_ok()) return SQLITE_OK; /* it writes files: only where views cannot call it */
-  int rc = SQLITE_OK;
+  int rc = sqlite3_create_function_v2(db, "h5mem_langgraph_text", 2,
+                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                      fn_langgraph_text, NULL, NULL, NULL);
+  if (rc != SQLITE_OK || !h5sql_directonly_ok()) return rc; /* h5mem_migrate writes files: only where views cannot call it */
   for (int n = 2; n <= 3 && rc == SQLITE_OK; n++)
     rc = sqlite3_create_function_v2(db, "h5mem_migrate", n,
                                     SQLITE_UTF8 | SQLITE_DIRECTONLY | SQLITE_RESULT_SUBTYPE, NULL,

@@ -1,12 +1,19 @@
 -- sql/migrate_sqlite_vec.sql - a sqlite-vec vec0 table into an h5mem store,
 -- in plain SQL.  Reading a vec0 table in SQL needs sqlite-vec loaded;
 -- h5mem_migrate() reads its shadow tables without it (docs/MIGRATION.md,
--- "sqlite-vec").  Here: vec0(embedding float[384], category text, +content text).
+-- "sqlite-vec").  Here: vec0(embedding float[384], category text, +content text):
+-- the metadata column stays a column, the auxiliary content is the text.
 --   sqlite3 -cmd '.load ./h5mem' -cmd '.load ./vec0' :memory: < sql/migrate_sqlite_vec.sql
+-- Bad rows are skipped and counted as h5mem_migrate() skips them
+-- (h5mem_check names the reason); the rest are written.
 ATTACH 'file:vec.db?mode=ro' AS src;
-CREATE VIRTUAL TABLE mem USING h5mem(path='vec.h5', dim=384, metric=l2);  -- vec0's default metric
+CREATE VIRTUAL TABLE mem USING h5mem(path='vec.h5', dim=384, metric=l2,  -- vec0's default metric
+                                     category text);
+CREATE TEMP VIEW rows AS SELECT rowid AS id, content AS text, embedding, category FROM src.items;
+SELECT h5mem_check('mem', id, text, embedding) AS skipped, count(*) AS rows
+  FROM rows GROUP BY 1 ORDER BY 1;  -- NULL: written
 BEGIN;
-INSERT OR IGNORE INTO mem(id, text, embedding, meta)
-  SELECT rowid, content, embedding, json_object('category', category) FROM src.items;
+INSERT OR IGNORE INTO mem(id, text, embedding, category)
+  SELECT id, text, embedding, category FROM rows WHERE h5mem_check('mem', id, text, embedding) IS NULL;
 COMMIT;
 SELECT h5mem_checkpoint('mem');

@@ -11,7 +11,8 @@
 ** The folder's one header: the types, then one section per file.  The
 ** driver, ext/func_migrate.c, is its one user outside the folder: it uses
 ** the types, mig_field_name and every function but mig_attr, mig_ident,
-** mig_is_vec0 and mig_graph_clawhdf5, which the parts use among themselves.
+** mig_is_vec0, mig_vec0_vector and mig_graph_clawhdf5, which the parts use
+** among themselves.
 */
 #ifndef H5MEM_EXT_MIGRATE_MIG_H
 #define H5MEM_EXT_MIGRATE_MIG_H
@@ -23,15 +24,21 @@
 #include "store/store.h"
 #include "util/strbuf.h"
 
-/* The store's columns a source column can feed, and three controls:
-** MIG_F_SKIP (text: a reason to skip the row, e.g. "deleted"),
-** MIG_F_TEXTPATH (text: a path into the JSON of the text column, whose
-** value at that path is the text; LangGraph's field_name) and
+/* The store's columns a source column can feed, and four controls:
+** MIG_F_SKIP (text: a reason to skip the row, e.g. "deleted", or
+** "reason: detail"),
+** MIG_F_TEXTPATH (text: LangGraph's field_name, the text being what
+** LangGraph embedded for it from the item's JSON in the text column:
+** mig_langgraph_text),
 ** MIG_F_SOURCE_ID (the source's own id when it is not an integer, e.g. a
-** UUID: kept in meta.source_id while the rowid is the id). */
+** UUID: kept in meta.source_id while the rowid is the id) and MIG_F_STALE
+** (text: why the row's embedding is not of its text now; LangGraph's
+** vectors older than their item: written without one, or skipped as
+** stale_vector when the field is gone). */
 enum {
   MIG_F_ID, MIG_F_TEXT, MIG_F_EMB, MIG_F_SOURCE, MIG_F_SESSION, MIG_F_TAGS, MIG_F_TIER,
-  MIG_F_TS, MIG_F_IMPORTANCE, MIG_F_META, MIG_F_SKIP, MIG_F_TEXTPATH, MIG_F_SOURCE_ID, MIG_NFIELD
+  MIG_F_TS, MIG_F_IMPORTANCE, MIG_F_META, MIG_F_SKIP, MIG_F_TEXTPATH, MIG_F_SOURCE_ID, MIG_F_STALE,
+  MIG_NFIELD
 };
 extern const char *const mig_field_name[MIG_NFIELD];
 
@@ -89,7 +96,9 @@ struct mig_reader {
 /* A source understood: its schema, how to read it, what to tell.  Owned
 ** by the caller of mig_detect (mig_plan_free). */
 #define MIG_MAX_ATTRS 8
-typedef struct mig_plan {
+#define MIG_MAX_DECL 8
+typedef struct mig_plan mig_plan;
+struct mig_plan {
   const char *schema;   /* "openclaw", "openclaw-legacy", "sqlite-vec", "clawhdf5",
                            "langchain", "langgraph", "generic" (static) */
   char *based_on;       /* the version of the schema the mapping follows */
@@ -106,7 +115,14 @@ typedef struct mig_plan {
   char *attrs[2 * MIG_MAX_ATTRS + 1]; /* migrated_* name, value pairs, NULL-ended */
   sqlite3_str *info;    /* JSON members (",\"key\":value...") for the report */
   sqlite3_str *notes;   /* JSON strings (",\"...\"") for the report's notes */
-} mig_plan;
+  /* declared columns of a new store, fed by the last ndecl columns of sql
+     (mem0's UUID and scopes) */
+  int ndecl;
+  mig_decl decl[MIG_MAX_DECL];
+  /* the graph, written after the memories (NULL: none); st NULL: a dry
+     run, counted only */
+  int (*graph)(sqlite3 *src, store *st, mig_plan *p, char **err);
+};
 
 /* The user's choices that detection needs. */
 typedef struct mig_want {
@@ -117,6 +133,10 @@ typedef struct mig_want {
   const char *vector_column;   /* vec0 with several vector columns */
   int include_deleted;  /* clawhdf5: migrate rows marked deleted */
   int no_declared;      /* vec0: every column into meta, one vector column ({"declared_columns": false}) */
+  const char *srcpath;  /* the source's path (its sibling files: mem0's) */
+  const char *entities; /* mem0: the entity store's file, or NULL: beside the source */
+  const char *history;  /* mem0: the history file, or NULL: beside the source */
+  int immutable;        /* open those files with immutable=1 too */
 } mig_want;
 
 /* ---- interface to code in mig_detect.c ----------------------------------- */
@@ -156,15 +176,38 @@ char *mig_ident(const char *s);
 ** and every vector column but the one read as the embedding. */
 int mig_vec0_open(sqlite3 *src, const char *table, const mig_want *w, mig_plan *p,
                   mig_reader **out, char **err);
+/* The first float or int8 vector column of vec0 table `table`, as its
+** declaration gives it: its dim, metric (STORE_L2 unless declared:
+** sqlite-vec's default; -1 for L1) and name (into name[0..n)).
+** SQLITE_NOTFOUND when there is no such table or column, or the
+** declaration cannot be read; else an error of the source. */
+int mig_vec0_vector(sqlite3 *db, const char *table, int *dim, int *metric, char *name, size_t n);
 /* 1 when the CREATE statement sql declares a vec0 virtual table. */
 int mig_is_vec0(const char *sql);
+
+/* ---- interface to code in mig_langgraph.c -------------------------------- */
+
+/* The text LangGraph's SqliteStore embedded for field name field[0..fn)
+** of the item value v[0..vn) (JSON): 1 with it in *out (sqlite3_malloc'd,
+** *outn bytes), 0 when the value gives none (the field is not there, or
+** not as LangGraph would name it now: a stale vector), -1 when v is not
+** JSON, -2 out of memory. */
+int mig_langgraph_text(const char *v, size_t vn, const char *field, size_t fn, char **out, size_t *outn);
 
 /* ---- interface to code in mig_graph.c ------------------------------------ */
 
 /* The ClawhDF5 graph (entities, relations): read and checked at
 ** detection; written to the store's graph (st NULL: a dry run, counted
-** only) after the memories. */
+** only) after the memories (the plan's graph). */
 int mig_graph_clawhdf5(sqlite3 *src, mig_plan *p, char **err);
 int mig_graph_write(sqlite3 *src, store *st, mig_plan *p, char **err);
+/* mem0's entity store (attached to src as mem0_entities): each entity an
+** entity of the store's graph, each of its linkedMemoryIds a mention of
+** it by that memory (the plan's graph). */
+int mig_graph_mem0(sqlite3 *src, store *st, mig_plan *p, char **err);
+
+/* "file:PATH?mode=ro[&immutable=1]" for sqlite3_open_v2 or ATTACH
+** (sqlite3_malloc'd; NULL out of memory). */
+char *mig_ro_uri(const char *path, int immutable);
 
 #endif

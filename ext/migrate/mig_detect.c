@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mig.h"
 #include "store/store.h"
@@ -26,9 +27,23 @@
 
 const char *const mig_field_name[MIG_NFIELD] = {
     "id", "text", "embedding", "source", "session", "tags", "tier", "ts", "importance", "meta",
-    "_skip", "_text_path", "_source_id"};
+    "_skip", "_text_path", "_source_id", "_stale"};
 
 char *mig_ident(const char *s) { return sqlite3_mprintf("\"%w\"", s); }
+
+char *mig_ro_uri(const char *path, int immutable) {
+  sqlite3_str *u = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(u, "file:");
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+        strchr("/-._~", *p))
+      sqlite3_str_appendchar(u, 1, (char)*p);
+    else
+      sqlite3_str_appendf(u, "%%%02X", *p);
+  }
+  sqlite3_str_appendf(u, "?mode=ro%s", immutable ? "&immutable=1" : "");
+  return sqlite3_str_finish(u);
+}
 
 void mig_json_str(sqlite3_str *out, const char *s, size_t n) {
   strbuf b = {0};
@@ -214,12 +229,12 @@ static void report_tables(sqlite3 *db, mig_plan *p, const char *const *names) {
   "CASE WHEN typeof(" c ") IN ('integer','real') AND abs(" c ") >= 100000000000 THEN " c \
   " / 1000 ELSE " c " END"
 
-/* The meta of an OpenClaw chunk (both schemas): its own columns, the
-** object left open for more. */
-#define OPENCLAW_META                                                                 \
-  "json_object('openclaw_id', " J("id") ", 'path', " J("path") ", 'start_line', "     \
-  J("start_line") ", 'end_line', " J("end_line") ", 'hash', " J("hash") ", 'model', " \
-  J("model") ", 'updated_at', " J("updated_at")
+/* The meta of an OpenClaw chunk (both schemas; t: the table's alias and
+** a dot, or ""): its own columns, the object left open for more. */
+#define OPENCLAW_META(t)                                                                     \
+  "json_object('openclaw_id', " J(t "id") ", 'path', " J(t "path") ", 'start_line', "         \
+  J(t "start_line") ", 'end_line', " J(t "end_line") ", 'hash', " J(t "hash") ", 'model', " \
+  J(t "model") ", 'updated_at', " J(t "updated_at")
 
 /* Member key of the JSON object s[0..len) as json_extract(s, '$.key')
 ** gives it as text: a string decoded, a number or container as written,
@@ -311,6 +326,34 @@ static int openclaw_meta(sqlite3 *db, const char *table, mig_plan *p) {
   return rc;
 }
 
+/* The vec0 table vt beside a layout's main table (LangChain's {table}_vec,
+** OpenClaw's chunks_vec): its vector column's dim where the plan has none,
+** and, when the layout's own searches rank with vec0's MATCH
+** (take_metric), its metric (vec0's distance_metric, else l2; L1, which
+** an h5mem store has not, becomes l2 with a note).  The report's info
+** gets "vec_table".  A missing or unreadable declaration changes nothing. */
+static int vec_decl(sqlite3 *db, const char *vt, mig_plan *p, int take_metric) {
+  int dim = 0, metric = STORE_L2;
+  char col[128];
+  int rc = mig_vec0_vector(db, vt, &dim, &metric, col, sizeof col);
+  if (rc == SQLITE_NOTFOUND) return SQLITE_OK;
+  if (rc != SQLITE_OK) return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
+  const char *mname = metric == STORE_COSINE ? "cosine" : metric == STORE_L2 ? "l2" : "l1";
+  sqlite3_str_appendall(p->info, ",\"vec_table\":{\"table\":");
+  mig_json_str(p->info, vt, strlen(vt));
+  sqlite3_str_appendall(p->info, ",\"column\":");
+  mig_json_str(p->info, col, strlen(col));
+  sqlite3_str_appendf(p->info, ",\"dim\":%d,\"distance_metric\":\"%s\"}", dim, mname);
+  if (!p->dim) p->dim = dim;
+  else if (p->dim != dim)
+    mig_note(p, "%s declares %s float[%d]; the store takes dim=%d", vt, col, dim, p->dim);
+  if (take_metric) {
+    p->metric = metric < 0 ? STORE_L2 : metric;
+    if (metric < 0) mig_note(p, "%s ranks by L1, which h5mem has not: the new store uses l2", vt);
+  }
+  return SQLITE_OK;
+}
+
 /* ---- the schemas ------------------------------------------------------- */
 
 /* What a detected schema's plan says of its source: the schema, what its
@@ -357,10 +400,12 @@ static int det_openclaw_legacy(sqlite3 *db, const mig_want *w, mig_plan *p, sqli
   p->sql = sqlite3_mprintf(
       "SELECT rowid AS id, text, embedding, %s AS source,"
       " CASE WHEN %s = 'sessions' THEN path END AS session, " MS_TO_S("updated_at") " AS ts,"
-      " " OPENCLAW_META "%s) AS meta FROM chunks ORDER BY rowid",
+      " " OPENCLAW_META("") "%s) AS meta FROM chunks ORDER BY rowid",
       has_source ? "source" : "'memory'", has_source ? "source" : "'memory'",
       has_dims ? ", 'dims', " J("dims") : "");
   int rc = openclaw_meta(db, "meta", p);
+  /* (OpenClaw ranks with vec_distance_cosine over chunks_vec: cosine stays) */
+  if (rc == SQLITE_OK) rc = vec_decl(db, "chunks_vec", p, 0);
   static const char *const t[] = {"meta", "files", "chunks", "chunks_fts", "chunks_vec",
                                   "embedding_cache", NULL};
   report_tables(db, p, t);
@@ -396,30 +441,58 @@ static int det_openclaw(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str
   int imp = col_type(db, "memory_index_chunks", "importance", NULL, 0);
   int trig = col_type(db, "memory_index_chunks", "triggers", NULL, 0);
   int proj = col_type(db, "memory_index_chunks", "project_key", NULL, 0);
+  /* the side tables of 2026.8 and later, one row per chunk keyed by its
+     text id: recall metadata (importance 1-10, triggers, project keys)
+     and provenance (origin_class, session_kind, observed_at in ms,
+     supersedes_key) */
+  static const char *const rc_cols[] = {"chunk_id", "importance", "triggers", "project_key", NULL};
+  static const char *const pv_cols[] = {"chunk_id", "origin_class", "session_kind", "observed_at",
+                                        "supersedes_key", NULL};
+  int recall = has_table(db, "memory_index_chunk_recall_metadata") &&
+               has_cols(db, "memory_index_chunk_recall_metadata", rc_cols, NULL);
+  int prov = has_table(db, "memory_index_chunk_provenance") &&
+             has_cols(db, "memory_index_chunk_provenance", pv_cols, NULL);
   plan_schema(p, "openclaw",
               "openclaw/openclaw packages/memory-host-sdk/src/host/memory-schema-base.ts and "
               "memory-schema-storage-migration.ts (memory_index_chunks with float64 LE BLOB "
-              "embeddings and chunk_rowid, or the earlier JSON TEXT embeddings)",
+              "embeddings and chunk_rowid, or the earlier JSON TEXT embeddings); the recall "
+              "metadata and provenance tables of the npm package openclaw 2026.8.2 and 2026.9.6 "
+              "(dist/memory-schema-*.js)",
               "memory_index_chunks", MIG_ENC_F64 /* BLOB: float64 LE; TEXT: JSON */, STORE_COSINE,
               rowid_col ? "memory_index_chunks.chunk_rowid (its text id in meta.openclaw_id)"
                         : "the rowid of memory_index_chunks (its text id in meta.openclaw_id)");
+  const char *imp_sql = recall && imp ? "coalesce(r.importance, c.importance)"
+                        : recall         ? "r.importance"
+                        : imp            ? "c.importance"
+                                         : "NULL";
   p->sql = sqlite3_mprintf(
-      "SELECT %s AS id, text, embedding, source, CASE WHEN source = 'sessions' THEN path END AS"
-      " session, " MS_TO_S("updated_at") " AS ts, %s AS importance,"
-      " " OPENCLAW_META "%s%s) AS meta FROM memory_index_chunks ORDER BY %s",
-      rowid_col ? "chunk_rowid" : "rowid", imp ? "importance" : "NULL",
-      trig ? ", 'triggers', " J("triggers") : "", proj ? ", 'project_key', " J("project_key") : "",
+      "SELECT %s AS id, c.text, c.embedding, c.source, CASE WHEN c.source = 'sessions' THEN c.path END"
+      " AS session, " MS_TO_S("c.updated_at") " AS ts, %s AS importance,"
+      " " OPENCLAW_META("c.") "%s%s%s%s) AS meta"
+      " FROM memory_index_chunks AS c%s%s ORDER BY c.%s",
+      rowid_col ? "c.chunk_rowid" : "c.rowid", imp_sql,
+      trig && !recall ? ", 'triggers', " J("c.triggers") : "",
+      proj && !recall ? ", 'project_key', " J("c.project_key") : "",
+      recall ? ", 'triggers', " J("r.triggers") ", 'project_key', " J("r.project_key") : "",
+      prov ? ", 'provenance', CASE WHEN pv.chunk_id IS NOT NULL THEN json_object('origin_class', "
+             J("pv.origin_class") ", 'session_kind', " J("pv.session_kind") ", 'observed_at', "
+             J("pv.observed_at") ", 'supersedes_key', " J("pv.supersedes_key") ") END" : "",
+      recall ? " LEFT JOIN memory_index_chunk_recall_metadata AS r ON r.chunk_id = c.id" : "",
+      prov ? " LEFT JOIN memory_index_chunk_provenance AS pv ON pv.chunk_id = c.id" : "",
       rowid_col ? "chunk_rowid" : "rowid");
   int rc = openclaw_meta(db, "memory_index_meta", p);
+  if (rc == SQLITE_OK) rc = vec_decl(db, "memory_index_chunks_vec", p, 0);
   static const char *const t[] = {
       "memory_index_meta", "memory_index_sources", "memory_index_chunks",
       "memory_index_chunks_fts", "memory_index_chunks_vec", "memory_index_chunk_recall_metadata",
       "memory_index_chunk_provenance", "memory_embedding_cache", "memory_index_state", NULL};
   report_tables(db, p, t);
-  if (has_table(db, "memory_index_chunk_recall_metadata") ||
-      has_table(db, "memory_index_chunk_provenance"))
-    mig_note(p, "memory_index_chunk_recall_metadata and memory_index_chunk_provenance are not "
-                "migrated (their layout is not documented upstream; see docs/MIGRATION.md)");
+  if (has_table(db, "memory_index_chunk_recall_metadata") && !recall)
+    mig_note(p, "memory_index_chunk_recall_metadata lacks OpenClaw's columns (chunk_id, importance, "
+                "triggers, project_key): not read");
+  if (has_table(db, "memory_index_chunk_provenance") && !prov)
+    mig_note(p, "memory_index_chunk_provenance lacks OpenClaw's columns (chunk_id, origin_class, "
+                "session_kind, observed_at, supersedes_key): not read");
   return rc == SQLITE_OK ? 1 : rc;
 }
 
@@ -447,6 +520,7 @@ static int det_clawhdf5(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str
   if (has_table(db, "sessions"))
     mig_note(p, "sessions rows are not records: each memory keeps its session_id in the session "
                 "column (the summaries are not migrated)");
+  p->graph = mig_graph_write;
   char *e = NULL;
   int rc = mig_graph_clawhdf5(db, p, &e);
   sqlite3_free(e);
@@ -468,10 +542,20 @@ static int langchain_plan(sqlite3 *db, const char *t, mig_plan *p) {
   p->sql = sqlite3_mprintf("SELECT rowid AS id, text, text_embedding AS embedding,"
                            " metadata AS meta FROM \"%w\" ORDER BY rowid", t);
   char *vec = sqlite3_mprintf("%s_vec", t);
+  if (!vec || !p->sql) {
+    sqlite3_free(vec);
+    return SQLITE_NOMEM;
+  }
   const char *tabs[] = {t, vec, NULL};
   report_tables(db, p, tabs);
+  /* the class ranks with {table}_vec's MATCH: its metric is the store's */
+  int rc = vec_decl(db, vec, p, 1);
+  if (rc == SQLITE_OK && p->metric < 0) {
+    p->metric = STORE_L2;
+    mig_note(p, "no vec0 table %s: the metric is vec0's default, l2, as SQLiteVec's would be", vec);
+  }
   sqlite3_free(vec);
-  return p->sql ? 1 : SQLITE_NOMEM;
+  return rc == SQLITE_OK ? 1 : rc;
 }
 
 static int langchain_match(sqlite3 *db, const char *name, const char *sql) {
@@ -496,6 +580,261 @@ static int det_langchain(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_st
   return rc;
 }
 
+/* LangChain.js' LibSQLVectorStore: a table of content, metadata and one
+** libSQL vector column (F32_BLOB(N), or its alias FLOAT32(N)), with an
+** INTEGER PRIMARY KEY id or none (the rowid): N, or 0 when not. */
+static int libsql_dim(sqlite3 *db, const char *t, char *col, size_t n) {
+  sqlite3_stmt *st;
+  int dim = 0, others = 0, content = 0, metadata = 0;
+  if (sqlite3_prepare_v2(db, "SELECT name, upper(type), pk FROM pragma_table_info(?1)", -1, &st, NULL) !=
+      SQLITE_OK)
+    return 0;
+  sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 0), *type = (const char *)sqlite3_column_text(st, 1);
+    if (!name || !type) continue;
+    int d = 0, k = 0;
+    if ((sscanf(type, "F32_BLOB(%d)%n", &d, &k) == 1 || sscanf(type, "FLOAT32(%d)%n", &d, &k) == 1) &&
+        !type[k] && d > 0 && d <= 65536 && !dim) {
+      dim = d;
+      snprintf(col, n, "%s", name);
+    } else if (!sqlite3_stricmp(name, "content")) {
+      content = 1;
+    } else if (!sqlite3_stricmp(name, "metadata")) {
+      metadata = 1;
+    } else if (!(!sqlite3_stricmp(name, "id") && !strcmp(type, "INTEGER") && sqlite3_column_int(st, 2) == 1)) {
+      others++;
+    }
+  }
+  sqlite3_finalize(st);
+  return content && metadata && !others ? dim : 0;
+}
+
+static int libsql_match(sqlite3 *db, const char *name, const char *sql) {
+  (void)sql;
+  char col[128];
+  return libsql_dim(db, name, col, sizeof col) > 0;
+}
+
+static int libsql_plan(sqlite3 *db, const char *t, mig_plan *p) {
+  char col[128];
+  int dim = libsql_dim(db, t, col, sizeof col);
+  plan_schema(p, "langchainjs-libsql",
+              "@langchain/community 1.1.29 dist/vectorstores/libsql.js (LibSQLVectorStore) and "
+              "tursodatabase/libsql@f8fb14f3 libsql-sqlite3/src/vectorInt.h (F32_BLOB: float32 LE, "
+              "an optional type byte 1 after it)",
+              t, MIG_ENC_F32, STORE_COSINE /* it ranks with vector_distance_cos */, "the table's rowid");
+  p->dim = dim;
+  /* NOT INDEXED: libSQL's vector index is an index SQLite sees as empty
+     (its graph is in shadow tables), and would read no rows */
+  p->sql = sqlite3_mprintf(
+      "SELECT rowid AS id, content AS text,"
+      " CASE WHEN typeof(\"%w\") = 'blob' AND length(\"%w\") = %d AND substr(\"%w\", -1) = x'01'"
+      " THEN substr(\"%w\", 1, %d) ELSE \"%w\" END AS embedding, metadata AS meta"
+      " FROM \"%w\" NOT INDEXED ORDER BY rowid",
+      col, col, 4 * dim + 1, col, col, 4 * dim, col, t);
+  sqlite3_str_appendall(p->info, ",\"libsql\":{\"vector_column\":");
+  mig_json_str(p->info, col, strlen(col));
+  sqlite3_str_appendf(p->info, ",\"dim\":%d}", dim);
+  const char *tabs[] = {t, NULL};
+  report_tables(db, p, tabs);
+  return p->sql ? 1 : SQLITE_NOMEM;
+}
+
+static int det_libsql(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
+  (void)w;
+  char *found;
+  int n;
+  int rc = matching_tables(db, libsql_match, &found, &n);
+  if (rc) return rc;
+  if (n > 1) {
+    sqlite3_str_appendf(why, "%d LangChain.js LibSQL tables (give {\"table\": ...}); ", n);
+    sqlite3_free(found);
+    return 0;
+  }
+  if (!n) return 0;
+  rc = libsql_plan(db, found, p);
+  sqlite3_free(found);
+  return rc;
+}
+
+/* mem0's OSS store (npm mem0ai 3.3.1, dist/oss/index.js): MemoryVectorStore's
+** vectors(id TEXT PRIMARY KEY (a UUID), vector BLOB (float32), payload TEXT
+** (JSON: data, hash, textLemmatized, createdAt, updatedAt, user_id,
+** agent_id, run_id and the caller's metadata flat beside them)) and
+** memory_migrations (l. 896-1247); the entity store beside it, the same
+** tables in <name>_entities.db, payload {data, entityType, linkedMemoryIds,
+** scopes} (l. 17166-17366); the history, memory_history (l. 4944-5068) in
+** another file (historyDbPath: memory.db in the process's folder unless
+** given). */
+
+/* 1 when sql (one value) gives a row, 0 when not (or it fails). */
+static int any_row(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return 0;
+  int r = sqlite3_step(st) == SQLITE_ROW;
+  sqlite3_finalize(st);
+  return r;
+}
+
+/* Attach file (read-only) as schema name when it can be read and its table
+** t has the columns of probe (a SELECT ... FROM name.t LIMIT 0): 1, else
+** 0 (detached again; why noted in the plan when the file is there). */
+static int attach_if(sqlite3 *db, const char *file, const char *name, const char *probe, int immutable,
+                     mig_plan *p) {
+  if (access(file, R_OK) != 0) return 0;
+  char *uri = mig_ro_uri(file, immutable);
+  char *q = uri ? sqlite3_mprintf("ATTACH %Q AS %s", uri, name) : NULL;
+  int rc = q ? sqlite3_exec(db, q, NULL, NULL, NULL) : SQLITE_NOMEM;
+  sqlite3_free(q);
+  sqlite3_free(uri);
+  if (rc == SQLITE_OK) {
+    sqlite3_stmt *st;
+    rc = sqlite3_prepare_v2(db, probe, -1, &st, NULL);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK) {
+      mig_note(p, "%s is not mem0's (%s): not read", file, sqlite3_errmsg(db));
+      q = sqlite3_mprintf("DETACH %s", name);
+      if (q) sqlite3_exec(db, q, NULL, NULL, NULL);
+      sqlite3_free(q);
+    }
+  } else if (rc != SQLITE_NOMEM) {
+    mig_note(p, "%s cannot be read: %s", file, sqlite3_errmsg(db));
+  }
+  return rc == SQLITE_OK;
+}
+
+/* path's folder joined with name (sqlite3_malloc'd). */
+static char *beside(const char *path, const char *name) {
+  const char *slash = strrchr(path, '/');
+  return slash ? sqlite3_mprintf("%.*s/%s", (int)(slash - path), path, name) : sqlite3_mprintf("%s", name);
+}
+
+/* A payload member as text, whatever the payload is (NULL when it is not
+** JSON); camel: the name mem0's earlier files used, read when the other is
+** missing. */
+#define M0(k) "CASE WHEN json_valid(v.payload) THEN json_extract(v.payload, '$." k "') END"
+#define M0C(k, camel) "coalesce(" M0(k) ", " M0(camel) ")"
+#define M0_ENTITY "(CASE WHEN json_valid(payload) THEN json_type(payload, '$.linkedMemoryIds') END IS 'array')"
+
+static int det_mem0(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
+  static const char *const v[] = {"id", "vector", "payload", NULL};
+  static const char *const mm[] = {"id", "user_id", NULL};
+  if (!has_table(db, "vectors") || !has_table(db, "memory_migrations")) return 0;
+  int ok = has_cols(db, "vectors", v, why) && ncols(db, "vectors") == 3;
+  ok = has_cols(db, "memory_migrations", mm, why) && ok;
+  if (!ok) {
+    sqlite3_str_appendall(why, "(not mem0's vector store) ");
+    return 0;
+  }
+  if (any_row(db, "SELECT 1 FROM vectors WHERE " M0_ENTITY) &&
+      !any_row(db, "SELECT 1 FROM vectors WHERE NOT " M0_ENTITY)) {
+    sqlite3_str_appendall(why, "vectors holds mem0's entities (linkedMemoryIds) and no memories: migrate "
+                               "the memories' file (vector_store.db), which brings its entities; ");
+    return 0;
+  }
+  plan_schema(p, "mem0",
+              "npm mem0ai 3.3.1 dist/oss/index.js: MemoryVectorStore (vectors, memory_migrations; "
+              "l. 896-1247), the entity store beside it (l. 17166-17366), SQLiteManager's "
+              "memory_history (l. 4944-5068)",
+              "vectors", MIG_ENC_F32, STORE_COSINE /* its search: cosineSimilarity, l. 938 */,
+              "the rowid of vectors (mem0's UUID in the column mem0_id)");
+  /* the files beside it: the entity store (dbPath with .db made
+     _entities.db) and the history (historyDbPath) */
+  int rc = SQLITE_OK, ents = 0, hist = 0;
+  char *ef = w->entities ? sqlite3_mprintf("%s", w->entities) : NULL;
+  if (!ef && w->srcpath) {
+    size_t n = strlen(w->srcpath);
+    if (n > 3 && !strcmp(w->srcpath + n - 3, ".db"))
+      ef = sqlite3_mprintf("%.*s_entities.db", (int)(n - 3), w->srcpath);
+  }
+  if (ef) ents = attach_if(db, ef, "mem0_entities", "SELECT id, vector, payload FROM mem0_entities.vectors LIMIT 0",
+                           w->immutable, p);
+  if (w->entities && !ents) {
+    sqlite3_str_appendf(why, "the entity store %s cannot be read as mem0's; ", w->entities);
+    sqlite3_free(ef);
+    return 0;
+  }
+  char *hf = NULL;
+  static const char *const hnames[] = {"history.db", "memory.db"};
+  for (int i = 0; !hist && i < (w->history ? 1 : 2); i++) {
+    sqlite3_free(hf);
+    hf = w->history ? sqlite3_mprintf("%s", w->history) : w->srcpath ? beside(w->srcpath, hnames[i]) : NULL;
+    if (hf && w->srcpath && !strcmp(hf, w->srcpath)) continue;
+    if (hf)
+      hist = attach_if(db, hf, "mem0_history", "SELECT memory_id, previous_value, new_value, action, created_at, "
+                       "updated_at, is_deleted FROM mem0_history.memory_history LIMIT 0", w->immutable, p);
+  }
+  if (w->history && !hist) {
+    sqlite3_str_appendf(why, "the history %s cannot be read as mem0's; ", w->history);
+    sqlite3_free(ef);
+    sqlite3_free(hf);
+    return 0;
+  }
+  /* each memory a record: payload.data the text, the UUID and the scopes
+     declared columns, the rest of the payload (textLemmatized, derived,
+     dropped) and its history in meta */
+  p->sql = sqlite3_mprintf(
+      "SELECT v.rowid AS id, " M0("data") " AS text, v.vector AS embedding, " M0("createdAt") " AS ts,"
+      " CASE WHEN NOT json_valid(v.payload) THEN 'bad_payload: the payload is not JSON'"
+      " WHEN json_type(v.payload) <> 'object' THEN 'bad_payload: the payload is not a JSON object' END AS _skip,"
+      " CASE WHEN json_valid(v.payload) AND json_type(v.payload) = 'object' THEN %s"
+      "json_remove(v.payload, '$.data', '$.textLemmatized', '$.user_id', '$.agent_id', '$.run_id',"
+      " '$.userId', '$.agentId', '$.runId')%s END AS meta,"
+      " v.id AS mem0_id, " M0C("user_id", "userId") " AS user_id, " M0C("agent_id", "agentId") " AS agent_id, "
+      M0C("run_id", "runId") " AS run_id"
+      " FROM vectors AS v WHERE NOT " M0_ENTITY " ORDER BY v.rowid",
+      hist ? "json_set(" : "",
+      hist ? ", '$.history', (SELECT json_group_array(json_object('action', action, 'previous_value',"
+             " previous_value, 'new_value', new_value, 'created_at', created_at, 'updated_at', updated_at,"
+             " 'is_deleted', is_deleted)) FROM (SELECT * FROM mem0_history.memory_history AS h"
+             " WHERE h.memory_id = v.id ORDER BY h.id)))" : "");
+  static const char *const decls[] = {"mem0_id text primary key", "user_id text", "agent_id text",
+                                      "run_id text"};
+  for (int i = 0; i < 4 && rc == SQLITE_OK; i++) {
+    char e[200];
+    mig_decl *d = &p->decl[p->ndecl];
+    memset(d, 0, sizeof *d);
+    if (store_coldef_parse(decls[i], strlen(decls[i]), &d->def, e, sizeof e) != STORE_OK) rc = SQLITE_INTERNAL;
+    snprintf(d->src, sizeof d->src, "%s", i ? decls[i] : "id");
+    d->src[strcspn(d->src, " ")] = 0;
+    p->ndecl++;
+  }
+  /* what there is, and what is not migrated */
+  sqlite3_str_appendall(p->info, ",\"mem0\":{\"entities\":");
+  if (ents) mig_json_str(p->info, ef, strlen(ef));
+  else sqlite3_str_appendall(p->info, "null");
+  sqlite3_str_appendall(p->info, ",\"history\":");
+  if (hist) mig_json_str(p->info, hf, strlen(hf));
+  else sqlite3_str_appendall(p->info, "null");
+  sqlite3_str_appendchar(p->info, 1, '}');
+  if (!ents && !any_row(db, "SELECT 1 FROM vectors WHERE " M0_ENTITY))
+    mig_note(p, "no mem0 entity store beside the source%s%s: no entities migrated (give {\"entities\": path})",
+             ef ? " at " : "", ef ? ef : "");
+  if (!hist)
+    mig_note(p, "no mem0 history (memory_history) beside the source (history.db or memory.db): the "
+                "memories' histories are not migrated (give {\"history\": path})");
+  if (hist) {
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT count(DISTINCT memory_id), count(*) FROM mem0_history.memory_history "
+                           "WHERE memory_id NOT IN (SELECT id FROM main.vectors)", -1, &st, NULL) == SQLITE_OK) {
+      if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+        mig_note(p, "the history of %lld memories no longer in vectors (deleted: %lld events) is not migrated",
+                 (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
+      sqlite3_finalize(st);
+    }
+  }
+  if (ents || any_row(db, "SELECT 1 FROM vectors WHERE " M0_ENTITY)) p->graph = mig_graph_mem0;
+  static const char *const t[] = {"vectors", "memory_migrations", NULL};
+  report_tables(db, p, t);
+  mig_note(p, "payload.textLemmatized is derived from the text (and from the optional packages mem0 found): "
+              "not migrated");
+  sqlite3_free(ef);
+  sqlite3_free(hf);
+  if (rc == SQLITE_OK && !p->sql) rc = SQLITE_NOMEM;
+  return rc == SQLITE_OK ? 1 : rc;
+}
+
 /* LangGraph's SqliteStore (store, store_vectors). */
 static int det_langgraph(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
   (void)w;
@@ -511,19 +850,36 @@ static int det_langgraph(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_st
     return 0;
   }
   plan_schema(p, "langgraph",
-              "langchain-ai/langgraph@66ebe1a0 libs/checkpoint-sqlite/"
-              "langgraph/store/sqlite/base.py (langgraph-checkpoint-sqlite 3.1.1)",
+              "langchain-ai/langgraph@b2926a0f (tag checkpointsqlite==3.1.1) "
+              "libs/checkpoint-sqlite/langgraph/store/sqlite/base.py and "
+              "libs/checkpoint/langgraph/store/base/embed.py",
               "store_vectors", MIG_ENC_F32, -1,
               "the rowid of store_vectors (namespace, key and field in meta)");
+  /* LangGraph ranks with 1 - vec_distance_cosine: cosine */
+  p->metric = STORE_COSINE;
+  /* a vector older than its item's last write (put again with
+     index=False, or with a value no longer giving that field) is stale:
+     its text is not the one embedded; the store's times, and the TTL
+     columns where the store has them (migrations 3 and 4), go into meta */
+  int ttl = col_type(db, "store", "expires_at", NULL, 0), mins = col_type(db, "store", "ttl_minutes", NULL, 0);
   p->sql = sqlite3_mprintf(
-      "SELECT v.rowid AS id, s.value AS text, v.field_name AS _text_path, v.embedding,"
-      " v.prefix AS source, v.updated_at AS ts,"
-      " CASE WHEN s.key IS NULL THEN 'orphan' END AS _skip,"
+      "SELECT id, text, _text_path, embedding, source, ts, _skip, _stale,"
+      " CASE WHEN _stale IS NULL THEN meta ELSE json_set(meta, '$.stale_vector', json('true')) END AS meta"
+      " FROM (SELECT v.rowid AS id, s.value AS text, v.field_name AS _text_path,"
+      " CASE WHEN v.updated_at < s.updated_at THEN NULL ELSE v.embedding END AS embedding,"
+      " v.prefix AS source, coalesce(s.updated_at, v.updated_at) AS ts,"
+      " CASE WHEN s.key IS NULL THEN 'orphan: no item of this namespace and key in store (deleted)' END"
+      " AS _skip,"
+      " CASE WHEN v.updated_at < s.updated_at THEN 'the item was put again at ' || s.updated_at ||"
+      " ' without this field being embedded again (the vector is of ' || v.updated_at || ')' END"
+      " AS _stale,"
       " json_object('namespace', " J("v.prefix") ", 'key', " J("v.key") ", 'field', " J("v.field_name")
       ", 'value', CASE WHEN json_valid(s.value) THEN json(s.value) ELSE " J("s.value") " END"
-      ", 'created_at', " J("v.created_at") ") AS meta"
+      ", 'created_at', " J("s.created_at") ", 'updated_at', " J("s.updated_at")
+      ", 'expires_at', %s, 'ttl_minutes', %s, 'embedded_at', " J("v.updated_at") ") AS meta"
       " FROM store_vectors AS v LEFT JOIN store AS s ON s.prefix = v.prefix AND s.key = v.key"
-      " ORDER BY v.rowid");
+      " ORDER BY v.rowid)",
+      ttl ? J("s.expires_at") : "NULL", mins ? "s.ttl_minutes" : "NULL");
   static const char *const t[] = {"store", "store_vectors", NULL};
   report_tables(db, p, t);
   sqlite3_stmt *st;
@@ -677,7 +1033,9 @@ static const struct {
                  {"openclaw-legacy", det_openclaw_legacy},
                  {"clawhdf5", det_clawhdf5},
                  {"langchain", det_langchain},
-                 {"langgraph", det_langgraph}};
+                 {"langgraph", det_langgraph},
+                 {"langchainjs-libsql", det_libsql},
+                 {"mem0", det_mem0}};
 #define NDET ((int)(sizeof detectors / sizeof detectors[0]))
 
 static void plan_init(mig_plan *p) {
@@ -707,6 +1065,10 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
     }
     if (langchain_shaped(db, w->table) && (!w->schema || !strcmp(w->schema, "langchain"))) {
       int rc = langchain_plan(db, w->table, p);
+      return rc == 1 ? SQLITE_OK : rc;
+    }
+    if (libsql_match(db, w->table, NULL) && (!w->schema || !strcmp(w->schema, "langchainjs-libsql"))) {
+      int rc = libsql_plan(db, w->table, p);
       return rc == 1 ? SQLITE_OK : rc;
     }
     if (!w->schema) return det_generic(db, w, p, err);
@@ -750,6 +1112,7 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
     }
   }
   char *whys = sqlite3_str_finish(why);
+  for (size_t l = whys ? strlen(whys) : 0; l && (whys[l - 1] == ' ' || whys[l - 1] == ';'); l--) whys[l - 1] = 0;
   if (rc == SQLITE_OK && matches > 1) {
     *err = sqlite3_mprintf("the source matches several schemas (%s): choose one with "
                            "{\"schema\": ...}", names);
@@ -769,7 +1132,8 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
       *err = known ? sqlite3_mprintf("the source is not %s: %s", w->schema,
                                      whys && *whys ? whys : "its tables are missing")
                    : sqlite3_mprintf("unknown schema '%s' (known: openclaw, openclaw-legacy, "
-                                     "clawhdf5, langchain, langgraph, sqlite-vec, generic)",
+                                     "clawhdf5, langchain, langgraph, langchainjs-libsql, mem0, "
+                                     "sqlite-vec, generic)",
                                      w->schema);
       rc = SQLITE_ERROR;
     } else if (rc == SQLITE_OK) {
@@ -791,7 +1155,8 @@ int mig_detect(sqlite3 *db, const mig_want *w, mig_plan *p, char **err) {
 typedef struct sql_reader {
   mig_reader base;
   sqlite3_stmt *st;
-  const char *names[MIG_NFIELD + 8];
+  const char *names[MIG_NFIELD + 8 + MIG_MAX_DECL];
+  mig_decl decl[MIG_MAX_DECL]; /* the plan's, for the driver to mark in_meta */
 } sql_reader;
 
 static int sql_next(mig_reader *r, char **err) {
@@ -802,7 +1167,7 @@ static int sql_next(mig_reader *r, char **err) {
     *err = sqlite3_mprintf("reading the source: %s", sqlite3_errmsg(sqlite3_db_handle(s->st)));
     return rc;
   }
-  for (int i = 0; i < r->ncol; i++) {
+  for (int i = 0; i < r->ncol + r->ndecl; i++) { /* (the declared columns' cells follow the fields') */
     mig_cell *c = &r->cells[i];
     c->type = sqlite3_column_type(s->st, i);
     c->p = NULL;
@@ -854,10 +1219,15 @@ int mig_reader_open(sqlite3 *db, const mig_plan *p, const mig_want *w, mig_reade
   }
   int n = sqlite3_column_count(s->st);
   if (n > (int)(sizeof s->names / sizeof s->names[0])) n = (int)(sizeof s->names / sizeof s->names[0]);
-  s->base.ncol = n;
+  int nd = p->ndecl <= n ? p->ndecl : 0;
+  s->base.ncol = n - nd;
   s->base.names = s->names;
   for (int i = 0; i < n; i++) s->names[i] = sqlite3_column_name(s->st, i);
+  memcpy(s->decl, p->decl, sizeof s->decl);
+  s->base.ndecl = nd;
+  s->base.decl = s->decl;
   s->base.cells = sqlite3_malloc64(sizeof(mig_cell) * (sqlite3_uint64)(n ? n : 1));
+  s->base.dcells = s->base.cells ? s->base.cells + (n - nd) : NULL;
   s->base.next = sql_next;
   s->base.rewind = sql_rewind;
   s->base.close = sql_close;

@@ -12,6 +12,11 @@
 ** rounded down).  Rows already in the store (a migration run again) count
 ** as duplicates; relations naming an entity that is not there are skipped
 ** as dangling.
+**
+** mig_graph_mem0 writes mem0's entity store the same way: each entity
+** (its rowid the id, data the name, entityType the type, its UUID and
+** scopes in meta) and a mention of it by each memory of its
+** linkedMemoryIds (the memory's id: its row's rowid in vectors).
 */
 #include <math.h>
 #include <stdio.h>
@@ -104,7 +109,7 @@ static int strings(sqlite3_stmt *q, int name_col, int type_col, store_grec *r, s
 
 /* What mig_graph_write did, for the report. */
 typedef struct tally {
-  int64_t put[2]; /* entities, relations */
+  int64_t put[3]; /* entities, relations, mentions (STORE_G_*) */
   int64_t dup, fixed;
 } tally;
 
@@ -125,9 +130,22 @@ static int put_new(store *st, int table, const store_grec *r, const char *what, 
     *err = sqlite3_mprintf("graph: %s %lld: %s", what, (long long)r->id, store_errmsg(st));
     return ext_err_rc(pr);
   }
-  n->put[table == STORE_G_RELATION]++;
+  n->put[table]++;
   n->fixed += fixed;
   return SQLITE_OK;
+}
+
+/* The transaction of a graph write ended: committed when rc is SQLITE_OK. */
+static int end_tx(store *st, int rc, char **err) {
+  if (!st) return rc;
+  int sr = rc == SQLITE_OK ? store_prepare(st) : STORE_EIO;
+  if (sr == STORE_OK) sr = store_commit(st, 1);
+  else store_rollback(st);
+  if (sr != STORE_OK && rc == SQLITE_OK) {
+    *err = sqlite3_mprintf("graph: %s", store_errmsg(st));
+    rc = ext_err_rc(sr);
+  }
+  return rc;
 }
 
 int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
@@ -135,7 +153,7 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   static const char *const rel[] = {"src", "tgt", "relation", "weight", "timestamp", NULL};
   if (!has_columns(db, "entities", ent)) return SQLITE_OK;
   int64_t invalid = 0, dangling = 0;
-  tally n = {{0, 0}, 0, 0};
+  tally n = {{0, 0, 0}, 0, 0};
   strbuf fix[2] = {{0}, {0}}; /* name and type with invalid UTF-8 replaced */
   int rc = SQLITE_OK;
   int br = st ? store_begin(st) : STORE_OK;
@@ -217,15 +235,7 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   sqlite3_close(mem);
   strbuf_free(&fix[0]);
   strbuf_free(&fix[1]);
-  if (st) {
-    int sr = rc == SQLITE_OK ? store_prepare(st) : STORE_EIO;
-    if (sr == STORE_OK) sr = store_commit(st, 1);
-    else store_rollback(st);
-    if (sr != STORE_OK && rc == SQLITE_OK) {
-      *err = sqlite3_mprintf("graph: %s", store_errmsg(st));
-      rc = ext_err_rc(sr);
-    }
-  }
+  rc = end_tx(st, rc, err);
   if (rc == SQLITE_OK)
     sqlite3_str_appendf(p->info, ",\"graph_written\":{\"entities\":%lld,\"relations\":%lld,"
                         "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}",
@@ -234,5 +244,89 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   if (rc == SQLITE_OK && n.fixed)
     sqlite3_str_appendf(p->info, ",\"utf8_repaired\":%lld", (long long)n.fixed);
   if (rc == SQLITE_OK) sqlite3_str_appendchar(p->info, 1, '}');
+  return rc;
+}
+
+#define E0(k) "json_extract(e.payload, '$." k "')"
+/* a row of mem0's vectors that is an entity (t: its table's alias and a dot) */
+#define MEM0_ENTITY(t) \
+  "(CASE WHEN json_valid(" t "payload) THEN json_type(" t "payload, '$.linkedMemoryIds') END IS 'array')"
+
+int mig_graph_mem0(sqlite3 *db, store *st, mig_plan *p, char **err) {
+  int attached = count(db, "SELECT count(*) FROM pragma_database_list WHERE name = 'mem0_entities'") > 0;
+  char *sql = sqlite3_mprintf(
+      "SELECT e.rowid, " E0("data") ", " E0("entityType") ", json_object('mem0_id', e.id, 'user_id', "
+      "coalesce(" E0("user_id") ", " E0("userId") "), 'agent_id', coalesce(" E0("agent_id") ", " E0("agentId")
+      "), 'run_id', coalesce(" E0("run_id") ", " E0("runId") ")), e.payload FROM %s.vectors AS e"
+      " WHERE " MEM0_ENTITY("e.") " ORDER BY e.rowid",
+      attached ? "mem0_entities" : "main");
+  int64_t invalid = attached ? count(db, "SELECT count(*) FROM mem0_entities.vectors WHERE NOT " MEM0_ENTITY(""))
+                             : 0;
+  int64_t dangling = 0, mid = 0;
+  tally n = {{0, 0, 0}, 0, 0};
+  strbuf fix[2] = {{0}, {0}};
+  sqlite3_stmt *q = NULL, *links = NULL;
+  int rc = sql ? sqlite3_prepare_v2(db, sql, -1, &q, NULL) : SQLITE_NOMEM;
+  sqlite3_free(sql);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_prepare_v2(db, "SELECT (SELECT m.rowid FROM main.vectors AS m WHERE m.id = j.value AND NOT "
+                            MEM0_ENTITY("m.") ")"
+                            " FROM json_each(?1, '$.linkedMemoryIds') AS j ORDER BY j.key", -1, &links, NULL);
+  if (rc != SQLITE_OK) {
+    *err = sqlite3_mprintf("graph: reading mem0's entities: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return rc;
+  }
+  int br = st ? store_begin(st) : STORE_OK;
+  if (br != STORE_OK) {
+    sqlite3_finalize(q);
+    sqlite3_finalize(links);
+    *err = sqlite3_mprintf("graph: %s", store_errmsg(st));
+    return ext_err_rc(br);
+  }
+  while (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) {
+    store_grec r;
+    memset(&r, 0, sizeof r);
+    int t = -1, tt = sqlite3_column_type(q, 2);
+    if (sqlite3_column_type(q, 1) != SQLITE_TEXT || sqlite3_column_bytes(q, 1) == 0 ||
+        (tt != SQLITE_TEXT && tt != SQLITE_NULL) || (t = strings(q, 1, tt == SQLITE_TEXT ? 2 : -1, &r, fix, &rc)) < 0) {
+      invalid += rc == SQLITE_OK;
+      continue;
+    }
+    r.id = sqlite3_column_int64(q, 0);
+    r.s[3] = (const char *)sqlite3_column_text(q, 3);
+    r.n[3] = (size_t)sqlite3_column_bytes(q, 3);
+    if ((rc = put_new(st, STORE_G_ENTITY, &r, "entity", t, &n, err)) != SQLITE_OK) break;
+    int64_t entity = r.id;
+    sqlite3_bind_value(links, 1, sqlite3_column_value(q, 4));
+    while (rc == SQLITE_OK && sqlite3_step(links) == SQLITE_ROW) {
+      uint64_t pos;
+      if (sqlite3_column_type(links, 0) != SQLITE_INTEGER ||
+          (st && store_find(st, sqlite3_column_int64(links, 0), &pos) != STORE_OK)) {
+        dangling++; /* a memory not in vectors, or not written (skipped) */
+        continue;
+      }
+      store_grec m;
+      memset(&m, 0, sizeof m);
+      m.id = ++mid;
+      m.a = sqlite3_column_int64(links, 0);
+      m.b = entity;
+      rc = put_new(st, STORE_G_MENTION, &m, "mention", 0, &n, err);
+    }
+    sqlite3_reset(links);
+  }
+  sqlite3_finalize(q);
+  sqlite3_finalize(links);
+  strbuf_free(&fix[0]);
+  strbuf_free(&fix[1]);
+  rc = end_tx(st, rc, err);
+  if (rc == SQLITE_OK) {
+    sqlite3_str_appendf(p->info, ",\"graph_written\":{\"entities\":%lld,\"mentions\":%lld,"
+                        "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}",
+                        (long long)n.put[STORE_G_ENTITY], (long long)n.put[STORE_G_MENTION], (long long)invalid,
+                        (long long)dangling, (long long)n.dup);
+    if (n.fixed) sqlite3_str_appendf(p->info, ",\"utf8_repaired\":%lld", (long long)n.fixed);
+    sqlite3_str_appendchar(p->info, 1, '}');
+  }
   return rc;
 }

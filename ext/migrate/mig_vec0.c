@@ -220,6 +220,34 @@ static int parse_decl(const char *sql, vec0_decl *d, char **err) {
   return SQLITE_OK;
 }
 
+int mig_vec0_vector(sqlite3 *db, const char *table, int *dim, int *metric, char *name, size_t n) {
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                              -1, &st, NULL);
+  if (rc != SQLITE_OK) return rc;
+  sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+  const char *sql = sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+  vec0_decl *d = sql ? sqlite3_malloc(sizeof *d) : NULL;
+  char *err = NULL;
+  rc = !sql ? SQLITE_NOTFOUND : !d ? SQLITE_NOMEM : parse_decl(sql, d, &err);
+  sqlite3_free(err);
+  sqlite3_finalize(st);
+  if (rc == SQLITE_OK) {
+    rc = SQLITE_NOTFOUND;
+    for (int i = 0; i < d->ncol; i++) {
+      const vcol *c = &d->col[i];
+      if (c->kind != K_VEC || c->type == E_BIT) continue;
+      *dim = c->dim;
+      *metric = c->metric;
+      snprintf(name, n, "%s", c->name);
+      rc = SQLITE_OK;
+      break;
+    }
+  }
+  sqlite3_free(d);
+  return rc;
+}
+
 /* ---- the reader ------------------------------------------------------------ */
 
 /* Canonical output cells, in the order of mig_field_name up to meta. */
@@ -256,7 +284,18 @@ typedef struct vec0_reader {
   sqlite3_str *metajson;
   char *metabuf;
   char hexbuf[64];
+  char why[300]; /* a skipped row's "reason: detail" */
 } vec0_reader;
+
+/* "reason: detail" (the driver's _skip cell) in v->why. */
+static const char *why(vec0_reader *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *why(vec0_reader *v, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->why, sizeof v->why, fmt, ap);
+  va_end(ap);
+  return v->why;
+}
 
 static const char *const out_names[NOUT] = {"id", "text", "embedding", "source", "session", "tags",
                                             "tier", "ts", "importance", "meta", "_skip"};
@@ -337,22 +376,30 @@ static int next_chunk(vec0_reader *v, char **err) {
   v->size = size > 0 && size <= 4096 && size % 8 == 0 ? (int)size : 0;
   if (!v->size || sqlite3_column_bytes(v->chunks, 2) != v->size / 8 ||
       sqlite3_column_bytes(v->chunks, 3) != v->size * 8) {
-    v->bad = "vec0_bad_chunk";
+    v->bad = why(v, "vec0_bad_chunk: chunk %lld: its size, validity or rowids do not fit "
+                 "(size %lld, %d and %d bytes)", (long long)v->chunk_id, (long long)size,
+                 sqlite3_column_bytes(v->chunks, 2), sqlite3_column_bytes(v->chunks, 3));
     return SQLITE_ROW;
   }
   v->validity = sqlite3_column_blob(v->chunks, 2);
   v->rowid_blob = sqlite3_column_blob(v->chunks, 3);
   v->vectors = chunk_blob(v->vecs, v->chunk_id, v->size * v->vbytes);
-  if (!v->vectors) v->bad = "vec0_bad_chunk";
+  if (!v->vectors)
+    v->bad = why(v, "vec0_bad_chunk: chunk %lld: %s_vector_chunks%02d holds no %d vectors of %d bytes",
+                 (long long)v->chunk_id, v->t, v->d.col[v->vec].idx, v->size, v->vbytes);
   for (int i = 0; i < v->d.ncol && !v->bad; i++) {
     vcol *c = &v->d.col[i];
     if (c->kind == K_VEC && v->vstmt[i]) {
       v->vdata[i] = chunk_blob(v->vstmt[i], v->chunk_id, v->size * v->vbyte[i]);
-      if (!v->vdata[i]) v->bad = "vec0_bad_chunk";
+      if (!v->vdata[i])
+        v->bad = why(v, "vec0_bad_chunk: chunk %lld: the vectors of %s do not fit", (long long)v->chunk_id,
+                     c->name);
     }
     if (c->kind != K_META) continue;
     v->mdata[i] = chunk_blob(v->meta[i], v->chunk_id, meta_bytes(c->type, v->size));
-    if (!v->mdata[i]) v->bad = "vec0_bad_chunk";
+    if (!v->mdata[i])
+      v->bad = why(v, "vec0_bad_chunk: chunk %lld: the metadata of %s does not fit", (long long)v->chunk_id,
+                   c->name);
   }
   return SQLITE_ROW;
 }
@@ -489,7 +536,8 @@ static int v_next(mig_reader *r, char **err) {
     if (sqlite3_step(v->rowids) != SQLITE_ROW ||
         sqlite3_column_int64(v->rowids, 1) != v->chunk_id ||
         sqlite3_column_int64(v->rowids, 2) != off) {
-      skip_row(v, "vec0_inconsistent");
+      skip_row(v, why(v, "vec0_inconsistent: rowid %lld: its %s_rowids entry does not point at "
+                         "chunk %lld, slot %d", (long long)rowid, v->t, (long long)v->chunk_id, off));
       return SQLITE_ROW;
     }
     cell_from(&v->val[v->d.ncol], v->rowids, 0); /* the text id */
@@ -497,14 +545,16 @@ static int v_next(mig_reader *r, char **err) {
       sqlite3_reset(v->aux);
       sqlite3_bind_int64(v->aux, 1, rowid);
       if (sqlite3_step(v->aux) != SQLITE_ROW) {
-        skip_row(v, "vec0_inconsistent");
+        skip_row(v, why(v, "vec0_inconsistent: rowid %lld: no %s_auxiliary row", (long long)rowid, v->t));
         return SQLITE_ROW;
       }
     }
-    int bad = 0;
-    for (int i = 0; i < v->d.ncol && !bad; i++) bad = column_value(v, i, rowid, &v->val[i]) != SQLITE_OK;
-    if (bad) {
-      skip_row(v, "vec0_inconsistent");
+    int bad = -1;
+    for (int i = 0; i < v->d.ncol && bad < 0; i++)
+      if (column_value(v, i, rowid, &v->val[i]) != SQLITE_OK) bad = i;
+    if (bad >= 0) {
+      skip_row(v, why(v, "vec0_inconsistent: rowid %lld: the value of %s cannot be read (its long text "
+                      "missing or of another length)", (long long)rowid, v->d.col[bad].name));
       return SQLITE_ROW;
     }
     for (int f = 0; f < NOUT; f++) {

@@ -7,6 +7,8 @@
 **   h5mem_index(table)               the store's indexes and log as JSON
 **   h5mem_score(table, id [, opts])  a memory's decay score (lib/life)
 **   h5mem_touch(table, id [, now])   a use of a memory; its new access_count
+**   h5mem_check(table, id, text, embedding)
+**                                    NULL, or why h5mem_migrate would skip the row
 **
 ** and h5mem_embed(text [, embedder [, options]]), which embeds with a table's
 ** embedder or one named as embedder= names it ('hash:DIM', 'static:PATH',
@@ -30,6 +32,7 @@
 #include "store/store.h"
 #include "util/json.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 #include "vtab_int.h"
 
 /* ---- h5mem_checkpoint(name) ------------------------------------------------- */
@@ -383,6 +386,50 @@ static void fn_touch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_int64(ctx, v.access_count);
 }
 
+/* ---- h5mem_check(table, id, text, embedding) ----------------------------- */
+
+/* NULL when the table would take the row (id, text, embedding) as
+** h5mem_migrate takes a source's row, else the reason it skips one:
+** duplicate (the id is in the store), empty_text (NULL, empty or white
+** space), bad_text (a NUL byte, or not UTF-8, which a plain INSERT cannot
+** repair), wrong_dimension, bad_embedding, nan_or_inf, float16_range or
+** vector_range (h5mem_emb_check).  What the sql/migrate_*.scripts filter
+** and count with. */
+static void fn_check(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_check");
+  if (!vt) return;
+  store *st = h5mem_table_store(vt);
+  char *err = NULL;
+  int rc = h5mem_store_refresh(h5mem_table_ms(vt), 0, &err);
+  if (rc != SQLITE_OK) return ext_result_msg(ctx, rc, "h5mem_check", err);
+  const char *why = NULL;
+  uint64_t pos;
+  if (sqlite3_value_type(argv[1]) == SQLITE_INTEGER &&
+      store_find(st, sqlite3_value_int64(argv[1]), &pos) == STORE_OK) {
+    why = "duplicate";
+  } else if (sqlite3_value_type(argv[2]) == SQLITE_NULL) {
+    why = "empty_text";
+  } else {
+    const char *t = (const char *)sqlite3_value_text(argv[2]);
+    size_t n = (size_t)sqlite3_value_bytes(argv[2]), i = 0;
+    if (!t) return sqlite3_result_error_nomem(ctx);
+    if (util_utf8_check(t, n, 0) != n) why = "bad_text";
+    while (!why && i < n && strchr(" \t\n\r", t[i])) i++;
+    if (!why && i == n) why = "empty_text";
+  }
+  if (!why) {
+    float *f = sqlite3_malloc64((sqlite3_uint64)store_dim(st) * 4);
+    int has;
+    if (!f) return sqlite3_result_error_nomem(ctx);
+    rc = h5mem_emb_check(st, argv[3], f, &has, &err, &why);
+    sqlite3_free(f);
+    sqlite3_free(err);
+    if (rc == SQLITE_NOMEM) return sqlite3_result_error_nomem(ctx);
+  }
+  if (why) sqlite3_result_text(ctx, why, -1, SQLITE_STATIC);
+}
+
 /* ---- registration ------------------------------------------------------ */
 
 /* ---- h5mem_embed(text, embedder [, options]) --------------------------------- */
@@ -513,6 +560,7 @@ int h5mem_func_register(sqlite3 *db, registry *reg) {
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 3, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 2, SQLITE_DIRECTONLY, fn_touch);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 3, SQLITE_DIRECTONLY, fn_touch);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_check", 4, SQLITE_DIRECTONLY, fn_check);
   const int fl = SQLITE_DIRECTONLY | SQLITE_RESULT_SUBTYPE;
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 1, fl, fn_embed);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 2, fl, fn_embed);

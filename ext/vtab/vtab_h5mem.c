@@ -1678,10 +1678,16 @@ static int time_arg(memvt *vt, sqlite3_value *v, const char *col, int64_t *out) 
 
 /* The embedding: a float32 BLOB (float16 with vec_f16's subtype), or JSON. */
 int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzErr) {
+  const char *why = NULL;
+  return h5mem_emb_check(st, v, f, has, pzErr, &why);
+}
+
+int h5mem_emb_check(store *st, sqlite3_value *v, float *f, int *has, char **pzErr, const char **reason) {
   *has = 0;
   int dim = store_dim(st);
   int t = v ? sqlite3_value_type(v) : SQLITE_NULL;
   if (t == SQLITE_NULL) return SQLITE_OK;
+  *reason = "bad_embedding";
 #define BAD(...) return (*pzErr = sqlite3_mprintf(__VA_ARGS__)) ? SQLITE_MISMATCH : SQLITE_NOMEM
   if (t == SQLITE_BLOB) {
     const uint8_t *b = sqlite3_value_blob(v);
@@ -1691,6 +1697,7 @@ int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzEr
       BAD("embedding: an %s vector; the embedding is float (convert it with vec_f32())",
           sqlite3_value_subtype(v) == EXT_SUBTYPE_INT8 ? "int8" : "bit");
     size_t want = (size_t)dim * (f16 ? 2 : 4);
+    if (len % (f16 ? 2 : 4) == 0) *reason = "wrong_dimension";
     if (len != want)
       BAD("embedding: a %s BLOB of %llu bytes (%llu values); the store has dim=%d (%llu bytes)",
           f16 ? "float16" : "float32", (unsigned long long)len, (unsigned long long)(len / (f16 ? 2 : 4)), dim,
@@ -1713,6 +1720,7 @@ int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzEr
       BAD("embedding: malformed JSON vector: %s", err);
     if (n != (size_t)dim) {
       free(p);
+      *reason = "wrong_dimension";
       BAD("embedding: %llu values; the store has dim=%d", (unsigned long long)n, dim);
     }
     memcpy(f, p, (size_t)dim * 4);
@@ -1721,14 +1729,18 @@ int h5mem_emb_value(store *st, sqlite3_value *v, float *f, int *has, char **pzEr
     BAD("embedding: expected a float32 BLOB or a JSON array of %d numbers", dim);
   }
   for (int i = 0; i < dim; i++) {
+    *reason = "nan_or_inf";
     if (!isfinite(f[i])) BAD("embedding: element %d is %s", i, isnan(f[i]) ? "NaN" : "infinite");
+    *reason = "float16_range";
     if (store_storage(st) == STORE_F16 && fabsf(f[i]) > STORE_F16_MAX)
       BAD("embedding: element %d (%g) is outside the float16 range (storage=float16; largest magnitude 65504)", i,
           (double)f[i]);
   }
   char why[200];
+  *reason = "vector_range";
   if (search_knn_vec_range(store_metric(st), f, dim, why, sizeof why)) BAD("embedding: %s", why);
 #undef BAD
+  *reason = NULL;
   *has = 1;
   return SQLITE_OK;
 }

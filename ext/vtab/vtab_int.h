@@ -370,6 +370,10 @@ struct memvt {
 ** float16 store, the metric's range).  SQLITE_OK, SQLITE_MISMATCH with
 ** the message ("embedding: ...") in *pzErr, or SQLITE_NOMEM. */
 int h5mem_emb_value(store *st, sqlite3_value *v, float *out, int *has, char **pzErr);
+/* The same, and on SQLITE_MISMATCH the reason h5mem_migrate would skip
+** the row for in *reason: "wrong_dimension", "bad_embedding",
+** "nan_or_inf", "float16_range" or "vector_range" (NULL otherwise). */
+int h5mem_emb_check(store *st, sqlite3_value *v, float *out, int *has, char **pzErr, const char **reason);
 
 /* The open h5mem table with an embedder, when the connection's tables
 ** name one embedder (h5mem_embed(text)); NULL and a message otherwise. */

@@ -495,8 +495,9 @@ def langgraph():
         db.execute("INSERT INTO store(prefix, key, value, created_at, updated_at) VALUES (?,?,?,?,?)",
                    (prefix, key, json.dumps(value).encode(), "2025-05-01 10:00:00", "2025-05-02 11:30:00"))
     vecs = [("users.alice.memories", "m1", "text", [1, 0, 0], "Alice likes tea"),
-            ("users.alice.memories", "m2", "content.0", [0, 1, 0], "first part"),
-            ("users.alice.memories", "m2", "content.1", [0, 0, 1], "second part"),
+            # (index={"text_fields": ["content[*]"]}: a path giving two texts names them .0, .1)
+            ("users.alice.memories", "m2", "content[*].0", [0, 1, 0], "first part"),
+            ("users.alice.memories", "m2", "content[*].1", [0, 0, 1], "second part"),
             ("users.bob.memories", "m1", "memory.text", [1, 1, 0], 'Bob hikes "often"'),
             ("users.bob.memories", "gone", "text", [1, 1, 1], None),
             ("users.alice.memories", "m1", "missing", [0, 1, 1], None)]
@@ -508,7 +509,9 @@ def langgraph():
             value = [x[2] for x in items if x[0] == prefix and x[1] == key][0]
             want[i + 1] = {"text": text, "emb": v, "source": prefix, "ts": 1746185400,
                            "meta": {"namespace": prefix, "key": key, "field": field, "value": value,
-                                    "created_at": "2025-05-01 10:00:00"}}
+                                    "created_at": "2025-05-01 10:00:00", "updated_at": "2025-05-02 11:30:00",
+                                    "expires_at": None, "ttl_minutes": None,
+                                    "embedded_at": "2025-05-02 11:30:00"}}
     db.commit()
     db.close()
     seal(p)
@@ -663,11 +666,19 @@ def mem0():
     rep = migrate(p, dst, {"table": "odd", "columns": cols})
     check(rep["rows_written"] == len(odd) and rep["complete"] and rep["meta_not_json"] == 1, "odd: %r" % rep)
     compare("odd", records(dst), {i + 1: {"meta": m} for i, (_, _, m) in enumerate(odd)})
-    # nothing written of a non-empty source is not complete (dry run too); an empty source is
+    # nothing written of a non-empty source is an error naming why, with an
+    # example (dry run too), and the destination it created is gone; an
+    # empty source is complete
     for dry in (False, True):
-        rep = migrate(p, path("mem0_dim8.h5"), {"table": "vectors", "columns": cols, "dim": 8, "dry_run": dry})
-        check(not rep["complete"] and rep["rows_written"] == 0 and skipped(rep, "wrong_dimension") == 199 and
-              any("not complete" in n for n in rep["notes"]), "all skipped (dry_run %s): %r" % (dry, rep))
+        db = connect()
+        expect_error(db, "SELECT h5mem_migrate(%s, %s, %s)" % (q(p), q(path("mem0_dim8.h5")), q(json.dumps(
+            {"table": "vectors", "columns": cols, "dim": 8, "dry_run": dry}))),
+            "none of the 199 rows read from vectors %s written: 199 wrong_dimension (row 1, id 1: 4 float32 "
+            "values; the store has dim=8)%s" % ("would be" if dry else "was", "" if dry else
+                                                 "; the new destination is removed"))
+        db.close()
+        check(not os.path.exists(path("mem0_dim8.h5")) and not os.path.exists(path("mem0_dim8.h5-wal")),
+              "all skipped: the destination is removed")
     e = path("empty.db")
     db = sqlite3.connect(e)
     db.execute("CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB, payload TEXT)")
@@ -706,7 +717,7 @@ def utf8():
     check(rep["rows_written"] == 4 and rep["utf8_repaired"] == 3 and skipped(rep, "bad_text") == 1 and
           rep["complete"], "utf8: %r" % rep)
     ex = [x for x in rep["skipped_examples"] if x["reason"] == "bad_text"]
-    check(ex and ex[0]["id"] == 5 and ex[0]["detail"] == "text holds a NUL byte", "utf8 examples: %r" % ex)
+    check(ex and ex[0]["id"] == 5 and ex[0]["detail"] == "text holds a NUL byte (at byte 1), which no HDF5 string can hold", "utf8 examples: %r" % ex)
     got = records(dst)
     check(got[1]["text"] == "ok" and got[1]["meta"] == '{"a": 1}', "utf8: a valid row unchanged")
     check(got[2]["text"] == "caf\ufffd" and got[2]["tags"] == "t", "utf8 row 2: %r" % got[2])
@@ -771,9 +782,13 @@ def destination_rules():
     rep = migrate(p, dst, {"overwrite": True})
     check(rep["rows_written"] == 7 and rep["store"]["records"] == 7 and rep["store"]["created"],
           "overwrite: %r" % rep)
-    # append adds the rows of another source
-    rep = migrate(path("langchain.db"), dst, {"append": True})
-    check(rep["rows_written"] == 0 and skipped(rep, "duplicate") == 6 and skipped(rep, "wrong_dimension") == 1, "append (ids taken, dim 3 vs 4): %r" % rep["skipped"])
+    # append: a source whose declared dim (LangChain's state_union_vec, float[3]) is not the
+    # destination's is refused before anything is written
+    db = connect()
+    expect_error(db, "SELECT h5mem_migrate(%s, %s, '{\"append\": true}')" % (q(path("langchain.db")), q(dst)),
+                 "the destination %s has dim=4; the source has dim=3" % dst)
+    db.close()
+    check(len(records(dst)) == 7, "a refused append changed the destination")
 
 
 def resume():
