@@ -609,6 +609,14 @@ static int migrate_row(mig_run *m) {
     int t = mig_langgraph_text(r.text, r.text_len, tp->p, (size_t)tp->n, &owned, &r.text_len);
     if (t == -2) return SQLITE_NOMEM;
     r.text = t == 1 ? owned : NULL;
+    const char *z = r.text ? memchr(r.text, 0, r.text_len) : NULL;
+    if (z) { /* (a \u0000 in the value's JSON) */
+      snprintf(detail, sizeof detail, "text holds a NUL byte (at byte %lld), which no HDF5 string can hold",
+               (long long)(z - r.text));
+      sqlite3_free(owned);
+      skip(m, R_BAD_TEXT, NULL, idc, detail);
+      return SQLITE_OK;
+    }
   }
   if (m->plan.has_text && (!r.text || blank(r.text, r.text_len))) {
     int gone = tp->type == SQLITE_TEXT && !r.text && cell(m, MIG_F_TEXT)->type != SQLITE_NULL;

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../ext_err.h"
 #include "mig.h"
@@ -214,7 +215,10 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
     r.b = sqlite3_column_int64(q, 2);
     r.weight = wt == SQLITE_NULL ? 1.0 : sqlite3_column_double(q, 4);
     double ts = sqlite3_column_double(q, 5);
-    r.ts = ts > -9e18 && ts < 9e18 ? (int64_t)floor(ts) : 0;
+    /* (no time: the migration's, as for a memory without one) */
+    r.ts = sqlite3_column_type(q, 5) == SQLITE_NULL ? (int64_t)time(NULL)
+           : ts > -9e18 && ts < 9e18                ? (int64_t)floor(ts)
+                                                    : 0;
     int known = 1;
     for (int k = 0; k < 2 && known; k++) {
       int64_t e = k ? r.b : r.a;

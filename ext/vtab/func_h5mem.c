@@ -7,7 +7,7 @@
 **   h5mem_index(table)               the store's indexes and log as JSON
 **   h5mem_score(table, id [, opts])  a memory's decay score (lib/life)
 **   h5mem_touch(table, id [, now])   a use of a memory; its new access_count
-**   h5mem_check(table, id, text, embedding)
+**   h5mem_check(table, id, text, embedding [, string ...])
 **                                    NULL, or why h5mem_migrate would skip the row
 **
 ** and h5mem_embed(text [, embedder [, options]]), which embeds with a table's
@@ -388,15 +388,33 @@ static void fn_touch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 
 /* ---- h5mem_check(table, id, text, embedding) ----------------------------- */
 
-/* NULL when the table would take the row (id, text, embedding) as
-** h5mem_migrate takes a source's row, else the reason it skips one:
-** duplicate (the id is in the store), empty_text (NULL, empty or white
-** space), bad_text (a NUL byte, or not UTF-8, which a plain INSERT cannot
-** repair), wrong_dimension, bad_embedding, nan_or_inf, float16_range or
+/* h5mem_check(table, id, text, embedding [, string ...]): NULL when the
+** table would take the row (id, text, embedding and the strings: source,
+** session, tags, meta ...) as h5mem_migrate takes a source's row, else the
+** reason it skips one: duplicate (the id is in the store), empty_text
+** (NULL, empty or white space), bad_text (a NUL byte, or not UTF-8, which
+** a plain INSERT cannot repair, in the text or a string),
+** wrong_dimension, bad_embedding, nan_or_inf, float16_range or
 ** vector_range (h5mem_emb_check).  What the sql/migrate_*.scripts filter
 ** and count with. */
+/* 1 when one of the n values is text (or a BLOB) that is not UTF-8 or
+** holds a NUL byte. */
+static int bad_strings(sqlite3_value **v, int n) {
+  for (int i = 0; i < n; i++) {
+    int t = sqlite3_value_type(v[i]);
+    if (t != SQLITE_TEXT && t != SQLITE_BLOB) continue;
+    const char *z = t == SQLITE_TEXT ? (const char *)sqlite3_value_text(v[i]) : sqlite3_value_blob(v[i]);
+    size_t len = (size_t)sqlite3_value_bytes(v[i]);
+    if (len && (!z || util_utf8_check(z, len, 0) != len)) return 1;
+  }
+  return 0;
+}
+
 static void fn_check(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
-  (void)argc;
+  if (argc < 4) {
+    sqlite3_result_error(ctx, "h5mem_check: give the table, id, text, embedding and any other strings", -1);
+    return;
+  }
   memvt *vt = h5mem_fn_table(ctx, argv[0], "h5mem_check");
   if (!vt) return;
   store *st = h5mem_table_store(vt);
@@ -410,6 +428,8 @@ static void fn_check(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     why = "duplicate";
   } else if (sqlite3_value_type(argv[2]) == SQLITE_NULL) {
     why = "empty_text";
+  } else if (bad_strings(argv + 4, argc - 4)) {
+    why = "bad_text";
   } else {
     const char *t = (const char *)sqlite3_value_text(argv[2]);
     size_t n = (size_t)sqlite3_value_bytes(argv[2]), i = 0;
@@ -560,7 +580,7 @@ int h5mem_func_register(sqlite3 *db, registry *reg) {
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_score", 3, SQLITE_DIRECTONLY, fn_score);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 2, SQLITE_DIRECTONLY, fn_touch);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_touch", 3, SQLITE_DIRECTONLY, fn_touch);
-  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_check", 4, SQLITE_DIRECTONLY, fn_check);
+  if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_check", -1, SQLITE_DIRECTONLY, fn_check);
   const int fl = SQLITE_DIRECTONLY | SQLITE_RESULT_SUBTYPE;
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 1, fl, fn_embed);
   if (rc == SQLITE_OK) rc = h5mem_registry_function(db, reg, "h5mem_embed", 2, fl, fn_embed);
