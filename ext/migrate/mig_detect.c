@@ -536,7 +536,7 @@ static int langchain_shaped(sqlite3 *db, const char *t) {
 
 static int langchain_plan(sqlite3 *db, const char *t, mig_plan *p) {
   plan_schema(p, "langchain",
-              "langchain-ai/langchain-community@153fdf16 "
+              "langchain-ai/langchain-community@bc877730 "
               "libs/community/langchain_community/vectorstores/sqlitevec.py",
               t, MIG_ENC_F32, -1, "the table's rowid");
   p->sql = sqlite3_mprintf("SELECT rowid AS id, text, text_embedding AS embedding,"

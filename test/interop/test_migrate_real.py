@@ -14,7 +14,7 @@ package runs here, with the package itself:
   "$"; stale vectors (a put with index=False, a list that shrank); the
   store's times and TTL;
 - LangChain's SQLiteVec (langchain-ai/langchain-community@bc877730
-  libs/community/langchain_community/vectorstores/sqlitevec.py, l. 80-105
+  libs/community/langchain_community/vectorstores/sqlitevec.py, l. 76-106
   the tables and trigger, l. 148-159 the search) with the real sqlite-vec:
   the migrated store answers the class's own query (vec0's MATCH, L2) with
   the same rows; a text with a NUL byte is reported as what it is;
@@ -270,13 +270,13 @@ def langchain():
     db.enable_load_extension(True)
     db.load_extension(VEC0)
     table, dim = "state_union", 16
-    # sqlitevec.py create_table_if_not_exists (l. 80-105), statement for statement
+    # sqlitevec.py create_table_if_not_exists (l. 76-106), statement for statement
     db.execute("CREATE TABLE IF NOT EXISTS %s (rowid INTEGER PRIMARY KEY AUTOINCREMENT, text TEXT, metadata BLOB, "
                "text_embedding BLOB);" % table)
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s_vec USING vec0(rowid INTEGER PRIMARY KEY, "
                "text_embedding float[%d]);" % (table, dim))
-    db.execute("CREATE TRIGGER IF NOT EXISTS embed_text AFTER INSERT ON %s BEGIN INSERT INTO %s_vec(rowid, "
-               "text_embedding) VALUES (new.rowid, new.text_embedding) ; END;" % (table, table))
+    db.execute("CREATE TRIGGER IF NOT EXISTS %s_embed_text AFTER INSERT ON %s BEGIN INSERT INTO %s_vec(rowid, "
+               "text_embedding) VALUES (new.rowid, new.text_embedding) ; END;" % (table, table, table))
     rng = random.Random(27)
     vecs = {}
     for i in range(300):  # unnormalised vectors: L2 and cosine rank them differently
