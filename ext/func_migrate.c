@@ -546,6 +546,51 @@ static int with_source_id(mig_run *m, const mig_cell *c, const char *meta, size_
   return *out ? t : -1;
 }
 
+/* The reader's declared columns that the destination has no column for
+** (in_meta), put first in meta as members named like the source's columns:
+** into *out (sqlite3_malloc'd), or *out NULL when there are none.  A
+** reader that makes meta itself (vec0's) has put them there already.
+** 0, or -1 out of memory. */
+static int decls_into_meta(mig_run *m, const char *meta, size_t len, char **out) {
+  *out = NULL;
+  if (m->rd->meta_has_decls) return 0;
+  sqlite3_str *s = NULL;
+  for (int k = 0; k < m->rd->ndecl; k++) {
+    const mig_cell *c = &m->rd->dcells[k];
+    if (!m->rd->decl[k].in_meta || c->type == SQLITE_NULL) continue;
+    if (!s) s = sqlite3_str_new(NULL);
+    sqlite3_str_appendchar(s, 1, sqlite3_str_length(s) ? ',' : '{');
+    mig_json_str(s, m->rd->decl[k].src, strlen(m->rd->decl[k].src));
+    sqlite3_str_appendchar(s, 1, ':');
+    if (c->type == SQLITE_INTEGER) sqlite3_str_appendf(s, "%lld", (long long)c->i);
+    else if (c->type == SQLITE_FLOAT && isfinite(c->d)) sqlite3_str_appendf(s, "%!.17g", c->d);
+    else if (c->type == SQLITE_TEXT) {
+      const char *t;
+      size_t n;
+      if (mig_utf8(c->n ? c->p : "", (size_t)c->n, 1, &m->dfix[k], &t, &n) == -2) {
+        sqlite3_free(sqlite3_str_finish(s));
+        return -1;
+      }
+      mig_json_str(s, t, n);
+    } else sqlite3_str_appendall(s, "null");
+  }
+  if (!s) return 0;
+  size_t i = meta ? util_json_ws(meta, 0, len) : 0;
+  if (meta && util_json_is_object(meta, len)) {
+    i = util_json_ws(meta, i + 1, len); /* past '{' */
+    if (meta[i] != '}') sqlite3_str_appendchar(s, 1, ',');
+    sqlite3_str_append(s, meta + i, (int)(len - i));
+  } else {
+    if (meta) {
+      sqlite3_str_appendall(s, ",\"meta\":");
+      sqlite3_str_append(s, meta + i, (int)(len - i));
+    }
+    sqlite3_str_appendchar(s, 1, '}');
+  }
+  *out = sqlite3_str_finish(s);
+  return *out ? 0 : -1;
+}
+
 /* One row of the reader into the store (or only checked, in a dry run).
 ** Returns SQLITE_OK (written or skipped) or an error of the store. */
 static int migrate_row(mig_run *m) {
@@ -691,6 +736,17 @@ static int migrate_row(mig_run *m) {
     r.meta = withid;
     r.meta_len = strlen(withid);
   }
+  char *withcols = NULL;
+  if (decls_into_meta(m, r.meta, r.meta_len, &withcols)) {
+    sqlite3_free(owned);
+    sqlite3_free(quoted);
+    sqlite3_free(withid);
+    return SQLITE_NOMEM;
+  }
+  if (withcols) {
+    r.meta = withcols;
+    r.meta_len = strlen(withcols);
+  }
   /* times and numbers */
   if (time_of(cell(m, MIG_F_TS), &r.ts)) {
     r.ts = (int64_t)time(NULL);
@@ -704,6 +760,7 @@ static int migrate_row(mig_run *m) {
   sqlite3_free(owned);
   sqlite3_free(quoted);
   sqlite3_free(withid);
+  sqlite3_free(withcols);
   if (rc == STORE_EEXISTS) {
     skip(m, R_DUPLICATE, NULL, idc, "the id is in the destination already");
     return SQLITE_OK;
@@ -785,7 +842,9 @@ static int map_columns(mig_run *m, store *st) {
     }
     if (c < 0) {
       d->in_meta = 1;
-      if (d->def.role == STORE_R_PKEY) m->plan.ids_from = "the vec0 rowid (the text primary key in meta)";
+      if (d->def.role == STORE_R_PKEY)
+        m->plan.ids_from = m->plan.vec0 ? "the vec0 rowid (the text primary key in meta)"
+                                        : "the source's rowid (its text key in meta)";
       mig_note(&m->plan, "the destination has no column %s: the source's column %s goes into meta",
                d->def.name, d->src);
       continue;

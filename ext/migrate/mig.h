@@ -88,6 +88,7 @@ struct mig_reader {
   int ndecl;
   mig_decl *decl;
   mig_cell *dcells;
+  int meta_has_decls; /* its meta holds the declared columns marked in_meta (else the driver adds them) */
   int (*next)(mig_reader *r, char **err);
   int (*rewind)(mig_reader *r, char **err);
   void (*close)(mig_reader *r);

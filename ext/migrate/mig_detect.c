@@ -796,8 +796,8 @@ static int det_mem0(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *wh
     mig_decl *d = &p->decl[p->ndecl];
     memset(d, 0, sizeof *d);
     if (store_coldef_parse(decls[i], strlen(decls[i]), &d->def, e, sizeof e) != STORE_OK) rc = SQLITE_INTERNAL;
-    snprintf(d->src, sizeof d->src, "%s", i ? decls[i] : "id");
-    d->src[strcspn(d->src, " ")] = 0;
+    snprintf(d->src, sizeof d->src, "%s", decls[i]);
+    d->src[strcspn(d->src, " ")] = 0; /* (its name, in meta when the destination lacks it) */
     p->ndecl++;
   }
   /* what there is, and what is not migrated */

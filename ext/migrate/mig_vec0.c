@@ -739,6 +739,7 @@ int mig_vec0_open(sqlite3 *db, const char *table, const mig_want *w, mig_plan *p
   v->base.next = v_next;
   v->base.rewind = v_rewind;
   v->base.close = v_close;
+  v->base.meta_has_decls = 1; /* (build_meta) */
   rc = !v->t ? SQLITE_NOMEM : !sql ? SQLITE_ERROR : parse_decl(sql, &v->d, err);
   if (!sql && !*err) *err = sqlite3_mprintf("no vec0 table '%s'", table);
   sqlite3_finalize(st);

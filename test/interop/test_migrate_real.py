@@ -494,6 +494,22 @@ def mem0():
     rep = migrate(src, dst)
     check(rep["resumed"] and rep["complete"] and rep["rows_written"] == 0 and
           rep["graph_written"]["skipped"]["duplicate"] == len(exp["entities"]) + len(want_ment), "mem0 rerun: %r" % rep)
+    # into an existing store without the declared columns: the UUID and the scopes go into meta
+    plain = path("mem0_plain.h5")
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE p USING h5mem(path=%s, dim=%d)" % (q(plain), exp["dim"]))
+    db.execute("INSERT INTO p(id, text) VALUES (1000000, 'already here')")
+    db.close()
+    rep = migrate(src, plain, {"append": True})
+    got = records(plain)
+    check(rep["rows_written"] == len(exp["memories"]) and rep.get("columns_in_meta") == ["mem0_id", "user_id",
+          "agent_id", "run_id"] and rep["ids"] == "the source's rowid (its text key in meta)", "mem0 append: %r" % rep)
+    for mm in exp["memories"]:
+        r = [x for x in got.values() if x["meta"] and x["meta"].get("mem0_id") == mm["id"]]
+        want = {k: mm[k] for k in ("user_id", "agent_id", "run_id") if mm[k] is not None}
+        check(len(r) == 1 and all(r[0]["meta"].get(k) == v for k, v in want.items()) and
+              list(r[0]["meta"])[0] == "mem0_id" and "history" in r[0]["meta"],
+              "mem0 append: %s's meta %r" % (mm["label"], r and r[0]["meta"]))
     # the entity store alone is refused, naming the file to migrate
     db = connect()
     expect_error(db, "SELECT h5mem_migrate(%s, %s)" % (q(os.path.join(out, "vector_store_entities.db")),
