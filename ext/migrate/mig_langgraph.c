@@ -440,17 +440,25 @@ static void walk(lg_out *r, const char *s, size_t i, size_t len, const token *t,
       util_json_iter it;
       if (util_json_iter_init(&it, s, i, len) == 0)
         while (util_json_next(&it)) walk(r, s, it.v0, len, t, nt, pos + 1, depth + 1);
-    } else if (type == UTIL_JSON_OBJECT) { /* the dict's values: a repeated key at its first place, its last value */
+    } else if (type == UTIL_JSON_OBJECT) {
+      /* the dict's values in order; a repeated key at its first place
+         with its last value, as a dict keeps it: sorted by key (then
+         place), each run gives its first member the last one's value */
       size_t n;
       member *m = members(s, i, len, &n, &r->nomem);
-      for (size_t a = 0; a < n; a++) {
-        size_t b = 0, last = a;
-        while (b < a && !(m[b].klen == m[a].klen && !memcmp(m[b].key, m[a].key, m[a].klen))) b++;
-        if (b < a) continue;
-        for (b = a + 1; b < n; b++)
-          if (m[b].klen == m[a].klen && !memcmp(m[b].key, m[a].key, m[a].klen)) last = b;
-        walk(r, s, m[last].v0, len, t, nt, pos + 1, depth + 1);
+      size_t *val = n ? malloc(n * sizeof *val) : NULL;
+      if (n && !val) r->nomem = 1;
+      if (val) {
+        for (size_t a = 0; a < n; a++) val[a] = (size_t)-1;
+        if (n > 1) qsort(m, n, sizeof *m, member_cmp);
+        for (size_t a = 0, b; a < n; a = b) {
+          for (b = a + 1; b < n && m[b].klen == m[a].klen && !memcmp(m[b].key, m[a].key, m[a].klen); b++) {}
+          val[m[a].pos] = m[b - 1].v0;
+        }
+        for (size_t a = 0; a < n && !r->nomem; a++)
+          if (val[a] != (size_t)-1) walk(r, s, val[a], len, t, nt, pos + 1, depth + 1);
       }
+      free(val);
       free_members(m, n);
     }
   } else {

@@ -8,7 +8,7 @@ set -eu
 src=${H5MEM_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/h5mem_replay.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-for t in h5 wal store hnsw ivf bm25 embed jsonl mcpimage; do
+for t in h5 wal store hnsw ivf bm25 embed jsonl mcpimage langgraph; do
   mkdir "$tmp/$t"
   set -- "$tmp/$t"
   if [ -d "$src/test/fuzz/regress/$t" ]; then set -- "$@" "$src/test/fuzz/regress/$t"; fi

@@ -16,6 +16,9 @@
 #          and h5mem-mcp's readers)
 #   mcpimage  h5mem-mcp's search image (mcp/mcp_image.c: the file
 #          <store>-mcp it maps at start; opened, then searched)
+#   langgraph  a LangGraph store's item value and field name, into the
+#          text h5mem_migrate rebuilds (ext/migrate/mig_langgraph.c; links
+#          SQLite, not instrumented)
 # Each target but h5 writes its own seeds (valid images and logs) at start.
 # Exits non-zero on any finding, after running every target; the input
 # is left as $TMPDIR/h5mem-fuzz/TARGET-crash-* (or -leak-, -timeout-, ...).
@@ -31,7 +34,7 @@
 set -eu
 secs=${1:-180}
 [ $# -gt 0 ] && shift
-targets=${*:-"h5 wal store hnsw ivf bm25 embed jsonl mcpimage"}
+targets=${*:-"h5 wal store hnsw ivf bm25 embed jsonl mcpimage langgraph"}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=${H5MEM_BUILD:-$top}
@@ -96,8 +99,13 @@ for t in $targets; do
   test -f "$src" || { echo "no target $t ($src)"; exit 2; }
   echo "=== fuzz_$t: building"
   more=""
+  tlibs=$libs
   [ "$t" = mcpimage ] && more="-I$top/mcp $top/mcp/mcp_image.c" # (h5mem-mcp's, not the library's)
-  clang $cflags -fsanitize=fuzzer -I"$here" $more "$src" "$work"/obj/*.o -o "$work/fuzz_$t" $libs
+  if [ "$t" = langgraph ]; then # (h5mem_migrate's, with SQLite's strings)
+    more="-I$top/ext -DSQLITE_CORE $top/ext/migrate/mig_langgraph.c"
+    tlibs="-lsqlite3 $libs"
+  fi
+  clang $cflags -fsanitize=fuzzer -I"$here" $more "$src" "$work"/obj/*.o -o "$work/fuzz_$t" $tlibs
   corpus="$work/corpus/$t"
   mkdir -p "$corpus"
   extra=""
