@@ -4,6 +4,7 @@ and recall, the HNSW build on 1 and 2 threads, a checkpoint of 1,000 new
 records and `optimize`.
 
   /usr/bin/python3 bench/bench_scale.py --n 1000000 --n 10000000 [--hnsw-max 1000000] [--dir DIR]
+  /usr/bin/python3 bench/bench_scale.py --n 10000000 --hnsw-only --hnsw-cpus 0,1
 
 run from the build directory (it loads ./h5mem.so).  Records: random unit
 vectors around 4,096 random topics (numpy, seed 26; 384-d, stored as
@@ -20,7 +21,10 @@ TABLE` on the existing store, and the RSS it added.  Searches: 50 queries
 drawn as the records are, k = 10, each timed alone after an untimed
 pass over five (the first search's time given apart: it reads what the
 store reads on first use); the exact search's answers are the truth the
-HNSW recall@10 is measured against.
+HNSW recall@10 is measured against.  --hnsw-only writes the HNSW store
+alone (its own exact search gives the truth: the same float16 records);
+--hnsw-cpus (repeatable; default 0 and 0,1) chooses the taskset CPU lists
+the build is timed on.
 """
 import argparse
 import glob
@@ -143,7 +147,7 @@ print(time.perf_counter() - t0)
 '''
 
 
-def hnsw(tmp, n, qs, truth, out):
+def hnsw(tmp, n, qs, truth, out, cpu_lists):
     path = os.path.join(tmp, "hnsw.h5")
     # the records in the log alone (autocheckpoint above its size), left
     # there by a process that ends without closing (no checkpoint)
@@ -156,20 +160,27 @@ def hnsw(tmp, n, qs, truth, out):
             os._exit(1)
     _, status = os.waitpid(pid, 0)
     assert status == 0, status
-    shutil.copy(path, path + ".keep")
-    shutil.copy(path + "-wal", path + "-wal.keep")
-    for cpus in ("0", "0,1"):  # the same checkpoint, the graph built on 1 and on 2 CPUs
-        shutil.copy(path + ".keep", path)
-        shutil.copy(path + "-wal.keep", path + "-wal")
+    keep = len(cpu_lists) > 1  # the same checkpoint again for each CPU list
+    if keep:
+        shutil.copy(path, path + ".keep")
+        shutil.copy(path + "-wal", path + "-wal.keep")
+    for cpus in cpu_lists:  # e.g. the graph built on 1 and on 2 CPUs
+        if keep:
+            shutil.copy(path + ".keep", path)
+            shutil.copy(path + "-wal.keep", path + "-wal")
         t = subprocess.run(["taskset", "-c", cpus, sys.executable, "-c", BUILDG, EXT, path],
                            capture_output=True, text=True, check=True)
         out["hnsw_build_%dcpu_s" % len(cpus.split(","))] = float(t.stdout)
-    os.remove(path + ".keep")
-    os.remove(path + "-wal.keep")
+    if keep:
+        os.remove(path + ".keep")
+        os.remove(path + "-wal.keep")
     out["hnsw_file_mib"] = os.path.getsize(path) / 2**20
     out["hnsw_open_ms"], out["hnsw_open_rss_mib"], _ = open_time(path)
     db = connect()
     db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % path)
+    if truth is None:  # (--hnsw-only: the store's own exact search)
+        p50, p95, truth, first = search(db, qs, '{"exact": true}')
+        out["exact"] = {"first_ms": first, "p50_ms": p50, "p95_ms": p95, "recall10": 1.0}
     for ef in (64, 128):
         p50, p95, res, first = search(db, qs, '{"ef": %d}' % ef)
         rec = sum(len(set(a) & set(b)) for a, b in zip(res, truth)) / (10 * len(truth))
@@ -179,8 +190,11 @@ def hnsw(tmp, n, qs, truth, out):
         os.remove(f)
 
 
-def one(n, tmp, hnsw_max):
+def one(n, tmp, hnsw_max, hnsw_only, cpu_lists):
     out = {"n": n}
+    if hnsw_only:
+        hnsw(tmp, n, queries(), None, out, cpu_lists)
+        return out
     path = os.path.join(tmp, "flat.h5")
     db, t_fill = fill(path, n)
     out["insert_s"] = t_fill
@@ -218,7 +232,7 @@ def one(n, tmp, hnsw_max):
     for f in glob.glob(path + "*"):
         os.remove(f)
     if n <= hnsw_max:
-        hnsw(tmp, n, qs, truth, out)
+        hnsw(tmp, n, qs, truth, out, cpu_lists)
     return out
 
 
@@ -227,6 +241,8 @@ def main():
     ap.add_argument("--n", type=int, action="append", required=True)
     ap.add_argument("--hnsw-max", type=int, default=1000000)
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--hnsw-only", action="store_true")
+    ap.add_argument("--hnsw-cpus", action="append", default=None)
     a = ap.parse_args()
     commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -235,7 +251,7 @@ def main():
     for n in a.n:
         tmp = tempfile.mkdtemp(prefix="h5mem_scale_", dir=a.dir)
         try:
-            print(json.dumps(one(n, tmp, a.hnsw_max)), flush=True)
+            print(json.dumps(one(n, tmp, a.hnsw_max, a.hnsw_only, a.hnsw_cpus or ["0", "0,1"])), flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
