@@ -24,6 +24,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "test", "interop"))
+import layouts  # noqa: E402
+
 
 def build(path, rows, dim, schema, seed=1):
     rng = np.random.default_rng(seed)
@@ -35,14 +38,7 @@ def build(path, rows, dim, schema, seed=1):
                    "source_channel TEXT DEFAULT 'api', timestamp REAL NOT NULL, session_id TEXT, "
                    "tags TEXT DEFAULT '', deleted INTEGER DEFAULT 0)")
     else:
-        db.executescript("""
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE files (path TEXT PRIMARY KEY, source TEXT NOT NULL DEFAULT 'memory', hash TEXT NOT NULL,
-                            mtime INTEGER NOT NULL, size INTEGER NOT NULL);
-        CREATE TABLE chunks (id TEXT PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'memory',
-                             start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL,
-                             model TEXT NOT NULL, text TEXT NOT NULL, embedding TEXT NOT NULL,
-                             updated_at INTEGER NOT NULL);""")
+        db.executescript(layouts.OPENCLAW_LEGACY)
         db.execute("INSERT INTO meta VALUES ('memory_index_meta_v1', ?)",
                    (json.dumps({"provider": "bench", "model": "random", "vectorDims": dim}),))
     block = 2000

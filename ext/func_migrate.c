@@ -509,6 +509,25 @@ mismatch:
   return R_COLUMN;
 }
 
+/* The members begun in s ("{" and members, not closed) followed by meta's:
+** the rest of meta when it is a JSON object, else meta as member "meta"
+** (none when NULL); s finished (NULL out of memory). */
+static char *meta_after(sqlite3_str *s, const char *meta, size_t len) {
+  size_t i = meta ? util_json_ws(meta, 0, len) : 0;
+  if (meta && util_json_is_object(meta, len)) {
+    i = util_json_ws(meta, i + 1, len); /* past '{' */
+    if (meta[i] != '}') sqlite3_str_appendchar(s, 1, ',');
+    sqlite3_str_append(s, meta + i, (int)(len - i));
+  } else {
+    if (meta) {
+      sqlite3_str_appendall(s, ",\"meta\":");
+      sqlite3_str_append(s, meta + i, (int)(len - i));
+    }
+    sqlite3_str_appendchar(s, 1, '}');
+  }
+  return sqlite3_str_finish(s);
+}
+
 /* meta with the source's own id c first, as "source_id" (a JSON number
 ** or string, its invalid UTF-8 replaced): {"source_id": id, meta's
 ** members...} when meta is an object (one with a source_id of its own is
@@ -521,7 +540,6 @@ static int with_source_id(mig_run *m, const mig_cell *c, const char *meta, size_
   size_t n, v0, v1;
   int t = text_of(c, 1, num, sizeof num, &m->fix[MIG_F_SOURCE_ID], &id, &n);
   if (t < 0) return -1;
-  size_t i = meta ? util_json_ws(meta, 0, len) : 0;
   int object = meta && util_json_is_object(meta, len);
   if (object && util_json_at_path(meta, len, "source_id", &v0, &v1) == 0) {
     *out = sqlite3_mprintf("%.*s", (int)len, meta);
@@ -531,18 +549,7 @@ static int with_source_id(mig_run *m, const mig_cell *c, const char *meta, size_
   sqlite3_str_appendall(s, "{\"source_id\":");
   if (c->type == SQLITE_INTEGER || c->type == SQLITE_FLOAT) sqlite3_str_append(s, id, (int)n);
   else mig_json_str(s, id, n);
-  if (object) {
-    i = util_json_ws(meta, i + 1, len); /* past '{' */
-    if (meta[i] != '}') sqlite3_str_appendchar(s, 1, ',');
-    sqlite3_str_append(s, meta + i, (int)(len - i));
-  } else {
-    if (meta) {
-      sqlite3_str_appendall(s, ",\"meta\":");
-      sqlite3_str_append(s, meta + i, (int)(len - i));
-    }
-    sqlite3_str_appendchar(s, 1, '}');
-  }
-  *out = sqlite3_str_finish(s);
+  *out = meta_after(s, meta, len);
   return *out ? t : -1;
 }
 
@@ -575,19 +582,7 @@ static int decls_into_meta(mig_run *m, const char *meta, size_t len, char **out)
     } else sqlite3_str_appendall(s, "null");
   }
   if (!s) return 0;
-  size_t i = meta ? util_json_ws(meta, 0, len) : 0;
-  if (meta && util_json_is_object(meta, len)) {
-    i = util_json_ws(meta, i + 1, len); /* past '{' */
-    if (meta[i] != '}') sqlite3_str_appendchar(s, 1, ',');
-    sqlite3_str_append(s, meta + i, (int)(len - i));
-  } else {
-    if (meta) {
-      sqlite3_str_appendall(s, ",\"meta\":");
-      sqlite3_str_append(s, meta + i, (int)(len - i));
-    }
-    sqlite3_str_appendchar(s, 1, '}');
-  }
-  *out = sqlite3_str_finish(s);
+  *out = meta_after(s, meta, len);
   return *out ? 0 : -1;
 }
 

@@ -563,21 +563,24 @@ static int langchain_match(sqlite3 *db, const char *name, const char *sql) {
   return langchain_shaped(db, name);
 }
 
-static int det_langchain(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
-  (void)w;
+/* A layout of one table of some shape (match): the plan of the one such
+** table; 0 (why) when there are none or several (what: their name). */
+static int det_one_table(sqlite3 *db, int (*match)(sqlite3 *, const char *, const char *),
+                         int (*plan)(sqlite3 *, const char *, mig_plan *), const char *what, mig_plan *p,
+                         sqlite3_str *why) {
   char *found;
   int n;
-  int rc = matching_tables(db, langchain_match, &found, &n);
+  int rc = matching_tables(db, match, &found, &n);
   if (rc) return rc;
-  if (n > 1) {
-    sqlite3_str_appendf(why, "%d LangChain SQLiteVec tables (give {\"table\": ...}); ", n);
-    sqlite3_free(found);
-    return 0;
-  }
-  if (!n) return 0;
-  rc = langchain_plan(db, found, p);
+  if (n > 1) sqlite3_str_appendf(why, "%d %s tables (give {\"table\": ...}); ", n, what);
+  if (n == 1) rc = plan(db, found, p);
   sqlite3_free(found);
   return rc;
+}
+
+static int det_langchain(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
+  (void)w;
+  return det_one_table(db, langchain_match, langchain_plan, "LangChain SQLiteVec", p, why);
 }
 
 /* LangChain.js' LibSQLVectorStore: a table of content, metadata and one
@@ -643,19 +646,7 @@ static int libsql_plan(sqlite3 *db, const char *t, mig_plan *p) {
 
 static int det_libsql(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *why) {
   (void)w;
-  char *found;
-  int n;
-  int rc = matching_tables(db, libsql_match, &found, &n);
-  if (rc) return rc;
-  if (n > 1) {
-    sqlite3_str_appendf(why, "%d LangChain.js LibSQL tables (give {\"table\": ...}); ", n);
-    sqlite3_free(found);
-    return 0;
-  }
-  if (!n) return 0;
-  rc = libsql_plan(db, found, p);
-  sqlite3_free(found);
-  return rc;
+  return det_one_table(db, libsql_match, libsql_plan, "LangChain.js LibSQL", p, why);
 }
 
 /* mem0's OSS store (npm mem0ai 3.3.1, dist/oss/index.js): MemoryVectorStore's

@@ -149,6 +149,17 @@ static int end_tx(store *st, int rc, char **err) {
   return rc;
 }
 
+/* The report's "graph_written": the entities and the records of table
+** t (relations or mentions) written, and the skipped. */
+static void written(mig_plan *p, const tally *n, int t, int64_t invalid, int64_t dangling) {
+  sqlite3_str_appendf(p->info, ",\"graph_written\":{\"entities\":%lld,\"%s\":%lld,"
+                      "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}",
+                      (long long)n->put[STORE_G_ENTITY], t == STORE_G_MENTION ? "mentions" : "relations",
+                      (long long)n->put[t], (long long)invalid, (long long)dangling, (long long)n->dup);
+  if (n->fixed) sqlite3_str_appendf(p->info, ",\"utf8_repaired\":%lld", (long long)n->fixed);
+  sqlite3_str_appendchar(p->info, 1, '}');
+}
+
 int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   static const char *const ent[] = {"id", "name", "type", "embedding_idx", NULL};
   static const char *const rel[] = {"src", "tgt", "relation", "weight", "timestamp", NULL};
@@ -240,14 +251,7 @@ int mig_graph_write(sqlite3 *db, store *st, mig_plan *p, char **err) {
   strbuf_free(&fix[0]);
   strbuf_free(&fix[1]);
   rc = end_tx(st, rc, err);
-  if (rc == SQLITE_OK)
-    sqlite3_str_appendf(p->info, ",\"graph_written\":{\"entities\":%lld,\"relations\":%lld,"
-                        "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}",
-                        (long long)n.put[0], (long long)n.put[1], (long long)invalid,
-                        (long long)dangling, (long long)n.dup);
-  if (rc == SQLITE_OK && n.fixed)
-    sqlite3_str_appendf(p->info, ",\"utf8_repaired\":%lld", (long long)n.fixed);
-  if (rc == SQLITE_OK) sqlite3_str_appendchar(p->info, 1, '}');
+  if (rc == SQLITE_OK) written(p, &n, STORE_G_RELATION, invalid, dangling);
   return rc;
 }
 
@@ -324,13 +328,6 @@ int mig_graph_mem0(sqlite3 *db, store *st, mig_plan *p, char **err) {
   strbuf_free(&fix[0]);
   strbuf_free(&fix[1]);
   rc = end_tx(st, rc, err);
-  if (rc == SQLITE_OK) {
-    sqlite3_str_appendf(p->info, ",\"graph_written\":{\"entities\":%lld,\"mentions\":%lld,"
-                        "\"skipped\":{\"invalid\":%lld,\"dangling\":%lld,\"duplicate\":%lld}",
-                        (long long)n.put[STORE_G_ENTITY], (long long)n.put[STORE_G_MENTION], (long long)invalid,
-                        (long long)dangling, (long long)n.dup);
-    if (n.fixed) sqlite3_str_appendf(p->info, ",\"utf8_repaired\":%lld", (long long)n.fixed);
-    sqlite3_str_appendchar(p->info, 1, '}');
-  }
+  if (rc == SQLITE_OK) written(p, &n, STORE_G_MENTION, invalid, dangling);
   return rc;
 }

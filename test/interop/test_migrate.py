@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sql"))
 from sqltest import EXT, check, connect, expect_error, failures, finish, q  # noqa: E402
+import layouts  # noqa: E402  (test/interop, this file's folder)
 
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 VEC0 = os.path.join(SRCDIR, "test", "interop", "node_modules", "sqlite-vec-linux-x64", "vec0")
@@ -155,25 +156,6 @@ def skipped(rep, reason):
 def openclaw_legacy():
     p = path("openclaw_legacy.sqlite")
     db = with_vec(sqlite3.connect(p))
-    db.executescript("""
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE files (path TEXT PRIMARY KEY, source TEXT NOT NULL DEFAULT 'memory', hash TEXT NOT NULL,
-                        mtime INTEGER NOT NULL, size INTEGER NOT NULL);
-    CREATE TABLE chunks (id TEXT PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'memory',
-                         start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL,
-                         model TEXT NOT NULL, text TEXT NOT NULL, embedding TEXT NOT NULL,
-                         updated_at INTEGER NOT NULL);
-    CREATE TABLE embedding_cache (provider TEXT NOT NULL, model TEXT NOT NULL, provider_key TEXT NOT NULL,
-                         hash TEXT NOT NULL, embedding TEXT NOT NULL, dims INTEGER, updated_at INTEGER NOT NULL,
-                         PRIMARY KEY (provider, model, provider_key, hash));
-    CREATE VIRTUAL TABLE chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED, source UNINDEXED,
-                         model UNINDEXED, start_line UNINDEXED, end_line UNINDEXED);
-    CREATE VIRTUAL TABLE chunks_vec USING vec0(id TEXT PRIMARY KEY, embedding FLOAT[3]);
-    """)
-    meta = {"model": "text-embedding-3-small", "provider": "openai", "providerKey": "k",
-            "chunkTokens": 400, "chunkOverlap": 80, "vectorDims": 3}
-    db.execute("INSERT INTO meta VALUES ('memory_index_meta_v1', ?)", (json.dumps(meta),))
-    db.execute("INSERT INTO files VALUES ('MEMORY.md', 'memory', 'h', 1700000000000, 10)")
     rows = [  # id, path, source, text, embedding JSON, updated_at (ms)
         ("c1", "MEMORY.md", "memory", "we hiked up Mount Tam", "[0.1, 0.2, 0.3]", 1700000000123),
         ("c2", "sessions/abc.jsonl", "sessions", "user asked about ducks", "[1, -2, 3.5e-3]", 1700000100000),
@@ -183,13 +165,7 @@ def openclaw_legacy():
         ("bad-inf", "MEMORY.md", "memory", "too big", "[1e39, 0, 0]", 1700000500000),
         ("empty", "MEMORY.md", "memory", "", "[0, 0, 1]", 1700000600000),
     ]
-    for i, (cid, pth, src, text, emb, t) in enumerate(rows):
-        db.execute("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)",
-                   (cid, pth, src, i + 1, i + 2, "h%d" % i, "text-embedding-3-small", text, emb, t))
-        db.execute("INSERT INTO chunks_fts(text, id, path, source, model, start_line, end_line) VALUES (?,?,?,?,?,?,?)",
-                   (text, cid, pth, src, "m", 1, 2))
-        if cid in ("c1", "c2"):
-            db.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)", (cid, emb))
+    meta = layouts.openclaw_legacy(db, 3, rows, vec_ids=("c1", "c2"))
     db.commit()
     db.close()
     seal(p)
@@ -360,25 +336,12 @@ def sqlite_vec():
 
 # ---------------------------------------------------------------- ClawhDF5
 
-# ClawhDF5's migration schema (docs/MIGRATION.md)
-CLAWHDF5 = """
-CREATE TABLE memory_chunks (id INTEGER PRIMARY KEY, chunk TEXT NOT NULL, embedding BLOB NOT NULL,
-    source_channel TEXT DEFAULT 'api', timestamp REAL NOT NULL, session_id TEXT, tags TEXT DEFAULT '',
-    deleted INTEGER DEFAULT 0);
-CREATE TABLE sessions (id TEXT PRIMARY KEY, start_idx INTEGER, end_idx INTEGER, channel TEXT,
-    timestamp REAL, summary TEXT);
-CREATE TABLE entities (id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
-    embedding_idx INTEGER DEFAULT -1);
-CREATE TABLE relations (src INTEGER NOT NULL, tgt INTEGER NOT NULL, relation TEXT NOT NULL,
-    weight REAL DEFAULT 1.0, timestamp REAL, FOREIGN KEY (src) REFERENCES entities(id),
-    FOREIGN KEY (tgt) REFERENCES entities(id));
-"""
 
 
 def clawhdf5():
     p = path("zeroclaw.db")
     db = sqlite3.connect(p)
-    db.executescript(CLAWHDF5)
+    db.executescript(layouts.CLAWHDF5)
     want = {}
     for i in range(1, 9):
         v = [i, i * 0.5, -i, 0.25]
@@ -438,12 +401,7 @@ def langchain():
     p = path("langchain.db")
     db = with_vec(sqlite3.connect(p))
     table = "state_union"
-    db.execute("CREATE TABLE IF NOT EXISTS %s (rowid INTEGER PRIMARY KEY AUTOINCREMENT, text TEXT, "
-               "metadata BLOB, text_embedding BLOB);" % table)
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s_vec USING vec0(rowid INTEGER PRIMARY KEY, "
-               "text_embedding float[3]);" % table)
-    db.execute("CREATE TRIGGER IF NOT EXISTS %s_embed_text AFTER INSERT ON %s BEGIN INSERT INTO "
-               "%s_vec(rowid, text_embedding) VALUES (new.rowid, new.text_embedding); END;" % (table, table, table))
+    layouts.langchain(db, table, 3)
     want = {}
     for i in range(1, 6):
         v = [i, 0.5, -0.5]
@@ -472,20 +430,7 @@ def langchain():
 def langgraph():
     p = path("langgraph.db")
     db = sqlite3.connect(p)
-    db.executescript("""
-    CREATE TABLE IF NOT EXISTS store (prefix text NOT NULL, key text NOT NULL, value text NOT NULL,
-        created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-        PRIMARY KEY (prefix, key));
-    CREATE INDEX IF NOT EXISTS store_prefix_idx ON store (prefix);
-    ALTER TABLE store ADD COLUMN expires_at TIMESTAMP;
-    ALTER TABLE store ADD COLUMN ttl_minutes REAL;
-    CREATE TABLE store_migrations (v INTEGER PRIMARY KEY);
-    CREATE TABLE IF NOT EXISTS store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL,
-        embedding BLOB, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-        updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name),
-        FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE);
-    CREATE TABLE vector_migrations (v INTEGER PRIMARY KEY);
-    """)
+    db.executescript(layouts.LANGGRAPH)
     items = [("users.alice.memories", "m1", {"text": "Alice likes tea", "kind": "pref"}),
              ("users.alice.memories", "m2", {"content": ["first part", "second part"]}),
              ("users.bob.memories", "m1", {"memory": {"text": "Bob hikes \"often\""}}),
@@ -733,7 +678,7 @@ def utf8():
     # the ClawhDF5 graph: a name repaired, a name with a NUL byte invalid
     p = path("badutf8_claw.db")
     db = sqlite3.connect(p)
-    db.executescript(CLAWHDF5)
+    db.executescript(layouts.CLAWHDF5)
     db.execute("INSERT INTO memory_chunks VALUES (1, 'one', ?, 'api', 1700000000, 's', '', 0)", (e,))
     db.execute("INSERT INTO entities VALUES (1, CAST(? AS TEXT), 'person', -1)", (b"Jos\xe9",))
     db.execute("INSERT INTO entities VALUES (2, CAST(? AS TEXT), 'person', -1)", (b"a\x00b",))

@@ -45,6 +45,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sql"))
 from sqltest import EXT, check, connect, expect_error, failures, finish, q  # noqa: E402
+import layouts  # noqa: E402  (test/interop, this file's folder)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(HERE)))
@@ -97,35 +98,6 @@ def node_script(script, *args):
 
 
 # ---------------------------------------------------------------- LangGraph
-
-LG_MIGRATIONS = [  # base.py MIGRATIONS, l. 41-72
-    """CREATE TABLE IF NOT EXISTS store (
-    -- 'prefix' represents the doc's 'namespace'
-    prefix text NOT NULL,
-    key text NOT NULL,
-    value text NOT NULL,
-    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    PRIMARY KEY (prefix, key)
-);""",
-    "CREATE INDEX IF NOT EXISTS store_prefix_idx ON store (prefix);",
-    "ALTER TABLE store ADD COLUMN expires_at TIMESTAMP;",
-    "ALTER TABLE store ADD COLUMN ttl_minutes REAL;",
-    "CREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at) WHERE expires_at IS NOT NULL;",
-]
-LG_VECTOR_MIGRATIONS = [  # base.py VECTOR_MIGRATIONS, l. 74-87
-    """CREATE TABLE IF NOT EXISTS store_vectors (
-    prefix text NOT NULL,
-    key text NOT NULL,
-    field_name text NOT NULL,
-    embedding BLOB,
-    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    PRIMARY KEY (prefix, key, field_name),
-    FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE
-);""",
-]
-
 
 def lg_embed(text):
     """A deterministic stand-in for the embedder (4 values from the text)."""
@@ -186,8 +158,7 @@ LG_FIELDS = [
 def langgraph():
     p = path("langgraph.db")
     db = sqlite3.connect(p)
-    for s in LG_MIGRATIONS + LG_VECTOR_MIGRATIONS:
-        db.execute(s)
+    db.executescript(layouts.LANGGRAPH)
     db.commit()
     # 1. every path form
     lg_put(db, "users.alice", "k1", LG_VALUE, LG_FIELDS)
@@ -270,13 +241,7 @@ def langchain():
     db.enable_load_extension(True)
     db.load_extension(VEC0)
     table, dim = "state_union", 16
-    # sqlitevec.py create_table_if_not_exists (l. 76-106), statement for statement
-    db.execute("CREATE TABLE IF NOT EXISTS %s (rowid INTEGER PRIMARY KEY AUTOINCREMENT, text TEXT, metadata BLOB, "
-               "text_embedding BLOB);" % table)
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s_vec USING vec0(rowid INTEGER PRIMARY KEY, "
-               "text_embedding float[%d]);" % (table, dim))
-    db.execute("CREATE TRIGGER IF NOT EXISTS %s_embed_text AFTER INSERT ON %s BEGIN INSERT INTO %s_vec(rowid, "
-               "text_embedding) VALUES (new.rowid, new.text_embedding) ; END;" % (table, table, table))
+    layouts.langchain(db, table, dim)  # (create_table_if_not_exists, statement for statement)
     rng = random.Random(27)
     vecs = {}
     for i in range(300):  # unnormalised vectors: L2 and cosine rank them differently

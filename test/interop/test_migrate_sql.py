@@ -50,6 +50,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sql"))
 from sqltest import EXT, check, connect, finish, q  # noqa: E402
+import layouts  # noqa: E402  (test/interop, this file's folder)
 
 SRCDIR = os.environ.get("H5MEM_SRCDIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SQLDIR = os.path.join(SRCDIR, "sql")
@@ -277,12 +278,7 @@ def langchain():
     p = path("langchain.db")
     db = with_vec(sqlite3.connect(p))
     table = "state_union"
-    db.execute("CREATE TABLE IF NOT EXISTS %s (rowid INTEGER PRIMARY KEY AUTOINCREMENT, text TEXT, "
-               "metadata BLOB, text_embedding BLOB);" % table)
-    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS %s_vec USING vec0(rowid INTEGER PRIMARY KEY, "
-               "text_embedding float[3]);" % table)
-    db.execute("CREATE TRIGGER IF NOT EXISTS %s_embed_text AFTER INSERT ON %s BEGIN INSERT INTO "
-               "%s_vec(rowid, text_embedding) VALUES (new.rowid, new.text_embedding); END;" % (table, table, table))
+    layouts.langchain(db, table, 3)
     rows = [("passage one", {"source": "a.txt", "page": 1}, [1, 0.5, -0.5]),
             ("passage two, caf\u00e9 \u2615", {"source": "b.txt", "nested": {"k": [1, 2]}}, [0.25, -2, 3]),
             ("passage three", {}, [0, 0, 1]),
@@ -314,20 +310,6 @@ def langchain():
 
 # ---------------------------------------------------------------- LangGraph
 
-LANGGRAPH = """
-CREATE TABLE IF NOT EXISTS store (prefix text NOT NULL, key text NOT NULL, value text NOT NULL,
-    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    PRIMARY KEY (prefix, key));
-CREATE INDEX IF NOT EXISTS store_prefix_idx ON store (prefix);
-ALTER TABLE store ADD COLUMN expires_at TIMESTAMP;
-ALTER TABLE store ADD COLUMN ttl_minutes REAL;
-CREATE TABLE store_migrations (v INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS store_vectors (prefix text NOT NULL, key text NOT NULL, field_name text NOT NULL,
-    embedding BLOB, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
-    updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key, field_name),
-    FOREIGN KEY (prefix, key) REFERENCES store(prefix, key) ON DELETE CASCADE);
-CREATE TABLE vector_migrations (v INTEGER PRIMARY KEY);
-"""
 
 
 def orjson(value):
@@ -350,7 +332,7 @@ def put_vectors(db, vecs, t):
 def langgraph():
     p = path("langgraph.db")
     db = sqlite3.connect(p)
-    db.executescript(LANGGRAPH)
+    db.executescript(layouts.LANGGRAPH)
     t_put, t_later, t_emb = "2025-05-02 11:30:00", "2025-06-01 08:00:00", "2025-05-02 11:30:00"
     alice = {"text": "Alice likes tea", "kind": "pr\u00e9f\u00e9rence \u2615", "n": 3, "w": 2.5, "ok": True,
              "nested": {"b": [1, None, "x"], "a": "\"quoted\"\n"}}
@@ -420,7 +402,7 @@ def langgraph_nul():
     the layout's other rows are compared whatever happens to it)."""
     p = path("langgraph_nul.db")
     db = sqlite3.connect(p)
-    db.executescript(LANGGRAPH)
+    db.executescript(layouts.LANGGRAPH)
     t = "2025-05-02 11:30:00"
     put_items(db, [("users.bob.memories", "ok", {"text": "fine"}, t, None, None),
                    ("users.bob.memories", "nul", {"text": "a\x00b"}, t, None, None)])
@@ -472,24 +454,12 @@ def generic():
 
 # ---------------------------------------------------------------- ClawhDF5
 
-CLAWHDF5 = """
-CREATE TABLE memory_chunks (id INTEGER PRIMARY KEY, chunk TEXT NOT NULL, embedding BLOB NOT NULL,
-    source_channel TEXT DEFAULT 'api', timestamp REAL NOT NULL, session_id TEXT, tags TEXT DEFAULT '',
-    deleted INTEGER DEFAULT 0);
-CREATE TABLE sessions (id TEXT PRIMARY KEY, start_idx INTEGER, end_idx INTEGER, channel TEXT,
-    timestamp REAL, summary TEXT);
-CREATE TABLE entities (id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
-    embedding_idx INTEGER DEFAULT -1);
-CREATE TABLE relations (src INTEGER NOT NULL, tgt INTEGER NOT NULL, relation TEXT NOT NULL,
-    weight REAL DEFAULT 1.0, timestamp REAL, FOREIGN KEY (src) REFERENCES entities(id),
-    FOREIGN KEY (tgt) REFERENCES entities(id));
-"""
 
 
 def clawhdf5():
     p = path("zeroclaw.db")
     db = sqlite3.connect(p)
-    db.executescript(CLAWHDF5)
+    db.executescript(layouts.CLAWHDF5)
     for i in range(1, 7):
         ts = 1700000000.0 + i * 10 + (0.5 if i % 2 else 0)
         db.execute("INSERT INTO memory_chunks VALUES (?,?,?,?,?,?,?,?)",
@@ -530,7 +500,7 @@ def clawhdf5_edges():
     (nullable): both sides must treat them alike."""
     p = path("zeroclaw_edges.db")
     db = sqlite3.connect(p)
-    db.executescript(CLAWHDF5)
+    db.executescript(layouts.CLAWHDF5)
     db.execute("INSERT INTO memory_chunks VALUES (1, 'kept', ?, 'api', 1700000000, 's', '', 0)", (f32([1, 2, 3, 4]),))
     db.execute("INSERT INTO memory_chunks VALUES (2, 'deleted is NULL', ?, 'api', 1700000000, 's', '', NULL)",
                (f32([4, 3, 2, 1]),))
@@ -546,7 +516,7 @@ def clawhdf5_nul_session():
     as bad_text; the script must do the same and write the other rows."""
     p = path("zeroclaw_nul.db")
     db = sqlite3.connect(p)
-    db.executescript(CLAWHDF5)
+    db.executescript(layouts.CLAWHDF5)
     db.execute("INSERT INTO memory_chunks VALUES (1, 'kept', ?, 'api', 1700000000, 's', '', 0)", (f32([1, 2, 3, 4]),))
     db.execute("INSERT INTO memory_chunks VALUES (2, 'its session has a NUL', ?, 'api', 1700000000, ?, '', 0)",
                (f32([4, 3, 2, 1]), "sess\x00ion"))
@@ -560,25 +530,6 @@ def clawhdf5_nul_session():
 def openclaw_legacy():
     p = path("main.sqlite")
     db = with_vec(sqlite3.connect(p))
-    db.executescript("""
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE files (path TEXT PRIMARY KEY, source TEXT NOT NULL DEFAULT 'memory', hash TEXT NOT NULL,
-                        mtime INTEGER NOT NULL, size INTEGER NOT NULL);
-    CREATE TABLE chunks (id TEXT PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL DEFAULT 'memory',
-                         start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL,
-                         model TEXT NOT NULL, text TEXT NOT NULL, embedding TEXT NOT NULL,
-                         updated_at INTEGER NOT NULL);
-    CREATE TABLE embedding_cache (provider TEXT NOT NULL, model TEXT NOT NULL, provider_key TEXT NOT NULL,
-                         hash TEXT NOT NULL, embedding TEXT NOT NULL, dims INTEGER, updated_at INTEGER NOT NULL,
-                         PRIMARY KEY (provider, model, provider_key, hash));
-    CREATE VIRTUAL TABLE chunks_fts USING fts5(text, id UNINDEXED, path UNINDEXED, source UNINDEXED,
-                         model UNINDEXED, start_line UNINDEXED, end_line UNINDEXED);
-    CREATE VIRTUAL TABLE chunks_vec USING vec0(id TEXT PRIMARY KEY, embedding FLOAT[3]);
-    """)
-    meta = {"model": "text-embedding-3-small", "provider": "openai", "providerKey": "k",
-            "chunkTokens": 400, "chunkOverlap": 80, "vectorDims": 3}
-    db.execute("INSERT INTO meta VALUES ('memory_index_meta_v1', ?)", (json.dumps(meta),))
-    db.execute("INSERT INTO files VALUES ('MEMORY.md', 'memory', 'h', 1700000000000, 10)")
     rows = [  # id, path, source, text, embedding JSON, updated_at
         ("c1", "MEMORY.md", "memory", "we hiked up Mount Tam", "[0.1, 0.2, 0.3]", 1700000000123),
         ("c2", "sessions/abc.jsonl", "sessions", "user asked about ducks", "[1, -2, 3.5e-3]", 1700000100000),
@@ -592,13 +543,7 @@ def openclaw_legacy():
         ("nan", "MEMORY.md", "memory", "JS NaN", "[null, 0, 0]", 1700000400000),     # bad_embedding
         ("huge", "MEMORY.md", "memory", "too large", "[1e20, 1e20, 1e20]", 1700000400000),  # vector_range
     ]
-    for i, (cid, pth, src, text, emb, t) in enumerate(rows):
-        db.execute("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?)",
-                   (cid, pth, src, i + 1, i + 2, "h%d" % i, "text-embedding-3-small", text, emb, t))
-        db.execute("INSERT INTO chunks_fts(text, id, path, source, model, start_line, end_line) VALUES (?,?,?,?,?,?,?)",
-                   (text, cid, pth, src, "m", 1, 2))
-        if cid in ("c1", "c2", "c4"):
-            db.execute("INSERT INTO chunks_vec(id, embedding) VALUES (?, ?)", (cid, emb))
+    layouts.openclaw_legacy(db, 3, rows, vec_ids=("c1", "c2", "c4"))
     db.commit()
     db.close()
     _, _, got_s, _ = run_both("openclaw_legacy", p, 3, expect_skips={
