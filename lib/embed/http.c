@@ -96,7 +96,7 @@ int embed_http_parse(const char *b, size_t bn, size_t n, int *dim, float *out, c
       break;
     }
     if (!*dim && fn >= 1 && fn <= 65536) *dim = (int)fn;
-    if (fn != (size_t)*dim) {
+    if (!fn || fn != (size_t)*dim) { /* (none at all: [] while the dim is not known yet) */
       snprintf(err, errlen, "the answer's embedding %lld has %zu numbers, %s %d", (long long)idx, fn,
                fn > 65536 || !fn ? "expected 1 to 65536; the first had" : "expected", *dim);
       rc = EMBED_ECORRUPT;
