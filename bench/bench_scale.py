@@ -24,7 +24,10 @@ store reads on first use); the exact search's answers are the truth the
 HNSW recall@10 is measured against.  --hnsw-only writes the HNSW store
 alone (its own exact search gives the truth: the same float16 records);
 --hnsw-cpus (repeatable; default 0 and 0,1) chooses the taskset CPU lists
-the build is timed on.
+the build is timed on.  --hnsw-incremental writes the HNSW store as any
+store is written (the log checkpointed at 64 MiB, each checkpoint adding
+its rows to the graph; at 10M one checkpoint of the whole log needs more
+memory than this machine's 24 GiB: BENCHMARKS.md).
 """
 import argparse
 import glob
@@ -78,14 +81,18 @@ def batches(n, seed=26):
         yield rows
 
 
-def fill(path, n, opts=""):
+def fill(path, n, opts="", progress=False):
     db = connect()
     db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s', dim=%d, storage=float16%s)" % (path, DIM, opts))
     t0 = time.perf_counter()
+    done = 0
     for rows in batches(n):
         db.execute("BEGIN")
         db.executemany("INSERT INTO m(id, text, embedding, source, session, ts) VALUES (?, ?, ?, ?, ?, ?)", rows)
         db.execute("COMMIT")
+        done += len(rows)
+        if progress and done % 1000000 == 0:  # (how far it went, should it not finish)
+            print("# %d records in %.1f s" % (done, time.perf_counter() - t0), flush=True)
     t = time.perf_counter() - t0
     return db, t
 
@@ -147,33 +154,51 @@ print(time.perf_counter() - t0)
 '''
 
 
-def hnsw(tmp, n, qs, truth, out, cpu_lists):
+def hnsw_incremental(tmp, n, out):
+    """An index=hnsw store written as any store is (the log checkpointed at
+    64 MiB, each checkpoint adding its rows to the graph, on every CPU): the
+    inserts' time includes the graph's building."""
     path = os.path.join(tmp, "hnsw.h5")
-    # the records in the log alone (autocheckpoint above its size), left
-    # there by a process that ends without closing (no checkpoint)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            db, _ = fill(path, n, ", index=hnsw, autocheckpoint=%d" % (1 << 40))
-            os._exit(0)
-        except BaseException:
-            os._exit(1)
-    _, status = os.waitpid(pid, 0)
-    assert status == 0, status
-    keep = len(cpu_lists) > 1  # the same checkpoint again for each CPU list
-    if keep:
-        shutil.copy(path, path + ".keep")
-        shutil.copy(path + "-wal", path + "-wal.keep")
-    for cpus in cpu_lists:  # e.g. the graph built on 1 and on 2 CPUs
+    db, t = fill(path, n, ", index=hnsw", progress=True)
+    t0 = time.perf_counter()
+    db.execute("INSERT INTO m(m) VALUES('checkpoint')")
+    out["hnsw_incremental_insert_s"] = t
+    out["hnsw_incremental_final_checkpoint_s"] = time.perf_counter() - t0
+    db.close()
+    return path
+
+
+def hnsw(tmp, n, qs, truth, out, cpu_lists, incremental=False):
+    if incremental:
+        path = hnsw_incremental(tmp, n, out)
+        cpu_lists = []
+    else:
+        path = os.path.join(tmp, "hnsw.h5")
+        # the records in the log alone (autocheckpoint above its size), left
+        # there by a process that ends without closing (no checkpoint)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                db, _ = fill(path, n, ", index=hnsw, autocheckpoint=%d" % (1 << 40))
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        assert status == 0, status
+        keep = len(cpu_lists) > 1  # the same checkpoint again for each CPU list
         if keep:
-            shutil.copy(path + ".keep", path)
-            shutil.copy(path + "-wal.keep", path + "-wal")
-        t = subprocess.run(["taskset", "-c", cpus, sys.executable, "-c", BUILDG, EXT, path],
-                           capture_output=True, text=True, check=True)
-        out["hnsw_build_%dcpu_s" % len(cpus.split(","))] = float(t.stdout)
-    if keep:
-        os.remove(path + ".keep")
-        os.remove(path + "-wal.keep")
+            shutil.copy(path, path + ".keep")
+            shutil.copy(path + "-wal", path + "-wal.keep")
+        for cpus in cpu_lists:  # e.g. the graph built on 1 and on 2 CPUs
+            if keep:
+                shutil.copy(path + ".keep", path)
+                shutil.copy(path + "-wal.keep", path + "-wal")
+            t = subprocess.run(["taskset", "-c", cpus, sys.executable, "-c", BUILDG, EXT, path],
+                               capture_output=True, text=True, check=True)
+            out["hnsw_build_%dcpu_s" % len(cpus.split(","))] = float(t.stdout)
+        if keep:
+            os.remove(path + ".keep")
+            os.remove(path + "-wal.keep")
     out["hnsw_file_mib"] = os.path.getsize(path) / 2**20
     out["hnsw_open_ms"], out["hnsw_open_rss_mib"], _ = open_time(path)
     db = connect()
@@ -190,10 +215,10 @@ def hnsw(tmp, n, qs, truth, out, cpu_lists):
         os.remove(f)
 
 
-def one(n, tmp, hnsw_max, hnsw_only, cpu_lists):
+def one(n, tmp, hnsw_max, hnsw_only, cpu_lists, incremental=False):
     out = {"n": n}
     if hnsw_only:
-        hnsw(tmp, n, queries(), None, out, cpu_lists)
+        hnsw(tmp, n, queries(), None, out, cpu_lists, incremental)
         return out
     path = os.path.join(tmp, "flat.h5")
     db, t_fill = fill(path, n)
@@ -243,6 +268,7 @@ def main():
     ap.add_argument("--dir", default=None)
     ap.add_argument("--hnsw-only", action="store_true")
     ap.add_argument("--hnsw-cpus", action="append", default=None)
+    ap.add_argument("--hnsw-incremental", action="store_true")
     a = ap.parse_args()
     commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -251,7 +277,8 @@ def main():
     for n in a.n:
         tmp = tempfile.mkdtemp(prefix="h5mem_scale_", dir=a.dir)
         try:
-            print(json.dumps(one(n, tmp, a.hnsw_max, a.hnsw_only, a.hnsw_cpus or ["0", "0,1"])), flush=True)
+            print(json.dumps(one(n, tmp, a.hnsw_max, a.hnsw_only, a.hnsw_cpus or ["0", "0,1"], a.hnsw_incremental)),
+                  flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
