@@ -718,8 +718,9 @@ static int det_mem0(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *wh
     sqlite3_str_appendall(why, "(not mem0's vector store) ");
     return 0;
   }
-  if (any_row(db, "SELECT 1 FROM vectors WHERE " M0_ENTITY) &&
-      !any_row(db, "SELECT 1 FROM vectors WHERE NOT " M0_ENTITY)) {
+  /* (entity rows in the memories' own table: a dbPath not ending in .db) */
+  int own_ents = any_row(db, "SELECT 1 FROM vectors WHERE " M0_ENTITY);
+  if (own_ents && !any_row(db, "SELECT 1 FROM vectors WHERE NOT " M0_ENTITY)) {
     sqlite3_str_appendall(why, "vectors holds mem0's entities (linkedMemoryIds) and no memories: migrate "
                                "the memories' file (vector_store.db), which brings its entities; ");
     return 0;
@@ -799,7 +800,7 @@ static int det_mem0(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *wh
   if (hist) mig_json_str(p->info, hf, strlen(hf));
   else sqlite3_str_appendall(p->info, "null");
   sqlite3_str_appendchar(p->info, 1, '}');
-  if (!ents && !any_row(db, "SELECT 1 FROM vectors WHERE " M0_ENTITY))
+  if (!ents && !own_ents)
     mig_note(p, "no mem0 entity store beside the source%s%s: no entities migrated (give {\"entities\": path})",
              ef ? " at " : "", ef ? ef : "");
   if (!hist)
@@ -815,7 +816,7 @@ static int det_mem0(sqlite3 *db, const mig_want *w, mig_plan *p, sqlite3_str *wh
       sqlite3_finalize(st);
     }
   }
-  if (ents || any_row(db, "SELECT 1 FROM vectors WHERE " M0_ENTITY)) p->graph = mig_graph_mem0;
+  if (ents || own_ents) p->graph = mig_graph_mem0;
   static const char *const t[] = {"vectors", "memory_migrations", NULL};
   report_tables(db, p, t);
   mig_note(p, "payload.textLemmatized is derived from the text (and from the optional packages mem0 found): "

@@ -386,7 +386,7 @@ static void fn_touch(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   sqlite3_result_int64(ctx, v.access_count);
 }
 
-/* ---- h5mem_check(table, id, text, embedding) ----------------------------- */
+/* ---- h5mem_check(table, id, text, embedding [, string ...]) -------------- */
 
 /* h5mem_check(table, id, text, embedding [, string ...]): NULL when the
 ** table would take the row (id, text, embedding and the strings: source,
@@ -428,15 +428,14 @@ static void fn_check(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     why = "duplicate";
   } else if (sqlite3_value_type(argv[2]) == SQLITE_NULL) {
     why = "empty_text";
-  } else if (bad_strings(argv + 4, argc - 4)) {
+  } else if (bad_strings(argv + 2, 1) || bad_strings(argv + 4, argc - 4)) {
     why = "bad_text";
   } else {
     const char *t = (const char *)sqlite3_value_text(argv[2]);
     size_t n = (size_t)sqlite3_value_bytes(argv[2]), i = 0;
     if (!t) return sqlite3_result_error_nomem(ctx);
-    if (util_utf8_check(t, n, 0) != n) why = "bad_text";
-    while (!why && i < n && strchr(" \t\n\r", t[i])) i++;
-    if (!why && i == n) why = "empty_text";
+    while (i < n && strchr(" \t\n\r", t[i])) i++;
+    if (i == n) why = "empty_text";
   }
   if (!why) {
     float *f = sqlite3_malloc64((sqlite3_uint64)store_dim(st) * 4);
