@@ -151,7 +151,6 @@ static int no_graph(sindex *x, const char *why) {
   return STORE_OK;
 }
 
-/* The last saved image into x->g or x->v, or a note saying why there is none. */
 /* No graph, no lists (what a load made of them freed). */
 static void drop_index(sindex *x) {
   hnsw_free(x->g);
@@ -162,6 +161,7 @@ static void drop_index(sindex *x) {
   x->copy = NULL;
 }
 
+/* The last saved image into x->g or x->v, or a note saying why there is none. */
 static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
   simage im;
   const char *why0;
@@ -237,11 +237,9 @@ static void sindex_ready(sindex *x) {
 
 void sindex_free(sindex *x) {
   if (!x) return;
-  hnsw_free(x->g);
+  drop_index(x);
   free(x->q8c);
   free(x->q8s);
-  ivf_free(x->v);
-  free(x->copy);
   free(x);
 }
 
