@@ -1017,6 +1017,8 @@ void hnsw_free(hnsw *h) {
 
 const char *hnsw_errmsg(const hnsw *h) { return h ? h->base.err : "out of memory"; }
 
+int hnsw_in_memory(const hnsw *h) { return h && h->owned; }
+
 uint32_t hnsw_count(const hnsw *h) { return h && !h->broken ? h->count : 0; }
 
 void hnsw_set_threads(hnsw *h, int threads) {

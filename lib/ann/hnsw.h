@@ -122,6 +122,9 @@ int hnsw_set_q8_rows(hnsw *h, const int8_t *codes, size_t stride, const float *s
 
 /* ann.h's X_count. */
 uint32_t hnsw_count(const hnsw *h);
+/* Whether the graph is wholly in memory (built or added to), not read in
+** place from a loaded image. */
+int hnsw_in_memory(const hnsw *h);
 
 /* ann.h's X_save: the graph. */
 int hnsw_save(const hnsw *h, uint8_t **img, size_t *len);

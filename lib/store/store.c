@@ -88,6 +88,7 @@ int store_index(const store *s, store_index_info *info) {
     info->ef_construction = s->icfg.efc;
     info->ef_search = s->icfg.ef;
     info->graph_rows = sindex_rows(s->ix);
+    info->saved_rows = sindex_saved_rows(s->ix);
     info->in_place = sindex_in_place(s->ix);
     info->nlist = sindex_nlist(s->ix);
     info->nprobe = s->icfg.nprobe;
@@ -498,6 +499,7 @@ int store_close(store *s) {
   int rc = STORE_OK;
   if (s->in_txn) store_rollback(s);
   store_eph_leave(s);
+  s->closing = 1;
   if (s->writer && s->log && (s->ndelta || s->nnewdead || wal_frames(s->log))) rc = store_checkpoint(s);
   if (s->writer && s->log && s->sync == STORE_SYNC_NORMAL) wal_sync(s->log);
   store_state_free(s);

@@ -231,7 +231,8 @@ typedef struct store_index_info {
   int kind, m, ef_construction, ef_search;
   uint32_t nlist;      /* IVF: the lists of the saved index (0: none yet) */
   int nprobe, pq_m;    /* IVF settings */
-  uint64_t graph_rows; /* base rows the saved graph covers (0: none yet) */
+  uint64_t graph_rows; /* base rows the graph covers (0: none yet) */
+  uint64_t saved_rows; /* ... and its last image in the file (fewer: rows added since in memory) */
   int in_place;        /* the graph is read from the mapped file, not copied */
   int q8;              /* the store keeps an int8 copy of the embeddings */
   uint64_t q8_rows;    /* base rows with an int8 copy mapped */

@@ -263,8 +263,18 @@ static int rebase(store *s, uint64_t upto) {
   if (newts)
     for (uint64_t i = 0, j = 0; i < s->ndelta; i++)
       if (!s->delta[i]->dead) newts[j++] = s->delta[i]->ts;
+  /* a graph in memory is kept too (its rows do not move; it reads them
+  ** through the store): not read again, nor checked, at the next search */
+  sindex *keep = sindex_carries(s->ix) ? s->ix : NULL;
+  if (keep) s->ix = NULL;
   store_base_free(s);
   int rc = store_base_load(s, NULL, 1);
+  if (keep && rc == STORE_OK && s->nbase == oldn + nlive) {
+    sindex_free(s->ix);
+    s->ix = keep;
+  } else {
+    sindex_free(keep);
+  }
   if (rc == STORE_OK && s->nbase == oldn + nlive && newts) {
     int64_t *t = tsc ? realloc(tsc, (s->nbase ? s->nbase : 1) * sizeof *t) : NULL;
     if (t) {
@@ -372,10 +382,13 @@ static int append_q8(store *s, h5w *w, const void *const *rows, uint64_t n) {
 ** copy-on-write like a checkpoint; a crash leaves the file as the
 ** checkpoint left it. */
 static int index_save(store *s, int force) {
-  int vec = s->icfg.kind != STORE_INDEX_FLAT && s->nbase > sindex_rows(s->ix) &&
+  int vec = s->icfg.kind != STORE_INDEX_FLAT && s->nbase > sindex_saved_rows(s->ix) &&
             (force || sindex_wants_save(s->ix, s->nbase));
   int txt = force ? s->nbase > 0 : tindex_wants_save(s->tx, s->nbase);
   int cols = store_vgraphs_wanted(s, force); /* (the vector columns' graphs) */
+  /* no image due: the rows past the graph are added to it in memory (not
+  ** when the store is closing: nothing would search it) */
+  if (!vec && !s->closing) sindex_extend(s->ix, s->nbase, util_ncpu());
   if (!vec && !txt && !cols) return STORE_OK;
   char err[512];
   h5w *w;
@@ -391,8 +404,10 @@ static int index_save(store *s, int force) {
   }
   store_gate_release(s);
   if (rc != STORE_OK) h5w_discard(w); /* no tail left behind */
+  else if (vec) sindex_saved_at(s->ix, s->nbase);
   h5w_free(w);
-  /* map the file again (what was built in memory goes; the saved images are read in place) */
+  /* map the file again (the saved images are read in place, but for a graph
+  ** kept in memory: rebase) */
   int lrc = rebase(s, s->ckpt_seq);
   if (lrc != STORE_OK) lrc = store_state_load(s, NULL, 1);
   if (rc != STORE_OK) return store_fail(s, rc, "saving the indexes of %s: %s", s->path, err);

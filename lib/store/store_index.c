@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ann/hnsw.h"
 #include "ann/ivf.h"
@@ -47,11 +48,17 @@ struct sindex {
   hnsw *g;          /* index=hnsw: NULL until there is a graph */
   ivf *v;           /* index=ivf: NULL until there are lists */
   uint64_t rows;    /* base rows g or v covers */
+  uint64_t saved;   /* ... and the last image in the file (rows >= saved: sindex_extend) */
   uint64_t trained; /* IVF: the rows its centroids were trained on */
   void *copy;       /* the image, when it could not be read in place */
   int8_t *q8c;      /* the int8 rows the graph covers, copied (sindex_warm) */
   float *q8s;       /* their scales */
   uint64_t q8n;     /* rows in q8c (0: the callback reads the file) */
+  uint8_t *novec;   /* a bit per row below nnovec: set when it has no vector */
+  uint64_t nnovec;  /* (made before a build: see vec_bits) */
+  uint8_t *rowc;    /* during a build: rows 0 .. nrowc-1 copied (build_rows) */
+  uint64_t nrowc;
+  size_t rowbytes;
   int warmed;       /* sindex_warm ran */
   int misaligned;   /* the mapped image is not on 4 bytes (the index copies it) */
   /* the saved image not loaded yet (sindex_ready): loading checks the whole
@@ -135,13 +142,21 @@ static const int8_t *q8_fn(void *ctx, uint32_t i, float *scale) {
 }
 
 /* Row i for the graph: NULL when it has no vector (never a neighbour). */
+static const void *row_at(const sindex *x, uint32_t i) {
+  if (i < x->nrowc) return x->rowc + (size_t)i * x->rowbytes;
+  uint64_t one = 1;
+  return store_emb_block(x->s, i, &one);
+}
+
 static const void *row_fn(void *ctx, uint32_t i) {
   const sindex *x = ctx;
-  uint64_t one = 1;
-  const void *p = store_emb_block(x->s, i, &one);
+  const void *p = row_at(x, i);
+  /* whether it has a vector, known without reading it: here the miss would
+  ** not overlap the others' (hnsw.c asks for a list's rows, then prefetches
+  ** them) */
+  if (p && i < x->nnovec) return (x->novec[i / 8] >> (i % 8)) & 1 ? NULL : p;
   /* a row whose int8 copy has a scale has a vector (a missing one encodes
-  ** as scale 0): no need to read it here, where the miss would not overlap
-  ** the others' (hnsw.c asks for a list's rows, then prefetches them) */
+  ** as scale 0) */
   if (p && i < x->q8n && x->q8s[i] != 0) return p;
   return p && !ann_row_missing(x->elem, p) ? p : NULL;
 }
@@ -197,6 +212,7 @@ static int load_saved(sindex *x, h5_file *f, uint64_t nbase) {
   }
   if (x->g && x->cfg.q8) hnsw_set_q8(x->g, q8_fn, x);
   x->rows = rows;
+  x->saved = rows;
   x->trained = (uint64_t)last[3];
   return STORE_OK;
 }
@@ -240,6 +256,8 @@ void sindex_free(sindex *x) {
   drop_index(x);
   free(x->q8c);
   free(x->q8s);
+  free(x->novec);
+  free(x->rowc);
   free(x);
 }
 
@@ -247,13 +265,17 @@ uint64_t sindex_rows(sindex *x) {
   sindex_ready(x);
   return x && (x->g || x->v) ? x->rows : 0;
 }
+uint64_t sindex_saved_rows(sindex *x) {
+  sindex_ready(x);
+  return x && (x->g || x->v) ? x->saved : 0;
+}
 const char *sindex_note(sindex *x) {
   sindex_ready(x);
   return x ? x->note : "";
 }
 int sindex_in_place(sindex *x) {
   sindex_ready(x);
-  return x && (x->g || x->v) && !x->copy && !x->misaligned;
+  return x && ((x->g && !hnsw_in_memory(x->g)) || x->v) && !x->copy && !x->misaligned;
 }
 uint32_t sindex_nlist(sindex *x) {
   sindex_ready(x);
@@ -269,19 +291,25 @@ uint32_t sindex_nlist(sindex *x) {
 static void sindex_warm(sindex *x) {
   if (x->warmed || !x->g) return;
   x->warmed = 1;
-  uint64_t n = x->rows;
+  uint64_t n = x->rows, had = x->q8n;
   size_t dim = (size_t)store_dim(x->s);
-  if (!x->cfg.q8 || !n || n * (dim + 4) > WARM_MAX) return;
+  if (!x->cfg.q8 || !n || n <= had || n * (dim + 4) > WARM_MAX) return;
   void *c = NULL;
   float *sc = malloc(n * sizeof *sc);
   if (posix_memalign(&c, 64, n * dim)) c = NULL;
-  uint64_t i = 0;
+  uint64_t i = had; /* (the rows of a copy made before the graph grew: copied from it) */
+  if (c && sc && had) {
+    memcpy(c, x->q8c, had * dim);
+    memcpy(sc, x->q8s, had * sizeof *sc);
+  }
   for (; c && sc && i < n; i++) {
     const int8_t *r = store_q8_row(x->s, (uint32_t)i, &sc[i]);
     if (!r) break; /* (a row without: keep the callback) */
     memcpy((int8_t *)c + i * dim, r, dim);
   }
   if (c && sc && i == n && hnsw_set_q8_rows(x->g, c, dim, sc, (uint32_t)n) == ANN_OK) {
+    free(x->q8c);
+    free(x->q8s);
     x->q8c = c;
     x->q8s = sc;
     x->q8n = n;
@@ -295,7 +323,7 @@ static void sindex_warm(sindex *x) {
 
 int sindex_wants_save(sindex *x, uint64_t nbase) {
   if (!x || x->cfg.kind == STORE_INDEX_FLAT) return 0;
-  uint64_t have = sindex_rows(x);
+  uint64_t have = sindex_saved_rows(x);
   if (nbase <= have) return 0;
   return nbase - have >= SAVE_MIN_ROWS && nbase - have >= have / SAVE_TAIL_SHARE;
 }
@@ -305,6 +333,52 @@ int sindex_wants_save(sindex *x, uint64_t nbase) {
 static int ann_fail(char *err, size_t errlen, const char *what, const char *msg, int hr) {
   snprintf(err, errlen, "%s: %s", what, msg);
   return hr;
+}
+
+/* Before a build: the rows below n copied into memory, when they take at
+** most a third of the machine's: the build reads rows all over the column,
+** and from the mapped file each read was a TLB miss (a page walk, dear on
+** a virtual machine) besides a cache miss; the copy is read from the file
+** in a few calls and may be backed by huge pages.  (Out of memory: the
+** file's rows, as before.) */
+static void build_rows(sindex *x, uint64_t n) {
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  uint64_t mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+  x->rowbytes = (size_t)store_dim(x->s) * (x->elem == ANN_F16 ? 2 : 4);
+  if (n == 0 || n * x->rowbytes > mem / 3) return;
+  x->rowc = store_emb_copy(x->s, n);
+  x->nrowc = x->rowc ? n : 0;
+}
+
+static void build_rows_free(sindex *x) {
+  free(x->rowc);
+  x->rowc = NULL;
+  x->nrowc = 0;
+}
+
+/* Before a build: which of the rows below n have no vector, a bit each
+** (the base rows do not change while x lives), so that row_fn need not
+** read a candidate's row to know: a build reads the rows of every list it
+** scores, and without the bits each read is a cache miss of its own that
+** the walk's prefetch cannot overlap.  A row whose int8 copy has a scale
+** has a vector; the others' rows are read, in order.  Out of memory:
+** row_fn reads the rows. */
+static void vec_bits(sindex *x, uint64_t n) {
+  if (n <= x->nnovec) return;
+  uint8_t *b = realloc(x->novec, (n + 7) / 8);
+  if (!b) return;
+  x->novec = b;
+  for (uint64_t i = x->nnovec; i < n; i++) {
+    float sc = 0;
+    int has = x->cfg.q8 && i >= x->nrowc && store_q8_row(x->s, (uint32_t)i, &sc) && sc != 0;
+    if (!has) {
+      const void *p = row_at(x, (uint32_t)i);
+      has = p && !ann_row_missing(x->elem, p);
+    }
+    if (has) b[i / 8] &= (uint8_t)~(1u << (i % 8));
+    else b[i / 8] |= (uint8_t)(1u << (i % 8));
+  }
+  x->nnovec = n;
 }
 
 /* The graph brought up to nbase rows, as an image (malloc'd). */
@@ -322,7 +396,10 @@ static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size
     }
   }
   hnsw_set_threads(x->g, threads);
+  build_rows(x, nbase);
+  vec_bits(x, nbase);
   hr = hnsw_build(x->g, (uint32_t)nbase);
+  build_rows_free(x);
   if (hr == ANN_OK) hr = hnsw_save(x->g, img, len);
   if (hr != ANN_OK) return ann_fail(err, errlen, "graph", hnsw_errmsg(x->g), hr);
   return STORE_OK;
@@ -372,12 +449,45 @@ int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_
   size_t len = 0;
   int rc = x->cfg.kind == STORE_INDEX_HNSW ? save_hnsw(x, nbase, threads, &img, &len, err, errlen)
                                            : save_ivf(x, nbase, threads, &img, &len, err, errlen);
-  if (rc) return rc;
+  if (rc) {
+    drop_index(x); /* (a graph built part of the way is not kept: the file's is read again) */
+    return rc;
+  }
   x->rows = nbase;
+  x->note[0] = 0; /* (a graph now: "no index saved yet" no longer holds) */
   rc = simage_append(w, store_index_name(x->cfg.kind), img, len, (int64_t)nbase,
                      (int64_t)(x->cfg.kind == STORE_INDEX_IVF ? x->trained : 0), err, errlen);
   free(img);
   return rc;
+}
+
+void sindex_saved_at(sindex *x, uint64_t nbase) {
+  if (x && (x->g || x->v)) x->saved = nbase;
+}
+
+void sindex_extend(sindex *x, uint64_t nbase, int threads) {
+  sindex_ready(x);
+  if (!x || x->cfg.kind != STORE_INDEX_HNSW || !x->g || nbase <= x->rows || nbase > UINT32_MAX)
+    return;
+  hnsw_set_threads(x->g, threads);
+  build_rows(x, nbase);
+  vec_bits(x, nbase);
+  int hr = hnsw_build(x->g, (uint32_t)nbase);
+  build_rows_free(x);
+  if (hr == ANN_OK) {
+    x->rows = nbase;
+    x->warmed = 0; /* (the next search copies the new rows' int8 copies too) */
+    return;
+  }
+  /* (out of memory: some rows may be linked, and the graph would answer
+  ** rows the exact scan of those past x->rows answers too) */
+  snprintf(x->note, sizeof x->note, "the graph could not be extended (%s); searches are exact until "
+           "the store is read again", hnsw_errmsg(x->g));
+  drop_index(x);
+}
+
+int sindex_carries(sindex *x) {
+  return x && x->cfg.kind == STORE_INDEX_HNSW && !x->pending && x->g && hnsw_in_memory(x->g);
 }
 
 /* ---- search ------------------------------------------------------------ */

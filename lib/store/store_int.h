@@ -64,7 +64,9 @@ void idmap_free(idmap *m);
 **
 ** The graph covers the base rows [0, n) as of its last save; rows appended
 ** since are searched exactly (store_knn).  A writer's checkpoint saves a new
-** graph once those rows are enough of the store (sindex_wants_save).  Base
+** graph once those rows are enough of the store (sindex_wants_save), and
+** otherwise adds them to its graph in memory (sindex_extend), which the
+** checkpoint's rebase keeps (sindex_carries).  Base
 ** rows never move until store_optimize, which writes a new file and saves a
 ** graph of it at once, so a saved graph stays true of the rows it covers;
 ** rows deleted later are skipped at search time.
@@ -99,9 +101,11 @@ int sindex_cfg_write(h5w *w, h5w_obj *root, const sindex_cfg *c);
 int sindex_load(store *s, h5_file *f, const sindex_cfg *c, uint64_t nbase, sindex **out);
 void sindex_free(sindex *x);
 
-/* The base rows the loaded graph covers (0: none). */
+/* The base rows the loaded graph covers (0: none); and those its last
+** image in the file covers (fewer when sindex_extend added rows since). */
 /* (each loads the saved index first, if it is not loaded yet) */
 uint64_t sindex_rows(sindex *x);
+uint64_t sindex_saved_rows(sindex *x);
 const char *sindex_note(sindex *x);
 int sindex_in_place(sindex *x); /* the graph reads the mapped file */
 uint32_t sindex_nlist(sindex *x); /* IVF lists (0: none, or not IVF) */
@@ -112,11 +116,27 @@ int sindex_wants_save(sindex *x, uint64_t nbase);
 ** threads) and append its image to w's /index datasets; the caller flushes
 ** w and then loads the file again.  STORE_OK or STORE_E* with a message. */
 int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_t errlen);
+/* The image sindex_save appended is in the file (w flushed): nbase rows. */
+void sindex_saved_at(sindex *x, uint64_t nbase);
+/* A writer's checkpoint that saves no image: the graph in memory brought
+** up to nbase rows all the same (HNSW; on threads threads), so that this
+** store's searches walk the graph over every file row rather than scanning
+** those past the saved image, and the next save has only to write it.
+** Out of memory: the graph is dropped (searches exact until the file is
+** read again; sindex_note says why), and the checkpoint goes on. */
+void sindex_extend(sindex *x, uint64_t nbase, int threads);
+/* Whether x may outlive the mapping it was loaded from (rebase keeps it):
+** an HNSW graph wholly in memory, reading rows through the store. */
+int sindex_carries(sindex *x);
 
 /* store.c: the store's index (NULL while no file is loaded). */
 sindex *store_sindex(store *s);
 /* store_load.c: base row i's int8 copy and its scale (ann_q8_fn), or NULL. */
 const int8_t *store_q8_row(const store *s, uint32_t i, float *scale);
+/* The embeddings of base rows 0 .. n-1 (n <= nbase) copied into memory the
+** kernel may back with huge pages, read from the file a run of chunks at a
+** time (malloc'd; NULL: out of memory or a damaged column). */
+void *store_emb_copy(store *s, uint64_t n);
 
 /* ---- interface to code in store_text.c ----------------------------------- */
 
@@ -377,6 +397,7 @@ typedef struct ovstrs {
 struct store {
   char *path, *walpath;
   int ephemeral;     /* no file, no log: store_opts.ephemeral */
+  int closing;       /* store_close's checkpoint (adds no rows to the graph in memory) */
   int expcol;        /* ephemeral: the declared column expires_at (-1: none) */
   int64_t ttl, clock_set;
   uint64_t capacity, tick; /* tick: the last use's number (drec.used) */

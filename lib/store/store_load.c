@@ -174,32 +174,59 @@ static int read_i64s(store *s, h5_obj *g, const char *name, int64_t **out, uint6
   return STORE_OK;
 }
 
-/* The n ids of the base rows into s->base_id, from the chunks of the mapped
-** id column: read from the file, runs of adjacent chunks at once, into
-** memory the kernel may back with huge pages (so that opening a store of
-** millions costs a few reads, not a page fault per 4 KiB of file and of
-** memory: on a virtual machine each fault is microseconds). */
-static int read_ids(store *s, uint64_t n) {
-  const bcol *c = &s->col[C_ID];
-  int64_t *v = malloc((n ? n : 1) * 8);
-  if (!v) return store_fail(s, STORE_ENOMEM, "out of memory");
+/* Memory for n bytes that the kernel may back with huge pages (NULL: out
+** of memory). */
+static void *huge_alloc(uint64_t n) {
+  void *v = malloc(n ? n : 1);
 #ifdef MADV_HUGEPAGE
   uintptr_t lo = ((uintptr_t)v + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
-  uintptr_t hi = ((uintptr_t)v + n * 8) & ~(((uintptr_t)2 << 20) - 1);
-  if (hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* (advice: ignored where not supported) */
+  uintptr_t hi = ((uintptr_t)v + n) & ~(((uintptr_t)2 << 20) - 1);
+  if (v && hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* (advice: ignored where not supported) */
 #endif
-  for (uint64_t k = 0; k < c->nchunks;) {
-    uint64_t k2 = k + 1, bytes = c->crows * 8;
+  return v;
+}
+
+/* Base rows 0 .. n-1 of column c into memory that may be backed by huge
+** pages: read from the file, runs of adjacent chunks at once (so that
+** millions of rows cost a few reads, not a page fault per 4 KiB of file
+** and of memory: on a virtual machine each fault is microseconds).
+** STORE_OK, STORE_ENOMEM, or STORE_ECORRUPT (a chunk missing or past the
+** end of the file) with the message in s. */
+static int col_read(store *s, const bcol *c, const char *name, uint64_t n, void **out) {
+  *out = NULL;
+  uint8_t *v = huge_alloc(n * c->rowbytes);
+  if (!v) return store_fail(s, STORE_ENOMEM, "out of memory");
+  uint64_t bytes = c->crows * c->rowbytes;
+  for (uint64_t k = 0; k * c->crows < n;) {
+    if (k >= c->nchunks || c->caddr[k] == UINT64_MAX) {
+      free(v);
+      return store_fail(s, STORE_ECORRUPT, "%s: %s: chunk %llu is missing", s->path, name, (unsigned long long)k);
+    }
+    uint64_t k2 = k + 1;
     while (k2 < c->nchunks && c->caddr[k2] == c->caddr[k] + (k2 - k) * bytes) k2++;
     uint64_t r0 = k * c->crows, r1 = k2 * c->crows < n ? k2 * c->crows : n;
-    if (h5_file_copy(s->f, c->caddr[k], v + r0, (r1 - r0) * 8) != H5_OK) {
+    if (h5_file_copy(s->f, c->caddr[k], v + r0 * c->rowbytes, (r1 - r0) * c->rowbytes) != H5_OK) {
       free(v);
-      return store_fail(s, STORE_ECORRUPT, "%s: /memories/id: %s", s->path, h5_errmsg(s->f));
+      return store_fail(s, STORE_ECORRUPT, "%s: %s: %s", s->path, name, h5_errmsg(s->f));
     }
     k = k2;
   }
-  s->base_id = v;
+  *out = v;
   return STORE_OK;
+}
+
+/* The n ids of the base rows into s->base_id. */
+static int read_ids(store *s, uint64_t n) {
+  void *v;
+  int rc = col_read(s, &s->col[C_ID], "/memories/id", n, &v);
+  if (rc == STORE_OK) s->base_id = v;
+  return rc;
+}
+
+void *store_emb_copy(store *s, uint64_t n) {
+  void *v = NULL;
+  if (n > s->nbase || col_read(s, &s->col[C_EMB], "/memories/embedding", n, &v) != STORE_OK) return NULL;
+  return v;
 }
 
 /* Open the file as the base: check it is a store, map its columns, and

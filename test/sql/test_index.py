@@ -19,6 +19,7 @@ Run by make check with Debian's /usr/bin/python3 (numpy, h5py).
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 
@@ -26,10 +27,19 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sqltest import check, connect, expect_error, finish, q  # noqa: E402
+from sqltest import EXT, check, connect, expect_error, finish, q  # noqa: E402
 from sqltest import vec_dist as dist  # noqa: E402
 
 K = 10
+
+# h5mem_index as another process reading the store sees it
+READER = r'''
+import sqlite3, sys
+db = sqlite3.connect(":memory:", isolation_level=None)
+db.enable_load_extension(True); db.load_extension(sys.argv[1])
+db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path='%s')" % sys.argv[2].replace("'", "''"))
+print(db.execute("SELECT h5mem_index('mem')").fetchone()[0])
+'''
 
 
 def clustered(rng, n, dim, ncent=32, spread=0.35):
@@ -103,8 +113,9 @@ def test_recall_small(d, rng):
             insert(db, X)
             db.execute("SELECT h5mem_checkpoint('mem')")
             inf = info(db)
-            check(inf["graph_rows"] == 1000 and inf["exact_rows"] == 0 and inf["in_place"] and
-                  inf["quantize"] == "int8" and inf["q8_rows"] == 1000,
+            # (the writer keeps the graph it built in memory; a reader reads it in place)
+            check(inf["graph_rows"] == 1000 and inf["saved_rows"] == 1000 and inf["exact_rows"] == 0 and
+                  not inf["in_place"] and inf["quantize"] == "int8" and inf["q8_rows"] == 1000,
                   "1K %s %s: index %r" % (storage, metric, inf))
             Q = clustered(rng, 40, 24)[0]
             ids = np.arange(1, 1001)
@@ -126,7 +137,7 @@ def test_10k(d, rng):
     insert(db, X, sources=src, sessions=["c%d" % c for c in lab], tiers=tiers)
     db.execute("SELECT h5mem_checkpoint('mem')")
     inf = info(db)
-    check(inf["graph_rows"] == n and inf["in_place"] and inf["note"] == "", "10K: index %r" % inf)
+    check(inf["graph_rows"] == n and inf["saved_rows"] == n and inf["note"] == "", "10K: index %r" % inf)
     ids = np.arange(1, n + 1)
     Q = (cent[rng.integers(0, 32, 60)] + 0.6 * rng.standard_normal((60, dim))).astype(np.float32)
     r64 = recall_and_distances(db, metric, Q, X, ids, "10K ef=64")
@@ -173,14 +184,20 @@ def test_10k(d, rng):
         check(got == want, "far cluster: %r != %r" % (got[:3], want[:3]))
 
     # rows added after the save: in the log, then checkpointed but below the
-    # save threshold (searched exactly), then past it (a new graph)
+    # save threshold (added to the writer's graph in memory, not saved; a
+    # reader searches them exactly), then past it (a new graph saved)
     near = (Q[0] + 0.001 * rng.standard_normal((5, dim))).astype(np.float32)
     insert(db, near, first_id=n + 1)
     got = [g[0] for g in search(db, Q[0])]
     check(set(range(n + 1, n + 6)) <= set(got), "new rows in the log are found: %r" % got)
     db.execute("SELECT h5mem_checkpoint('mem')")
     inf = info(db)
-    check(inf["graph_rows"] == n and inf["exact_rows"] == 5, "5 new rows stay out of the graph: %r" % inf)
+    check(inf["graph_rows"] == n + 5 and inf["saved_rows"] == n and inf["exact_rows"] == 0,
+          "5 new rows join the graph in memory, not the saved one: %r" % inf)
+    rd = subprocess.run([sys.executable, "-c", READER, EXT, path], capture_output=True, text=True, check=True)
+    rinf = json.loads(rd.stdout)
+    check(rinf["graph_rows"] == n and rinf["saved_rows"] == n and rinf["exact_rows"] == 5 and rinf["in_place"],
+          "a reader: the saved graph and 5 rows searched exactly: %r" % rinf)
     got = [g[0] for g in search(db, Q[0])]
     check(set(range(n + 1, n + 6)) <= set(got), "checkpointed rows past the graph are found: %r" % got)
     more, _, _ = clustered(rng, n // 8, dim)
@@ -188,8 +205,8 @@ def test_10k(d, rng):
     db.execute("SELECT h5mem_checkpoint('mem')")
     inf = info(db)
     n2 = n + 5 + n // 8
-    check(inf["graph_rows"] == n2 and inf["exact_rows"] == 0 and inf["in_place"],
-          "1/8 more rows: a new graph: %r" % inf)
+    check(inf["graph_rows"] == n2 and inf["saved_rows"] == n2 and inf["exact_rows"] == 0,
+          "1/8 more rows: a new graph saved: %r" % inf)
     got = [g[0] for g in search(db, Q[0])]
     check(set(range(n + 1, n + 6)) <= set(got), "rows in the new graph are found: %r" % got)
     Xall = np.vstack([X, near, more])
@@ -281,8 +298,8 @@ def test_10k(d, rng):
     # optimize: a new file of the live rows and a graph of them at once
     db.execute("INSERT INTO mem(mem) VALUES ('optimize')")
     inf = info(db)
-    check(inf["graph_rows"] == int(live.sum()) and inf["note"] == "" and inf["in_place"] and
-          inf["q8_rows"] == int(live.sum()), "after optimize: %r" % inf)
+    check(inf["graph_rows"] == int(live.sum()) and inf["saved_rows"] == int(live.sum()) and inf["note"] == ""
+          and inf["q8_rows"] == int(live.sum()), "after optimize: %r" % inf)
     r = 0.0
     for qv in Q[:20]:
         want, _ = top(metric, qv, Xall[live], idsall[live])
