@@ -27,7 +27,9 @@ alone (its own exact search gives the truth: the same float16 records);
 the build is timed on.  --hnsw-incremental writes the HNSW store as any
 store is written (the log checkpointed at 64 MiB, each checkpoint adding
 its rows to the graph; at 10M one checkpoint of the whole log needs more
-memory than this machine's 24 GiB: BENCHMARKS.md).
+memory than this machine's 24 GiB: BENCHMARKS.md), and times the writer's
+own searches before it closes (its graph in memory covers every row) beside
+a fresh reader's (the saved graph, and the rows past it scanned exactly).
 """
 import argparse
 import glob
@@ -154,23 +156,32 @@ print(time.perf_counter() - t0)
 '''
 
 
-def hnsw_incremental(tmp, n, out):
+def hnsw_incremental(tmp, n, qs, out):
     """An index=hnsw store written as any store is (the log checkpointed at
     64 MiB, each checkpoint adding its rows to the graph, on every CPU): the
-    inserts' time includes the graph's building."""
+    inserts' time includes the graph's building.  The writer's own searches
+    (its graph in memory covers every checkpointed row) are timed before it
+    closes; their recall is computed once the truth is known."""
     path = os.path.join(tmp, "hnsw.h5")
     db, t = fill(path, n, ", index=hnsw", progress=True)
     t0 = time.perf_counter()
     db.execute("INSERT INTO m(m) VALUES('checkpoint')")
     out["hnsw_incremental_insert_s"] = t
     out["hnsw_incremental_final_checkpoint_s"] = time.perf_counter() - t0
+    out["hnsw_writer_index"] = {k: v for k, v in json.loads(db.execute("SELECT h5mem_index('m')").fetchone()[0]).items()
+                                if k in ("graph_rows", "saved_rows", "exact_rows")}
+    writer = {}
+    for ef in (64, 128):
+        p50, p95, res, first = search(db, qs, '{"ef": %d}' % ef)
+        writer[ef] = ({"first_ms": first, "p50_ms": p50, "p95_ms": p95}, res)
     db.close()
-    return path
+    return path, writer
 
 
 def hnsw(tmp, n, qs, truth, out, cpu_lists, incremental=False):
+    writer = None
     if incremental:
-        path = hnsw_incremental(tmp, n, out)
+        path, writer = hnsw_incremental(tmp, n, qs, out)
         cpu_lists = []
     else:
         path = os.path.join(tmp, "hnsw.h5")
@@ -203,6 +214,8 @@ def hnsw(tmp, n, qs, truth, out, cpu_lists, incremental=False):
     out["hnsw_open_ms"], out["hnsw_open_rss_mib"], _ = open_time(path)
     db = connect()
     db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % path)
+    out["hnsw_reader_index"] = {k: v for k, v in json.loads(db.execute("SELECT h5mem_index('m')").fetchone()[0]).items()
+                                if k in ("graph_rows", "saved_rows", "exact_rows")}
     if truth is None:  # (--hnsw-only: the store's own exact search)
         p50, p95, truth, first = search(db, qs, '{"exact": true}')
         out["exact"] = {"first_ms": first, "p50_ms": p50, "p95_ms": p95, "recall10": 1.0}
@@ -210,6 +223,9 @@ def hnsw(tmp, n, qs, truth, out, cpu_lists, incremental=False):
         p50, p95, res, first = search(db, qs, '{"ef": %d}' % ef)
         rec = sum(len(set(a) & set(b)) for a, b in zip(res, truth)) / (10 * len(truth))
         out["hnsw_ef%d" % ef] = {"first_ms": first, "p50_ms": p50, "p95_ms": p95, "recall10": rec}
+    for ef, (w, res) in sorted((writer or {}).items()):  # (the writer's, before it closed)
+        w["recall10"] = sum(len(set(a) & set(b)) for a, b in zip(res, truth)) / (10 * len(truth))
+        out["hnsw_writer_ef%d" % ef] = w
     db.close()
     for f in glob.glob(path + "*"):
         os.remove(f)
