@@ -56,8 +56,8 @@ struct sindex {
   uint64_t q8n;     /* rows in q8c (0: the callback reads the file) */
   uint8_t *novec;   /* a bit per row below nnovec: set when it has no vector */
   uint64_t nnovec;  /* (made before a build: see vec_bits) */
-  uint8_t *rowc;    /* during a build: rows 0 .. nrowc-1 copied (build_rows) */
-  uint64_t nrowc;
+  uint8_t *rowc;    /* a writer's builds: rows 0 .. nrowc-1 copied (build_rows) */
+  uint64_t nrowc, caprowc;
   size_t rowbytes;
   int warmed;       /* sindex_warm ran */
   int misaligned;   /* the mapped image is not on 4 bytes (the index copies it) */
@@ -335,25 +335,26 @@ static int ann_fail(char *err, size_t errlen, const char *what, const char *msg,
   return hr;
 }
 
-/* Before a build: the rows below n copied into memory, when they take at
-** most a third of the machine's: the build reads rows all over the column,
-** and from the mapped file each read was a TLB miss (a page walk, dear on
-** a virtual machine) besides a cache miss; the copy is read from the file
-** in a few calls and may be backed by huge pages.  (Out of memory: the
-** file's rows, as before.) */
+/* Before a build: the rows below n in memory, when they take at most a
+** third of the machine's: the build reads rows all over the column, and
+** from the mapped file each read was a TLB miss (a page walk, dear on a
+** virtual machine) besides a cache miss; the copy is read from the file in
+** a few calls, may be backed by huge pages, and is kept for the writer's
+** next builds, which read only the rows added since.  (Out of memory, or
+** too large: the file's rows, as before.) */
 static void build_rows(sindex *x, uint64_t n) {
   long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
   uint64_t mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
   x->rowbytes = (size_t)store_dim(x->s) * (x->elem == ANN_F16 ? 2 : 4);
-  if (n == 0 || n * x->rowbytes > mem / 3) return;
-  x->rowc = store_emb_copy(x->s, n);
-  x->nrowc = x->rowc ? n : 0;
-}
-
-static void build_rows_free(sindex *x) {
-  free(x->rowc);
-  x->rowc = NULL;
-  x->nrowc = 0;
+  if (n <= x->nrowc) return;
+  if (n * x->rowbytes > mem / 3 ||
+      store_emb_read(x->s, &x->rowc, &x->caprowc, x->nrowc, n) != STORE_OK) {
+    free(x->rowc);
+    x->rowc = NULL;
+    x->nrowc = x->caprowc = 0;
+    return;
+  }
+  x->nrowc = n;
 }
 
 /* Before a build: which of the rows below n have no vector, a bit each
@@ -399,7 +400,6 @@ static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size
   build_rows(x, nbase);
   vec_bits(x, nbase);
   hr = hnsw_build(x->g, (uint32_t)nbase);
-  build_rows_free(x);
   if (hr == ANN_OK) hr = hnsw_save(x->g, img, len);
   if (hr != ANN_OK) return ann_fail(err, errlen, "graph", hnsw_errmsg(x->g), hr);
   return STORE_OK;
@@ -473,7 +473,6 @@ void sindex_extend(sindex *x, uint64_t nbase, int threads) {
   build_rows(x, nbase);
   vec_bits(x, nbase);
   int hr = hnsw_build(x->g, (uint32_t)nbase);
-  build_rows_free(x);
   if (hr == ANN_OK) {
     x->rows = nbase;
     x->warmed = 0; /* (the next search copies the new rows' int8 copies too) */

@@ -174,59 +174,66 @@ static int read_i64s(store *s, h5_obj *g, const char *name, int64_t **out, uint6
   return STORE_OK;
 }
 
-/* Memory for n bytes that the kernel may back with huge pages (NULL: out
-** of memory). */
-static void *huge_alloc(uint64_t n) {
-  void *v = malloc(n ? n : 1);
+/* Advise that [p, p + n) may be backed by huge pages (the whole 2 MiB
+** pages inside it). */
+static void advise_huge(void *p, uint64_t n) {
 #ifdef MADV_HUGEPAGE
-  uintptr_t lo = ((uintptr_t)v + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
-  uintptr_t hi = ((uintptr_t)v + n) & ~(((uintptr_t)2 << 20) - 1);
-  if (v && hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* (advice: ignored where not supported) */
+  uintptr_t lo = ((uintptr_t)p + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
+  uintptr_t hi = ((uintptr_t)p + n) & ~(((uintptr_t)2 << 20) - 1);
+  if (p && hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* (advice: ignored where not supported) */
+#else
+  (void)p;
+  (void)n;
 #endif
-  return v;
 }
 
-/* Base rows 0 .. n-1 of column c into memory that may be backed by huge
-** pages: read from the file, runs of adjacent chunks at once (so that
-** millions of rows cost a few reads, not a page fault per 4 KiB of file
-** and of memory: on a virtual machine each fault is microseconds).
-** STORE_OK, STORE_ENOMEM, or STORE_ECORRUPT (a chunk missing or past the
-** end of the file) with the message in s. */
-static int col_read(store *s, const bcol *c, const char *name, uint64_t n, void **out) {
-  *out = NULL;
-  uint8_t *v = huge_alloc(n * c->rowbytes);
-  if (!v) return store_fail(s, STORE_ENOMEM, "out of memory");
+/* Base rows r0 .. r1-1 of column c into dst (row r0 at dst), read from the
+** file a run of adjacent chunks at a time (so that millions of rows cost a
+** few reads, not a page fault per 4 KiB of file: on a virtual machine each
+** fault is microseconds).  STORE_OK, or STORE_ECORRUPT (a chunk missing or
+** past the end of the file) with the message in s. */
+static int col_read(store *s, const bcol *c, const char *name, uint64_t r0, uint64_t r1, uint8_t *dst) {
   uint64_t bytes = c->crows * c->rowbytes;
-  for (uint64_t k = 0; k * c->crows < n;) {
-    if (k >= c->nchunks || c->caddr[k] == UINT64_MAX) {
-      free(v);
+  if (r0 < r1 && !c->crows) return store_fail(s, STORE_ECORRUPT, "%s: %s: no chunks", s->path, name);
+  for (uint64_t k = r0 < r1 ? r0 / c->crows : 0; r0 < r1;) {
+    if (k >= c->nchunks || c->caddr[k] == UINT64_MAX)
       return store_fail(s, STORE_ECORRUPT, "%s: %s: chunk %llu is missing", s->path, name, (unsigned long long)k);
-    }
     uint64_t k2 = k + 1;
-    while (k2 < c->nchunks && c->caddr[k2] == c->caddr[k] + (k2 - k) * bytes) k2++;
-    uint64_t r0 = k * c->crows, r1 = k2 * c->crows < n ? k2 * c->crows : n;
-    if (h5_file_copy(s->f, c->caddr[k], v + r0 * c->rowbytes, (r1 - r0) * c->rowbytes) != H5_OK) {
-      free(v);
+    while (k2 < c->nchunks && k2 * c->crows < r1 && c->caddr[k2] == c->caddr[k] + (k2 - k) * bytes) k2++;
+    uint64_t e = k2 * c->crows < r1 ? k2 * c->crows : r1, in = r0 - k * c->crows;
+    if (h5_file_copy(s->f, c->caddr[k] + in * c->rowbytes, dst, (e - r0) * c->rowbytes) != H5_OK)
       return store_fail(s, STORE_ECORRUPT, "%s: %s: %s", s->path, name, h5_errmsg(s->f));
-    }
+    dst += (e - r0) * c->rowbytes;
+    r0 = e;
     k = k2;
   }
-  *out = v;
   return STORE_OK;
 }
 
-/* The n ids of the base rows into s->base_id. */
+/* The n ids of the base rows into s->base_id, in memory the kernel may
+** back with huge pages. */
 static int read_ids(store *s, uint64_t n) {
-  void *v;
-  int rc = col_read(s, &s->col[C_ID], "/memories/id", n, &v);
-  if (rc == STORE_OK) s->base_id = v;
+  uint8_t *v = malloc(n ? n * 8 : 1);
+  if (!v) return store_fail(s, STORE_ENOMEM, "out of memory");
+  advise_huge(v, n * 8);
+  int rc = col_read(s, &s->col[C_ID], "/memories/id", 0, n, v);
+  if (rc == STORE_OK) s->base_id = (int64_t *)v;
+  else free(v);
   return rc;
 }
 
-void *store_emb_copy(store *s, uint64_t n) {
-  void *v = NULL;
-  if (n > s->nbase || col_read(s, &s->col[C_EMB], "/memories/embedding", n, &v) != STORE_OK) return NULL;
-  return v;
+int store_emb_read(store *s, uint8_t **buf, uint64_t *cap, uint64_t r0, uint64_t r1) {
+  const bcol *c = &s->col[C_EMB];
+  if (r1 > s->nbase || r0 > r1) return STORE_EINVAL;
+  if (r1 > *cap) {
+    uint64_t want = *cap + *cap / 4 > r1 ? *cap + *cap / 4 : r1;
+    uint8_t *v = realloc(*buf, want * c->rowbytes);
+    if (!v) return STORE_ENOMEM;
+    advise_huge(v, want * c->rowbytes);
+    *buf = v;
+    *cap = want;
+  }
+  return col_read(s, c, "/memories/embedding", r0, r1, *buf + r0 * c->rowbytes);
 }
 
 /* Open the file as the base: check it is a store, map its columns, and

@@ -200,6 +200,10 @@ def test_10k(d, rng):
           "a reader: the saved graph and 5 rows searched exactly: %r" % rinf)
     got = [g[0] for g in search(db, Q[0])]
     check(set(range(n + 1, n + 6)) <= set(got), "checkpointed rows past the graph are found: %r" % got)
+    # the writer's graph in memory (its rows read from its copy of the
+    # embeddings): exact distances, the recall of the saved graph
+    r = recall_and_distances(db, metric, Q[:20], np.vstack([X, near]), np.arange(1, n + 6), "graph in memory")
+    check(r >= 0.95, "the writer's graph in memory: recall %.4f" % r)
     more, _, _ = clustered(rng, n // 8, dim)
     insert(db, more, first_id=n + 6)
     db.execute("SELECT h5mem_checkpoint('mem')")
@@ -305,6 +309,40 @@ def test_10k(d, rng):
         want, _ = top(metric, qv, Xall[live], idsall[live])
         r += len(set(want) & {g[0] for g in search(db, qv)}) / K
     check(r / 20 >= 0.95, "after optimize: recall %.4f" % (r / 20))
+    db.close()
+
+
+def test_writer_graph(d, rng):
+    """A writer's graph in memory over rows that several checkpoints wrote
+    (their chunks apart in the file): a new writer of the store copies them
+    all, adds its own rows to the graph without saving it, and its answers
+    are exact in distance and as good in recall; a reader, meanwhile, has
+    the saved graph and scans the rest."""
+    path = os.path.join(d, "writer.h5")
+    dim, metric = 32, "cosine"
+    X, _, _ = clustered(rng, 2250, dim)
+    db = make(path, dim, metric, "float16")
+    for a, b in ((0, 2000), (2000, 2100), (2100, 2200)):  # a save, then fewer than 256 rows past it: none
+        insert(db, X[a:b], first_id=a + 1)
+        db.execute("SELECT h5mem_checkpoint('mem')")
+    inf = info(db)
+    check(inf["graph_rows"] == 2200 and inf["saved_rows"] == 2000, "three checkpoints: %r" % inf)
+    db.close()
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(path))
+    inf = info(db)
+    check(inf["graph_rows"] == 2000 and inf["exact_rows"] == 200 and inf["in_place"], "reopened: %r" % inf)
+    insert(db, X[2200:], first_id=2201)
+    db.execute("SELECT h5mem_checkpoint('mem')")
+    inf = info(db)
+    check(inf["graph_rows"] == 2250 and inf["saved_rows"] == 2000 and inf["exact_rows"] == 0 and
+          not inf["in_place"], "a new writer's checkpoint: %r" % inf)
+    Q = clustered(rng, 30, dim)[0]
+    r = recall_and_distances(db, metric, Q, stored(X, "float16"), np.arange(1, 2251), "a new writer's graph")
+    check(r >= 0.95, "a new writer's graph in memory: recall %.4f" % r)
+    rd = subprocess.run([sys.executable, "-c", READER, EXT, path], capture_output=True, text=True, check=True)
+    rinf = json.loads(rd.stdout)
+    check(rinf["graph_rows"] == 2000 and rinf["exact_rows"] == 250, "a reader meanwhile: %r" % rinf)
     db.close()
 
 
@@ -445,6 +483,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         test_recall_small(d, rng)
         test_10k(d, rng)
+        test_writer_graph(d, rng)
         test_ivf(d, rng)
         test_flat_and_old(d, rng)
         test_errors(d)
