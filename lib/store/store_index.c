@@ -382,6 +382,15 @@ static void vec_bits(sindex *x, uint64_t n) {
   x->nnovec = n;
 }
 
+/* The rows of the graph below nbase added to it, on threads threads (an
+** ANN_* code). */
+static int graph_grow(sindex *x, uint64_t nbase, int threads) {
+  hnsw_set_threads(x->g, threads);
+  build_rows(x, nbase);
+  vec_bits(x, nbase);
+  return hnsw_build(x->g, (uint32_t)nbase);
+}
+
 /* The graph brought up to nbase rows, as an image (malloc'd). */
 static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size_t *len, char *err,
                      size_t errlen) {
@@ -396,10 +405,7 @@ static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size
       return rc;
     }
   }
-  hnsw_set_threads(x->g, threads);
-  build_rows(x, nbase);
-  vec_bits(x, nbase);
-  hr = hnsw_build(x->g, (uint32_t)nbase);
+  hr = graph_grow(x, nbase, threads);
   if (hr == ANN_OK) hr = hnsw_save(x->g, img, len);
   if (hr != ANN_OK) return ann_fail(err, errlen, "graph", hnsw_errmsg(x->g), hr);
   return STORE_OK;
@@ -469,10 +475,7 @@ void sindex_extend(sindex *x, uint64_t nbase, int threads) {
   sindex_ready(x);
   if (!x || x->cfg.kind != STORE_INDEX_HNSW || !x->g || nbase <= x->rows || nbase > UINT32_MAX)
     return;
-  hnsw_set_threads(x->g, threads);
-  build_rows(x, nbase);
-  vec_bits(x, nbase);
-  int hr = hnsw_build(x->g, (uint32_t)nbase);
+  int hr = graph_grow(x, nbase, threads);
   if (hr == ANN_OK) {
     x->rows = nbase;
     x->warmed = 0; /* (the next search copies the new rows' int8 copies too) */
