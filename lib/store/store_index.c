@@ -141,13 +141,14 @@ static const int8_t *q8_fn(void *ctx, uint32_t i, float *scale) {
   return store_q8_row(x->s, i, scale);
 }
 
-/* Row i for the graph: NULL when it has no vector (never a neighbour). */
+/* Row i where it lies: the writer's copy, or the mapped file (NULL: none). */
 static const void *row_at(const sindex *x, uint32_t i) {
   if (i < x->nrowc) return x->rowc + (size_t)i * x->rowbytes;
   uint64_t one = 1;
   return store_emb_block(x->s, i, &one);
 }
 
+/* Row i for the graph: NULL when it has no vector (never a neighbour). */
 static const void *row_fn(void *ctx, uint32_t i) {
   const sindex *x = ctx;
   const void *p = row_at(x, i);
@@ -346,9 +347,9 @@ static void build_rows(sindex *x, uint64_t n) {
   long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
   uint64_t mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
   x->rowbytes = (size_t)store_dim(x->s) * (x->elem == ANN_F16 ? 2 : 4);
+  uint64_t most = mem / 3 / x->rowbytes;
   if (n <= x->nrowc) return;
-  if (n * x->rowbytes > mem / 3 ||
-      store_emb_read(x->s, &x->rowc, &x->caprowc, x->nrowc, n) != STORE_OK) {
+  if (n > most || store_emb_read(x->s, &x->rowc, &x->caprowc, most, x->nrowc, n) != STORE_OK) {
     free(x->rowc);
     x->rowc = NULL;
     x->nrowc = x->caprowc = 0;

@@ -133,12 +133,12 @@ int sindex_carries(sindex *x);
 sindex *store_sindex(store *s);
 /* store_load.c: base row i's int8 copy and its scale (ann_q8_fn), or NULL. */
 const int8_t *store_q8_row(const store *s, uint32_t i, float *scale);
-/* The embeddings of base rows r0 .. r1-1 (r1 <= nbase) read into *buf (row
-** r at *buf + r x its bytes), a run of chunks at a time; *buf (malloc'd,
-** *cap rows, advised to huge pages) grows when r1 passes *cap.  STORE_OK,
-** STORE_ENOMEM (*buf as it was), STORE_EINVAL, STORE_ECORRUPT (a message
-** in s). */
-int store_emb_read(store *s, uint8_t **buf, uint64_t *cap, uint64_t r0, uint64_t r1);
+/* The embeddings of base rows r0 .. r1-1 (r1 <= nbase, r1 <= most) read
+** into *buf (row r at *buf + r x its bytes), a run of chunks at a time;
+** *buf (malloc'd, *cap rows, advised to huge pages) grows when r1 passes
+** *cap, by a quarter but never past most rows.  STORE_OK, STORE_ENOMEM
+** (*buf as it was), STORE_EINVAL, STORE_ECORRUPT (a message in s). */
+int store_emb_read(store *s, uint8_t **buf, uint64_t *cap, uint64_t most, uint64_t r0, uint64_t r1);
 
 /* ---- interface to code in store_text.c ----------------------------------- */
 

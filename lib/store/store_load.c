@@ -222,11 +222,12 @@ static int read_ids(store *s, uint64_t n) {
   return rc;
 }
 
-int store_emb_read(store *s, uint8_t **buf, uint64_t *cap, uint64_t r0, uint64_t r1) {
+int store_emb_read(store *s, uint8_t **buf, uint64_t *cap, uint64_t most, uint64_t r0, uint64_t r1) {
   const bcol *c = &s->col[C_EMB];
-  if (r1 > s->nbase || r0 > r1) return STORE_EINVAL;
+  if (r1 > s->nbase || r0 > r1 || r1 > most) return STORE_EINVAL;
   if (r1 > *cap) {
     uint64_t want = *cap + *cap / 4 > r1 ? *cap + *cap / 4 : r1;
+    if (want > most) want = most;
     uint8_t *v = realloc(*buf, want * c->rowbytes);
     if (!v) return STORE_ENOMEM;
     advise_huge(v, want * c->rowbytes);
