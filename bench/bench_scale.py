@@ -178,7 +178,7 @@ def hnsw_incremental(tmp, n, qs, out):
     return path, writer
 
 
-def hnsw(tmp, n, qs, truth, out, cpu_lists, incremental=False):
+def hnsw(tmp, n, qs, truth, out, cpu_lists, incremental=False, keep_store=False):
     writer = None
     if incremental:
         path, writer = hnsw_incremental(tmp, n, qs, out)
@@ -227,14 +227,17 @@ def hnsw(tmp, n, qs, truth, out, cpu_lists, incremental=False):
         w["recall10"] = sum(len(set(a) & set(b)) for a, b in zip(res, truth)) / (10 * len(truth))
         out["hnsw_writer_ef%d" % ef] = w
     db.close()
+    if keep_store:  # (--keep: left for later measurements)
+        out["kept"] = path
+        return
     for f in glob.glob(path + "*"):
         os.remove(f)
 
 
-def one(n, tmp, hnsw_max, hnsw_only, cpu_lists, incremental=False):
+def one(n, tmp, hnsw_max, hnsw_only, cpu_lists, incremental=False, keep=False):
     out = {"n": n}
     if hnsw_only:
-        hnsw(tmp, n, queries(), None, out, cpu_lists, incremental)
+        hnsw(tmp, n, queries(), None, out, cpu_lists, incremental, keep)
         return out
     path = os.path.join(tmp, "flat.h5")
     db, t_fill = fill(path, n)
@@ -285,6 +288,7 @@ def main():
     ap.add_argument("--hnsw-only", action="store_true")
     ap.add_argument("--hnsw-cpus", action="append", default=None)
     ap.add_argument("--hnsw-incremental", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the HNSW store of --hnsw-only (its path is printed)")
     a = ap.parse_args()
     commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -293,10 +297,11 @@ def main():
     for n in a.n:
         tmp = tempfile.mkdtemp(prefix="h5mem_scale_", dir=a.dir)
         try:
-            print(json.dumps(one(n, tmp, a.hnsw_max, a.hnsw_only, a.hnsw_cpus or ["0", "0,1"], a.hnsw_incremental)),
-                  flush=True)
+            print(json.dumps(one(n, tmp, a.hnsw_max, a.hnsw_only, a.hnsw_cpus or ["0", "0,1"], a.hnsw_incremental,
+                                 a.keep)), flush=True)
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            if not (a.keep and a.hnsw_only):
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
