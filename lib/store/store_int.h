@@ -118,13 +118,17 @@ int sindex_wants_save(sindex *x, uint64_t nbase);
 int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_t errlen);
 /* The image sindex_save appended is in the file (w flushed): nbase rows. */
 void sindex_saved_at(sindex *x, uint64_t nbase);
-/* A writer's checkpoint that saves no image: the graph in memory brought
-** up to nbase rows all the same (HNSW; on threads threads), so that this
-** store's searches walk the graph over every file row rather than scanning
-** those past the saved image, and the next save has only to write it.
+/* A writer's checkpoint that saves no image, having added `added` rows:
+** the graph in memory brought towards nbase rows all the same (HNSW; on
+** threads threads), so that this store's searches walk the graph over the
+** file's rows rather than scanning those past the saved image, and the
+** next save has only to write it.  At most 2 x added rows go in: a writer
+** opened on a store whose graph lags (the rows past the saved image, up to
+** an eighth of them) catches up by as many rows as each checkpoint adds,
+** rather than all in its first checkpoint (minutes at 10M: BENCHMARKS.md).
 ** Out of memory: the graph is dropped (searches exact until the file is
 ** read again; sindex_note says why), and the checkpoint goes on. */
-void sindex_extend(sindex *x, uint64_t nbase, int threads);
+void sindex_extend(sindex *x, uint64_t nbase, uint64_t added, int threads);
 /* Whether x may outlive the mapping it was loaded from (rebase keeps it):
 ** an HNSW graph wholly in memory, reading rows through the store. */
 int sindex_carries(sindex *x);
