@@ -380,17 +380,14 @@ static int append_q8(store *s, h5w *w, const void *const *rows, uint64_t n) {
 /* Save a graph of the base (and an image of the text index) when the rows
 ** past the saved one call for it (force: whenever some are), appended
 ** copy-on-write like a checkpoint; a crash leaves the file as the
-** checkpoint left it.  Else the graph in memory grows (sindex_extend) by
-** the `added` rows the checkpoint wrote and as many of those before. */
-static int index_save(store *s, int force, uint64_t added) {
-  int vec = s->icfg.kind != STORE_INDEX_FLAT && s->nbase > sindex_saved_rows(s->ix) &&
-            (force || sindex_wants_save(s->ix, s->nbase));
+** checkpoint left it.  Else the graph in memory grows (sindex_extend). */
+static int index_save(store *s, int force) {
+  int vec = sindex_wants_save(s->ix, s->nbase, force);
   int txt = force ? s->nbase > 0 : tindex_wants_save(s->tx, s->nbase);
   int cols = store_vgraphs_wanted(s, force); /* (the vector columns' graphs) */
-  /* no image due: the rows past the graph are added to it in memory, as
-  ** many as the checkpoint added and as many again (not when the store is
-  ** closing: nothing would search it) */
-  if (!vec && !s->closing) sindex_extend(s->ix, s->nbase, added, util_ncpu());
+  /* no image due: the rows past the graph are added to it in memory (not
+  ** when the store is closing: nothing would search it) */
+  if (!vec && !s->closing) sindex_extend(s->ix, s->nbase, util_ncpu());
   if (!vec && !txt && !cols) return STORE_OK;
   char err[512];
   h5w *w;
@@ -426,7 +423,7 @@ int store_checkpoint(store *s) {
   /* nothing to write: but an index a writer killed after its checkpoint
   ** did not save may be due (store_close and the automatic checkpoint
   ** come here only with something to write) */
-  if (s->ndelta == 0 && s->nnewdead == 0 && wal_frames(s->log) == 0 && !s->sign_force) return index_save(s, 0, 0);
+  if (s->ndelta == 0 && s->nnewdead == 0 && wal_frames(s->log) == 0 && !s->sign_force) return index_save(s, 0);
   /* a signed store signs every checkpoint: its key read, and the file
   ** checked to be as its last signature left it, before anything is written */
   store_signer sg;
@@ -516,7 +513,7 @@ int store_checkpoint(store *s) {
     if (lrc) return lrc;
     if (rc == STORE_OK) memcpy(s->err, keep, sizeof keep);
   }
-  if (rc == STORE_OK) rc = index_save(s, 0, nlive);
+  if (rc == STORE_OK) rc = index_save(s, 0);
   return rc;
 }
 
@@ -722,5 +719,5 @@ int store_optimize(store *s) {
   free(tmp);
   if (rc != STORE_OK) return rc;
   rc = store_state_load(s, NULL, 1);
-  return rc ? rc : index_save(s, 1, 0);
+  return rc ? rc : index_save(s, 1);
 }

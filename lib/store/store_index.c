@@ -347,11 +347,20 @@ static void sindex_warm(sindex *x) {
 
 /* ---- saving ------------------------------------------------------------ */
 
-int sindex_wants_save(sindex *x, uint64_t nbase) {
+int sindex_wants_save(sindex *x, uint64_t nbase, int force) {
   if (!x || x->cfg.kind == STORE_INDEX_FLAT) return 0;
-  uint64_t have = sindex_saved_rows(x);
+  /* the saved image's rows, read from its row in the file when it is not
+  ** loaded yet: loading checks the whole graph (seconds at 10M), which a
+  ** checkpoint saving nothing need not wait for (a damaged image reads
+  ** as none once loaded: a new one is then due) */
+  uint64_t have = x->g || x->v ? x->saved : 0;
+  int64_t row[4];
+  const char *why;
+  if (x->pending)
+    have = simage_last(x->pending, store_index_name(x->cfg.kind), row, &why) == STORE_OK && row[2] >= 0 &&
+           (uint64_t)row[2] <= x->pending_rows ? (uint64_t)row[2] : 0;
   if (nbase <= have) return 0;
-  return nbase - have >= SAVE_MIN_ROWS && nbase - have >= have / SAVE_TAIL_SHARE;
+  return force || (nbase - have >= SAVE_MIN_ROWS && nbase - have >= have / SAVE_TAIL_SHARE);
 }
 
 /* An index's failure as the store's: the message into err, the code as it
@@ -408,21 +417,12 @@ static void vec_bits(sindex *x, uint64_t n) {
   x->nnovec = n;
 }
 
-/* A build adding fewer rows than this share of the store's reads them from
-** the file: a copy of every row (build_rows) would cost more than the TLB
-** misses of so few insertions (a writer opened on a large store, adding a
-** checkpoint of a thousand records: 7.2 GiB to read at 10M).  A copy
-** already made is kept up to date all the same. */
-#define COPY_SHARE 1024
-
-/* The rows of the graph from `from` (those it covers) below nbase added to
-** it, on threads threads (an ANN_* code). */
-static int graph_grow(sindex *x, uint64_t from, uint64_t nbase, int threads) {
+/* The rows of the graph below nbase added to it, on threads threads (an
+** ANN_* code). */
+static int graph_grow(sindex *x, uint64_t nbase, int threads) {
   hnsw_set_threads(x->g, threads);
-  if (x->nrowc || x->nnovec || nbase - from >= nbase / COPY_SHARE) {
-    build_rows(x, nbase);
-    vec_bits(x, nbase);
-  }
+  build_rows(x, nbase);
+  vec_bits(x, nbase);
   return hnsw_build(x->g, (uint32_t)nbase);
 }
 
@@ -430,7 +430,6 @@ static int graph_grow(sindex *x, uint64_t from, uint64_t nbase, int threads) {
 static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size_t *len, char *err,
                      size_t errlen) {
   int hr;
-  uint64_t from = x->g ? x->rows : 0;
   if (!x->g) {
     hnsw_params p = {x->cfg.m, x->cfg.efc, 0, threads, 0};
     hr = hnsw_new(store_dim(x->s), x->metric, x->elem, &p, row_fn, x, &x->g);
@@ -441,7 +440,7 @@ static int save_hnsw(sindex *x, uint64_t nbase, int threads, uint8_t **img, size
       return rc;
     }
   }
-  hr = graph_grow(x, from, nbase, threads);
+  hr = graph_grow(x, nbase, threads);
   if (hr == ANN_OK) hr = hnsw_save(x->g, img, len);
   if (hr != ANN_OK) return ann_fail(err, errlen, "graph", hnsw_errmsg(x->g), hr);
   return STORE_OK;
@@ -507,15 +506,15 @@ void sindex_saved_at(sindex *x, uint64_t nbase) {
   if (x && (x->g || x->v)) x->saved = nbase;
 }
 
-void sindex_extend(sindex *x, uint64_t nbase, uint64_t added, int threads) {
-  sindex_ready(x);
-  if (!x || x->cfg.kind != STORE_INDEX_HNSW || !x->g || nbase <= x->rows || nbase > UINT32_MAX)
+void sindex_extend(sindex *x, uint64_t nbase, int threads) {
+  /* (a graph read in place is left to the next save: growing it would
+  ** check and copy it whole, then insert every row past it) */
+  if (!x || x->cfg.kind != STORE_INDEX_HNSW || x->pending || !x->g || !hnsw_in_memory(x->g) ||
+      nbase <= x->rows || nbase > UINT32_MAX)
     return;
-  uint64_t upto = nbase - x->rows > 2 * added ? x->rows + 2 * added : nbase;
-  if (upto <= x->rows) return;
-  int hr = graph_grow(x, x->rows, upto, threads);
+  int hr = graph_grow(x, nbase, threads);
   if (hr == ANN_OK) {
-    x->rows = upto;
+    x->rows = nbase;
     x->warmed = 0; /* (the next search copies the new rows' int8 copies too) */
     return;
   }

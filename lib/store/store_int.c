@@ -31,22 +31,31 @@ static int none(const char **why, const char *msg) {
   return STORE_ENOTFOUND;
 }
 
-int simage_load(h5_file *f, const char *kind, simage *img, const char **why) {
-  memset(img, 0, sizeof *img);
-  char sp[64], ip[64];
+int simage_last(h5_file *f, const char *kind, int64_t row[4], const char **why) {
+  char sp[64];
   snprintf(sp, sizeof sp, "/index/%s_saves", kind);
-  snprintf(ip, sizeof ip, "/index/%s_image", kind);
-  h5_obj *sv, *im;
-  h5_dset_info si, ii;
+  h5_obj *sv;
+  h5_dset_info si;
   if (h5_obj_open_path(f, sp, &sv) != H5_OK) return none(why, "no index saved yet");
   if (h5_dset_info_get(sv, &si) != H5_OK || si.rank != 2 || si.dims[1] != 4 ||
       si.type->cls != H5_CLASS_INTEGER || si.type->size != 8 || si.type->big_endian)
     return none(why, "the saves dataset is not an int64 [n, 4] dataset");
   if (si.dims[0] == 0) return none(why, "no index saved yet");
-  int64_t *last = img->row;
   uint64_t start[2] = {si.dims[0] - 1, 0}, count[2] = {1, 4};
-  if (h5_dset_read_slab(sv, start, count, NULL, last, sizeof img->row) != H5_OK)
+  if (h5_dset_read_slab(sv, start, count, NULL, row, 4 * sizeof *row) != H5_OK)
     return none(why, "the saves dataset cannot be read");
+  return STORE_OK;
+}
+
+int simage_load(h5_file *f, const char *kind, simage *img, const char **why) {
+  memset(img, 0, sizeof *img);
+  char ip[64];
+  snprintf(ip, sizeof ip, "/index/%s_image", kind);
+  h5_obj *im;
+  h5_dset_info ii;
+  int64_t *last = img->row;
+  int lr = simage_last(f, kind, last, why);
+  if (lr != STORE_OK) return lr;
   if (h5_obj_open_path(f, ip, &im) != H5_OK || h5_dset_info_get(im, &ii) != H5_OK ||
       ii.rank != 1 || ii.type->size != 1 || ii.layout != H5_LAYOUT_CHUNKED ||
       ii.chunk[0] != STORE_IMG_CHUNK || ii.nfilters)

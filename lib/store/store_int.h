@@ -110,25 +110,28 @@ const char *sindex_note(sindex *x);
 int sindex_in_place(sindex *x); /* the graph reads the mapped file */
 uint32_t sindex_nlist(sindex *x); /* IVF lists (0: none, or not IVF) */
 
-/* Whether a checkpoint leaving nbase base rows should save a new graph. */
-int sindex_wants_save(sindex *x, uint64_t nbase);
+/* Whether a checkpoint leaving nbase base rows should save a new graph
+** (force: whenever the rows pass the saved graph's).  The saved graph is
+** not loaded to know. */
+int sindex_wants_save(sindex *x, uint64_t nbase, int force);
 /* Bring the graph up to nbase rows (adding the rows past it, on threads
 ** threads) and append its image to w's /index datasets; the caller flushes
 ** w and then loads the file again.  STORE_OK or STORE_E* with a message. */
 int sindex_save(sindex *x, h5w *w, uint64_t nbase, int threads, char *err, size_t errlen);
 /* The image sindex_save appended is in the file (w flushed): nbase rows. */
 void sindex_saved_at(sindex *x, uint64_t nbase);
-/* A writer's checkpoint that saves no image, having added `added` rows:
-** the graph in memory brought towards nbase rows all the same (HNSW; on
-** threads threads), so that this store's searches walk the graph over the
-** file's rows rather than scanning those past the saved image, and the
-** next save has only to write it.  At most 2 x added rows go in: a writer
-** opened on a store whose graph lags (the rows past the saved image, up to
-** an eighth of them) catches up by as many rows as each checkpoint adds,
-** rather than all in its first checkpoint (minutes at 10M: BENCHMARKS.md).
+/* A writer's checkpoint that saves no image: its graph in memory (one it
+** built or grew: not one read in place from the file) brought up to nbase
+** rows all the same (HNSW; on threads threads), so that this store's
+** searches walk the graph over every file row rather than scanning those
+** past the saved image, and the next save has only to write it.  A writer
+** opened on a store starts as a reader does, with the saved graph read in
+** place and the rows past it scanned, until its checkpoints save a graph:
+** growing the file's graph at its first checkpoint would check and copy
+** it whole, then insert every row past it (150 s at 10M: BENCHMARKS.md).
 ** Out of memory: the graph is dropped (searches exact until the file is
 ** read again; sindex_note says why), and the checkpoint goes on. */
-void sindex_extend(sindex *x, uint64_t nbase, uint64_t added, int threads);
+void sindex_extend(sindex *x, uint64_t nbase, int threads);
 /* Whether x may outlive the mapping it was loaded from (rebase keeps it):
 ** an HNSW graph wholly in memory, reading rows through the store. */
 int sindex_carries(sindex *x);
@@ -864,6 +867,9 @@ typedef struct simage {
 ** STORE_ENOMEM, or STORE_ENOTFOUND with *why saying what is missing or
 ** wrong (no image saved yet, a damaged saves dataset, ...). */
 int simage_load(h5_file *f, const char *kind, simage *img, const char **why);
+/* The row of the last save of kind alone (offset, length, the index's two
+** numbers), the image not read: STORE_OK, or STORE_ENOTFOUND with *why. */
+int simage_last(h5_file *f, const char *kind, int64_t row[4], const char **why);
 /* Append img (len bytes) as a new image of kind with the numbers a and b
 ** in its row (the datasets made when missing).  STORE_OK, or STORE_ENOMEM
 ** or the writer's code (store_h5_code: STORE_EFULL, STORE_EIO, ...) with a

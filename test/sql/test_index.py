@@ -313,46 +313,47 @@ def test_10k(d, rng):
 
 
 def test_writer_graph(d, rng):
-    """A writer's graph in memory over rows that several checkpoints wrote
-    (their chunks apart in the file): a new writer of the store copies them,
-    adds rows to the graph without saving it, as many at each checkpoint
-    as it wrote and as many again of the rows past the saved graph (it
-    catches up; its first checkpoint does not take them all), and its
-    answers are exact in distance and as good in recall, queries near the
-    rows just added to the graph included (their int8 copies appended to
-    the copy the walk reads); a reader, meanwhile, has the saved graph and
+    """The writer that saved a graph keeps it in memory and adds each later
+    checkpoint's rows to it without saving it; its answers are exact in
+    distance and as good in recall, queries near the rows just added
+    included (their int8 copies appended to the copy the walk reads: made,
+    then made larger, then appended to in place).  A writer opened on the
+    store starts as a reader does (the saved graph read in place, the rows
+    past it scanned: its checkpoints add nothing to the graph) until a
+    checkpoint saves one, over rows that several checkpoints wrote (their
+    chunks apart in the file); a reader, meanwhile, has the saved graph and
     scans the rest."""
     path = os.path.join(d, "writer.h5")
     dim, metric = 32, "cosine"
-    X, _, _ = clustered(rng, 2250, dim)
+    X, _, _ = clustered(rng, 2280, dim)
     Xs = stored(X, "float16")
     db = make(path, dim, metric, "float16")
-    for a, b in ((0, 2000), (2000, 2100), (2100, 2200)):  # a save, then fewer than 256 rows past it: none
+
+    def step(a, b, graph, saved, exact, in_place, what):
         insert(db, X[a:b], first_id=a + 1)
         db.execute("SELECT h5mem_checkpoint('mem')")
-    inf = info(db)
-    check(inf["graph_rows"] == 2200 and inf["saved_rows"] == 2000, "three checkpoints: %r" % inf)
+        inf = info(db)
+        check(inf["graph_rows"] == graph and inf["saved_rows"] == saved and inf["exact_rows"] == exact and
+              inf["in_place"] == in_place and inf["quantize"] == "int8", "%s: %r" % (what, inf))
+        near = X[max(a, b - 30):b]  # (the rows just checkpointed, found through the graph or the scan)
+        Q = np.concatenate([near + 0.01 * rng.standard_normal(near.shape), clustered(rng, 10, dim)[0]])
+        r = recall_and_distances(db, metric, Q.astype(np.float32), Xs[:b], np.arange(1, b + 1), what)
+        check(r >= 0.95, "%s: recall %.4f" % (what, r))
+
+    step(0, 2000, 2000, 2000, 0, False, "the first save")
+    step(2000, 2100, 2100, 2000, 0, False, "the graph grown in memory")
+    step(2100, 2200, 2200, 2000, 0, False, "the graph grown again")  # (fewer than 256 rows past the save)
     db.close()
     db = connect()
     db.execute("CREATE VIRTUAL TABLE mem USING h5mem(path=%s)" % q(path))
     inf = info(db)
     check(inf["graph_rows"] == 2000 and inf["exact_rows"] == 200 and inf["in_place"], "reopened: %r" % inf)
-    check(inf["quantize"] == "int8", "the int8 copy: %r" % inf)
-    n, graph = 2200, 2000
-    for add in (30, 10, 10):  # the int8 copy made, made larger, appended to
-        insert(db, X[n:n + add], first_id=n + 1)
-        db.execute("SELECT h5mem_checkpoint('mem')")
-        n, graph = n + add, graph + 2 * add
-        inf = info(db)
-        check(inf["graph_rows"] == graph and inf["saved_rows"] == 2000 and inf["exact_rows"] == n - graph and
-              not inf["in_place"], "a new writer's checkpoint of %d: %r" % (add, inf))
-        Q = np.concatenate([X[graph - 2 * add:graph] + 0.01 * rng.standard_normal((2 * add, dim)),
-                            clustered(rng, 10, dim)[0]]).astype(np.float32)
-        r = recall_and_distances(db, metric, Q, Xs[:n], np.arange(1, n + 1), "a new writer's graph to %d" % graph)
-        check(r >= 0.95, "a new writer's graph in memory to %d rows: recall %.4f" % (graph, r))
+    step(2200, 2250, 2000, 2000, 250, True, "a new writer's checkpoint")
+    step(2250, 2260, 2260, 2260, 0, False, "a new writer's save")  # (260 rows past the saved graph)
+    step(2260, 2280, 2280, 2260, 0, False, "a new writer's graph grown in memory")
     rd = subprocess.run([sys.executable, "-c", READER, EXT, path], capture_output=True, text=True, check=True)
     rinf = json.loads(rd.stdout)
-    check(rinf["graph_rows"] == 2000 and rinf["exact_rows"] == 250, "a reader meanwhile: %r" % rinf)
+    check(rinf["graph_rows"] == 2260 and rinf["exact_rows"] == 20, "a reader meanwhile: %r" % rinf)
     db.close()
 
 
