@@ -441,11 +441,17 @@ static int by_offset(const void *a, const void *b) {
 }
 
 /* All chunks of old dataset d, sorted by offset, into d->chunks. */
+#define OLD_CHUNKS_RESERVE 65536 /* (no more room is made ahead for dimensions a file may overstate) */
 static int old_chunks(h5w *w, h5w_obj *d, struct h5_dset *ds) {
   cl c = {w, d, w->rf};
-  for (int k = 0; k < d->rank; k++)
+  uint64_t most = 1; /* the chunks across the extent: room made at once when they are few */
+  for (int k = 0; k < d->rank; k++) {
     if (d->dcpl.chunk[k] == 0) return corrupt(&c, "chunk dimension 0");
-  int rc = h5_chunked_each(w->rf, ds, cl_add, &c);
+    uint64_t n = d->dims[k] / d->dcpl.chunk[k] + (d->dims[k] % d->dcpl.chunk[k] != 0);
+    most = n && most > OLD_CHUNKS_RESERVE / n ? OLD_CHUNKS_RESERVE + 1 : most * n;
+  }
+  int rc = most <= OLD_CHUNKS_RESERVE ? h5w_chunks_reserve(w, d, (size_t)most) : H5_OK;
+  if (rc == H5_OK) rc = h5_chunked_each(w->rf, ds, cl_add, &c);
   if (rc && rc != H5_ENOMEM && !strstr(w->err, oname(d)))
     rc = werr(w, rc, "'%s': %s", oname(d), h5_errmsg(w->rf));
   if (rc == H5_OK && d->nchunks) qsort(d->chunks, d->nchunks, sizeof *d->chunks, by_offset);

@@ -242,12 +242,14 @@ static void *column_rows(store *s, int k, uint64_t n) {
 ** file: map the grown file and turn those records into its new rows,
 ** without reading the old rows' ids again: the cost is the records that
 ** changed and a walk of every column's chunk index (which grows with the
-** store: 266 ms at 10M records, BENCHMARKS.md), not the old rows. */
+** store, but costs little: 2% of a checkpoint of 1,000 records at 10M,
+** BENCHMARKS.md), not the old rows. */
 static int rebase(store *s, uint64_t upto) {
   uint64_t oldn = s->nbase, nlive = 0;
   for (uint64_t i = 0; i < s->ndelta; i++) nlive += !s->delta[i]->dead;
   int64_t *ids = s->base_id;
   uint8_t *dead = s->base_dead;
+  uint64_t cap = s->base_cap;
   s->base_id = NULL;
   s->base_dead = NULL;
   /* the ts column and the temporal index, when built, are carried over:
@@ -293,13 +295,18 @@ static int rebase(store *s, uint64_t upto) {
   if (rc == STORE_OK && s->nbase != oldn + nlive)
     rc = store_fail(s, STORE_ECORRUPT, "%s: %llu rows after the checkpoint, expected %llu", s->path,
               (unsigned long long)s->nbase, (unsigned long long)(oldn + nlive));
-  if (rc == STORE_OK) {
-    uint64_t n = s->nbase ? s->nbase : 1;
+  /* room for the new rows' ids, a quarter more than needed: a realloc of
+  ** ids this large may copy them (80 MB at 10M rows, most of a checkpoint
+  ** of 1,000 records there: BENCHMARKS.md) */
+  if (rc == STORE_OK && s->nbase > cap) {
+    uint64_t n = cap + cap / 4 > s->nbase ? cap + cap / 4 : s->nbase;
     int64_t *ni = realloc(ids, n * sizeof *ni);
     if (ni) ids = ni;
     uint8_t *nd = ni ? realloc(dead, n) : NULL;
     if (nd) dead = nd;
     if (!ni || !nd) rc = store_fail(s, STORE_ENOMEM, "out of memory");
+    else cap = n;
+    if (ni) store_advise_huge(ids, n * sizeof *ids);
   }
   if (rc != STORE_OK) {
     free(ids);
@@ -347,6 +354,7 @@ static int rebase(store *s, uint64_t upto) {
   gstore_rebase(s->g);
   s->base_id = ids;
   s->base_dead = dead;
+  s->base_cap = cap;
   s->ckpt_seq = upto;
   return STORE_OK;
 }

@@ -95,6 +95,7 @@ void store_base_free(store *s) {
   free(s->base_dead);
   s->base_id = NULL;
   s->base_dead = NULL;
+  s->base_cap = 0;
   h5_close(s->f);
   s->f = NULL;
   s->nbase = 0;
@@ -174,9 +175,7 @@ static int read_i64s(store *s, h5_obj *g, const char *name, int64_t **out, uint6
   return STORE_OK;
 }
 
-/* Advise that [p, p + n) may be backed by huge pages (the whole 2 MiB
-** pages inside it). */
-static void advise_huge(void *p, uint64_t n) {
+void store_advise_huge(void *p, uint64_t n) {
 #ifdef MADV_HUGEPAGE
   uintptr_t lo = ((uintptr_t)p + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
   uintptr_t hi = ((uintptr_t)p + n) & ~(((uintptr_t)2 << 20) - 1);
@@ -210,12 +209,12 @@ static int col_read(store *s, const bcol *c, const char *name, uint64_t r0, uint
   return STORE_OK;
 }
 
-/* The n ids of the base rows into s->base_id, in memory the kernel may
-** back with huge pages. */
-static int read_ids(store *s, uint64_t n) {
-  uint8_t *v = malloc(n ? n * 8 : 1);
+/* The n ids of the base rows into s->base_id (room for cap), in memory
+** the kernel may back with huge pages. */
+static int read_ids(store *s, uint64_t n, uint64_t cap) {
+  uint8_t *v = malloc(cap * 8);
   if (!v) return store_fail(s, STORE_ENOMEM, "out of memory");
-  advise_huge(v, n * 8);
+  store_advise_huge(v, cap * 8);
   int rc = col_read(s, &s->col[C_ID], "/memories/id", 0, n, v);
   if (rc == STORE_OK) s->base_id = (int64_t *)v;
   else free(v);
@@ -230,7 +229,7 @@ int store_emb_read(store *s, uint8_t **buf, uint64_t *cap, uint64_t most, uint64
     if (want > most) want = most;
     uint8_t *v = realloc(*buf, want * c->rowbytes);
     if (!v) return STORE_ENOMEM;
-    advise_huge(v, want * c->rowbytes);
+    store_advise_huge(v, want * c->rowbytes);
     *buf = v;
     *cap = want;
   }
@@ -346,7 +345,10 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
   if (columns_only) return STORE_OK;
   uint64_t ndel, nck;
   int64_t *del, *ck;
-  if ((rc = read_ids(s, n))) return rc;
+  /* room for a quarter more rows than the file has, which the writer's
+  ** checkpoints append to (rebase): only the pages written are backed */
+  uint64_t cap = n + n / 4 + 1024;
+  if ((rc = read_ids(s, n, cap))) return rc;
   if ((rc = read_i64s(s, mem, "deleted", &del, &ndel))) return rc;
   if ((rc = read_i64s(s, meta, "checkpoints", &ck, &nck))) {
     free(del);
@@ -362,11 +364,12 @@ int store_base_load(store *s, const store_opts *want, int columns_only) {
   }
   if (nmx && mx[nmx - 1] > s->max_id) s->max_id = mx[nmx - 1];
   free(mx);
-  s->base_dead = calloc(n ? n : 1, 1); /* (its pages are touched only where rows are dead) */
+  s->base_dead = calloc(cap, 1); /* (its pages are touched only where rows are dead) */
   if (!s->base_dead) {
     free(del);
     return store_fail(s, STORE_ENOMEM, "out of memory");
   }
+  s->base_cap = cap;
   uint64_t ndead = 0;
   for (uint64_t i = 0; i < ndel; i++) {
     if (del[i] < 0 || (uint64_t)del[i] >= n) {
