@@ -24,7 +24,8 @@ store reads on first use); the exact search's answers are the truth the
 HNSW recall@10 is measured against.  --hnsw-only writes the HNSW store
 alone (its own exact search gives the truth: the same float16 records);
 --hnsw-cpus (repeatable; default 0 and 0,1) chooses the taskset CPU lists
-the build is timed on.  --hnsw-incremental writes the HNSW store as any
+the build is timed on (--quantize int8 or none: the HNSW stores' option,
+int8 unless given).  --hnsw-incremental writes the HNSW store as any
 store is written (the log checkpointed at 64 MiB, each checkpoint adding
 its rows to the graph; at 10M one checkpoint of the whole log needs more
 memory than this machine's 24 GiB: BENCHMARKS.md), and times the writer's
@@ -52,6 +53,7 @@ BUILD = os.getcwd()
 EXT = os.path.join(BUILD, "h5mem")
 DIM = 384
 BATCH = 10000
+HNSW_OPTS = ""  # (--quantize: e.g. ", quantize=none")
 
 
 CENTERS = np.random.default_rng(1).standard_normal((4096, DIM), dtype=np.float32)
@@ -163,7 +165,7 @@ def hnsw_incremental(tmp, n, qs, out):
     (its graph in memory covers every checkpointed row) are timed before it
     closes; their recall is computed once the truth is known."""
     path = os.path.join(tmp, "hnsw.h5")
-    db, t = fill(path, n, ", index=hnsw", progress=True)
+    db, t = fill(path, n, ", index=hnsw" + HNSW_OPTS, progress=True)
     t0 = time.perf_counter()
     db.execute("INSERT INTO m(m) VALUES('checkpoint')")
     out["hnsw_incremental_insert_s"] = t
@@ -190,7 +192,7 @@ def hnsw(tmp, n, qs, truth, out, cpu_lists, incremental=False, keep_store=False)
         pid = os.fork()
         if pid == 0:
             try:
-                db, _ = fill(path, n, ", index=hnsw, autocheckpoint=%d" % (1 << 40))
+                db, _ = fill(path, n, ", index=hnsw, autocheckpoint=%d" % (1 << 40) + HNSW_OPTS)
                 os._exit(0)
             except BaseException:
                 os._exit(1)
@@ -289,7 +291,11 @@ def main():
     ap.add_argument("--hnsw-cpus", action="append", default=None)
     ap.add_argument("--hnsw-incremental", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the HNSW store of --hnsw-only (its path is printed)")
+    ap.add_argument("--quantize", choices=("int8", "none"), default=None, help="the HNSW stores' quantize option")
     a = ap.parse_args()
+    global HNSW_OPTS
+    if a.quantize:
+        HNSW_OPTS = ", quantize=" + a.quantize
     commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     print("# bench_scale: %s, %s, %d CPUs, commit %s" % (time.strftime("%Y-%m-%d %H:%M"), platform.platform(),
