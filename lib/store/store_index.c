@@ -267,9 +267,11 @@ uint64_t sindex_rows(sindex *x) {
   sindex_ready(x);
   return x && (x->g || x->v) ? x->rows : 0;
 }
+/* The rows the loaded index's last image covers (0: none loaded). */
+static uint64_t loaded_saved(const sindex *x) { return x && (x->g || x->v) ? x->saved : 0; }
 uint64_t sindex_saved_rows(sindex *x) {
   sindex_ready(x);
-  return x && (x->g || x->v) ? x->saved : 0;
+  return loaded_saved(x);
 }
 const char *sindex_note(sindex *x) {
   sindex_ready(x);
@@ -353,7 +355,7 @@ int sindex_wants_save(sindex *x, uint64_t nbase, int force) {
   ** loaded yet: loading checks the whole graph (seconds at 10M), which a
   ** checkpoint saving nothing need not wait for (a damaged image reads
   ** as none once loaded: a new one is then due) */
-  uint64_t have = x->g || x->v ? x->saved : 0;
+  uint64_t have = loaded_saved(x);
   int64_t row[4];
   const char *why;
   if (x->pending)
@@ -509,9 +511,7 @@ void sindex_saved_at(sindex *x, uint64_t nbase) {
 void sindex_extend(sindex *x, uint64_t nbase, int threads) {
   /* (a graph read in place is left to the next save: growing it would
   ** check and copy it whole, then insert every row past it) */
-  if (!x || x->cfg.kind != STORE_INDEX_HNSW || x->pending || !x->g || !hnsw_in_memory(x->g) ||
-      nbase <= x->rows || nbase > UINT32_MAX)
-    return;
+  if (!sindex_carries(x) || nbase <= x->rows || nbase > UINT32_MAX) return;
   int hr = graph_grow(x, nbase, threads);
   if (hr == ANN_OK) {
     x->rows = nbase;
