@@ -232,11 +232,12 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   strbuf_printf(&sb, "{\"index\":\"%s\",\"M\":%d,\"ef_construction\":%d,\"ef_search\":%d,"
                 "\"quantize\":\"%s\",\"nlist\":%u,\"nprobe\":%d,\"pq_m\":%d,"
                 "\"graph_rows\":%llu,\"saved_rows\":%llu,\"exact_rows\":%llu,\"q8_rows\":%llu,"
-                "\"sketch_rows\":%llu,\"in_place\":%s,\"note\":",
+                "\"sketch_rows\":%llu,\"tail_sketch_rows\":%llu,\"in_place\":%s,\"note\":",
                 store_index_name(in.kind), in.m, in.ef_construction, in.ef_search,
                 in.q8 ? "int8" : "none", in.nlist, in.nprobe, in.pq_m, (unsigned long long)in.graph_rows,
                 (unsigned long long)in.saved_rows, (unsigned long long)(npos - in.graph_rows), (unsigned long long)in.q8_rows,
-                (unsigned long long)store_sketch_rows(st, -1), in.in_place ? "true" : "false");
+                (unsigned long long)store_sketch_rows(st, -1),
+                (unsigned long long)store_sketch_rows(st, STORE_SKETCH_ROWS_TAIL), in.in_place ? "true" : "false");
   strbuf_json_string(&sb, in.note, strlen(in.note));
   store_text_info ti;
   if (store_text_index(st, &ti) == STORE_ENOMEM) {

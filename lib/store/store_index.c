@@ -14,8 +14,9 @@
 ** add the new rows to the lists.
 **
 ** Search: the graph (or the IVF lists) answers for the rows it covers, an exact scan for the
-** rest (rows checkpointed since the save, and the delta), and the two
-** sorted lists merge.  Filtered searches follow the rule BENCHMARKS.md
+** rest (rows checkpointed since the save, and the delta; pruned by an int8
+** sketch from the second search: scan_tail), and the two sorted lists
+** merge.  Filtered searches follow the rule BENCHMARKS.md
 ** measures ("Filtered searches through SQL"):
 ** ef (nprobe) raised in proportion to what the filter removes; when the
 ** allowed rows the index covers are fewer than the distances that search
@@ -575,6 +576,32 @@ static int scan(store *s, const float *q, uint64_t k, const allow_ctx *a, uint64
   return rc;
 }
 
+/* Exact over the rows [from, to) past the graph (x->rows): the allowed
+** ones listed and pruned by the sketch of the file's rows among them
+** (store_sketch_tail: built on the second search that asks, as an exact
+** search's is), else a plain scan.  The same answer either way
+** (lib/ann/prune.h); a reader's rows past the saved graph reach an eighth
+** of the rows it covers before a checkpoint saves a new one. */
+static int scan_tail(store *s, const float *q, uint64_t k, const allow_ctx *a, uint64_t from,
+                     uint64_t to, ann_res *out, uint64_t *nout) {
+  *nout = 0;
+  if (from >= to) return STORE_OK;
+  src_ctx sc = {s, from};
+  ann_src src = {store_dim(s), elem_of(s), metric_of(s), to - from, block_fn, &sc};
+  const ann_sketch *sk = k <= (to - from) / 8 ? store_sketch_tail(s, from, &src) : NULL;
+  if (!sk) return scan(s, q, k, a, from, to, out, nout);
+  uint64_t *pos = malloc((size_t)(to - from) * sizeof *pos), n = 0;
+  if (!pos) return STORE_ENOMEM;
+  allow_ctx ac = *a;
+  ac.base = from;
+  for (uint64_t p = 0; p < to - from; p++)
+    if (allow_fn(&ac, p)) pos[n++] = p;
+  int rc = ann_flat_gather_pruned(&src, sk, q, k, pos, n, out, nout, NULL);
+  free(pos);
+  for (uint64_t i = 0; i < *nout; i++) out[i].pos += from;
+  return rc;
+}
+
 /* Exact over a list of the rows below `to`: the allowed ones (a bitmap
 ** with at most nmax set), or (bits NULL) the live ones (at most nmax);
 ** pruned by the embedding's sketch sk when given (NULL: every one scored).
@@ -775,7 +802,7 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
     ng = (uint64_t)nh;
   }
   free(hits);
-  if (rc == STORE_OK) rc = scan(s, q, k, &ac, gn, npos, g + k, &nt);
+  if (rc == STORE_OK) rc = scan_tail(s, q, k, &ac, gn, npos, g + k, &nt);
   free(made);
   if (rc != STORE_OK) {
     free(g);

@@ -457,12 +457,14 @@ struct store {
   struct pkmap *pk;  /* the text primary key's map (NULL: not built) */
   struct vgraph *vg; /* ncols: the vector columns' graphs (store_vcol.c; NULL: none loaded) */
   /* the int8 sketches of the base's vectors that prune exact searches
-  ** (store_sketch): slot 0 the embedding, 1 + c vector column c; built on
-  ** the second exact search of a base, freed with it */
+  ** (store_sketch): slot 0 the embedding, 1 + c vector column c; and the
+  ** embedding's base rows past its graph (store_sketch_tail); built on the
+  ** second exact search of a base, freed with it */
   struct store_sketch_slot {
     struct ann_sketch *sk;
     uint32_t uses; /* exact searches that asked before it was built */
-  } *skt;
+    uint64_t from; /* the base row its row 0 is */
+  } *skt, sktail;
   int nskt;
   int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
   /* the temporal index (store_time.c): the base's pairs, the delta's */
@@ -750,6 +752,10 @@ int store_vgraphs_save(store *s, h5w *w, int force, int threads, char *err, size
 #define STORE_SKETCH_MIN 2048
 #define STORE_SKETCH_MAX ((size_t)512 << 20)
 const struct ann_sketch *store_sketch(store *s, int slot, const ann_src *src);
+/* The same for the embedding's base rows [from, nbase) (src reading row
+** `from` as its row 0): the rows past the graph, which the graph's
+** searches score exactly (store_knn). */
+const struct ann_sketch *store_sketch_tail(store *s, uint64_t from, const ann_src *src);
 void store_sketches_free(store *s);
 
 /* ---- interface to code in store_log.c ------------------------------------ */

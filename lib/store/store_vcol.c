@@ -19,19 +19,34 @@
 
 /* ---- the sketches that prune exact searches ------------------------------------ */
 
+static const ann_sketch *sketch_of(store *s, struct store_sketch_slot *t, uint64_t from, const ann_src *src) {
+  uint64_t n = s->nbase > from ? s->nbase - from : 0;
+  if (n < STORE_SKETCH_MIN || ann_sketch_size(n, src->dim) > STORE_SKETCH_MAX) return NULL;
+  if (t->from != from) { /* (other rows: the tail's once a graph covers more) */
+    ann_sketch_free(t->sk);
+    t->sk = NULL;
+    t->uses = 0;
+    t->from = from;
+  }
+  if (!t->sk && ++t->uses >= 2) t->sk = ann_sketch_build(src, n, 0);
+  return t->sk;
+}
+
 const ann_sketch *store_sketch(store *s, int slot, const ann_src *src) {
-  if (s->nbase < STORE_SKETCH_MIN || ann_sketch_size(s->nbase, src->dim) > STORE_SKETCH_MAX) return NULL;
   if (!s->skt) {
     if (!(s->skt = calloc((size_t)s->ncols + 1, sizeof *s->skt))) return NULL;
     s->nskt = s->ncols + 1;
   }
   if (slot < 0 || slot >= s->nskt) return NULL;
-  struct store_sketch_slot *t = &s->skt[slot];
-  if (!t->sk && ++t->uses >= 2) t->sk = ann_sketch_build(src, s->nbase, 0);
-  return t->sk;
+  return sketch_of(s, &s->skt[slot], 0, src);
+}
+
+const ann_sketch *store_sketch_tail(store *s, uint64_t from, const ann_src *src) {
+  return sketch_of(s, &s->sktail, from, src);
 }
 
 uint64_t store_sketch_rows(const store *s, int c) {
+  if (c == STORE_SKETCH_ROWS_TAIL) return ann_sketch_rows(s->sktail.sk);
   return c + 1 >= 0 && c + 1 < s->nskt ? ann_sketch_rows(s->skt[c + 1].sk) : 0;
 }
 
@@ -40,6 +55,8 @@ void store_sketches_free(store *s) {
   free(s->skt);
   s->skt = NULL;
   s->nskt = 0;
+  ann_sketch_free(s->sktail.sk);
+  memset(&s->sktail, 0, sizeof s->sktail);
 }
 
 /* ---- the columns' graphs (index=hnsw) -------------------------------------------- */

@@ -13,6 +13,13 @@ for bit), its answer once the sketch is built, and numpy's exact ranking (distan
 duplicates, and rows whose small elements the int8 codes lose (q8.h's
 (x, 1, ..., 7) rows). A checkpoint drops the sketch with the old file rows.
 
+The exact part of a graph search (index=hnsw: the file rows past the saved
+graph, which a reader scans) is pruned the same way from the second search
+(h5mem_index's tail_sketch_rows): a reader's answers, with and without a
+filter, with deleted rows past the graph and records in memory, equal its
+first search's (a plain scan of those rows) bit for bit, and the rows past
+the graph among them have numpy's distances.
+
 Run by make check with Debian's /usr/bin/python3 (numpy).
 """
 import json
@@ -137,9 +144,91 @@ def run(d, metric, storage, kind):
     db.close()
 
 
+def tail(d, metric, storage):
+    """A reader of an index=hnsw store whose last checkpoint did not save a
+    graph: 20,480 rows in the saved graph, 2,400 past it (fewer than an
+    eighth: no new save) on topics of their own, some deleted, 30 records
+    in memory."""
+    g, t, extra, dim = 20480, 2400, 30, 24
+    c = rng.standard_normal((12, dim))
+    topic = np.where(np.arange(g + t + extra) < g, np.arange(g + t + extra) % 8, 8 + np.arange(g + t + extra) % 4)
+    x = (c[topic] + 0.3 * rng.standard_normal((g + t + extra, dim))).astype(np.float32)
+    fn = os.path.join(d, "t_%s_%s.h5" % (metric, storage))
+    db = connect()
+    db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s', dim=%d, metric=%s, storage=%s, "
+               "grp integer, index=hnsw, sync=off)" % (fn, dim, metric, storage))
+
+    def put(a, b):
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO m(id, embedding, grp) VALUES (?, ?, ?)",
+                       [(i + 1, x[i].tobytes(), i % 3) for i in range(a, b)])
+        db.execute("COMMIT")
+    put(0, g)
+    db.execute("SELECT h5mem_checkpoint('m')")
+    put(g, g + t)
+    db.execute("SELECT h5mem_checkpoint('m')")
+    tag = "tail %s/%s" % (metric, storage)
+    ix = index(db)
+    check(ix["saved_rows"] == g and ix["graph_rows"] == g + t and ix["tail_sketch_rows"] == 0,
+          "%s: the writer's graph grew, none saved past %d: %s" % (tag, g, ix))
+    dead = set(range(g + 3, g + t, 7))
+    db.execute("BEGIN")
+    for i in sorted(dead):
+        db.execute("DELETE FROM m WHERE id = ?", (i + 1,))
+    db.execute("COMMIT")
+    db.execute("SELECT h5mem_checkpoint('m')")
+    db.close()
+    X = x.astype(np.float16).astype(np.float32) if storage == "float16" else x
+    live = np.array([i not in dead for i in range(g + t + extra)])
+    grp = np.arange(g + t + extra) % 3
+    # queries near rows past the graph (their nearest are there), and one of them itself
+    qs = [X[g + 11 * j] + 0.02 * rng.standard_normal(dim).astype(np.float32) for j in range(5)]
+    qs.append(X[g + 100].copy())
+    cases = []
+    for q in qs:
+        q = q.astype(np.float32)
+        cases.append((q, {"ef": 64}, live))
+        cases.append((q, {"ef": 64, "where": {"grp": 1}}, live & (grp == 1)))
+
+    def reader():
+        r = connect()
+        r.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % fn)
+        r.execute("BEGIN")  # records in memory after the file rows (its own, not committed)
+        r.executemany("INSERT INTO m(id, embedding, grp) VALUES (?, ?, ?)",
+                      [(i + 1, x[i].tobytes(), i % 3) for i in range(g + t, g + t + extra)])
+        return r
+    plain = []  # each the first search of a new reader: the rows past the graph scanned
+    for q, o, _ in cases:
+        r = reader()
+        ix = index(r)
+        check(ix["saved_rows"] == g and ix["exact_rows"] == t + extra, "%s: a reader's graph: %s" % (tag, ix))
+        plain.append(search(r, q, o))
+        check(index(r)["tail_sketch_rows"] == 0, "%s %s: one search built a sketch" % (tag, o))
+        r.close()
+    r = reader()
+    search(r, cases[0][0], cases[0][1])
+    search(r, cases[0][0], cases[0][1])
+    check(index(r)["tail_sketch_rows"] == t, "%s: the sketch covers the %d file rows past the graph: %s"
+          % (tag, t, index(r)["tail_sketch_rows"]))
+    past = 0
+    for (q, o, ok), a in zip(cases, plain):
+        b = search(r, q, o)
+        check(a == b, "%s %s: plain %s, pruned %s" % (tag, o, a, b))
+        dd = vec_dist(metric, q, X)
+        for i, dist in b:
+            check(ok[i - 1] and abs(dd[i - 1] - dist) <= 1e-4 * max(1, abs(dist)),
+                  "%s %s: id %d at %r, numpy %r" % (tag, o, i, dist, dd[i - 1]))
+            past += i > g
+    check(past >= len(cases) * K // 2, "%s: the answers came from the graph (%d past it)" % (tag, past))
+    r.execute("ROLLBACK")
+    r.close()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="h5mem_sketch_")
     try:
+        for metric in ("l2", "cosine", "dot"):
+            tail(d, metric, "float16" if metric == "cosine" else "float32")
         for metric in ("l2", "cosine", "dot"):
             for storage in ("float32", "float16"):
                 for kind in ("clustered", "duplicates", "lost"):
