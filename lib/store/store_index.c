@@ -594,7 +594,11 @@ static int scan_tail(store *s, const float *q, uint64_t k, const allow_ctx *a, u
   if (!pos) return STORE_ENOMEM;
   allow_ctx ac = *a;
   ac.base = from;
-  for (uint64_t p = 0; p < to - from; p++)
+  uint64_t p = 0;
+  if (!a->bits && !a->fn) /* (every live row: the file's read as store_pos_live does, inline) */
+    for (; from + p < s->nbase && from + p < to; p++)
+      if (!s->base_dead[from + p]) pos[n++] = p;
+  for (; p < to - from; p++)
     if (allow_fn(&ac, p)) pos[n++] = p;
   int rc = ann_flat_gather_pruned(&src, sk, q, k, pos, n, out, nout, NULL);
   free(pos);
@@ -738,8 +742,9 @@ int store_knn(store *s, const float *q, uint64_t k, const store_filter *flt,
   }
   /* the live rows in the graph's part, and the allowed ones (counted, or
   ** estimated from a sample when a function decides) */
-  uint64_t live_tail = 0;
-  for (uint64_t p = gn; p < npos; p++) live_tail += store_pos_live(s, p);
+  uint64_t live_tail = 0, nb = s->nbase < npos ? s->nbase : npos;
+  for (uint64_t p = gn; p < nb; p++) live_tail += !s->base_dead[p]; /* (store_pos_live's, inline) */
+  for (uint64_t p = gn > nb ? gn : nb; p < npos; p++) live_tail += store_pos_live(s, p);
   uint64_t live_g = store_count(s) - live_tail, want_g = live_g;
   if (bits) {
     want_g = popcount_below(bits, gn);
