@@ -306,7 +306,7 @@ static int rebase(store *s, uint64_t upto) {
     if (nd) dead = nd;
     if (!ni || !nd) rc = store_fail(s, STORE_ENOMEM, "out of memory");
     else cap = n;
-    if (ni) store_advise_huge(ids, n * sizeof *ids);
+    if (ni) util_advise_huge(ids, n * sizeof *ids);
   }
   if (rc != STORE_OK) {
     free(ids);

@@ -146,9 +146,6 @@ const int8_t *store_q8_row(const store *s, uint32_t i, float *scale);
 ** *cap, by a quarter but never past most rows.  STORE_OK, STORE_ENOMEM
 ** (*buf as it was), STORE_EINVAL, STORE_ECORRUPT (a message in s). */
 int store_emb_read(store *s, uint8_t **buf, uint64_t *cap, uint64_t most, uint64_t r0, uint64_t r1);
-/* Advise that [p, p + n) may be backed by huge pages (the whole 2 MiB
-** pages inside it). */
-void store_advise_huge(void *p, uint64_t n);
 
 /* ---- interface to code in store_text.c ----------------------------------- */
 

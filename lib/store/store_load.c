@@ -20,6 +20,7 @@
 
 #include "gate.h"
 #include "store_int.h"
+#include "util/pool.h"
 
 /* ---- the base (the checkpointed file) ------------------------------------ */
 
@@ -175,17 +176,6 @@ static int read_i64s(store *s, h5_obj *g, const char *name, int64_t **out, uint6
   return STORE_OK;
 }
 
-void store_advise_huge(void *p, uint64_t n) {
-#ifdef MADV_HUGEPAGE
-  uintptr_t lo = ((uintptr_t)p + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
-  uintptr_t hi = ((uintptr_t)p + n) & ~(((uintptr_t)2 << 20) - 1);
-  if (p && hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* (advice: ignored where not supported) */
-#else
-  (void)p;
-  (void)n;
-#endif
-}
-
 /* Base rows r0 .. r1-1 of column c into dst (row r0 at dst), read from the
 ** file a run of adjacent chunks at a time (so that millions of rows cost a
 ** few reads, not a page fault per 4 KiB of file: on a virtual machine each
@@ -214,7 +204,7 @@ static int col_read(store *s, const bcol *c, const char *name, uint64_t r0, uint
 static int read_ids(store *s, uint64_t n, uint64_t cap) {
   uint8_t *v = malloc(cap * 8);
   if (!v) return store_fail(s, STORE_ENOMEM, "out of memory");
-  store_advise_huge(v, cap * 8);
+  util_advise_huge(v, cap * 8);
   int rc = col_read(s, &s->col[C_ID], "/memories/id", 0, n, v);
   if (rc == STORE_OK) s->base_id = (int64_t *)v;
   else free(v);
@@ -229,7 +219,7 @@ int store_emb_read(store *s, uint8_t **buf, uint64_t *cap, uint64_t most, uint64
     if (want > most) want = most;
     uint8_t *v = realloc(*buf, want * c->rowbytes);
     if (!v) return STORE_ENOMEM;
-    store_advise_huge(v, want * c->rowbytes);
+    util_advise_huge(v, want * c->rowbytes);
     *buf = v;
     *cap = want;
   }

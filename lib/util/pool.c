@@ -10,7 +10,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pool.h"
@@ -92,4 +94,15 @@ int util_ncpu(void) {
     __atomic_store_n(&cached, n, __ATOMIC_RELAXED);
   }
   return n;
+}
+
+void util_advise_huge(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  uintptr_t lo = ((uintptr_t)p + ((uintptr_t)2 << 20) - 1) & ~(((uintptr_t)2 << 20) - 1);
+  uintptr_t hi = ((uintptr_t)p + n) & ~(((uintptr_t)2 << 20) - 1);
+  if (p && hi > lo) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
 }
