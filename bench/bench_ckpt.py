@@ -20,18 +20,10 @@ import os
 import subprocess
 import sys
 
-RUN = r'''
-import json, sqlite3, sys, time
-sys.path.insert(0, sys.argv[3])
-import bench_scale
-ext, path = sys.argv[1], sys.argv[2]
-db = sqlite3.connect(':memory:', isolation_level=None)
-db.enable_load_extension(True)
-db.load_extension(ext)
-out = {}
-t0 = time.perf_counter()
-db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % path)
-out["open_ms"] = (time.perf_counter() - t0) * 1e3
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchutil import CHILD_OPEN, child_header  # noqa: E402
+
+RUN = CHILD_OPEN + r'''
 n0 = db.execute("SELECT max(id) FROM m").fetchone()[0]
 rows = next(bench_scale.batches(1000, seed=int(n0) % 1000003))
 rows = [(n0 + 1 + i,) + r[1:] for i, r in enumerate(rows)]
@@ -64,11 +56,7 @@ def main():
     ap.add_argument("ext", nargs="+")
     a = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
-    commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    print("# bench_ckpt: %s, commit %s, store %s (%d MiB)" % (
-        subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M"], capture_output=True, text=True).stdout.strip(),
-        commit, a.store, os.path.getsize(a.store) >> 20), flush=True)
+    print(child_header("bench_ckpt", a.store), flush=True)
     for r in range(a.runs):
         for ext in a.ext:
             p = subprocess.run([sys.executable, "-c", RUN, os.path.abspath(ext), a.store, here],

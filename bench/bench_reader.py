@@ -3,6 +3,13 @@ file's rows past the saved graph scored exactly), build against build, on
 the same store: e.g. the one `bench_scale.py --keep` leaves.
 
   /usr/bin/python3 bench/bench_reader.py --store /work/scale/.../hnsw.h5 [--runs 2] EXT [EXT ...]
+  /usr/bin/python3 bench/bench_reader.py --store S.h5 --make 200000 --tail 24000 [--storage float32] EXT ...
+
+--make N --tail T first writes such a store at S.h5 (which must not exist)
+with the first extension: bench_scale's first N records, index=hnsw, in one
+checkpoint (the graph built and saved), then the next T (fewer than N/8,
+so the checkpoint saves no graph: a reader scores them exactly), stored as
+--storage says (float16 unless given).
 
 Each run is a fresh process (a reader, as an agent's process opening its
 memory is): it opens the store and searches bench_scale's 50 queries
@@ -21,18 +28,10 @@ import os
 import subprocess
 import sys
 
-RUN = r'''
-import json, sqlite3, statistics, sys, time
-sys.path.insert(0, sys.argv[3])
-import bench_scale
-ext, path = sys.argv[1], sys.argv[2]
-db = sqlite3.connect(':memory:', isolation_level=None)
-db.enable_load_extension(True)
-db.load_extension(ext)
-out = {}
-t0 = time.perf_counter()
-db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % path)
-out["open_ms"] = (time.perf_counter() - t0) * 1e3
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchutil import CHILD_OPEN, child_header  # noqa: E402
+
+RUN = CHILD_OPEN + r'''
 qs = bench_scale.queries()
 sql = "SELECT id FROM vec_search('m', ?, 10, ?)"
 answers = []
@@ -60,13 +59,51 @@ print(json.dumps(out))
 '''
 
 
+MAKE = r'''
+import json, sqlite3, sys, time
+sys.path.insert(0, sys.argv[3])
+import bench_scale
+ext, path, n, t, storage = sys.argv[1], sys.argv[2], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+db = sqlite3.connect(':memory:', isolation_level=None)
+db.enable_load_extension(True)
+db.load_extension(ext)
+db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s', dim=%d, storage=%s, index=hnsw, autocheckpoint=%d)"
+           % (path, bench_scale.DIM, storage, 1 << 40))
+done = 0
+for rows in bench_scale.batches(n + t):
+    if done == n:
+        db.execute("INSERT INTO m(m) VALUES('checkpoint')")
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO m(id, text, embedding, source, session, ts) VALUES (?, ?, ?, ?, ?, ?)", rows)
+    db.execute("COMMIT")
+    done += len(rows)
+db.execute("INSERT INTO m(m) VALUES('checkpoint')")
+ix = json.loads(db.execute("SELECT h5mem_index('m')").fetchone()[0])
+print(json.dumps({k: ix[k] for k in ("graph_rows", "saved_rows")}))
+'''
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--store", required=True)
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--make", type=int, default=0)
+    ap.add_argument("--tail", type=int, default=0)
+    ap.add_argument("--storage", default="float16", choices=("float16", "float32"))
     ap.add_argument("ext", nargs="+")
     a = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
+    if a.make:
+        if os.path.exists(a.store):
+            sys.exit("%s exists" % a.store)
+        if a.make % 10000 or a.tail % 10000 or a.tail * 8 >= a.make:
+            sys.exit("--make and --tail: multiples of 10,000, the tail under an eighth")
+        p = subprocess.run([sys.executable, "-c", MAKE, os.path.abspath(a.ext[0]), a.store, here,
+                            str(a.make), str(a.tail), a.storage], capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit("--make: %s" % p.stderr.strip())
+        print("# made %s: %s" % (a.store, p.stdout.strip()), flush=True)
+    print(child_header("bench_reader", a.store), flush=True)
     first = None
     for r in range(a.runs):
         for ext in a.ext:

@@ -49,3 +49,31 @@ def git_commit(srcdir):
     """The source tree's commit (12 hex digits), as the figures cite it."""
     return subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                           cwd=srcdir).stdout.strip()
+
+
+# The start of a child process's script (bench_ckpt.py, bench_reader.py: one
+# fresh process per run, as an agent's process opening its memory is): argv
+# is the extension, the store and the bench folder; h5mem loaded, the store
+# opened as m, the open's time in out["open_ms"].
+CHILD_OPEN = r'''
+import json, sqlite3, statistics, sys, time
+sys.path.insert(0, sys.argv[3])
+import bench_scale
+ext, path = sys.argv[1], sys.argv[2]
+db = sqlite3.connect(':memory:', isolation_level=None)
+db.enable_load_extension(True)
+db.load_extension(ext)
+out = {}
+t0 = time.perf_counter()
+db.execute("CREATE VIRTUAL TABLE m USING h5mem(path='%s')" % path)
+out["open_ms"] = (time.perf_counter() - t0) * 1e3
+'''
+
+
+def child_header(name, store):
+    """The first line of bench_ckpt's and bench_reader's output: when, the
+    commit, the store and its size."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return "# %s: %s, commit %s, store %s (%d MiB)" % (
+        name, subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M"], capture_output=True, text=True).stdout.strip(),
+        git_commit(here), store, os.path.getsize(store) >> 20)
