@@ -3,9 +3,9 @@ file's rows past the saved graph scored exactly), build against build, on
 the same store: e.g. the one `bench_scale.py --keep` leaves.
 
   /usr/bin/python3 bench/bench_reader.py --store /work/scale/.../hnsw.h5 [--runs 2] EXT [EXT ...]
-  /usr/bin/python3 bench/bench_reader.py --store S.h5 --make 200000 --tail 24000 [--storage float32] EXT ...
+  /usr/bin/python3 bench/bench_reader.py --store S.h5 --make 1000000 --tail 120000 [--storage float32] EXT ...
 
---make N --tail T first writes such a store at S.h5 (which must not exist)
+--make N --tail T (multiples of 10,000) first writes such a store at S.h5 (which must not exist)
 with the first extension: bench_scale's first N records, index=hnsw, in one
 checkpoint (the graph built and saved), then the next T (fewer than N/8,
 so the checkpoint saves no graph: a reader scores them exactly), stored as
