@@ -237,7 +237,7 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                 in.q8 ? "int8" : "none", in.nlist, in.nprobe, in.pq_m, (unsigned long long)in.graph_rows,
                 (unsigned long long)in.saved_rows, (unsigned long long)(npos - in.graph_rows), (unsigned long long)in.q8_rows,
                 (unsigned long long)store_sketch_rows(st, -1),
-                (unsigned long long)store_sketch_rows(st, STORE_SKETCH_ROWS_TAIL), in.in_place ? "true" : "false");
+                (unsigned long long)store_tail_sketch_rows(st, -1), in.in_place ? "true" : "false");
   strbuf_json_string(&sb, in.note, strlen(in.note));
   store_text_info ti;
   if (store_text_index(st, &ti) == STORE_ENOMEM) {
@@ -269,8 +269,9 @@ static void fn_index(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     strbuf_puts(&sb, c ? ",{\"declaration\":" : "{\"declaration\":");
     strbuf_json_string(&sb, decl, strlen(decl));
     if (store_col(st, c)->type == STORE_T_VECTOR)
-      strbuf_printf(&sb, ",\"graph_rows\":%llu,\"sketch_rows\":%llu", (unsigned long long)store_col_graph_rows(st, c),
-                    (unsigned long long)store_sketch_rows(st, c));
+      strbuf_printf(&sb, ",\"graph_rows\":%llu,\"sketch_rows\":%llu,\"tail_sketch_rows\":%llu",
+                    (unsigned long long)store_col_graph_rows(st, c), (unsigned long long)store_sketch_rows(st, c),
+                    (unsigned long long)store_tail_sketch_rows(st, c));
     strbuf_puts(&sb, "}");
   }
   strbuf_printf(&sb, "],\"log\":{\"frames\":%llu,\"bytes\":%llu,", (unsigned long long)li.frames,

@@ -494,10 +494,11 @@ uint64_t store_col_graph_rows(const store *s, int c);
 /* The file rows the int8 sketch of the embedding (c = -1) or of vector
 ** column c covers: 0 until the second exact search of the base builds it
 ** (lib/ann/prune.h; it prunes exact searches, their results unchanged).
-** c = STORE_SKETCH_ROWS_TAIL: the sketch of the embedding's file rows past
-** its graph, which prunes the exact part of a graph search the same way. */
-#define STORE_SKETCH_ROWS_TAIL (-2)
+** store_tail_sketch_rows: the file rows past the embedding's (c = -1) or
+** column c's graph that their own sketch covers, which prunes the exact
+** part of a graph search the same way. */
 uint64_t store_sketch_rows(const store *s, int c);
+uint64_t store_tail_sketch_rows(const store *s, int c);
 
 /* ---- keyword search (BM25) ------------------------------------------- */
 

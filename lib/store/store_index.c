@@ -588,7 +588,7 @@ static int scan_tail(store *s, const float *q, uint64_t k, const allow_ctx *a, u
   if (from >= to) return STORE_OK;
   src_ctx sc = {s, from};
   ann_src src = {store_dim(s), elem_of(s), metric_of(s), to - from, block_fn, &sc};
-  const ann_sketch *sk = k <= (to - from) / 8 ? store_sketch_tail(s, from, &src) : NULL;
+  const ann_sketch *sk = k <= (to - from) / 8 ? store_sketch_tail(s, 0, from, &src) : NULL;
   if (!sk) return scan(s, q, k, a, from, to, out, nout);
   uint64_t *pos = malloc((size_t)(to - from) * sizeof *pos), n = 0;
   if (!pos) return STORE_ENOMEM;

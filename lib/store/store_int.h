@@ -454,15 +454,16 @@ struct store {
   struct pkmap *pk;  /* the text primary key's map (NULL: not built) */
   struct vgraph *vg; /* ncols: the vector columns' graphs (store_vcol.c; NULL: none loaded) */
   /* the int8 sketches of the base's vectors that prune exact searches
-  ** (store_sketch): slot 0 the embedding, 1 + c vector column c; and the
-  ** embedding's base rows past its graph (store_sketch_tail); built on the
-  ** second exact search of a base, freed with it */
+  ** (store_sketch): slot 0 the embedding, 1 + c vector column c; and, in
+  ** the same slots, of their base rows past their graphs
+  ** (store_sketch_tail); built on the second exact search of a base, freed
+  ** with it */
   struct store_sketch_slot {
     struct ann_sketch *sk;
     uint32_t uses; /* exact searches that asked before it was built */
     uint64_t from; /* the base row its row 0 is */
-  } *skt, sktail;
-  int nskt;
+  } *skt, *sktail;
+  int nskt; /* (slots of each) */
   int64_t *tsc;      /* the base rows' ts, read on the first store_get_ts */
   /* the temporal index (store_time.c): the base's pairs, the delta's */
   store_tkey *tb, *td;
@@ -749,10 +750,10 @@ int store_vgraphs_save(store *s, h5w *w, int force, int threads, char *err, size
 #define STORE_SKETCH_MIN 2048
 #define STORE_SKETCH_MAX ((size_t)512 << 20)
 const struct ann_sketch *store_sketch(store *s, int slot, const ann_src *src);
-/* The same for the embedding's base rows [from, nbase) (src reading row
-** `from` as its row 0): the rows past the graph, which the graph's
-** searches score exactly (store_knn). */
-const struct ann_sketch *store_sketch_tail(store *s, uint64_t from, const ann_src *src);
+/* The same for slot's base rows [from, nbase) (src reading row `from` as
+** its row 0): the rows past the embedding's or a column's graph, which
+** the graph's searches score exactly (store_knn, store_knn_col). */
+const struct ann_sketch *store_sketch_tail(store *s, int slot, uint64_t from, const ann_src *src);
 void store_sketches_free(store *s);
 
 /* ---- interface to code in store_log.c ------------------------------------ */

@@ -32,31 +32,48 @@ static const ann_sketch *sketch_of(store *s, struct store_sketch_slot *t, uint64
   return t->sk;
 }
 
-const ann_sketch *store_sketch(store *s, int slot, const ann_src *src) {
-  if (!s->skt) {
-    if (!(s->skt = calloc((size_t)s->ncols + 1, sizeof *s->skt))) return NULL;
-    s->nskt = s->ncols + 1;
+/* The slots (both arrays: s->nskt of each), made on first use. */
+static int slots(store *s) {
+  if (s->skt) return 1;
+  s->skt = calloc((size_t)s->ncols + 1, sizeof *s->skt);
+  s->sktail = calloc((size_t)s->ncols + 1, sizeof *s->sktail);
+  if (!s->skt || !s->sktail) {
+    free(s->skt);
+    free(s->sktail);
+    s->skt = s->sktail = NULL;
+    return 0;
   }
-  if (slot < 0 || slot >= s->nskt) return NULL;
+  s->nskt = s->ncols + 1;
+  return 1;
+}
+
+const ann_sketch *store_sketch(store *s, int slot, const ann_src *src) {
+  if (!slots(s) || slot < 0 || slot >= s->nskt) return NULL;
   return sketch_of(s, &s->skt[slot], 0, src);
 }
 
-const ann_sketch *store_sketch_tail(store *s, uint64_t from, const ann_src *src) {
-  return sketch_of(s, &s->sktail, from, src);
+const ann_sketch *store_sketch_tail(store *s, int slot, uint64_t from, const ann_src *src) {
+  if (!slots(s) || slot < 0 || slot >= s->nskt) return NULL;
+  return sketch_of(s, &s->sktail[slot], from, src);
 }
 
 uint64_t store_sketch_rows(const store *s, int c) {
-  if (c == STORE_SKETCH_ROWS_TAIL) return ann_sketch_rows(s->sktail.sk);
   return c + 1 >= 0 && c + 1 < s->nskt ? ann_sketch_rows(s->skt[c + 1].sk) : 0;
 }
 
+uint64_t store_tail_sketch_rows(const store *s, int c) {
+  return c + 1 >= 0 && c + 1 < s->nskt ? ann_sketch_rows(s->sktail[c + 1].sk) : 0;
+}
+
 void store_sketches_free(store *s) {
-  for (int i = 0; s->skt && i < s->nskt; i++) ann_sketch_free(s->skt[i].sk);
+  for (int i = 0; s->skt && i < s->nskt; i++) {
+    ann_sketch_free(s->skt[i].sk);
+    ann_sketch_free(s->sktail[i].sk);
+  }
   free(s->skt);
-  s->skt = NULL;
+  free(s->sktail);
+  s->skt = s->sktail = NULL;
   s->nskt = 0;
-  ann_sketch_free(s->sktail.sk);
-  memset(&s->sktail, 0, sizeof s->sktail);
 }
 
 /* ---- the columns' graphs (index=hnsw) -------------------------------------------- */
@@ -253,6 +270,18 @@ static const void *vblock(void *ctx, uint64_t pos, uint64_t *count) {
   return rows;
 }
 
+/* The rows from `from` on, row 0 being row `from` (the rows past a graph,
+** for their sketch). */
+typedef struct vtail {
+  vscan *v;
+  uint64_t from;
+} vtail;
+
+static const void *vtail_block(void *ctx, uint64_t pos, uint64_t *count) {
+  const vtail *t = ctx;
+  return vblock(t->v, t->from + pos, count);
+}
+
 static int allow_fn(void *ctx, uint64_t pos) { return allowed(ctx, pos); }
 static int graph_allow(void *ctx, uint32_t i) { return allowed(ctx, i); }
 
@@ -410,7 +439,18 @@ int store_knn_col(store *s, int c, const void *q, uint64_t k, const store_filter
         if (got < 0) rc = got;
       }
       uint64_t nt = 0;
-      if (rc == ANN_OK && m) rc = ann_flat_gather(&src, q, k, pos, m, t, &nt); /* (the rows past the graph) */
+      if (rc == ANN_OK && m) { /* the rows past the graph: pruned by their sketch once built */
+        vtail vt = {&v, from};
+        ann_src ts = {src.dim, src.elem, src.metric, npos - from, vtail_block, &vt};
+        const ann_sketch *tsk = m >= 256 && k <= m / 8 ? store_sketch_tail(s, 1 + c, from, &ts) : NULL;
+        if (tsk) {
+          for (uint64_t i = 0; i < m; i++) pos[i] -= from;
+          rc = ann_flat_gather_pruned(&ts, tsk, q, k, pos, m, t, &nt, NULL);
+          for (uint64_t i = 0; i < nt; i++) t[i].pos += from;
+        } else {
+          rc = ann_flat_gather(&src, q, k, pos, m, t, &nt);
+        }
+      }
       if (rc == ANN_OK) { /* merge: both sorted by distance, then position */
         uint64_t a = 0, b = 0, o = 0;
         while (o < k && (a < (uint64_t)got || b < nt)) {
